@@ -1,0 +1,46 @@
+//===- CompileFlags.h - Compile-database flags for CUDA parses -*- C++ -*-===//
+//
+// Compile databases for CUDA projects are usually written for nvcc. These
+// functions find a file's entry and translate nvcc's flags into clang's,
+// keeping a record of what was dropped so `-v` can say so.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_FRONTEND_COMPILEFLAGS_H
+#define OPTIML_FRONTEND_COMPILEFLAGS_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace optiml {
+
+struct TranslatedFlags {
+  /// Flags for clang (includes, macros, language standard, rdc...).
+  std::vector<std::string> Args;
+  /// Flags seen and dropped, with the reason, e.g. "-G (device debug info)".
+  std::vector<std::string> Dropped;
+  /// Flags rewritten, e.g. "-arch=sm_90 -> --cuda-gpu-arch=sm_90".
+  std::vector<std::string> Translated;
+  /// GPU architecture named by -arch/-gencode/--cuda-gpu-arch, if any.
+  std::optional<std::string> GpuArch;
+  /// The nvcc/clang flags as given (for the builder, which calls nvcc).
+  std::vector<std::string> Original;
+};
+
+/// Translates one compile command (argv[0] is the compiler; the source file
+/// and output flags are removed). Relative paths are made absolute against
+/// \p Directory. Works for nvcc and clang command lines alike.
+TranslatedFlags translateCompileCommand(llvm::ArrayRef<std::string> Argv,
+                                        llvm::StringRef Directory);
+
+/// Loads `<BuildDir>/compile_commands.json` and translates the entry for
+/// \p File. An entry-less file gets a clear error naming the database.
+llvm::Expected<TranslatedFlags> loadCompileFlags(llvm::StringRef BuildDir,
+                                                 llvm::StringRef File);
+
+} // namespace optiml
+
+#endif

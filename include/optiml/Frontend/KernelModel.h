@@ -1,0 +1,158 @@
+//===- KernelModel.h - What the optimizer knows about each kernel -*- C++ -*-===//
+//
+// The kernel model is plain data built from a parsed translation unit. It is
+// what `clang-optiml analyze` prints, what catalog edits read to decide
+// whether they apply, and what the verifier reads for element types.
+//
+// Ids are stable across unrelated edits: a kernel by its qualified name, a
+// launch site by `<kernel>/launch<N>` (source order), a loop by
+// `<kernel>/loop<i>` with `.j` for nesting (source order within the body).
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_FRONTEND_KERNELMODEL_H
+#define OPTIML_FRONTEND_KERNELMODEL_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace optiml {
+
+/// A position in the main file (1-based line and column; Offset is the byte
+/// offset in the file as given, for rewriting).
+struct SourcePos {
+  unsigned Line = 0;
+  unsigned Column = 0;
+  unsigned Offset = 0;
+};
+
+struct SourceSpan {
+  SourcePos Begin;
+  SourcePos End; ///< one past the last character
+};
+
+struct ParamInfo {
+  unsigned Index = 0;
+  std::string Name;
+  std::string Type;        ///< as written, e.g. "const float *__restrict__"
+  bool IsPointer = false;
+  std::string ElementType; ///< pointee (pointers) or the type itself
+  unsigned ElementSize = 0; ///< bytes; 0 if dependent or incomplete
+  bool IsConst = false;     ///< pointee is const (pointers) / param is const
+  bool IsRestrict = false;  ///< the pointer is __restrict__
+  bool IsFloat = false;     ///< element is a floating-point type
+  /// Read and written through this parameter inside the kernel (pointers).
+  bool Read = false;
+  bool Written = false;
+};
+
+struct LaunchSite {
+  std::string Id;     ///< <kernel>/launch<N>
+  std::string Kernel; ///< qualified name of the kernel (template name)
+  std::string Caller; ///< function the launch is in
+  SourceSpan Range;   ///< the whole `k<<<...>>>(...)` expression
+  std::string Grid, Block, Shared, Stream; ///< as written; Shared/Stream may be empty
+  SourceSpan GridRange, BlockRange;        ///< for rewriting
+  std::vector<std::string> TemplateArgs;   ///< explicit or deduced
+  std::vector<std::string> Args;           ///< kernel arguments as written
+  bool InMacro = false; ///< the launch is written inside a macro expansion
+};
+
+struct LoopInfo {
+  std::string Id; ///< <kernel>/loop0.1
+  std::string Kind; ///< for, while, do, range-for
+  SourceSpan Range;
+  std::string Parent; ///< enclosing loop id, empty at top level
+  unsigned Depth = 0; ///< 0 for a top-level loop
+  std::string InductionVar; ///< empty if not recognized
+  std::string Init, Bound, Step; ///< as written (for loops)
+  std::optional<int64_t> TripCount; ///< when constant
+  bool HasUnrollPragma = false;
+  /// Loop bound depends on threadIdx/blockIdx (e.g. grid-stride loop).
+  bool ThreadDependentBounds = false;
+};
+
+enum class AddressSpace { Global, Shared, Local };
+/// How consecutive threads (threadIdx.x, x+1, ...) address memory.
+enum class Coalescing {
+  Unit,     ///< index grows by 1 per thread: coalesced
+  Uniform,  ///< same address for every thread of a warp (broadcast)
+  Strided,  ///< grows by a constant or symbolic stride other than 1
+  Unknown,  ///< non-affine (indirect, division, ...)
+};
+
+struct MemoryAccess {
+  AddressSpace Space = AddressSpace::Global;
+  std::string Base;        ///< parameter or shared array name
+  int ParamIndex = -1;     ///< parameter index for global accesses
+  std::string Index;       ///< index expression as written
+  bool IsRead = false;
+  bool IsWrite = false;
+  bool IsAtomic = false;
+  Coalescing Pattern = Coalescing::Unknown;
+  /// Stride in elements per threadIdx.x when constant (Unit: 1).
+  std::optional<int64_t> Stride;
+  bool Indirect = false; ///< the index itself loads from memory
+  std::string Loop;      ///< innermost enclosing loop id, empty if none
+  SourcePos Pos;
+};
+
+struct SharedDecl {
+  std::string Name;
+  std::string Type;
+  std::optional<uint64_t> Bytes; ///< empty for extern (dynamic) shared
+  bool Dynamic = false;
+};
+
+struct CallSite {
+  std::string Name;
+  SourcePos Pos;
+  std::string Loop;
+};
+
+enum class KernelClass { Map, Reduction, Stencil, MatmulLike, GatherScatter };
+
+struct KernelInfo {
+  std::string Name;          ///< as written
+  std::string QualifiedName; ///< with namespaces; the kernel's id
+  std::string USR;
+  SourceSpan Range;          ///< the definition
+  SourceSpan BodyRange;
+  bool IsTemplate = false;
+  std::vector<std::string> TemplateParams;
+  /// Launched instantiations, e.g. "scale<float, 256>".
+  std::vector<std::string> Instantiations;
+  bool InMacro = false; ///< the definition comes from a macro expansion
+  std::vector<std::string> LaunchBounds; ///< __launch_bounds__ args as written
+  std::vector<ParamInfo> Params;
+  std::vector<LaunchSite> Launches;
+  std::vector<LoopInfo> Loops;
+  std::vector<MemoryAccess> Accesses;
+  std::vector<SharedDecl> Shared;
+  std::vector<CallSite> Syncthreads;
+  std::vector<CallSite> Atomics;
+  std::vector<CallSite> MathCalls;
+  std::vector<CallSite> DeviceCalls; ///< __device__ helpers called
+  std::vector<CallSite> WarpPrimitives; ///< __shfl_*, __syncwarp, ballot...
+  bool Uses2DThreads = false; ///< threadIdx.y / blockIdx.y appear
+  KernelClass Class = KernelClass::Map;
+  std::string ClassReason; ///< why this class was chosen
+};
+
+struct KernelModel {
+  std::string File;
+  std::vector<KernelInfo> Kernels;
+
+  const KernelInfo *findKernel(const std::string &QualifiedName) const;
+  const LaunchSite *findLaunch(const std::string &Id) const;
+  const LoopInfo *findLoop(const std::string &Id) const;
+};
+
+const char *toString(KernelClass C);
+const char *toString(Coalescing C);
+const char *toString(AddressSpace S);
+
+} // namespace optiml
+
+#endif

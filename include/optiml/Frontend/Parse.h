@@ -1,0 +1,81 @@
+//===- Parse.h - Parse a CUDA translation unit ------------------*- C++ -*-===//
+//
+// One entry point for every CUDA parse in the project: the kernel model, the
+// edit checks (which parse text that exists only in memory) and the benchmarks.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_FRONTEND_PARSE_H
+#define OPTIML_FRONTEND_PARSE_H
+
+#include "optiml/Frontend/CudaToolchain.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace clang {
+class ASTUnit;
+} // namespace clang
+
+namespace optiml {
+
+/// A diagnostic from clang, kept as plain data: the search and the LLM read
+/// them, and the CLI prints them.
+struct Diagnostic {
+  enum Level { Note, Warning, Error, Fatal };
+  Level Severity = Error;
+  std::string File; ///< empty when clang gave no location
+  unsigned Line = 0;
+  unsigned Column = 0;
+  std::string Message;
+  std::string Option; ///< the warning flag, e.g. "-Wunused-variable"
+
+  bool isError() const { return Severity >= Error; }
+  /// "file:line:col: error: message" as clang prints it.
+  std::string str() const;
+};
+
+struct ParseConfig {
+  Toolchain Tools;
+  /// Extra clang arguments (compile database flags, then `--` arguments).
+  std::vector<std::string> ExtraArgs;
+};
+
+/// A parsed translation unit. Owns the AST.
+struct ParsedTU {
+  ParsedTU();
+  ParsedTU(ParsedTU &&);
+  ParsedTU &operator=(ParsedTU &&);
+  ~ParsedTU();
+
+  std::unique_ptr<clang::ASTUnit> AST;
+  std::vector<Diagnostic> Diags;
+  /// The file name the code was parsed under.
+  std::string FileName;
+
+  unsigned errorCount() const;
+};
+
+/// Parses \p Code as if it were the file \p FileName (quoted includes are
+/// found relative to its directory). Never fails on compile errors: they are
+/// in Diags, and the AST holds what clang recovered. Fails only when clang
+/// could not run at all (bad arguments).
+llvm::Expected<ParsedTU> parseCuda(llvm::StringRef Code,
+                                   llvm::StringRef FileName,
+                                   const ParseConfig &Config, CudaSide Side);
+
+/// The clang command line parseCuda uses (for -v and the benchmarks).
+std::vector<std::string> parseArguments(llvm::StringRef FileName,
+                                        const ParseConfig &Config,
+                                        CudaSide Side);
+
+/// Prints errors (and their notes) the way clang does.
+void printDiagnostics(llvm::raw_ostream &OS,
+                      const std::vector<Diagnostic> &Diags,
+                      bool IncludeWarnings = false);
+
+} // namespace optiml
+
+#endif

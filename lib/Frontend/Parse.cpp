@@ -1,0 +1,161 @@
+//===- Parse.cpp - Parse CUDA with clang's frontend -----------------------===//
+
+#include "optiml/Frontend/Parse.h"
+#include "clang/Basic/Diagnostic.h"
+#include "clang/Basic/DiagnosticIDs.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Frontend/ASTUnit.h"
+#include "clang/Tooling/Tooling.h"
+#include "llvm/Support/Path.h"
+
+using namespace llvm;
+
+namespace optiml {
+
+std::string Diagnostic::str() const {
+  std::string S;
+  raw_string_ostream OS(S);
+  if (!File.empty()) {
+    OS << File;
+    if (Line)
+      OS << ":" << Line << ":" << Column;
+    OS << ": ";
+  }
+  switch (Severity) {
+  case Note:
+    OS << "note: ";
+    break;
+  case Warning:
+    OS << "warning: ";
+    break;
+  case Error:
+  case Fatal:
+    OS << "error: ";
+    break;
+  }
+  OS << Message;
+  if (!Option.empty())
+    OS << " [" << Option << "]";
+  return S;
+}
+
+ParsedTU::ParsedTU() = default;
+ParsedTU::ParsedTU(ParsedTU &&) = default;
+ParsedTU &ParsedTU::operator=(ParsedTU &&) = default;
+ParsedTU::~ParsedTU() = default;
+
+unsigned ParsedTU::errorCount() const {
+  unsigned N = 0;
+  for (const Diagnostic &D : Diags)
+    N += D.isError();
+  return N;
+}
+
+namespace {
+/// Keeps clang's diagnostics as data instead of printing them.
+class CollectingConsumer : public clang::DiagnosticConsumer {
+public:
+  explicit CollectingConsumer(std::vector<Diagnostic> &Out) : Out(Out) {}
+
+  void HandleDiagnostic(clang::DiagnosticsEngine::Level Level,
+                        const clang::Diagnostic &Info) override {
+    clang::DiagnosticConsumer::HandleDiagnostic(Level, Info);
+    if (Level == clang::DiagnosticsEngine::Ignored ||
+        Level == clang::DiagnosticsEngine::Remark)
+      return;
+    Diagnostic D;
+    switch (Level) {
+    case clang::DiagnosticsEngine::Note:
+      D.Severity = Diagnostic::Note;
+      break;
+    case clang::DiagnosticsEngine::Warning:
+      D.Severity = Diagnostic::Warning;
+      break;
+    case clang::DiagnosticsEngine::Fatal:
+      D.Severity = Diagnostic::Fatal;
+      break;
+    default:
+      D.Severity = Diagnostic::Error;
+      break;
+    }
+    SmallString<256> Msg;
+    Info.FormatDiagnostic(Msg);
+    D.Message = std::string(Msg);
+    StringRef Flag =
+        Info.getDiags()->getDiagnosticIDs()->getWarningOptionForDiag(
+            Info.getID());
+    if (!Flag.empty() && D.Severity == Diagnostic::Warning)
+      D.Option = ("-W" + Flag).str();
+    if (Info.hasSourceManager() && Info.getLocation().isValid()) {
+      const clang::SourceManager &SM = Info.getSourceManager();
+      clang::PresumedLoc P =
+          SM.getPresumedLoc(SM.getFileLoc(Info.getLocation()));
+      if (P.isValid()) {
+        D.File = P.getFilename();
+        D.Line = P.getLine();
+        D.Column = P.getColumn();
+      }
+    }
+    Out.push_back(std::move(D));
+  }
+
+private:
+  std::vector<Diagnostic> &Out;
+};
+
+std::vector<std::string> toolArgs(const ParseConfig &Config, CudaSide Side) {
+  std::vector<std::string> Args = Config.Tools.clangArgs(Side);
+  Args.insert(Args.end(), Config.ExtraArgs.begin(), Config.ExtraArgs.end());
+  return Args;
+}
+} // namespace
+
+std::vector<std::string> parseArguments(StringRef FileName,
+                                        const ParseConfig &Config,
+                                        CudaSide Side) {
+  std::vector<std::string> Args = {"clang", "-fsyntax-only"};
+  std::vector<std::string> Rest = toolArgs(Config, Side);
+  Args.insert(Args.end(), Rest.begin(), Rest.end());
+  Args.push_back(FileName.str());
+  return Args;
+}
+
+Expected<ParsedTU> parseCuda(StringRef Code, StringRef FileName,
+                             const ParseConfig &Config, CudaSide Side) {
+  ParsedTU TU;
+  SmallString<256> Abs(FileName);
+  sys::fs::make_absolute(Abs);
+  TU.FileName = std::string(Abs);
+  CollectingConsumer Consumer(TU.Diags);
+  TU.AST = clang::tooling::buildASTFromCodeWithArgs(
+      Code, toolArgs(Config, Side), TU.FileName, "clang-optiml",
+      std::make_shared<clang::PCHContainerOperations>(),
+      clang::tooling::getClangStripDependencyFileAdjuster(),
+      clang::tooling::FileContentMappings(), &Consumer);
+  if (!TU.AST) {
+    std::string Why;
+    for (const Diagnostic &D : TU.Diags)
+      if (D.isError())
+        Why += "\n  " + D.str();
+    return createStringError(inconvertibleErrorCode(),
+                             "clang could not parse '%s'%s",
+                             TU.FileName.c_str(),
+                             Why.empty() ? "" : (":" + Why).c_str());
+  }
+  return std::move(TU);
+}
+
+void printDiagnostics(raw_ostream &OS, const std::vector<Diagnostic> &Diags,
+                      bool IncludeWarnings) {
+  bool LastShown = false;
+  for (const Diagnostic &D : Diags) {
+    bool Show = D.isError() || (IncludeWarnings && D.Severity == Diagnostic::Warning) ||
+                (D.Severity == Diagnostic::Note && LastShown);
+    if (D.Severity != Diagnostic::Note)
+      LastShown = Show;
+    if (Show)
+      OS << D.str() << "\n";
+  }
+}
+
+} // namespace optiml

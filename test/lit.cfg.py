@@ -1,0 +1,51 @@
+# -*- Python -*-
+import os
+import shutil
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "clang-optiml"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".cu", ".test", ".json"]
+# Unit/ is not excluded: lit finds <build>/test/Unit/lit.site.cfg.py through
+# the exec path and runs the gtest binaries as a nested suite.
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.optiml_obj_root, "test")
+
+llvm_config.use_default_substitutions()
+# 'not', 'count', 'split-file' for RUN lines that start with them.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.optiml_tools_dir, append_path=False)
+llvm_config.add_tool_substitutions(["clang-optiml"], [config.optiml_tools_dir])
+
+# Hermetic CUDA: the mock header, no SDK headers or libdevice.
+inputs = os.path.join(config.test_source_root, "Inputs")
+config.substitutions.append(("%inputs", inputs))
+config.substitutions.append(
+    ("%mock_args", "-nocudainc -nocudalib -I%s" % inputs))
+config.substitutions.append(("%cuda_root", config.cuda_root))
+
+config.environment["CLANG_NO_DEFAULT_CONFIG"] = "1"
+# Tests must not depend on the developer's environment.
+for var in ["CUDA_PATH", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+            "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"]:
+    config.environment.pop(var, None)
+
+# Features: the real SDK (headers and nvcc), and a GPU.
+nvcc = os.path.join(config.cuda_root, "bin", "nvcc")
+if os.path.exists(os.path.join(config.cuda_root, "include", "cuda_runtime.h")):
+    config.available_features.add("cuda-sdk")
+if os.access(nvcc, os.X_OK):
+    config.available_features.add("nvcc")
+    config.substitutions.append(("%nvcc", nvcc))
+smi = shutil.which("nvidia-smi")
+if smi:
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, timeout=20)
+        if out.returncode == 0 and b"GPU" in out.stdout:
+            config.available_features.add("cuda-gpu")
+    except Exception:
+        pass

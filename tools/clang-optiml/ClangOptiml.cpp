@@ -1,0 +1,51 @@
+//===- ClangOptiml.cpp - The clang-optiml command line --------------------===//
+//
+// A thin main: options, then calls into the libraries. Each subcommand is in
+// its own *Command.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cstring>
+
+using namespace llvm;
+using namespace optiml::tool;
+
+static void printVersion(raw_ostream &OS) {
+  OS << "clang-optiml " << CLANG_OPTIML_VERSION << " (LLVM "
+     << LLVM_VERSION_STRING << ")\n";
+}
+
+int main(int Argc, const char **Argv) {
+  InitLLVM X(Argc, Argv);
+  CommandContext Ctx;
+  Ctx.Argv0 = Argv[0];
+
+  // Everything after `--` is for clang, not for us.
+  int ToolArgc = Argc;
+  for (int I = 1; I < Argc; ++I)
+    if (std::strcmp(Argv[I], "--") == 0) {
+      ToolArgc = I;
+      Ctx.ExtraArgs.assign(Argv + I + 1, Argv + Argc);
+      break;
+    }
+
+  cl::SetVersionPrinter(printVersion);
+  if (!cl::ParseCommandLineOptions(
+          ToolArgc, Argv,
+          "clang-optiml: find faster, verified versions of CUDA kernels\n\n"
+          "  clang-optiml analyze FILE.cu       describe the kernels\n\n"
+          "Run 'clang-optiml <subcommand> --help' for a subcommand's "
+          "options.\n",
+          &errs()))
+    return 1;
+
+  if (AnalyzeCommand)
+    return runAnalyze(Ctx);
+
+  errs() << "clang-optiml: no subcommand given; run 'clang-optiml --help'\n";
+  return 1;
+}

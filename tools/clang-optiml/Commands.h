@@ -1,0 +1,41 @@
+//===- Commands.h - The subcommands of clang-optiml ------------*- C++ -*-===//
+//
+// Each subcommand lives in its own file with its options (a cl::SubCommand)
+// and a run function; ClangOptiml.cpp dispatches. Options shared by all
+// subcommands (-p, -v, --cuda-path, ...) are in CommonOptions.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_TOOLS_COMMANDS_H
+#define OPTIML_TOOLS_COMMANDS_H
+
+#include "optiml/Frontend/Analysis.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
+#include <string>
+#include <vector>
+
+namespace optiml {
+namespace tool {
+
+struct CommandContext {
+  const char *Argv0 = nullptr;
+  /// Everything after `--`: extra clang arguments for parsing.
+  std::vector<std::string> ExtraArgs;
+};
+
+/// -p, --cuda-path, --cuda-gpu-arch, --resource-dir, -v and the `--` args.
+AnalyzeOptions commonAnalyzeOptions(const CommandContext &Ctx);
+bool verbose();
+/// Whether stdout is a color terminal (and colors are not disabled).
+bool useColor();
+
+/// Prints "clang-optiml: error: <message>" and returns 1.
+int reportError(llvm::Error E);
+
+extern llvm::cl::SubCommand AnalyzeCommand;
+int runAnalyze(const CommandContext &Ctx);
+
+} // namespace tool
+} // namespace optiml
+
+#endif

@@ -1,0 +1,83 @@
+//===- CommonOptions.cpp - Options every subcommand takes -----------------===//
+
+#include "Commands.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace llvm;
+
+namespace optiml {
+namespace tool {
+
+static cl::OptionCategory CommonCategory("Common options");
+
+static cl::opt<std::string>
+    BuildPath("p", cl::desc("Build directory holding compile_commands.json; "
+                            "the file's flags (nvcc or clang) are translated "
+                            "for parsing"),
+              cl::value_desc("build-dir"), cl::sub(cl::SubCommand::getAll()),
+              cl::cat(CommonCategory));
+
+static cl::opt<std::string>
+    CudaPath("cuda-path",
+             cl::desc("CUDA installation (default: $CUDA_PATH, then "
+                      "/usr/local/cuda)"),
+             cl::value_desc("dir"), cl::sub(cl::SubCommand::getAll()),
+             cl::cat(CommonCategory));
+
+static cl::opt<std::string>
+    GpuArch("cuda-gpu-arch",
+            cl::desc("GPU architecture to parse and build for (default: the "
+                     "compilation database's, else sm_90)"),
+            cl::value_desc("sm_XX"), cl::sub(cl::SubCommand::getAll()),
+            cl::cat(CommonCategory));
+
+static cl::opt<std::string>
+    ResourceDir("resource-dir",
+                cl::desc("clang's resource directory (default: found beside "
+                         "the tool, else the one it was built with)"),
+                cl::value_desc("dir"), cl::sub(cl::SubCommand::getAll()),
+                cl::cat(CommonCategory));
+
+static cl::opt<bool>
+    Verbose("v",
+            cl::desc("Say which toolchain and flags are used, and which "
+                     "compile-database flags were dropped"),
+            cl::sub(cl::SubCommand::getAll()), cl::cat(CommonCategory));
+
+static cl::opt<bool> NoColor("no-color", cl::desc("Never use colors"),
+                             cl::sub(cl::SubCommand::getAll()),
+                             cl::cat(CommonCategory));
+
+AnalyzeOptions commonAnalyzeOptions(const CommandContext &Ctx) {
+  AnalyzeOptions O;
+  O.Tools.CudaPath = CudaPath;
+  O.Tools.GpuArch = GpuArch;
+  O.Tools.ResourceDir = ResourceDir;
+  O.Tools.Argv0 = Ctx.Argv0 ? Ctx.Argv0 : "";
+  O.BuildDir = BuildPath;
+  O.ExtraArgs = Ctx.ExtraArgs;
+  if (Verbose)
+    O.Verbose = &errs();
+  return O;
+}
+
+bool verbose() { return Verbose; }
+
+bool useColor() {
+  return !NoColor && sys::Process::StandardOutIsDisplayed() &&
+         sys::Process::StandardOutHasColors();
+}
+
+int reportError(Error E) {
+  handleAllErrors(std::move(E), [](const CompileError &CE) {
+    printDiagnostics(errs(), CE.Diags);
+    WithColor::error(errs(), "clang-optiml") << CE.message() << "\n";
+  }, [](const ErrorInfoBase &EI) {
+    WithColor::error(errs(), "clang-optiml") << EI.message() << "\n";
+  });
+  return 1;
+}
+
+} // namespace tool
+} // namespace optiml

@@ -1,0 +1,119 @@
+#include "optiml/Frontend/CompileFlags.h"
+#include "optiml/Frontend/CudaToolchain.h"
+#include "gtest/gtest.h"
+#include <algorithm>
+
+using namespace optiml;
+
+namespace {
+
+bool has(const std::vector<std::string> &V, const std::string &S) {
+  return std::find(V.begin(), V.end(), S) != V.end();
+}
+
+bool anyStartsWith(const std::vector<std::string> &V, const std::string &S) {
+  return std::any_of(V.begin(), V.end(), [&](const std::string &X) {
+    return X.rfind(S, 0) == 0;
+  });
+}
+
+TEST(CompileFlagsTest, TranslatesNvccCommand) {
+  std::vector<std::string> Argv = {
+      "/usr/local/cuda/bin/nvcc", "-Iinclude", "-I", "third_party",
+      "-DUSE_FAST=1", "-std=c++17", "--expt-relaxed-constexpr", "-rdc=true",
+      "-gencode", "arch=compute_90,code=sm_90", "-Xcompiler", "-fPIC,-DHOST=1",
+      "-O3", "-lineinfo", "-x", "cu", "-c", "src/k.cu", "-o", "k.o"};
+  TranslatedFlags F = translateCompileCommand(Argv, "/proj/build");
+  EXPECT_TRUE(has(F.Args, "-I/proj/build/include"));
+  EXPECT_TRUE(has(F.Args, "-I/proj/build/third_party"));
+  EXPECT_TRUE(has(F.Args, "-DUSE_FAST=1"));
+  EXPECT_TRUE(has(F.Args, "-std=c++17"));
+  EXPECT_TRUE(has(F.Args, "-fgpu-rdc"));
+  EXPECT_TRUE(has(F.Args, "-DHOST=1"));
+  EXPECT_TRUE(has(F.Args, "-O3"));
+  ASSERT_TRUE(F.GpuArch.has_value());
+  EXPECT_EQ(*F.GpuArch, "sm_90");
+  // Nothing that would confuse clang survives.
+  EXPECT_FALSE(has(F.Args, "-c"));
+  EXPECT_FALSE(has(F.Args, "-lineinfo"));
+  EXPECT_FALSE(has(F.Args, "--expt-relaxed-constexpr"));
+  EXPECT_FALSE(has(F.Args, "-fPIC"));
+  EXPECT_FALSE(anyStartsWith(F.Args, "-o"));
+  EXPECT_FALSE(has(F.Args, "src/k.cu"));
+  // And each drop is explained.
+  EXPECT_TRUE(anyStartsWith(F.Dropped, "--expt-relaxed-constexpr ("));
+  EXPECT_TRUE(anyStartsWith(F.Dropped, "-Xcompiler -fPIC ("));
+  EXPECT_TRUE(anyStartsWith(F.Dropped, "-lineinfo ("));
+}
+
+TEST(CompileFlagsTest, ArchForms) {
+  auto Arch = [](std::vector<std::string> Argv) {
+    Argv.insert(Argv.begin(), "nvcc");
+    return translateCompileCommand(Argv, "/").GpuArch.value_or("none");
+  };
+  EXPECT_EQ(Arch({"-arch=sm_80"}), "sm_80");
+  EXPECT_EQ(Arch({"-arch", "sm_86"}), "sm_86");
+  EXPECT_EQ(Arch({"--gpu-architecture=compute_75"}), "sm_75");
+  EXPECT_EQ(Arch({"-gencode=arch=compute_90a,code=[sm_90a,compute_90a]"}),
+            "sm_90a");
+  EXPECT_EQ(Arch({"--cuda-gpu-arch=sm_70"}), "sm_70");
+  EXPECT_EQ(Arch({"-arch=native"}), "none");
+  // The first architecture wins; the others are reported as dropped.
+  TranslatedFlags F = translateCompileCommand(
+      {"nvcc", "-gencode", "arch=compute_80,code=sm_80", "-gencode",
+       "arch=compute_90,code=sm_90"},
+      "/");
+  EXPECT_EQ(F.GpuArch.value_or(""), "sm_80");
+  EXPECT_TRUE(anyStartsWith(F.Dropped, "-gencode arch=compute_90"));
+}
+
+TEST(CompileFlagsTest, ClangCommandKeepsWhatClangKnows) {
+  TranslatedFlags F = translateCompileCommand(
+      {"clang++", "-x", "cuda", "--cuda-gpu-arch=sm_90", "-Wall",
+       "-isystem", "/opt/inc", "-include", "pre.h", "-c", "a.cu"},
+      "/w");
+  EXPECT_TRUE(has(F.Args, "-Wall"));
+  EXPECT_TRUE(has(F.Args, "/opt/inc"));
+  EXPECT_TRUE(has(F.Args, "/w/pre.h"));
+  EXPECT_FALSE(has(F.Args, "cuda"));
+  EXPECT_EQ(F.GpuArch.value_or(""), "sm_90");
+}
+
+TEST(CompileFlagsTest, DefaultStreamAndFastMath) {
+  TranslatedFlags F = translateCompileCommand(
+      {"nvcc", "--default-stream", "per-thread", "--use_fast_math"}, "/");
+  EXPECT_TRUE(has(F.Args, "-fgpu-default-stream=per-thread"));
+  EXPECT_TRUE(has(F.Args, "-ffast-math"));
+}
+
+TEST(CompileFlagsTest, MissingDatabaseIsAnError) {
+  auto F = loadCompileFlags("/nonexistent-build", "/x/a.cu");
+  ASSERT_FALSE(bool(F));
+  std::string Msg = llvm::toString(F.takeError());
+  EXPECT_NE(Msg.find("/nonexistent-build/compile_commands.json"),
+            std::string::npos);
+}
+
+TEST(CudaToolchainTest, ValidatesArch) {
+  EXPECT_TRUE(isValidGpuArch("sm_90"));
+  EXPECT_TRUE(isValidGpuArch("sm_90a"));
+  EXPECT_TRUE(isValidGpuArch("sm_100"));
+  EXPECT_FALSE(isValidGpuArch("compute_90"));
+  EXPECT_FALSE(isValidGpuArch("sm90"));
+  ToolchainOptions O;
+  O.GpuArch = "gfx90a";
+  auto T = discoverToolchain(O);
+  ASSERT_FALSE(bool(T));
+  EXPECT_NE(llvm::toString(T.takeError()).find("gfx90a"), std::string::npos);
+}
+
+TEST(CudaToolchainTest, ExplicitMissingCudaPathIsAnError) {
+  ToolchainOptions O;
+  O.CudaPath = "/nonexistent/cuda";
+  auto T = discoverToolchain(O);
+  ASSERT_FALSE(bool(T));
+  EXPECT_NE(llvm::toString(T.takeError()).find("--cuda-path"),
+            std::string::npos);
+}
+
+} // namespace
