@@ -1,0 +1,123 @@
+//===- ProbeProtocol.h - What the evaluator and the probe exchange -*- C++ -*-===//
+//
+// liboptiml-probe.so is loaded into the unmodified candidate program with
+// CUDA_INJECTION64_PATH. The evaluator tells it what to do through a JSON
+// file named by $OPTIML_PROBE_CONFIG and reads back a JSON result file. Both
+// sides use these types and the (de)serializers in ProbeProtocol.cpp, which
+// is compiled into the probe and into optimlEval.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_EVAL_PROBEPROTOCOL_H
+#define OPTIML_EVAL_PROBEPROTOCOL_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace optiml {
+
+/// Environment variable naming the probe's config file.
+inline constexpr const char *ProbeConfigEnv = "OPTIML_PROBE_CONFIG";
+
+enum class ProbeMode {
+  /// Save post-launch snapshots of the verified launches to SnapshotDir.
+  Reference,
+  /// Compare post-launch buffers with the snapshots in SnapshotDir.
+  Candidate,
+  /// Replay the target launches with inputs restored; time with events.
+  Time,
+  /// Range-profiler metrics for the target launches (separate run).
+  Metrics,
+};
+
+/// One kernel parameter as the kernel model describes it (for comparison).
+struct ProbeParam {
+  unsigned Index = 0;
+  bool Pointer = false;
+  std::string ElementType; ///< "float", "double", "__half", "int", ...
+  unsigned ElementSize = 0;
+  bool Float = false;
+};
+
+struct ProbeKernel {
+  /// Matched against the demangled name without parameters, e.g.
+  /// "saxpy", "ops::scale<float, 256>" (prefix "ops::scale" matches too).
+  std::string Name;
+  std::vector<ProbeParam> Params;
+};
+
+struct Tolerance {
+  double RelTol = 0; ///< |a-b| <= AbsTol + RelTol*|b| for floating point
+  double AbsTol = 0;
+  /// NaN in the same place in both is equal; Inf must match sign and place.
+  bool NaNEqual = true;
+};
+
+struct ProbeConfig {
+  ProbeMode Mode = ProbeMode::Reference;
+  std::vector<ProbeKernel> Kernels;
+  /// Which launches of each target kernel are verified (0-based): the first
+  /// VerifyFirst, plus the last one if VerifyLast.
+  unsigned VerifyFirst = 3;
+  bool VerifyLast = true;
+  std::string SnapshotDir;
+  Tolerance Tol;
+  /// Time mode: replays per timed launch; which launches are timed (the
+  /// first TimeLaunches launches of each target kernel).
+  unsigned Replays = 20;
+  unsigned TimeLaunches = 1;
+  bool FlushL2 = false;
+  std::vector<std::string> Metrics;
+  /// Where the probe writes its ProbeResult.
+  std::string ResultPath;
+};
+
+/// Result of comparing one buffer after one launch.
+struct BufferCheck {
+  unsigned Param = 0;
+  uint64_t Bytes = 0;
+  /// "ok", "mismatch", "size-mismatch", "missing-snapshot"
+  std::string Status = "ok";
+  /// The parameter's buffer changed though the reference did not write it
+  /// (input mutation or a stray write).
+  bool UnexpectedWrite = false;
+  uint64_t Mismatches = 0;
+  std::optional<uint64_t> FirstDiffIndex; ///< element index
+  std::string Expected, Actual;           ///< values at the first difference
+  double MaxAbsErr = 0, MaxRelErr = 0;
+};
+
+struct LaunchRecord {
+  std::string Kernel; ///< demangled name
+  unsigned Ordinal = 0; ///< n-th launch of this kernel in the program
+  unsigned Grid[3] = {1, 1, 1};
+  unsigned Block[3] = {1, 1, 1};
+  unsigned DynamicShared = 0;
+  bool Verified = false; ///< this launch was snapshotted / compared
+  std::vector<BufferCheck> Buffers;
+  std::vector<double> TimesMs;               ///< Time mode: one per replay
+  std::map<std::string, double> Metrics;     ///< Metrics mode
+};
+
+struct ProbeResult {
+  ProbeMode Mode = ProbeMode::Reference;
+  std::vector<LaunchRecord> Launches;
+  /// Problems the probe hit (CUPTI unavailable, snapshot write failed...).
+  std::vector<std::string> Errors;
+  /// Metrics could not be collected (with the reason), timing still valid.
+  std::string MetricsUnavailable;
+};
+
+const char *toString(ProbeMode M);
+std::string writeProbeConfig(const ProbeConfig &C);
+llvm::Expected<ProbeConfig> readProbeConfig(llvm::StringRef JSONText);
+std::string writeProbeResult(const ProbeResult &R);
+llvm::Expected<ProbeResult> readProbeResult(llvm::StringRef JSONText);
+
+} // namespace optiml
+
+#endif
