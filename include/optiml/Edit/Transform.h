@@ -1,0 +1,73 @@
+//===- Transform.h - One catalog transformation ----------------*- C++ -*-===//
+//
+// A transformation is a small class: a cheap prepare() that says whether and
+// why it applies to a target (and which concrete edits it suggests), and an
+// apply() that returns the replacements. The checked rewriter (Rewriter.h)
+// applies them in memory and re-parses before anything counts.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_EDIT_TRANSFORM_H
+#define OPTIML_EDIT_TRANSFORM_H
+
+#include "optiml/Edit/Edit.h"
+#include "optiml/Frontend/KernelModel.h"
+#include "optiml/Frontend/Parse.h"
+#include "clang/Tooling/Core/Replacement.h"
+#include "llvm/ADT/ArrayRef.h"
+#include <memory>
+
+namespace clang {
+class ASTContext;
+} // namespace clang
+
+namespace optiml {
+
+/// Everything a transform may look at. The AST is the host-side parse of
+/// Code (kernel bodies included).
+struct EditContext {
+  llvm::StringRef FileName; ///< absolute path, as parsed
+  llvm::StringRef Code;
+  const KernelModel &Model;
+  clang::ASTContext &AST;
+  const ParseConfig &Config;
+};
+
+/// The answer of prepare().
+struct Applicability {
+  bool Applies = false;
+  /// Why it applies ("loop has a constant trip count of 8"), or exactly why
+  /// not ("trip count is not a constant: bound 'n' is a parameter").
+  std::string Reason;
+  /// Concrete edits worth trying (with parameters), best first.
+  std::vector<Edit> Suggestions;
+};
+
+class Transform {
+public:
+  virtual ~Transform() = default;
+  virtual llvm::StringRef kind() const = 0;
+  /// One line for `transforms --help` and the docs.
+  virtual llvm::StringRef description() const = 0;
+  virtual TargetKind targetKind() const = 0;
+  virtual std::vector<ParamSpec> params() const { return {}; }
+  /// Whether this edit may change floating-point results.
+  virtual bool changesPrecision(const Edit &E) const { return false; }
+
+  virtual Applicability prepare(const EditContext &Ctx,
+                                llvm::StringRef Target) const = 0;
+  /// Replacements in Ctx.FileName. Errors are EditRejected with a reason.
+  virtual llvm::Expected<clang::tooling::Replacements>
+  apply(const EditContext &Ctx, const Edit &E) const = 0;
+  /// Extra nvcc flags (only compile-flags uses this).
+  virtual std::vector<std::string> nvccFlags(const Edit &E) const {
+    return {};
+  }
+};
+
+/// Every transform, in a fixed order (Catalog.cpp registers them).
+llvm::ArrayRef<std::unique_ptr<Transform>> allTransforms();
+const Transform *findTransform(llvm::StringRef Kind);
+
+} // namespace optiml
+
+#endif
