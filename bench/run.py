@@ -398,7 +398,9 @@ def plot(out_dir, results):
                 ys.append(x["fraction_of_roofline"])
         ax.bar(xs, ys, w, label=v, color=colors[v])
     ax.set_yscale("log")
-    ax.set_ylim(1e-3, 2)
+    fr = [x["fraction_of_roofline"] for r in results for x in r["variants"].values()
+          if x.get("status") == "ok" and x.get("fraction_of_roofline")]
+    ax.set_ylim(min([1e-2] + fr) / 2, 2)
     ax.axhline(1.0, color="black", lw=0.8)
     ax.axhline(MEMORY_TARGET, color="gray", lw=0.8, ls="--")
     ax.set_xticks(range(len(names)))
