@@ -1,0 +1,135 @@
+#include "optiml/Support/Process.h"
+#include "llvm/Support/FileSystem.h"
+#include "gtest/gtest.h"
+#include <csignal>
+#include <cstdlib>
+
+using namespace llvm;
+using namespace optiml;
+
+namespace {
+
+ProcessResult runShell(StringRef Script, double Timeout = 20,
+                       size_t Limit = 1 << 20) {
+  ProcessOptions O;
+  O.Args = {"/bin/sh", "-c", Script.str()};
+  O.TimeoutSeconds = Timeout;
+  O.OutputLimit = Limit;
+  auto R = runProcess(O);
+  if (!R) {
+    ADD_FAILURE() << toString(R.takeError());
+    return ProcessResult();
+  }
+  return std::move(*R);
+}
+
+TEST(ProcessTest, CapturesOutputAndStatus) {
+  ProcessResult R = runShell("echo hello; echo oops >&2; exit 3");
+  ASSERT_TRUE(R.ExitCode.has_value());
+  EXPECT_EQ(*R.ExitCode, 3);
+  EXPECT_FALSE(R.succeeded());
+  EXPECT_EQ(R.Stdout, "hello\n");
+  EXPECT_EQ(R.Stderr, "oops\n");
+  EXPECT_EQ(R.describe(), "exited with status 3");
+  // SHA-256 of "hello\n".
+  EXPECT_EQ(R.StdoutHash,
+            "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03");
+}
+
+TEST(ProcessTest, HangIsKilledWithItsGroup) {
+  // The shell's child keeps the pipe open too: the whole group must go.
+  ProcessResult R = runShell("sleep 100 & sleep 100; echo never", 0.5);
+  EXPECT_TRUE(R.TimedOut);
+  EXPECT_FALSE(R.ExitCode.has_value());
+  EXPECT_LT(R.WallSeconds, 5.0);
+  EXPECT_EQ(R.Stdout, "");
+  EXPECT_NE(R.describe().find("timed out"), std::string::npos);
+}
+
+TEST(ProcessTest, CrashIsReportedAsSignal) {
+  ProcessResult R = runShell("kill -SEGV $$");
+  EXPECT_FALSE(R.TimedOut);
+  EXPECT_EQ(R.Signal, SIGSEGV);
+  EXPECT_EQ(R.describe(), "killed by signal 11 (SIGSEGV)");
+}
+
+TEST(ProcessTest, FloodKeepsTheTail) {
+  // About 8 MB of output, 4 KiB kept: the last line must survive.
+  ProcessResult R = runShell(
+      "yes 0123456789012345678901234567890123456789 | head -n 200000; "
+      "echo THE-END",
+      30, 4096);
+  ASSERT_TRUE(R.succeeded()) << R.describe();
+  EXPECT_EQ(R.Stdout.size(), 4096u);
+  EXPECT_TRUE(R.stdoutTruncated());
+  EXPECT_EQ(R.StdoutBytes, 200000u * 41 + 8);
+  EXPECT_EQ(StringRef(R.Stdout).take_back(8), "THE-END\n");
+}
+
+TEST(ProcessTest, StdinIsClosed) {
+  // `cat` would block forever on an open terminal or pipe.
+  ProcessResult R = runShell("cat; echo done", 5);
+  ASSERT_TRUE(R.succeeded()) << R.describe();
+  EXPECT_EQ(R.Stdout, "done\n");
+}
+
+TEST(ProcessTest, PrivateTempDirIsCwdAndTmpdirAndIsRemoved) {
+  ProcessOptions O;
+  O.Args = {"/bin/sh", "-c", "pwd; echo $TMPDIR; touch scratch"};
+  auto R = runProcess(O);
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  StringRef Out = R->Stdout;
+  auto [Pwd, Rest] = Out.split('\n');
+  StringRef Tmp = Rest.split('\n').first;
+  EXPECT_EQ(Pwd, Tmp);
+  EXPECT_NE(Pwd.find("optiml-run"), StringRef::npos);
+  EXPECT_FALSE(sys::fs::exists(Pwd));
+}
+
+TEST(ProcessTest, SecretsAreScrubbed) {
+  ::setenv("OPENAI_API_KEY", "sk-secret", 1);
+  ::setenv("SOMEVENDOR_API_KEY", "secret2", 1);
+  ::setenv("GITHUB_TOKEN", "secret3", 1);
+  ::setenv("OPTIML_HARMLESS", "visible", 1);
+  ProcessOptions O;
+  O.Args = {"/usr/bin/env"};
+  O.Env["OPTIML_SET"] = "yes";
+  auto R = runProcess(O);
+  ::unsetenv("OPENAI_API_KEY");
+  ::unsetenv("SOMEVENDOR_API_KEY");
+  ::unsetenv("GITHUB_TOKEN");
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_EQ(R->Stdout.find("secret"), std::string::npos);
+  EXPECT_EQ(R->Stdout.find("sk-"), std::string::npos);
+  EXPECT_NE(R->Stdout.find("OPTIML_HARMLESS=visible"), std::string::npos);
+  EXPECT_NE(R->Stdout.find("OPTIML_SET=yes"), std::string::npos);
+  EXPECT_TRUE(isSecretEnvName("ANTHROPIC_API_KEY"));
+  EXPECT_TRUE(isSecretEnvName("hf_token"));
+  EXPECT_FALSE(isSecretEnvName("PATH"));
+  EXPECT_FALSE(isSecretEnvName("CUDA_VISIBLE_DEVICES"));
+}
+
+TEST(ProcessTest, MissingProgramIsAnError) {
+  ProcessOptions O;
+  O.Args = {"/nonexistent/program"};
+  auto R = runProcess(O);
+  ASSERT_FALSE(bool(R));
+  EXPECT_NE(toString(R.takeError()).find("/nonexistent/program"),
+            std::string::npos);
+}
+
+TEST(ProcessTest, NextRunAfterFailuresIsNormal) {
+  runShell("sleep 100", 0.3);
+  runShell("kill -SEGV $$");
+  ProcessResult R = runShell("echo fine");
+  EXPECT_TRUE(R.succeeded());
+  EXPECT_EQ(R.Stdout, "fine\n");
+  EXPECT_LT(R.WallSeconds, 2.0);
+}
+
+TEST(ProcessTest, LastLines) {
+  EXPECT_EQ(lastLines("a\nb\n\nc\n", 2), "b\nc\n");
+  EXPECT_EQ(lastLines("", 3), "");
+}
+
+} // namespace
