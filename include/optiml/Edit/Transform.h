@@ -62,6 +62,8 @@ public:
   virtual std::vector<std::string> nvccFlags(const Edit &E) const {
     return {};
   }
+  /// One line for AppliedEdit::Summary (default: kind, target, params).
+  virtual std::string summary(const Edit &E) const;
 };
 
 /// Every transform, in a fixed order (Catalog.cpp registers them).

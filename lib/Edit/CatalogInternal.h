@@ -1,0 +1,102 @@
+//===- CatalogInternal.h - Transform factories and shared helpers -*- C++ -*-===//
+//
+// Private to lib/Edit. Every transform is one .cpp under Transforms/ with a
+// factory declared here; Catalog.cpp lists them in a fixed order. The helpers
+// below resolve targets and build rejections the same way for every
+// transform, so messages read alike.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_LIB_EDIT_CATALOGINTERNAL_H
+#define OPTIML_LIB_EDIT_CATALOGINTERNAL_H
+
+#include "optiml/Edit/Transform.h"
+#include "clang/Tooling/Core/Replacement.h"
+#include "llvm/Support/Error.h"
+#include <memory>
+
+namespace clang {
+class FunctionDecl;
+class Stmt;
+class SourceManager;
+class LangOptions;
+} // namespace clang
+
+namespace optiml {
+
+// The catalog, in the order `transforms` lists it (Catalog.cpp).
+std::unique_ptr<Transform> createLaunchConfigTransform();    // catalog helper
+std::unique_ptr<Transform> createLaunchBoundsTransform();
+std::unique_ptr<Transform> createRestrictConstTransform();
+std::unique_ptr<Transform> createUnrollTransform();
+std::unique_ptr<Transform> createGridStrideTransform();      // catalog helper
+std::unique_ptr<Transform> createVectorizeTransform();       // catalog helper
+std::unique_ptr<Transform> createReadOnlyCacheTransform();
+std::unique_ptr<Transform> createFastMathTransform();
+std::unique_ptr<Transform> createHoistTransform();           // catalog helper
+std::unique_ptr<Transform> createSharedTilingTransform();    // catalog helper
+std::unique_ptr<Transform> createWarpReduceTransform();      // catalog helper
+std::unique_ptr<Transform> createCoarsenTransform();         // catalog helper
+std::unique_ptr<Transform> createCompileFlagsTransform();
+std::unique_ptr<Transform> createReplaceFunctionTransform();
+std::unique_ptr<Transform> createAddDeviceFunctionTransform();
+
+/// An EditRejected with one failure (Check names the check, e.g. "target",
+/// "not-applicable", "params"); Pos locates it in the input when known.
+llvm::Error reject(const Edit &E, llvm::StringRef Check,
+                   const llvm::Twine &Message, SourcePos Pos = {});
+
+/// A kernel target resolved against the model and the AST.
+struct ResolvedKernel {
+  const KernelInfo *Info = nullptr;
+  /// The definition (the template pattern for templates).
+  const clang::FunctionDecl *Decl = nullptr;
+};
+
+/// The kernel named \p Name; fails with a "target" rejection naming the
+/// kernels that exist.
+llvm::Expected<ResolvedKernel> resolveKernel(const EditContext &Ctx,
+                                             const Edit &E,
+                                             llvm::StringRef Name);
+
+/// A loop id: its model entry, its kernel and its statement.
+struct ResolvedLoop {
+  const LoopInfo *Info = nullptr;
+  ResolvedKernel Kernel;
+  const clang::Stmt *S = nullptr;
+};
+llvm::Expected<ResolvedLoop> resolveLoop(const EditContext &Ctx, const Edit &E,
+                                         llvm::StringRef Id);
+
+/// A launch-site id and its kernel.
+struct ResolvedLaunch {
+  const LaunchSite *Info = nullptr;
+  ResolvedKernel Kernel;
+};
+llvm::Expected<ResolvedLaunch>
+resolveLaunch(const EditContext &Ctx, const Edit &E, llvm::StringRef Id);
+
+/// The kernel a target id belongs to: "k", "k/loop0.1", "k/launch2" -> "k".
+llvm::StringRef kernelOfTarget(llvm::StringRef Target);
+
+/// A replacement of [Begin, End) of the input by \p Text.
+clang::tooling::Replacement replaceSpan(const EditContext &Ctx,
+                                        const SourceSpan &S,
+                                        llvm::StringRef Text);
+clang::tooling::Replacement insertAt(const EditContext &Ctx, unsigned Offset,
+                                     llvm::StringRef Text);
+
+/// Adds \p R to \p Repls; a conflict becomes an "internal" rejection.
+llvm::Error addReplacement(clang::tooling::Replacements &Repls,
+                           const clang::tooling::Replacement &R,
+                           const Edit &E);
+
+/// The file offset where a kernel's definition starts, including its
+/// `template <...>` header.
+unsigned definitionBegin(const EditContext &Ctx, const clang::FunctionDecl *FD);
+
+/// The indentation (spaces/tabs) of the line holding \p Offset.
+std::string indentationAt(llvm::StringRef Code, unsigned Offset);
+
+} // namespace optiml
+
+#endif
