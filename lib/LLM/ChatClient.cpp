@@ -164,7 +164,8 @@ std::chrono::milliseconds ChatClient::backoffDelay(unsigned Retry) {
   int64_t Step = Base << std::min(Retry > 0 ? Retry - 1 : 0u, 20u);
   Step = std::min<int64_t>(Step, Config.MaxBackoff.count());
   std::lock_guard<std::mutex> Lock(RngMutex);
-  std::uniform_int_distribution<int64_t> Jitter(0, std::max<int64_t>(Step / 2, 0));
+  std::uniform_int_distribution<int64_t> Jitter(0,
+                                                std::max<int64_t>(Step / 2, 0));
   return std::chrono::milliseconds(Step - Step / 2 + Jitter(Rng));
 }
 
@@ -193,8 +194,8 @@ Expected<ChatResponse> ChatClient::complete(const ChatRequest &Request) {
         ++Stats.CacheHits;
         return R;
       }
-      log("llm: ignoring unreadable cache entry " + Cache->pathFor(Key) +
-          ": " + toString(R.takeError()));
+      log("llm: ignoring unreadable cache entry " + Cache->pathFor(Key) + ": " +
+          toString(R.takeError()));
     }
   }
   if (Error E = Ledger->checkAvailable())
@@ -213,7 +214,8 @@ Expected<ChatResponse> ChatClient::complete(const ChatRequest &Request) {
   return R;
 }
 
-Expected<ChatResponse> ChatClient::completeUncached(const ChatRequest &Request) {
+Expected<ChatResponse>
+ChatClient::completeUncached(const ChatRequest &Request) {
   if (!Request.Schema)
     return completeInMode(Request, StructuredMode::Text);
   int Mode = ModeFloor.load();
@@ -223,14 +225,14 @@ Expected<ChatResponse> ChatClient::completeUncached(const ChatRequest &Request) 
     if (R || Mode == static_cast<int>(StructuredMode::Text))
       return R;
     bool Refused = false;
-    Error E = handleErrors(
-        R.takeError(), [&](std::unique_ptr<LLMError> L) -> Error {
+    Error E =
+        handleErrors(R.takeError(), [&](std::unique_ptr<LLMError> L) -> Error {
           if (L->code() == LLMErrorCode::HttpStatus &&
               isFeatureRefusal(L->httpStatus())) {
             Refused = true;
             log("llm: server refused " +
-                structuredModeName(static_cast<StructuredMode>(Mode)) +
-                " (" + L->message() + "); falling back");
+                structuredModeName(static_cast<StructuredMode>(Mode)) + " (" +
+                L->message() + "); falling back");
             return Error::success();
           }
           return Error(std::move(L));
@@ -274,14 +276,14 @@ Expected<ChatResponse> ChatClient::completeInMode(const ChatRequest &Request,
     std::optional<std::chrono::milliseconds> Delay;
     if (!Resp) {
       ErrorSummary S = summarizeError(Resp.takeError());
-      bool Retryable = S.Code == LLMErrorCode::Timeout ||
-                       S.Code == LLMErrorCode::Transport;
+      bool Retryable =
+          S.Code == LLMErrorCode::Timeout || S.Code == LLMErrorCode::Transport;
       if (!Retryable || Last)
         return makeLLMError(
             S.Code.value_or(LLMErrorCode::Transport),
-            S.Message + (Retryable ? " (gave up after " + Twine(Attempt) +
-                                         " attempts)"
-                                   : Twine("")));
+            S.Message +
+                (Retryable ? " (gave up after " + Twine(Attempt) + " attempts)"
+                           : Twine("")));
       Delay = backoffDelay(Attempt);
       log("llm: " + S.Message + "; retrying in " + Twine(Delay->count()) +
           " ms");
@@ -291,25 +293,22 @@ Expected<ChatResponse> ChatClient::completeInMode(const ChatRequest &Request,
       std::string Msg = "LLM server " + H.Url + " returned HTTP " +
                         std::to_string(Status) + ": " + ServerMsg;
       if (Status == 401 || Status == 403)
-        Msg += Config.Prov == Provider::Anthropic
-                   ? " (check ANTHROPIC_API_KEY)"
-                   : " (check OPENAI_API_KEY)";
+        Msg += Config.Prov == Provider::Anthropic ? " (check ANTHROPIC_API_KEY)"
+                                                  : " (check OPENAI_API_KEY)";
       if (!isRetryableStatus(Status))
         return makeLLMError(LLMErrorCode::HttpStatus, Msg, Status);
       std::optional<std::chrono::milliseconds> Asked = retryAfter(*Resp);
       if (Asked && *Asked > Config.MaxRetryAfter)
-        return makeLLMError(LLMErrorCode::HttpStatus,
-                            Msg + " (the server asked to retry after " +
-                                Twine(Asked->count() / 1000) +
-                                " s, more than the " +
-                                Twine(Config.MaxRetryAfter.count() / 1000) +
-                                " s limit)",
-                            Status);
+        return makeLLMError(
+            LLMErrorCode::HttpStatus,
+            Msg + " (the server asked to retry after " +
+                Twine(Asked->count() / 1000) + " s, more than the " +
+                Twine(Config.MaxRetryAfter.count() / 1000) + " s limit)",
+            Status);
       if (Last)
-        return makeLLMError(LLMErrorCode::HttpStatus,
-                            Msg + " (gave up after " + Twine(Attempt) +
-                                " attempts)",
-                            Status);
+        return makeLLMError(
+            LLMErrorCode::HttpStatus,
+            Msg + " (gave up after " + Twine(Attempt) + " attempts)", Status);
       Delay = Asked ? *Asked : backoffDelay(Attempt);
       log("llm: HTTP " + Twine(Status) + "; retrying in " +
           Twine(Delay->count()) + " ms" +
@@ -338,13 +337,14 @@ Expected<ChatResponse> ChatClient::completeInMode(const ChatRequest &Request,
       // Budgets must not be bypassed by servers that omit usage: estimate
       // at about four bytes per token.
       Out.Usage.Input = H.Body.size() / 4;
-      Out.Usage.Output =
-          (Reply->Text.size() + (Reply->ToolInput ? Reply->ToolInput->size() : 0)) / 4;
+      Out.Usage.Output = (Reply->Text.size() +
+                          (Reply->ToolInput ? Reply->ToolInput->size() : 0)) /
+                         4;
       Out.UsageEstimated = true;
     }
     Ledger->record(Out.Usage);
-    log("llm: reply " + Twine(Out.Usage.Input) + "+" +
-        Twine(Out.Usage.Output) + " tokens, finish=" + Out.FinishReason);
+    log("llm: reply " + Twine(Out.Usage.Input) + "+" + Twine(Out.Usage.Output) +
+        " tokens, finish=" + Out.FinishReason);
 
     if (!Request.Schema)
       return Out;
@@ -352,7 +352,8 @@ Expected<ChatResponse> ChatClient::completeInMode(const ChatRequest &Request,
     Expected<std::string> Doc = [&]() -> Expected<std::string> {
       if (Reply->ToolInput) {
         Out.Mode = StructuredMode::ToolCall;
-        if (Error E = diagnoseBadJSON(*Reply->ToolInput, "the tool call's arguments"))
+        if (Error E =
+                diagnoseBadJSON(*Reply->ToolInput, "the tool call's arguments"))
           return std::move(E);
         return extractJSON(*Reply->ToolInput);
       }
@@ -365,11 +366,12 @@ Expected<ChatResponse> ChatClient::completeInMode(const ChatRequest &Request,
     if (!Doc) {
       ErrorSummary S = summarizeError(Doc.takeError());
       if (Reply->HitTokenLimit)
-        return makeLLMError(
-            LLMErrorCode::Truncated,
-            S.Message + " (the reply stopped at the output limit of " +
-                Twine(Request.MaxOutputTokens.value_or(Config.MaxOutputTokens)) +
-                " tokens; raise max_output_tokens)");
+        return makeLLMError(LLMErrorCode::Truncated,
+                            S.Message +
+                                " (the reply stopped at the output limit of " +
+                                Twine(Request.MaxOutputTokens.value_or(
+                                    Config.MaxOutputTokens)) +
+                                " tokens; raise max_output_tokens)");
       return makeLLMError(S.Code.value_or(LLMErrorCode::BadResponse),
                           S.Message);
     }

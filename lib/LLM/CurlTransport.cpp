@@ -9,6 +9,7 @@
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Process.h"
 
 #include <curl/curl.h>
 
@@ -63,6 +64,20 @@ size_t writeHeader(char *Data, size_t Size, size_t Count, void *User) {
   return N;
 }
 
+/// no_proxy as the user set it, plus the loopback names. Setting
+/// CURLOPT_NOPROXY replaces the variable, so both go in.
+std::string noProxyList() {
+  std::string List = "localhost,127.0.0.1,::1";
+  for (const char *Var : {"no_proxy", "NO_PROXY"})
+    if (std::optional<std::string> V = sys::Process::GetEnv(Var))
+      if (!V->empty()) {
+        if (*V == "*")
+          return "*"; // curl only honours the wildcard on its own.
+        List += "," + *V;
+      }
+  return List;
+}
+
 class CurlTransport : public HttpTransport {
 public:
   CurlTransport() {
@@ -81,8 +96,7 @@ public:
       curl_easy_cleanup(Handle);
     });
     for (const HttpHeader &H : Request.Headers)
-      Headers =
-          curl_slist_append(Headers, (H.Name + ": " + H.Value).c_str());
+      Headers = curl_slist_append(Headers, (H.Name + ": " + H.Value).c_str());
     // curl adds "Expect: 100-continue" to large POSTs; servers differ in
     // how they handle it, so don't.
     Headers = curl_slist_append(Headers, "Expect:");
@@ -109,11 +123,15 @@ public:
     curl_easy_setopt(Handle, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(Handle, CURLOPT_FOLLOWLOCATION, 0L);
     // Proxies come from the usual variables (https_proxy, no_proxy), which
-    // curl reads itself.
+    // curl reads itself; a local server (vLLM, Ollama, the tests' scripted
+    // one) is never reached through a proxy.
+    std::string NoProxy = noProxyList();
+    curl_easy_setopt(Handle, CURLOPT_NOPROXY, NoProxy.c_str());
 
     CURLcode Code = curl_easy_perform(Handle);
     if (Code != CURLE_OK) {
-      std::string Detail = ErrorBuffer[0] ? ErrorBuffer : curl_easy_strerror(Code);
+      std::string Detail =
+          ErrorBuffer[0] ? ErrorBuffer : curl_easy_strerror(Code);
       if (T.Overflow || Code == CURLE_FILESIZE_EXCEEDED)
         return makeLLMError(LLMErrorCode::BodyTooLarge,
                             "reply from " + Request.Url + " exceeds " +

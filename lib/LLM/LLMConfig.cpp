@@ -131,9 +131,9 @@ Expected<LLMSettings> parseConfigText(StringRef Text, StringRef Path) {
                         Path + ": \"llm\" must be an object");
   const json &L = *It;
   static const char *Known[] = {
-      "provider",    "model",          "base_url",       "api_key_env",
-      "token_budget", "max_concurrency", "max_attempts",  "timeout_s",
-      "max_output_tokens", "temperature", "cache_dir",    "no_cache",
+      "provider",          "model",           "base_url",     "api_key_env",
+      "token_budget",      "max_concurrency", "max_attempts", "timeout_s",
+      "max_output_tokens", "temperature",     "cache_dir",    "no_cache",
       "max_response_bytes"};
   for (auto &[Key, Value] : L.items()) {
     (void)Value;
@@ -168,8 +168,8 @@ Expected<LLMSettings> parseConfigText(StringRef Text, StringRef Path) {
     return std::move(E);
   if (Error E = R.read("token_budget", S.TokenBudget, "a non-negative integer"))
     return std::move(E);
-  if (Error E = R.read("max_concurrency", S.MaxConcurrency,
-                       "a non-negative integer"))
+  if (Error E =
+          R.read("max_concurrency", S.MaxConcurrency, "a non-negative integer"))
     return std::move(E);
   if (Error E = R.read("max_attempts", S.MaxAttempts, "a non-negative integer"))
     return std::move(E);
@@ -187,8 +187,8 @@ Expected<LLMSettings> parseConfigText(StringRef Text, StringRef Path) {
   if (Error E = R.read("max_response_bytes", S.MaxResponseBytes,
                        "a non-negative integer"))
     return std::move(E);
-  if (S.APIKeyEnv && (S.APIKeyEnv->empty() ||
-                      S.APIKeyEnv->find('=') != std::string::npos))
+  if (S.APIKeyEnv &&
+      (S.APIKeyEnv->empty() || S.APIKeyEnv->find('=') != std::string::npos))
     return makeLLMError(LLMErrorCode::Config,
                         Path + ": \"llm.api_key_env\" must name an "
                                "environment variable");
@@ -271,9 +271,9 @@ Expected<LLMConfig> resolveLLMConfig(const LLMSettings &Explicit,
     Base = Env(IsAnthropic ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL");
   if (!Base)
     Base = File.BaseURL;
-  C.BaseURL = Base ? *Base
-                   : (IsAnthropic ? DefaultAnthropicBase : DefaultOpenAIBase)
-                         .str();
+  C.BaseURL =
+      Base ? *Base
+           : (IsAnthropic ? DefaultAnthropicBase : DefaultOpenAIBase).str();
   StringRef B(C.BaseURL);
   if (!B.starts_with("http://") && !B.starts_with("https://"))
     return makeLLMError(LLMErrorCode::Config,
@@ -303,8 +303,8 @@ Expected<LLMConfig> resolveLLMConfig(const LLMSettings &Explicit,
   if (auto V = pick(Explicit.MaxResponseBytes, File.MaxResponseBytes))
     C.MaxResponseBytes = static_cast<size_t>(*V);
   C.NoCache = pick(Explicit.NoCache, File.NoCache).value_or(false);
-  C.CacheDir = pick(Explicit.CacheDir, File.CacheDir)
-                   .value_or(defaultCacheDir(Env));
+  C.CacheDir =
+      pick(Explicit.CacheDir, File.CacheDir).value_or(defaultCacheDir(Env));
   return C;
 }
 

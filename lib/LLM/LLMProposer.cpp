@@ -33,13 +33,20 @@ std::string formatHistory(ArrayRef<EditAttempt> History, unsigned MaxEntries) {
     Out += "(" + std::to_string(First) + " older attempts omitted)\n";
   for (size_t I = First; I < History.size(); ++I) {
     const EditAttempt &A = History[I];
-    Out += std::to_string(I + 1) + ". " + clip(A.Edit, 600) + "\n   outcome: " +
-           orNone(A.Outcome);
+    Out += std::to_string(I + 1) + ". " + clip(A.Edit, 600) +
+           "\n   outcome: " + orNone(A.Outcome);
     if (!StringRef(A.Detail).trim().empty())
       Out += "\n   detail: " + clip(A.Detail, 800);
     Out += "\n";
   }
   return Out;
+}
+
+void appendRejections(const ProposalBatch &Batch,
+                      std::vector<EditAttempt> &History) {
+  for (const RejectedProposal &R : Batch.Rejected)
+    History.push_back({R.Summary.empty() ? "(unreadable proposal)" : R.Summary,
+                       "rejected", R.Reason});
 }
 
 static StringMap<std::string> contextValues(const ProposalContext &Ctx) {

@@ -77,9 +77,9 @@ PromptTemplate::render(const StringMap<std::string> &Values) const {
     }
     auto It = Values.find(P.Text);
     if (It == Values.end())
-      return makeLLMError(LLMErrorCode::Prompt,
-                          "prompt template " + Name + " uses {{" + P.Text +
-                              "}}, which has no value");
+      return makeLLMError(LLMErrorCode::Prompt, "prompt template " + Name +
+                                                    " uses {{" + P.Text +
+                                                    "}}, which has no value");
     Out += It->second;
   }
   return Out;
@@ -93,8 +93,8 @@ std::vector<std::string> PromptTemplate::placeholders() const {
   return Names;
 }
 
-Expected<std::string> findPromptDirectory(StringRef Explicit,
-                                          const char *Argv0, void *MainAddr) {
+Expected<std::string> findPromptDirectory(StringRef Explicit, const char *Argv0,
+                                          void *MainAddr) {
   auto IsDir = [](StringRef D) { return sys::fs::is_directory(D); };
   if (!Explicit.empty()) {
     if (IsDir(Explicit))
@@ -102,7 +102,8 @@ Expected<std::string> findPromptDirectory(StringRef Explicit,
     return makeLLMError(LLMErrorCode::Prompt,
                         "prompt directory " + Explicit + " does not exist");
   }
-  if (std::optional<std::string> Env = sys::Process::GetEnv("OPTIML_PROMPTS_DIR"))
+  if (std::optional<std::string> Env =
+          sys::Process::GetEnv("OPTIML_PROMPTS_DIR"))
     if (!Env->empty() && IsDir(*Env))
       return *Env;
   std::vector<std::string> Tried;
@@ -158,8 +159,8 @@ PromptLibrary::render(StringRef Name,
                       const StringMap<std::string> &Values) const {
   auto It = Templates.find(Name);
   if (It == Templates.end())
-    return makeLLMError(LLMErrorCode::Prompt, "no prompt template '" + Name +
-                                                  "' in " + Dir);
+    return makeLLMError(LLMErrorCode::Prompt,
+                        "no prompt template '" + Name + "' in " + Dir);
   return It->second.render(Values);
 }
 

@@ -166,8 +166,7 @@ static Expected<Proposal> readProposal(const json &P, std::string &Summary) {
       return makeLLMError(LLMErrorCode::SchemaMismatch,
                           "unexpected field \"" + Key + "\"");
   }
-  auto Str = [&](const char *Key, bool Required,
-                 std::string &Out) -> Error {
+  auto Str = [&](const char *Key, bool Required, std::string &Out) -> Error {
     auto It = P.find(Key);
     if (It == P.end() || It->is_null()) {
       if (Required)
@@ -195,8 +194,7 @@ static Expected<Proposal> readProposal(const json &P, std::string &Summary) {
     return std::move(E);
   Summary += " @ " + Target;
   if (StringRef(Target).trim().empty())
-    return makeLLMError(LLMErrorCode::SchemaMismatch,
-                        "\"target\" is empty");
+    return makeLLMError(LLMErrorCode::SchemaMismatch, "\"target\" is empty");
   Out.Kind = Kind;
   Out.Target = StringRef(Target).trim().str();
   if (auto It = P.find("params"); It != P.end() && !It->is_null()) {
@@ -238,8 +236,8 @@ Expected<ProposalBatch> parseProposals(StringRef ReplyJSON,
   ProposalBatch Batch;
   std::vector<std::string> Seen;
   try {
-    if (Error E = validateSchema(
-            *Doc, json::parse(proposalEnvelopeSchema().str())))
+    if (Error E =
+            validateSchema(*Doc, json::parse(proposalEnvelopeSchema().str())))
       return makeLLMError(LLMErrorCode::SchemaMismatch,
                           "the model's reply is not a proposal list: " +
                               toString(std::move(E)));

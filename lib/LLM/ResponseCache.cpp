@@ -17,7 +17,8 @@ namespace optiml {
 namespace llm {
 
 std::string ResponseCache::hashKey(StringRef KeyMaterial) {
-  std::array<uint8_t, 32> Digest = SHA256::hash(arrayRefFromStringRef(KeyMaterial));
+  std::array<uint8_t, 32> Digest =
+      SHA256::hash(arrayRefFromStringRef(KeyMaterial));
   return toHex(Digest, /*LowerCase=*/true);
 }
 

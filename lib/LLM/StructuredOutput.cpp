@@ -153,7 +153,8 @@ Expected<std::string> extractJSON(StringRef Text) {
   // JSON embedded in prose: try each opening bracket in turn.
   std::optional<size_t> UnclosedAt;
   unsigned Tries = 0;
-  for (size_t I = Trimmed.find_first_of("{["); I != StringRef::npos && Tries < 64;
+  for (size_t I = Trimmed.find_first_of("{[");
+       I != StringRef::npos && Tries < 64;
        I = Trimmed.find_first_of("{[", I + 1), ++Tries) {
     size_t End = matchBrackets(Trimmed, I);
     if (End == StringRef::npos) {
@@ -162,8 +163,7 @@ Expected<std::string> extractJSON(StringRef Text) {
       // The first unclosed bracket encloses everything after it.
       break;
     }
-    if (std::optional<json> J =
-            tryParseStructured(Trimmed.slice(I, End)))
+    if (std::optional<json> J = tryParseStructured(Trimmed.slice(I, End)))
       return dumpJSON(*J);
   }
   if (UnclosedAt)
@@ -205,8 +205,8 @@ public:
           if (T.is_string() && hasType(Doc, T.get<std::string>()))
             Match = true;
       if (!Match)
-        return fail(Path, "should be " + typeText(*It) + ", found " +
-                              typeOf(Doc));
+        return fail(Path,
+                    "should be " + typeText(*It) + ", found " + typeOf(Doc));
     }
     if (auto It = Schema.find("enum"); It != Schema.end() && It->is_array()) {
       bool Found = false;
@@ -232,9 +232,11 @@ public:
     if (Doc.is_number()) {
       double V = Doc.get<double>();
       if (auto N = number(Schema, "minimum"); N && V < *N)
-        return fail(Path, "is below the minimum " + dumpJSON(Schema["minimum"]));
+        return fail(Path,
+                    "is below the minimum " + dumpJSON(Schema["minimum"]));
       if (auto N = number(Schema, "maximum"); N && V > *N)
-        return fail(Path, "is above the maximum " + dumpJSON(Schema["maximum"]));
+        return fail(Path,
+                    "is above the maximum " + dumpJSON(Schema["maximum"]));
     }
     if (Doc.is_array()) {
       if (auto N = number(Schema, "minItems"); N && Doc.size() < *N)
@@ -247,20 +249,20 @@ public:
                               std::to_string(size_t(*N)));
       if (auto It = Schema.find("items"); It != Schema.end())
         for (size_t I = 0; I < Doc.size(); ++I)
-          if (Error E = check(Doc[I], *It,
-                              Path + "[" + std::to_string(I) + "]"))
+          if (Error E =
+                  check(Doc[I], *It, Path + "[" + std::to_string(I) + "]"))
             return E;
     }
     if (Doc.is_object()) {
-      if (auto It = Schema.find("required"); It != Schema.end() &&
-                                             It->is_array())
+      if (auto It = Schema.find("required");
+          It != Schema.end() && It->is_array())
         for (const json &R : *It)
           if (R.is_string() && !Doc.contains(R.get<std::string>()))
             return fail(Path, "lacks the required field \"" +
                                   R.get<std::string>() + "\"");
       const json *Props = nullptr;
-      if (auto It = Schema.find("properties"); It != Schema.end() &&
-                                               It->is_object())
+      if (auto It = Schema.find("properties");
+          It != Schema.end() && It->is_object())
         Props = &*It;
       auto Additional = Schema.find("additionalProperties");
       for (auto &[Key, Value] : Doc.items()) {

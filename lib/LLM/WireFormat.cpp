@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "WireFormatInternal.h"
 #include "JsonInternal.h"
+#include "WireFormatInternal.h"
 #include "optiml/LLM/LLMError.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -31,7 +31,8 @@ static std::string textModeInstruction(const OutputSchema &S) {
 }
 
 static Expected<json> schemaObject(const OutputSchema &S) {
-  Expected<json> J = parseJSON(S.SchemaJSON, "the output schema '" + S.Name + "'");
+  Expected<json> J =
+      parseJSON(S.SchemaJSON, "the output schema '" + S.Name + "'");
   if (!J)
     return J.takeError();
   if (!J->is_object())
@@ -60,8 +61,7 @@ Expected<std::string> buildRequestBody(const LLMConfig &Config,
     if (Mode == StructuredMode::Text)
       System += textModeInstruction(*Request.Schema);
   }
-  unsigned MaxTokens =
-      Request.MaxOutputTokens.value_or(Config.MaxOutputTokens);
+  unsigned MaxTokens = Request.MaxOutputTokens.value_or(Config.MaxOutputTokens);
   std::optional<double> Temperature =
       Request.Temperature ? Request.Temperature : Config.Temperature;
 
@@ -81,9 +81,10 @@ Expected<std::string> buildRequestBody(const LLMConfig &Config,
     if (!System.empty())
       Body["system"] = System;
     if (Schema && Mode == StructuredMode::ToolCall) {
-      Body["tools"] = json::array({{{"name", Request.Schema->Name},
-                                    {"description", Request.Schema->Description},
-                                    {"input_schema", *Schema}}});
+      Body["tools"] =
+          json::array({{{"name", Request.Schema->Name},
+                        {"description", Request.Schema->Description},
+                        {"input_schema", *Schema}}});
       Body["tool_choice"] = {{"type", "tool"}, {"name", Request.Schema->Name}};
     }
     return dumpJSON(Body);
@@ -96,19 +97,18 @@ Expected<std::string> buildRequestBody(const LLMConfig &Config,
   else
     Body["max_tokens"] = MaxTokens;
   if (Schema && Mode == StructuredMode::JsonSchema) {
-    Body["response_format"] = {
-        {"type", "json_schema"},
-        {"json_schema",
-         {{"name", Request.Schema->Name},
-          {"schema", *Schema},
-          {"strict", Request.Schema->Strict}}}};
+    Body["response_format"] = {{"type", "json_schema"},
+                               {"json_schema",
+                                {{"name", Request.Schema->Name},
+                                 {"schema", *Schema},
+                                 {"strict", Request.Schema->Strict}}}};
   } else if (Schema && Mode == StructuredMode::ToolCall) {
-    Body["tools"] = json::array(
-        {{{"type", "function"},
-          {"function",
-           {{"name", Request.Schema->Name},
-            {"description", Request.Schema->Description},
-            {"parameters", *Schema}}}}});
+    Body["tools"] =
+        json::array({{{"type", "function"},
+                      {"function",
+                       {{"name", Request.Schema->Name},
+                        {"description", Request.Schema->Description},
+                        {"parameters", *Schema}}}}});
     Body["tool_choice"] = {{"type", "function"},
                            {"function", {{"name", Request.Schema->Name}}}};
   }
@@ -147,7 +147,8 @@ static Expected<WireReply> parseOpenAI(const json &Doc) {
   if (!Choice.is_object())
     return makeLLMError(LLMErrorCode::BadResponse,
                         "\"choices[0]\" is not an object");
-  if (auto F = Choice.find("finish_reason"); F != Choice.end() && F->is_string())
+  if (auto F = Choice.find("finish_reason");
+      F != Choice.end() && F->is_string())
     R.FinishReason = F->get<std::string>();
   R.HitTokenLimit = R.FinishReason == "length";
   auto Msg = Choice.find("message");
@@ -189,7 +190,8 @@ static Expected<WireReply> parseOpenAI(const json &Doc) {
   if (auto U = Doc.find("usage"); U != Doc.end() && U->is_object()) {
     R.Usage.Input = readCount(*U, "prompt_tokens");
     R.Usage.Output = readCount(*U, "completion_tokens");
-    R.HasUsage = U->contains("prompt_tokens") || U->contains("completion_tokens");
+    R.HasUsage =
+        U->contains("prompt_tokens") || U->contains("completion_tokens");
   }
   return R;
 }
@@ -309,7 +311,7 @@ Expected<ChatResponse> deserializeResponse(StringRef Text) {
     R.Text = J->at("text").get<std::string>();
     R.JSON = J->at("json").get<std::string>();
     std::string Mode = J->at("mode").get<std::string>();
-    R.Mode = Mode == "json_schema"   ? StructuredMode::JsonSchema
+    R.Mode = Mode == "json_schema" ? StructuredMode::JsonSchema
              : Mode == "tool_call" ? StructuredMode::ToolCall
                                    : StructuredMode::Text;
     R.Usage.Input = J->at("usage").at("input").get<uint64_t>();

@@ -62,7 +62,8 @@ ErrorSummary failure(Expected<ChatResponse> R) {
 class ChatClientTest : public ServerTest {};
 
 TEST_F(ChatClientTest, OpenAIJsonSchemaRoundTrip) {
-  script(R"({"steps": [{"reply": {"json": {"x": 1, "y": 2}, "usage": [30, 7]}}]})");
+  script(
+      R"({"steps": [{"reply": {"json": {"x": 1, "y": 2}, "usage": [30, 7]}}]})");
   ChatClient Client(config(Provider::OpenAI), Transport);
   Expected<ChatResponse> R = Client.complete(pointRequest());
   ASSERT_TRUE(bool(R)) << toString(R.takeError());
@@ -82,13 +83,15 @@ TEST_F(ChatClientTest, OpenAIJsonSchemaRoundTrip) {
   EXPECT_EQ(*Body->getString("model"), "gpt-test");
   EXPECT_EQ(*Body->getObject("response_format")->getString("type"),
             "json_schema");
-  EXPECT_EQ(*Body->getArray("messages")->front().getAsObject()->getString("role"),
-            "system");
+  EXPECT_EQ(
+      *Body->getArray("messages")->front().getAsObject()->getString("role"),
+      "system");
   EXPECT_EQ(stat(*Server, "invalid"), 0);
 }
 
 TEST_F(ChatClientTest, AnthropicToolUseRoundTrip) {
-  script(R"({"steps": [{"reply": {"json": {"x": 3, "y": 4}, "usage": [11, 5]}}]})");
+  script(
+      R"({"steps": [{"reply": {"json": {"x": 3, "y": 4}, "usage": [11, 5]}}]})");
   ChatClient Client(config(Provider::Anthropic), Transport);
   Expected<ChatResponse> R = Client.complete(pointRequest());
   ASSERT_TRUE(bool(R)) << toString(R.takeError());
@@ -142,11 +145,13 @@ TEST_F(ChatClientTest, FallsBackToTextAndReadsFencedJSON) {
 }
 
 TEST_F(ChatClientTest, TruncatedJSONIsReportedAsTruncated) {
-  script(R"({"steps": [{"reply": {"json_raw": "{\"x\": 1, \"y\": ", "finish": "length"}}]})");
+  script(
+      R"({"steps": [{"reply": {"json_raw": "{\"x\": 1, \"y\": ", "finish": "length"}}]})");
   ChatClient Client(config(Provider::OpenAI), Transport);
   ErrorSummary E = failure(Client.complete(pointRequest()));
   EXPECT_EQ(E.Code, LLMErrorCode::Truncated) << E.Message;
-  EXPECT_NE(E.Message.find("max_output_tokens"), std::string::npos) << E.Message;
+  EXPECT_NE(E.Message.find("max_output_tokens"), std::string::npos)
+      << E.Message;
   // Tokens were spent all the same.
   EXPECT_EQ(Client.ledger().used().total(), 150u);
 }
@@ -176,7 +181,8 @@ TEST_F(ChatClientTest, HugeBodyIsCapped) {
 
 TEST_F(ChatClientTest, NonUTF8BodyIsRejected) {
   // {"choices": ... "\xff\xfe"} : invalid UTF-8 inside a string.
-  script(R"({"steps": [{"body_b64": "eyJjaG9pY2VzIjogW3sibWVzc2FnZSI6IHsiY29udGVudCI6ICL//iJ9fV19"}]})");
+  script(
+      R"({"steps": [{"body_b64": "eyJjaG9pY2VzIjogW3sibWVzc2FnZSI6IHsiY29udGVudCI6ICL//iJ9fV19"}]})");
   ChatClient Client(config(Provider::OpenAI), Transport);
   ErrorSummary E = failure(Client.complete(pointRequest()));
   EXPECT_EQ(E.Code, LLMErrorCode::NotUTF8) << E.Message;
@@ -216,7 +222,8 @@ TEST_F(ChatClientTest, HonoursRetryAfterMs) {
 }
 
 TEST_F(ChatClientTest, RetryAfterBeyondTheLimitFailsAtOnce) {
-  script(R"({"steps": [{"status": 429, "headers": {"Retry-After": "3600"}, "body": "{}"}]})");
+  script(
+      R"({"steps": [{"status": 429, "headers": {"Retry-After": "3600"}, "body": "{}"}]})");
   ChatClient Client(config(Provider::OpenAI), Transport);
   auto Start = Clock::now();
   ErrorSummary E = failure(Client.complete(pointRequest()));
@@ -227,7 +234,8 @@ TEST_F(ChatClientTest, RetryAfterBeyondTheLimitFailsAtOnce) {
 }
 
 TEST_F(ChatClientTest, ServerErrorsBackOffThenGiveUp) {
-  script(R"({"default": {"status": 500, "body": "{\"error\": {\"message\": \"boom\"}}"}})");
+  script(
+      R"({"default": {"status": 500, "body": "{\"error\": {\"message\": \"boom\"}}"}})");
   LLMConfig C = config(Provider::OpenAI);
   C.MaxAttempts = 3;
   C.InitialBackoff = std::chrono::milliseconds(100);
@@ -268,7 +276,8 @@ TEST_F(ChatClientTest, SlowRepliesTimeOut) {
 }
 
 TEST_F(ChatClientTest, RetriesDroppedConnections) {
-  script(R"({"steps": [{"drop": true}, {"reply": {"json": {"x": 9, "y": 9}}}]})");
+  script(
+      R"({"steps": [{"drop": true}, {"reply": {"json": {"x": 9, "y": 9}}}]})");
   ChatClient Client(config(Provider::OpenAI), Transport);
   Expected<ChatResponse> R = Client.complete(pointRequest());
   ASSERT_TRUE(bool(R)) << toString(R.takeError());
@@ -278,10 +287,12 @@ TEST_F(ChatClientTest, RetriesDroppedConnections) {
 
 TEST_F(ChatClientTest, KeyNeverAppearsInErrorsOrLogs) {
   // Some servers echo the key they were given.
-  std::string Body = std::string(R"({"error": {"message": "Incorrect API key provided: )") +
-                     FakeKey + R"(. Bearer )" + FakeKey + R"("}})";
+  std::string Body =
+      std::string(R"({"error": {"message": "Incorrect API key provided: )") +
+      FakeKey + R"(. Bearer )" + FakeKey + R"("}})";
   // Built as JSON to escape the body.
-  json::Object S{{"steps", json::Array{json::Object{{"status", 401}, {"body", Body}}}}};
+  json::Object S{
+      {"steps", json::Array{json::Object{{"status", 401}, {"body", Body}}}}};
   std::string Text;
   raw_string_ostream(Text) << json::Value(std::move(S));
   script(Text);
@@ -300,7 +311,8 @@ TEST_F(ChatClientTest, KeyNeverAppearsInErrorsOrLogs) {
 }
 
 TEST_F(ChatClientTest, TokenBudgetRefusesOnceSpent) {
-  script(R"({"default": {"reply": {"json": {"x": 1, "y": 1}, "usage": [80, 20]}}})");
+  script(
+      R"({"default": {"reply": {"json": {"x": 1, "y": 1}, "usage": [80, 20]}}})");
   LLMConfig C = config(Provider::OpenAI);
   C.TokenBudget = 150;
   ChatClient Client(C, Transport);
@@ -313,7 +325,8 @@ TEST_F(ChatClientTest, TokenBudgetRefusesOnceSpent) {
 }
 
 TEST_F(ChatClientTest, SharedLedgerBudgetsSeveralClients) {
-  script(R"({"default": {"reply": {"json": {"x": 1, "y": 1}, "usage": [60, 40]}}})");
+  script(
+      R"({"default": {"reply": {"json": {"x": 1, "y": 1}, "usage": [60, 40]}}})");
   auto Ledger = std::make_shared<TokenLedger>(100);
   ChatClient A(config(Provider::OpenAI), Transport, Ledger);
   ChatClient B(config(Provider::Anthropic), Transport, Ledger);
@@ -324,7 +337,8 @@ TEST_F(ChatClientTest, SharedLedgerBudgetsSeveralClients) {
 }
 
 TEST_F(ChatClientTest, MissingUsageIsEstimated) {
-  script(R"({"steps": [{"reply": {"json": {"x": 1, "y": 1}, "usage": null}}]})");
+  script(
+      R"({"steps": [{"reply": {"json": {"x": 1, "y": 1}, "usage": null}}]})");
   ChatClient Client(config(Provider::OpenAI), Transport);
   Expected<ChatResponse> R = Client.complete(pointRequest());
   ASSERT_TRUE(bool(R)) << toString(R.takeError());
@@ -333,7 +347,8 @@ TEST_F(ChatClientTest, MissingUsageIsEstimated) {
 }
 
 TEST_F(ChatClientTest, CacheHitsDoNotReachTheServer) {
-  script(R"({"default": {"reply": {"json": {"x": 4, "y": 2}, "usage": [10, 10]}}})");
+  script(
+      R"({"default": {"reply": {"json": {"x": 4, "y": 2}, "usage": [10, 10]}}})");
   LLMConfig C = config(Provider::OpenAI);
   C.NoCache = false;
   C.CacheDir = TempDir + "/cache";
@@ -392,7 +407,8 @@ TEST_F(ChatClientTest, FailedRepliesAreNotCached) {
 }
 
 TEST_F(ChatClientTest, ConcurrencyLimitBoundsRequestsInFlight) {
-  script(R"({"default": {"delay": 0.25, "reply": {"json": {"x": 1, "y": 1}}}})");
+  script(
+      R"({"default": {"delay": 0.25, "reply": {"json": {"x": 1, "y": 1}}}})");
   LLMConfig C = config(Provider::OpenAI);
   C.MaxConcurrency = 2;
   ChatClient Client(C, Transport);

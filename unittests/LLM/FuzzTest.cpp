@@ -30,7 +30,8 @@ const char *const Seeds[] = {
 };
 
 std::string mutate(std::string S, std::mt19937 &Rng) {
-  static const char Alphabet[] = "{}[]\",:\\ 0123456789.eE+-truefalsnul\xff\xc3";
+  static const char Alphabet[] =
+      "{}[]\",:\\ 0123456789.eE+-truefalsnul\xff\xc3";
   std::uniform_int_distribution<int> Op(0, 3);
   unsigned Edits = 1 + Rng() % 4;
   for (unsigned I = 0; I < Edits && !S.empty(); ++I) {

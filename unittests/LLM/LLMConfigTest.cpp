@@ -44,8 +44,9 @@ TEST(LLMConfig, ProviderNames) {
 }
 
 TEST(LLMConfig, OpenAIDefaults) {
-  Expected<LLMConfig> C = resolveLLMConfig(
-      withModel("gpt-x"), {}, envOf({{"OPENAI_API_KEY", "sk-abc"}, {"HOME", "/h"}}));
+  Expected<LLMConfig> C =
+      resolveLLMConfig(withModel("gpt-x"), {},
+                       envOf({{"OPENAI_API_KEY", "sk-abc"}, {"HOME", "/h"}}));
   ASSERT_TRUE(bool(C)) << toString(C.takeError());
   EXPECT_EQ(C->Prov, Provider::OpenAI);
   EXPECT_EQ(C->APIKey, "sk-abc");
@@ -54,10 +55,10 @@ TEST(LLMConfig, OpenAIDefaults) {
 }
 
 TEST(LLMConfig, AnthropicFromEnvironment) {
-  Expected<LLMConfig> C = resolveLLMConfig(
-      withModel("claude-x"), {},
-      envOf({{"ANTHROPIC_API_KEY", "k-ant-1234"},
-             {"ANTHROPIC_BASE_URL", "http://proxy:8080/"}}));
+  Expected<LLMConfig> C =
+      resolveLLMConfig(withModel("claude-x"), {},
+                       envOf({{"ANTHROPIC_API_KEY", "k-ant-1234"},
+                              {"ANTHROPIC_BASE_URL", "http://proxy:8080/"}}));
   ASSERT_TRUE(bool(C)) << toString(C.takeError());
   EXPECT_EQ(C->Prov, Provider::Anthropic);
   EXPECT_EQ(C->endpointURL(), "http://proxy:8080/v1/messages");
@@ -125,7 +126,8 @@ TEST(ConfigFile, Parses) {
             "token_budget": 50000, "max_concurrency": 2, "timeout_s": 30,
             "temperature": 0.2, "no_cache": true, "api_key_env": "X_KEY"},
     "search": {"whatever": 1}
-  })", "cfg.json");
+  })",
+                                            "cfg.json");
   ASSERT_TRUE(bool(S)) << toString(S.takeError());
   EXPECT_EQ(*S->Prov, Provider::OpenAI);
   EXPECT_EQ(*S->Model, "qwen");
@@ -151,13 +153,16 @@ TEST(ConfigFile, Rejects) {
             "cfg.json: \"llm.model\" must be a string");
   EXPECT_EQ(configError(R"({"llm": {"token_budget": -1}})"),
             "cfg.json: \"llm.token_budget\" must be a non-negative integer");
-  EXPECT_EQ(configError(R"({"llm": {"modle": "x"}})"),
-            "cfg.json: unknown field \"llm.modle\" (see docs/llm.md for the fields)");
+  EXPECT_EQ(
+      configError(R"({"llm": {"modle": "x"}})"),
+      "cfg.json: unknown field \"llm.modle\" (see docs/llm.md for the fields)");
   EXPECT_NE(configError(R"({"llm": {"api_key": "sk-1"}})").find("not allowed"),
             std::string::npos);
-  EXPECT_NE(configError("{\"llm\": ").find("not valid JSON"), std::string::npos);
-  EXPECT_NE(configError(R"({"llm": {"provider": "x"}})").find("unknown LLM provider"),
+  EXPECT_NE(configError("{\"llm\": ").find("not valid JSON"),
             std::string::npos);
+  EXPECT_NE(
+      configError(R"({"llm": {"provider": "x"}})").find("unknown LLM provider"),
+      std::string::npos);
 }
 
 TEST(ConfigFile, FoundInParentDirectories) {

@@ -83,6 +83,14 @@ TEST_F(LLMProposerTest, ProposalsParsedCheckedAndRejectedWithReasons) {
   EXPECT_EQ(R->Batch.Rejected[1].Reason, "unknown edit kind 'fuse-everything'");
   EXPECT_EQ(R->Usage.total(), 1500u);
 
+  // Rejections go back into the next prompt.
+  ProposalContext Next = context();
+  appendRejections(R->Batch, Next.History);
+  ASSERT_EQ(Next.History.size(), 4u);
+  EXPECT_EQ(Next.History[3].Edit, "fuse-everything @ saxpy");
+  EXPECT_EQ(Next.History[3].Outcome, "rejected");
+  EXPECT_EQ(Next.History[3].Detail, "unknown edit kind 'fuse-everything'");
+
   // What was sent: the kernel, the model, the profile, the verdict, the
   // history with its reasons, and the reply schema.
   Expected<json::Value> Stats = Server->stats();
@@ -114,7 +122,8 @@ TEST_F(LLMProposerTest, ProposalsParsedCheckedAndRejectedWithReasons) {
 
 TEST_F(LLMProposerTest, AnthropicAndFencedTextReplies) {
   // An Anthropic model that answers in prose instead of calling the tool.
-  script(R"({"steps": [{"reply": {"text": "Here are my proposals:\n```json\n{\"proposals\": [{\"kind\": \"unroll\", \"target\": \"saxpy/loop0\", \"params\": {\"factor\": 4}, \"rationale\": \"ilp\"}]}\n```"}}]})");
+  script(
+      R"({"steps": [{"reply": {"text": "Here are my proposals:\n```json\n{\"proposals\": [{\"kind\": \"unroll\", \"target\": \"saxpy/loop0\", \"params\": {\"factor\": 4}, \"rationale\": \"ilp\"}]}\n```"}}]})");
   ChatClient Client(config(Provider::Anthropic), Transport);
   LLMProposer Proposer(Client, Prompts, catalogValidator());
   Expected<ProposeResult> R = Proposer.propose(context());
@@ -141,7 +150,8 @@ TEST_F(LLMProposerTest, WrongShapeAndTruncationFailTheCall) {
 }
 
 TEST_F(LLMProposerTest, RetriesAndBudgetsApplyToThePolicy) {
-  script(R"({"steps": [{"status": 429, "headers": {"retry-after-ms": "50"}, "body": "{}"},
+  script(
+      R"({"steps": [{"status": 429, "headers": {"retry-after-ms": "50"}, "body": "{}"},
                        {"drop": true}], "default": {"reply": {"json": {"proposals": [
       {"kind": "unroll", "target": "saxpy/loop0", "params": {"factor": 2}, "rationale": "r"}]},
       "usage": [900, 200]}}})");
@@ -154,8 +164,8 @@ TEST_F(LLMProposerTest, RetriesAndBudgetsApplyToThePolicy) {
   EXPECT_EQ(R->Batch.Accepted.size(), 1u);
   EXPECT_EQ(count(), 3u);
   ProposalContext Next = context();
-  Next.History.push_back({R->Batch.Accepted[0].toEditJSON(), "slower",
-                          "1.31 ms vs 1.20 ms"});
+  Next.History.push_back(
+      {R->Batch.Accepted[0].toEditJSON(), "slower", "1.31 ms vs 1.20 ms"});
   Expected<ProposeResult> Again = Proposer.propose(Next);
   ASSERT_FALSE(bool(Again));
   EXPECT_EQ(summarizeError(Again.takeError()).Code,
@@ -184,7 +194,8 @@ TEST_F(LLMProposerTest, RankGivesANormalizedPrior) {
   EXPECT_NEAR((*W)[1], 0.8 / 1.1, 1e-9);
   EXPECT_NEAR((*W)[2], 0.1 / 1.1, 1e-9);
 
-  script(R"({"steps": [{"reply": {"json": {"ranking": [{"index": 7, "score": 0.5}]}}}]})");
+  script(
+      R"({"steps": [{"reply": {"json": {"ranking": [{"index": 7, "score": 0.5}]}}}]})");
   Expected<std::vector<double>> Bad = Proposer.rank(context(), Candidates);
   ASSERT_FALSE(bool(Bad));
   EXPECT_EQ(summarizeError(Bad.takeError()).Code, LLMErrorCode::SchemaMismatch);

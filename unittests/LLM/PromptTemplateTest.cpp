@@ -31,7 +31,8 @@ TEST(PromptTemplate, Errors) {
   EXPECT_EQ(toString(T.takeError()), "t.md:2: '{{' without a closing '}}'");
   T = PromptTemplate::parse("{{two words}}", "t.md");
   ASSERT_FALSE(bool(T));
-  EXPECT_EQ(toString(T.takeError()), "t.md:1: bad placeholder name 'two words'");
+  EXPECT_EQ(toString(T.takeError()),
+            "t.md:1: bad placeholder name 'two words'");
   T = PromptTemplate::parse("{{missing}}", "t.md");
   ASSERT_TRUE(bool(T));
   Expected<std::string> Out = T->render({});

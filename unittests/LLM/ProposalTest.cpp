@@ -143,8 +143,9 @@ TEST(Proposal, ValidatorPlugsIn) {
 }
 
 TEST(Proposal, WholeReplyErrors) {
-  for (StringRef Bad : {R"({"edits": []})", R"([{"kind": "x"}])",
-                        R"({"proposals": {"kind": "x"}})", "{\"proposals\": ["}) {
+  for (StringRef Bad :
+       {R"({"edits": []})", R"([{"kind": "x"}])",
+        R"({"proposals": {"kind": "x"}})", "{\"proposals\": ["}) {
     Expected<ProposalBatch> B = parseProposals(Bad, 4);
     EXPECT_FALSE(bool(B)) << Bad.str();
     if (!B)

@@ -22,8 +22,9 @@ TEST(Redactor, MasksKeyShapedStrings) {
   EXPECT_EQ(R.redact("key sk-proj-abcdefghijklmnop end"), "key [REDACTED] end");
   EXPECT_EQ(R.redact("Authorization: Bearer abc.def-ghijklmnop"),
             "Authorization: Bearer [REDACTED]");
-  EXPECT_EQ(R.redact("x-api-key: sk-ant-api03-zzzzzzzzzzzz\nx-api-key: other12345"),
-            "x-api-key: [REDACTED]\nx-api-key: [REDACTED]");
+  EXPECT_EQ(
+      R.redact("x-api-key: sk-ant-api03-zzzzzzzzzzzz\nx-api-key: other12345"),
+      "x-api-key: [REDACTED]\nx-api-key: [REDACTED]");
   EXPECT_EQ(R.redact("a risk-free sk-1 task"), "a risk-free sk-1 task");
 }
 
@@ -37,9 +38,9 @@ TEST(Environment, SecretVariables) {
 }
 
 TEST(Environment, WithoutSecrets) {
-  std::vector<std::string> Env = {"PATH=/bin", "OPENAI_API_KEY=sk-x",
-                                  "ANTHROPIC_API_KEY=y", "HOME=/h",
-                                  "OPENAI_BASE_URL=http://h", "A_API_KEY="};
+  std::vector<std::string> Env = {
+      "PATH=/bin", "OPENAI_API_KEY=sk-x",      "ANTHROPIC_API_KEY=y",
+      "HOME=/h",   "OPENAI_BASE_URL=http://h", "A_API_KEY="};
   std::vector<std::string> Expected = {"PATH=/bin", "HOME=/h",
                                        "OPENAI_BASE_URL=http://h"};
   EXPECT_EQ(environmentWithoutSecrets(Env), Expected);

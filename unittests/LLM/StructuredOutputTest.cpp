@@ -32,19 +32,23 @@ TEST(ExtractJSON, WholeText) {
 }
 
 TEST(ExtractJSON, MarkdownFence) {
-  EXPECT_EQ(extracted("Here you go:\n```json\n{\"a\": [1, {\"b\": \"}\"}]}\n```\n"
-                      "Let me know."),
-            R"({"a":[1,{"b":"}"}]})");
+  EXPECT_EQ(
+      extracted("Here you go:\n```json\n{\"a\": [1, {\"b\": \"}\"}]}\n```\n"
+                "Let me know."),
+      R"({"a":[1,{"b":"}"}]})");
   // A fence without a language, after a fence with no JSON.
-  EXPECT_EQ(extracted("```cuda\n__global__ void k() {}\n```\nand\n```\n{\"a\": 2}\n```"),
-            R"({"a":2})");
+  EXPECT_EQ(
+      extracted(
+          "```cuda\n__global__ void k() {}\n```\nand\n```\n{\"a\": 2}\n```"),
+      R"({"a":2})");
 }
 
 TEST(ExtractJSON, ProseAroundIt) {
   EXPECT_EQ(extracted("I think {\"a\": \"x{y\"} is best. {not json}"),
             R"({"a":"x{y"})");
   // A brace in prose before the document.
-  EXPECT_EQ(extracted("Use {braces} carefully: {\"k\": true}"), R"({"k":true})");
+  EXPECT_EQ(extracted("Use {braces} carefully: {\"k\": true}"),
+            R"({"k":true})");
 }
 
 TEST(ExtractJSON, Truncated) {
@@ -88,18 +92,22 @@ std::string schemaError(StringRef Doc) {
 
 TEST(JSONSchema, Accepts) {
   EXPECT_EQ(schemaError(R"({"n": 3})"), "ok");
-  EXPECT_EQ(schemaError(R"({"n": 3.0, "s": "b", "l": ["x", null], "o": {"q": 1.5}})"),
-            "ok");
+  EXPECT_EQ(
+      schemaError(R"({"n": 3.0, "s": "b", "l": ["x", null], "o": {"q": 1.5}})"),
+      "ok");
 }
 
 TEST(JSONSchema, Rejects) {
   EXPECT_EQ(schemaError(R"({})"), "$ lacks the required field \"n\"");
-  EXPECT_EQ(schemaError(R"({"n": "3"})"), "$.n should be integer, found a string");
-  EXPECT_EQ(schemaError(R"({"n": 2.5})"), "$.n should be integer, found a number");
+  EXPECT_EQ(schemaError(R"({"n": "3"})"),
+            "$.n should be integer, found a string");
+  EXPECT_EQ(schemaError(R"({"n": 2.5})"),
+            "$.n should be integer, found a number");
   EXPECT_EQ(schemaError(R"({"n": 11})"), "$.n is above the maximum 10");
   EXPECT_EQ(schemaError(R"({"n": 1, "s": "c"})"),
             "$.s should be one of [\"a\",\"b\"], found \"c\"");
-  EXPECT_EQ(schemaError(R"({"n": 1, "l": []})"), "$.l has 0 items, fewer than 1");
+  EXPECT_EQ(schemaError(R"({"n": 1, "l": []})"),
+            "$.l has 0 items, fewer than 1");
   EXPECT_EQ(schemaError(R"({"n": 1, "l": [1]})"),
             "$.l[0] should be string or null, found an integer");
   EXPECT_EQ(schemaError(R"({"n": 1, "o": {"q": "x"}})"),

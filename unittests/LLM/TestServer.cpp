@@ -78,7 +78,8 @@ static Expected<HttpResponse> controlPost(HttpTransport &T, unsigned Port,
 }
 
 Error ScriptedServer::script(StringRef Script) {
-  Expected<HttpResponse> R = controlPost(*Control, Port, "/_control/script", Script);
+  Expected<HttpResponse> R =
+      controlPost(*Control, Port, "/_control/script", Script);
   if (!R)
     return R.takeError();
   if (R->Status != 200)
@@ -87,7 +88,8 @@ Error ScriptedServer::script(StringRef Script) {
 }
 
 Expected<json::Value> ScriptedServer::stats() {
-  Expected<HttpResponse> R = controlPost(*Control, Port, "/_control/stats", "{}");
+  Expected<HttpResponse> R =
+      controlPost(*Control, Port, "/_control/stats", "{}");
   if (!R)
     return R.takeError();
   return json::parse(R->Body);

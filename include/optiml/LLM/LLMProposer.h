@@ -80,6 +80,11 @@ private:
   ProposalValidator Validator;
 };
 
+/// Adds the proposals a batch rejected to History (outcome "rejected",
+/// detail the reason), so the next prompt shows the model what went wrong.
+void appendRejections(const ProposalBatch &Batch,
+                      std::vector<EditAttempt> &History);
+
 /// Renders the history for a prompt, newest last, at most MaxEntries (the
 /// newest) with long details clipped.
 std::string formatHistory(llvm::ArrayRef<EditAttempt> History,
