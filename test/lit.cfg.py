@@ -18,7 +18,7 @@ config.test_exec_root = os.path.join(config.optiml_obj_root, "test")
 llvm_config.use_default_substitutions()
 # 'not', 'count', 'split-file' for RUN lines that start with them.
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.with_environment("PATH", config.optiml_tools_dir, append_path=False)
+llvm_config.with_environment("PATH", config.optiml_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(["clang-optiml"], [config.optiml_tools_dir])
 
 # Hermetic CUDA: the mock header, no SDK headers or libdevice.

@@ -995,12 +995,18 @@ void classify(KernelInfo &K, const FunctionDecl *FD) {
     K.Class = C;
     K.ClassReason = std::move(Why);
   };
+  // Prefer an access whose index visibly loads (x[col[j]]) over one whose
+  // index variable was loaded earlier (val[j] with j from rowptr).
+  const MemoryAccess *Gather = nullptr;
   for (const MemoryAccess &A : K.Accesses)
-    if (A.Space == AddressSpace::Global && A.Indirect) {
-      return Reason(KernelClass::GatherScatter,
-                    "index of " + A.Base + "[" + A.Index +
-                        "] is loaded from memory");
-    }
+    if (A.Space == AddressSpace::Global && A.Indirect &&
+        (!Gather || (A.Index.find('[') != std::string::npos &&
+                     Gather->Index.find('[') == std::string::npos)))
+      Gather = &A;
+  if (Gather)
+    return Reason(KernelClass::GatherScatter,
+                  "index of " + Gather->Base + "[" + Gather->Index +
+                      "] is loaded from memory");
   for (const MemoryAccess &A : K.Accesses)
     if (A.Space == AddressSpace::Global && A.IsAtomic &&
         A.Pattern == Coalescing::Unknown)

@@ -18,7 +18,7 @@ cl::SubCommand AnalyzeCommand(
     "  clang-optiml analyze src/solver.cu -p build --json\n"
     "  clang-optiml analyze kernel.cu -- -DN=1024 -Iinclude\n");
 
-static cl::OptionCategory AnalyzeCategory("analyze options");
+static cl::OptionCategory AnalyzeCategory("Analyze options");
 
 static cl::opt<std::string> InputFile(cl::Positional, cl::Required,
                                       cl::desc("<file.cu>"),
