@@ -137,6 +137,12 @@ Expected<Analysis> analyzeFile(StringRef Path, const AnalyzeOptions &Opts) {
   if (!Config)
     return Config.takeError();
   A.Config = std::move(*Config);
+  if (raw_ostream *V = Opts.Verbose) {
+    *V << "note: parsing with:";
+    for (const std::string &Arg : parseArguments(A.Path, A.Config, CudaSide::Host))
+      *V << " " << Arg;
+    *V << "\n";
+  }
 
   auto TU = parseCuda(A.Code, A.Path, A.Config, CudaSide::Host);
   if (!TU)
