@@ -308,6 +308,18 @@ Expected<LLMConfig> resolveLLMConfig(const LLMSettings &Explicit,
   return C;
 }
 
+Expected<LLMConfig> loadLLMConfig(const LLMSettings &Explicit,
+                                  StringRef ProjectDir) {
+  LLMSettings File;
+  if (std::optional<std::string> Path = findConfigFile(ProjectDir)) {
+    Expected<LLMSettings> S = loadConfigFile(*Path);
+    if (!S)
+      return S.takeError();
+    File = std::move(*S);
+  }
+  return resolveLLMConfig(Explicit, File, processEnvironment());
+}
+
 bool isLLMConfigured(const LLMSettings &Explicit, const LLMSettings &File,
                      const EnvLookup &Env) {
   Expected<LLMConfig> C = resolveLLMConfig(Explicit, File, Env);

@@ -218,7 +218,7 @@ TEST_F(ChatClientTest, HonoursRetryAfterMs) {
   auto Elapsed = Clock::now() - Start;
   ASSERT_TRUE(bool(R)) << toString(R.takeError());
   EXPECT_GE(Elapsed, std::chrono::milliseconds(300));
-  EXPECT_LT(Elapsed, std::chrono::milliseconds(1000));
+  EXPECT_LT(Elapsed, std::chrono::milliseconds(5000)) << "milliseconds, not s";
 }
 
 TEST_F(ChatClientTest, RetryAfterBeyondTheLimitFailsAtOnce) {
@@ -227,7 +227,7 @@ TEST_F(ChatClientTest, RetryAfterBeyondTheLimitFailsAtOnce) {
   ChatClient Client(config(Provider::OpenAI), Transport);
   auto Start = Clock::now();
   ErrorSummary E = failure(Client.complete(pointRequest()));
-  EXPECT_LT(Clock::now() - Start, std::chrono::milliseconds(1000));
+  EXPECT_LT(Clock::now() - Start, std::chrono::milliseconds(3000));
   EXPECT_EQ(E.Code, LLMErrorCode::HttpStatus);
   EXPECT_EQ(E.HttpStatus, 429u);
   EXPECT_NE(E.Message.find("3600 s"), std::string::npos) << E.Message;
@@ -270,7 +270,7 @@ TEST_F(ChatClientTest, SlowRepliesTimeOut) {
   ChatClient Client(C, Transport);
   auto Start = Clock::now();
   ErrorSummary E = failure(Client.complete(pointRequest()));
-  EXPECT_LT(Clock::now() - Start, std::chrono::milliseconds(2500));
+  EXPECT_LT(Clock::now() - Start, std::chrono::milliseconds(2900));
   EXPECT_EQ(E.Code, LLMErrorCode::Timeout) << E.Message;
   EXPECT_NE(E.Message.find("gave up after 2 attempts"), std::string::npos);
 }
@@ -414,6 +414,7 @@ TEST_F(ChatClientTest, ConcurrencyLimitBoundsRequestsInFlight) {
   ChatClient Client(C, Transport);
   std::vector<std::thread> Threads;
   std::atomic<unsigned> Ok{0};
+  auto Start = Clock::now();
   for (unsigned I = 0; I < 6; ++I)
     Threads.emplace_back([&, I] {
       if (Client.complete(pointRequest("q" + std::to_string(I))))
@@ -421,9 +422,13 @@ TEST_F(ChatClientTest, ConcurrencyLimitBoundsRequestsInFlight) {
     });
   for (std::thread &T : Threads)
     T.join();
+  auto Elapsed = Clock::now() - Start;
   EXPECT_EQ(Ok.load(), 6u);
   EXPECT_EQ(count(), 6u);
-  EXPECT_EQ(stat(*Server, "max_in_flight"), 2);
+  EXPECT_LE(stat(*Server, "max_in_flight"), 2);
+  // Six 250 ms replies, two at a time: three rounds. Unlimited, they would
+  // all finish in one.
+  EXPECT_GE(Elapsed, std::chrono::milliseconds(750));
 }
 
 TEST_F(ChatClientTest, PlainTextWithoutSchema) {

@@ -187,6 +187,14 @@ TEST(ConfigFile, FoundInParentDirectories) {
   Expected<LLMSettings> S = loadConfigFile(*Found);
   ASSERT_TRUE(bool(S));
   EXPECT_EQ(*S->Model, "m");
+
+  // The tool's entry point: file plus options; the option wins.
+  LLMSettings Explicit;
+  Explicit.BaseURL = "http://127.0.0.1:9/v1";
+  Expected<LLMConfig> C = loadLLMConfig(Explicit, Deep);
+  ASSERT_TRUE(bool(C)) << toString(C.takeError());
+  EXPECT_EQ(C->Model, "m");
+  EXPECT_EQ(C->BaseURL, "http://127.0.0.1:9/v1");
   sys::fs::remove_directories(Root);
 }
 

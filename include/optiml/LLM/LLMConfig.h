@@ -120,6 +120,11 @@ llvm::Expected<LLMConfig> resolveLLMConfig(const LLMSettings &Explicit,
                                            const LLMSettings &File,
                                            const EnvLookup &Env);
 
+/// What the tool calls: finds .clang-optiml.json from ProjectDir upwards
+/// (if any), and resolves it with Explicit and the process environment.
+llvm::Expected<LLMConfig> loadLLMConfig(const LLMSettings &Explicit,
+                                        llvm::StringRef ProjectDir);
+
 /// Whether any LLM is configured at all (a model and either a key or an
 /// explicit base URL): decides whether the tool defaults to the mixed
 /// policy.

@@ -174,7 +174,18 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
+    counted = False
+
+    def uncount(self):
+        # A request stops being in flight before its reply is written: the
+        # client may send its next request as soon as it has the reply.
+        if self.counted:
+            self.counted = False
+            with LOCK:
+                STATE["in_flight"] -= 1
+
     def send(self, status, payload, headers=None, content_type="application/json"):
+        self.uncount()
         if isinstance(payload, (dict, list)):
             payload = json.dumps(payload).encode()
         elif isinstance(payload, str):
@@ -201,11 +212,11 @@ class Handler(BaseHTTPRequestHandler):
         with LOCK:
             STATE["in_flight"] += 1
             STATE["max_in_flight"] = max(STATE["max_in_flight"], STATE["in_flight"])
+        self.counted = True
         try:
             self.api(raw)
         finally:
-            with LOCK:
-                STATE["in_flight"] -= 1
+            self.uncount()
 
     def control(self, raw):
         if self.path == "/_control/script":
@@ -248,6 +259,7 @@ class Handler(BaseHTTPRequestHandler):
         if step.get("delay"):
             time.sleep(step["delay"])
         if step.get("drop"):
+            self.uncount()
             try:
                 self.connection.shutdown(socket.SHUT_RDWR)
             except OSError:
