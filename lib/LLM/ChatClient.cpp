@@ -218,33 +218,39 @@ Expected<ChatResponse>
 ChatClient::completeUncached(const ChatRequest &Request) {
   if (!Request.Schema)
     return completeInMode(Request, StructuredMode::Text);
-  int Mode = ModeFloor.load();
-  while (true) {
+  const int Start = ModeFloor.load();
+  // The first refusal, returned if every lower mode is refused too: then
+  // the request itself is at fault (too long, a bad model name), not the
+  // structured-output feature, and the first message says why best.
+  std::optional<ErrorSummary> FirstRefusal;
+  for (int Mode = Start;; ++Mode) {
     Expected<ChatResponse> R =
         completeInMode(Request, static_cast<StructuredMode>(Mode));
-    if (R || Mode == static_cast<int>(StructuredMode::Text))
+    if (R) {
+      if (Mode != Start) {
+        // Remember, so later calls start where this server works.
+        int Seen = Start;
+        ModeFloor.compare_exchange_strong(Seen, Mode);
+        std::lock_guard<std::mutex> Lock(StatsMutex);
+        ++Stats.ModeFallbacks;
+      }
       return R;
-    bool Refused = false;
-    Error E =
-        handleErrors(R.takeError(), [&](std::unique_ptr<LLMError> L) -> Error {
-          if (L->code() == LLMErrorCode::HttpStatus &&
-              isFeatureRefusal(L->httpStatus())) {
-            Refused = true;
-            log("llm: server refused " +
-                structuredModeName(static_cast<StructuredMode>(Mode)) + " (" +
-                L->message() + "); falling back");
-            return Error::success();
-          }
-          return Error(std::move(L));
-        });
-    if (!Refused)
-      return std::move(E);
-    // Remember, so later calls start where this server works.
-    int Seen = Mode;
-    ModeFloor.compare_exchange_strong(Seen, Mode + 1);
-    ++Mode;
-    std::lock_guard<std::mutex> Lock(StatsMutex);
-    ++Stats.ModeFallbacks;
+    }
+    ErrorSummary E = summarizeError(R.takeError());
+    bool Refused =
+        E.Code == LLMErrorCode::HttpStatus && isFeatureRefusal(E.HttpStatus);
+    if (!Refused || Mode == static_cast<int>(StructuredMode::Text)) {
+      if (Refused && FirstRefusal)
+        E = *FirstRefusal;
+      return makeLLMError(E.Code.value_or(LLMErrorCode::BadResponse), E.Message,
+                          E.HttpStatus);
+    }
+    log("llm: server refused " +
+        structuredModeName(static_cast<StructuredMode>(Mode)) + " (" +
+        E.Message + "); trying " +
+        structuredModeName(static_cast<StructuredMode>(Mode + 1)));
+    if (!FirstRefusal)
+      FirstRefusal = std::move(E);
   }
 }
 

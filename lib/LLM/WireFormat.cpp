@@ -138,6 +138,10 @@ static uint64_t readCount(const json &Obj, const char *Key) {
 
 static Expected<WireReply> parseOpenAI(const json &Doc) {
   WireReply R;
+  if (Doc.contains("error") && !Doc.contains("choices"))
+    return makeLLMError(LLMErrorCode::BadResponse,
+                        "the server returned an error: " +
+                            serverErrorMessage(dumpJSON(Doc)));
   auto Choices = Doc.find("choices");
   if (Choices == Doc.end() || !Choices->is_array() || Choices->empty())
     return makeLLMError(LLMErrorCode::BadResponse,

@@ -144,6 +144,32 @@ TEST_F(ChatClientTest, FallsBackToTextAndReadsFencedJSON) {
   EXPECT_TRUE(System.contains("JSON Schema")) << System.str();
 }
 
+TEST_F(ChatClientTest, A400ForTheRequestItselfKeepsItsMessage) {
+  // A 400 in every mode is about the request, not the feature: the caller
+  // sees the first message, and later calls still try json_schema first.
+  script(R"({"default": {"status": 400,
+             "body": "{\"error\": {\"message\": \"context length exceeded\"}}"}})");
+  ChatClient Client(config(Provider::OpenAI), Transport);
+  ErrorSummary E = failure(Client.complete(pointRequest()));
+  EXPECT_EQ(E.HttpStatus, 400u);
+  EXPECT_NE(E.Message.find("context length exceeded"), std::string::npos);
+  EXPECT_EQ(count(), 3u) << "json_schema, tools, text";
+  EXPECT_EQ(Client.stats().ModeFallbacks, 0u);
+  script(R"({"default": {"reply": {"json": {"x": 1, "y": 1}}}})");
+  Expected<ChatResponse> R = Client.complete(pointRequest());
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_EQ(R->Mode, StructuredMode::JsonSchema);
+}
+
+TEST_F(ChatClientTest, ErrorObjectWithStatus200) {
+  script(
+      R"({"steps": [{"body": "{\"error\": {\"message\": \"model not loaded\"}}"}]})");
+  ChatClient Client(config(Provider::OpenAI), Transport);
+  ErrorSummary E = failure(Client.complete(pointRequest()));
+  EXPECT_EQ(E.Code, LLMErrorCode::BadResponse);
+  EXPECT_NE(E.Message.find("model not loaded"), std::string::npos) << E.Message;
+}
+
 TEST_F(ChatClientTest, TruncatedJSONIsReportedAsTruncated) {
   script(
       R"({"steps": [{"reply": {"json_raw": "{\"x\": 1, \"y\": ", "finish": "length"}}]})");
