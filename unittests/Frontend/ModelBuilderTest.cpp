@@ -1,0 +1,163 @@
+#include "optiml/Frontend/Analysis.h"
+#include "optiml/Frontend/ModelBuilder.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Stmt.h"
+#include "clang/Frontend/ASTUnit.h"
+#include "gtest/gtest.h"
+
+using namespace optiml;
+
+namespace {
+
+/// Parses \p Body (after the mock header) and builds the model.
+struct Parsed {
+  ParsedTU TU;
+  KernelModel Model;
+};
+
+Parsed parse(const std::string &Body) {
+  ToolchainOptions TO;
+  TO.ResourceDir = OPTIML_TEST_RESOURCE_DIR;
+  auto Tools = discoverToolchain(TO);
+  EXPECT_TRUE(bool(Tools)) << llvm::toString(Tools.takeError());
+  ParseConfig Config;
+  Config.Tools = *Tools;
+  Config.ExtraArgs = {"-nocudainc", "-nocudalib",
+                      "-I" OPTIML_TEST_INPUTS_DIR};
+  std::string Code = "#include \"cuda_mock.h\"\n" + Body;
+  auto TU = parseCuda(Code, "/tmp/model-test.cu", Config, CudaSide::Host);
+  EXPECT_TRUE(bool(TU));
+  Parsed P;
+  P.TU = std::move(*TU);
+  EXPECT_EQ(P.TU.errorCount(), 0u);
+  for (const Diagnostic &D : P.TU.Diags)
+    ADD_FAILURE() << D.str();
+  P.Model = buildKernelModel(P.TU.AST->getASTContext());
+  return P;
+}
+
+const MemoryAccess *access(const KernelInfo &K, const std::string &Index) {
+  for (const MemoryAccess &A : K.Accesses)
+    if (A.Index == Index)
+      return &A;
+  return nullptr;
+}
+
+TEST(ModelBuilderTest, CoalescingThroughLocalsAndInductionVariables) {
+  Parsed P = parse(R"(
+__global__ void k(float *a, const float *b, int n, int ld) {
+  int tid = threadIdx.x;
+  int i = blockIdx.x * blockDim.x + tid;
+  int j = i;
+  j = j + 1;                 // assigned again: no longer trusted
+  for (int g = i; g < n; g += blockDim.x * gridDim.x)
+    a[g] = b[g * 4] + b[tid * ld] + b[j] + b[i / 2] + b[-tid + 7];
+})");
+  ASSERT_EQ(P.Model.Kernels.size(), 1u);
+  const KernelInfo &K = P.Model.Kernels[0];
+  ASSERT_TRUE(access(K, "g"));
+  EXPECT_EQ(access(K, "g")->Pattern, Coalescing::Unit);
+  EXPECT_TRUE(access(K, "g")->IsWrite);
+  EXPECT_FALSE(access(K, "g")->IsRead);
+  ASSERT_TRUE(access(K, "g * 4"));
+  EXPECT_EQ(access(K, "g * 4")->Pattern, Coalescing::Strided);
+  EXPECT_EQ(access(K, "g * 4")->Stride, 4);
+  EXPECT_EQ(access(K, "tid * ld")->Pattern, Coalescing::Strided);
+  EXPECT_FALSE(access(K, "tid * ld")->Stride.has_value());
+  EXPECT_EQ(access(K, "j")->Pattern, Coalescing::Unknown);
+  EXPECT_EQ(access(K, "i / 2")->Pattern, Coalescing::Unknown);
+  EXPECT_EQ(access(K, "-tid + 7")->Pattern, Coalescing::Strided);
+  EXPECT_EQ(access(K, "-tid + 7")->Stride, -1);
+  EXPECT_TRUE(K.Params[0].Written);
+  EXPECT_FALSE(K.Params[0].Read);
+  EXPECT_TRUE(K.Params[1].Read);
+}
+
+TEST(ModelBuilderTest, TripCounts) {
+  Parsed P = parse(R"(
+__global__ void k(float *a, int n) {
+  for (int i = 0; i < 10; ++i) a[i] = 0;       // 10
+  for (int i = 10; i > 0; --i) a[i] = 0;       // 10
+  for (int i = 0; i <= 10; i += 3) a[i] = 0;   // 4: 0 3 6 9
+  for (int i = 0; i != 12; i += 4) a[i] = 0;   // 3
+  for (int i = 0; i < n; ++i) a[i] = 0;        // unknown
+  for (int i = 1; i < 64; i *= 2) a[i] = 0;    // multiplicative: unknown
+  for (int i = 0; i < 10; --i) a[i] = 0;       // wrong direction: unknown
+})");
+  const KernelInfo &K = P.Model.Kernels[0];
+  ASSERT_EQ(K.Loops.size(), 7u);
+  EXPECT_EQ(K.Loops[0].TripCount, 10);
+  EXPECT_EQ(K.Loops[1].TripCount, 10);
+  EXPECT_EQ(K.Loops[2].TripCount, 4);
+  EXPECT_EQ(K.Loops[3].TripCount, 3);
+  EXPECT_FALSE(K.Loops[4].TripCount.has_value());
+  EXPECT_FALSE(K.Loops[5].TripCount.has_value());
+  EXPECT_FALSE(K.Loops[6].TripCount.has_value());
+  EXPECT_EQ(K.Loops[4].Bound, "n");
+}
+
+TEST(ModelBuilderTest, LoopIdsMatchFindLoopStmt) {
+  Parsed P = parse(R"(
+namespace ns {
+__global__ void k(float *a, int n) {
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      while (a[j] > 0) a[j] -= 1;
+      for (int q = 0; q < 2; ++q) a[q] = 0;
+    }
+  do { n--; } while (n > 0);
+}
+})");
+  const KernelInfo &K = P.Model.Kernels[0];
+  std::vector<std::string> Ids;
+  for (const LoopInfo &L : K.Loops)
+    Ids.push_back(L.Id);
+  EXPECT_EQ(Ids, (std::vector<std::string>{"ns::k/loop0", "ns::k/loop0.0",
+                                           "ns::k/loop0.0.0", "ns::k/loop0.0.1",
+                                           "ns::k/loop1"}));
+  clang::ASTContext &Ctx = P.TU.AST->getASTContext();
+  const clang::FunctionDecl *FD = findKernelDecl(Ctx, "ns::k");
+  ASSERT_TRUE(FD);
+  EXPECT_EQ(findKernelDecl(Ctx, "k"), nullptr);
+  const clang::SourceManager &SM = Ctx.getSourceManager();
+  for (const LoopInfo &L : K.Loops) {
+    const clang::Stmt *S = findLoopStmt(FD, L.Id);
+    ASSERT_TRUE(S) << L.Id;
+    EXPECT_EQ(SM.getFileOffset(S->getBeginLoc()), L.Range.Begin.Offset) << L.Id;
+  }
+  EXPECT_EQ(findLoopStmt(FD, "ns::k/loop2"), nullptr);
+  EXPECT_EQ(K.Loops[1].Parent, "ns::k/loop0");
+  EXPECT_EQ(K.Loops[3].Depth, 2u);
+}
+
+TEST(ModelBuilderTest, OnlyMainFileKernelsAndLaunchedInstantiations) {
+  Parsed P = parse(R"(
+template <int N> __global__ void t(float *a) { a[threadIdx.x] = N; }
+template <int N> __global__ void never(float *a) { a[threadIdx.x] = N; }
+void go(float *a) { t<1><<<1, 32>>>(a); t<2><<<1, 64>>>(a); t<1><<<2, 32>>>(a); }
+)");
+  ASSERT_EQ(P.Model.Kernels.size(), 2u);
+  const KernelInfo &T = P.Model.Kernels[0];
+  EXPECT_EQ(T.Instantiations, (std::vector<std::string>{"t<1>", "t<2>"}));
+  ASSERT_EQ(T.Launches.size(), 3u);
+  EXPECT_EQ(T.Launches[2].Id, "t/launch2");
+  EXPECT_EQ(T.Launches[2].Grid, "2");
+  EXPECT_TRUE(P.Model.Kernels[1].Instantiations.empty());
+  EXPECT_TRUE(P.Model.Kernels[1].Launches.empty());
+}
+
+TEST(ModelBuilderTest, LaunchSpansPointAtTheWrittenText) {
+  std::string Body = "__global__ void k(int *a) { a[threadIdx.x] = 1; }\n"
+                     "void go(int *a, int n) { k<<<(n + 127) / 128, 128>>>(a); }\n";
+  Parsed P = parse(Body);
+  const LaunchSite &L = P.Model.Kernels[0].Launches[0];
+  std::string Code = "#include \"cuda_mock.h\"\n" + Body;
+  EXPECT_EQ(Code.substr(L.GridRange.Begin.Offset,
+                        L.GridRange.End.Offset - L.GridRange.Begin.Offset),
+            "(n + 127) / 128");
+  EXPECT_EQ(Code.substr(L.BlockRange.Begin.Offset,
+                        L.BlockRange.End.Offset - L.BlockRange.Begin.Offset),
+            "128");
+}
+
+} // namespace
