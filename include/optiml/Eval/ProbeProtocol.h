@@ -50,6 +50,9 @@ struct ProbeKernel {
   std::vector<ProbeParam> Params;
 };
 
+/// For floating-point buffers the probe uses, field by field, the larger of
+/// this and the element type's default (defaultTolerance in Compare.h): the
+/// config can widen the check, never make it stricter than the type allows.
 struct Tolerance {
   double RelTol = 0; ///< |a-b| <= AbsTol + RelTol*|b| for floating point
   double AbsTol = 0;
@@ -79,9 +82,19 @@ struct ProbeConfig {
 /// Result of comparing one buffer after one launch.
 struct BufferCheck {
   unsigned Param = 0;
+  /// 8-byte word of the parameter holding the pointer (0 for a plain
+  /// pointer parameter; a struct parameter can hold several).
+  unsigned Word = 0;
   uint64_t Bytes = 0;
-  /// "ok", "mismatch", "size-mismatch", "missing-snapshot"
+  /// "ok", "mismatch", "size-mismatch", "missing-snapshot", or
+  /// "stale-output": the buffer is right only when it already held the
+  /// answer (relaunched with the buffer poisoned, the result differs).
   std::string Status = "ok";
+  /// This launch changed the buffer (reference and candidate runs).
+  bool Written = false;
+  /// Reference run: the launch's results do not depend on the buffer's prior
+  /// contents (a pure output); candidates are checked with it poisoned.
+  bool Overwritten = false;
   /// The parameter's buffer changed though the reference did not write it
   /// (input mutation or a stray write).
   bool UnexpectedWrite = false;
@@ -89,6 +102,8 @@ struct BufferCheck {
   std::optional<uint64_t> FirstDiffIndex; ///< element index
   std::string Expected, Actual;           ///< values at the first difference
   double MaxAbsErr = 0, MaxRelErr = 0;
+  /// Why a check could not be made, or more about a failed one.
+  std::string Detail;
 };
 
 struct LaunchRecord {
@@ -97,6 +112,8 @@ struct LaunchRecord {
   unsigned Grid[3] = {1, 1, 1};
   unsigned Block[3] = {1, 1, 1};
   unsigned DynamicShared = 0;
+  /// From the driver's function attributes (ptxas facts as loaded).
+  unsigned Registers = 0, StaticShared = 0, LocalBytes = 0;
   bool Verified = false; ///< this launch was snapshotted / compared
   std::vector<BufferCheck> Buffers;
   std::vector<double> TimesMs;               ///< Time mode: one per replay
@@ -117,6 +134,13 @@ std::string writeProbeConfig(const ProbeConfig &C);
 llvm::Expected<ProbeConfig> readProbeConfig(llvm::StringRef JSONText);
 std::string writeProbeResult(const ProbeResult &R);
 llvm::Expected<ProbeResult> readProbeResult(llvm::StringRef JSONText);
+
+/// The kernel name ProbeKernel::Name is matched against: a demangled name
+/// without return type and parameter list ("void ns::k<int>(int*)" gives
+/// "ns::k<int>").
+std::string kernelBaseName(llvm::StringRef Demangled);
+/// Pattern equals BaseName, or names the template BaseName instantiates.
+bool kernelNameMatches(llvm::StringRef Pattern, llvm::StringRef BaseName);
 
 } // namespace optiml
 

@@ -1,0 +1,115 @@
+//===- Compare.h - Element-wise comparison of kernel buffers -----*- C++ -*-===//
+//
+// The verdict on one buffer after one launch: the reference's contents
+// against the candidate's, element by element by element type. Used by the
+// probe inside the candidate program and by the evaluator on snapshots.
+// No CUDA and no LLVM beyond ADT: it is compiled into the probe too.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_EVAL_COMPARE_H
+#define OPTIML_EVAL_COMPARE_H
+
+#include "optiml/Eval/ProbeProtocol.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace optiml {
+
+enum class ElementKind {
+  Bytes, ///< unknown type: compared byte by byte, exactly
+  Bool,
+  SInt,
+  UInt,
+  Half,     ///< IEEE binary16 (__half)
+  BFloat16, ///< __nv_bfloat16
+  Float,
+  Double,
+};
+
+/// A scalar element kind and its size; vector types (float4, __half2) are
+/// compared lane by lane, so indices count scalars.
+struct ElementType {
+  ElementKind Kind = ElementKind::Bytes;
+  unsigned Size = 1; ///< bytes per scalar
+
+  bool isFloatingPoint() const {
+    return Kind == ElementKind::Half || Kind == ElementKind::BFloat16 ||
+           Kind == ElementKind::Float || Kind == ElementKind::Double;
+  }
+};
+
+/// The element type of a buffer from the kernel model's description of the
+/// pointee ("float", "const __half", "float4", "unsigned int", ...). Unknown
+/// or inconsistent descriptions give Bytes, which compares exactly.
+ElementType elementTypeFor(llvm::StringRef TypeName, unsigned ElementSize,
+                           bool IsFloat);
+ElementType elementTypeFor(const ProbeParam &P);
+
+const char *toString(ElementKind K);
+
+/// Default tolerance per type: a few units in the last place for the
+/// reordering a faithful optimization causes (fma contraction, a different
+/// reduction order). Integer and byte kinds compare exactly (zero).
+Tolerance defaultTolerance(ElementKind K);
+
+/// Field-wise max of the type's default and the requested tolerance.
+Tolerance effectiveTolerance(ElementKind K, const Tolerance &Requested);
+
+/// The widest tolerance calibration may reach for a type; a reference that
+/// disagrees with itself beyond it is nondeterministic, not noisy.
+Tolerance noiseCeiling(ElementKind K);
+
+struct CompareResult {
+  uint64_t Elements = 0; ///< scalars compared
+  uint64_t Mismatches = 0;
+  bool SizeMismatch = false;
+  std::optional<uint64_t> FirstDiffIndex; ///< scalar index
+  std::string Expected, Actual;           ///< values there, printed
+  /// Over finite pairs only; NaN/Inf disagreements are counted as
+  /// mismatches and do not enter these.
+  double MaxAbsErr = 0, MaxRelErr = 0;
+
+  bool equal() const { return !SizeMismatch && Mismatches == 0; }
+};
+
+/// Compares Actual with Expected as arrays of T.
+///
+/// Integers, bools and bytes: bit-exact. Floating point: equal when
+/// |a - e| <= AbsTol + RelTol * |e|; +0 equals -0; an infinity equals only
+/// the same infinity; NaN equals NaN (any payload) iff Tol.NaNEqual, and
+/// never a number. Bytes past the last whole scalar compare exactly.
+/// Different sizes: SizeMismatch, and the common prefix is compared.
+CompareResult compareBuffers(llvm::ArrayRef<uint8_t> Expected,
+                             llvm::ArrayRef<uint8_t> Actual, ElementType T,
+                             const Tolerance &Tol);
+
+/// Did the buffer change at all (bitwise)? For the written-buffer and
+/// input-mutation checks, where any change counts.
+bool bufferChanged(llvm::ArrayRef<uint8_t> Before,
+                   llvm::ArrayRef<uint8_t> After);
+
+/// The value of scalar Index of Data as text ("1.5", "-3", "nan", "0x7f").
+std::string formatElement(llvm::ArrayRef<uint8_t> Data, uint64_t Index,
+                          ElementType T);
+
+/// Noise seen between two runs of the reference on one buffer.
+struct Calibration {
+  Tolerance Tol;                 ///< widened tolerance for candidates
+  bool Nondeterministic = false; ///< the reference disagrees with itself
+  std::string Reason;            ///< set when Nondeterministic
+};
+
+/// Widens Base so that the reference's own run-to-run noise passes with a
+/// margin of Margin times. Noise compares two reference runs under a
+/// tolerance no wider than noiseCeiling (the ceiling itself is the natural
+/// choice): any mismatch there, or an integer that moved, makes the buffer
+/// nondeterministic.
+Calibration calibrate(ElementType T, const Tolerance &Base,
+                      const CompareResult &Noise, double Margin = 4.0);
+
+} // namespace optiml
+
+#endif // OPTIML_EVAL_COMPARE_H

@@ -1,0 +1,111 @@
+//===- ProbeInternal.h - Pieces of liboptiml-probe.so ------------*- C++ -*-===//
+//
+// The probe runs inside someone else's CUDA program. It talks to the GPU
+// only through the driver API (the program's runtime may be linked
+// statically and unreachable), never lets an exception or an abort out, and
+// records every problem in ProbeResult::Errors.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_LIB_PROBE_PROBEINTERNAL_H
+#define OPTIML_LIB_PROBE_PROBEINTERNAL_H
+
+#include "optiml/Eval/ProbeProtocol.h"
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace optiml {
+namespace probe {
+
+/// "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (2)".
+std::string driverError(const char *What, CUresult R);
+
+/// What the reference run saved about one buffer of one launch.
+struct SnapshotEntry {
+  std::string Kernel; ///< kernelBaseName
+  unsigned Ordinal = 0;
+  unsigned Param = 0, Word = 0;
+  uint64_t Bytes = 0;
+  uint64_t Offset = 0; ///< of the parameter's pointer in the allocation
+  bool Written = false;
+  bool Overwritten = false;
+  std::string File; ///< relative to the snapshot directory
+};
+
+/// The reference run's snapshot directory: raw post-launch buffer contents,
+/// one file per launch and buffer, and manifest.jsonl describing them (one
+/// JSON object per line, appended as the run goes so a crash keeps what was
+/// saved).
+class SnapshotStore {
+public:
+  explicit SnapshotStore(std::string Dir) : Dir(std::move(Dir)) {}
+
+  /// Creates the directory and truncates the manifest (reference run).
+  bool create(std::string &Error);
+  /// Reads the manifest (candidate and time runs).
+  bool load(std::string &Error);
+
+  bool save(SnapshotEntry E, const std::vector<uint8_t> &Data,
+            std::string &Error);
+  bool read(const SnapshotEntry &E, std::vector<uint8_t> &Data,
+            std::string &Error) const;
+  /// Records how often the reference launched a kernel (at exit).
+  void saveLaunchCount(const std::string &Kernel, unsigned Count);
+
+  const SnapshotEntry *find(const std::string &Kernel, unsigned Ordinal,
+                            unsigned Param, unsigned Word) const;
+  /// The buffers the reference saved for one launch (empty: not verified).
+  std::vector<const SnapshotEntry *> launch(const std::string &Kernel,
+                                            unsigned Ordinal) const;
+  /// Whether the reference had any launch of Kernel at Ordinal on record.
+  bool hasLaunch(const std::string &Kernel, unsigned Ordinal) const {
+    return !launch(Kernel, Ordinal).empty();
+  }
+  /// -1 when the reference did not record a count for Kernel.
+  long launchCount(const std::string &Kernel) const;
+  /// Any launch of Kernel on record marks this (param, word) overwritten.
+  bool overwrittenAnywhere(const std::string &Kernel, unsigned Param,
+                           unsigned Word) const;
+
+private:
+  bool appendLine(const std::string &Line, std::string &Error);
+
+  std::string Dir;
+  std::map<std::tuple<std::string, unsigned, unsigned, unsigned>,
+           SnapshotEntry>
+      Entries;
+  std::map<std::string, long> Counts;
+};
+
+/// CUPTI's range profiler for one launch at a time (AutoRange with kernel
+/// replay, started just before the target launch and stopped after it).
+class RangeProfiler {
+public:
+  /// Sets up the host and device side for Metrics on Ctx. Returns "" or
+  /// why profiling is unavailable; Rejected gets the metric names the
+  /// chip does not know (they are dropped, the rest are collected).
+  std::string setUp(CUcontext Ctx, const std::vector<std::string> &Metrics,
+                    std::vector<std::string> &Rejected);
+  std::string start();
+  /// Stops, decodes and evaluates the launch's range.
+  std::string stop(std::map<std::string, double> &Values);
+  void tearDown();
+  bool ready() const { return Ready; }
+  size_t passes() const { return Passes; }
+
+private:
+  bool Ready = false;
+  size_t Passes = 0;
+  struct State;
+  State *S = nullptr;
+};
+
+} // namespace probe
+} // namespace optiml
+
+#endif // OPTIML_LIB_PROBE_PROBEINTERNAL_H

@@ -1,0 +1,196 @@
+//===- SnapshotStore.cpp - The reference run's saved buffers --------------===//
+
+#include "ProbeInternal.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sys/stat.h>
+
+using nlohmann::json;
+
+namespace optiml {
+namespace probe {
+
+namespace {
+
+std::string fileName(const SnapshotEntry &E) {
+  std::string Safe;
+  for (char C : E.Kernel)
+    Safe += (std::isalnum(static_cast<unsigned char>(C)) || C == '_') ? C : '_';
+  if (Safe.size() > 80)
+    Safe.resize(80);
+  // The name alone may collide ("k<int>" and "k_int_"): add its hash.
+  char Buf[64];
+  std::snprintf(Buf, sizeof(Buf), "-%08zx.%u.p%u.w%u.bin",
+                std::hash<std::string>()(E.Kernel) & 0xffffffffu, E.Ordinal,
+                E.Param, E.Word);
+  return Safe + Buf;
+}
+
+std::string systemError(const std::string &What, const std::string &Path) {
+  return What + " " + Path + ": " + std::strerror(errno);
+}
+
+} // namespace
+
+bool SnapshotStore::create(std::string &Error) {
+  if (::mkdir(Dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    Error = systemError("cannot create snapshot directory", Dir);
+    return false;
+  }
+  std::string Manifest = Dir + "/manifest.jsonl";
+  std::FILE *F = std::fopen(Manifest.c_str(), "w");
+  if (!F) {
+    Error = systemError("cannot write", Manifest);
+    return false;
+  }
+  std::fclose(F);
+  return true;
+}
+
+bool SnapshotStore::appendLine(const std::string &Line, std::string &Error) {
+  std::string Manifest = Dir + "/manifest.jsonl";
+  std::FILE *F = std::fopen(Manifest.c_str(), "a");
+  if (!F) {
+    Error = systemError("cannot append to", Manifest);
+    return false;
+  }
+  bool Ok = std::fwrite(Line.data(), 1, Line.size(), F) == Line.size();
+  Ok &= std::fclose(F) == 0;
+  if (!Ok)
+    Error = systemError("cannot append to", Manifest);
+  return Ok;
+}
+
+bool SnapshotStore::save(SnapshotEntry E, const std::vector<uint8_t> &Data,
+                         std::string &Error) {
+  E.File = fileName(E);
+  E.Bytes = Data.size();
+  std::string Path = Dir + "/" + E.File;
+  std::FILE *F = std::fopen(Path.c_str(), "wb");
+  if (!F) {
+    Error = systemError("cannot write snapshot", Path);
+    return false;
+  }
+  bool Ok = std::fwrite(Data.data(), 1, Data.size(), F) == Data.size();
+  Ok &= std::fclose(F) == 0;
+  if (!Ok) {
+    Error = systemError("cannot write snapshot", Path);
+    return false;
+  }
+  json J{{"kernel", E.Kernel},     {"ordinal", E.Ordinal},
+         {"param", E.Param},       {"word", E.Word},
+         {"bytes", E.Bytes},       {"offset", E.Offset},
+         {"written", E.Written},   {"overwritten", E.Overwritten},
+         {"file", E.File}};
+  Entries[{E.Kernel, E.Ordinal, E.Param, E.Word}] = E;
+  return appendLine(J.dump(-1, ' ', false, json::error_handler_t::replace) +
+                        "\n",
+                    Error);
+}
+
+void SnapshotStore::saveLaunchCount(const std::string &Kernel,
+                                    unsigned Count) {
+  json J{{"kernel", Kernel}, {"launches", Count}};
+  std::string Ignored;
+  appendLine(J.dump(-1, ' ', false, json::error_handler_t::replace) + "\n",
+             Ignored);
+  Counts[Kernel] = Count;
+}
+
+bool SnapshotStore::load(std::string &Error) {
+  std::string Manifest = Dir + "/manifest.jsonl";
+  std::ifstream In(Manifest);
+  if (!In) {
+    Error = systemError("cannot read", Manifest) +
+            " (was the reference run made with this snapshot directory?)";
+    return false;
+  }
+  std::string Line;
+  unsigned LineNo = 0;
+  while (std::getline(In, Line)) {
+    ++LineNo;
+    if (Line.empty())
+      continue;
+    try {
+      json J = json::parse(Line);
+      std::string Kernel = J.at("kernel").get<std::string>();
+      if (J.contains("launches")) {
+        Counts[Kernel] = J.at("launches").get<long>();
+        continue;
+      }
+      SnapshotEntry E;
+      E.Kernel = Kernel;
+      E.Ordinal = J.at("ordinal").get<unsigned>();
+      E.Param = J.at("param").get<unsigned>();
+      E.Word = J.at("word").get<unsigned>();
+      E.Bytes = J.at("bytes").get<uint64_t>();
+      E.Offset = J.at("offset").get<uint64_t>();
+      E.Written = J.at("written").get<bool>();
+      E.Overwritten = J.at("overwritten").get<bool>();
+      E.File = J.at("file").get<std::string>();
+      if (E.File.find('/') != std::string::npos)
+        throw std::runtime_error("file name with a slash");
+      Entries[{E.Kernel, E.Ordinal, E.Param, E.Word}] = E;
+    } catch (const std::exception &Ex) {
+      Error = Manifest + ":" + std::to_string(LineNo) + ": " + Ex.what();
+      return false;
+    }
+  }
+  return true;
+}
+
+bool SnapshotStore::read(const SnapshotEntry &E, std::vector<uint8_t> &Data,
+                         std::string &Error) const {
+  std::string Path = Dir + "/" + E.File;
+  std::FILE *F = std::fopen(Path.c_str(), "rb");
+  if (!F) {
+    Error = systemError("cannot read snapshot", Path);
+    return false;
+  }
+  Data.resize(E.Bytes);
+  bool Ok = std::fread(Data.data(), 1, Data.size(), F) == Data.size();
+  std::fclose(F);
+  if (!Ok)
+    Error = "snapshot " + Path + " is shorter than its manifest entry";
+  return Ok;
+}
+
+const SnapshotEntry *SnapshotStore::find(const std::string &Kernel,
+                                         unsigned Ordinal, unsigned Param,
+                                         unsigned Word) const {
+  auto It = Entries.find({Kernel, Ordinal, Param, Word});
+  return It == Entries.end() ? nullptr : &It->second;
+}
+
+std::vector<const SnapshotEntry *>
+SnapshotStore::launch(const std::string &Kernel, unsigned Ordinal) const {
+  std::vector<const SnapshotEntry *> Out;
+  for (auto It = Entries.lower_bound({Kernel, Ordinal, 0u, 0u});
+       It != Entries.end() && std::get<0>(It->first) == Kernel &&
+       std::get<1>(It->first) == Ordinal;
+       ++It)
+    Out.push_back(&It->second);
+  return Out;
+}
+
+long SnapshotStore::launchCount(const std::string &Kernel) const {
+  auto It = Counts.find(Kernel);
+  return It == Counts.end() ? -1 : It->second;
+}
+
+bool SnapshotStore::overwrittenAnywhere(const std::string &Kernel,
+                                        unsigned Param, unsigned Word) const {
+  for (const auto &[Key, E] : Entries)
+    if (E.Kernel == Kernel && E.Param == Param && E.Word == Word &&
+        E.Overwritten)
+      return true;
+  return false;
+}
+
+} // namespace probe
+} // namespace optiml

@@ -1,0 +1,230 @@
+//===- CompareTest.cpp - Buffer comparison ---------------------------------===//
+
+#include "optiml/Eval/Compare.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+using namespace optiml;
+
+namespace {
+
+template <typename T> std::vector<uint8_t> bytesOf(const std::vector<T> &V) {
+  std::vector<uint8_t> B(V.size() * sizeof(T));
+  std::memcpy(B.data(), V.data(), B.size());
+  return B;
+}
+
+const ElementType Float{ElementKind::Float, 4};
+const ElementType Double{ElementKind::Double, 8};
+const ElementType Int{ElementKind::SInt, 4};
+
+TEST(ElementTypeTest, FromModelNames) {
+  EXPECT_EQ(elementTypeFor("float", 4, true).Kind, ElementKind::Float);
+  EXPECT_EQ(elementTypeFor("const float", 4, true).Kind, ElementKind::Float);
+  EXPECT_EQ(elementTypeFor("double", 8, true).Kind, ElementKind::Double);
+  EXPECT_EQ(elementTypeFor("__half", 2, true).Kind, ElementKind::Half);
+  EXPECT_EQ(elementTypeFor("__nv_bfloat16", 2, true).Kind,
+            ElementKind::BFloat16);
+  EXPECT_EQ(elementTypeFor("int", 4, false).Kind, ElementKind::SInt);
+  EXPECT_EQ(elementTypeFor("unsigned int", 4, false).Kind, ElementKind::UInt);
+  EXPECT_EQ(elementTypeFor("unsigned long long", 8, false).Size, 8u);
+  EXPECT_EQ(elementTypeFor("bool", 1, false).Kind, ElementKind::Bool);
+  // Vector types compare lane by lane.
+  ElementType F4 = elementTypeFor("float4", 16, true);
+  EXPECT_EQ(F4.Kind, ElementKind::Float);
+  EXPECT_EQ(F4.Size, 4u);
+  EXPECT_EQ(elementTypeFor("__half2", 4, true).Kind, ElementKind::Half);
+  // Unknown or inconsistent: exact bytes.
+  EXPECT_EQ(elementTypeFor("Particle", 24, false).Kind, ElementKind::Bytes);
+  EXPECT_EQ(elementTypeFor("float", 4, false).Kind, ElementKind::Bytes);
+  EXPECT_EQ(elementTypeFor("float", 3, true).Kind, ElementKind::Bytes);
+  EXPECT_EQ(elementTypeFor("integer", 4, false).Kind, ElementKind::Bytes);
+}
+
+TEST(CompareTest, EqualFloatBuffers) {
+  std::vector<float> A = {1, 2, 3, -0.0f};
+  std::vector<float> B = {1, 2, 3, 0.0f};
+  CompareResult R =
+      compareBuffers(bytesOf(A), bytesOf(B), Float, defaultTolerance(ElementKind::Float));
+  EXPECT_TRUE(R.equal());
+  EXPECT_EQ(R.Elements, 4u);
+  EXPECT_FALSE(R.FirstDiffIndex);
+}
+
+TEST(CompareTest, FloatWithinAndBeyondTolerance) {
+  Tolerance T;
+  T.RelTol = 1e-5;
+  T.AbsTol = 1e-6;
+  std::vector<float> E = {1.0f, 100.0f, 0.0f, 5.0f};
+  std::vector<float> A = {1.000005f, 100.0009f, 5e-7f, 5.1f};
+  CompareResult R = compareBuffers(bytesOf(E), bytesOf(A), Float, T);
+  EXPECT_EQ(R.Mismatches, 1u);
+  ASSERT_TRUE(R.FirstDiffIndex);
+  EXPECT_EQ(*R.FirstDiffIndex, 3u);
+  EXPECT_EQ(R.Expected, "5");
+  EXPECT_EQ(R.Actual, "5.0999999");
+  EXPECT_NEAR(R.MaxAbsErr, 0.1, 1e-6);
+  EXPECT_NEAR(R.MaxRelErr, 0.02, 1e-6);
+}
+
+TEST(CompareTest, ZeroToleranceIsBitExactForFloats) {
+  std::vector<float> E = {1.0f};
+  std::vector<float> A = {std::nextafter(1.0f, 2.0f)};
+  EXPECT_FALSE(compareBuffers(bytesOf(E), bytesOf(A), Float, Tolerance{})
+                   .equal());
+}
+
+TEST(CompareTest, NaNRules) {
+  float NaN = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> E = {NaN, 1.0f};
+  std::vector<float> Same = {-NaN, 1.0f};
+  std::vector<float> NumberForNaN = {0.0f, 1.0f};
+  std::vector<float> NaNForNumber = {NaN, NaN};
+  Tolerance T = defaultTolerance(ElementKind::Float);
+  EXPECT_TRUE(compareBuffers(bytesOf(E), bytesOf(Same), Float, T).equal());
+  EXPECT_EQ(
+      compareBuffers(bytesOf(E), bytesOf(NumberForNaN), Float, T).Mismatches,
+      1u);
+  CompareResult R = compareBuffers(bytesOf(E), bytesOf(NaNForNumber), Float, T);
+  EXPECT_EQ(R.Mismatches, 1u);
+  EXPECT_EQ(*R.FirstDiffIndex, 1u);
+  EXPECT_EQ(R.Actual, "nan");
+  // NaN-poisoned disagreements do not blow up the error maxima.
+  EXPECT_EQ(R.MaxAbsErr, 0);
+  T.NaNEqual = false;
+  EXPECT_EQ(compareBuffers(bytesOf(E), bytesOf(Same), Float, T).Mismatches,
+            1u);
+}
+
+TEST(CompareTest, InfinityMustMatchSign) {
+  double Inf = std::numeric_limits<double>::infinity();
+  std::vector<double> E = {Inf, -Inf, 1e308};
+  std::vector<double> A = {Inf, Inf, Inf};
+  Tolerance Wide;
+  Wide.RelTol = 10;
+  Wide.AbsTol = 1e300;
+  CompareResult R = compareBuffers(bytesOf(E), bytesOf(A), Double, Wide);
+  EXPECT_EQ(R.Mismatches, 2u);
+  EXPECT_EQ(*R.FirstDiffIndex, 1u);
+  EXPECT_EQ(R.Expected, "-inf");
+}
+
+TEST(CompareTest, IntegersExactWithFirstDifference) {
+  std::vector<int> E = {1, 2, 3, 4, 5};
+  std::vector<int> A = {1, 2, 3, -4, 6};
+  Tolerance Wide;
+  Wide.RelTol = 1;
+  Wide.AbsTol = 100;
+  CompareResult R = compareBuffers(bytesOf(E), bytesOf(A), Int, Wide);
+  EXPECT_EQ(R.Mismatches, 2u);
+  EXPECT_EQ(*R.FirstDiffIndex, 3u);
+  EXPECT_EQ(R.Expected, "4");
+  EXPECT_EQ(R.Actual, "-4");
+  EXPECT_EQ(R.MaxAbsErr, 8);
+}
+
+TEST(CompareTest, LargeIntegerBufferFindsLateDifference) {
+  std::vector<uint32_t> E(1 << 20, 7), A = E;
+  A[(1 << 20) - 1] = 8;
+  CompareResult R = compareBuffers(bytesOf(E), bytesOf(A),
+                                   ElementType{ElementKind::UInt, 4}, {});
+  EXPECT_EQ(R.Mismatches, 1u);
+  EXPECT_EQ(*R.FirstDiffIndex, (1u << 20) - 1);
+}
+
+TEST(CompareTest, HalfAndBFloat16) {
+  // 1.0 = 0x3c00 in half, 0x3f80 in bf16; 1.0009765625 = 0x3c01 (1 ulp).
+  std::vector<uint16_t> E = {0x3c00, 0x7c00, 0x0001};
+  std::vector<uint16_t> A = {0x3c01, 0x7c00, 0x0001};
+  ElementType Half{ElementKind::Half, 2};
+  EXPECT_TRUE(compareBuffers(bytesOf(E), bytesOf(A), Half,
+                             defaultTolerance(ElementKind::Half))
+                  .equal());
+  std::vector<uint16_t> Far = {0x4000, 0x7c00, 0x0001}; // 2.0
+  CompareResult R = compareBuffers(bytesOf(E), bytesOf(Far), Half,
+                                   defaultTolerance(ElementKind::Half));
+  EXPECT_EQ(R.Mismatches, 1u);
+  EXPECT_EQ(R.Expected, "1");
+  EXPECT_EQ(R.Actual, "2");
+  EXPECT_EQ(formatElement(bytesOf(E), 1, Half), "inf");
+  EXPECT_EQ(formatElement(bytesOf(E), 2, Half), "5.96046448e-08");
+
+  ElementType BF{ElementKind::BFloat16, 2};
+  std::vector<uint16_t> BE = {0x3f80}, BA = {0x3f81}, BFar = {0x4000};
+  Tolerance BT = defaultTolerance(ElementKind::BFloat16);
+  EXPECT_TRUE(compareBuffers(bytesOf(BE), bytesOf(BA), BF, BT).equal());
+  EXPECT_FALSE(compareBuffers(bytesOf(BE), bytesOf(BFar), BF, BT).equal());
+}
+
+TEST(CompareTest, SizeMismatchAndTrailingBytes) {
+  std::vector<uint8_t> E = {1, 2, 3, 4, 5, 6};
+  std::vector<uint8_t> A = {1, 2, 3, 4, 5, 7};
+  CompareResult R = compareBuffers(E, A, Float, Tolerance{});
+  EXPECT_FALSE(R.SizeMismatch);
+  EXPECT_EQ(R.Elements, 1u);
+  EXPECT_EQ(R.Mismatches, 1u);
+  EXPECT_EQ(*R.FirstDiffIndex, 1u);
+
+  std::vector<uint8_t> Short = {1, 2, 3, 4};
+  R = compareBuffers(E, Short, Float, Tolerance{});
+  EXPECT_TRUE(R.SizeMismatch);
+  EXPECT_FALSE(R.equal());
+}
+
+TEST(CompareTest, BufferChanged) {
+  std::vector<uint8_t> A(1000, 0), B = A;
+  EXPECT_FALSE(bufferChanged(A, B));
+  B[999] = 1;
+  EXPECT_TRUE(bufferChanged(A, B));
+  EXPECT_TRUE(bufferChanged(A, llvm::ArrayRef<uint8_t>(A).drop_back()));
+}
+
+TEST(ToleranceTest, EffectiveToleranceOnlyWidens) {
+  Tolerance Tight; // zeros
+  Tolerance E = effectiveTolerance(ElementKind::Float, Tight);
+  EXPECT_EQ(E.RelTol, defaultTolerance(ElementKind::Float).RelTol);
+  Tolerance Wide;
+  Wide.RelTol = 1e-3;
+  E = effectiveTolerance(ElementKind::Float, Wide);
+  EXPECT_EQ(E.RelTol, 1e-3);
+  EXPECT_EQ(E.AbsTol, defaultTolerance(ElementKind::Float).AbsTol);
+  EXPECT_EQ(defaultTolerance(ElementKind::SInt).RelTol, 0);
+}
+
+TEST(CalibrationTest, WidensForReorderingNoise) {
+  Tolerance Base = defaultTolerance(ElementKind::Float);
+  CompareResult Noise;
+  Noise.MaxAbsErr = 1e-5;
+  Noise.MaxRelErr = 3e-5;
+  Calibration C = calibrate(Float, Base, Noise);
+  EXPECT_FALSE(C.Nondeterministic);
+  EXPECT_DOUBLE_EQ(C.Tol.RelTol, 1.2e-4);
+  EXPECT_DOUBLE_EQ(C.Tol.AbsTol, 4e-5);
+  // No noise: the base stays.
+  C = calibrate(Float, Base, CompareResult{});
+  EXPECT_EQ(C.Tol.RelTol, Base.RelTol);
+}
+
+TEST(CalibrationTest, NondeterministicBeyondCeiling) {
+  CompareResult Noise;
+  Noise.MaxAbsErr = 0.5;
+  Noise.MaxRelErr = 0.25;
+  Calibration C =
+      calibrate(Float, defaultTolerance(ElementKind::Float), Noise);
+  EXPECT_TRUE(C.Nondeterministic);
+  EXPECT_NE(C.Reason.find("beyond float reordering noise"), std::string::npos);
+
+  CompareResult IntNoise;
+  IntNoise.Mismatches = 3;
+  IntNoise.FirstDiffIndex = 17;
+  C = calibrate(Int, Tolerance{}, IntNoise);
+  EXPECT_TRUE(C.Nondeterministic);
+  EXPECT_NE(C.Reason.find("first at 17"), std::string::npos);
+}
+
+} // namespace
