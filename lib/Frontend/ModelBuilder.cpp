@@ -302,6 +302,15 @@ public:
   //--- Accesses and calls ----------------------------------------------------
 
   bool VisitArraySubscriptExpr(ArraySubscriptExpr *E) {
+    // buf[a][b]: record the element access once, at the outermost
+    // subscript; the inner `buf[a]` only selects a row.
+    if (E->getType()->isArrayType())
+      return true;
+    if (const auto *Inner =
+            dyn_cast<ArraySubscriptExpr>(E->getBase()->IgnoreParenImpCasts())) {
+      recordMultiDim(E, Inner);
+      return true;
+    }
     recordAccess(E, E->getBase(), E->getIdx());
     return true;
   }
@@ -438,21 +447,24 @@ private:
           E = ME->getBase()->IgnoreParens();
         return E;
       }
-      void noteVar(const Expr *E) {
+      void noteVar(const Expr *E, const Expr *Value = nullptr) {
         if (const auto *DR = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts()))
-          if (const auto *VD = dyn_cast<VarDecl>(DR->getDecl()))
+          if (const auto *VD = dyn_cast<VarDecl>(DR->getDecl())) {
             A.Assigned.insert(VD);
+            if (Value)
+              A.AssignedValues[VD].push_back(Value);
+          }
       }
       bool VisitBinaryOperator(BinaryOperator *B) {
         if (B->getOpcode() == BO_Assign) {
           A.Writes.insert(target(B->getLHS()));
-          noteVar(B->getLHS());
+          noteVar(B->getLHS(), B->getRHS());
         }
         return true;
       }
       bool VisitCompoundAssignOperator(CompoundAssignOperator *B) {
         A.ReadWrites.insert(target(B->getLHS()));
-        noteVar(B->getLHS());
+        noteVar(B->getLHS(), B->getRHS());
         return true;
       }
       bool VisitUnaryOperator(UnaryOperator *U) {
@@ -702,10 +714,29 @@ private:
         return It->second;
       Coef C = Coef::unknown();
       if (VD->hasInit() && !Assigned.contains(VD)) {
-        VarCoef[VD] = Coef::unknown(); // cycle guard
+        // Cycles run through reassigned variables (below); assume uniform
+        // while inside, as there.
+        VarCoef[VD] = Coef::zero();
+        ++Tentative;
         C = coefficientOf(VD->getInit(), Depth + 1);
+        --Tentative;
+        VarCoef.erase(VD);
+      } else if (Assigned.contains(VD) && !isa<ParmVarDecl>(VD)) {
+        // Reassigned (cur = nxt): uniform if every value it takes is
+        // uniform. Assume uniform while checking (the greatest fixpoint),
+        // and cache nothing decided under that assumption but VD itself.
+        VarCoef[VD] = Coef::zero();
+        ++Tentative;
+        bool Uniform = !VD->hasInit() ||
+                       coefficientOf(VD->getInit(), Depth + 1).K == Coef::Zero;
+        for (const Expr *V : AssignedValues.lookup(VD))
+          Uniform = Uniform && coefficientOf(V, Depth + 1).K == Coef::Zero;
+        --Tentative;
+        VarCoef.erase(VD);
+        C = Uniform ? Coef::zero() : Coef::unknown();
       }
-      VarCoef[VD] = C;
+      if (Tentative == 0)
+        VarCoef[VD] = C;
       return C;
     }
     if (const auto *ME = dyn_cast<MemberExpr>(E)) {
@@ -802,6 +833,46 @@ private:
     return Coef::unknown();
   }
 
+  /// `buf[i][j]` on a constant-size array: the coefficient is the sum of
+  /// each index's coefficient times the size of the dimensions inside it.
+  void recordMultiDim(const ArraySubscriptExpr *Outer,
+                      const ArraySubscriptExpr *Inner) {
+    std::vector<const Expr *> Indexes = {Outer->getIdx()};
+    const Expr *Root = Inner;
+    while (const auto *AS = dyn_cast<ArraySubscriptExpr>(Root)) {
+      Indexes.insert(Indexes.begin(), AS->getIdx());
+      Root = AS->getBase()->IgnoreParenImpCasts();
+    }
+    const auto *DR = dyn_cast<DeclRefExpr>(Root);
+    const auto *VD = DR ? dyn_cast<VarDecl>(DR->getDecl()) : nullptr;
+    if (!VD || !SharedVars.contains(VD))
+      return; // local arrays are registers or stack, not modelled
+    // Row sizes from the declared type, innermost last.
+    std::vector<int64_t> Dims;
+    QualType T = VD->getType();
+    while (const auto *CAT = Ctx.getAsConstantArrayType(T)) {
+      Dims.push_back(CAT->getSize().getSExtValue());
+      T = CAT->getElementType();
+    }
+    Coef Total = Coef::zero();
+    std::string Text;
+    for (size_t D = 0; D < Indexes.size(); ++D) {
+      int64_t Stride = 1;
+      bool Known = Dims.size() == Indexes.size();
+      for (size_t E = D + 1; Known && E < Dims.size(); ++E)
+        Stride *= Dims[E];
+      Coef C = coefficientOf(Indexes[D]);
+      if (C.K == Coef::Const)
+        C = Known ? Coef::constant(C.C * Stride) : Coef::symbolic();
+      else if (C.K == Coef::Symbolic || C.K == Coef::Unknown)
+        ; // stays
+      Total = add(Total, C, false);
+      Text += (D ? "][" : "") + text(Indexes[D]->getSourceRange());
+    }
+    recordResolved(Outer, AddressSpace::Shared, VD->getNameAsString(), -1,
+                   Text, Total);
+  }
+
   void recordAccess(const Expr *Access, const Expr *Base, const Expr *Index) {
     Base = Base->IgnoreParenImpCasts();
     const auto *DR = dyn_cast<DeclRefExpr>(Base);
@@ -836,6 +907,15 @@ private:
       IndexText = "(" + text(Offset->getSourceRange()) + ") + " + IndexText;
       C = add(coefficientOf(Offset), C, false);
     }
+    recordResolved(Access, A.Space, A.Base, A.ParamIndex, IndexText, C);
+  }
+
+  void recordResolved(const Expr *Access, AddressSpace Space, std::string Base,
+                      int ParamIndex, std::string IndexText, Coef C) {
+    MemoryAccess A;
+    A.Space = Space;
+    A.Base = std::move(Base);
+    A.ParamIndex = ParamIndex;
     A.Index = IndexText;
     A.Indirect = C.Indirect;
     switch (C.K) {
@@ -883,6 +963,8 @@ private:
   DenseSet<const VarDecl *> Assigned, SharedVars;
   DenseMap<const VarDecl *, Alias> Aliases;
   DenseMap<const VarDecl *, Coef> InductionCoef, VarCoef;
+  DenseMap<const VarDecl *, std::vector<const Expr *>> AssignedValues;
+  unsigned Tentative = 0;
 };
 
 //===----------------------------------------------------------------------===//
@@ -913,16 +995,23 @@ public:
 
   bool TraverseForStmt(ForStmt *S) {
     ++Depth;
+    Stack.push_back(S);
     bool R = RecursiveASTVisitor::TraverseForStmt(S);
+    Stack.pop_back();
     --Depth;
     return R;
   }
   bool TraverseWhileStmt(WhileStmt *S) {
     ++Depth;
+    Stack.push_back(S);
     bool R = RecursiveASTVisitor::TraverseWhileStmt(S);
+    Stack.pop_back();
     --Depth;
     return R;
   }
+
+  /// The loops around the first multiply-accumulate found.
+  std::vector<const Stmt *> FoundLoops;
 
   void checkProduct(const Expr *E) {
     const auto *M = dyn_cast<BinaryOperator>(E->IgnoreParenImpCasts());
@@ -934,6 +1023,8 @@ public:
     const auto *A = dyn_cast_or_null<DeclRefExpr>(arrayBase(M->getLHS()));
     const auto *B = dyn_cast_or_null<DeclRefExpr>(arrayBase(M->getRHS()));
     if (A && B && A->getDecl() != B->getDecl()) {
+      if (!Found)
+        FoundLoops = Stack;
       Found = true;
       Detail = A->getDecl()->getNameAsString() + " * " +
                B->getDecl()->getNameAsString();
@@ -988,6 +1079,7 @@ public:
 
 private:
   unsigned Depth = 0;
+  std::vector<const Stmt *> Stack;
 };
 
 void classify(KernelInfo &K, const FunctionDecl *FD) {
@@ -1015,9 +1107,28 @@ void classify(KernelInfo &K, const FunctionDecl *FD) {
 
   MacFinder Mac;
   Mac.TraverseStmt(FD->getBody());
-  if (Mac.Found)
+  if (Mac.Found) {
+    // A weighted sum over a small fixed window (convolution) is a stencil:
+    // every loop around the multiply-accumulate has a small constant trip.
+    const SourceManager &SM = FD->getASTContext().getSourceManager();
+    std::vector<std::string> Window;
+    for (const Stmt *S : Mac.FoundLoops) {
+      unsigned Offset = SM.getFileOffset(SM.getFileLoc(S->getBeginLoc()));
+      for (const LoopInfo &L : K.Loops)
+        if (L.Range.Begin.Offset == Offset && L.TripCount && *L.TripCount <= 32)
+          Window.push_back(std::to_string(*L.TripCount));
+    }
+    if (!Mac.FoundLoops.empty() && Window.size() == Mac.FoundLoops.size()) {
+      std::string Shape;
+      for (size_t I = 0; I < Window.size(); ++I)
+        Shape += (I ? "x" : "") + Window[I];
+      return Reason(KernelClass::Stencil, "weighted sum of " + Mac.Detail +
+                                              " over a fixed " + Shape +
+                                              " window");
+    }
     return Reason(KernelClass::MatmulLike,
                   "multiply-accumulate of " + Mac.Detail + " in a loop");
+  }
 
   for (const MemoryAccess &A : K.Accesses)
     if (A.Space == AddressSpace::Global && A.IsAtomic &&

@@ -160,4 +160,56 @@ TEST(ModelBuilderTest, LaunchSpansPointAtTheWrittenText) {
             "128");
 }
 
+TEST(ModelBuilderTest, MultiDimSharedAndReassignedUniformLocals) {
+  Parsed P = parse(R"(
+__global__ void k(int *out) {
+  __shared__ int buf[2][64];
+  __shared__ int col[32][33];
+  int tid = threadIdx.x;
+  int cur = 0;
+  for (int off = 1; off < 64; off <<= 1) {
+    int nxt = 1 - cur;
+    buf[nxt][tid] = buf[cur][tid];
+    cur = nxt;
+  }
+  int drift = 0;
+  drift = drift + tid;         // takes a thread-dependent value
+  col[tid][0] = buf[cur][drift];
+  out[tid] = col[0][tid];
+})");
+  const KernelInfo &K = P.Model.Kernels[0];
+  ASSERT_TRUE(access(K, "nxt][tid"));
+  EXPECT_EQ(access(K, "nxt][tid")->Space, AddressSpace::Shared);
+  EXPECT_EQ(access(K, "nxt][tid")->Pattern, Coalescing::Unit);
+  EXPECT_TRUE(access(K, "nxt][tid")->IsWrite);
+  EXPECT_EQ(access(K, "cur][drift")->Pattern, Coalescing::Unknown);
+  // Row stride of col is 33 elements.
+  ASSERT_TRUE(access(K, "tid][0"));
+  EXPECT_EQ(access(K, "tid][0")->Stride, 33);
+  EXPECT_EQ(access(K, "0][tid")->Pattern, Coalescing::Unit);
+}
+
+TEST(ModelBuilderTest, ConvolutionWindowIsAStencil) {
+  Parsed P = parse(R"(
+__global__ void conv(const float *in, const float *w, float *out, int n) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  float s = 0;
+  for (int i = 0; i < 5; ++i)
+    s += in[x + i] * w[i];
+  out[x] = s;
+}
+__global__ void dotrow(const float *a, const float *b, float *out, int n) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  float s = 0;
+  for (int i = 0; i < n; ++i)
+    s += a[x * n + i] * b[i];
+  out[x] = s;
+})");
+  ASSERT_EQ(P.Model.Kernels.size(), 2u);
+  EXPECT_EQ(P.Model.Kernels[0].Class, KernelClass::Stencil);
+  EXPECT_EQ(P.Model.Kernels[0].ClassReason,
+            "weighted sum of in * w over a fixed 5 window");
+  EXPECT_EQ(P.Model.Kernels[1].Class, KernelClass::MatmulLike);
+}
+
 } // namespace
