@@ -45,6 +45,8 @@ int main(int Argc, const char **Argv) {
 
   if (AnalyzeCommand)
     return runAnalyze(Ctx);
+  if (EvalCommand)
+    return runEval(Ctx);
 
   errs() << "clang-optiml: no subcommand given; run 'clang-optiml --help'\n";
   return 1;

@@ -34,6 +34,8 @@ int reportError(llvm::Error E);
 
 extern llvm::cl::SubCommand AnalyzeCommand;
 int runAnalyze(const CommandContext &Ctx);
+extern llvm::cl::SubCommand EvalCommand;
+int runEval(const CommandContext &Ctx);
 
 } // namespace tool
 } // namespace optiml

@@ -1,0 +1,118 @@
+//===- Builder.h - Compile candidates with nvcc, cached ---------*- C++ -*-===//
+//
+// A candidate is a whole .cu program (a source text that may differ from the
+// file on disk). The builder runs nvcc with the project's flags (from the
+// compilation database, untranslated) or defaults (-O3 -arch=sm_XX), adds
+// -Xptxas -v to learn registers/spills/shared memory, and keeps the result in
+// a content-addressed cache: the same source, flags and nvcc give the same
+// binary without recompiling. Compile errors are results, not Errors.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_EVAL_BUILDER_H
+#define OPTIML_EVAL_BUILDER_H
+
+#include "optiml/Eval/PtxasInfo.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace optiml {
+
+struct BuildOptions {
+  /// nvcc to run; empty: <CudaPath>/bin/nvcc, then nvcc in PATH.
+  std::string Nvcc;
+  std::string CudaPath = "/usr/local/cuda";
+  /// Flags for every build (without the source, -c, -o). Empty: defaults
+  /// (-O3 -arch=<GpuArch>).
+  std::vector<std::string> Flags;
+  std::string GpuArch = "sm_90";
+  /// Where nvcc runs (relative paths in Flags are relative to it); empty: a
+  /// private temporary directory.
+  std::string WorkDir;
+  /// Cache root; empty: $XDG_CACHE_HOME/clang-optiml/builds or
+  /// ~/.cache/clang-optiml/builds.
+  std::string CacheDir;
+  bool UseCache = true;
+  /// Parallel nvcc processes in buildAll.
+  unsigned Jobs = 2;
+  double TimeoutSeconds = 600;
+};
+
+struct BuildRequest {
+  /// The file the candidate comes from: its directory is searched for
+  /// quoted includes, and it names the build in messages.
+  std::string SourcePath;
+  /// The candidate's text; empty: read SourcePath.
+  std::string Source;
+  /// Per-candidate flags, after the common ones (e.g. -maxrregcount=64).
+  std::vector<std::string> ExtraFlags;
+};
+
+struct BuildResult {
+  bool Succeeded = false;
+  bool CacheHit = false;
+  std::string Binary; ///< the executable, inside the cache
+  std::string Key;    ///< content hash (hex)
+  std::vector<KernelResources> Resources;
+  std::string Log;          ///< nvcc's stdout+stderr
+  std::string ErrorSummary; ///< first error lines (when it failed)
+  std::string Command;      ///< the nvcc command line, for messages
+  double Seconds = 0;       ///< compile time (0 on a cache hit)
+};
+
+/// nvcc flags for \p File from `<BuildDir>/compile_commands.json`, as
+/// written (only the compiler, source, -c/-o and dependency-file options are
+/// removed), and the directory the command runs in. A non-nvcc entry keeps
+/// only -I/-D/-U/-std/-isystem/-include.
+struct NvccFlags {
+  std::vector<std::string> Flags;
+  std::string Directory;
+  std::vector<std::string> Notes;
+};
+llvm::Expected<NvccFlags> nvccFlagsFromCompileDatabase(llvm::StringRef BuildDir,
+                                                       llvm::StringRef File);
+/// The same filtering applied to a command line (argv[0] is the compiler).
+NvccFlags nvccFlagsFromCommand(llvm::ArrayRef<std::string> Argv,
+                               llvm::StringRef Directory,
+                               llvm::StringRef File);
+
+class Builder {
+public:
+  /// Finds nvcc and reads its version (part of every cache key).
+  static llvm::Expected<std::unique_ptr<Builder>> create(BuildOptions Opts);
+
+  /// Builds one candidate. Errors are for the builder's own failures (no
+  /// cache directory, nvcc cannot start); a compile error is a result.
+  llvm::Expected<BuildResult> build(const BuildRequest &Req);
+
+  /// Builds several at once (Opts.Jobs at a time), results in order.
+  std::vector<llvm::Expected<BuildResult>>
+  buildAll(llvm::ArrayRef<BuildRequest> Reqs);
+
+  /// The cache key of a request: SHA-256 of source, flags and nvcc version.
+  std::string cacheKey(const BuildRequest &Req, llvm::StringRef Source) const;
+
+  const BuildOptions &options() const { return Opts; }
+  llvm::StringRef nvccVersion() const { return NvccVersion; }
+  llvm::StringRef nvccPath() const { return NvccPath; }
+  /// The common flags actually used (defaults filled in).
+  llvm::ArrayRef<std::string> flags() const { return Flags; }
+  /// How many builds ran nvcc (not served from the cache).
+  unsigned compilations() const;
+
+private:
+  explicit Builder(BuildOptions Opts) : Opts(std::move(Opts)) {}
+  BuildOptions Opts;
+  std::string NvccPath, NvccVersion, CacheRoot;
+  std::vector<std::string> Flags;
+  mutable std::mutex Mu;
+  unsigned Compilations = 0;
+};
+
+} // namespace optiml
+
+#endif

@@ -1,0 +1,201 @@
+//===- Evaluator.h - Build, verify, time and profile a candidate -*- C++ -*-===//
+//
+// The judge every candidate faces (docs/eval.md):
+//   1. build the candidate (and the original) with nvcc;
+//   2. reference run: the original, probe in Reference mode, snapshots saved;
+//   3. self-check: the original again in Candidate mode against its own
+//      snapshots, which calibrates float tolerances and detects a
+//      nondeterministic program (which buffer);
+//   4. candidate run in Candidate mode: launch-by-launch comparison on the
+//      GPU, plus the program's exit status and stdout hash;
+//   5. Time run (replays timed with events) and Metrics run (range
+//      profiler), each a separate process;
+//   6. compute-sanitizer memcheck and racecheck restricted to the targets.
+// Runs go one at a time per GPU; with several GPUs independent runs
+// proceed in parallel.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_EVAL_EVALUATOR_H
+#define OPTIML_EVAL_EVALUATOR_H
+
+#include "optiml/Eval/Builder.h"
+#include "optiml/Eval/ProbeProtocol.h"
+#include "optiml/Eval/Runner.h"
+#include "optiml/Frontend/KernelModel.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace optiml {
+
+/// The metrics asked of the range profiler (9 replay passes on an H200).
+extern const char *const DefaultMetrics[6];
+
+struct EvalOptions {
+  /// Target kernels by qualified name; empty: every launched kernel.
+  std::vector<std::string> Kernels;
+  unsigned VerifyFirst = 3;
+  bool VerifyLast = true;
+  unsigned Replays = 20;
+  unsigned TimeLaunches = 1;
+  bool FlushL2 = false;
+  bool Metrics = true;
+  bool Sanitize = true;
+  /// The candidate comes from an edit that may change float results: the
+  /// tolerances are widened (10x the type's defaults).
+  bool PrecisionChanging = false;
+  /// Where configs, results and snapshots go; empty: a temporary directory
+  /// removed at the end (unless KeepRunDir).
+  std::string RunDir;
+  bool KeepRunDir = false;
+  RunnerOptions Runner;
+  /// GPUs to use (nvidia-smi indices); empty: all that are present.
+  std::vector<unsigned> Devices;
+  /// The GPUs present, when the caller already asked (else queried).
+  std::optional<GpuQuery> Gpus;
+  /// Peak DRAM bandwidth for the verdict, GB/s; 0: known GPUs only.
+  double PeakDramGBs = 0;
+  /// Progress notes ("reference run...") go here when set.
+  llvm::raw_ostream *Log = nullptr;
+};
+
+struct EvalInput {
+  std::string CandidatePath;
+  /// The candidate's text; empty: the file at CandidatePath.
+  std::string CandidateSource;
+  std::vector<std::string> CandidateFlags;
+  /// The original program; empty: the candidate is checked against itself.
+  std::string OriginalPath;
+  /// The candidate's kernel model (targets and element types).
+  const KernelModel *Model = nullptr;
+};
+
+struct BuildSummary {
+  std::string Path;
+  bool Succeeded = false;
+  bool CacheHit = false;
+  double Seconds = 0;
+  std::string Binary;
+  std::string ErrorSummary;
+  std::string Log;
+  std::vector<KernelResources> Resources;
+};
+
+struct RunSummary {
+  std::string Label;
+  std::optional<unsigned> Device;
+  std::string Outcome; ///< ProcessResult::describe()
+  bool Succeeded = false;
+  double WallSeconds = 0;
+  std::string StdoutHash;
+  std::string StderrTail;
+  std::string ProbeProblem;
+  std::vector<std::string> ProbeErrors;
+};
+
+enum class VerifyStatus {
+  Verified,         ///< outputs, exit status and stdout agree
+  Deterministic,    ///< self-check only: the program agrees with itself
+  Mismatch,         ///< the candidate's results differ
+  Nondeterministic, ///< the reference disagrees with itself
+  Failed,           ///< the candidate crashed, hung or exited differently
+  NotRun,           ///< no GPU, no probe, build failed...
+};
+const char *toString(VerifyStatus S);
+
+struct VerifyReport {
+  VerifyStatus Status = VerifyStatus::NotRun;
+  /// First difference (or why not verified), in words.
+  std::string Detail;
+  unsigned LaunchesCompared = 0;
+  unsigned BuffersCompared = 0;
+  /// Calibration notes: float noise seen between two reference runs.
+  std::vector<std::string> Notes;
+  Tolerance CandidateTol;
+  bool StdoutCompared = false;
+};
+
+struct TimingReport {
+  bool Available = false;
+  std::string Problem;
+  double MedianMs = 0, MinMs = 0, MaxMs = 0;
+  /// Interquartile range over the median, in percent.
+  double SpreadPct = 0;
+  unsigned Samples = 0;
+  /// Replays for a 95% confidence interval of +-1% of the mean.
+  unsigned ReplaysFor1Pct = 0;
+};
+
+struct MetricsReport {
+  bool Available = false;
+  std::string Problem;
+  std::map<std::string, double> Values;
+  std::string Bound; ///< memory-bound, compute-bound, latency-bound
+  std::string Verdict; ///< one line
+  double DramGBs = 0;
+  double DramFraction = -1; ///< of peak, when the peak is known
+  double SmPct = -1, MemPct = -1, WarpsActivePct = -1;
+};
+
+struct KernelReport {
+  std::string Name;
+  std::vector<KernelResources> Resources;
+  unsigned Launches = 0; ///< seen in the candidate's reference/time run
+  TimingReport Time;
+  std::optional<TimingReport> OriginalTime;
+  MetricsReport Metrics;
+};
+
+struct EvalReport {
+  std::string File, Against;
+  BuildSummary Candidate;
+  std::optional<BuildSummary> Original;
+  bool GpuAvailable = false;
+  std::string GpuProblem;
+  std::string GpuName;
+  VerifyReport Verify;
+  std::vector<KernelReport> Kernels;
+  std::vector<SanitizerReport> Sanitizers;
+  std::vector<RunSummary> Runs;
+  std::vector<std::string> Notes;
+  std::string RunDir;
+  double WallSeconds = 0;
+  /// Wall time of each stage ("build", "reference", ...), seconds.
+  std::vector<std::pair<std::string, double>> Stages;
+
+  /// Compiles, verified (or deterministic), sanitizers clean where run.
+  bool passed() const;
+};
+
+/// The GPU-side work needs a GPU; the CPU-side work (builds) is done
+/// regardless and reported. Errors are for setup failures only: a
+/// candidate that does not compile, crashes or differs is a report.
+llvm::Expected<EvalReport> evaluate(const EvalInput &In, Builder &B,
+                                    const EvalOptions &Opts);
+
+/// Probe kernels (names and param element types) for the targets: the
+/// named ones, or every launched kernel of the model.
+llvm::Expected<std::vector<ProbeKernel>>
+targetKernels(const KernelModel &Model, llvm::ArrayRef<std::string> Names);
+
+/// Median, IQR spread, and replays needed, from replay times.
+TimingReport summarizeTimes(llvm::ArrayRef<double> TimesMs);
+
+/// Bottleneck verdict from the range profiler's metrics and the kernel's
+/// time; PeakDramGBs 0 leaves the DRAM fraction unknown.
+MetricsReport classifyMetrics(const std::map<std::string, double> &Metrics,
+                              double PeakDramGBs);
+
+/// Peak DRAM bandwidth in GB/s for a GPU by name (measured copy rate for
+/// the H200), or 0 when unknown.
+double knownPeakDramGBs(llvm::StringRef GpuName);
+
+void printReport(llvm::raw_ostream &OS, const EvalReport &R);
+std::string reportToJSON(const EvalReport &R);
+
+} // namespace optiml
+
+#endif

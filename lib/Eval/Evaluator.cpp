@@ -1,0 +1,1105 @@
+//===- Evaluator.cpp - The judge: build, verify, time, profile ------------===//
+
+#include "optiml/Eval/Evaluator.h"
+#include "optiml/Eval/Compare.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+using namespace llvm;
+
+namespace optiml {
+
+const char *const DefaultMetrics[6] = {
+    "gpu__time_duration.sum",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__warps_active.avg.pct_of_peak_sustained_active"};
+
+const char *toString(VerifyStatus S) {
+  switch (S) {
+  case VerifyStatus::Verified: return "verified";
+  case VerifyStatus::Deterministic: return "deterministic";
+  case VerifyStatus::Mismatch: return "mismatch";
+  case VerifyStatus::Nondeterministic: return "nondeterministic";
+  case VerifyStatus::Failed: return "failed";
+  case VerifyStatus::NotRun: return "not-run";
+  }
+  return "unknown";
+}
+
+bool EvalReport::passed() const {
+  if (!Candidate.Succeeded || (Original && !Original->Succeeded))
+    return false;
+  if (Verify.Status != VerifyStatus::Verified &&
+      Verify.Status != VerifyStatus::Deterministic)
+    return false;
+  for (const SanitizerReport &S : Sanitizers)
+    if (S.Ran && !S.clean())
+      return false;
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Targets, statistics, verdicts
+//===----------------------------------------------------------------------===//
+
+Expected<std::vector<ProbeKernel>> targetKernels(const KernelModel &Model,
+                                                 ArrayRef<std::string> Names) {
+  auto ToProbe = [](const KernelInfo &K) {
+    ProbeKernel P;
+    P.Name = K.QualifiedName;
+    for (const ParamInfo &Par : K.Params) {
+      ProbeParam PP;
+      PP.Index = Par.Index;
+      PP.Pointer = Par.IsPointer;
+      PP.ElementType = Par.ElementType;
+      PP.ElementSize = Par.ElementSize;
+      PP.Float = Par.IsFloat;
+      P.Params.push_back(std::move(PP));
+    }
+    return P;
+  };
+  std::vector<ProbeKernel> Out;
+  if (Names.empty()) {
+    for (const KernelInfo &K : Model.Kernels)
+      if (!K.Launches.empty())
+        Out.push_back(ToProbe(K));
+    if (Out.empty())
+      return createStringError(
+          inconvertibleErrorCode(),
+          "'%s' launches no kernel of its own (no <<<...>>> launch of a "
+          "__global__ function defined in it); name one with --kernel",
+          Model.File.c_str());
+    return Out;
+  }
+  for (const std::string &N : Names) {
+    const KernelInfo *Found = nullptr;
+    for (const KernelInfo &K : Model.Kernels)
+      if (K.QualifiedName == N || K.Name == N) {
+        Found = &K;
+        break;
+      }
+    if (!Found) {
+      std::string Known;
+      for (const KernelInfo &K : Model.Kernels)
+        Known += (Known.empty() ? "" : ", ") + K.QualifiedName;
+      return createStringError(inconvertibleErrorCode(),
+                               "no kernel '%s' in '%s' (kernels: %s)",
+                               N.c_str(), Model.File.c_str(),
+                               Known.empty() ? "none" : Known.c_str());
+    }
+    Out.push_back(ToProbe(*Found));
+  }
+  return Out;
+}
+
+static double percentile(std::vector<double> Sorted, double P) {
+  if (Sorted.empty())
+    return 0;
+  double Pos = P * (Sorted.size() - 1);
+  size_t Lo = static_cast<size_t>(std::floor(Pos));
+  size_t Hi = std::min(Lo + 1, Sorted.size() - 1);
+  double F = Pos - Lo;
+  return Sorted[Lo] * (1 - F) + Sorted[Hi] * F;
+}
+
+TimingReport summarizeTimes(ArrayRef<double> TimesMs) {
+  TimingReport T;
+  std::vector<double> S;
+  for (double X : TimesMs)
+    if (std::isfinite(X) && X > 0)
+      S.push_back(X);
+  if (S.empty()) {
+    T.Problem = "no replay times";
+    return T;
+  }
+  llvm::sort(S);
+  T.Available = true;
+  T.Samples = S.size();
+  T.MedianMs = percentile(S, 0.5);
+  T.MinMs = S.front();
+  T.MaxMs = S.back();
+  T.SpreadPct = T.MedianMs > 0
+                    ? 100 * (percentile(S, 0.75) - percentile(S, 0.25)) /
+                          T.MedianMs
+                    : 0;
+  double Mean = 0;
+  for (double X : S)
+    Mean += X;
+  Mean /= S.size();
+  double Var = 0;
+  for (double X : S)
+    Var += (X - Mean) * (X - Mean);
+  double Sd = S.size() > 1 ? std::sqrt(Var / (S.size() - 1)) : 0;
+  double N = Mean > 0 ? std::pow(1.96 * Sd / (0.01 * Mean), 2) : 0;
+  T.ReplaysFor1Pct = std::max(1u, static_cast<unsigned>(std::ceil(N)));
+  return T;
+}
+
+double knownPeakDramGBs(StringRef GpuName) {
+  // Measured device-to-device copy rates (bytes read + written), not the
+  // data sheet: they are what a kernel can reach (docs/eval.md).
+  if (GpuName.contains("H200"))
+    return 4300;
+  return 0;
+}
+
+MetricsReport classifyMetrics(const std::map<std::string, double> &M,
+                              double PeakDramGBs) {
+  MetricsReport R;
+  R.Values = M;
+  auto Get = [&](const char *Name) -> std::optional<double> {
+    auto It = M.find(Name);
+    if (It == M.end() || !std::isfinite(It->second))
+      return std::nullopt;
+    return It->second;
+  };
+  auto TimeNs = Get("gpu__time_duration.sum");
+  auto Rd = Get("dram__bytes_read.sum"), Wr = Get("dram__bytes_write.sum");
+  auto Sm = Get("sm__throughput.avg.pct_of_peak_sustained_elapsed");
+  auto Mem =
+      Get("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed");
+  auto Warps = Get("sm__warps_active.avg.pct_of_peak_sustained_active");
+  if (!Sm && !Mem && !(TimeNs && (Rd || Wr))) {
+    R.Problem = "the profiler returned none of the throughput metrics";
+    return R;
+  }
+  R.Available = true;
+  if (TimeNs && *TimeNs > 0 && (Rd || Wr))
+    R.DramGBs = (Rd.value_or(0) + Wr.value_or(0)) / *TimeNs; // B/ns = GB/s
+  if (PeakDramGBs > 0 && R.DramGBs > 0)
+    R.DramFraction = R.DramGBs / PeakDramGBs;
+  R.SmPct = Sm.value_or(-1);
+  R.MemPct = Mem.value_or(-1);
+  R.WarpsActivePct = Warps.value_or(-1);
+
+  // Memory throughput counts every level (L1, L2, DRAM); the DRAM fraction
+  // is the stricter test when the peak is known.
+  double MemSide = std::max(R.MemPct, R.DramFraction >= 0 ? 100 * R.DramFraction : -1);
+  if (MemSide >= 60 && MemSide >= R.SmPct)
+    R.Bound = "memory-bound";
+  else if (R.SmPct >= 60)
+    R.Bound = "compute-bound";
+  else
+    R.Bound = "latency-bound";
+
+  std::string Line = R.Bound + ":";
+  raw_string_ostream OS(Line);
+  if (R.DramGBs > 0) {
+    OS << " DRAM " << formatv("{0:F2}", R.DramGBs / 1000) << " TB/s";
+    if (R.DramFraction >= 0)
+      OS << " (" << formatv("{0:F0}", 100 * R.DramFraction) << "% of "
+         << formatv("{0:F1}", PeakDramGBs / 1000) << " TB/s)";
+    OS << ",";
+  }
+  if (R.MemPct >= 0)
+    OS << " memory throughput " << formatv("{0:F0}", R.MemPct) << "% of peak,";
+  if (R.SmPct >= 0)
+    OS << " SM throughput " << formatv("{0:F0}", R.SmPct) << "% of peak,";
+  if (R.WarpsActivePct >= 0)
+    OS << " warps active " << formatv("{0:F0}", R.WarpsActivePct) << "%,";
+  OS.flush();
+  if (!Line.empty() && Line.back() == ',')
+    Line.pop_back();
+  R.Verdict = Line;
+  return R;
+}
+
+//===----------------------------------------------------------------------===//
+// Judging probe results
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+const ProbeKernel *findTarget(ArrayRef<ProbeKernel> Targets,
+                              StringRef Demangled) {
+  std::string Base = kernelBaseName(Demangled);
+  for (const ProbeKernel &K : Targets)
+    if (kernelNameMatches(K.Name, Base))
+      return &K;
+  return nullptr;
+}
+
+const ProbeParam *findParam(const ProbeKernel *K, unsigned Index) {
+  if (!K)
+    return nullptr;
+  for (const ProbeParam &P : K->Params)
+    if (P.Index == Index)
+      return &P;
+  return nullptr;
+}
+
+std::string paramName(const KernelModel *Model, const ProbeKernel *K,
+                      unsigned Index) {
+  std::string Name;
+  if (Model && K)
+    if (const KernelInfo *KI = Model->findKernel(K->Name))
+      for (const ParamInfo &P : KI->Params)
+        if (P.Index == Index)
+          Name = P.Name;
+  std::string Type;
+  if (const ProbeParam *P = findParam(K, Index))
+    Type = P->ElementType;
+  std::string Out = "parameter " + std::to_string(Index);
+  if (!Type.empty())
+    Out += ", " + Type;
+  return Name.empty() ? Out : "'" + Name + "' (" + Out + ")";
+}
+
+/// One line on a buffer that failed its check.
+std::string describeBuffer(const LaunchRecord &L, const BufferCheck &B,
+                           const KernelModel *Model, const ProbeKernel *K) {
+  std::string S;
+  raw_string_ostream OS(S);
+  OS << kernelBaseName(L.Kernel) << " launch " << L.Ordinal << ": "
+     << paramName(Model, K, B.Param);
+  if (B.Word)
+    OS << " word " << B.Word;
+  OS << ": ";
+  if (B.UnexpectedWrite && B.Status == "ok")
+    OS << "changed, though the original does not write it (input mutation "
+          "or a stray write)";
+  else if (B.Status == "mismatch") {
+    OS << B.Mismatches << " element(s) differ";
+    if (B.FirstDiffIndex)
+      OS << ", first at [" << *B.FirstDiffIndex << "]: expected "
+         << B.Expected << ", got " << B.Actual;
+    if (B.MaxAbsErr > 0)
+      OS << " (max abs err " << formatv("{0:G3}", B.MaxAbsErr) << ")";
+  } else if (B.Status == "size-mismatch")
+    OS << "the buffer's size differs from the original's";
+  else if (B.Status == "missing-snapshot")
+    OS << "the original made no such launch (no reference snapshot)";
+  else if (B.Status == "stale-output")
+    OS << "right only because the buffer already held the answer (with it "
+          "poisoned the result differs)";
+  else
+    OS << B.Status;
+  if (!B.Detail.empty())
+    OS << " [" << B.Detail << "]";
+  return S;
+}
+
+bool bufferFailed(const BufferCheck &B) {
+  return B.Status != "ok" || B.UnexpectedWrite;
+}
+
+} // namespace
+
+/// The reference against itself: calibrated tolerance, or the buffer that
+/// makes the program nondeterministic.
+static void judgeSelfCheck(const ProbeResult &Self,
+                           ArrayRef<ProbeKernel> Targets,
+                           const KernelModel *Model, VerifyReport &V,
+                           Tolerance &Calibrated) {
+  for (const LaunchRecord &L : Self.Launches) {
+    if (!L.Verified)
+      continue;
+    const ProbeKernel *K = findTarget(Targets, L.Kernel);
+    ++V.LaunchesCompared;
+    for (const BufferCheck &B : L.Buffers) {
+      ++V.BuffersCompared;
+      const ProbeParam *P = findParam(K, B.Param);
+      ElementType T = P ? elementTypeFor(*P) : ElementType();
+      if (B.Status != "ok" && B.Status != "mismatch") {
+        if (V.Status != VerifyStatus::Nondeterministic) {
+          V.Status = VerifyStatus::Nondeterministic;
+          V.Detail = "two runs of the original disagree: " +
+                     describeBuffer(L, B, Model, K);
+        }
+        continue;
+      }
+      CompareResult Noise;
+      Noise.Mismatches = B.Mismatches;
+      Noise.FirstDiffIndex = B.FirstDiffIndex;
+      Noise.MaxAbsErr = B.MaxAbsErr;
+      Noise.MaxRelErr = B.MaxRelErr;
+      Noise.Expected = B.Expected;
+      Noise.Actual = B.Actual;
+      if (B.UnexpectedWrite && !Noise.Mismatches)
+        Noise.Mismatches = 1;
+      Calibration C = calibrate(T, Tolerance(), Noise);
+      if (C.Nondeterministic) {
+        if (V.Status != VerifyStatus::Nondeterministic) {
+          V.Status = VerifyStatus::Nondeterministic;
+          V.Detail = kernelBaseName(L.Kernel) + " launch " +
+                     std::to_string(L.Ordinal) + ": " +
+                     paramName(Model, K, B.Param) + ": " + C.Reason;
+        }
+        continue;
+      }
+      if (B.MaxAbsErr > 0 || B.MaxRelErr > 0)
+        V.Notes.push_back(formatv("float noise between two runs of the "
+                                  "original in {0} ({1}): max abs {2:G3}, max "
+                                  "rel {3:G3}",
+                                  kernelBaseName(L.Kernel),
+                                  paramName(Model, K, B.Param), B.MaxAbsErr,
+                                  B.MaxRelErr)
+                              .str());
+      Calibrated.RelTol = std::max(Calibrated.RelTol, C.Tol.RelTol);
+      Calibrated.AbsTol = std::max(Calibrated.AbsTol, C.Tol.AbsTol);
+    }
+  }
+}
+
+static void judgeCandidate(const ProbeResult &Ref, const ProbeResult &Cand,
+                           ArrayRef<ProbeKernel> Targets,
+                           const KernelModel *Model, VerifyReport &V) {
+  unsigned Failures = 0;
+  std::string First;
+  std::map<std::pair<std::string, unsigned>, bool> Seen;
+  for (const LaunchRecord &L : Cand.Launches) {
+    if (!L.Verified)
+      continue;
+    Seen[{kernelBaseName(L.Kernel), L.Ordinal}] = true;
+    const ProbeKernel *K = findTarget(Targets, L.Kernel);
+    ++V.LaunchesCompared;
+    for (const BufferCheck &B : L.Buffers) {
+      ++V.BuffersCompared;
+      if (!bufferFailed(B))
+        continue;
+      if (!Failures++)
+        First = describeBuffer(L, B, Model, K);
+    }
+  }
+  for (const LaunchRecord &L : Ref.Launches)
+    if (L.Verified && !Seen.count({kernelBaseName(L.Kernel), L.Ordinal}) &&
+        !Failures++)
+      First = "the candidate never made launch " + std::to_string(L.Ordinal) +
+              " of " + kernelBaseName(L.Kernel) + ", which the original made";
+  if (Failures) {
+    V.Status = VerifyStatus::Mismatch;
+    V.Detail = First;
+    if (Failures > 1)
+      V.Detail += formatv(" (and {0} more)", Failures - 1).str();
+    return;
+  }
+  if (V.LaunchesCompared == 0) {
+    V.Status = VerifyStatus::Failed;
+    V.Detail = "no launch of the target kernels was verified (does the "
+               "program launch them?)";
+    return;
+  }
+  V.Status = VerifyStatus::Verified;
+}
+
+//===----------------------------------------------------------------------===//
+// The evaluation
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct StageClock {
+  std::mutex Mu;
+  std::vector<std::pair<std::string, double>> Stages;
+  void add(StringRef Name, double S) {
+    std::lock_guard<std::mutex> L(Mu);
+    Stages.emplace_back(Name.str(), S);
+  }
+};
+
+double secondsSince(std::chrono::steady_clock::time_point T) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - T)
+      .count();
+}
+
+RunSummary summarize(const ProgramRun &R) {
+  RunSummary S;
+  S.Label = R.Label;
+  S.Device = R.Device;
+  S.Outcome = R.Process.describe();
+  S.Succeeded = R.Process.succeeded();
+  S.WallSeconds = R.Process.WallSeconds;
+  S.StdoutHash = R.Process.StdoutHash;
+  S.StderrTail = lastLines(R.Process.Stderr, 5);
+  S.ProbeProblem = R.ProbeProblem;
+  if (R.Probe)
+    S.ProbeErrors = R.Probe->Errors;
+  return S;
+}
+
+/// Runs tasks one per GPU at a time; in parallel when several GPUs.
+void runTasks(std::vector<std::function<void(unsigned)>> Tasks,
+              DevicePool &Pool) {
+  if (Pool.size() <= 1) {
+    for (auto &T : Tasks) {
+      unsigned D = Pool.acquire();
+      T(D);
+      Pool.release(D);
+    }
+    return;
+  }
+  std::vector<std::thread> Threads;
+  for (auto &T : Tasks)
+    Threads.emplace_back([&Pool, &T] {
+      unsigned D = Pool.acquire();
+      T(D);
+      Pool.release(D);
+    });
+  for (std::thread &Th : Threads)
+    Th.join();
+}
+
+BuildSummary toSummary(StringRef Path, const BuildResult &R) {
+  BuildSummary S;
+  S.Path = Path.str();
+  S.Succeeded = R.Succeeded;
+  S.CacheHit = R.CacheHit;
+  S.Seconds = R.Seconds;
+  S.Binary = R.Binary;
+  S.ErrorSummary = R.ErrorSummary;
+  S.Log = R.Log;
+  S.Resources = R.Resources;
+  return S;
+}
+
+} // namespace
+
+Expected<EvalReport> evaluate(const EvalInput &In, Builder &B,
+                              const EvalOptions &Opts) {
+  auto Start = std::chrono::steady_clock::now();
+  EvalReport Rep;
+  Rep.File = In.CandidatePath;
+  Rep.Against = In.OriginalPath;
+  raw_ostream *Log = Opts.Log;
+  StageClock Clock;
+
+  std::vector<ProbeKernel> Targets;
+  if (In.Model) {
+    auto T = targetKernels(*In.Model, Opts.Kernels);
+    if (!T)
+      return T.takeError();
+    Targets = std::move(*T);
+  }
+
+  // 1. Builds (CPU).
+  auto T0 = std::chrono::steady_clock::now();
+  std::vector<BuildRequest> Reqs(1);
+  Reqs[0].SourcePath = In.CandidatePath;
+  Reqs[0].Source = In.CandidateSource;
+  Reqs[0].ExtraFlags = In.CandidateFlags;
+  if (!In.OriginalPath.empty()) {
+    Reqs.emplace_back();
+    Reqs[1].SourcePath = In.OriginalPath;
+  }
+  if (Log)
+    *Log << "building " << Reqs.size() << " program(s) with nvcc...\n";
+  auto Built = B.buildAll(Reqs);
+  for (auto &E : Built)
+    if (!E)
+      return E.takeError();
+  Rep.Candidate = toSummary(In.CandidatePath, *Built[0]);
+  if (Built.size() > 1)
+    Rep.Original = toSummary(In.OriginalPath, *Built[1]);
+  Clock.add("build", secondsSince(T0));
+  for (const ProbeKernel &K : Targets) {
+    KernelReport KR;
+    KR.Name = K.Name;
+    for (const KernelResources *R : findResources(Rep.Candidate.Resources, K.Name))
+      KR.Resources.push_back(*R);
+    Rep.Kernels.push_back(std::move(KR));
+  }
+  auto Finish = [&]() -> EvalReport {
+    Rep.Stages = std::move(Clock.Stages);
+    Rep.WallSeconds = secondsSince(Start);
+    return std::move(Rep);
+  };
+  if (!Rep.Candidate.Succeeded) {
+    Rep.Verify.Detail = "the candidate does not compile";
+    return Finish();
+  }
+  if (Rep.Original && !Rep.Original->Succeeded) {
+    Rep.Verify.Detail = "the original ('" + In.OriginalPath +
+                        "') does not compile";
+    return Finish();
+  }
+
+  // 2. A GPU?
+  std::vector<unsigned> Devices = Opts.Devices;
+  GpuQuery Q = Opts.Gpus ? *Opts.Gpus : queryGpus();
+  if (!Devices.empty()) {
+    for (unsigned D : Devices)
+      if (!llvm::any_of(Q.Gpus, [D](const GpuInfo &G) { return G.Index == D; }))
+        return createStringError(inconvertibleErrorCode(),
+                                 "GPU %u is not present (%zu GPU(s) found)",
+                                 D, Q.Gpus.size());
+    Rep.GpuName = Q.Gpus.front().Name;
+  } else {
+    if (Q.Gpus.empty()) {
+      Rep.GpuProblem = Q.Problem;
+      Rep.Verify.Detail = "a CUDA GPU is needed to run the program";
+      return Finish();
+    }
+    for (const GpuInfo &G : Q.Gpus)
+      Devices.push_back(G.Index);
+    Rep.GpuName = Q.Gpus.front().Name;
+    if (Q.Gpus.size() > 1)
+      Rep.GpuName += " (x" + std::to_string(Q.Gpus.size()) + ")";
+  }
+  Rep.GpuAvailable = true;
+  DevicePool Pool(Devices);
+
+  // Run directory.
+  std::string RunDir = Opts.RunDir;
+  bool OwnRunDir = false;
+  if (RunDir.empty()) {
+    SmallString<128> D;
+    if (std::error_code EC = sys::fs::createUniqueDirectory("optiml-eval", D))
+      return createStringError(EC, "cannot create a run directory: %s",
+                               EC.message().c_str());
+    RunDir = std::string(D);
+    OwnRunDir = true;
+  } else if (std::error_code EC = sys::fs::create_directories(RunDir)) {
+    return createStringError(EC, "cannot create run directory '%s': %s",
+                             RunDir.c_str(), EC.message().c_str());
+  }
+  Rep.RunDir = RunDir;
+  auto Cleanup = [&] {
+    if (OwnRunDir && !Opts.KeepRunDir) {
+      sys::fs::remove_directories(RunDir, /*IgnoreErrors=*/true);
+      Rep.RunDir.clear();
+    }
+  };
+  SmallString<128> SnapDir(RunDir);
+  sys::path::append(SnapDir, "snapshots");
+  sys::fs::create_directories(SnapDir);
+
+  const std::string &CandBin = Rep.Candidate.Binary;
+  const std::string &RefBin = Rep.Original ? Rep.Original->Binary : CandBin;
+  bool SelfOnly = !Rep.Original;
+
+  ProbeConfig Base;
+  Base.Kernels = Targets;
+  Base.VerifyFirst = Opts.VerifyFirst;
+  Base.VerifyLast = Opts.VerifyLast;
+  Base.SnapshotDir = std::string(SnapDir);
+  Base.Replays = Opts.Replays;
+  Base.TimeLaunches = Opts.TimeLaunches;
+  Base.FlushL2 = Opts.FlushL2;
+
+  std::mutex Mu; // guards Rep and the run results below
+  std::optional<Error> SetupError;
+  auto Run = [&](StringRef Binary, ProbeConfig C, StringRef Label,
+                 unsigned Dev) -> std::optional<ProgramRun> {
+    auto T = std::chrono::steady_clock::now();
+    if (Log) {
+      std::lock_guard<std::mutex> L(Mu);
+      *Log << Label << " run on GPU " << Dev << "...\n";
+    }
+    auto R = runWithProbe(Binary, std::move(C), RunDir, Label, Dev,
+                          Opts.Runner);
+    Clock.add(Label, secondsSince(T));
+    std::lock_guard<std::mutex> L(Mu);
+    if (!R) {
+      if (!SetupError)
+        SetupError = R.takeError();
+      else
+        consumeError(R.takeError());
+      return std::nullopt;
+    }
+    Rep.Runs.push_back(summarize(*R));
+    return std::move(*R);
+  };
+  auto SetupFailed = [&]() -> Expected<EvalReport> {
+    Cleanup();
+    Error E = std::move(*SetupError);
+    return std::move(E);
+  };
+
+  // 3. Reference run.
+  std::optional<ProgramRun> Ref;
+  {
+    ProbeConfig C = Base;
+    C.Mode = ProbeMode::Reference;
+    runTasks({[&](unsigned D) { Ref = Run(RefBin, C, "reference", D); }}, Pool);
+  }
+  if (SetupError)
+    return SetupFailed();
+  auto RunFailed = [](const ProgramRun &R) {
+    return !R.Process.succeeded() && !R.Process.ExitCode.has_value();
+  };
+  if (RunFailed(*Ref) || !Ref->Probe) {
+    Rep.Verify.Status = VerifyStatus::Failed;
+    Rep.Verify.Detail =
+        (SelfOnly ? "the program " : "the original program ") +
+        Ref->Process.describe() + " in the reference run" +
+        (Ref->ProbeProblem.empty() ? "" : "; " + Ref->ProbeProblem);
+    std::string Tail = lastLines(Ref->Process.Stderr, 3);
+    if (!Tail.empty())
+      Rep.Verify.Detail += ":\n" + Tail;
+    Cleanup();
+    return Finish();
+  }
+
+  // 4. Self-check, timing, metrics, sanitizers (independent of each other).
+  std::optional<ProgramRun> Self, CandTime, OrigTime, Metrics;
+  std::vector<std::function<void(unsigned)>> Tasks;
+  {
+    ProbeConfig C = Base;
+    C.Mode = ProbeMode::Candidate;
+    // Noise is measured under the widest tolerance calibration may reach.
+    for (const ProbeKernel &K : Targets)
+      for (const ProbeParam &P : K.Params)
+        if (P.Pointer) {
+          ElementType T = elementTypeFor(P);
+          if (!T.isFloatingPoint())
+            continue;
+          Tolerance Ceil = noiseCeiling(T.Kind);
+          C.Tol.RelTol = std::max(C.Tol.RelTol, Ceil.RelTol);
+          C.Tol.AbsTol = std::max(C.Tol.AbsTol, Ceil.AbsTol);
+        }
+    Tasks.push_back([&, C](unsigned D) { Self = Run(RefBin, C, "self-check", D); });
+  }
+  {
+    ProbeConfig C = Base;
+    C.Mode = ProbeMode::Time;
+    Tasks.push_back([&, C](unsigned D) { CandTime = Run(CandBin, C, "time", D); });
+    if (!SelfOnly)
+      Tasks.push_back(
+          [&, C](unsigned D) { OrigTime = Run(RefBin, C, "time-original", D); });
+  }
+  if (Opts.Metrics) {
+    ProbeConfig C = Base;
+    C.Mode = ProbeMode::Metrics;
+    C.Metrics.assign(std::begin(DefaultMetrics), std::end(DefaultMetrics));
+    Tasks.push_back([&, C](unsigned D) { Metrics = Run(CandBin, C, "metrics", D); });
+  } else {
+    Rep.Notes.push_back("metrics not collected (--no-metrics)");
+  }
+  std::vector<std::string> KernelNames;
+  for (const ProbeKernel &K : Targets)
+    KernelNames.push_back(K.Name);
+  if (Opts.Sanitize && !Opts.Runner.ComputeSanitizer.empty()) {
+    for (const char *Tool : {"memcheck", "racecheck"})
+      Tasks.push_back([&, Tool](unsigned D) {
+        auto T = std::chrono::steady_clock::now();
+        if (Log) {
+          std::lock_guard<std::mutex> L(Mu);
+          *Log << Tool << " run on GPU " << D << "...\n";
+        }
+        auto S = runSanitizer(Tool, CandBin, KernelNames, D, Opts.Runner);
+        Clock.add(Tool, secondsSince(T));
+        std::lock_guard<std::mutex> L(Mu);
+        if (!S) {
+          SanitizerReport R;
+          R.Tool = Tool;
+          R.Problem = toString(S.takeError());
+          Rep.Sanitizers.push_back(std::move(R));
+          return;
+        }
+        Rep.Sanitizers.push_back(std::move(*S));
+      });
+  } else if (Opts.Sanitize) {
+    Rep.Notes.push_back("compute-sanitizer not found: out-of-bounds accesses "
+                        "and races are caught only through outputs");
+  }
+  runTasks(std::move(Tasks), Pool);
+  if (SetupError)
+    return SetupFailed();
+  llvm::sort(Rep.Sanitizers, [](const SanitizerReport &A,
+                                const SanitizerReport &B) {
+    return A.Tool < B.Tool;
+  });
+
+  // Judge the self-check.
+  VerifyReport &V = Rep.Verify;
+  Tolerance Calibrated;
+  bool StdoutStable = false;
+  if (!Self || !Self->Probe) {
+    V.Status = VerifyStatus::Failed;
+    V.Detail = "the second run of the original " +
+               (Self ? Self->Process.describe() + "; " + Self->ProbeProblem
+                     : std::string("did not run"));
+  } else {
+    V.Status = VerifyStatus::Deterministic;
+    judgeSelfCheck(*Self->Probe, Targets, In.Model, V, Calibrated);
+    if (V.Status == VerifyStatus::Deterministic &&
+        Self->Process.ExitCode != Ref->Process.ExitCode) {
+      V.Status = VerifyStatus::Nondeterministic;
+      V.Detail = "two runs of the original exit differently (" +
+                 Ref->Process.describe() + ", then " +
+                 Self->Process.describe() + ")";
+    }
+    StdoutStable = Self->Process.StdoutHash == Ref->Process.StdoutHash &&
+                   !Ref->Process.stdoutTruncated();
+    if (!StdoutStable)
+      V.Notes.push_back("the program's stdout differs between two runs (it "
+                        "may print timings): stdout is not compared");
+    if (V.Status == VerifyStatus::Deterministic && V.LaunchesCompared == 0) {
+      V.Status = VerifyStatus::Failed;
+      V.Detail = "no launch of the target kernels was verified (does the "
+                 "program launch them?)";
+    }
+  }
+
+  // 5. The candidate against the reference (only with --against).
+  if (!SelfOnly && V.Status == VerifyStatus::Deterministic) {
+    VerifyReport CV;
+    CV.Notes = V.Notes;
+    Tolerance Tol = Calibrated;
+    if (Opts.PrecisionChanging)
+      for (const ProbeKernel &K : Targets)
+        for (const ProbeParam &P : K.Params) {
+          ElementType T = elementTypeFor(P);
+          if (!P.Pointer || !T.isFloatingPoint())
+            continue;
+          Tolerance D = defaultTolerance(T.Kind);
+          Tol.RelTol = std::max(Tol.RelTol, 10 * D.RelTol);
+          Tol.AbsTol = std::max(Tol.AbsTol, 10 * D.AbsTol);
+        }
+    CV.CandidateTol = Tol;
+    ProbeConfig C = Base;
+    C.Mode = ProbeMode::Candidate;
+    C.Tol = Tol;
+    std::optional<ProgramRun> Cand;
+    runTasks({[&](unsigned D) { Cand = Run(CandBin, C, "candidate", D); }},
+             Pool);
+    if (SetupError)
+      return SetupFailed();
+    if (RunFailed(*Cand) || !Cand->Probe) {
+      CV.Status = VerifyStatus::Failed;
+      CV.Detail = "the candidate " + Cand->Process.describe() +
+                  (Cand->ProbeProblem.empty() ? "" : "; " + Cand->ProbeProblem);
+      std::string Tail = lastLines(Cand->Process.Stderr, 3);
+      if (!Tail.empty())
+        CV.Detail += ":\n" + Tail;
+    } else {
+      judgeCandidate(*Ref->Probe, *Cand->Probe, Targets, In.Model, CV);
+      if (CV.Status == VerifyStatus::Verified &&
+          Cand->Process.ExitCode != Ref->Process.ExitCode) {
+        CV.Status = VerifyStatus::Failed;
+        CV.Detail = "the candidate " + Cand->Process.describe() +
+                    ", the original " + Ref->Process.describe();
+      }
+      if (StdoutStable) {
+        CV.StdoutCompared = true;
+        if (CV.Status == VerifyStatus::Verified &&
+            Cand->Process.StdoutHash != Ref->Process.StdoutHash) {
+          CV.Status = VerifyStatus::Mismatch;
+          CV.Detail = "the program's output (stdout) differs from the "
+                      "original's";
+        }
+      }
+    }
+    V = std::move(CV);
+  } else if (SelfOnly) {
+    V.CandidateTol = Calibrated;
+    V.StdoutCompared = StdoutStable;
+  }
+
+  // 6. Timing and metrics per kernel.
+  auto Times = [&](const std::optional<ProgramRun> &R, const ProbeKernel &K,
+                   unsigned *Launches) {
+    TimingReport T;
+    if (!R) {
+      T.Problem = "not run";
+      return T;
+    }
+    if (!R->Probe) {
+      T.Problem = "the timing run " + R->Process.describe() +
+                  (R->ProbeProblem.empty() ? "" : "; " + R->ProbeProblem);
+      return T;
+    }
+    std::vector<double> All;
+    unsigned N = 0;
+    for (const LaunchRecord &L : R->Probe->Launches)
+      if (kernelNameMatches(K.Name, kernelBaseName(L.Kernel))) {
+        ++N;
+        All.insert(All.end(), L.TimesMs.begin(), L.TimesMs.end());
+      }
+    if (Launches)
+      *Launches = N;
+    T = summarizeTimes(All);
+    if (!T.Available)
+      T.Problem = N ? "the probe returned no replay times" +
+                          (R->Probe->Errors.empty()
+                               ? std::string()
+                               : ": " + R->Probe->Errors.front())
+                    : "the kernel was not launched";
+    return T;
+  };
+  double Peak = Opts.PeakDramGBs > 0 ? Opts.PeakDramGBs
+                                     : knownPeakDramGBs(Rep.GpuName);
+  for (size_t I = 0; I < Targets.size(); ++I) {
+    KernelReport &KR = Rep.Kernels[I];
+    KR.Time = Times(CandTime, Targets[I], &KR.Launches);
+    if (!SelfOnly)
+      KR.OriginalTime = Times(OrigTime, Targets[I], nullptr);
+    if (!Opts.Metrics)
+      continue;
+    if (!Metrics || !Metrics->Probe) {
+      KR.Metrics.Problem =
+          Metrics ? "the metrics run " + Metrics->Process.describe() +
+                        (Metrics->ProbeProblem.empty()
+                             ? ""
+                             : "; " + Metrics->ProbeProblem)
+                  : "not run";
+      continue;
+    }
+    if (!Metrics->Probe->MetricsUnavailable.empty()) {
+      KR.Metrics.Problem = Metrics->Probe->MetricsUnavailable;
+      continue;
+    }
+    const LaunchRecord *Found = nullptr;
+    for (const LaunchRecord &L : Metrics->Probe->Launches)
+      if (kernelNameMatches(Targets[I].Name, kernelBaseName(L.Kernel)) &&
+          !L.Metrics.empty()) {
+        Found = &L;
+        break;
+      }
+    if (!Found) {
+      KR.Metrics.Problem = "the profiler returned no metrics for this kernel";
+      continue;
+    }
+    KR.Metrics = classifyMetrics(Found->Metrics, Peak);
+  }
+  for (const KernelReport &KR : Rep.Kernels)
+    if (!KR.Metrics.Available && Opts.Metrics) {
+      Rep.Notes.push_back("hardware metrics unavailable (" +
+                          KR.Metrics.Problem + "): timing alone");
+      break;
+    }
+  Cleanup();
+  return Finish();
+}
+
+//===----------------------------------------------------------------------===//
+// Output
+//===----------------------------------------------------------------------===//
+
+static void printResources(raw_ostream &OS, ArrayRef<KernelResources> Rs,
+                           StringRef Indent) {
+  for (const KernelResources &R : Rs) {
+    OS << Indent << R.Name << " [" << R.Arch << "]: " << R.Registers
+       << " registers, " << R.SharedBytes << " B shared, " << R.StackBytes
+       << " B stack";
+    if (R.spills())
+      OS << ", SPILLS " << R.SpillStoreBytes << " B stores / "
+         << R.SpillLoadBytes << " B loads";
+    else
+      OS << ", no spills";
+    OS << "\n";
+  }
+}
+
+void printReport(raw_ostream &OS, const EvalReport &R) {
+  auto PrintBuild = [&](const BuildSummary &B) {
+    OS << B.Path << ": ";
+    if (!B.Succeeded) {
+      OS << "does not compile\n";
+      std::string Summary = B.ErrorSummary;
+      OS << Summary;
+      return;
+    }
+    OS << "compiles";
+    if (B.CacheHit)
+      OS << " (cached)";
+    else
+      OS << formatv(" (nvcc {0:F1} s)", B.Seconds);
+    OS << "\n";
+  };
+  if (R.Original)
+    PrintBuild(*R.Original);
+  PrintBuild(R.Candidate);
+  for (const KernelReport &K : R.Kernels)
+    printResources(OS, K.Resources, "  ");
+  if (!R.Candidate.Succeeded || (R.Original && !R.Original->Succeeded))
+    return;
+  if (!R.GpuAvailable) {
+    OS << "not run: a CUDA GPU is needed to verify and time it";
+    if (!R.GpuProblem.empty())
+      OS << " (" << R.GpuProblem << ")";
+    OS << "\n";
+    return;
+  }
+  OS << "GPU: " << R.GpuName << "\n";
+  const VerifyReport &V = R.Verify;
+  switch (V.Status) {
+  case VerifyStatus::Verified:
+    OS << "verified against " << R.Against << ": " << V.LaunchesCompared
+       << " launch(es), " << V.BuffersCompared
+       << " buffer(s) agree; exit status "
+       << (V.StdoutCompared ? "and stdout match" : "matches") << "\n";
+    break;
+  case VerifyStatus::Deterministic:
+    OS << "deterministic: two runs agree on " << V.LaunchesCompared
+       << " launch(es), " << V.BuffersCompared << " buffer(s)"
+       << (V.StdoutCompared ? ", exit status and stdout" : "") << "\n";
+    break;
+  default:
+    OS << "NOT VERIFIED (" << toString(V.Status) << "): " << V.Detail << "\n";
+    break;
+  }
+  for (const std::string &N : V.Notes)
+    OS << "  note: " << N << "\n";
+  for (const KernelReport &K : R.Kernels) {
+    OS << K.Name << ": ";
+    if (K.Time.Available) {
+      OS << formatv("{0:F4} ms median (spread {1:F2}%, {2} replays of {3} "
+                    "launch(es), min {4:F4}, max {5:F4})",
+                    K.Time.MedianMs, K.Time.SpreadPct, K.Time.Samples,
+                    K.Launches ? std::min<unsigned>(K.Launches, 1000) : 0,
+                    K.Time.MinMs, K.Time.MaxMs);
+      if (K.OriginalTime && K.OriginalTime->Available &&
+          K.Time.MedianMs > 0)
+        OS << formatv("; original {0:F4} ms: {1:F2}x",
+                      K.OriginalTime->MedianMs,
+                      K.OriginalTime->MedianMs / K.Time.MedianMs);
+    } else {
+      OS << "not timed (" << K.Time.Problem << ")";
+    }
+    OS << "\n";
+    if (K.Metrics.Available)
+      OS << "  " << K.Metrics.Verdict << "\n";
+  }
+  for (const SanitizerReport &S : R.Sanitizers) {
+    OS << S.Tool << ": ";
+    if (S.clean())
+      OS << "clean\n";
+    else if (S.Ran)
+      OS << *S.Errors << " error(s): " << S.FirstError << "\n";
+    else
+      OS << "not run (" << S.Problem << ")\n";
+  }
+  for (const std::string &N : R.Notes)
+    OS << "note: " << N << "\n";
+  OS << formatv("evaluation took {0:F1} s (", R.WallSeconds);
+  bool First = true;
+  for (const auto &[Name, S] : R.Stages) {
+    OS << (First ? "" : ", ") << Name << formatv(" {0:F2}", S);
+    First = false;
+  }
+  OS << ")\n";
+}
+
+static json::Value toJSON(const TimingReport &T) {
+  json::Object O{{"available", T.Available}};
+  if (!T.Available) {
+    O["problem"] = T.Problem;
+    return O;
+  }
+  O["median_ms"] = T.MedianMs;
+  O["min_ms"] = T.MinMs;
+  O["max_ms"] = T.MaxMs;
+  O["spread_pct"] = T.SpreadPct;
+  O["replays"] = T.Samples;
+  O["replays_for_1pct"] = T.ReplaysFor1Pct;
+  return O;
+}
+
+static json::Value toJSON(const BuildSummary &B) {
+  json::Object O{{"path", B.Path},
+                 {"compiles", B.Succeeded},
+                 {"cached", B.CacheHit},
+                 {"seconds", B.Seconds}};
+  if (!B.Succeeded)
+    O["errors"] = B.ErrorSummary;
+  json::Array Rs;
+  for (const KernelResources &R : B.Resources)
+    Rs.push_back(json::Object{{"kernel", R.Name},
+                              {"mangled", R.Mangled},
+                              {"arch", R.Arch},
+                              {"registers", R.Registers},
+                              {"spill_stores", R.SpillStoreBytes},
+                              {"spill_loads", R.SpillLoadBytes},
+                              {"shared_bytes", R.SharedBytes},
+                              {"stack_bytes", R.StackBytes}});
+  O["resources"] = std::move(Rs);
+  return O;
+}
+
+std::string reportToJSON(const EvalReport &R) {
+  json::Object O{{"file", R.File}, {"passed", R.passed()}};
+  if (!R.Against.empty())
+    O["against"] = R.Against;
+  O["build"] = toJSON(R.Candidate);
+  if (R.Original)
+    O["original_build"] = toJSON(*R.Original);
+  O["gpu"] = R.GpuAvailable ? json::Value(R.GpuName) : json::Value(nullptr);
+  if (!R.GpuProblem.empty())
+    O["gpu_problem"] = R.GpuProblem;
+  json::Object V{{"status", toString(R.Verify.Status)},
+                 {"launches", R.Verify.LaunchesCompared},
+                 {"buffers", R.Verify.BuffersCompared},
+                 {"stdout_compared", R.Verify.StdoutCompared},
+                 {"rel_tol", R.Verify.CandidateTol.RelTol},
+                 {"abs_tol", R.Verify.CandidateTol.AbsTol}};
+  if (!R.Verify.Detail.empty())
+    V["detail"] = R.Verify.Detail;
+  V["notes"] = json::Array(R.Verify.Notes);
+  O["verify"] = std::move(V);
+  json::Array Ks;
+  for (const KernelReport &K : R.Kernels) {
+    json::Object KO{{"name", K.Name}, {"launches", K.Launches}};
+    KO["time"] = toJSON(K.Time);
+    if (K.OriginalTime)
+      KO["original_time"] = toJSON(*K.OriginalTime);
+    json::Object M{{"available", K.Metrics.Available}};
+    if (K.Metrics.Available) {
+      M["bound"] = K.Metrics.Bound;
+      M["verdict"] = K.Metrics.Verdict;
+      M["dram_gbs"] = K.Metrics.DramGBs;
+      if (K.Metrics.DramFraction >= 0)
+        M["dram_fraction"] = K.Metrics.DramFraction;
+      json::Object Vals;
+      for (const auto &[Name, Val] : K.Metrics.Values)
+        Vals[Name] = Val;
+      M["values"] = std::move(Vals);
+    } else if (!K.Metrics.Problem.empty()) {
+      M["problem"] = K.Metrics.Problem;
+    }
+    KO["metrics"] = std::move(M);
+    Ks.push_back(std::move(KO));
+  }
+  O["kernels"] = std::move(Ks);
+  json::Array Ss;
+  for (const SanitizerReport &S : R.Sanitizers) {
+    json::Object SO{{"tool", S.Tool}, {"ran", S.Ran}, {"clean", S.clean()}};
+    if (S.Errors)
+      SO["errors"] = *S.Errors;
+    if (!S.FirstError.empty())
+      SO["first_error"] = S.FirstError;
+    if (!S.Problem.empty())
+      SO["problem"] = S.Problem;
+    Ss.push_back(std::move(SO));
+  }
+  O["sanitizers"] = std::move(Ss);
+  json::Array Runs;
+  for (const RunSummary &S : R.Runs) {
+    json::Object RO{{"label", S.Label},
+                    {"outcome", S.Outcome},
+                    {"seconds", S.WallSeconds},
+                    {"stdout_sha256", S.StdoutHash}};
+    if (S.Device)
+      RO["gpu"] = *S.Device;
+    if (!S.ProbeProblem.empty())
+      RO["probe_problem"] = S.ProbeProblem;
+    if (!S.ProbeErrors.empty())
+      RO["probe_errors"] = json::Array(S.ProbeErrors);
+    Runs.push_back(std::move(RO));
+  }
+  O["runs"] = std::move(Runs);
+  json::Object St;
+  for (const auto &[Name, S] : R.Stages)
+    St[Name] = S;
+  O["stages_seconds"] = std::move(St);
+  O["wall_seconds"] = R.WallSeconds;
+  O["notes"] = json::Array(R.Notes);
+  std::string S;
+  raw_string_ostream OS(S);
+  OS << formatv("{0:2}", json::Value(std::move(O)));
+  return S;
+}
+
+} // namespace optiml

@@ -1,0 +1,312 @@
+//===- Runner.cpp - Program runs: probed, plain, sanitized ----------------===//
+
+#include "optiml/Eval/Runner.h"
+#include "optiml/Eval/PtxasInfo.h"
+#include "optiml/Support/FileUtil.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Regex.h"
+
+using namespace llvm;
+
+namespace optiml {
+
+//===----------------------------------------------------------------------===//
+// GPUs
+//===----------------------------------------------------------------------===//
+
+std::vector<GpuInfo> parseNvidiaSmi(StringRef Csv) {
+  std::vector<GpuInfo> Out;
+  SmallVector<StringRef, 8> Lines;
+  Csv.split(Lines, '\n', -1, /*KeepEmpty=*/false);
+  for (StringRef L : Lines) {
+    SmallVector<StringRef, 4> F;
+    L.split(F, ',');
+    if (F.size() < 3)
+      continue;
+    GpuInfo G;
+    if (F[0].trim().getAsInteger(10, G.Index))
+      continue;
+    G.Name = F[1].trim().str();
+    auto [Major, Minor] = F[2].trim().split('.');
+    unsigned Ma = 0, Mi = 0;
+    if (Major.getAsInteger(10, Ma) || Minor.getAsInteger(10, Mi))
+      continue;
+    G.Arch = "sm_" + std::to_string(Ma) + std::to_string(Mi);
+    if (F.size() > 3)
+      F[3].trim().getAsInteger(10, G.MemoryMiB);
+    Out.push_back(std::move(G));
+  }
+  return Out;
+}
+
+GpuQuery queryGpus(double TimeoutSeconds) {
+  GpuQuery Q;
+  std::string Smi = findProgram("nvidia-smi");
+  if (Smi.empty()) {
+    Q.Problem = "nvidia-smi not found (no NVIDIA driver on this machine)";
+    return Q;
+  }
+  ProcessOptions O;
+  O.Args = {Smi, "--query-gpu=index,name,compute_cap,memory.total",
+            "--format=csv,noheader,nounits"};
+  O.TimeoutSeconds = TimeoutSeconds;
+  auto R = runProcess(O);
+  if (!R) {
+    Q.Problem = toString(R.takeError());
+    return Q;
+  }
+  if (!R->succeeded()) {
+    Q.Problem = "nvidia-smi " + R->describe() + ": " +
+                StringRef(lastLines(R->Stdout + R->Stderr, 2)).trim().str();
+    return Q;
+  }
+  Q.Gpus = parseNvidiaSmi(R->Stdout);
+  // Respect a CUDA_VISIBLE_DEVICES made of plain indices.
+  if (auto Vis = sys::Process::GetEnv("CUDA_VISIBLE_DEVICES")) {
+    SmallVector<StringRef, 8> Ids;
+    StringRef(*Vis).split(Ids, ',', -1, /*KeepEmpty=*/false);
+    std::vector<GpuInfo> Kept;
+    bool AllNumeric = true;
+    for (StringRef Id : Ids) {
+      unsigned I;
+      if (Id.trim().getAsInteger(10, I)) {
+        AllNumeric = false;
+        break;
+      }
+      for (const GpuInfo &G : Q.Gpus)
+        if (G.Index == I)
+          Kept.push_back(G);
+    }
+    if (AllNumeric) {
+      Q.Gpus = std::move(Kept);
+      if (Q.Gpus.empty()) {
+        Q.Problem = "CUDA_VISIBLE_DEVICES='" + *Vis + "' names no GPU present";
+        return Q;
+      }
+    }
+  }
+  if (Q.Gpus.empty())
+    Q.Problem = "nvidia-smi lists no usable GPU";
+  return Q;
+}
+
+//===----------------------------------------------------------------------===//
+// Runs
+//===----------------------------------------------------------------------===//
+
+static void addDeviceEnv(std::map<std::string, std::string> &Env,
+                         std::optional<unsigned> Device) {
+  if (!Device)
+    return;
+  Env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"; // nvidia-smi's numbering
+  Env["CUDA_VISIBLE_DEVICES"] = std::to_string(*Device);
+}
+
+static ProcessOptions programOptions(StringRef Binary,
+                                     const RunnerOptions &Opts) {
+  ProcessOptions PO;
+  PO.Args = {Binary.str()};
+  PO.Args.insert(PO.Args.end(), Opts.ProgramArgs.begin(),
+                 Opts.ProgramArgs.end());
+  PO.WorkDir = Opts.ProgramWorkDir;
+  PO.TimeoutSeconds = Opts.TimeoutSeconds;
+  PO.OutputLimit = Opts.OutputLimit;
+  return PO;
+}
+
+Expected<ProgramRun> runPlain(StringRef Binary, StringRef Label,
+                              std::optional<unsigned> Device,
+                              const RunnerOptions &Opts) {
+  ProcessOptions PO = programOptions(Binary, Opts);
+  addDeviceEnv(PO.Env, Device);
+  PO.UnsetEnv = {"CUDA_INJECTION64_PATH", ProbeConfigEnv};
+  auto P = runProcess(PO);
+  if (!P)
+    return P.takeError();
+  ProgramRun R;
+  R.Label = Label.str();
+  R.Device = Device;
+  R.Process = std::move(*P);
+  return R;
+}
+
+Expected<ProgramRun> runWithProbe(StringRef Binary, ProbeConfig Config,
+                                  StringRef RunDir, StringRef Label,
+                                  std::optional<unsigned> Device,
+                                  const RunnerOptions &Opts) {
+  if (Opts.ProbeLibrary.empty() || !sys::fs::exists(Opts.ProbeLibrary))
+    return createStringError(
+        inconvertibleErrorCode(),
+        "the CUPTI probe (liboptiml-probe.so) was not found%s%s; build the "
+        "optiml-probe target or pass --probe",
+        Opts.ProbeLibrary.empty() ? "" : " at ",
+        Opts.ProbeLibrary.c_str());
+  ProgramRun R;
+  R.Label = Label.str();
+  R.Device = Device;
+  SmallString<256> ConfigPath(RunDir), ResultPath(RunDir);
+  sys::path::append(ConfigPath, Label + ".config.json");
+  sys::path::append(ResultPath, Label + ".result.json");
+  R.ConfigPath = std::string(ConfigPath);
+  R.ResultPath = std::string(ResultPath);
+  Config.ResultPath = R.ResultPath;
+  sys::fs::remove(ResultPath);
+  if (Error E = writeFileAtomically(ConfigPath, writeProbeConfig(Config)))
+    return std::move(E);
+
+  ProcessOptions PO = programOptions(Binary, Opts);
+  PO.Env[ProbeConfigEnv] = R.ConfigPath;
+  PO.Env["CUDA_INJECTION64_PATH"] = Opts.ProbeLibrary;
+  std::string LibPath = Opts.CudaPath + "/lib64:" + Opts.CudaPath +
+                        "/extras/CUPTI/lib64";
+  if (auto Old = sys::Process::GetEnv("LD_LIBRARY_PATH"); Old && !Old->empty())
+    LibPath += ":" + *Old;
+  PO.Env["LD_LIBRARY_PATH"] = LibPath;
+  addDeviceEnv(PO.Env, Device);
+  auto P = runProcess(PO);
+  if (!P)
+    return P.takeError();
+  R.Process = std::move(*P);
+
+  if (!sys::fs::exists(ResultPath)) {
+    R.ProbeProblem = "the probe wrote no result (the program " +
+                     R.Process.describe() + ")";
+    return R;
+  }
+  auto Text = readFile(ResultPath);
+  if (!Text) {
+    R.ProbeProblem = toString(Text.takeError());
+    return R;
+  }
+  auto Res = readProbeResult(*Text);
+  if (!Res) {
+    R.ProbeProblem = "unreadable probe result '" + R.ResultPath +
+                     "': " + toString(Res.takeError());
+    return R;
+  }
+  R.Probe = std::move(*Res);
+  return R;
+}
+
+//===----------------------------------------------------------------------===//
+// compute-sanitizer
+//===----------------------------------------------------------------------===//
+
+std::string findComputeSanitizer(StringRef CudaPath) {
+  return findProgram("compute-sanitizer",
+                     {(CudaPath + "/bin").str(),
+                      (CudaPath + "/compute-sanitizer").str()});
+}
+
+SanitizerReport parseSanitizerOutput(StringRef Tool, StringRef Output) {
+  SanitizerReport S;
+  S.Tool = Tool.str();
+  static const Regex Summary("ERROR SUMMARY: ([0-9]+) error");
+  SmallVector<StringRef, 2> M;
+  SmallVector<StringRef, 64> Lines;
+  Output.split(Lines, '\n', -1, /*KeepEmpty=*/false);
+  for (StringRef L : Lines) {
+    if (Summary.match(L, &M)) {
+      unsigned N = 0;
+      M[1].getAsInteger(10, N);
+      S.Errors = N;
+      continue;
+    }
+    if (!S.FirstError.empty() || !L.starts_with("========= "))
+      continue;
+    StringRef Body = L.drop_front(10).trim();
+    // Skip banners, stack frames, blank continuations and summaries.
+    if (Body.empty() || Body.starts_with("COMPUTE-SANITIZER") ||
+        Body.starts_with("at ") || Body.starts_with("by ") ||
+        Body.starts_with("Host Frame") || Body.starts_with("Saved host") ||
+        Body.starts_with("RACECHECK SUMMARY") ||
+        Body.starts_with("LEAK SUMMARY") ||
+        Body.starts_with("Target application returned"))
+      continue;
+    S.FirstError = Body.str();
+  }
+  S.Ran = S.Errors.has_value();
+  return S;
+}
+
+static std::string unqualifiedBase(StringRef Kernel) {
+  StringRef Base = Kernel.take_until([](char C) { return C == '<'; });
+  size_t Colon = Base.rfind("::");
+  if (Colon != StringRef::npos)
+    Base = Base.drop_front(Colon + 2);
+  return Base.trim().str();
+}
+
+Expected<SanitizerReport> runSanitizer(StringRef Tool, StringRef Binary,
+                                       ArrayRef<std::string> Kernels,
+                                       std::optional<unsigned> Device,
+                                       const RunnerOptions &Opts) {
+  if (Opts.ComputeSanitizer.empty()) {
+    SanitizerReport S;
+    S.Tool = Tool.str();
+    S.Problem = "compute-sanitizer not found";
+    return S;
+  }
+  ProcessOptions PO = programOptions(Binary, Opts);
+  std::vector<std::string> Args = {Opts.ComputeSanitizer, "--tool", Tool.str(),
+                                   "--print-limit", "10"};
+  for (const std::string &K : Kernels) {
+    Args.push_back("--kernel-name");
+    Args.push_back("kns=" + unqualifiedBase(K));
+  }
+  if (Tool == "racecheck") {
+    Args.push_back("--racecheck-report");
+    Args.push_back("hazard");
+  }
+  Args.insert(Args.end(), PO.Args.begin(), PO.Args.end());
+  PO.Args = std::move(Args);
+  // The sanitizer slows kernels down by an order of magnitude or more.
+  PO.TimeoutSeconds = Opts.TimeoutSeconds > 0 ? Opts.TimeoutSeconds * 10 : 0;
+  PO.UnsetEnv = {"CUDA_INJECTION64_PATH", ProbeConfigEnv};
+  addDeviceEnv(PO.Env, Device);
+  auto P = runProcess(PO);
+  if (!P)
+    return P.takeError();
+  SanitizerReport S = parseSanitizerOutput(Tool, P->Stdout + "\n" + P->Stderr);
+  if (P->TimedOut)
+    S.Problem = "compute-sanitizer " + P->describe();
+  else if (!S.Ran)
+    S.Problem = "compute-sanitizer " + P->describe() + " without a summary: " +
+                StringRef(lastLines(P->Stdout + P->Stderr, 2)).trim().str();
+  S.Process = std::move(*P);
+  return S;
+}
+
+//===----------------------------------------------------------------------===//
+// DevicePool
+//===----------------------------------------------------------------------===//
+
+DevicePool::DevicePool(std::vector<unsigned> Devs)
+    : Devices(std::move(Devs)), Busy(Devices.size(), false) {}
+
+unsigned DevicePool::acquire() {
+  std::unique_lock<std::mutex> L(Mu);
+  while (true) {
+    for (size_t I = 0; I < Devices.size(); ++I)
+      if (!Busy[I]) {
+        Busy[I] = true;
+        return Devices[I];
+      }
+    CV.wait(L);
+  }
+}
+
+void DevicePool::release(unsigned D) {
+  {
+    std::lock_guard<std::mutex> L(Mu);
+    for (size_t I = 0; I < Devices.size(); ++I)
+      if (Devices[I] == D)
+        Busy[I] = false;
+  }
+  CV.notify_one();
+}
+
+} // namespace optiml

@@ -1,0 +1,272 @@
+//===- EvalCommand.cpp - clang-optiml eval --------------------------------===//
+
+#include "Commands.h"
+#include "optiml/Eval/Evaluator.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+namespace optiml {
+namespace tool {
+
+cl::SubCommand EvalCommand(
+    "eval",
+    "Build a CUDA program, run it on the GPU, verify its target kernels "
+    "launch by launch against the original (or against itself), time them "
+    "and profile them (docs/eval.md).\n\n"
+    "  clang-optiml eval saxpy.cu\n"
+    "  clang-optiml eval candidate.cu --against saxpy.cu --kernel saxpy\n"
+    "  clang-optiml eval solver.cu -p build --run-arg input.dat --json\n");
+
+static cl::OptionCategory EvalCategory("eval options");
+
+static cl::opt<std::string> InputFile(cl::Positional, cl::Required,
+                                      cl::desc("<file.cu>"),
+                                      cl::sub(EvalCommand),
+                                      cl::cat(EvalCategory));
+
+static cl::list<std::string>
+    Kernels("kernel",
+            cl::desc("Target kernel (qualified name; repeatable). Default: "
+                     "every kernel the file launches"),
+            cl::value_desc("name"), cl::sub(EvalCommand),
+            cl::cat(EvalCategory));
+
+static cl::opt<std::string>
+    Against("against",
+            cl::desc("The original program; without it the file is checked "
+                     "against itself (determinism) and profiled"),
+            cl::value_desc("original.cu"), cl::sub(EvalCommand),
+            cl::cat(EvalCategory));
+
+static cl::opt<bool> Json("json", cl::desc("Print the report as JSON"),
+                          cl::sub(EvalCommand), cl::cat(EvalCategory));
+
+static cl::list<std::string>
+    RunArgs("run-arg",
+            cl::desc("An argument for the program itself (repeatable, in "
+                     "order)"),
+            cl::value_desc("arg"), cl::sub(EvalCommand),
+            cl::cat(EvalCategory));
+
+static cl::list<std::string>
+    NvccArgs("nvcc-arg",
+             cl::desc("An extra nvcc flag for the candidate (repeatable), "
+                      "e.g. --nvcc-arg=-maxrregcount=64"),
+             cl::value_desc("flag"), cl::sub(EvalCommand),
+             cl::cat(EvalCategory));
+
+static cl::opt<double>
+    Timeout("timeout",
+            cl::desc("Wall-time limit per program run, seconds (the "
+                     "sanitizers get 10x)"),
+            cl::init(300), cl::value_desc("s"), cl::sub(EvalCommand),
+            cl::cat(EvalCategory));
+
+static cl::opt<unsigned> Replays("replays",
+                                 cl::desc("Timed replays per launch"),
+                                 cl::init(20), cl::sub(EvalCommand),
+                                 cl::cat(EvalCategory));
+
+static cl::opt<unsigned>
+    VerifyFirst("verify-first",
+                cl::desc("Verify the first N launches of each target (and "
+                         "the last)"),
+                cl::init(3), cl::value_desc("N"), cl::sub(EvalCommand),
+                cl::cat(EvalCategory));
+
+static cl::opt<bool> NoMetrics("no-metrics",
+                               cl::desc("Skip the hardware-metrics run"),
+                               cl::sub(EvalCommand), cl::cat(EvalCategory));
+
+static cl::opt<bool>
+    NoSanitize("no-sanitize",
+               cl::desc("Skip compute-sanitizer memcheck and racecheck"),
+               cl::sub(EvalCommand), cl::cat(EvalCategory));
+
+static cl::opt<bool>
+    PrecisionChanging("precision-changing",
+                      cl::desc("The candidate may change float results "
+                               "(widens tolerances 10x)"),
+                      cl::sub(EvalCommand), cl::cat(EvalCategory));
+
+static cl::opt<bool> FlushL2("flush-l2",
+                             cl::desc("Flush L2 between timed replays"),
+                             cl::sub(EvalCommand), cl::cat(EvalCategory));
+
+static cl::opt<std::string>
+    Probe("probe",
+          cl::desc("liboptiml-probe.so (default: $OPTIML_PROBE, then "
+                   "../lib beside the tool)"),
+          cl::value_desc("path"), cl::sub(EvalCommand),
+          cl::cat(EvalCategory));
+
+static cl::opt<std::string>
+    RunDir("run-dir",
+           cl::desc("Keep configs, results and snapshots here (default: a "
+                    "temporary directory, removed)"),
+           cl::value_desc("dir"), cl::sub(EvalCommand), cl::cat(EvalCategory));
+
+static cl::opt<std::string>
+    CacheDir("cache-dir",
+             cl::desc("Build cache (default: ~/.cache/clang-optiml/builds)"),
+             cl::value_desc("dir"), cl::sub(EvalCommand),
+             cl::cat(EvalCategory));
+
+static cl::opt<bool> NoCache("no-cache", cl::desc("Always recompile"),
+                             cl::sub(EvalCommand), cl::cat(EvalCategory));
+
+static cl::list<unsigned>
+    Gpus("gpu",
+         cl::desc("GPU to use (nvidia-smi index; repeatable). Default: all; "
+                  "independent runs use several GPUs in parallel"),
+         cl::value_desc("index"), cl::sub(EvalCommand), cl::cat(EvalCategory));
+
+static std::string findProbe(const char *Argv0) {
+  if (!Probe.empty())
+    return Probe;
+  if (auto P = sys::Process::GetEnv("OPTIML_PROBE"); P && !P->empty())
+    return *P;
+  std::string Exe = sys::fs::getMainExecutable(
+      Argv0, reinterpret_cast<void *>(&findProbe));
+  if (Exe.empty())
+    return "";
+  SmallString<256> P(sys::path::parent_path(sys::path::parent_path(Exe)));
+  sys::path::append(P, "lib", "liboptiml-probe.so");
+  return std::string(P);
+}
+
+static Error checkInput(StringRef Path, StringRef What) {
+  if (sys::fs::is_regular_file(Path))
+    return Error::success();
+  return createStringError(inconvertibleErrorCode(),
+                           "cannot evaluate %s '%s': no such file",
+                           What.str().c_str(), Path.str().c_str());
+}
+
+int runEval(const CommandContext &Ctx) {
+  if (Error E = checkInput(InputFile, "the program"))
+    return reportError(std::move(E));
+  if (!Against.empty())
+    if (Error E = checkInput(Against, "against"))
+      return reportError(std::move(E));
+
+  AnalyzeOptions AO = commonAnalyzeOptions(Ctx);
+  auto Tools = discoverToolchain(AO.Tools);
+  if (!Tools)
+    return reportError(Tools.takeError());
+
+  // nvcc flags: the compile database's, untranslated, or defaults for the
+  // GPU present (else --cuda-gpu-arch, else sm_90).
+  GpuQuery Gpu = queryGpus();
+  BuildOptions BO;
+  BO.CudaPath = Tools->CudaPath;
+  BO.GpuArch = !Gpu.Gpus.empty() ? Gpu.Gpus.front().Arch
+               : !AO.Tools.GpuArch.empty() ? AO.Tools.GpuArch
+                                           : std::string("sm_90");
+  BO.CacheDir = CacheDir;
+  BO.UseCache = !NoCache;
+  if (!AO.BuildDir.empty()) {
+    auto F = nvccFlagsFromCompileDatabase(
+        AO.BuildDir, Against.empty() ? StringRef(InputFile) : StringRef(Against));
+    if (!F)
+      return reportError(F.takeError());
+    BO.Flags = F->Flags;
+    BO.WorkDir = F->Directory;
+    if (verbose())
+      for (const std::string &N : F->Notes)
+        WithColor::note(errs(), "clang-optiml") << N << "\n";
+  }
+  auto B = Builder::create(BO);
+  if (!B)
+    return reportError(B.takeError());
+  if (verbose()) {
+    errs() << "nvcc: " << (*B)->nvccPath() << "\n  flags:";
+    for (const std::string &F : (*B)->flags())
+      errs() << " " << F;
+    errs() << "\n";
+  }
+
+  auto A = analyzeFile(InputFile, AO);
+  if (!A) {
+    // Say what nvcc says about a file clang cannot parse: that is the
+    // compiler the program is built with.
+    Error E = A.takeError();
+    if (E.isA<CompileError>()) {
+      BuildRequest Req;
+      Req.SourcePath = InputFile;
+      Req.ExtraFlags = NvccArgs;
+      auto R = (*B)->build(Req);
+      if (R && !R->Succeeded) {
+        consumeError(std::move(E));
+        outs() << InputFile << ": does not compile\n" << R->ErrorSummary;
+        return reportError(createStringError(
+            inconvertibleErrorCode(),
+            "'%s' does not compile with nvcc; fix it first",
+            InputFile.c_str()));
+      }
+      if (!R)
+        consumeError(R.takeError());
+    }
+    return reportError(std::move(E));
+  }
+
+  EvalInput In;
+  In.CandidatePath = A->Path;
+  In.CandidateFlags = NvccArgs;
+  In.OriginalPath = Against;
+  In.Model = &A->Model;
+
+  EvalOptions EO;
+  EO.Kernels = Kernels;
+  EO.VerifyFirst = VerifyFirst;
+  EO.Replays = Replays;
+  EO.FlushL2 = FlushL2;
+  EO.Metrics = !NoMetrics;
+  EO.Sanitize = !NoSanitize;
+  EO.PrecisionChanging = PrecisionChanging;
+  EO.RunDir = RunDir;
+  EO.KeepRunDir = !RunDir.empty();
+  EO.Devices.assign(Gpus.begin(), Gpus.end());
+  EO.Gpus = Gpu;
+  EO.Runner.ProbeLibrary = findProbe(Ctx.Argv0);
+  EO.Runner.CudaPath = Tools->CudaPath;
+  EO.Runner.ProgramArgs = RunArgs;
+  EO.Runner.TimeoutSeconds = Timeout;
+  EO.Runner.ComputeSanitizer = findComputeSanitizer(Tools->CudaPath);
+  if (verbose())
+    EO.Log = &errs();
+
+  auto R = evaluate(In, **B, EO);
+  if (!R)
+    return reportError(R.takeError());
+  if (Json)
+    outs() << reportToJSON(*R) << "\n";
+  else
+    printReport(outs(), *R);
+  outs().flush();
+
+  if (!R->Candidate.Succeeded)
+    return reportError(createStringError(
+        inconvertibleErrorCode(), "'%s' does not compile with nvcc; fix it first",
+        R->Candidate.Path.c_str()));
+  if (R->Original && !R->Original->Succeeded)
+    return reportError(createStringError(
+        inconvertibleErrorCode(),
+        "the original '%s' does not compile with nvcc",
+        R->Original->Path.c_str()));
+  if (!R->GpuAvailable)
+    return reportError(createStringError(
+        inconvertibleErrorCode(),
+        "a CUDA GPU is needed to run, verify and time '%s' (%s); it was "
+        "built, nothing was run",
+        InputFile.c_str(), R->GpuProblem.c_str()));
+  return R->passed() ? 0 : 1;
+}
+
+} // namespace tool
+} // namespace optiml

@@ -1,0 +1,188 @@
+#include "EvalTestUtil.h"
+#include "optiml/Eval/Builder.h"
+#include "optiml/Support/FileUtil.h"
+#include "gtest/gtest.h"
+
+using namespace llvm;
+using namespace optiml;
+using namespace optiml::testing;
+
+namespace {
+
+unsigned countLines(StringRef Path) {
+  auto Text = readFile(Path);
+  if (!Text) {
+    consumeError(Text.takeError());
+    return 0;
+  }
+  return StringRef(*Text).count('\n');
+}
+
+class BuilderTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    Count = D.file("count");
+    Nvcc = writeFakeNvcc(D, Count);
+    Opts.Nvcc = Nvcc;
+    Opts.CacheDir = D.file("cache");
+  }
+  std::unique_ptr<Builder> make() {
+    auto B = Builder::create(Opts);
+    if (!B) {
+      ADD_FAILURE() << toString(B.takeError());
+      return nullptr;
+    }
+    return std::move(*B);
+  }
+  TempDir D;
+  std::string Count, Nvcc;
+  BuildOptions Opts;
+};
+
+TEST_F(BuilderTest, BuildsAndParsesResources) {
+  std::string Src = D.write("src/k.cu", "#!/bin/sh\necho hi\n");
+  auto B = make();
+  ASSERT_TRUE(B);
+  EXPECT_EQ(B->nvccVersion(), "fake nvcc 13.0");
+  ASSERT_EQ(B->flags().size(), 2u);
+  EXPECT_EQ(B->flags()[0], "-O3");
+  EXPECT_EQ(B->flags()[1], "-arch=sm_90");
+  auto R = B->build({Src, "", {}});
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_TRUE(R->Succeeded);
+  EXPECT_FALSE(R->CacheHit);
+  EXPECT_TRUE(sys::fs::can_execute(R->Binary));
+  ASSERT_EQ(R->Resources.size(), 1u);
+  EXPECT_EQ(R->Resources[0].Name, "saxpy");
+  EXPECT_EQ(R->Resources[0].Registers, 10u);
+  EXPECT_NE(R->Command.find("-Xptxas -v"), std::string::npos);
+}
+
+TEST_F(BuilderTest, SameInputIsNotRecompiled) {
+  std::string Src = D.write("src/k.cu", "#!/bin/sh\necho hi\n");
+  auto B = make();
+  ASSERT_TRUE(B);
+  auto R1 = B->build({Src, "", {}});
+  ASSERT_TRUE(bool(R1)) << toString(R1.takeError());
+  auto R2 = B->build({Src, "", {}});
+  ASSERT_TRUE(bool(R2)) << toString(R2.takeError());
+  EXPECT_TRUE(R2->CacheHit);
+  EXPECT_EQ(R1->Key, R2->Key);
+  EXPECT_EQ(R1->Binary, R2->Binary);
+  EXPECT_EQ(countLines(Count), 1u);
+  EXPECT_EQ(R2->Resources.size(), 1u); // facts survive the cache
+
+  // A new builder (a later process) finds it too.
+  auto B2 = make();
+  auto R3 = B2->build({Src, "", {}});
+  ASSERT_TRUE(bool(R3));
+  EXPECT_TRUE(R3->CacheHit);
+  EXPECT_EQ(countLines(Count), 1u);
+}
+
+TEST_F(BuilderTest, SourceFlagsAndHeadersChangeTheKey) {
+  std::string Src = D.write("src/k.cu", "#!/bin/sh\n#include \"h.cuh\"\n");
+  D.write("src/h.cuh", "v1");
+  auto B = make();
+  ASSERT_TRUE(B);
+  auto Base = B->build({Src, "", {}});
+  ASSERT_TRUE(bool(Base));
+  auto Text = B->build({Src, "#!/bin/sh\n#include \"h.cuh\"\necho 2\n", {}});
+  ASSERT_TRUE(bool(Text));
+  EXPECT_NE(Text->Key, Base->Key);
+  auto Flag = B->build({Src, "", {"-maxrregcount=32"}});
+  ASSERT_TRUE(bool(Flag));
+  EXPECT_NE(Flag->Key, Base->Key);
+  EXPECT_NE(Flag->Command.find("-maxrregcount=32"), std::string::npos);
+  D.write("src/h.cuh", "v2");
+  auto Header = B->build({Src, "", {}});
+  ASSERT_TRUE(bool(Header));
+  EXPECT_NE(Header->Key, Base->Key);
+  EXPECT_FALSE(Header->CacheHit);
+  EXPECT_EQ(countLines(Count), 4u);
+}
+
+TEST_F(BuilderTest, CandidateTextIsBuiltBesideTheOriginalsIncludes) {
+  std::string Src = D.write("src/k.cu", "#!/bin/sh\necho original\n");
+  auto B = make();
+  auto R = B->build({Src, "#!/bin/sh\necho candidate\n", {}});
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  ASSERT_TRUE(R->Succeeded);
+  auto Bin = readFile(R->Binary);
+  ASSERT_TRUE(bool(Bin));
+  EXPECT_EQ(*Bin, "#!/bin/sh\necho candidate\n");
+  EXPECT_NE(R->Command.find("-I" + D.file("src")), std::string::npos);
+}
+
+TEST_F(BuilderTest, CompileErrorsAreSummarizedAndCached) {
+  std::string Src = D.write("src/bad.cu", "COMPILE_ERROR\n");
+  auto B = make();
+  auto R = B->build({Src, "", {}});
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_FALSE(R->Succeeded);
+  EXPECT_NE(R->ErrorSummary.find("error: identifier \"q\" is undefined"),
+            std::string::npos);
+  EXPECT_EQ(StringRef(R->ErrorSummary).count('\n'), 2u);
+  auto R2 = B->build({Src, "", {}});
+  ASSERT_TRUE(bool(R2));
+  EXPECT_TRUE(R2->CacheHit);
+  EXPECT_FALSE(R2->Succeeded);
+  EXPECT_EQ(R2->ErrorSummary, R->ErrorSummary);
+  EXPECT_EQ(countLines(Count), 1u);
+}
+
+TEST_F(BuilderTest, ParallelBuildsKeepOrder) {
+  Opts.Jobs = 2;
+  auto B = make();
+  std::vector<BuildRequest> Reqs;
+  for (int I = 0; I < 5; ++I) {
+    std::string Src = D.write("src/k" + std::to_string(I) + ".cu",
+                              "#!/bin/sh\necho " + std::to_string(I) + "\n" +
+                                  (I == 3 ? "COMPILE_ERROR\n" : ""));
+    Reqs.push_back({Src, "", {}});
+  }
+  auto Rs = B->buildAll(Reqs);
+  ASSERT_EQ(Rs.size(), 5u);
+  for (int I = 0; I < 5; ++I) {
+    ASSERT_TRUE(bool(Rs[I])) << toString(Rs[I].takeError());
+    EXPECT_EQ(Rs[I]->Succeeded, I != 3);
+  }
+  EXPECT_EQ(B->compilations(), 5u);
+  EXPECT_EQ(countLines(Count), 5u);
+}
+
+TEST_F(BuilderTest, MissingNvccAndSourceAreErrors) {
+  BuildOptions O;
+  O.Nvcc = D.file("no/such/nvcc");
+  auto B = Builder::create(O);
+  ASSERT_FALSE(bool(B));
+  EXPECT_NE(toString(B.takeError()).find("not found"), std::string::npos);
+  auto Good = make();
+  auto R = Good->build({D.file("missing.cu"), "", {}});
+  ASSERT_FALSE(bool(R));
+  EXPECT_NE(toString(R.takeError()).find("missing.cu"), std::string::npos);
+}
+
+TEST(NvccFlagsTest, KeepsNvccFlagsDropsOutputs) {
+  auto F = nvccFlagsFromCommand(
+      {"/usr/local/cuda/bin/nvcc", "-O2", "-arch=sm_80", "-Iinc",
+       "--use_fast_math", "-c", "src/k.cu", "-o", "k.o", "-MD", "-MF", "k.d"},
+      "/proj/build", "/proj/src/k.cu");
+  std::vector<std::string> Want = {"-O2", "-arch=sm_80", "-Iinc",
+                                   "--use_fast_math"};
+  EXPECT_EQ(F.Flags, Want);
+  EXPECT_EQ(F.Directory, "/proj/build");
+  EXPECT_TRUE(F.Notes.empty());
+}
+
+TEST(NvccFlagsTest, ClangEntryKeepsOnlyPortableFlags) {
+  auto F = nvccFlagsFromCommand({"clang++", "-O2", "--cuda-gpu-arch=sm_90",
+                                 "-I", "inc", "-DN=4", "-std=c++17", "-c",
+                                 "k.cu", "-o", "k.o"},
+                                "/b", "/b/k.cu");
+  std::vector<std::string> Want = {"-I", "inc", "-DN=4", "-std=c++17"};
+  EXPECT_EQ(F.Flags, Want);
+  EXPECT_EQ(F.Notes.size(), 1u);
+}
+
+} // namespace

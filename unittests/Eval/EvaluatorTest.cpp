@@ -1,0 +1,420 @@
+#include "EvalTestUtil.h"
+#include "optiml/Eval/Evaluator.h"
+#include "gtest/gtest.h"
+
+using namespace llvm;
+using namespace optiml;
+using namespace optiml::testing;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Pieces: statistics, verdicts, parsers
+//===----------------------------------------------------------------------===//
+
+TEST(SummarizeTimesTest, MedianSpreadAndReplaysNeeded) {
+  TimingReport T = summarizeTimes({1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0});
+  ASSERT_TRUE(T.Available);
+  EXPECT_DOUBLE_EQ(T.MedianMs, 1.0);
+  EXPECT_DOUBLE_EQ(T.MinMs, 0.98);
+  EXPECT_DOUBLE_EQ(T.MaxMs, 1.02);
+  EXPECT_EQ(T.Samples, 7u);
+  EXPECT_NEAR(T.SpreadPct, 1.0, 1e-9); // IQR 0.995..1.005
+  EXPECT_GE(T.ReplaysFor1Pct, 1u);
+  EXPECT_LE(T.ReplaysFor1Pct, 10u);
+  TimingReport Noisy = summarizeTimes({1, 2, 1, 2, 1, 2});
+  EXPECT_GT(Noisy.ReplaysFor1Pct, 1000u);
+  EXPECT_FALSE(summarizeTimes({}).Available);
+  EXPECT_FALSE(summarizeTimes({0.0, -1.0}).Available);
+}
+
+TEST(ClassifyMetricsTest, MemoryComputeLatency) {
+  // 1 ms moving 4 GB: 4 TB/s of a 4.3 TB/s peak.
+  MetricsReport M = classifyMetrics(
+      {{"gpu__time_duration.sum", 1e6},
+       {"dram__bytes_read.sum", 2e9},
+       {"dram__bytes_write.sum", 2e9},
+       {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 20},
+       {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 93},
+       {"sm__warps_active.avg.pct_of_peak_sustained_active", 80}},
+      4300);
+  ASSERT_TRUE(M.Available);
+  EXPECT_EQ(M.Bound, "memory-bound");
+  EXPECT_NEAR(M.DramGBs, 4000, 1e-6);
+  EXPECT_NEAR(M.DramFraction, 4000.0 / 4300, 1e-9);
+  EXPECT_NE(M.Verdict.find("memory-bound: DRAM 4.00 TB/s (93% of 4.3 TB/s)"),
+            std::string::npos)
+      << M.Verdict;
+
+  MetricsReport C = classifyMetrics(
+      {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 85},
+       {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+        30}},
+      0);
+  EXPECT_EQ(C.Bound, "compute-bound");
+  EXPECT_LT(C.DramFraction, 0);
+
+  MetricsReport L = classifyMetrics(
+      {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 12},
+       {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+        15},
+       {"sm__warps_active.avg.pct_of_peak_sustained_active", 9}},
+      4300);
+  EXPECT_EQ(L.Bound, "latency-bound");
+  EXPECT_NE(L.Verdict.find("warps active 9%"), std::string::npos);
+
+  EXPECT_FALSE(classifyMetrics({}, 4300).Available);
+}
+
+TEST(RunnerParsersTest, NvidiaSmi) {
+  auto G = parseNvidiaSmi("0, NVIDIA H200, 9.0, 143771\n1, NVIDIA A100-SXM4-80GB, "
+                          "8.0, 81920\ngarbage line\n");
+  ASSERT_EQ(G.size(), 2u);
+  EXPECT_EQ(G[0].Arch, "sm_90");
+  EXPECT_EQ(G[0].Name, "NVIDIA H200");
+  EXPECT_EQ(G[0].MemoryMiB, 143771u);
+  EXPECT_EQ(G[1].Index, 1u);
+  EXPECT_EQ(G[1].Arch, "sm_80");
+  EXPECT_TRUE(parseNvidiaSmi("").empty());
+  EXPECT_EQ(knownPeakDramGBs("NVIDIA H200"), 4300);
+  EXPECT_EQ(knownPeakDramGBs("Some GPU"), 0);
+}
+
+TEST(RunnerParsersTest, SanitizerOutput) {
+  SanitizerReport Clean = parseSanitizerOutput(
+      "memcheck", "========= COMPUTE-SANITIZER\nok\n========= ERROR SUMMARY: "
+                  "0 errors\n");
+  EXPECT_TRUE(Clean.clean());
+  SanitizerReport Bad = parseSanitizerOutput(
+      "memcheck",
+      "========= COMPUTE-SANITIZER\n"
+      "========= Invalid __global__ write of size 4 bytes\n"
+      "=========     at saxpy(int, float, const float *, float *)+0x70\n"
+      "========= \n"
+      "========= ERROR SUMMARY: 3 errors\n");
+  EXPECT_TRUE(Bad.Ran);
+  EXPECT_FALSE(Bad.clean());
+  EXPECT_EQ(*Bad.Errors, 3u);
+  EXPECT_EQ(Bad.FirstError, "Invalid __global__ write of size 4 bytes");
+  SanitizerReport Race = parseSanitizerOutput(
+      "racecheck", "========= Error: Race reported between Write access at "
+                   "k+0x10\n========= RACECHECK SUMMARY: 1 hazard displayed (1 "
+                   "error, 0 warnings)\n========= ERROR SUMMARY: 1 error\n");
+  EXPECT_EQ(*Race.Errors, 1u);
+  EXPECT_NE(Race.FirstError.find("Race reported"), std::string::npos);
+  SanitizerReport None = parseSanitizerOutput("memcheck", "it crashed\n");
+  EXPECT_FALSE(None.Ran);
+  EXPECT_FALSE(None.clean());
+}
+
+TEST(DevicePoolTest, OneRunPerDevice) {
+  DevicePool P({4, 7});
+  unsigned A = P.acquire(), B = P.acquire();
+  EXPECT_NE(A, B);
+  P.release(A);
+  EXPECT_EQ(P.acquire(), A);
+}
+
+//===----------------------------------------------------------------------===//
+// The whole evaluation, with fake programs standing in for the probe
+//===----------------------------------------------------------------------===//
+
+/// A kernel model for `saxpy(int n, float a, const float *x, float *y)`.
+KernelModel saxpyModel() {
+  KernelModel M;
+  M.File = "saxpy.cu";
+  KernelInfo K;
+  K.Name = K.QualifiedName = "saxpy";
+  auto Param = [](unsigned I, const char *Name, const char *Elt, bool Ptr,
+                  bool Float) {
+    ParamInfo P;
+    P.Index = I;
+    P.Name = Name;
+    P.ElementType = Elt;
+    P.ElementSize = 4;
+    P.IsPointer = Ptr;
+    P.IsFloat = Float;
+    return P;
+  };
+  K.Params = {Param(0, "n", "int", false, false),
+              Param(1, "a", "float", false, true),
+              Param(2, "x", "float", true, true),
+              Param(3, "y", "float", true, true)};
+  LaunchSite L;
+  L.Id = "saxpy/launch0";
+  L.Kernel = "saxpy";
+  K.Launches.push_back(L);
+  M.Kernels.push_back(K);
+  KernelInfo Unlaunched;
+  Unlaunched.Name = Unlaunched.QualifiedName = "unused";
+  M.Kernels.push_back(Unlaunched);
+  return M;
+}
+
+ProbeResult result(ProbeMode Mode) {
+  ProbeResult R;
+  R.Mode = Mode;
+  LaunchRecord L;
+  L.Kernel = "saxpy(int, float, const float *, float *)";
+  L.Verified = Mode == ProbeMode::Reference || Mode == ProbeMode::Candidate;
+  if (L.Verified)
+    for (unsigned P : {2u, 3u}) {
+      BufferCheck B;
+      B.Param = P;
+      B.Bytes = 4096;
+      L.Buffers.push_back(B);
+    }
+  if (Mode == ProbeMode::Time)
+    L.TimesMs = {1.0, 1.01, 0.99, 1.0};
+  if (Mode == ProbeMode::Metrics)
+    L.Metrics = {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 70},
+                 {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_"
+                  "elapsed",
+                  20}};
+  R.Launches.push_back(L);
+  return R;
+}
+
+class EvaluatorTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    Nvcc = writeFakeNvcc(D, D.file("count"));
+    BuildOptions BO;
+    BO.Nvcc = Nvcc;
+    BO.CacheDir = D.file("cache");
+    auto Bu = Builder::create(BO);
+    ASSERT_TRUE(bool(Bu)) << toString(Bu.takeError());
+    B = std::move(*Bu);
+    Opts.Devices = {0};
+    Opts.Gpus = GpuQuery{{GpuInfo{0, "Fake GPU", "sm_90", 1}}, ""};
+    Opts.Runner.ProbeLibrary = D.write("liboptiml-probe.so", "");
+    Opts.Runner.CudaPath = D.file("no-cuda");
+    Opts.Runner.TimeoutSeconds = 20;
+    Model = saxpyModel();
+  }
+
+  /// A "program": copies the canned result for its probe mode from
+  /// \p Name's folder. \p Extra runs first for the named mode.
+  std::string program(StringRef Name, std::map<ProbeMode, ProbeResult> Canned,
+                      StringRef ExtraMode = "", StringRef Extra = "") {
+    for (auto &[Mode, R] : Canned)
+      D.write((Name + "/" + toString(Mode) + ".json").str(),
+              writeProbeResult(R));
+    std::string S = "#!/bin/sh\n"
+                    "cfg=\"$OPTIML_PROBE_CONFIG\"\n"
+                    "mode=$(sed -n 's/.*\"mode\": *\"\\([a-z]*\\)\".*/\\1/p' "
+                    "\"$cfg\" | head -n 1)\n"
+                    "out=$(sed -n 's/.*\"resultPath\": *\"\\([^\"]*\\)\".*/"
+                    "\\1/p' \"$cfg\" | head -n 1)\n";
+    if (!ExtraMode.empty())
+      S += ("if [ \"$mode\" = \"" + ExtraMode + "\" ]; then " + Extra +
+            "; fi\n")
+               .str();
+    S += "cp \"" + D.file(Name) + "/$mode.json\" \"$out\"\n"
+         "echo result 42\n";
+    return D.write((Name + ".cu").str(), S);
+  }
+
+  std::map<ProbeMode, ProbeResult> good() {
+    return {{ProbeMode::Reference, result(ProbeMode::Reference)},
+            {ProbeMode::Candidate, result(ProbeMode::Candidate)},
+            {ProbeMode::Time, result(ProbeMode::Time)},
+            {ProbeMode::Metrics, result(ProbeMode::Metrics)}};
+  }
+
+  EvalReport eval(StringRef File, StringRef Against = "") {
+    EvalInput In;
+    In.CandidatePath = File.str();
+    In.OriginalPath = Against.str();
+    In.Model = &Model;
+    auto R = evaluate(In, *B, Opts);
+    if (!R) {
+      ADD_FAILURE() << toString(R.takeError());
+      return EvalReport();
+    }
+    return std::move(*R);
+  }
+
+  TempDir D;
+  std::string Nvcc;
+  std::unique_ptr<Builder> B;
+  EvalOptions Opts;
+  KernelModel Model;
+};
+
+TEST_F(EvaluatorTest, SelfCheckDeterministicTimedProfiled) {
+  std::string P = program("orig", good());
+  EvalReport R = eval(P);
+  EXPECT_TRUE(R.Candidate.Succeeded);
+  EXPECT_TRUE(R.GpuAvailable);
+  EXPECT_EQ(R.Verify.Status, VerifyStatus::Deterministic) << R.Verify.Detail;
+  EXPECT_EQ(R.Verify.LaunchesCompared, 1u);
+  EXPECT_EQ(R.Verify.BuffersCompared, 2u);
+  EXPECT_TRUE(R.Verify.StdoutCompared);
+  ASSERT_EQ(R.Kernels.size(), 1u); // 'unused' is never launched
+  EXPECT_EQ(R.Kernels[0].Name, "saxpy");
+  EXPECT_EQ(R.Kernels[0].Resources.size(), 1u);
+  EXPECT_TRUE(R.Kernels[0].Time.Available);
+  EXPECT_DOUBLE_EQ(R.Kernels[0].Time.MedianMs, 1.0);
+  EXPECT_EQ(R.Kernels[0].Metrics.Bound, "compute-bound");
+  EXPECT_TRUE(R.passed());
+  // reference, self-check, time, metrics
+  EXPECT_EQ(R.Runs.size(), 4u);
+  std::string Text;
+  raw_string_ostream OS(Text);
+  printReport(OS, R);
+  EXPECT_NE(Text.find("deterministic: two runs agree"), std::string::npos)
+      << Text;
+  EXPECT_NE(reportToJSON(R).find("\"status\": \"deterministic\""),
+            std::string::npos);
+}
+
+TEST_F(EvaluatorTest, WrongCandidateIsCaughtWithItsBuffer) {
+  std::string Orig = program("orig", good());
+  auto Bad = good();
+  BufferCheck &Y = Bad[ProbeMode::Candidate].Launches[0].Buffers[1];
+  Y.Status = "mismatch";
+  Y.Mismatches = 7;
+  Y.FirstDiffIndex = 1023;
+  Y.Expected = "3.5";
+  Y.Actual = "0";
+  std::string Cand = program("cand", Bad);
+  EvalReport R = eval(Cand, Orig);
+  EXPECT_EQ(R.Verify.Status, VerifyStatus::Mismatch);
+  EXPECT_NE(R.Verify.Detail.find("'y' (parameter 3, float): 7 element(s) "
+                                 "differ, first at [1023]: expected 3.5, got 0"),
+            std::string::npos)
+      << R.Verify.Detail;
+  EXPECT_FALSE(R.passed());
+}
+
+TEST_F(EvaluatorTest, InputMutationIsCaught) {
+  std::string Orig = program("orig", good());
+  auto Bad = good();
+  Bad[ProbeMode::Candidate].Launches[0].Buffers[0].UnexpectedWrite = true;
+  std::string Cand = program("cand", Bad);
+  EvalReport R = eval(Cand, Orig);
+  EXPECT_EQ(R.Verify.Status, VerifyStatus::Mismatch);
+  EXPECT_NE(R.Verify.Detail.find("'x' (parameter 2, float): changed, though "
+                                 "the original does not write it"),
+            std::string::npos)
+      << R.Verify.Detail;
+}
+
+TEST_F(EvaluatorTest, CorrectCandidateIsVerifiedAndCompared) {
+  std::string Orig = program("orig", good());
+  auto Faster = good();
+  Faster[ProbeMode::Time].Launches[0].TimesMs = {0.5, 0.5, 0.5};
+  std::string Cand = program("cand", Faster);
+  EvalReport R = eval(Cand, Orig);
+  EXPECT_EQ(R.Verify.Status, VerifyStatus::Verified) << R.Verify.Detail;
+  ASSERT_TRUE(R.Kernels[0].OriginalTime);
+  EXPECT_DOUBLE_EQ(R.Kernels[0].OriginalTime->MedianMs, 1.0);
+  EXPECT_DOUBLE_EQ(R.Kernels[0].Time.MedianMs, 0.5);
+  EXPECT_TRUE(R.passed());
+}
+
+TEST_F(EvaluatorTest, NondeterministicReferenceNamesTheBuffer) {
+  auto Canned = good();
+  BufferCheck &Y = Canned[ProbeMode::Candidate].Launches[0].Buffers[1];
+  Y.Status = "mismatch";
+  Y.Mismatches = 12;
+  Y.FirstDiffIndex = 5;
+  Y.MaxAbsErr = 1.0;
+  Y.MaxRelErr = 0.5;
+  std::string P = program("orig", Canned);
+  EvalReport R = eval(P);
+  EXPECT_EQ(R.Verify.Status, VerifyStatus::Nondeterministic);
+  EXPECT_NE(R.Verify.Detail.find("'y'"), std::string::npos) << R.Verify.Detail;
+  EXPECT_FALSE(R.passed());
+}
+
+TEST_F(EvaluatorTest, FloatNoiseIsCalibratedNotFatal) {
+  auto Canned = good();
+  BufferCheck &Y = Canned[ProbeMode::Candidate].Launches[0].Buffers[1];
+  Y.MaxAbsErr = 2e-7;
+  Y.MaxRelErr = 1e-7;
+  std::string P = program("orig", Canned);
+  EvalReport R = eval(P);
+  EXPECT_EQ(R.Verify.Status, VerifyStatus::Deterministic) << R.Verify.Detail;
+  ASSERT_EQ(R.Verify.Notes.size(), 1u);
+  EXPECT_NE(R.Verify.Notes[0].find("float noise"), std::string::npos);
+}
+
+TEST_F(EvaluatorTest, CrashingCandidateIsContained) {
+  std::string Orig = program("orig", good());
+  std::string Cand = program("cand", good(), "candidate", "kill -SEGV $$");
+  EvalReport R = eval(Cand, Orig);
+  EXPECT_EQ(R.Verify.Status, VerifyStatus::Failed);
+  EXPECT_NE(R.Verify.Detail.find("killed by signal 11 (SIGSEGV)"),
+            std::string::npos)
+      << R.Verify.Detail;
+  // The next evaluation runs normally.
+  EvalReport Next = eval(Orig);
+  EXPECT_EQ(Next.Verify.Status, VerifyStatus::Deterministic);
+}
+
+TEST_F(EvaluatorTest, HangingCandidateIsKilled) {
+  Opts.Runner.TimeoutSeconds = 1;
+  std::string Orig = program("orig", good());
+  std::string Cand = program("cand", good(), "candidate", "sleep 60");
+  EvalReport R = eval(Cand, Orig);
+  EXPECT_EQ(R.Verify.Status, VerifyStatus::Failed);
+  EXPECT_NE(R.Verify.Detail.find("timed out"), std::string::npos)
+      << R.Verify.Detail;
+  EXPECT_LT(R.WallSeconds, 30);
+}
+
+TEST_F(EvaluatorTest, ChangedStdoutIsAMismatch) {
+  std::string Orig = program("orig", good());
+  std::string Cand = program("cand", good(), "candidate", "echo extra");
+  EvalReport R = eval(Cand, Orig);
+  EXPECT_EQ(R.Verify.Status, VerifyStatus::Mismatch);
+  EXPECT_NE(R.Verify.Detail.find("stdout"), std::string::npos);
+}
+
+TEST_F(EvaluatorTest, NoGpuStillBuilds) {
+  Opts.Devices.clear();
+  Opts.Gpus = GpuQuery{{}, "nvidia-smi not found"};
+  std::string P = program("orig", good());
+  EvalReport R = eval(P);
+  EXPECT_TRUE(R.Candidate.Succeeded);
+  EXPECT_FALSE(R.GpuAvailable);
+  EXPECT_EQ(R.GpuProblem, "nvidia-smi not found");
+  EXPECT_TRUE(R.Runs.empty());
+  EXPECT_FALSE(R.passed());
+}
+
+TEST_F(EvaluatorTest, CompileErrorStopsBeforeRunning) {
+  std::string P = D.write("bad.cu", "COMPILE_ERROR\n");
+  EvalReport R = eval(P);
+  EXPECT_FALSE(R.Candidate.Succeeded);
+  EXPECT_NE(R.Candidate.ErrorSummary.find("error: identifier"),
+            std::string::npos);
+  EXPECT_TRUE(R.Runs.empty());
+}
+
+TEST_F(EvaluatorTest, MissingProbeIsAnError) {
+  Opts.Runner.ProbeLibrary = D.file("nope.so");
+  std::string P = program("orig", good());
+  EvalInput In;
+  In.CandidatePath = P;
+  In.Model = &Model;
+  auto R = evaluate(In, *B, Opts);
+  ASSERT_FALSE(bool(R));
+  EXPECT_NE(toString(R.takeError()).find("liboptiml-probe.so"),
+            std::string::npos);
+}
+
+TEST_F(EvaluatorTest, UnknownKernelIsAnError) {
+  Opts.Kernels = {"nosuch"};
+  EvalInput In;
+  In.CandidatePath = program("orig", good());
+  In.Model = &Model;
+  auto R = evaluate(In, *B, Opts);
+  ASSERT_FALSE(bool(R));
+  EXPECT_NE(toString(R.takeError()).find("no kernel 'nosuch'"),
+            std::string::npos);
+}
+
+} // namespace
