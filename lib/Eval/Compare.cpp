@@ -16,8 +16,8 @@ llvm::StringRef stripQualifiers(llvm::StringRef S) {
   S = S.trim();
   for (bool Changed = true; Changed;) {
     Changed = false;
-    for (llvm::StringRef Q : {"const ", "volatile ", "__restrict__ ",
-                              "struct ", "std::", "::"}) {
+    for (llvm::StringRef Q :
+         {"const ", "volatile ", "__restrict__ ", "struct ", "std::", "::"}) {
       if (S.consume_front(Q)) {
         S = S.ltrim();
         Changed = true;
@@ -89,9 +89,8 @@ std::optional<ElementType> scalarOf(llvm::StringRef Name) {
       continue;
     llvm::StringRef Rest = Name.drop_front(E.Prefix.size());
     // Exact, or a CUDA vector type (float4, __half2, uint2, ...).
-    if (!Rest.empty() && !llvm::all_of(Rest, [](char C) {
-          return C >= '0' && C <= '9';
-        }))
+    if (!Rest.empty() &&
+        !llvm::all_of(Rest, [](char C) { return C >= '0' && C <= '9'; }))
       continue;
     if (!Best || E.Prefix.size() > Best->Prefix.size())
       Best = &E;
@@ -318,8 +317,8 @@ CompareResult compareBuffers(llvm::ArrayRef<uint8_t> Expected,
   }
 
   // A tail shorter than one element compares exactly.
-  if (N * Size < Bytes && std::memcmp(E + N * Size, A + N * Size,
-                                      Bytes - N * Size) != 0) {
+  if (N * Size < Bytes &&
+      std::memcmp(E + N * Size, A + N * Size, Bytes - N * Size) != 0) {
     ++R.Mismatches;
     if (!R.FirstDiffIndex) {
       R.FirstDiffIndex = N;
@@ -350,10 +349,12 @@ std::string formatElement(llvm::ArrayRef<uint8_t> Data, uint64_t Index,
   case ElementKind::Double:
     return formatDouble(floatAt(P, T.Kind));
   case ElementKind::Bool:
-    return *P == 0 ? "false" : *P == 1 ? "true" : "0x" + [&] {
-      std::snprintf(Buf, sizeof(Buf), "%02x", *P);
-      return std::string(Buf);
-    }();
+    return *P == 0   ? "false"
+           : *P == 1 ? "true"
+                     : "0x" + [&] {
+                         std::snprintf(Buf, sizeof(Buf), "%02x", *P);
+                         return std::string(Buf);
+                       }();
   case ElementKind::SInt: {
     int64_t V = Size == 1   ? load<int8_t>(P)
                 : Size == 2 ? load<int16_t>(P)
@@ -396,8 +397,8 @@ Calibration calibrate(ElementType T, const Tolerance &Base,
     return C;
   }
   Tolerance Ceiling = noiseCeiling(T.Kind);
-  bool BeyondCeiling = Noise.MaxRelErr > Ceiling.RelTol &&
-                       Noise.MaxAbsErr > Ceiling.AbsTol;
+  bool BeyondCeiling =
+      Noise.MaxRelErr > Ceiling.RelTol && Noise.MaxAbsErr > Ceiling.AbsTol;
   if (Noise.Mismatches || BeyondCeiling) {
     C.Nondeterministic = true;
     char Buf[200];

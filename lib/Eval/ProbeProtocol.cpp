@@ -208,7 +208,7 @@ json toJSON(const BufferCheck &B) {
          {"bytes", B.Bytes},
          {"status", B.Status},
          {"written", B.Written},
-         {"overwritten", B.Overwritten},
+         {"poisonChecked", B.PoisonChecked},
          {"unexpectedWrite", B.UnexpectedWrite},
          {"mismatches", B.Mismatches},
          {"maxAbsErr", number(B.MaxAbsErr)},
@@ -231,7 +231,7 @@ BufferCheck readBuffer(const json &J, const std::string &Where) {
   field(J, "bytes", B.Bytes, Where);
   field(J, "status", B.Status, Where);
   field(J, "written", B.Written, Where);
-  field(J, "overwritten", B.Overwritten, Where);
+  field(J, "poisonChecked", B.PoisonChecked, Where);
   field(J, "unexpectedWrite", B.UnexpectedWrite, Where);
   field(J, "mismatches", B.Mismatches, Where);
   field(J, "maxAbsErr", B.MaxAbsErr, Where);
@@ -327,50 +327,43 @@ std::string writeProbeConfig(const ProbeConfig &C) {
   json Kernels = json::array();
   for (const ProbeKernel &K : C.Kernels)
     Kernels.push_back(toJSON(K));
-  json J{{"mode", toString(C.Mode)},
-         {"kernels", std::move(Kernels)},
-         {"verifyFirst", C.VerifyFirst},
-         {"verifyLast", C.VerifyLast},
-         {"snapshotDir", C.SnapshotDir},
-         {"tolerance", toJSON(C.Tol)},
-         {"replays", C.Replays},
-         {"timeLaunches", C.TimeLaunches},
-         {"flushL2", C.FlushL2},
-         {"metrics", C.Metrics},
+  json J{{"mode", toString(C.Mode)},     {"kernels", std::move(Kernels)},
+         {"verifyFirst", C.VerifyFirst}, {"verifyLast", C.VerifyLast},
+         {"snapshotDir", C.SnapshotDir}, {"tolerance", toJSON(C.Tol)},
+         {"replays", C.Replays},         {"timeLaunches", C.TimeLaunches},
+         {"flushL2", C.FlushL2},         {"metrics", C.Metrics},
          {"resultPath", C.ResultPath}};
   return dump(J);
 }
 
 llvm::Expected<ProbeConfig> readProbeConfig(llvm::StringRef JSONText) {
-  return readDocument<ProbeConfig>(
-      JSONText, "probe config", [](const json &J) {
-        ProbeConfig C;
-        C.Mode = modeField(J, "");
-        if (auto It = J.find("kernels"); It != J.end()) {
-          unsigned I = 0;
-          for (const json &K : array(*It, "kernels"))
-            C.Kernels.push_back(
-                readKernel(K, "kernels[" + std::to_string(I++) + "]"));
-        }
-        field(J, "verifyFirst", C.VerifyFirst, "");
-        field(J, "verifyLast", C.VerifyLast, "");
-        field(J, "snapshotDir", C.SnapshotDir, "");
-        if (auto It = J.find("tolerance"); It != J.end())
-          C.Tol = readTolerance(*It, "tolerance");
-        field(J, "replays", C.Replays, "");
-        field(J, "timeLaunches", C.TimeLaunches, "");
-        field(J, "flushL2", C.FlushL2, "");
-        field(J, "metrics", C.Metrics, "");
-        field(J, "resultPath", C.ResultPath, "");
-        if ((C.Mode == ProbeMode::Reference ||
-             C.Mode == ProbeMode::Candidate) &&
-            C.SnapshotDir.empty())
-          throw ReadError{std::string("mode ") + toString(C.Mode) +
-                          " needs 'snapshotDir'"};
-        if (C.ResultPath.empty())
-          throw ReadError{"'resultPath' is required"};
-        return C;
-      });
+  return readDocument<ProbeConfig>(JSONText, "probe config", [](const json &J) {
+    ProbeConfig C;
+    C.Mode = modeField(J, "");
+    if (auto It = J.find("kernels"); It != J.end()) {
+      unsigned I = 0;
+      for (const json &K : array(*It, "kernels"))
+        C.Kernels.push_back(
+            readKernel(K, "kernels[" + std::to_string(I++) + "]"));
+    }
+    field(J, "verifyFirst", C.VerifyFirst, "");
+    field(J, "verifyLast", C.VerifyLast, "");
+    field(J, "snapshotDir", C.SnapshotDir, "");
+    if (auto It = J.find("tolerance"); It != J.end())
+      C.Tol = readTolerance(*It, "tolerance");
+    field(J, "replays", C.Replays, "");
+    field(J, "timeLaunches", C.TimeLaunches, "");
+    field(J, "flushL2", C.FlushL2, "");
+    field(J, "metrics", C.Metrics, "");
+    field(J, "resultPath", C.ResultPath, "");
+    if ((C.Mode == ProbeMode::Reference || C.Mode == ProbeMode::Candidate) &&
+        C.SnapshotDir.empty())
+      throw ReadError{std::string("mode ") + toString(C.Mode) +
+                      " needs 'snapshotDir'"};
+    if (C.ResultPath.empty())
+      throw ReadError{"'resultPath' is required"};
+    return C;
+  });
 }
 
 std::string writeProbeResult(const ProbeResult &R) {
@@ -386,20 +379,19 @@ std::string writeProbeResult(const ProbeResult &R) {
 }
 
 llvm::Expected<ProbeResult> readProbeResult(llvm::StringRef JSONText) {
-  return readDocument<ProbeResult>(
-      JSONText, "probe result", [](const json &J) {
-        ProbeResult R;
-        R.Mode = modeField(J, "");
-        if (auto It = J.find("launches"); It != J.end()) {
-          unsigned I = 0;
-          for (const json &L : array(*It, "launches"))
-            R.Launches.push_back(
-                readLaunch(L, "launches[" + std::to_string(I++) + "]"));
-        }
-        field(J, "errors", R.Errors, "");
-        field(J, "metricsUnavailable", R.MetricsUnavailable, "");
-        return R;
-      });
+  return readDocument<ProbeResult>(JSONText, "probe result", [](const json &J) {
+    ProbeResult R;
+    R.Mode = modeField(J, "");
+    if (auto It = J.find("launches"); It != J.end()) {
+      unsigned I = 0;
+      for (const json &L : array(*It, "launches"))
+        R.Launches.push_back(
+            readLaunch(L, "launches[" + std::to_string(I++) + "]"));
+    }
+    field(J, "errors", R.Errors, "");
+    field(J, "metricsUnavailable", R.MetricsUnavailable, "");
+    return R;
+  });
 }
 
 std::string kernelBaseName(llvm::StringRef Demangled) {

@@ -1,4 +1,5 @@
-//===- ProbeInternal.h - Pieces of liboptiml-probe.so ------------*- C++ -*-===//
+//===- ProbeInternal.h - Pieces of liboptiml-probe.so ------------*- C++
+//-*-===//
 //
 // The probe runs inside someone else's CUDA program. It talks to the GPU
 // only through the driver API (the program's runtime may be linked
@@ -33,7 +34,8 @@ struct SnapshotEntry {
   uint64_t Bytes = 0;
   uint64_t Offset = 0; ///< of the parameter's pointer in the allocation
   bool Written = false;
-  bool Overwritten = false;
+  /// A poisoned-start run of the launch was saved for this buffer.
+  bool PoisonChecked = false;
   std::string File; ///< relative to the snapshot directory
 };
 
@@ -50,10 +52,14 @@ public:
   /// Reads the manifest (candidate and time runs).
   bool load(std::string &Error);
 
+  /// Saves the post-launch contents, and Poisoned (the buffer after the
+  /// launch ran from a poisoned start) when not null.
   bool save(SnapshotEntry E, const std::vector<uint8_t> &Data,
-            std::string &Error);
+            const std::vector<uint8_t> *Poisoned, std::string &Error);
   bool read(const SnapshotEntry &E, std::vector<uint8_t> &Data,
             std::string &Error) const;
+  bool readPoisoned(const SnapshotEntry &E, std::vector<uint8_t> &Data,
+                    std::string &Error) const;
   /// Records how often the reference launched a kernel (at exit).
   void saveLaunchCount(const std::string &Kernel, unsigned Count);
 
@@ -66,18 +72,17 @@ public:
   bool hasLaunch(const std::string &Kernel, unsigned Ordinal) const {
     return !launch(Kernel, Ordinal).empty();
   }
+  /// Whether any launch of Kernel on record wrote this argument's buffer.
+  bool everWritten(const std::string &Kernel, unsigned Param,
+                   unsigned Word) const;
   /// -1 when the reference did not record a count for Kernel.
   long launchCount(const std::string &Kernel) const;
-  /// Any launch of Kernel on record marks this (param, word) overwritten.
-  bool overwrittenAnywhere(const std::string &Kernel, unsigned Param,
-                           unsigned Word) const;
 
 private:
   bool appendLine(const std::string &Line, std::string &Error);
 
   std::string Dir;
-  std::map<std::tuple<std::string, unsigned, unsigned, unsigned>,
-           SnapshotEntry>
+  std::map<std::tuple<std::string, unsigned, unsigned, unsigned>, SnapshotEntry>
       Entries;
   std::map<std::string, long> Counts;
 };

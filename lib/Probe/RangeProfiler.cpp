@@ -57,13 +57,15 @@ std::string RangeProfiler::setUp(CUcontext Ctx,
 
   S = new State;
   S->Ctx = Ctx;
-  auto Init = params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+  auto Init = params<CUpti_Profiler_Initialize_Params>(
+      CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
   OPTIML_CUPTI(cuptiProfilerInitialize(&Init), "cuptiProfilerInitialize");
 
   CUdevice Dev = 0;
   if (CUresult R = cuCtxGetDevice(&Dev))
     return driverError("cuCtxGetDevice", R);
-  auto Supported = params<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
+  auto Supported = params<CUpti_Profiler_DeviceSupported_Params>(
+      CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
   Supported.cuDevice = Dev;
   Supported.api = CUPTI_PROFILER_RANGE_PROFILING;
   OPTIML_CUPTI(cuptiProfilerDeviceSupported(&Supported),
@@ -74,11 +76,13 @@ std::string RangeProfiler::setUp(CUcontext Ctx,
            std::to_string(Supported.vGpu) + ", confidential compute " +
            std::to_string(Supported.confidentialCompute) + ")";
 
-  auto Chip = params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
+  auto Chip = params<CUpti_Device_GetChipName_Params>(
+      CUpti_Device_GetChipName_Params_STRUCT_SIZE);
   Chip.deviceIndex = static_cast<size_t>(Dev);
   OPTIML_CUPTI(cuptiDeviceGetChipName(&Chip), "cuptiDeviceGetChipName");
 
-  auto Avail = params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
+  auto Avail = params<CUpti_Profiler_GetCounterAvailability_Params>(
+      CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
   Avail.ctx = Ctx;
   OPTIML_CUPTI(cuptiProfilerGetCounterAvailability(&Avail),
                "cuptiProfilerGetCounterAvailability");
@@ -87,7 +91,8 @@ std::string RangeProfiler::setUp(CUcontext Ctx,
   OPTIML_CUPTI(cuptiProfilerGetCounterAvailability(&Avail),
                "cuptiProfilerGetCounterAvailability");
 
-  auto HostInit = params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+  auto HostInit = params<CUpti_Profiler_Host_Initialize_Params>(
+      CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
   HostInit.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
   HostInit.pChipName = Chip.pChipName;
   HostInit.pCounterAvailabilityImage = AvailImage.data();
@@ -96,7 +101,8 @@ std::string RangeProfiler::setUp(CUcontext Ctx,
   S->Host = HostInit.pHostObject;
 
   for (const std::string &M : Metrics) {
-    auto Props = params<CUpti_Profiler_Host_GetMetricProperties_Params>(CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
+    auto Props = params<CUpti_Profiler_Host_GetMetricProperties_Params>(
+        CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
     Props.pHostObject = S->Host;
     Props.pMetricName = M.c_str();
     if (cuptiProfilerHostGetMetricProperties(&Props) == CUPTI_SUCCESS)
@@ -110,36 +116,42 @@ std::string RangeProfiler::setUp(CUcontext Ctx,
   for (const std::string &M : S->Metrics)
     S->MetricPtrs.push_back(M.c_str());
 
-  auto Add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+  auto Add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
+      CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
   Add.pHostObject = S->Host;
   Add.ppMetricNames = S->MetricPtrs.data();
   Add.numMetrics = S->MetricPtrs.size();
   OPTIML_CUPTI(cuptiProfilerHostConfigAddMetrics(&Add),
                "cuptiProfilerHostConfigAddMetrics");
-  auto Size = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+  auto Size = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(
+      CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
   Size.pHostObject = S->Host;
   OPTIML_CUPTI(cuptiProfilerHostGetConfigImageSize(&Size),
                "cuptiProfilerHostGetConfigImageSize");
   S->Config.resize(Size.configImageSize);
-  auto Image = params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+  auto Image = params<CUpti_Profiler_Host_GetConfigImage_Params>(
+      CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
   Image.pHostObject = S->Host;
   Image.pConfigImage = S->Config.data();
   Image.configImageSize = S->Config.size();
   OPTIML_CUPTI(cuptiProfilerHostGetConfigImage(&Image),
                "cuptiProfilerHostGetConfigImage");
-  auto NumPasses = params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+  auto NumPasses = params<CUpti_Profiler_Host_GetNumOfPasses_Params>(
+      CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
   NumPasses.pConfigImage = S->Config.data();
   NumPasses.configImageSize = S->Config.size();
   OPTIML_CUPTI(cuptiProfilerHostGetNumOfPasses(&NumPasses),
                "cuptiProfilerHostGetNumOfPasses");
   Passes = NumPasses.numOfPasses;
 
-  auto Enable = params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
+  auto Enable = params<CUpti_RangeProfiler_Enable_Params>(
+      CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
   Enable.ctx = Ctx;
   OPTIML_CUPTI(cuptiRangeProfilerEnable(&Enable), "cuptiRangeProfilerEnable");
   S->Profiler = Enable.pRangeProfilerObject;
 
-  auto DataSize = params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
+  auto DataSize = params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
+      CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
   DataSize.pRangeProfilerObject = S->Profiler;
   DataSize.pMetricNames = S->MetricPtrs.data();
   DataSize.numMetrics = S->MetricPtrs.size();
@@ -155,13 +167,16 @@ std::string RangeProfiler::setUp(CUcontext Ctx,
 std::string RangeProfiler::start() {
   // A fresh counter-data image per launch: one range, evaluated at stop().
   std::fill(S->CounterData.begin(), S->CounterData.end(), 0);
-  auto DataInit = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
+  auto DataInit =
+      params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
+          CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
   DataInit.pRangeProfilerObject = S->Profiler;
   DataInit.pCounterData = S->CounterData.data();
   DataInit.counterDataSize = S->CounterData.size();
   OPTIML_CUPTI(cuptiRangeProfilerCounterDataImageInitialize(&DataInit),
                "cuptiRangeProfilerCounterDataImageInitialize");
-  auto Set = params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
+  auto Set = params<CUpti_RangeProfiler_SetConfig_Params>(
+      CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
   Set.pRangeProfilerObject = S->Profiler;
   Set.pConfig = S->Config.data();
   Set.configSize = S->Config.size();
@@ -176,21 +191,25 @@ std::string RangeProfiler::start() {
   Set.targetNestingLevel = 1;
   OPTIML_CUPTI(cuptiRangeProfilerSetConfig(&Set),
                "cuptiRangeProfilerSetConfig");
-  auto Start = params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
+  auto Start = params<CUpti_RangeProfiler_Start_Params>(
+      CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
   Start.pRangeProfilerObject = S->Profiler;
   OPTIML_CUPTI(cuptiRangeProfilerStart(&Start), "cuptiRangeProfilerStart");
   return "";
 }
 
 std::string RangeProfiler::stop(std::map<std::string, double> &Values) {
-  auto Stop = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+  auto Stop = params<CUpti_RangeProfiler_Stop_Params>(
+      CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
   Stop.pRangeProfilerObject = S->Profiler;
   OPTIML_CUPTI(cuptiRangeProfilerStop(&Stop), "cuptiRangeProfilerStop");
-  auto Decode = params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
+  auto Decode = params<CUpti_RangeProfiler_DecodeData_Params>(
+      CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
   Decode.pRangeProfilerObject = S->Profiler;
   OPTIML_CUPTI(cuptiRangeProfilerDecodeData(&Decode),
                "cuptiRangeProfilerDecodeData");
-  auto Info = params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
+  auto Info = params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(
+      CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
   Info.pCounterDataImage = S->CounterData.data();
   Info.counterDataImageSize = S->CounterData.size();
   OPTIML_CUPTI(cuptiRangeProfilerGetCounterDataInfo(&Info),
@@ -198,7 +217,8 @@ std::string RangeProfiler::stop(std::map<std::string, double> &Values) {
   if (Info.numTotalRanges == 0)
     return "the range profiler recorded no range for the launch";
   std::vector<double> V(S->MetricPtrs.size(), 0.0);
-  auto Eval = params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+  auto Eval = params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
+      CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
   Eval.pHostObject = S->Host;
   Eval.pCounterDataImage = S->CounterData.data();
   Eval.counterDataImageSize = S->CounterData.size();
@@ -218,12 +238,14 @@ void RangeProfiler::tearDown() {
   if (!S)
     return;
   if (S->Profiler) {
-    auto Disable = params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
+    auto Disable = params<CUpti_RangeProfiler_Disable_Params>(
+        CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
     Disable.pRangeProfilerObject = S->Profiler;
     cuptiRangeProfilerDisable(&Disable);
   }
   if (S->Host) {
-    auto Deinit = params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+    auto Deinit = params<CUpti_Profiler_Host_Deinitialize_Params>(
+        CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
     Deinit.pHostObject = S->Host;
     cuptiProfilerHostDeinitialize(&Deinit);
   }

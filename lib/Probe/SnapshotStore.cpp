@@ -66,35 +66,58 @@ bool SnapshotStore::appendLine(const std::string &Line, std::string &Error) {
   return Ok;
 }
 
+namespace {
+
+bool writeFile(const std::string &Path, const std::vector<uint8_t> &Data,
+               std::string &Error) {
+  std::FILE *F = std::fopen(Path.c_str(), "wb");
+  bool Ok = F && std::fwrite(Data.data(), 1, Data.size(), F) == Data.size();
+  if (F)
+    Ok &= std::fclose(F) == 0;
+  if (!Ok)
+    Error = systemError("cannot write snapshot", Path);
+  return Ok;
+}
+
+bool readFile(const std::string &Path, uint64_t Bytes,
+              std::vector<uint8_t> &Data, std::string &Error) {
+  std::FILE *F = std::fopen(Path.c_str(), "rb");
+  if (!F) {
+    Error = systemError("cannot read snapshot", Path);
+    return false;
+  }
+  Data.resize(Bytes);
+  bool Ok = std::fread(Data.data(), 1, Data.size(), F) == Data.size();
+  std::fclose(F);
+  if (!Ok)
+    Error = "snapshot " + Path + " is shorter than its manifest entry";
+  return Ok;
+}
+
+} // namespace
+
 bool SnapshotStore::save(SnapshotEntry E, const std::vector<uint8_t> &Data,
+                         const std::vector<uint8_t> *Poisoned,
                          std::string &Error) {
   E.File = fileName(E);
   E.Bytes = Data.size();
-  std::string Path = Dir + "/" + E.File;
-  std::FILE *F = std::fopen(Path.c_str(), "wb");
-  if (!F) {
-    Error = systemError("cannot write snapshot", Path);
+  E.PoisonChecked = Poisoned && Poisoned->size() == Data.size();
+  if (!writeFile(Dir + "/" + E.File, Data, Error))
     return false;
-  }
-  bool Ok = std::fwrite(Data.data(), 1, Data.size(), F) == Data.size();
-  Ok &= std::fclose(F) == 0;
-  if (!Ok) {
-    Error = systemError("cannot write snapshot", Path);
+  if (E.PoisonChecked &&
+      !writeFile(Dir + "/" + E.File + ".poisoned", *Poisoned, Error))
     return false;
-  }
-  json J{{"kernel", E.Kernel},     {"ordinal", E.Ordinal},
-         {"param", E.Param},       {"word", E.Word},
-         {"bytes", E.Bytes},       {"offset", E.Offset},
-         {"written", E.Written},   {"overwritten", E.Overwritten},
+  json J{{"kernel", E.Kernel},   {"ordinal", E.Ordinal},
+         {"param", E.Param},     {"word", E.Word},
+         {"bytes", E.Bytes},     {"offset", E.Offset},
+         {"written", E.Written}, {"poisonChecked", E.PoisonChecked},
          {"file", E.File}};
   Entries[{E.Kernel, E.Ordinal, E.Param, E.Word}] = E;
-  return appendLine(J.dump(-1, ' ', false, json::error_handler_t::replace) +
-                        "\n",
-                    Error);
+  return appendLine(
+      J.dump(-1, ' ', false, json::error_handler_t::replace) + "\n", Error);
 }
 
-void SnapshotStore::saveLaunchCount(const std::string &Kernel,
-                                    unsigned Count) {
+void SnapshotStore::saveLaunchCount(const std::string &Kernel, unsigned Count) {
   json J{{"kernel", Kernel}, {"launches", Count}};
   std::string Ignored;
   appendLine(J.dump(-1, ' ', false, json::error_handler_t::replace) + "\n",
@@ -131,7 +154,7 @@ bool SnapshotStore::load(std::string &Error) {
       E.Bytes = J.at("bytes").get<uint64_t>();
       E.Offset = J.at("offset").get<uint64_t>();
       E.Written = J.at("written").get<bool>();
-      E.Overwritten = J.at("overwritten").get<bool>();
+      E.PoisonChecked = J.at("poisonChecked").get<bool>();
       E.File = J.at("file").get<std::string>();
       if (E.File.find('/') != std::string::npos)
         throw std::runtime_error("file name with a slash");
@@ -146,18 +169,13 @@ bool SnapshotStore::load(std::string &Error) {
 
 bool SnapshotStore::read(const SnapshotEntry &E, std::vector<uint8_t> &Data,
                          std::string &Error) const {
-  std::string Path = Dir + "/" + E.File;
-  std::FILE *F = std::fopen(Path.c_str(), "rb");
-  if (!F) {
-    Error = systemError("cannot read snapshot", Path);
-    return false;
-  }
-  Data.resize(E.Bytes);
-  bool Ok = std::fread(Data.data(), 1, Data.size(), F) == Data.size();
-  std::fclose(F);
-  if (!Ok)
-    Error = "snapshot " + Path + " is shorter than its manifest entry";
-  return Ok;
+  return readFile(Dir + "/" + E.File, E.Bytes, Data, Error);
+}
+
+bool SnapshotStore::readPoisoned(const SnapshotEntry &E,
+                                 std::vector<uint8_t> &Data,
+                                 std::string &Error) const {
+  return readFile(Dir + "/" + E.File + ".poisoned", E.Bytes, Data, Error);
 }
 
 const SnapshotEntry *SnapshotStore::find(const std::string &Kernel,
@@ -178,18 +196,17 @@ SnapshotStore::launch(const std::string &Kernel, unsigned Ordinal) const {
   return Out;
 }
 
+bool SnapshotStore::everWritten(const std::string &Kernel, unsigned Param,
+                                unsigned Word) const {
+  for (const auto &[Key, E] : Entries)
+    if (E.Kernel == Kernel && E.Param == Param && E.Word == Word && E.Written)
+      return true;
+  return false;
+}
+
 long SnapshotStore::launchCount(const std::string &Kernel) const {
   auto It = Counts.find(Kernel);
   return It == Counts.end() ? -1 : It->second;
-}
-
-bool SnapshotStore::overwrittenAnywhere(const std::string &Kernel,
-                                        unsigned Param, unsigned Word) const {
-  for (const auto &[Key, E] : Entries)
-    if (E.Kernel == Kernel && E.Param == Param && E.Word == Word &&
-        E.Overwritten)
-      return true;
-  return false;
 }
 
 } // namespace probe

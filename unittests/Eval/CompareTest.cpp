@@ -1,4 +1,5 @@
-//===- CompareTest.cpp - Buffer comparison ---------------------------------===//
+//===- CompareTest.cpp - Buffer comparison
+//---------------------------------===//
 
 #include "optiml/Eval/Compare.h"
 
@@ -49,8 +50,8 @@ TEST(ElementTypeTest, FromModelNames) {
 TEST(CompareTest, EqualFloatBuffers) {
   std::vector<float> A = {1, 2, 3, -0.0f};
   std::vector<float> B = {1, 2, 3, 0.0f};
-  CompareResult R =
-      compareBuffers(bytesOf(A), bytesOf(B), Float, defaultTolerance(ElementKind::Float));
+  CompareResult R = compareBuffers(bytesOf(A), bytesOf(B), Float,
+                                   defaultTolerance(ElementKind::Float));
   EXPECT_TRUE(R.equal());
   EXPECT_EQ(R.Elements, 4u);
   EXPECT_FALSE(R.FirstDiffIndex);
@@ -75,8 +76,8 @@ TEST(CompareTest, FloatWithinAndBeyondTolerance) {
 TEST(CompareTest, ZeroToleranceIsBitExactForFloats) {
   std::vector<float> E = {1.0f};
   std::vector<float> A = {std::nextafter(1.0f, 2.0f)};
-  EXPECT_FALSE(compareBuffers(bytesOf(E), bytesOf(A), Float, Tolerance{})
-                   .equal());
+  EXPECT_FALSE(
+      compareBuffers(bytesOf(E), bytesOf(A), Float, Tolerance{}).equal());
 }
 
 TEST(CompareTest, NaNRules) {
@@ -97,8 +98,7 @@ TEST(CompareTest, NaNRules) {
   // NaN-poisoned disagreements do not blow up the error maxima.
   EXPECT_EQ(R.MaxAbsErr, 0);
   T.NaNEqual = false;
-  EXPECT_EQ(compareBuffers(bytesOf(E), bytesOf(Same), Float, T).Mismatches,
-            1u);
+  EXPECT_EQ(compareBuffers(bytesOf(E), bytesOf(Same), Float, T).Mismatches, 1u);
 }
 
 TEST(CompareTest, InfinityMustMatchSign) {
@@ -214,8 +214,7 @@ TEST(CalibrationTest, NondeterministicBeyondCeiling) {
   CompareResult Noise;
   Noise.MaxAbsErr = 0.5;
   Noise.MaxRelErr = 0.25;
-  Calibration C =
-      calibrate(Float, defaultTolerance(ElementKind::Float), Noise);
+  Calibration C = calibrate(Float, defaultTolerance(ElementKind::Float), Noise);
   EXPECT_TRUE(C.Nondeterministic);
   EXPECT_NE(C.Reason.find("beyond float reordering noise"), std::string::npos);
 

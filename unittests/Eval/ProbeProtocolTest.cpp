@@ -1,4 +1,5 @@
-//===- ProbeProtocolTest.cpp - Probe config/result JSON --------------------===//
+//===- ProbeProtocolTest.cpp - Probe config/result JSON
+//--------------------===//
 
 #include "optiml/Eval/ProbeProtocol.h"
 
@@ -229,8 +230,7 @@ TEST(ProbeProtocolTest, FuzzedDocumentsNeverAbort) {
 }
 
 TEST(KernelNameTest, BaseName) {
-  EXPECT_EQ(kernelBaseName("saxpy(int, float, float const*, float*)"),
-            "saxpy");
+  EXPECT_EQ(kernelBaseName("saxpy(int, float, float const*, float*)"), "saxpy");
   EXPECT_EQ(kernelBaseName("void ops::scale<float, 256>(float*, int)"),
             "ops::scale<float, 256>");
   EXPECT_EQ(kernelBaseName("(anonymous namespace)::k(int*)"),
@@ -249,8 +249,8 @@ TEST(KernelNameTest, Matching) {
   EXPECT_TRUE(kernelNameMatches("ops::scale", "ops::scale<float, 256>"));
   EXPECT_TRUE(
       kernelNameMatches("ops::scale<float, 256>", "ops::scale<float, 256>"));
-  EXPECT_FALSE(kernelNameMatches("ops::scale<int, 256>",
-                                 "ops::scale<float, 256>"));
+  EXPECT_FALSE(
+      kernelNameMatches("ops::scale<int, 256>", "ops::scale<float, 256>"));
   EXPECT_FALSE(kernelNameMatches("", "k"));
 }
 

@@ -1,4 +1,5 @@
-//===- Compare.h - Element-wise comparison of kernel buffers -----*- C++ -*-===//
+//===- Compare.h - Element-wise comparison of kernel buffers -----*- C++
+//-*-===//
 //
 // The verdict on one buffer after one launch: the reference's contents
 // against the candidate's, element by element by element type. Used by the

@@ -88,15 +88,16 @@ struct BufferCheck {
   uint64_t Bytes = 0;
   /// "ok", "mismatch", "size-mismatch", "missing-snapshot", or
   /// "stale-output": the buffer is right only when it already held the
-  /// answer (relaunched with the buffer poisoned, the result differs).
+  /// answer (relaunched from the same state with this buffer poisoned, the
+  /// result differs from the reference's poisoned run).
   std::string Status = "ok";
   /// This launch changed the buffer (reference and candidate runs).
   bool Written = false;
-  /// Reference run: the launch's results do not depend on the buffer's prior
-  /// contents (a pure output); candidates are checked with it poisoned.
-  bool Overwritten = false;
-  /// The parameter's buffer changed though the reference did not write it
-  /// (input mutation or a stray write).
+  /// Reference: the launch was also run from a poisoned start of this
+  /// buffer and that result saved. Candidate: that check was made.
+  bool PoisonChecked = false;
+  /// The parameter's buffer changed though the reference wrote it in none
+  /// of the kernel's verified launches (input mutation or a stray write).
   bool UnexpectedWrite = false;
   uint64_t Mismatches = 0;
   std::optional<uint64_t> FirstDiffIndex; ///< element index
