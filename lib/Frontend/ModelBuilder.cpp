@@ -66,8 +66,14 @@ std::string sourceText(const SourceManager &SM, const LangOptions &LO,
   CharSourceRange CR = Lexer::makeFileCharRange(
       CharSourceRange::getTokenRange(R), SM, LO);
   if (CR.isInvalid()) {
-    // Inside a macro body: fall back to the expansion's text.
-    CR = CharSourceRange::getTokenRange(SM.getExpansionRange(R).getAsRange());
+    // Inside a macro body: the text as spelled in the macro's definition
+    // when the range lies in one piece of it, else the expansion's text.
+    SourceLocation B = SM.getSpellingLoc(R.getBegin());
+    SourceLocation E = SM.getSpellingLoc(R.getEnd());
+    if (SM.getFileID(B) == SM.getFileID(E) && !SM.isBeforeInTranslationUnit(E, B))
+      CR = CharSourceRange::getTokenRange(B, E);
+    else
+      CR = CharSourceRange::getTokenRange(SM.getExpansionRange(R).getAsRange());
   }
   bool Invalid = false;
   StringRef Text = Lexer::getSourceText(CR, SM, LO, &Invalid);
