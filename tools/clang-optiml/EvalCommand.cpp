@@ -140,19 +140,24 @@ static std::string findProbe(const char *Argv0) {
   return std::string(P);
 }
 
-static Error checkInput(StringRef Path, StringRef What) {
+static Error checkInput(StringRef Path, bool IsOriginal) {
   if (sys::fs::is_regular_file(Path))
     return Error::success();
+  if (IsOriginal)
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot evaluate: the original (--against) '%s' "
+                             "does not exist",
+                             Path.str().c_str());
   return createStringError(inconvertibleErrorCode(),
-                           "cannot evaluate %s '%s': no such file",
-                           What.str().c_str(), Path.str().c_str());
+                           "cannot evaluate the program '%s': no such file",
+                           Path.str().c_str());
 }
 
 int runEval(const CommandContext &Ctx) {
-  if (Error E = checkInput(InputFile, "the program"))
+  if (Error E = checkInput(InputFile, false))
     return reportError(std::move(E));
   if (!Against.empty())
-    if (Error E = checkInput(Against, "against"))
+    if (Error E = checkInput(Against, true))
       return reportError(std::move(E));
 
   AnalyzeOptions AO = commonAnalyzeOptions(Ctx);
