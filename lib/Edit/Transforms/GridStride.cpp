@@ -60,7 +60,7 @@ public:
     Applicability A;
     auto Plan = analyze(Ctx, E);
     if (!Plan) {
-      A.Reason = toString(Plan.takeError());
+      A.Reason = rejectionMessage(Plan.takeError());
       return A;
     }
     A.Applies = true;
