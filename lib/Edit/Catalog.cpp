@@ -5,8 +5,13 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclTemplate.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "optiml/Frontend/ASTUtil.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
@@ -47,6 +52,47 @@ const Transform *findTransform(StringRef Kind) {
   return nullptr;
 }
 
+std::vector<Candidate> listCandidates(const EditContext &Ctx,
+                                      const KernelInfo &Kernel) {
+  std::vector<Candidate> Out;
+  for (const auto &T : allTransforms()) {
+    if (T->kind() == "replace-function" || T->kind() == "add-device-function")
+      continue;
+    std::vector<std::string> Targets;
+    switch (T->targetKind()) {
+    case TargetKind::Kernel:
+      Targets.push_back(Kernel.QualifiedName);
+      break;
+    case TargetKind::Loop:
+      for (const LoopInfo &L : Kernel.Loops)
+        Targets.push_back(L.Id);
+      break;
+    case TargetKind::Launch:
+      for (const LaunchSite &L : Kernel.Launches)
+        Targets.push_back(L.Id);
+      break;
+    }
+    if (Targets.empty()) {
+      Candidate C;
+      C.T = T.get();
+      C.Target = Kernel.QualifiedName;
+      C.A.Reason = T->targetKind() == TargetKind::Loop
+                       ? "the kernel has no loops"
+                       : "the kernel is never launched in this file";
+      Out.push_back(std::move(C));
+      continue;
+    }
+    for (const std::string &Target : Targets) {
+      Candidate C;
+      C.T = T.get();
+      C.Target = Target;
+      C.A = T->prepare(Ctx, Target);
+      Out.push_back(std::move(C));
+    }
+  }
+  return Out;
+}
+
 std::string Transform::summary(const Edit &E) const {
   std::string S;
   raw_string_ostream OS(S);
@@ -77,6 +123,17 @@ Error reject(const Edit &E, StringRef Check, const Twine &Message,
   F.Message = Message.str();
   return make_error<EditRejected>(E.Kind, E.Target,
                                   std::vector<CheckFailure>{std::move(F)});
+}
+
+std::string rejectionReason(Error E) {
+  std::string Reason;
+  handleAllErrors(
+      std::move(E),
+      [&](const EditRejected &R) {
+        Reason = R.Failures.empty() ? R.message() : R.Failures[0].Message;
+      },
+      [&](const ErrorInfoBase &EI) { Reason = EI.message(); });
+  return Reason;
 }
 
 StringRef kernelOfTarget(StringRef Target) {
@@ -187,6 +244,138 @@ Error addReplacement(clang::tooling::Replacements &Repls,
     return reject(E, "internal",
                   "conflicting replacements: " + toString(std::move(Err)));
   return Error::success();
+}
+
+namespace {
+using clang::dyn_cast;
+using clang::isa;
+
+/// The parent of \p E, skipping parentheses and implicit casts; \p Child
+/// receives the expression whose parent it is.
+const clang::Stmt *parentSkippingCasts(clang::ASTContext &Ctx,
+                                       const clang::Expr *E,
+                                       const clang::Expr *&Child) {
+  Child = E;
+  while (true) {
+    auto Parents = Ctx.getParents(*Child);
+    if (Parents.empty())
+      return nullptr;
+    if (const auto *PE = Parents[0].get<clang::Expr>()) {
+      if (isa<clang::ParenExpr, clang::ImplicitCastExpr>(PE)) {
+        Child = PE;
+        continue;
+      }
+      return PE;
+    }
+    if (const auto *S = Parents[0].get<clang::Stmt>())
+      return S;
+    if (Parents[0].get<clang::VarDecl>())
+      return nullptr; // bound to a variable: callers treat as escape
+    return nullptr;
+  }
+}
+
+std::string where(clang::ASTContext &Ctx, const clang::Expr *E) {
+  SourcePos P = filePos(Ctx.getSourceManager(),
+                        Ctx.getSourceManager().getExpansionLoc(E->getBeginLoc()));
+  return std::to_string(P.Line) + ":" + std::to_string(P.Column);
+}
+} // namespace
+
+PointerUses analyzePointerParam(clang::ASTContext &Ctx,
+                                const clang::FunctionDecl *FD,
+                                const clang::ParmVarDecl *P) {
+  PointerUses U;
+  std::string Name = P->getName().str();
+  struct Refs : clang::RecursiveASTVisitor<Refs> {
+    const clang::ParmVarDecl *P;
+    std::vector<const clang::DeclRefExpr *> Found;
+    bool VisitDeclRefExpr(clang::DeclRefExpr *D) {
+      if (D->getDecl() == P)
+        Found.push_back(D);
+      return true;
+    }
+  } R{{}, P, {}};
+  if (!FD->getBody())
+    return U;
+  R.TraverseStmt(FD->getBody());
+  for (const clang::DeclRefExpr *D : R.Found) {
+    // Follow the pointer through pointer arithmetic to an element access.
+    const clang::Expr *Ptr = D, *Child = nullptr;
+    const clang::Stmt *Parent = parentSkippingCasts(Ctx, Ptr, Child);
+    const clang::Expr *Elem = nullptr;
+    while (Parent) {
+      if (const auto *AS = dyn_cast<clang::ArraySubscriptExpr>(Parent)) {
+        if (AS->getBase()->IgnoreParenImpCasts() == Child->IgnoreParenImpCasts()) {
+          Elem = AS;
+          break;
+        }
+      } else if (const auto *UO = dyn_cast<clang::UnaryOperator>(Parent)) {
+        if (UO->getOpcode() == clang::UO_Deref) {
+          Elem = UO;
+          break;
+        }
+      } else if (const auto *BO = dyn_cast<clang::BinaryOperator>(Parent)) {
+        if (BO->isAdditiveOp() && BO->getLHS()->IgnoreParenImpCasts() ==
+                                      Child->IgnoreParenImpCasts()) {
+          Parent = parentSkippingCasts(Ctx, BO, Child);
+          continue;
+        }
+        if (BO->isComparisonOp())
+          break;
+        if (BO->isAssignmentOp() && BO->getLHS()->IgnoreParenImpCasts() ==
+                                        Child->IgnoreParenImpCasts()) {
+          U.Blocker = "'" + Name + "' is reassigned at " + where(Ctx, BO);
+          return U;
+        }
+      }
+      U.Blocker = "'" + Name + "' escapes at " + where(Ctx, D) +
+                  " (passed on or stored; its uses cannot be followed)";
+      return U;
+    }
+    if (!Parent) {
+      U.Blocker = "'" + Name + "' escapes at " + where(Ctx, D) +
+                  " (bound to a variable; its uses cannot be followed)";
+      return U;
+    }
+    if (!Elem)
+      continue; // a comparison of the pointer itself
+    // Is the element read or written?
+    const clang::Stmt *EP = parentSkippingCasts(Ctx, Elem, Child);
+    bool Read = false;
+    bool ViaLValueToRValue = false;
+    {
+      auto Ps = Ctx.getParents(*Elem);
+      if (!Ps.empty())
+        if (const auto *IC = Ps[0].get<clang::ImplicitCastExpr>())
+          ViaLValueToRValue = IC->getCastKind() == clang::CK_LValueToRValue;
+    }
+    if (ViaLValueToRValue) {
+      Read = true;
+    } else if (const auto *BO = dyn_cast_or_null<clang::BinaryOperator>(EP)) {
+      Read = !(BO->isAssignmentOp() &&
+               BO->getLHS()->IgnoreParenImpCasts() == Elem);
+    } else if (const auto *UO = dyn_cast_or_null<clang::UnaryOperator>(EP)) {
+      Read = !UO->isIncrementDecrementOp() &&
+             UO->getOpcode() != clang::UO_AddrOf;
+    } else if (const auto *AS = dyn_cast_or_null<clang::ArraySubscriptExpr>(EP)) {
+      Read = AS->getIdx()->IgnoreParenImpCasts() == Elem;
+    } else if (isa_and_nonnull<clang::ReturnStmt>(EP)) {
+      Read = true;
+    } else if (!EP) {
+      auto Ps = Ctx.getParents(*Child);
+      if (!Ps.empty())
+        if (const auto *VD = Ps[0].get<clang::VarDecl>())
+          Read = !VD->getType()->isReferenceType();
+    }
+    if (!Read) {
+      U.Blocker = "'" + Name + "' is written (or an element is passed by "
+                  "reference or its address taken) at " + where(Ctx, Elem);
+      return U;
+    }
+    U.Loads.push_back(Elem);
+  }
+  return U;
 }
 
 unsigned definitionBegin(const EditContext &Ctx,

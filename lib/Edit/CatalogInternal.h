@@ -15,7 +15,10 @@
 #include <memory>
 
 namespace clang {
+class ASTContext;
+class Expr;
 class FunctionDecl;
+class ParmVarDecl;
 class Stmt;
 class SourceManager;
 class LangOptions;
@@ -39,11 +42,21 @@ std::unique_ptr<Transform> createCoarsenTransform();         // catalog helper
 std::unique_ptr<Transform> createCompileFlagsTransform();
 std::unique_ptr<Transform> createReplaceFunctionTransform();
 std::unique_ptr<Transform> createAddDeviceFunctionTransform();
+// Restructuring transforms (who does what: warps per item, private copies,
+// staged tiles).
+std::unique_ptr<Transform> createWarpPerRowTransform();
+std::unique_ptr<Transform> createPrivatizeAtomicsTransform();
+std::unique_ptr<Transform> createAllPairsTilingTransform();
+std::unique_ptr<Transform> createTransposeThroughSharedTransform();
 
 /// An EditRejected with one failure (Check names the check, e.g. "target",
 /// "not-applicable", "params"); Pos locates it in the input when known.
 llvm::Error reject(const Edit &E, llvm::StringRef Check,
                    const llvm::Twine &Message, SourcePos Pos = {});
+
+/// The message of the first failure of an EditRejected (any other error's
+/// message): the "reason" prepare() reports for an edit that does not apply.
+std::string rejectionReason(llvm::Error E);
 
 /// A kernel target resolved against the model and the AST.
 struct ResolvedKernel {
@@ -89,6 +102,33 @@ clang::tooling::Replacement insertAt(const EditContext &Ctx, unsigned Offset,
 llvm::Error addReplacement(clang::tooling::Replacements &Repls,
                            const clang::tooling::Replacement &R,
                            const Edit &E);
+
+/// How a kernel's body uses one pointer parameter.
+struct PointerUses {
+  /// Why the memory behind the parameter cannot be treated as read-only
+  /// inside the kernel ("'x' is written at 12:5", "'x' is passed to 'f'"),
+  /// or empty.
+  std::string Blocker;
+  /// Element reads through it (`p[i]`, `*(p + i)`), in source order.
+  std::vector<const clang::Expr *> Loads;
+};
+PointerUses analyzePointerParam(clang::ASTContext &Ctx,
+                                const clang::FunctionDecl *FD,
+                                const clang::ParmVarDecl *P);
+
+/// What a lexical scan of one function's new text found.
+struct FunctionText {
+  std::string Name;      ///< the declared name (last identifier before '(')
+  bool IsGlobal = false; ///< mentions __global__
+  bool IsDevice = false; ///< mentions __device__
+};
+/// Checks text meant to be exactly one function definition (replace-function,
+/// add-device-function) before anything is parsed: empty, NUL bytes, invalid
+/// UTF-8, markdown fences, preprocessor directives, unbalanced or truncated
+/// braces, more than one definition, text after the body. Failures are
+/// EditRejected naming params.code and the line within it.
+llvm::Expected<FunctionText> scanFunctionText(const Edit &E,
+                                              llvm::StringRef Code);
 
 /// The file offset where a kernel's definition starts, including its
 /// `template <...>` header.

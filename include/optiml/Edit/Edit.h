@@ -76,6 +76,8 @@ public:
   }
   std::string Kind, Target;
   std::vector<CheckFailure> Failures;
+  /// The edit's position when it was one of a list.
+  std::optional<unsigned> ListIndex;
 };
 
 /// A successfully applied and checked edit.

@@ -64,7 +64,28 @@ public:
   }
   /// One line for AppliedEdit::Summary (default: kind, target, params).
   virtual std::string summary(const Edit &E) const;
+  /// Whether apply() may insert new `__device__` helper functions (right
+  /// before the target kernel's definition). Other new declarations are
+  /// always rejected.
+  virtual bool addsHelpers() const { return false; }
+  /// Whether the edit changes the kernel's parameter list; the checks then
+  /// require every launch site to type-check with the new signature instead
+  /// of an unchanged signature.
+  virtual bool changesSignature(const Edit &E) const { return false; }
 };
+
+/// One applicable (or, for -v, inapplicable) transform for one target.
+struct Candidate {
+  const Transform *T = nullptr;
+  std::string Target;
+  Applicability A;
+};
+
+/// prepare() of every catalog transform on every target of \p Kernel (the
+/// kernel, its loops, its launch sites), in catalog order. Generic kinds
+/// (replace-function, add-device-function) are not listed.
+std::vector<Candidate> listCandidates(const EditContext &Ctx,
+                                      const KernelInfo &Kernel);
 
 /// Every transform, in a fixed order (Catalog.cpp registers them).
 llvm::ArrayRef<std::unique_ptr<Transform>> allTransforms();

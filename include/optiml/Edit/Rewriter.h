@@ -1,0 +1,46 @@
+//===- Rewriter.h - Checked application of edits ---------------*- C++ -*-===//
+//
+// An edit is resolved against the AST of the current text, turned into
+// replacements by its transform, applied in memory, re-parsed for the host
+// and the device, and checked (Checks.h). Only an edit that passes every
+// check yields an AppliedEdit; anything else is an EditRejected.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_EDIT_REWRITER_H
+#define OPTIML_EDIT_REWRITER_H
+
+#include "optiml/Edit/Checks.h"
+#include "optiml/Edit/Edit.h"
+#include "optiml/Frontend/Parse.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+namespace optiml {
+
+/// Applies one edit to \p Code (the text of \p FileName, parsed with
+/// \p Config). Fails with EditRejected (failed checks, as data) or a plain
+/// error when the input itself does not parse.
+llvm::Expected<AppliedEdit> applyEdit(llvm::StringRef FileName,
+                                      llvm::StringRef Code,
+                                      const ParseConfig &Config, const Edit &E,
+                                      const CheckOptions &Opts = {});
+
+/// A list of edits applied in order, each on the previous one's result.
+struct AppliedEdits {
+  std::vector<AppliedEdit> Steps;
+  std::string NewCode;
+  std::string Diff; ///< of the whole list against the input
+  bool ChangesPrecision = false;
+  std::vector<std::string> ExtraNvccFlags;
+};
+
+/// Stops at the first rejected edit (its EditRejected has ListIndex set).
+llvm::Expected<AppliedEdits> applyEdits(llvm::StringRef FileName,
+                                        llvm::StringRef Code,
+                                        const ParseConfig &Config,
+                                        llvm::ArrayRef<Edit> Edits,
+                                        const CheckOptions &Opts = {});
+
+} // namespace optiml
+
+#endif

@@ -1,0 +1,604 @@
+//===- Checks.cpp - The checks every rewritten file passes ----------------===//
+
+#include "optiml/Edit/Checks.h"
+#include "optiml/Frontend/ASTUtil.h"
+#include "optiml/Frontend/ModelBuilder.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
+#include "clang/AST/DeclTemplate.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include <map>
+
+using namespace llvm;
+using namespace clang;
+
+namespace optiml {
+
+ArrayRef<std::string> defaultIncludeAllowList() {
+  static const std::vector<std::string> List = {
+      "cuda_fp16.h",          "cuda_bf16.h",         "cuda_fp8.h",
+      "cooperative_groups.h", "cooperative_groups/reduce.h",
+      "cuda_pipeline.h",      "cuda/pipeline",       "cuda/barrier",
+      "mma.h",                "cuda_runtime.h",      "cstdint",
+      "stdint.h",             "math_constants.h",    "cub/cub.cuh",
+      "cuda/std/cstdint"};
+  return List;
+}
+
+static CheckFailure failure(StringRef Check, const Twine &Msg,
+                            SourcePos Pos = {}) {
+  CheckFailure F;
+  F.Check = Check.str();
+  F.Line = Pos.Line;
+  F.Column = Pos.Column;
+  F.Message = Msg.str();
+  return F;
+}
+
+/// Line and column of \p Offset in \p Code.
+static SourcePos posOf(StringRef Code, unsigned Offset) {
+  SourcePos P;
+  Offset = std::min<unsigned>(Offset, Code.size());
+  StringRef Before = Code.substr(0, Offset);
+  P.Line = Before.count('\n') + 1;
+  size_t NL = Before.rfind('\n');
+  P.Column = Offset - (NL == StringRef::npos ? 0 : NL + 1) + 1;
+  P.Offset = Offset;
+  return P;
+}
+
+//===-- Macro expansions ---------------------------------------------------===//
+
+std::vector<CheckFailure>
+checkMacroExpansions(ASTContext &Old, const tooling::Replacements &Repls) {
+  const SourceManager &SM = Old.getSourceManager();
+  FileID Main = SM.getMainFileID();
+  struct Expansion {
+    unsigned Begin, End;
+    std::string Name;
+  };
+  std::vector<Expansion> Expansions;
+  for (unsigned I = 0, N = SM.local_sloc_entry_size(); I < N; ++I) {
+    const SrcMgr::SLocEntry &Ent = SM.getLocalSLocEntry(I);
+    if (!Ent.isExpansion())
+      continue;
+    const SrcMgr::ExpansionInfo &X = Ent.getExpansion();
+    if (X.isMacroArgExpansion())
+      continue;
+    SourceLocation B = X.getExpansionLocStart(), E = X.getExpansionLocEnd();
+    if (!B.isFileID() || !E.isFileID() || SM.getFileID(B) != Main ||
+        SM.getFileID(E) != Main)
+      continue;
+    unsigned BO = SM.getFileOffset(B);
+    unsigned EO = SM.getFileOffset(E) +
+                  Lexer::MeasureTokenLength(E, SM, Old.getLangOpts());
+    bool Invalid = false;
+    const char *P = SM.getCharacterData(B, &Invalid);
+    std::string Name;
+    if (!Invalid)
+      while (*P && (isAlnum(*P) || *P == '_'))
+        Name += *P++;
+    Expansions.push_back({BO, EO, Name});
+  }
+  std::vector<CheckFailure> Failures;
+  StringRef Code = SM.getBufferData(Main);
+  for (const tooling::Replacement &R : Repls) {
+    unsigned RB = R.getOffset(), RE = R.getOffset() + R.getLength();
+    for (const Expansion &X : Expansions) {
+      bool Touches = R.getLength() == 0 ? (RB > X.Begin && RB < X.End)
+                                        : (RB < X.End && RE > X.Begin);
+      bool Contains = RB <= X.Begin && RE >= X.End;
+      if (Touches && !Contains) {
+        Failures.push_back(failure(
+            "macro",
+            "the edit rewrites text inside the expansion of macro '" + X.Name +
+                "'; macros are never rewritten (expand it by hand first)",
+            posOf(Code, std::max(RB, X.Begin))));
+        break;
+      }
+    }
+  }
+  return Failures;
+}
+
+//===-- Scope ---------------------------------------------------------------===//
+
+/// "function 'main'" for the top-level declaration of the main file that
+/// holds \p Offset.
+static std::string enclosingDecl(ASTContext &Ctx, unsigned Offset) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  std::string Found = "top-level code";
+  std::function<void(const DeclContext *)> Walk = [&](const DeclContext *DC) {
+    for (const Decl *D : DC->decls()) {
+      SourceRange R = D->getSourceRange();
+      SourceLocation B = SM.getExpansionLoc(R.getBegin());
+      SourceLocation E = SM.getExpansionLoc(R.getEnd());
+      if (!SM.isInMainFile(B))
+        continue;
+      unsigned BO = SM.getFileOffset(B), EO = SM.getFileOffset(E);
+      if (Offset < BO || Offset > EO)
+        continue;
+      if (const auto *NS = dyn_cast<NamespaceDecl>(D)) {
+        Walk(NS);
+        continue;
+      }
+      if (const auto *LS = dyn_cast<LinkageSpecDecl>(D)) {
+        Walk(LS);
+        continue;
+      }
+      const NamedDecl *ND = dyn_cast<NamedDecl>(D);
+      if (const auto *T = dyn_cast<FunctionTemplateDecl>(D))
+        ND = T->getTemplatedDecl();
+      if (const auto *FD = dyn_cast_or_null<FunctionDecl>(ND))
+        Found = std::string(isKernel(FD) ? "kernel '" : "function '") +
+                FD->getQualifiedNameAsString() + "'";
+      else if (ND && !ND->getName().empty())
+        Found = "declaration of '" + ND->getQualifiedNameAsString() + "'";
+    }
+  };
+  Walk(Ctx.getTranslationUnitDecl());
+  return Found;
+}
+
+std::vector<CheckFailure> checkScope(ASTContext &Old, StringRef OldCode,
+                                     const tooling::Replacements &Repls,
+                                     ArrayRef<ByteRange> Allowed) {
+  std::vector<CheckFailure> Failures;
+  for (const tooling::Replacement &R : Repls) {
+    unsigned RB = R.getOffset(), RE = R.getOffset() + R.getLength();
+    bool Inside = any_of(Allowed, [&](const ByteRange &A) {
+      return RB >= A.Begin && RE <= A.End;
+    });
+    if (Inside)
+      continue;
+    std::vector<std::string> Whats;
+    for (const ByteRange &A : Allowed)
+      if (!is_contained(Whats, A.What))
+        Whats.push_back(A.What);
+    Failures.push_back(failure(
+        "scope",
+        "the edit changes " + enclosingDecl(Old, RB) +
+            ", outside what it may change (" +
+            (Whats.empty() ? std::string("nothing") : join(Whats, ", ")) + ")",
+        posOf(OldCode, RB)));
+  }
+  return Failures;
+}
+
+//===-- Introduced tokens ----------------------------------------------------===//
+
+namespace {
+struct TokenFacts {
+  /// fact -> offsets (within the lexed text) where it occurs
+  std::map<std::string, std::vector<unsigned>> Facts;
+  std::vector<std::pair<std::string, unsigned>> Includes;
+};
+} // namespace
+
+static TokenFacts lexFacts(StringRef Text, const CheckOptions &Opts) {
+  TokenFacts F;
+  std::string Buf = Text.str();
+  LangOptions LO;
+  LO.CPlusPlus = LO.CPlusPlus11 = LO.CPlusPlus14 = LO.CPlusPlus17 = true;
+  LO.CUDA = true;
+  Lexer L(SourceLocation(), LO, Buf.c_str(), Buf.c_str(),
+          Buf.c_str() + Buf.size());
+  L.SetCommentRetentionState(false);
+  std::vector<Token> Toks;
+  Token T;
+  do {
+    L.LexFromRawLexer(T);
+    Toks.push_back(T);
+  } while (T.isNot(tok::eof) && Toks.size() < 2000000);
+  auto OffsetOf = [&](const Token &Tk) {
+    return unsigned(Tk.getLocation().getRawEncoding());
+  };
+  // The raw lexer's locations are offsets from an invalid base: recompute.
+  auto Off = [&](size_t I) {
+    return unsigned(OffsetOf(Toks[I]) - OffsetOf(Toks.front()));
+  };
+  auto IdentAt = [&](size_t I) -> StringRef {
+    if (I >= Toks.size() || Toks[I].isNot(tok::raw_identifier))
+      return "";
+    return Toks[I].getRawIdentifier();
+  };
+  for (size_t I = 0; I + 1 < Toks.size(); ++I) {
+    const Token &Tk = Toks[I];
+    if (Tk.is(tok::hash) && Tk.isAtStartOfLine()) {
+      if (IdentAt(I + 1) == "include") {
+        // The header name: <...> or "..." up to the end of the line.
+        unsigned B = Off(I + 1) + 7;
+        size_t E = Buf.find('\n', B);
+        std::string Rest =
+            StringRef(Buf).slice(B, E == std::string::npos ? Buf.size() : E)
+                .trim()
+                .str();
+        if (Rest.size() >= 2)
+          Rest = Rest.substr(1, Rest.size() - 2);
+        F.Includes.push_back({Rest, Off(I)});
+      }
+      continue;
+    }
+    if (Tk.is(tok::lesslessless)) {
+      F.Facts["launches a kernel with <<<...>>> (dynamic parallelism is not "
+              "allowed)"]
+          .push_back(Off(I));
+      continue;
+    }
+    StringRef Id = IdentAt(I);
+    if (Id.empty())
+      continue;
+    bool Call = I + 1 < Toks.size() && Toks[I + 1].is(tok::l_paren);
+    if (Id == "asm" || Id == "__asm__" || Id == "__asm") {
+      if (!Opts.AllowAsm)
+        F.Facts["uses inline asm (not allowed unless --allow-asm)"].push_back(
+            Off(I));
+    } else if (Call && (Id == "printf" || Id == "fprintf" || Id == "puts")) {
+      if (!Opts.AllowPrintf)
+        F.Facts[("calls " + Id + " (not allowed in kernels unless "
+                                 "--allow-printf)")
+                    .str()]
+            .push_back(Off(I));
+    } else if ((Call && (Id == "malloc" || Id == "calloc" ||
+                         Id == "realloc" || Id == "free")) ||
+               Id == "new" || Id == "delete") {
+      if (!Opts.AllowMalloc)
+        F.Facts[("allocates device heap memory with '" + Id +
+                 "' (not allowed unless --allow-malloc)")
+                    .str()]
+            .push_back(Off(I));
+    } else if (Call && (Id == "cudaLaunchKernel" || Id == "cudaLaunchDevice" ||
+                        Id == "cudaGetParameterBuffer" ||
+                        Id == "cudaLaunchCooperativeKernel")) {
+      F.Facts[("launches a kernel with " + Id +
+               " (dynamic parallelism is not allowed)")
+                  .str()]
+          .push_back(Off(I));
+    }
+  }
+  return F;
+}
+
+std::vector<CheckFailure>
+checkIntroducedTokens(StringRef OldCode, StringRef NewCode,
+                      const tooling::Replacements &Repls,
+                      const CheckOptions &Opts) {
+  std::vector<CheckFailure> Failures;
+  ArrayRef<std::string> Defaults = defaultIncludeAllowList();
+  int Delta = 0;
+  for (const tooling::Replacement &R : Repls) {
+    unsigned NewBegin = R.getOffset() + Delta;
+    Delta += int(R.getReplacementText().size()) - int(R.getLength());
+    StringRef OldText = OldCode.substr(R.getOffset(), R.getLength());
+    TokenFacts Before = lexFacts(OldText, Opts);
+    TokenFacts After = lexFacts(R.getReplacementText(), Opts);
+    for (const auto &[Fact, Offsets] : After.Facts) {
+      size_t Had = Before.Facts.count(Fact) ? Before.Facts[Fact].size() : 0;
+      if (Offsets.size() <= Had)
+        continue;
+      Failures.push_back(failure("forbidden", "the new code " + Fact,
+                                 posOf(NewCode, NewBegin + Offsets[Had])));
+    }
+    for (const auto &[Header, Offset] : After.Includes) {
+      bool Existed = any_of(Before.Includes, [&](const auto &P) {
+        return P.first == Header;
+      });
+      if (Existed || is_contained(Defaults, Header) ||
+          is_contained(Opts.ExtraIncludes, Header))
+        continue;
+      Failures.push_back(failure(
+          "include",
+          "the new code adds #include of '" + Header +
+              "', which is not in the allow-list (" + join(Defaults, ", ") +
+              ")",
+          posOf(NewCode, NewBegin + Offset)));
+    }
+  }
+  return Failures;
+}
+
+//===-- Device code --------------------------------------------------------===//
+
+static bool isMainFileDecl(const SourceManager &SM, const Decl *D) {
+  return SM.isInMainFile(SM.getExpansionLoc(D->getLocation()));
+}
+
+static bool isDeviceSide(const FunctionDecl *FD) {
+  return FD->hasAttr<CUDAGlobalAttr>() || FD->hasAttr<CUDADeviceAttr>();
+}
+
+namespace {
+/// Facts about device code: "<function>: calls host function 'f'".
+class DeviceFacts : public RecursiveASTVisitor<DeviceFacts> {
+public:
+  explicit DeviceFacts(ASTContext &Ctx) : Ctx(Ctx), SM(Ctx.getSourceManager()) {}
+
+  bool VisitFunctionDecl(FunctionDecl *FD) {
+    if (!FD->doesThisDeclarationHaveABody() || !isDeviceSide(FD) ||
+        FD->isTemplateInstantiation() || !isMainFileDecl(SM, FD))
+      return true;
+    std::string Fn = FD->getQualifiedNameAsString();
+    CallVisitor V(*this, Fn);
+    V.TraverseStmt(FD->getBody());
+    return true;
+  }
+
+  std::map<std::string, std::vector<SourceLocation>> Facts;
+
+private:
+  struct CallVisitor : RecursiveASTVisitor<CallVisitor> {
+    CallVisitor(DeviceFacts &P, std::string Fn) : P(P), Fn(std::move(Fn)) {}
+    bool VisitCallExpr(CallExpr *C) {
+      if (isa<CUDAKernelCallExpr>(C)) {
+        std::string Callee = "a kernel";
+        if (const FunctionDecl *K = C->getDirectCallee())
+          Callee = "kernel '" + K->getQualifiedNameAsString() + "'";
+        add("launches " + Callee +
+                " from device code (dynamic parallelism is not allowed)",
+            C->getBeginLoc());
+        return true;
+      }
+      const FunctionDecl *F = C->getDirectCallee();
+      if (!F || F->getBuiltinID() || F->isConstexpr() || F->isImplicit() ||
+          isDeviceSide(F))
+        return true;
+      add("calls host function '" + F->getQualifiedNameAsString() + "'",
+          C->getBeginLoc());
+      return true;
+    }
+    void add(const std::string &Fact, SourceLocation Loc) {
+      P.Facts["'" + Fn + "' " + Fact].push_back(Loc);
+    }
+    DeviceFacts &P;
+    std::string Fn;
+  };
+  ASTContext &Ctx;
+  const SourceManager &SM;
+};
+} // namespace
+
+std::vector<CheckFailure> checkDeviceCode(ASTContext &Old, ASTContext &New,
+                                          const CheckOptions &Opts) {
+  DeviceFacts Before(Old), After(New);
+  Before.TraverseDecl(Old.getTranslationUnitDecl());
+  After.TraverseDecl(New.getTranslationUnitDecl());
+  std::vector<CheckFailure> Failures;
+  const SourceManager &SM = New.getSourceManager();
+  for (const auto &[Fact, Locs] : After.Facts) {
+    size_t Had = Before.Facts.count(Fact) ? Before.Facts[Fact].size() : 0;
+    if (Locs.size() <= Had)
+      continue;
+    Failures.push_back(
+        failure("forbidden", "the new code: " + Fact,
+                filePos(SM, SM.getExpansionLoc(Locs[Had]))));
+  }
+  return Failures;
+}
+
+//===-- Compiles -------------------------------------------------------------===//
+
+std::vector<CheckFailure> checkCompiles(const ParsedTU &TU, StringRef Side,
+                                        unsigned Max) {
+  std::vector<CheckFailure> Failures;
+  for (const Diagnostic &D : TU.Diags) {
+    if (!D.isError())
+      continue;
+    if (Failures.size() == Max)
+      break;
+    CheckFailure F;
+    F.Check = "type-checks";
+    F.File = D.File;
+    F.Line = D.Line;
+    F.Column = D.Column;
+    F.Message = (Side.empty() ? "" : "(" + Side.str() + " side) ") + D.Message;
+    Failures.push_back(std::move(F));
+  }
+  return Failures;
+}
+
+//===-- Signature ----------------------------------------------------------===//
+
+/// The definition of the main-file function \p Name (the pattern for
+/// templates), or null.
+const FunctionDecl *findFunctionDefinition(ASTContext &Ctx, StringRef Name) {
+  if (const FunctionDecl *K = findKernelDecl(Ctx, Name))
+    return K;
+  const SourceManager &SM = Ctx.getSourceManager();
+  const FunctionDecl *Found = nullptr;
+  std::function<void(const DeclContext *)> Walk = [&](const DeclContext *DC) {
+    for (const Decl *D : DC->decls()) {
+      if (const auto *NS = dyn_cast<NamespaceDecl>(D))
+        Walk(NS);
+      else if (const auto *LS = dyn_cast<LinkageSpecDecl>(D))
+        Walk(LS);
+      const FunctionDecl *FD = dyn_cast<FunctionDecl>(D);
+      if (const auto *T = dyn_cast<FunctionTemplateDecl>(D))
+        FD = T->getTemplatedDecl();
+      if (FD && !Found && FD->doesThisDeclarationHaveABody() &&
+          isMainFileDecl(SM, FD) && FD->getQualifiedNameAsString() == Name)
+        Found = FD;
+    }
+  };
+  Walk(Ctx.getTranslationUnitDecl());
+  return Found;
+}
+
+/// A parameter type with __restrict__ and added const ignored.
+static std::string normalizedType(ASTContext &Ctx, QualType T) {
+  T = T.getCanonicalType().getUnqualifiedType();
+  if (const auto *PT = T->getAs<PointerType>())
+    T = Ctx.getPointerType(PT->getPointeeType().getUnqualifiedType());
+  return T.getAsString();
+}
+
+std::vector<CheckFailure> checkSignature(ASTContext &Old, ASTContext &New,
+                                         StringRef Name) {
+  std::vector<CheckFailure> Failures;
+  const FunctionDecl *O = findFunctionDefinition(Old, Name);
+  if (!O)
+    return Failures;
+  const FunctionDecl *N = findFunctionDefinition(New, Name);
+  const SourceManager &NSM = New.getSourceManager();
+  if (!N) {
+    Failures.push_back(failure(
+        "signature", "the new code no longer defines '" + Name +
+                         "' (a rewrite must keep the function's name)"));
+    return Failures;
+  }
+  SourcePos At = filePos(NSM, NSM.getExpansionLoc(N->getLocation()));
+  if (isKernel(O) != isKernel(N))
+    Failures.push_back(failure("signature",
+                               "'" + Name + "' " +
+                                   (isKernel(O) ? "is no longer"
+                                                : "became") +
+                                   " a __global__ kernel",
+                               At));
+  bool OT = O->getDescribedFunctionTemplate(),
+       NT = N->getDescribedFunctionTemplate();
+  if (OT != NT) {
+    Failures.push_back(failure("signature",
+                               "'" + Name + "' " +
+                                   (OT ? "is no longer a template"
+                                       : "became a template"),
+                               At));
+  } else if (OT) {
+    const TemplateParameterList *OP =
+        O->getDescribedFunctionTemplate()->getTemplateParameters();
+    const TemplateParameterList *NP =
+        N->getDescribedFunctionTemplate()->getTemplateParameters();
+    bool Same = OP->size() == NP->size();
+    for (unsigned I = 0; Same && I < OP->size(); ++I)
+      Same = OP->getParam(I)->getKind() == NP->getParam(I)->getKind();
+    if (!Same)
+      Failures.push_back(failure(
+          "signature",
+          "the template parameters of '" + Name + "' changed (was " +
+              Twine(OP->size()) + ", now " + Twine(NP->size()) + ")",
+          At));
+  }
+  if (O->getNumParams() != N->getNumParams()) {
+    Failures.push_back(failure(
+        "signature", "'" + Name + "' now takes " + Twine(N->getNumParams()) +
+                         " parameters instead of " + Twine(O->getNumParams()),
+        At));
+    return Failures;
+  }
+  for (unsigned I = 0; I < O->getNumParams(); ++I) {
+    std::string OTy = normalizedType(Old, O->getParamDecl(I)->getType());
+    std::string NTy = normalizedType(New, N->getParamDecl(I)->getType());
+    if (OTy != NTy)
+      Failures.push_back(failure(
+          "signature",
+          "parameter " + Twine(I + 1) + " of '" + Name + "' changed type from '" +
+              O->getParamDecl(I)->getType().getAsString() + "' to '" +
+              N->getParamDecl(I)->getType().getAsString() + "'",
+          filePos(NSM, NSM.getExpansionLoc(
+                           N->getParamDecl(I)->getLocation()))));
+  }
+  if (normalizedType(Old, O->getReturnType()) !=
+      normalizedType(New, N->getReturnType()))
+    Failures.push_back(failure("signature",
+                               "the return type of '" + Name + "' changed",
+                               At));
+  return Failures;
+}
+
+//===-- Declarations -------------------------------------------------------===//
+
+namespace {
+struct DeclEntry {
+  std::string Key;
+  SourceLocation Loc;
+  bool IsHelper; ///< a __device__ (not __global__) function
+  std::string Describe;
+};
+} // namespace
+
+static std::vector<DeclEntry> topLevelDecls(ASTContext &Ctx) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  std::vector<DeclEntry> Out;
+  std::function<void(const DeclContext *)> Walk = [&](const DeclContext *DC) {
+    for (const Decl *D : DC->decls()) {
+      if (D->isImplicit() || !isMainFileDecl(SM, D))
+        continue;
+      if (const auto *NS = dyn_cast<NamespaceDecl>(D)) {
+        Walk(NS);
+        continue;
+      }
+      if (const auto *LS = dyn_cast<LinkageSpecDecl>(D)) {
+        Walk(LS);
+        continue;
+      }
+      const NamedDecl *ND = dyn_cast<NamedDecl>(D);
+      if (!ND)
+        continue;
+      const FunctionDecl *FD = dyn_cast<FunctionDecl>(D);
+      if (const auto *T = dyn_cast<FunctionTemplateDecl>(D))
+        FD = T->getTemplatedDecl();
+      DeclEntry E;
+      E.Loc = SM.getExpansionLoc(D->getLocation());
+      E.IsHelper = false;
+      if (FD) {
+        std::vector<std::string> Ps;
+        for (const ParmVarDecl *P : FD->parameters())
+          Ps.push_back(normalizedType(Ctx, P->getType()));
+        E.Key = std::string(isKernel(FD) ? "kernel " : "function ") +
+                FD->getQualifiedNameAsString() + "(" + join(Ps, ", ") + ")" +
+                (FD->doesThisDeclarationHaveABody() ? " def" : " decl");
+        E.IsHelper = !isKernel(FD) && FD->hasAttr<CUDADeviceAttr>();
+        E.Describe = std::string(isKernel(FD) ? "__global__ function '"
+                                 : E.IsHelper ? "__device__ function '"
+                                              : "function '") +
+                     FD->getQualifiedNameAsString() + "'";
+      } else {
+        if (ND->getDeclName().isEmpty())
+          continue;
+        E.Key = std::string(D->getDeclKindName()) + " " +
+                ND->getQualifiedNameAsString();
+        E.Describe = "declaration of '" + ND->getQualifiedNameAsString() + "'";
+      }
+      Out.push_back(std::move(E));
+    }
+  };
+  Walk(Ctx.getTranslationUnitDecl());
+  return Out;
+}
+
+std::vector<CheckFailure> checkDeclarations(ASTContext &Old, ASTContext &New,
+                                            bool AllowHelpers) {
+  std::vector<DeclEntry> O = topLevelDecls(Old), N = topLevelDecls(New);
+  StringMap<int> Count;
+  for (const DeclEntry &E : O)
+    ++Count[E.Key];
+  std::vector<CheckFailure> Failures;
+  const SourceManager &NSM = New.getSourceManager();
+  for (const DeclEntry &E : N) {
+    if (Count[E.Key]-- > 0)
+      continue;
+    if (AllowHelpers && E.IsHelper)
+      continue;
+    Failures.push_back(failure(
+        "scope",
+        "the new code adds a " + E.Describe +
+            (E.IsHelper ? " (add helpers with an add-device-function edit)"
+                        : " outside the target"),
+        filePos(NSM, E.Loc)));
+  }
+  const SourceManager &OSM = Old.getSourceManager();
+  for (const DeclEntry &E : O)
+    if (Count[E.Key]-- > 0) {
+      Failures.push_back(failure("scope",
+                                 "the new code removes the " + E.Describe,
+                                 filePos(OSM, E.Loc)));
+    }
+  return Failures;
+}
+
+} // namespace optiml

@@ -1,0 +1,215 @@
+//===- Rewriter.cpp - Checked application of edits ------------------------===//
+
+#include "optiml/Edit/Rewriter.h"
+#include "optiml/Edit/Diff.h"
+#include "optiml/Edit/EditJSON.h"
+#include "optiml/Edit/Transform.h"
+#include "optiml/Frontend/Analysis.h"
+#include "optiml/Frontend/ModelBuilder.h"
+#include "CatalogInternal.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Frontend/ASTUnit.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Path.h"
+
+using namespace llvm;
+
+namespace optiml {
+
+static Error rejected(const Edit &E, std::vector<CheckFailure> Failures,
+                      StringRef FileName) {
+  for (CheckFailure &F : Failures)
+    if (F.File.empty() && F.Line)
+      F.File = FileName.str();
+  return make_error<EditRejected>(E.Kind, E.Target, std::move(Failures));
+}
+
+/// What an edit aimed at \p Target may change: the definition of the
+/// function it names (or that holds the loop/launch), and the launch
+/// configurations of that kernel.
+static std::vector<ByteRange> allowedRanges(const EditContext &Ctx,
+                                            StringRef Target) {
+  std::vector<ByteRange> Allowed;
+  StringRef Fn = kernelOfTarget(Target);
+  const clang::FunctionDecl *FD = findFunctionDefinition(Ctx.AST, Fn);
+  if (!FD)
+    return Allowed;
+  const clang::SourceManager &SM = Ctx.AST.getSourceManager();
+  clang::SourceLocation End = SM.getExpansionLoc(FD->getSourceRange().getEnd());
+  ByteRange Def;
+  Def.Begin = definitionBegin(Ctx, FD);
+  Def.End = SM.getFileOffset(End) +
+            clang::Lexer::MeasureTokenLength(End, SM, Ctx.AST.getLangOpts());
+  Def.What = "the definition of '" + Fn.str() + "'";
+  Allowed.push_back(Def);
+  if (const KernelInfo *K = Ctx.Model.findKernel(Fn.str())) {
+    for (const LaunchSite &L : K->Launches) {
+      if (L.InMacro || L.GridRange.Begin.Offset == 0)
+        continue;
+      size_t Close = Ctx.Code.find(">>>", L.BlockRange.End.Offset);
+      if (Close == StringRef::npos || Close > L.Range.End.Offset)
+        continue;
+      Allowed.push_back({L.GridRange.Begin.Offset, unsigned(Close),
+                         "the launch configurations of '" + Fn.str() + "'"});
+    }
+  }
+  return Allowed;
+}
+
+Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
+                                const ParseConfig &Config, const Edit &E0,
+                                const CheckOptions &Opts) {
+  const Transform *T = findTransform(E0.Kind);
+  if (!T)
+    return reject(E0, "kind", "unknown edit kind '" + E0.Kind + "'");
+  Edit E = E0;
+  if (Error Err = validateParams(E, *T))
+    return reject(E0, "params", toString(std::move(Err)));
+
+  auto OldTU = parseCuda(Code, FileName, Config, CudaSide::Host);
+  if (!OldTU)
+    return OldTU.takeError();
+  if (OldTU->errorCount())
+    return make_error<CompileError>(FileName.str(), OldTU->Diags);
+  clang::ASTContext &OldAST = OldTU->AST->getASTContext();
+  KernelModel Model = buildKernelModel(OldAST);
+  Model.File = OldTU->FileName;
+
+  bool GenericTarget = E.Kind == "replace-function";
+  if (!GenericTarget || Model.findKernel(E.Target))
+    if (Error Err = validateTarget(E, Model))
+      return reject(E, "target", toString(std::move(Err)));
+
+  EditContext Ctx{OldTU->FileName, Code, Model, OldAST, Config};
+  auto Repls = T->apply(Ctx, E);
+  if (!Repls) {
+    // Fill in the file of located failures.
+    return handleErrors(Repls.takeError(), [&](std::unique_ptr<EditRejected> R)
+                                               -> Error {
+      for (CheckFailure &F : R->Failures)
+        if (F.File.empty() && F.Line)
+          F.File = OldTU->FileName;
+      return Error(std::move(R));
+    });
+  }
+
+  AppliedEdit Out;
+  Out.Applied = E;
+  Out.Summary = T->summary(E);
+  Out.ChangesPrecision = T->changesPrecision(E);
+  Out.ExtraNvccFlags = T->nvccFlags(E);
+  if (Repls->empty()) {
+    if (Out.ExtraNvccFlags.empty())
+      return reject(E, "no-change", "the edit changes nothing");
+    Out.NewCode = Code.str();
+    return Out;
+  }
+
+  // Checks on the replacements themselves, before anything is parsed.
+  std::vector<CheckFailure> Failures =
+      checkMacroExpansions(OldAST, *Repls);
+  append_range(Failures,
+               checkScope(OldAST, Code, *Repls, allowedRanges(Ctx, E.Target)));
+  auto NewCode = clang::tooling::applyAllReplacements(Code, *Repls);
+  if (!NewCode)
+    return reject(E, "internal",
+                  "the replacements do not apply: " +
+                      toString(NewCode.takeError()));
+  append_range(Failures, checkIntroducedTokens(Code, *NewCode, *Repls, Opts));
+  if (!Failures.empty())
+    return rejected(E, std::move(Failures), OldTU->FileName);
+
+  // Re-parse both sides; the host side instantiates every launched
+  // template, so each instantiation is checked.
+  auto NewHost = parseCuda(*NewCode, FileName, Config, CudaSide::Host);
+  if (!NewHost)
+    return NewHost.takeError();
+  auto NewDevice = parseCuda(*NewCode, FileName, Config, CudaSide::Device);
+  if (!NewDevice)
+    return NewDevice.takeError();
+  clang::ASTContext &NewAST = NewHost->AST->getASTContext();
+  append_range(Failures, checkDeviceCode(OldAST, NewAST, Opts));
+  append_range(Failures, checkCompiles(*NewHost, "host"));
+  if (NewDevice->errorCount()) {
+    // Errors the input already had on the device side are not the edit's.
+    std::vector<CheckFailure> Dev = checkCompiles(*NewDevice, "device");
+    auto OldDevice = parseCuda(Code, FileName, Config, CudaSide::Device);
+    if (OldDevice)
+      erase_if(Dev, [&](const CheckFailure &F) {
+        return any_of(OldDevice->Diags, [&](const Diagnostic &D) {
+          return D.isError() && "(device side) " + D.Message == F.Message;
+        });
+      });
+    // The same error on both sides is reported once.
+    erase_if(Dev, [&](const CheckFailure &F) {
+      return any_of(Failures, [&](const CheckFailure &H) {
+        return H.Line == F.Line && H.Column == F.Column &&
+               StringRef(H.Message).ends_with(
+                   StringRef(F.Message).drop_front(strlen("(device side) ")));
+      });
+    });
+    append_range(Failures, Dev);
+  }
+  if (NewHost->errorCount() == 0) {
+    StringRef Fn = kernelOfTarget(E.Target);
+    if (!T->changesSignature(E))
+      append_range(Failures, checkSignature(OldAST, NewAST, Fn));
+    append_range(Failures,
+                 checkDeclarations(OldAST, NewAST, T->addsHelpers()));
+    KernelModel NewModel = buildKernelModel(NewAST);
+    const KernelInfo *OK = Model.findKernel(Fn.str());
+    const KernelInfo *NK = NewModel.findKernel(Fn.str());
+    if (OK && NK && OK->Instantiations != NK->Instantiations)
+      Failures.push_back(
+          {"signature", "", 0, 0,
+           "the launched instantiations of '" + Fn.str() + "' changed (was " +
+               join(OK->Instantiations, ", ") + "; now " +
+               join(NK->Instantiations, ", ") + ")"});
+    if (OK && NK && OK->Launches.size() != NK->Launches.size())
+      Failures.push_back({"scope", "", 0, 0,
+                          "the number of launch sites of '" + Fn.str() +
+                              "' changed"});
+  }
+  if (!Failures.empty())
+    return rejected(E, std::move(Failures), OldTU->FileName);
+
+  Out.NewCode = std::move(*NewCode);
+  std::string Name = sys::path::filename(FileName).str();
+  Out.Diff = unifiedDiff(Code, Out.NewCode, "a/" + Name, "b/" + Name);
+  return Out;
+}
+
+Expected<AppliedEdits> applyEdits(StringRef FileName, StringRef Code,
+                                  const ParseConfig &Config,
+                                  ArrayRef<Edit> Edits,
+                                  const CheckOptions &Opts) {
+  AppliedEdits Out;
+  Out.NewCode = Code.str();
+  for (size_t I = 0; I < Edits.size(); ++I) {
+    auto A = applyEdit(FileName, Out.NewCode, Config, Edits[I], Opts);
+    if (!A) {
+      if (Edits.size() == 1)
+        return A.takeError();
+      return handleErrors(A.takeError(),
+                          [&](std::unique_ptr<EditRejected> R) -> Error {
+                            R->ListIndex = I;
+                            return Error(std::move(R));
+                          });
+    }
+    Out.NewCode = A->NewCode;
+    Out.ChangesPrecision |= A->ChangesPrecision;
+    for (const std::string &F : A->ExtraNvccFlags)
+      if (!is_contained(Out.ExtraNvccFlags, F))
+        Out.ExtraNvccFlags.push_back(F);
+    Out.Steps.push_back(std::move(*A));
+  }
+  std::string Name = sys::path::filename(FileName).str();
+  Out.Diff = unifiedDiff(Code, Out.NewCode, "a/" + Name, "b/" + Name);
+  return Out;
+}
+
+} // namespace optiml
