@@ -1,0 +1,151 @@
+#include "CatalogTesting.h"
+
+using namespace optiml;
+using namespace optiml::testing_catalog;
+
+namespace {
+
+const Transform &vectorize() {
+  static auto T = createVectorizeTransform();
+  return *T;
+}
+
+TEST(CatalogVectorizeTest, Float4WithTailAndFallback) {
+  std::string Src = R"(__global__ void saxpy(int n, float a, const float *x, float *y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    y[i] = a * x[i] + y[i];
+}
+void run(int n, const float *x, float *y) {
+  saxpy<<<(n + 255) / 256, 256>>>(n, 2.0f, x, y);
+}
+)";
+  EXPECT_EQ(applyTo(vectorize(), Src,
+                    makeEdit("vectorize", "saxpy", {{"width", int64_t(4)}})),
+            R"(__global__ void saxpy(int n, float a, const float *x, float *y) {
+  int tid = blockIdx.x * blockDim.x + threadIdx.x;
+  if (reinterpret_cast<unsigned long long>(x) % 16 == 0 &&
+      reinterpret_cast<unsigned long long>(y) % 16 == 0) {
+    for (int v = tid; v < n / 4; v += blockDim.x * gridDim.x) {
+      float4 x_v = reinterpret_cast<const float4 *>(x)[v];
+      float4 y_v = reinterpret_cast<float4 *>(y)[v];
+      y_v.x = a * x_v.x + y_v.x;
+      y_v.y = a * x_v.y + y_v.y;
+      y_v.z = a * x_v.z + y_v.z;
+      y_v.w = a * x_v.w + y_v.w;
+      reinterpret_cast<float4 *>(y)[v] = y_v;
+    }
+    for (int i = n / 4 * 4 + tid; i < n; i += blockDim.x * gridDim.x) {
+      y[i] = a * x[i] + y[i];
+    }
+  } else {
+    for (int i = tid; i < n; i += blockDim.x * gridDim.x) {
+      y[i] = a * x[i] + y[i];
+    }
+  }
+}
+void run(int n, const float *x, float *y) {
+  saxpy<<<(n + 1023) / 1024, 256>>>(n, 2.0f, x, y);
+}
+)");
+}
+
+TEST(CatalogVectorizeTest, Int2WriteOnlyOutputLocalsAndIndexUse) {
+  std::string Src = R"(__global__ void iota_add(const int *a, int *out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int t = a[i] * 2;
+  out[i] = t + i;
+}
+)";
+  EXPECT_EQ(applyTo(vectorize(), Src,
+                    makeEdit("vectorize", "iota_add", {{"width", int64_t(2)}})),
+            R"(__global__ void iota_add(const int *a, int *out, int n) {
+  int tid = blockIdx.x * blockDim.x + threadIdx.x;
+  if (reinterpret_cast<unsigned long long>(a) % 8 == 0 &&
+      reinterpret_cast<unsigned long long>(out) % 8 == 0) {
+    for (int v = tid; v < n / 2; v += blockDim.x * gridDim.x) {
+      int2 a_v = reinterpret_cast<const int2 *>(a)[v];
+      int2 out_v;
+      {
+        int t = a_v.x * 2;
+        out_v.x = t + (v * 2 + 0);
+      }
+      {
+        int t = a_v.y * 2;
+        out_v.y = t + (v * 2 + 1);
+      }
+      reinterpret_cast<int2 *>(out)[v] = out_v;
+    }
+    for (int i = n / 2 * 2 + tid; i < n; i += blockDim.x * gridDim.x) {
+      int t = a[i] * 2;
+      out[i] = t + i;
+    }
+  } else {
+    for (int i = tid; i < n; i += blockDim.x * gridDim.x) {
+      int t = a[i] * 2;
+      out[i] = t + i;
+    }
+  }
+}
+)");
+}
+
+TEST(CatalogVectorizeTest, ConditionalWriteLoadsFirst) {
+  std::string Src = R"(__global__ void relu(float *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    if (x[i] < 0.0f) x[i] = 0.0f;
+  }
+}
+)";
+  std::string Out = applyTo(vectorize(), Src,
+                            makeEdit("vectorize", "relu", {{"width", int64_t(2)}}));
+  EXPECT_NE(Out.find("float2 x_v = reinterpret_cast<float2 *>(x)[v];"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("if (x_v.y < 0.0f) x_v.y = 0.0f;"), std::string::npos)
+      << Out;
+}
+
+TEST(CatalogVectorizeTest, RefusesNearMisses) {
+  struct Case {
+    const char *Src, *Why;
+  } Cases[] = {
+      {R"(__global__ void k(const float *x, float *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i + 1];
+}
+)",
+       "access 'x[i + 1]' is not at the thread's own element 'i'"},
+      {R"(__global__ void k(const double *x, double *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i];
+}
+)",
+       "element type 'double'"},
+      {R"(__global__ void k(const float *x, float *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = *x;
+}
+)",
+       "is not of the form p[i]"},
+      {R"(__global__ void k(const float *x, float *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[2 * i] = x[i];
+}
+)",
+       "'y[2 * i]' is not at the thread's own element"},
+  };
+  for (const Case &C : Cases) {
+    Applicability A = prepareOn(vectorize(), C.Src, "k");
+    EXPECT_FALSE(A.Applies) << C.Src;
+    EXPECT_NE(A.Reason.find(C.Why), std::string::npos)
+        << "reason: " << A.Reason << "\nexpected: " << C.Why;
+  }
+  EXPECT_EQ(applyTo(vectorize(), Cases[0].Src,
+                    makeEdit("vectorize", "k", {{"width", int64_t(3)}})),
+            "error: vectorize k rejected: [params] width must be 2 or 4");
+}
+
+} // namespace
