@@ -26,14 +26,14 @@ static std::vector<std::unique_ptr<Transform>> makeCatalog() {
   C.push_back(createLaunchBoundsTransform());
   C.push_back(createRestrictConstTransform());
   C.push_back(createUnrollTransform());
-  // C.push_back(createGridStrideTransform());
-  // C.push_back(createVectorizeTransform());
+  C.push_back(createGridStrideTransform());
+  C.push_back(createVectorizeTransform());
   C.push_back(createReadOnlyCacheTransform());
   C.push_back(createFastMathTransform());
   // C.push_back(createHoistTransform());
   // C.push_back(createSharedTilingTransform());
   // C.push_back(createWarpReduceTransform());
-  // C.push_back(createCoarsenTransform());
+  C.push_back(createCoarsenTransform());
   C.push_back(createCompileFlagsTransform());
   C.push_back(createReplaceFunctionTransform());
   C.push_back(createAddDeviceFunctionTransform());
