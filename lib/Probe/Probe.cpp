@@ -136,9 +136,10 @@ struct ProbeState {
   std::unique_ptr<SnapshotStore> Store;
   std::map<std::string, unsigned> Launches; ///< per kernel base name
   Pool Scratch;
-  /// Reference run, VerifyLast: the latest launch after the first few, kept
-  /// on the device until the program ends (only then is it known to be last).
-  std::unique_ptr<Launch> PendingLast;
+  /// Reference run, VerifyLast: per kernel, the latest launch after the
+  /// first few, kept on the device until the program ends (only then is it
+  /// known to be the last).
+  std::map<std::string, std::unique_ptr<Launch>> PendingLast;
   RangeProfiler Profiler;
   bool ProfilerTried = false;
   std::vector<CUevent> Events;
@@ -797,9 +798,10 @@ void onLaunchExit(const CUpti_CallbackData *Data) {
     case Action::StageLast:
       // Stream-ordered copy of the result; read back only at exit.
       if (snapshotTo(*L, &Buffer::After, Error)) {
-        if (S.PendingLast)
-          release(*S.PendingLast);
-        S.PendingLast = std::move(L);
+        std::unique_ptr<Launch> &Slot = S.PendingLast[L->Kernel];
+        if (Slot)
+          release(*Slot);
+        Slot = std::move(L);
         return;
       }
       break;
@@ -846,10 +848,10 @@ void finalize(bool AtExit) {
   if (S.Finalized)
     return;
   ToolScope Guard;
-  if (S.PendingLast) {
-    finishStaged(*S.PendingLast);
-    S.PendingLast.reset();
-  }
+  for (auto &[Kernel, Staged] : S.PendingLast)
+    if (Staged)
+      finishStaged(*Staged);
+  S.PendingLast.clear();
   bool CheckCounts = !S.CountsChecked;
   S.CountsChecked = true;
   if (CheckCounts && S.Config.Mode == ProbeMode::Reference && S.Store) {

@@ -136,6 +136,11 @@ __global__ void block_sum(const float *__restrict__ in,
 #else
   S[t] = i < n ? in[i] : 0.0f;
 #endif
+#if defined(BUG_SUM_RACE_BENIGN)
+  // Reads a slot another warp is writing, unsynchronized; the value read
+  // practically never changes the result, so the outputs agree.
+  float Peek = S[(t + 32) % SUM_BLOCK];
+#endif
 #if defined(BUG_SUM_MUTATES_INPUT)
   if (i < n)
     const_cast<float *>(in)[i] = 0.0f;
@@ -182,6 +187,9 @@ __global__ void block_sum(const float *__restrict__ in,
 #elif defined(BUG_SUM_WRONG_SLOT)
   if (t == 0)
     partial[blockIdx.x + 1] = S[0];
+#elif defined(BUG_SUM_RACE_BENIGN)
+  if (t == 0)
+    partial[blockIdx.x] = S[0] + (Peek == 1234.5f ? 1e-30f : 0.0f);
 #else
   if (t == 0)
     partial[blockIdx.x] = S[0];
