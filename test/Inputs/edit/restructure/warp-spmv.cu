@@ -1,0 +1,20 @@
+#include "cuda_mock.h"
+// CSR sparse matrix-vector product, early-return guard, data-dependent row
+// lengths (empty rows included), unsigned index written in another order.
+__global__ void csr_mv(const int *row_ptr, const int *col_idx,
+                       const float *val, const float *x, float *y,
+                       unsigned num_rows) {
+  unsigned r = threadIdx.x + blockIdx.x * blockDim.x;
+  if (r >= num_rows)
+    return;
+  int begin = row_ptr[r];
+  int end = row_ptr[r + 1];
+  float dot = 0.0f;
+  for (int k = begin; k < end; k++)
+    dot = dot + val[k] * x[col_idx[k]];
+  y[r] = dot;
+}
+void spmv(const int *rp, const int *ci, const float *v, const float *x,
+          float *y, unsigned n) {
+  csr_mv<<<(n + 255) / 256, 256>>>(rp, ci, v, x, y, n);
+}

@@ -1,0 +1,40 @@
+// read-only-cache: loads through pointers the kernel never writes become
+// __ldg(&...); written pointers, template element types and loads inside
+// macros are left alone.
+// RUN: cp %s %t.cu
+// RUN: echo '{"kind":"read-only-cache","target":"stencil"}' > %t.json
+// RUN: clang-optiml apply %t.cu --edit %t.json -o %t.out.cu -- %mock_args
+// RUN: FileCheck --match-full-lines --check-prefix=OUT %s < %t.out.cu
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs %t.out.cu -o %t.o %}
+// RUN: echo '{"kind":"read-only-cache","target":"tcopy"}' > %t.2.json
+// RUN: not clang-optiml apply %t.cu --edit %t.2.json -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=TMPL %s
+// RUN: echo '{"kind":"read-only-cache","target":"inplace"}' > %t.3.json
+// RUN: not clang-optiml apply %t.cu --edit %t.3.json -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=WRITTEN %s
+
+#include "cuda_mock.h"
+
+#define AT(p, i) p[i]
+
+__global__ void stencil(const float *in, float *out, const int *idx, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i > 0 && i < n - 1)
+    out[i] = in[i - 1] + in[i] + *(in + i + 1) + AT(in, idx[i]);
+}
+
+template <typename T>
+__global__ void tcopy(const T *in, T *out) { out[threadIdx.x] = in[threadIdx.x]; }
+
+__global__ void inplace(float *p) { p[threadIdx.x] = p[threadIdx.x] * 2; }
+
+void run(float *a, float *b, int *c) {
+  stencil<<<1, 32>>>(a, b, c, 32);
+  tcopy<<<1, 32>>>(a, b);
+  inplace<<<1, 32>>>(a);
+}
+
+// OUT:      __global__ void stencil(const float *in, float *out, const int *idx, int n) {
+// OUT-NEXT:   int i = blockIdx.x * blockDim.x + threadIdx.x;
+// OUT-NEXT:   if (i > 0 && i < n - 1)
+// OUT-NEXT:     out[i] = __ldg(&in[i - 1]) + __ldg(&in[i]) + __ldg(&*(in + i + 1)) + AT(in, idx[i]);
+// TMPL: clang-optiml: error: read-only-cache tcopy rejected: [not-applicable] no read-only loads to route through __ldg: 'in': element type 'const T' has no __ldg overload (a template parameter)
+// WRITTEN: clang-optiml: error: read-only-cache inplace rejected: [not-applicable] no read-only loads to route through __ldg: 'p' is written (or an element is passed by reference or its address taken) at {{[0-9]+}}:37
