@@ -9,6 +9,9 @@ add_library(optiml_llvm INTERFACE)
 if(OPTIML_LLVM_LINK STREQUAL "SHARED")
   target_link_libraries(optiml_llvm INTERFACE clang-cpp LLVM)
 elseif(OPTIML_LLVM_LINK STREQUAL "STATIC")
+  # Debian's LLVMConfig sets LLVM_LINK_LLVM_DYLIB, which makes
+  # add_llvm_executable link libLLVM.so into every tool.
+  set(LLVM_LINK_LLVM_DYLIB OFF)
   llvm_map_components_to_libnames(OPTIML_LLVM_STATIC_LIBS
     support core option targetparser frontendopenmp frontendhlsl
     frontendoffloading mc mcparser binaryformat bitreader bitstreamreader
@@ -39,7 +42,7 @@ elseif(OPTIML_LLVM_LINK STREQUAL "STATIC")
   target_link_libraries(optiml_llvm INTERFACE
     clangTooling clangToolingCore clangASTMatchers clangRewrite clangFrontend
     clangDriver clangOptions clangSerialization clangParse clangSema
-    clangAPINotes clangAnalysis clangAnalysisLifetimeSafety clangEdit clangAST
+    clangIndex clangAPINotes clangAnalysis clangAnalysisLifetimeSafety clangEdit clangAST
     clangSupport clangLex clangBasic ${OPTIML_LLVM_STATIC_LIBS})
 else()
   message(FATAL_ERROR "OPTIML_LLVM_LINK must be SHARED or STATIC")

@@ -27,7 +27,7 @@ cmake -S "$root" -B "$build" -G Ninja \
   -DCMAKE_CXX_FLAGS="-ffunction-sections -fdata-sections" \
   -DCMAKE_EXE_LINKER_FLAGS="-fuse-ld=lld -Wl,--gc-sections -Wl,--icf=all -Wl,-s" \
   -DCMAKE_SHARED_LINKER_FLAGS="-fuse-ld=lld -Wl,--gc-sections -Wl,-s" \
-  -DCMAKE_SKIP_BUILD_RPATH=ON >/dev/null
+  -DCMAKE_SKIP_RPATH=ON >/dev/null
 ninja -C "$build" -j "$jobs" clang-optiml optiml-probe
 
 rm -rf "$stage"
