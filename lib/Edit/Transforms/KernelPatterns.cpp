@@ -80,6 +80,16 @@ std::string stmtText(const EditContext &Ctx, const Stmt *S) {
 bool containsMacro(const Stmt *S) {
   if (!S)
     return false;
+  // `__shared__ float s[256];`: attribute macros in declarations are not
+  // rewritten; their initializers are what matter.
+  if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+    for (const Decl *D : DS->decls())
+      if (const auto *VD = dyn_cast<VarDecl>(D))
+        if (VD->getLocation().isMacroID() ||
+            (VD->hasInit() && containsMacro(VD->getInit())))
+          return true;
+    return false;
+  }
   if (S->getBeginLoc().isMacroID() || S->getEndLoc().isMacroID())
     return true;
   for (const Stmt *C : S->children())
@@ -360,6 +370,12 @@ static Variance varianceOf(const Expr *E, const DenseSet<const ValueDecl *> &W,
     V.Unknown = true;
     return V;
   }
+  // &p[i] is an address, not a load.
+  if (const auto *U = dyn_cast<UnaryOperator>(E); U && U->getOpcode() == UO_AddrOf)
+    if (const auto *A =
+            dyn_cast<ArraySubscriptExpr>(U->getSubExpr()->IgnoreParens()))
+      return join(varianceOf(A->getBase(), W, Visiting),
+                  varianceOf(A->getIdx(), W, Visiting));
   if (const auto *U = dyn_cast<UnaryOperator>(E);
       U && (U->getOpcode() == UO_Deref || U->isIncrementDecrementOp())) {
     V.Unknown = true;
@@ -799,16 +815,24 @@ std::optional<std::vector<int64_t>> launchBlockSizesX(const EditContext &Ctx,
     if (!X) {
       if (const auto *VD = dyn_cast_or_null<VarDecl>(
               referencedDecl(B->IgnoreParenImpCasts()));
-          VD && VD->hasInit() && VD->isLocalVarDecl())
-        X = dim3X(VD->getInit(), Ctx.AST, Is1D);
+          VD && VD->hasInit() && VD->isLocalVarDecl()) {
+        const auto *Fn = dyn_cast<FunctionDecl>(VD->getDeclContext());
+        if (Fn && Fn->getBody() && !writtenVars(Fn->getBody()).contains(VD))
+          X = dim3X(VD->getInit(), Ctx.AST, Is1D);
+      }
     }
     std::optional<int64_t> V;
     if (X) {
       V = intValue(X, Ctx.AST);
       if (!V)
         if (const auto *VD = dyn_cast_or_null<VarDecl>(referencedDecl(X));
-            VD && VD->hasInit() && VD->getType().isConstQualified())
-          V = intValue(VD->getInit(), Ctx.AST);
+            VD && VD->hasInit() && VD->isLocalVarDecl()) {
+          const auto *Fn = dyn_cast<FunctionDecl>(VD->getDeclContext());
+          if (VD->getType().isConstQualified() ||
+              (Fn && Fn->getBody() &&
+               !writtenVars(Fn->getBody()).contains(VD)))
+            V = intValue(VD->getInit(), Ctx.AST);
+        }
     }
     if (!V || !Is1D) {
       WhyNot = "the block of " + L.Id + " ('" + L.Block +
