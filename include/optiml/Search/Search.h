@@ -1,0 +1,187 @@
+//===- Search.h - Search over edit sequences under verification -*- C++ -*-===//
+//
+// A node is a program state (source plus the edits that led to it); an
+// action is an edit proposed by the policy. Strategies:
+//   mcts   PUCT selection with the policy's priors, progressive widening
+//          (a node with N visits has at most ceil(C * N^alpha) children),
+//          max or mean backups;
+//   greedy evaluate every child of the best state, move on while it
+//          improves, else continue from the best state not yet exhausted;
+//   beam   keep the best K states of each depth;
+//   random a random untried action of a random expandable state.
+// Shared by all: a transposition table keyed by the normalized program, so
+// no program is evaluated twice; every new node evaluated once; guardrails
+// (Reward.h); a journal appended as nodes are made (Journal.h) from which a
+// killed run resumes; the best candidate re-measured before it is reported.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_SEARCH_SEARCH_H
+#define OPTIML_SEARCH_SEARCH_H
+
+#include "optiml/Search/CandidateEvaluator.h"
+#include "optiml/Search/Policy.h"
+#include "optiml/Search/Reward.h"
+#include "llvm/Support/Error.h"
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace optiml {
+
+enum class Strategy { MCTS, Greedy, Beam, Random };
+enum class BackupMode { Max, Mean };
+const char *toString(Strategy S);
+std::optional<Strategy> parseStrategy(llvm::StringRef S);
+
+/// The program with comments removed and whitespace reduced to what
+/// separates tokens (a newline ends each preprocessor line).
+std::string normalizeSource(llvm::StringRef Source);
+/// SHA-256 (hex, 16 digits) of the normalized program and its nvcc flags:
+/// the transposition key.
+std::string sourceKey(llvm::StringRef Source,
+                      llvm::ArrayRef<std::string> Flags = {});
+
+enum class NodeStatus {
+  Original,  ///< the root
+  Evaluated, ///< compiled, verified, timed
+  Failed,    ///< did not compile, verify, or run
+  Rejected,  ///< the edit failed its checks: never evaluated
+  Duplicate, ///< the program is already in the tree: never evaluated
+};
+const char *toString(NodeStatus S);
+
+struct SearchNode {
+  unsigned Id = 0;
+  int Parent = -1;
+  std::optional<Edit> Step; ///< the edit from the parent
+  double Prior = 0;
+  std::string Origin, Rationale;
+  unsigned Depth = 0;
+
+  NodeStatus Status = NodeStatus::Original;
+  std::string Source; ///< empty for rejected nodes
+  std::string Key;
+  std::vector<std::string> Flags;
+  bool ChangesPrecision = false;
+  std::string Summary;
+  std::string Diff; ///< against the parent
+  std::vector<CheckFailure> Checks;
+  std::string RejectReason;
+  int DuplicateOf = -1;
+
+  EvalOutcome Outcome;
+  RewardBreakdown Reward;
+  /// 1-based index among evaluations; 0 when not evaluated.
+  unsigned Evaluation = 0;
+  /// A suspicious speedup was re-measured; the times are the re-measured ones.
+  bool Remeasured = false;
+  double FirstMeasuredMs = 0;
+
+  // Tree statistics.
+  unsigned Visits = 0;
+  double ValueSum = 0;
+  double MaxValue = -1e300;
+  std::vector<unsigned> Children;
+
+  // Expansion state (not journaled; rebuilt from the policy).
+  bool Proposed = false;
+  unsigned ProposalRounds = 0;
+  std::vector<Action> Untried;
+  bool Exhausted = false;
+
+  bool expandable() const {
+    return (Status == NodeStatus::Original ||
+            Status == NodeStatus::Evaluated) &&
+           Reward.Expandable;
+  }
+  /// The path of edits from the root (filled by the tree).
+  std::vector<Edit> Path;
+};
+
+struct SearchProgress {
+  unsigned Done = 0, Budget = 0;
+  double BestSpeedup = 1;
+  std::string Current; ///< summary of the edit being evaluated
+  double ElapsedSeconds = 0;
+  double EtaSeconds = -1; ///< -1: unknown
+};
+
+struct SearchOptions {
+  std::string FileName; ///< the input, for diffs and the journal
+  std::vector<std::string> Kernels;
+  Strategy Strat = Strategy::MCTS;
+  BackupMode Backup = BackupMode::Max;
+  /// Candidate evaluations (the original's baseline and the final
+  /// re-measurement are not counted); 0: no limit (needs a time limit).
+  unsigned Budget = 30;
+  /// Wall-clock limit for the search, seconds; 0: none.
+  double TimeLimitSeconds = 0;
+  uint64_t Seed = 1;
+  double CPuct = 1.0;
+  double WideningC = 1.0;
+  double WideningAlpha = 0.5;
+  unsigned BeamWidth = 3;
+  unsigned MaxDepth = 8;
+  /// Times to ask an unbounded policy again at one node.
+  unsigned MaxProposalRounds = 3;
+  RewardOptions Reward;
+  /// Candidates handed to CandidateEvaluator::prefetch ahead of time.
+  unsigned Prefetch = 2;
+
+  /// Journal and candidate sources go here; empty: no journal.
+  std::string RunDir;
+  bool Resume = false;
+
+  bool Finalize = true;
+  RemeasureOptions Final{5, 100, true};
+
+  std::function<void(const SearchProgress &)> OnProgress;
+  /// Stops the search early when it returns true (checked between nodes).
+  std::function<bool()> ShouldStop;
+};
+
+struct SearchResult {
+  std::vector<SearchNode> Nodes;
+  unsigned Evaluations = 0;
+  /// Evaluations made by this process (the rest came from the journal).
+  unsigned EvaluationsThisRun = 0;
+  int Best = 0; ///< node id; 0 (the original) when nothing beat it
+  double BestSpeedup = 1;
+  /// (evaluation index, best counted speedup so far) after each evaluation.
+  std::vector<std::pair<unsigned, double>> Curve;
+  std::string StopReason;
+  double Seconds = 0;
+
+  bool Finalized = false;
+  std::optional<Remeasurement> Final;
+  double FinalSpeedup = 1;
+  /// The best candidate is verified faster than the original beyond noise.
+  bool Improved = false;
+  /// One line: why nothing is written, or what was found.
+  std::string Conclusion;
+  std::string FinalDiff;
+  std::string FinalSource;
+  std::vector<std::string> FinalFlags;
+
+  /// Node ids from the root to the best node.
+  std::vector<unsigned> bestPath() const;
+};
+
+/// Runs a search from \p Original. Errors: the evaluator cannot run, the
+/// original does not pass its own evaluation, the journal cannot be
+/// written, or a resumed journal belongs to another input.
+llvm::Expected<SearchResult> runSearch(llvm::StringRef Original,
+                                       const SearchOptions &Opts, Policy &P,
+                                       EditApplier &Applier,
+                                       CandidateEvaluator &Eval);
+
+/// PUCT score of a child: Q + c * P * sqrt(N_parent) / (1 + N_child).
+double puctScore(double Q, double Prior, unsigned ParentVisits,
+                 unsigned ChildVisits, double CPuct);
+/// How many children a node with \p Visits visits may have.
+unsigned wideningLimit(unsigned Visits, double C, double Alpha);
+
+} // namespace optiml
+
+#endif

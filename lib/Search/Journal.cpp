@@ -1,0 +1,387 @@
+//===- Journal.cpp - The search journal (JSON lines, fsynced) -------------===//
+//
+// The JSON boundary of the search: nlohmann/json is used only here, its
+// exceptions are caught here, and typed nodes go in and out.
+//
+//===----------------------------------------------------------------------===//
+
+#include "optiml/Search/Journal.h"
+#include "optiml/Support/FileUtil.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+using namespace llvm;
+using json = nlohmann::json;
+
+namespace optiml {
+
+static json paramToJSON(const ParamValue &V) {
+  if (auto *I = std::get_if<int64_t>(&V))
+    return *I;
+  if (auto *D = std::get_if<double>(&V))
+    return *D;
+  if (auto *B = std::get_if<bool>(&V))
+    return *B;
+  if (auto *S = std::get_if<std::string>(&V))
+    return *S;
+  return std::get<std::vector<std::string>>(V);
+}
+
+static ParamValue paramFromJSON(const json &J) {
+  if (J.is_boolean())
+    return J.get<bool>();
+  if (J.is_number_integer())
+    return J.get<int64_t>();
+  if (J.is_number())
+    return J.get<double>();
+  if (J.is_string())
+    return J.get<std::string>();
+  return J.get<std::vector<std::string>>();
+}
+
+static json editToJ(const Edit &E) {
+  json P = json::object();
+  for (const auto &[K, V] : E.Params)
+    P[K] = paramToJSON(V);
+  return {{"kind", E.Kind}, {"target", E.Target}, {"params", P}};
+}
+
+static Edit editFromJ(const json &J) {
+  Edit E;
+  E.Kind = J.at("kind").get<std::string>();
+  E.Target = J.at("target").get<std::string>();
+  if (J.contains("params"))
+    for (auto &[K, V] : J.at("params").items())
+      E.Params[K] = paramFromJSON(V);
+  return E;
+}
+
+static json timingToJ(const Timing &T) {
+  return {{"available", T.Available},
+          {"median_ms", T.MedianMs},
+          {"noise_pct", T.NoisePct},
+          {"replays", T.Replays}};
+}
+
+static Timing timingFromJ(const json &J) {
+  Timing T;
+  T.Available = J.at("available").get<bool>();
+  T.MedianMs = J.at("median_ms").get<double>();
+  T.NoisePct = J.at("noise_pct").get<double>();
+  T.Replays = J.at("replays").get<unsigned>();
+  return T;
+}
+
+static json outcomeToJ(const EvalOutcome &O) {
+  return {{"compiled", O.Compiled},   {"verified", O.Verified},
+          {"failure", O.Failure},     {"compile_log", O.CompileLog},
+          {"time", timingToJ(O.Time)}, {"metrics", O.Metrics},
+          {"bound", O.Bound},         {"verdict", O.Verdict},
+          {"notes", O.Notes},         {"seconds", O.Seconds}};
+}
+
+static EvalOutcome outcomeFromJ(const json &J) {
+  EvalOutcome O;
+  O.Compiled = J.at("compiled").get<bool>();
+  O.Verified = J.at("verified").get<bool>();
+  O.Failure = J.at("failure").get<std::string>();
+  O.CompileLog = J.at("compile_log").get<std::string>();
+  O.Time = timingFromJ(J.at("time"));
+  O.Metrics = J.at("metrics").get<std::map<std::string, double>>();
+  O.Bound = J.at("bound").get<std::string>();
+  O.Verdict = J.at("verdict").get<std::string>();
+  O.Notes = J.at("notes").get<std::vector<std::string>>();
+  O.Seconds = J.at("seconds").get<double>();
+  return O;
+}
+
+static json rewardToJ(const RewardBreakdown &R) {
+  return {{"total", R.Total},
+          {"speed_term", R.SpeedTerm},
+          {"proxy_term", R.ProxyTerm},
+          {"bound", R.Bound},
+          {"evidence", R.Evidence},
+          {"raw_speedup", R.Speed.Raw},
+          {"counted_speedup", R.Speed.Counted},
+          {"comparison", toString(R.Speed.Cmp)},
+          {"failed", R.Failed},
+          {"expandable", R.Expandable},
+          {"why", R.Why}};
+}
+
+static RewardBreakdown rewardFromJ(const json &J) {
+  RewardBreakdown R;
+  R.Total = J.at("total").get<double>();
+  R.SpeedTerm = J.at("speed_term").get<double>();
+  R.ProxyTerm = J.at("proxy_term").get<double>();
+  R.Bound = J.at("bound").get<std::string>();
+  R.Evidence = J.at("evidence").get<std::string>();
+  R.Speed.Raw = J.at("raw_speedup").get<double>();
+  R.Speed.Counted = J.at("counted_speedup").get<double>();
+  std::string C = J.at("comparison").get<std::string>();
+  R.Speed.Cmp = C == "faster"   ? Comparison::Faster
+                : C == "slower" ? Comparison::Slower
+                                : Comparison::WithinNoise;
+  R.Failed = J.at("failed").get<bool>();
+  R.Expandable = J.at("expandable").get<bool>();
+  R.Why = J.at("why").get<std::string>();
+  return R;
+}
+
+static NodeStatus statusFromString(const std::string &S) {
+  for (NodeStatus X : {NodeStatus::Original, NodeStatus::Evaluated,
+                       NodeStatus::Failed, NodeStatus::Rejected,
+                       NodeStatus::Duplicate})
+    if (S == toString(X))
+      return X;
+  throw json::other_error::create(501, "unknown node status '" + S + "'",
+                                  nullptr);
+}
+
+std::string nodeToJSON(const SearchNode &N) {
+  json Checks = json::array();
+  for (const CheckFailure &C : N.Checks)
+    Checks.push_back({{"check", C.Check},
+                      {"file", C.File},
+                      {"line", C.Line},
+                      {"column", C.Column},
+                      {"message", C.Message}});
+  json J = {{"type", "node"},
+            {"id", N.Id},
+            {"parent", N.Parent},
+            {"depth", N.Depth},
+            {"status", toString(N.Status)},
+            {"edit", N.Step ? editToJ(*N.Step) : json(nullptr)},
+            {"prior", N.Prior},
+            {"origin", N.Origin},
+            {"rationale", N.Rationale},
+            {"summary", N.Summary},
+            {"key", N.Key},
+            {"nvcc_flags", N.Flags},
+            {"changes_precision", N.ChangesPrecision},
+            {"diff", N.Diff},
+            {"checks", Checks},
+            {"reject_reason", N.RejectReason},
+            {"duplicate_of", N.DuplicateOf},
+            {"evaluation", N.Evaluation},
+            {"remeasured", N.Remeasured},
+            {"first_measured_ms", N.FirstMeasuredMs},
+            {"outcome", outcomeToJ(N.Outcome)},
+            {"reward", rewardToJ(N.Reward)}};
+  return J.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+Expected<SearchNode> nodeFromJSON(StringRef Line) {
+  try {
+    json J = json::parse(Line.begin(), Line.end());
+    SearchNode N;
+    N.Id = J.at("id").get<unsigned>();
+    N.Parent = J.at("parent").get<int>();
+    N.Depth = J.at("depth").get<unsigned>();
+    N.Status = statusFromString(J.at("status").get<std::string>());
+    if (!J.at("edit").is_null())
+      N.Step = editFromJ(J.at("edit"));
+    N.Prior = J.at("prior").get<double>();
+    N.Origin = J.at("origin").get<std::string>();
+    N.Rationale = J.at("rationale").get<std::string>();
+    N.Summary = J.at("summary").get<std::string>();
+    N.Key = J.at("key").get<std::string>();
+    N.Flags = J.at("nvcc_flags").get<std::vector<std::string>>();
+    N.ChangesPrecision = J.at("changes_precision").get<bool>();
+    N.Diff = J.at("diff").get<std::string>();
+    for (const json &C : J.at("checks")) {
+      CheckFailure F;
+      F.Check = C.at("check").get<std::string>();
+      F.File = C.at("file").get<std::string>();
+      F.Line = C.at("line").get<unsigned>();
+      F.Column = C.at("column").get<unsigned>();
+      F.Message = C.at("message").get<std::string>();
+      N.Checks.push_back(std::move(F));
+    }
+    N.RejectReason = J.at("reject_reason").get<std::string>();
+    N.DuplicateOf = J.at("duplicate_of").get<int>();
+    N.Evaluation = J.at("evaluation").get<unsigned>();
+    N.Remeasured = J.at("remeasured").get<bool>();
+    N.FirstMeasuredMs = J.at("first_measured_ms").get<double>();
+    N.Outcome = outcomeFromJ(J.at("outcome"));
+    N.Reward = rewardFromJ(J.at("reward"));
+    return N;
+  } catch (const json::exception &E) {
+    return createStringError("malformed journal node: %s", E.what());
+  }
+}
+
+JournalWriter::~JournalWriter() {
+  if (FD >= 0)
+    ::close(FD);
+}
+
+Expected<std::unique_ptr<JournalWriter>>
+JournalWriter::open(StringRef RunDir, bool Append, uint64_t TruncateTo) {
+  if (std::error_code EC = sys::fs::create_directories(RunDir))
+    return createStringError(EC, "cannot create run directory '%s': %s",
+                             RunDir.str().c_str(), EC.message().c_str());
+  std::unique_ptr<JournalWriter> W(new JournalWriter);
+  W->RunDir = RunDir.str();
+  SmallString<256> P(RunDir);
+  sys::path::append(P, "journal.jsonl");
+  W->Path = std::string(P);
+  if (!Append && sys::fs::exists(P))
+    return createStringError(
+        "'%s' already holds a search journal; pass --resume to continue it, "
+        "or choose another --run-dir",
+        RunDir.str().c_str());
+  int Flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
+  W->FD = ::open(W->Path.c_str(), Flags, 0644);
+  if (W->FD < 0)
+    return createStringError(std::error_code(errno, std::generic_category()),
+                             "cannot open journal '%s': %s", W->Path.c_str(),
+                             strerror(errno));
+  // Drop a partial last line left by a killed run.
+  if (Append && TruncateTo)
+    if (::ftruncate(W->FD, TruncateTo) != 0)
+      return createStringError(
+          std::error_code(errno, std::generic_category()),
+          "cannot truncate journal '%s': %s", W->Path.c_str(),
+          strerror(errno));
+  return std::move(W);
+}
+
+Error JournalWriter::writeLine(const std::string &Line) {
+  std::string L = Line + "\n";
+  const char *P = L.data();
+  size_t Left = L.size();
+  while (Left) {
+    ssize_t N = ::write(FD, P, Left);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N < 0)
+      return createStringError(
+          std::error_code(errno, std::generic_category()),
+          "cannot write journal '%s': %s", Path.c_str(), strerror(errno));
+    P += N;
+    Left -= N;
+  }
+  if (::fsync(FD) != 0)
+    return createStringError(std::error_code(errno, std::generic_category()),
+                             "cannot sync journal '%s': %s", Path.c_str(),
+                             strerror(errno));
+  return Error::success();
+}
+
+Error JournalWriter::writeHeader(const JournalHeader &H) {
+  json J = {{"type", "run"},         {"version", 1},
+            {"file", H.File},        {"original_key", H.OriginalKey},
+            {"strategy", H.Strategy}, {"policy", H.Policy},
+            {"seed", H.Seed},        {"budget", H.Budget},
+            {"kernels", H.Kernels}};
+  return writeLine(J.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+Error JournalWriter::writeNode(const SearchNode &N) {
+  if (!N.Source.empty()) {
+    SmallString<256> P(RunDir);
+    sys::path::append(P, "sources");
+    if (std::error_code EC = sys::fs::create_directories(P))
+      return createStringError(EC, "cannot create '%s': %s", P.c_str(),
+                               EC.message().c_str());
+    sys::path::append(P, formatv("node-{0}.cu", N.Id).str());
+    if (Error E = writeFileAtomically(P, N.Source))
+      return E;
+  }
+  return writeLine(nodeToJSON(N));
+}
+
+Error JournalWriter::writeFinal(const SearchResult &R) {
+  json J = {{"type", "final"},
+            {"evaluations", R.Evaluations},
+            {"best", R.Best},
+            {"best_speedup", R.BestSpeedup},
+            {"improved", R.Improved},
+            {"final_speedup", R.FinalSpeedup},
+            {"conclusion", R.Conclusion},
+            {"stop_reason", R.StopReason}};
+  if (R.Final) {
+    J["final_original"] = timingToJ(R.Final->Original);
+    J["final_candidate"] = timingToJ(R.Final->Candidate);
+    J["sanitizer_ran"] = R.Final->SanitizerRan;
+    J["sanitizer_clean"] = R.Final->SanitizerClean;
+    J["sanitizer_detail"] = R.Final->SanitizerDetail;
+  }
+  return writeLine(J.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+Expected<JournalContents> readJournal(StringRef RunDir) {
+  JournalContents C;
+  SmallString<256> P(RunDir);
+  sys::path::append(P, "journal.jsonl");
+  if (!sys::fs::exists(P))
+    return C;
+  auto Text = readFile(P);
+  if (!Text)
+    return Text.takeError();
+  StringRef Rest = *Text;
+  unsigned LineNo = 0;
+  uint64_t Offset = 0;
+  while (!Rest.empty()) {
+    size_t NL = Rest.find('\n');
+    if (NL == StringRef::npos) { // killed mid-write
+      C.DroppedPartialLine = true;
+      break;
+    }
+    StringRef Line = Rest.take_front(NL);
+    Rest = Rest.drop_front(NL + 1);
+    ++LineNo;
+    Offset += NL + 1;
+    C.ValidBytes = Offset;
+    if (Line.trim().empty())
+      continue;
+    std::string Type;
+    try {
+      json J = json::parse(Line.begin(), Line.end());
+      Type = J.at("type").get<std::string>();
+      if (Type == "run") {
+        JournalHeader H;
+        H.File = J.at("file").get<std::string>();
+        H.OriginalKey = J.at("original_key").get<std::string>();
+        H.Strategy = J.at("strategy").get<std::string>();
+        H.Policy = J.at("policy").get<std::string>();
+        H.Seed = J.at("seed").get<uint64_t>();
+        H.Budget = J.at("budget").get<unsigned>();
+        H.Kernels = J.at("kernels").get<std::vector<std::string>>();
+        C.Header = std::move(H);
+      }
+    } catch (const json::exception &E) {
+      return createStringError("%s:%u: malformed journal line: %s", P.c_str(),
+                               LineNo, E.what());
+    }
+    if (Type != "node")
+      continue;
+    auto N = nodeFromJSON(Line);
+    if (!N)
+      return createStringError("%s:%u: %s", P.c_str(), LineNo,
+                               toString(N.takeError()).c_str());
+    if (N->Id != C.Nodes.size())
+      return createStringError("%s:%u: node %u out of order (expected %zu)",
+                               P.c_str(), LineNo, N->Id, C.Nodes.size());
+    if (N->Status == NodeStatus::Evaluated ||
+        N->Status == NodeStatus::Failed) {
+      SmallString<256> S(RunDir);
+      sys::path::append(S, "sources", formatv("node-{0}.cu", N->Id).str());
+      auto Src = readFile(S);
+      if (!Src)
+        return Src.takeError();
+      N->Source = std::move(*Src);
+    }
+    C.Nodes.push_back(std::move(*N));
+  }
+  return C;
+}
+
+} // namespace optiml

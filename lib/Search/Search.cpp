@@ -1,0 +1,813 @@
+//===- Search.cpp - MCTS, greedy, beam and random search over edits -------===//
+
+#include "optiml/Search/Search.h"
+#include "optiml/Search/Journal.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+
+using namespace llvm;
+
+namespace optiml {
+
+const char *toString(Strategy S) {
+  switch (S) {
+  case Strategy::MCTS:
+    return "mcts";
+  case Strategy::Greedy:
+    return "greedy";
+  case Strategy::Beam:
+    return "beam";
+  case Strategy::Random:
+    return "random";
+  }
+  return "?";
+}
+
+std::optional<Strategy> parseStrategy(StringRef S) {
+  for (Strategy X :
+       {Strategy::MCTS, Strategy::Greedy, Strategy::Beam, Strategy::Random})
+    if (S == toString(X))
+      return X;
+  return std::nullopt;
+}
+
+const char *toString(NodeStatus S) {
+  switch (S) {
+  case NodeStatus::Original:
+    return "original";
+  case NodeStatus::Evaluated:
+    return "evaluated";
+  case NodeStatus::Failed:
+    return "failed";
+  case NodeStatus::Rejected:
+    return "rejected";
+  case NodeStatus::Duplicate:
+    return "duplicate";
+  }
+  return "?";
+}
+
+double puctScore(double Q, double Prior, unsigned ParentVisits,
+                 unsigned ChildVisits, double CPuct) {
+  return Q + CPuct * Prior * std::sqrt(double(ParentVisits)) /
+                 (1.0 + ChildVisits);
+}
+
+unsigned wideningLimit(unsigned Visits, double C, double Alpha) {
+  double L = std::ceil(C * std::pow(double(std::max(Visits, 1u)), Alpha));
+  return std::max(1u, unsigned(L));
+}
+
+std::vector<unsigned> SearchResult::bestPath() const {
+  std::vector<unsigned> P;
+  for (int Id = Best; Id >= 0; Id = Nodes[Id].Parent)
+    P.push_back(Id);
+  std::reverse(P.begin(), P.end());
+  return P;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class Searcher {
+public:
+  Searcher(StringRef Original, const SearchOptions &O, Policy &P,
+           EditApplier &A, CandidateEvaluator &E)
+      : OriginalSrc(Original.str()), O(O), P(P), A(A), E(E), Rng(O.Seed) {}
+
+  Expected<SearchResult> run();
+
+private:
+  Error init();
+  Error resume(JournalContents &JC);
+  bool haveBudget() {
+    if (Stopped)
+      return false;
+    if (O.Budget && Evals >= O.Budget) {
+      StopReason = formatv("budget of {0} evaluations spent", O.Budget);
+      return false;
+    }
+    if (O.TimeLimitSeconds > 0 && elapsed() >= O.TimeLimitSeconds) {
+      StopReason = formatv("time limit of {0} s reached", O.TimeLimitSeconds);
+      return false;
+    }
+    if (O.ShouldStop && O.ShouldStop()) {
+      StopReason = "stopped";
+      Stopped = true;
+      return false;
+    }
+    return true;
+  }
+  double elapsed() const {
+    return std::chrono::duration<double>(Clock::now() - Start).count();
+  }
+
+  Error ensureProposed(unsigned Id);
+  /// Tries untried actions of \p Parent (the one at \p Index first) until
+  /// one yields a new program, which is evaluated. Returns its id, or none
+  /// when every remaining action was rejected or a duplicate.
+  Expected<std::optional<unsigned>> expand(unsigned Parent, size_t Index = 0);
+  Expected<unsigned> evaluateNode(unsigned Id);
+  ApplyOutcome applyCached(unsigned Parent, const Edit &Ed);
+  void prefetchAfter(unsigned Parent);
+  Error record(unsigned Id);
+  void backup(unsigned Id, double R);
+  void noteEvaluation(unsigned Id);
+  void progress(StringRef Current);
+  unsigned evaluatedChildren(const SearchNode &N) const;
+  bool selectable(const SearchNode &N) const {
+    return N.Status == NodeStatus::Evaluated && N.expandable() &&
+           !N.Exhausted;
+  }
+  double q(const SearchNode &N) const {
+    if (!N.Visits)
+      return 0;
+    return O.Backup == BackupMode::Max ? N.MaxValue : N.ValueSum / N.Visits;
+  }
+  CandidateSpec spec(const SearchNode &N) const {
+    return CandidateSpec{N.Source, N.Flags, N.ChangesPrecision};
+  }
+
+  Error runMcts();
+  Error runGreedy();
+  Error runBeam();
+  Error runRandom();
+  Error finalize(SearchResult &R);
+
+  std::string OriginalSrc;
+  const SearchOptions &O;
+  Policy &P;
+  EditApplier &A;
+  CandidateEvaluator &E;
+  std::mt19937_64 Rng;
+  std::vector<SearchNode> Nodes;
+  std::map<std::string, unsigned> ByKey;
+  std::map<std::pair<unsigned, std::string>, ApplyOutcome> Applied;
+  std::unique_ptr<JournalWriter> J;
+  unsigned Evals = 0, EvalsThisRun = 0;
+  int Best = 0;
+  double BestSpeedup = 1;
+  std::vector<std::pair<unsigned, double>> Curve;
+  std::string StopReason;
+  bool Stopped = false;
+  Clock::time_point Start = Clock::now();
+};
+
+} // namespace
+
+Error Searcher::init() {
+  if (!O.RunDir.empty() && O.Resume) {
+    auto JC = readJournal(O.RunDir);
+    if (!JC)
+      return JC.takeError();
+    if (JC->Header) {
+      if (auto Err = resume(*JC))
+        return Err;
+      auto W = JournalWriter::open(O.RunDir, /*Append=*/true, JC->ValidBytes);
+      if (!W)
+        return W.takeError();
+      J = std::move(*W);
+      return Error::success();
+    }
+    // Nothing journaled yet (killed before the first line): start afresh.
+  }
+  if (!O.RunDir.empty()) {
+    auto W = JournalWriter::open(O.RunDir, O.Resume);
+    if (!W)
+      return W.takeError();
+    J = std::move(*W);
+  }
+
+  SearchNode Root;
+  Root.Source = OriginalSrc;
+  Root.Key = sourceKey(OriginalSrc);
+  Root.Summary = "original";
+  progress("measuring the original");
+  auto Out = E.evaluateOriginal(spec(Root));
+  if (!Out)
+    return Out.takeError();
+  Root.Outcome = std::move(*Out);
+  if (!Root.Outcome.passed())
+    return createStringError(
+        "the original program does not pass its own evaluation (%s); fix it "
+        "or pick a deterministic harness first",
+        Root.Outcome.Failure.empty() ? "no timing"
+                                     : Root.Outcome.Failure.c_str());
+  Root.Reward.Expandable = true;
+  Nodes.push_back(std::move(Root));
+  ByKey[Nodes[0].Key] = 0;
+  backup(0, 0);
+  if (J) {
+    JournalHeader H;
+    H.File = O.FileName;
+    H.OriginalKey = Nodes[0].Key;
+    H.Strategy = toString(O.Strat);
+    H.Policy = P.name().str();
+    H.Seed = O.Seed;
+    H.Budget = O.Budget;
+    H.Kernels = O.Kernels;
+    if (auto Err = J->writeHeader(H))
+      return Err;
+  }
+  return record(0);
+}
+
+Error Searcher::resume(JournalContents &JC) {
+  std::string Key = sourceKey(OriginalSrc);
+  if (JC.Header->OriginalKey != Key)
+    return createStringError(
+        "the run directory '%s' holds a search of a different program "
+        "(the input changed since the run started); use another --run-dir",
+        O.RunDir.c_str());
+  if (JC.Nodes.empty() || JC.Nodes[0].Status != NodeStatus::Original)
+    return createStringError("journal in '%s' has no original node",
+                             O.RunDir.c_str());
+  Nodes = std::move(JC.Nodes);
+  Nodes[0].Source = OriginalSrc;
+  for (SearchNode &N : Nodes) {
+    N.Visits = 0;
+    N.ValueSum = 0;
+    N.MaxValue = -1e300;
+    N.Children.clear();
+  }
+  for (SearchNode &N : Nodes) {
+    if (N.Parent >= 0) {
+      if (unsigned(N.Parent) >= N.Id)
+        return createStringError("journal in '%s': node %u has parent %d",
+                                 O.RunDir.c_str(), N.Id, N.Parent);
+      Nodes[N.Parent].Children.push_back(N.Id);
+      N.Path = Nodes[N.Parent].Path;
+      if (N.Step)
+        N.Path.push_back(*N.Step);
+    }
+    if (N.Status == NodeStatus::Original || N.Status == NodeStatus::Evaluated ||
+        N.Status == NodeStatus::Failed)
+      ByKey.emplace(N.Key, N.Id);
+  }
+  // Replay the backups in the order the nodes were made: the statistics
+  // come out exactly as the killed run had them.
+  backup(0, 0);
+  for (SearchNode &N : Nodes) {
+    if (!N.Evaluation)
+      continue;
+    backup(N.Id, N.Reward.Total);
+    Evals = std::max(Evals, N.Evaluation);
+    noteEvaluation(N.Id);
+  }
+  return Error::success();
+}
+
+Error Searcher::record(unsigned Id) {
+  if (!J)
+    return Error::success();
+  return J->writeNode(Nodes[Id]);
+}
+
+void Searcher::backup(unsigned Id, double R) {
+  for (int I = Id; I >= 0; I = Nodes[I].Parent) {
+    SearchNode &N = Nodes[I];
+    ++N.Visits;
+    N.ValueSum += R;
+    N.MaxValue = std::max(N.MaxValue, R);
+  }
+}
+
+void Searcher::noteEvaluation(unsigned Id) {
+  const SearchNode &N = Nodes[Id];
+  if (N.Status == NodeStatus::Evaluated &&
+      N.Reward.Speed.Cmp == Comparison::Faster &&
+      N.Reward.Speed.Counted > BestSpeedup) {
+    BestSpeedup = N.Reward.Speed.Counted;
+    Best = Id;
+  }
+  Curve.push_back({N.Evaluation, BestSpeedup});
+}
+
+void Searcher::progress(StringRef Current) {
+  if (!O.OnProgress)
+    return;
+  SearchProgress Pr;
+  Pr.Done = Evals;
+  Pr.Budget = O.Budget;
+  Pr.BestSpeedup = BestSpeedup;
+  Pr.Current = Current.str();
+  Pr.ElapsedSeconds = elapsed();
+  if (EvalsThisRun) {
+    double Per = Pr.ElapsedSeconds / EvalsThisRun;
+    double Eta = -1;
+    if (O.Budget)
+      Eta = Per * (O.Budget - std::min(O.Budget, Evals));
+    if (O.TimeLimitSeconds > 0) {
+      double Left = std::max(0.0, O.TimeLimitSeconds - Pr.ElapsedSeconds);
+      Eta = Eta < 0 ? Left : std::min(Eta, Left);
+    }
+    Pr.EtaSeconds = Eta;
+  }
+  O.OnProgress(Pr);
+}
+
+unsigned Searcher::evaluatedChildren(const SearchNode &N) const {
+  unsigned C = 0;
+  for (unsigned Ch : N.Children)
+    if (Nodes[Ch].Evaluation)
+      ++C;
+  return C;
+}
+
+Error Searcher::ensureProposed(unsigned Id) {
+  SearchNode &N0 = Nodes[Id];
+  bool First = !N0.Proposed;
+  bool Again = N0.Proposed && N0.Untried.empty() && P.canProposeMore() &&
+               N0.ProposalRounds < O.MaxProposalRounds;
+  if (!First && !Again)
+    return Error::success();
+  if (N0.Depth >= O.MaxDepth || !N0.expandable()) {
+    N0.Proposed = true;
+    return Error::success();
+  }
+
+  std::vector<TriedAction> Tried;
+  std::set<std::string> TriedKeys;
+  for (unsigned Ch : N0.Children) {
+    const SearchNode &C = Nodes[Ch];
+    if (!C.Step)
+      continue;
+    TriedKeys.insert(editKey(*C.Step));
+    std::string Res;
+    switch (C.Status) {
+    case NodeStatus::Rejected:
+      Res = "rejected: " + C.RejectReason;
+      break;
+    case NodeStatus::Duplicate:
+      Res = "same program as node " + std::to_string(C.DuplicateOf);
+      break;
+    case NodeStatus::Failed:
+      Res = "failed: " + C.Outcome.Failure;
+      break;
+    default:
+      Res = formatv("{0:F2}x ({1})", C.Reward.Speed.Raw,
+                    toString(C.Reward.Speed.Cmp));
+    }
+    Tried.push_back({*C.Step, Res});
+  }
+
+  PolicyContext Ctx;
+  Ctx.FileName = O.FileName;
+  Ctx.Source = N0.Source;
+  Ctx.Path = N0.Path;
+  Ctx.Kernels = O.Kernels;
+  Ctx.Last = &N0.Outcome;
+  Ctx.Original = &Nodes[0].Outcome;
+  Ctx.Tried = Tried;
+  auto Acts = P.propose(Ctx);
+  SearchNode &N = Nodes[Id]; // propose() does not touch Nodes; be safe
+  N.Proposed = true;
+  ++N.ProposalRounds;
+  if (!Acts)
+    return Acts.takeError();
+  std::vector<Action> Fresh;
+  std::set<std::string> Seen = TriedKeys;
+  for (Action &Ac : *Acts)
+    if (Seen.insert(editKey(Ac.E)).second)
+      Fresh.push_back(std::move(Ac));
+  double Sum = 0;
+  for (Action &Ac : Fresh) {
+    Ac.Prior = std::max(Ac.Prior, 1e-6);
+    Sum += Ac.Prior;
+  }
+  for (Action &Ac : Fresh)
+    Ac.Prior /= Sum;
+  // Best first; ties keep the policy's order.
+  std::stable_sort(Fresh.begin(), Fresh.end(),
+                   [](const Action &L, const Action &R) {
+                     return L.Prior > R.Prior;
+                   });
+  for (Action &Ac : Fresh)
+    N.Untried.push_back(std::move(Ac));
+  return Error::success();
+}
+
+ApplyOutcome Searcher::applyCached(unsigned Parent, const Edit &Ed) {
+  auto K = std::make_pair(Parent, editKey(Ed));
+  auto It = Applied.find(K);
+  if (It != Applied.end()) {
+    ApplyOutcome R = std::move(It->second);
+    Applied.erase(It);
+    return R;
+  }
+  return A.apply(Nodes[Parent].Source, Ed);
+}
+
+void Searcher::prefetchAfter(unsigned Parent) {
+  if (!O.Prefetch)
+    return;
+  std::vector<CandidateSpec> Next;
+  const SearchNode &N = Nodes[Parent];
+  for (size_t I = 0; I < N.Untried.size() && Next.size() < O.Prefetch; ++I) {
+    auto K = std::make_pair(Parent, editKey(N.Untried[I].E));
+    auto It = Applied.find(K);
+    if (It == Applied.end())
+      It = Applied.emplace(K, A.apply(N.Source, N.Untried[I].E)).first;
+    const ApplyOutcome &AO = It->second;
+    if (!AO.Applied)
+      continue;
+    std::vector<std::string> Flags = N.Flags;
+    for (const std::string &F : AO.ExtraNvccFlags)
+      if (!is_contained(Flags, F))
+        Flags.push_back(F);
+    if (ByKey.count(sourceKey(AO.NewCode, Flags)))
+      continue;
+    Next.push_back({AO.NewCode, Flags, N.ChangesPrecision || AO.ChangesPrecision});
+  }
+  if (!Next.empty())
+    E.prefetch(Next);
+}
+
+Expected<std::optional<unsigned>> Searcher::expand(unsigned Parent,
+                                                   size_t Index) {
+  while (!Nodes[Parent].Untried.empty()) {
+    if (!haveBudget())
+      return std::nullopt;
+    SearchNode &Par = Nodes[Parent];
+    Index = std::min(Index, Par.Untried.size() - 1);
+    Action Ac = std::move(Par.Untried[Index]);
+    Par.Untried.erase(Par.Untried.begin() + Index);
+    Index = 0;
+
+    SearchNode N;
+    N.Id = Nodes.size();
+    N.Parent = Parent;
+    N.Step = Ac.E;
+    N.Prior = Ac.Prior;
+    N.Origin = Ac.Origin;
+    N.Rationale = Ac.Rationale;
+    N.Depth = Par.Depth + 1;
+    N.Path = Par.Path;
+    N.Path.push_back(Ac.E);
+    N.Flags = Par.Flags;
+    N.ChangesPrecision = Par.ChangesPrecision;
+
+    progress("applying " + editKey(Ac.E));
+    ApplyOutcome AO = applyCached(Parent, Ac.E);
+    N.Summary = AO.Summary.empty() ? editKey(Ac.E) : AO.Summary;
+    N.Checks = AO.Failures;
+    if (!AO.Applied) {
+      N.Status = NodeStatus::Rejected;
+      N.RejectReason = AO.reason();
+      N.Reward = rejectedReward(O.Reward, N.RejectReason);
+    } else {
+      N.Source = std::move(AO.NewCode);
+      N.Diff = std::move(AO.Diff);
+      for (const std::string &F : AO.ExtraNvccFlags)
+        if (!is_contained(N.Flags, F))
+          N.Flags.push_back(F);
+      N.ChangesPrecision |= AO.ChangesPrecision;
+      N.Key = sourceKey(N.Source, N.Flags);
+      auto Dup = ByKey.find(N.Key);
+      if (Dup != ByKey.end()) {
+        N.Status = NodeStatus::Duplicate;
+        N.DuplicateOf = Dup->second;
+        N.Source.clear();
+      }
+    }
+    unsigned Id = N.Id;
+    Nodes[Parent].Children.push_back(Id);
+    Nodes.push_back(std::move(N));
+    if (Nodes[Id].Status == NodeStatus::Rejected ||
+        Nodes[Id].Status == NodeStatus::Duplicate) {
+      // Free: no evaluation spent, never selected.
+      if (auto Err = record(Id))
+        return std::move(Err);
+      continue;
+    }
+    ByKey[Nodes[Id].Key] = Id;
+    prefetchAfter(Parent);
+    auto R = evaluateNode(Id);
+    if (!R)
+      return R.takeError();
+    return std::optional<unsigned>(Id);
+  }
+  return std::nullopt;
+}
+
+Expected<unsigned> Searcher::evaluateNode(unsigned Id) {
+  progress(Nodes[Id].Summary);
+  auto Out = E.evaluate(spec(Nodes[Id]));
+  if (!Out)
+    return Out.takeError();
+  SearchNode &N = Nodes[Id];
+  N.Outcome = std::move(*Out);
+  N.Evaluation = ++Evals;
+  ++EvalsThisRun;
+  const EvalOutcome &Orig = Nodes[0].Outcome;
+  N.Reward = computeReward(Orig, N.Outcome, O.Reward);
+  N.Status = N.Reward.Failed ? NodeStatus::Failed : NodeStatus::Evaluated;
+
+  // A speedup far beyond the best so far is re-measured (interleaved with
+  // the original) before it may lead: one lucky measurement must not steer
+  // the search or end up in the output.
+  if (N.Status == NodeStatus::Evaluated &&
+      N.Reward.Speed.Cmp == Comparison::Faster &&
+      N.Reward.Speed.Counted >
+          O.Reward.SuspiciousFactor * std::max(BestSpeedup, 1.0)) {
+    progress("re-measuring " + N.Summary);
+    auto RM = E.remeasure(spec(N), RemeasureOptions{3, 50, false});
+    if (!RM)
+      return RM.takeError();
+    SearchNode &M = Nodes[Id];
+    M.Remeasured = true;
+    M.FirstMeasuredMs = M.Outcome.Time.MedianMs;
+    if (!RM->Verified) {
+      M.Outcome.Verified = false;
+      M.Outcome.Failure = "re-measurement: " + RM->Failure;
+    } else {
+      M.Outcome.Time = RM->Candidate;
+    }
+    EvalOutcome O2 = Orig;
+    if (RM->Original.Available)
+      O2.Time = RM->Original;
+    M.Reward = computeReward(O2, M.Outcome, O.Reward);
+    M.Status = M.Reward.Failed ? NodeStatus::Failed : NodeStatus::Evaluated;
+  }
+  if (Nodes[Id].Status == NodeStatus::Failed)
+    Nodes[Id].Reward.Why = Nodes[Id].Outcome.Failure.empty()
+                               ? Nodes[Id].Reward.Why
+                               : Nodes[Id].Reward.Why + ": " +
+                                     Nodes[Id].Outcome.Failure;
+  backup(Id, Nodes[Id].Reward.Total);
+  noteEvaluation(Id);
+  if (auto Err = record(Id))
+    return std::move(Err);
+  progress(Nodes[Id].Summary);
+  return Id;
+}
+
+Error Searcher::runMcts() {
+  while (haveBudget()) {
+    unsigned Id = 0;
+    bool Evaluated = false;
+    while (!Evaluated && haveBudget()) {
+      if (auto Err = ensureProposed(Id))
+        return Err;
+      SearchNode &N = Nodes[Id];
+      bool CanWiden = !N.Untried.empty() && N.Depth < O.MaxDepth &&
+                      evaluatedChildren(N) <
+                          wideningLimit(N.Visits, O.WideningC, O.WideningAlpha);
+      std::vector<unsigned> Sel;
+      for (unsigned C : N.Children)
+        if (selectable(Nodes[C]))
+          Sel.push_back(C);
+      if (CanWiden || (Sel.empty() && !N.Untried.empty())) {
+        auto New = expand(Id);
+        if (!New)
+          return New.takeError();
+        if (*New) {
+          Evaluated = true;
+          break;
+        }
+        continue; // everything left was rejected or a duplicate
+      }
+      if (Sel.empty()) {
+        // Nothing left below this node.
+        Nodes[Id].Exhausted = true;
+        if (Id == 0) {
+          StopReason = "every reachable program has been evaluated";
+          return Error::success();
+        }
+        break; // start again from the root
+      }
+      unsigned BestC = Sel.front();
+      double BestS = -1e300;
+      for (unsigned C : Sel) {
+        double S = puctScore(q(Nodes[C]), Nodes[C].Prior, N.Visits,
+                             Nodes[C].Visits, O.CPuct);
+        if (S > BestS) {
+          BestS = S;
+          BestC = C;
+        }
+      }
+      Id = BestC;
+    }
+  }
+  return Error::success();
+}
+
+Error Searcher::runGreedy() {
+  // Best first: always expand the best state that still has actions.
+  while (haveBudget()) {
+    int Pick = -1;
+    for (const SearchNode &N : Nodes) {
+      if (!(N.Status == NodeStatus::Original ||
+            N.Status == NodeStatus::Evaluated) ||
+          !N.expandable() || N.Exhausted)
+        continue;
+      if (Pick < 0 || N.Reward.Total > Nodes[Pick].Reward.Total + 1e-12 ||
+          (std::abs(N.Reward.Total - Nodes[Pick].Reward.Total) <= 1e-12 &&
+           N.Depth > Nodes[Pick].Depth))
+        Pick = N.Id;
+    }
+    if (Pick < 0) {
+      StopReason = "every reachable program has been evaluated";
+      return Error::success();
+    }
+    if (auto Err = ensureProposed(Pick))
+      return Err;
+    if (Nodes[Pick].Untried.empty()) {
+      Nodes[Pick].Exhausted = true;
+      continue;
+    }
+    auto New = expand(Pick);
+    if (!New)
+      return New.takeError();
+  }
+  return Error::success();
+}
+
+Error Searcher::runBeam() {
+  std::vector<unsigned> Beam{0};
+  while (haveBudget() && !Beam.empty()) {
+    std::vector<unsigned> Next;
+    for (unsigned B : Beam) {
+      if (auto Err = ensureProposed(B))
+        return Err;
+      while (!Nodes[B].Untried.empty() && haveBudget()) {
+        auto New = expand(B);
+        if (!New)
+          return New.takeError();
+      }
+      for (unsigned C : Nodes[B].Children)
+        if (selectable(Nodes[C]))
+          Next.push_back(C);
+    }
+    std::stable_sort(Next.begin(), Next.end(), [&](unsigned L, unsigned R) {
+      return Nodes[L].Reward.Total > Nodes[R].Reward.Total;
+    });
+    if (Next.size() > O.BeamWidth)
+      Next.resize(O.BeamWidth);
+    Beam = std::move(Next);
+  }
+  if (Beam.empty() && StopReason.empty())
+    StopReason = "every reachable program has been evaluated";
+  return Error::success();
+}
+
+Error Searcher::runRandom() {
+  while (haveBudget()) {
+    std::vector<unsigned> Open;
+    for (const SearchNode &N : Nodes)
+      if ((N.Status == NodeStatus::Original ||
+           N.Status == NodeStatus::Evaluated) &&
+          N.expandable() && !N.Exhausted && N.Depth < O.MaxDepth)
+        Open.push_back(N.Id);
+    if (Open.empty()) {
+      StopReason = "every reachable program has been evaluated";
+      return Error::success();
+    }
+    unsigned Pick = Open[Rng() % Open.size()];
+    if (auto Err = ensureProposed(Pick))
+      return Err;
+    if (Nodes[Pick].Untried.empty()) {
+      Nodes[Pick].Exhausted = true;
+      continue;
+    }
+    auto New = expand(Pick, Rng() % Nodes[Pick].Untried.size());
+    if (!New)
+      return New.takeError();
+  }
+  return Error::success();
+}
+
+Error Searcher::finalize(SearchResult &R) {
+  // Candidates that led, best first: if the best fails its final check,
+  // the next one may still be a verified improvement.
+  std::vector<unsigned> Order;
+  for (const SearchNode &N : Nodes)
+    if (N.Status == NodeStatus::Evaluated &&
+        N.Reward.Speed.Cmp == Comparison::Faster)
+      Order.push_back(N.Id);
+  std::stable_sort(Order.begin(), Order.end(), [&](unsigned L, unsigned Rr) {
+    return Nodes[L].Reward.Speed.Counted > Nodes[Rr].Reward.Speed.Counted;
+  });
+  if (Order.size() > 3)
+    Order.resize(3);
+  if (Order.empty()) {
+    R.Conclusion = formatv("no candidate beat the original beyond noise in {0} "
+                           "evaluations; nothing written",
+                           Evals);
+    return Error::success();
+  }
+  std::vector<std::string> Problems;
+  for (unsigned Id : Order) {
+    if (!O.Finalize) {
+      R.Best = Id;
+      R.FinalSpeedup = Nodes[Id].Reward.Speed.Counted;
+      R.Improved = true;
+      break;
+    }
+    progress("final check of " + Nodes[Id].Summary);
+    auto RM = E.remeasure(spec(Nodes[Id]), O.Final);
+    if (!RM)
+      return RM.takeError();
+    R.Finalized = true;
+    R.Final = *RM;
+    R.Best = Id;
+    SpeedupAssessment S =
+        assessSpeedup(RM->Original, RM->Candidate, O.Reward.MinNoisePct);
+    R.FinalSpeedup = S.Raw;
+    if (!RM->Verified) {
+      Problems.push_back(formatv("node {0} failed verification when "
+                                 "re-run: {1}",
+                                 Id, RM->Failure));
+      continue;
+    }
+    if (RM->SanitizerRan && !RM->SanitizerClean) {
+      Problems.push_back(
+          formatv("node {0}: compute-sanitizer: {1}", Id, RM->SanitizerDetail));
+      continue;
+    }
+    if (S.Cmp != Comparison::Faster) {
+      Problems.push_back(formatv("node {0}: {1:F2}x on re-measurement, {2}",
+                                 Id, S.Raw, toString(S.Cmp)));
+      continue;
+    }
+    R.Improved = true;
+    break;
+  }
+  if (!R.Improved) {
+    R.Best = 0;
+    R.Conclusion = "no candidate is verified faster than the original beyond "
+                   "noise after the final check (" +
+                   join(Problems, "; ") + "); nothing written";
+    return Error::success();
+  }
+  const SearchNode &B = Nodes[R.Best];
+  R.FinalSource = B.Source;
+  R.FinalFlags = B.Flags;
+  R.FinalDiff = A.diff(OriginalSrc, B.Source);
+  R.Conclusion =
+      formatv("{0:F2}x faster than the original (verified{1}), after {2} "
+              "edit{3}",
+              R.FinalSpeedup,
+              R.Final && R.Final->SanitizerRan ? ", sanitizer clean" : "",
+              B.Depth, B.Depth == 1 ? "" : "s");
+  return Error::success();
+}
+
+Expected<SearchResult> Searcher::run() {
+  if (!O.Budget && O.TimeLimitSeconds <= 0)
+    return createStringError("give the search a budget: evaluations "
+                             "(--budget) or time (--time)");
+  if (auto Err = init())
+    return std::move(Err);
+  Error Err = Error::success();
+  switch (O.Strat) {
+  case Strategy::MCTS:
+    Err = runMcts();
+    break;
+  case Strategy::Greedy:
+    Err = runGreedy();
+    break;
+  case Strategy::Beam:
+    Err = runBeam();
+    break;
+  case Strategy::Random:
+    Err = runRandom();
+    break;
+  }
+  if (Err)
+    return std::move(Err);
+  if (StopReason.empty())
+    (void)haveBudget(); // fills in why it stopped
+
+  SearchResult R;
+  if (auto Err = finalize(R))
+    return std::move(Err);
+  R.Evaluations = Evals;
+  R.EvaluationsThisRun = EvalsThisRun;
+  R.BestSpeedup = BestSpeedup;
+  R.Curve = Curve;
+  R.StopReason = StopReason;
+  R.Seconds = elapsed();
+  R.Nodes = std::move(Nodes);
+  if (J)
+    if (auto Err = J->writeFinal(R))
+      return std::move(Err);
+  return R;
+}
+
+Expected<SearchResult> runSearch(StringRef Original, const SearchOptions &O,
+                                 Policy &P, EditApplier &A,
+                                 CandidateEvaluator &E) {
+  Searcher S(Original, O, P, A, E);
+  return S.run();
+}
+
+} // namespace optiml

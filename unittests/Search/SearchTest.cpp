@@ -1,0 +1,303 @@
+//===- SearchTest.cpp - MCTS, strategies and guardrails on a toy world ----===//
+
+#include "ToyWorld.h"
+#include "optiml/Search/Search.h"
+#include "gtest/gtest.h"
+#include <set>
+
+using namespace optiml;
+using namespace optiml::toy;
+
+namespace {
+
+struct Fixture {
+  World W;
+  StandInEvaluator Eval{/*Seed=*/1, /*NoisePct=*/0};
+  Applier App;
+  ScriptedPolicy Pol;
+  SearchOptions O;
+
+  explicit Fixture(std::string Alphabet) : Pol(std::move(Alphabet)) {
+    O.FileName = "toy.cu";
+    O.Budget = 10;
+    O.Prefetch = 0;
+  }
+  SearchResult run() {
+    W.install(Eval);
+    auto R = runSearch(original(), O, Pol, App, Eval);
+    if (!R) {
+      ADD_FAILURE() << llvm::toString(R.takeError());
+      return SearchResult();
+    }
+    return std::move(*R);
+  }
+};
+
+std::string lettersOf(const SearchResult &R, unsigned Id) {
+  return letters(R.Nodes[Id].Source);
+}
+
+unsigned evaluated(const SearchResult &R) {
+  unsigned N = 0;
+  for (const SearchNode &Nd : R.Nodes)
+    N += Nd.Evaluation != 0;
+  return N;
+}
+
+TEST(SearchTest, PuctAndWideningFormulas) {
+  EXPECT_DOUBLE_EQ(puctScore(0.5, 0.25, 16, 3, 2.0), 0.5 + 2 * 0.25 * 4 / 4);
+  EXPECT_GT(puctScore(0, 0.9, 4, 0, 1), puctScore(0, 0.1, 4, 0, 1));
+  // More visits to a child lower its exploration bonus.
+  EXPECT_GT(puctScore(0, 0.5, 9, 0, 1), puctScore(0, 0.5, 9, 5, 1));
+  EXPECT_EQ(wideningLimit(1, 1, 0.5), 1u);
+  EXPECT_EQ(wideningLimit(2, 1, 0.5), 2u);
+  EXPECT_EQ(wideningLimit(4, 1, 0.5), 2u);
+  EXPECT_EQ(wideningLimit(5, 1, 0.5), 3u);
+  EXPECT_EQ(wideningLimit(100, 2, 0.5), 20u);
+}
+
+// The first child is the highest prior; then PUCT follows the child that
+// paid off, not the one the prior liked.
+TEST(SearchTest, PuctSelectionFollowsRewardOverPrior) {
+  Fixture F("ab");
+  F.W.Factor = {{'a', 2.0}, {'b', 1.0}};
+  F.Pol.Priors = {{'a', 0.4}, {'b', 0.6}};
+  F.O.Budget = 3;
+  auto R = F.run();
+  ASSERT_EQ(R.Evaluations, 3u);
+  std::vector<unsigned> ByEval(4);
+  for (const SearchNode &N : R.Nodes)
+    if (N.Evaluation)
+      ByEval[N.Evaluation] = N.Id;
+  EXPECT_EQ(lettersOf(R, ByEval[1]), "b"); // prior first
+  EXPECT_EQ(lettersOf(R, ByEval[2]), "a"); // widening admits a second child
+  // Root has 3 visits: the limit is still 2 children, so the search
+  // descends, and PUCT picks 'a' (Q = log 2) over 'b' (Q = 0, higher prior).
+  EXPECT_EQ(lettersOf(R, ByEval[3]), "ab");
+  EXPECT_EQ(R.Nodes[ByEval[3]].Parent, int(ByEval[2]));
+}
+
+// Progressive widening: the root does not get every child before the
+// search goes deeper.
+TEST(SearchTest, ProgressiveWideningLimitsChildren) {
+  Fixture F("abcdefgh");
+  F.O.Budget = 8;
+  auto R = F.run();
+  unsigned RootChildren = 0;
+  for (unsigned C : R.Nodes[0].Children)
+    RootChildren += R.Nodes[C].Evaluation != 0;
+  EXPECT_LE(RootChildren, wideningLimit(R.Nodes[0].Visits, 1, 0.5));
+  EXPECT_LT(RootChildren, 8u);
+  unsigned Deep = 0;
+  for (const SearchNode &N : R.Nodes)
+    Deep += N.Evaluation && N.Depth >= 2;
+  EXPECT_GT(Deep, 0u);
+}
+
+// The same program reached by two orders is evaluated once.
+TEST(SearchTest, TranspositionTableEvaluatesEachProgramOnce) {
+  Fixture F("abc");
+  F.O.Budget = 40; // more than the 7 distinct programs
+  F.O.Strat = Strategy::Greedy;
+  auto R = F.run();
+  EXPECT_EQ(R.Evaluations, 7u); // {a,b,c,ab,ac,bc,abc}
+  auto Calls = F.Eval.calls();
+  std::set<std::string> Unique(Calls.begin(), Calls.end());
+  EXPECT_EQ(Unique.size(), Calls.size()); // nothing evaluated twice
+  unsigned Dups = 0;
+  for (const SearchNode &N : R.Nodes)
+    if (N.Status == NodeStatus::Duplicate) {
+      ++Dups;
+      EXPECT_GE(N.DuplicateOf, 0);
+      EXPECT_EQ(N.Evaluation, 0u);
+    }
+  EXPECT_GT(Dups, 0u);
+  EXPECT_EQ(R.StopReason, "every reachable program has been evaluated");
+}
+
+TEST(SearchTest, FailedCandidatesGetMinimumRewardAndNoChildren) {
+  Fixture F("xya");
+  F.O.Budget = 20;
+  F.O.Strat = Strategy::MCTS;
+  auto R = F.run();
+  bool SawX = false, SawY = false;
+  for (const SearchNode &N : R.Nodes) {
+    std::string L = letters(N.Source);
+    if (N.Status != NodeStatus::Failed)
+      continue;
+    SawX |= L.find('x') != std::string::npos;
+    SawY |= L.find('y') != std::string::npos;
+    EXPECT_EQ(N.Reward.Total, F.O.Reward.Weights.MinReward);
+    EXPECT_TRUE(N.Children.empty()) << "failed node " << N.Id << " expanded";
+  }
+  EXPECT_TRUE(SawX && SawY);
+  // Only "a" and the original are expandable: {x, y, a, ax, ay} evaluated.
+  EXPECT_EQ(R.Evaluations, 5u);
+}
+
+TEST(SearchTest, RegressionsBeyondNoiseAreNotExpanded) {
+  Fixture F("sa");
+  F.W.Factor = {{'s', 0.5}}; // twice as slow
+  F.O.Budget = 20;
+  F.O.Strat = Strategy::Beam;
+  auto R = F.run();
+  for (const SearchNode &N : R.Nodes)
+    if (letters(N.Source) == "s") {
+      EXPECT_EQ(N.Reward.Speed.Cmp, Comparison::Slower);
+      EXPECT_TRUE(N.Children.empty());
+    }
+  // "as" is still reached through "a".
+  EXPECT_EQ(R.Evaluations, 3u);
+}
+
+TEST(SearchTest, RejectedEditsAreJournaledButCostNoEvaluation) {
+  Fixture F("!a");
+  F.O.Budget = 5;
+  auto R = F.run();
+  bool Rejected = false;
+  for (const SearchNode &N : R.Nodes)
+    if (N.Status == NodeStatus::Rejected) {
+      Rejected = true;
+      EXPECT_EQ(N.Evaluation, 0u);
+      EXPECT_EQ(N.RejectReason, "signature: renames the kernel");
+      ASSERT_EQ(N.Checks.size(), 1u);
+    }
+  EXPECT_TRUE(Rejected);
+  EXPECT_EQ(R.Evaluations, 1u); // only "a"
+}
+
+TEST(SearchTest, SpeedupWithinNoiseIsNotAnImprovement) {
+  Fixture F("a");
+  F.W.Factor = {{'a', 1.005}}; // 0.5% faster, noise bands of 1%
+  F.O.Budget = 5;
+  auto R = F.run();
+  EXPECT_FALSE(R.Improved);
+  EXPECT_EQ(R.Best, 0);
+  EXPECT_EQ(R.BestSpeedup, 1);
+  EXPECT_EQ(F.Eval.remeasureCalls(), 0u); // nothing to finalize
+  EXPECT_NE(R.Conclusion.find("nothing written"), std::string::npos);
+  EXPECT_TRUE(R.FinalSource.empty());
+}
+
+TEST(SearchTest, SuspiciousSpeedupIsRemeasuredBeforeItLeads) {
+  Fixture F("ab");
+  F.W.Factor = {{'b', 1.2}};
+  F.O.Budget = 3;
+  F.O.Finalize = false;
+  F.W.install(F.Eval);
+  // "a" looks 10x faster once, but re-measures at the original's speed.
+  StandInEvaluator::Script Lucky{StandInEvaluator::passing(1.0), 10.0, true};
+  F.Eval.set(program("a", "a"), Lucky);
+  auto R = runSearch(original(), F.O, F.Pol, F.App, F.Eval);
+  ASSERT_TRUE(bool(R)) << llvm::toString(R.takeError());
+  bool Checked = false;
+  for (const SearchNode &N : R->Nodes)
+    if (letters(N.Source) == "a") {
+      Checked = true;
+      EXPECT_TRUE(N.Remeasured);
+      EXPECT_EQ(N.FirstMeasuredMs, 1.0);
+      EXPECT_EQ(N.Reward.Speed.Cmp, Comparison::WithinNoise);
+    }
+  EXPECT_TRUE(Checked);
+  EXPECT_NEAR(R->BestSpeedup, 1.2, 1e-9);
+  EXPECT_EQ(letters(R->Nodes[R->Best].Source).find('a'), std::string::npos);
+}
+
+TEST(SearchTest, FinalCheckRejectsARacyBestAndFallsBack) {
+  Fixture F("ab");
+  F.W.Factor = {{'a', 1.5}, {'b', 1.3}};
+  F.O.Budget = 2;
+  F.O.Strat = Strategy::Beam; // evaluates exactly a and b
+  F.W.install(F.Eval);
+  StandInEvaluator::Script Racy{StandInEvaluator::passing(10 / 1.5), {}, false};
+  F.Eval.set(program("a", "a"), Racy);
+  auto R = runSearch(original(), F.O, F.Pol, F.App, F.Eval);
+  ASSERT_TRUE(bool(R)) << llvm::toString(R.takeError());
+  EXPECT_TRUE(R->Improved);
+  EXPECT_EQ(letters(R->FinalSource), "b");
+  EXPECT_NEAR(R->FinalSpeedup, 1.3, 1e-9);
+  EXPECT_EQ(F.Eval.remeasureCalls(), 2u);
+  EXPECT_FALSE(R->FinalDiff.empty());
+}
+
+TEST(SearchTest, FinalCheckWritesTheBestAndItsFlags) {
+  Fixture F("fa");
+  F.W.Factor = {{'f', 2.0}, {'a', 1.0}};
+  F.O.Budget = 4;
+  auto R = F.run();
+  ASSERT_TRUE(R.Improved) << R.Conclusion;
+  EXPECT_NE(letters(R.FinalSource).find('f'), std::string::npos);
+  EXPECT_EQ(R.FinalFlags, std::vector<std::string>{"-use_fast_math"});
+  EXPECT_TRUE(R.Nodes[R.Best].ChangesPrecision);
+  ASSERT_TRUE(R.Final.has_value());
+  EXPECT_TRUE(R.Final->SanitizerRan);
+  EXPECT_NE(R.Conclusion.find("2.00x faster"), std::string::npos)
+      << R.Conclusion;
+}
+
+TEST(SearchTest, BackupModes) {
+  for (BackupMode M : {BackupMode::Max, BackupMode::Mean}) {
+    Fixture F("abc");
+    F.W.Factor = {{'a', 2.0}, {'b', 1.0}, {'c', 0.9}};
+    F.O.Backup = M;
+    F.O.Budget = 7;
+    auto R = F.run();
+    double Max = -1e300, Sum = 0;
+    unsigned N = 0;
+    for (const SearchNode &Nd : R.Nodes)
+      if (Nd.Evaluation) {
+        Max = std::max(Max, Nd.Reward.Total);
+        Sum += Nd.Reward.Total;
+        ++N;
+      }
+    // The root holds every backup: its own (0) and one per evaluation.
+    EXPECT_EQ(R.Nodes[0].Visits, N + 1);
+    EXPECT_DOUBLE_EQ(R.Nodes[0].MaxValue, std::max(0.0, Max));
+    EXPECT_NEAR(R.Nodes[0].ValueSum, Sum, 1e-9);
+  }
+}
+
+TEST(SearchTest, EveryStrategyRespectsTheBudgetAndNeverRepeats) {
+  for (Strategy S : {Strategy::MCTS, Strategy::Greedy, Strategy::Beam,
+                     Strategy::Random}) {
+    Fixture F("abcdef");
+    F.W.Factor = {{'a', 1.3}, {'c', 1.1}, {'e', 0.8}};
+    F.O.Strat = S;
+    F.O.Budget = 12;
+    F.O.Seed = 7;
+    auto R = F.run();
+    EXPECT_EQ(R.Evaluations, 12u) << toString(S);
+    EXPECT_EQ(evaluated(R), 12u) << toString(S);
+    auto Calls = F.Eval.calls();
+    EXPECT_EQ(std::set<std::string>(Calls.begin(), Calls.end()).size(),
+              Calls.size())
+        << toString(S);
+    EXPECT_EQ(Calls.size(), 13u) << toString(S); // + the original
+    EXPECT_EQ(R.Curve.size(), 12u);
+    for (size_t I = 1; I < R.Curve.size(); ++I)
+      EXPECT_GE(R.Curve[I].second, R.Curve[I - 1].second);
+  }
+}
+
+TEST(SearchTest, AnOriginalThatFailsIsAnError) {
+  Fixture F("a");
+  F.W.install(F.Eval);
+  F.Eval.set(original(),
+             {StandInEvaluator::verifyFailure("nondeterministic: buffer 'h'"),
+              std::nullopt, true});
+  auto R = runSearch(original(), F.O, F.Pol, F.App, F.Eval);
+  ASSERT_FALSE(bool(R));
+  EXPECT_NE(llvm::toString(R.takeError()).find("nondeterministic"),
+            std::string::npos);
+}
+
+TEST(SearchTest, NoBudgetIsAnError) {
+  Fixture F("a");
+  F.O.Budget = 0;
+  F.W.install(F.Eval);
+  auto R = runSearch(original(), F.O, F.Pol, F.App, F.Eval);
+  ASSERT_FALSE(bool(R));
+  llvm::consumeError(R.takeError());
+}
+
+} // namespace
