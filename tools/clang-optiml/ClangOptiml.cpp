@@ -34,6 +34,7 @@ int main(int Argc, const char **Argv) {
     }
 
   cl::SetVersionPrinter(printVersion);
+  hideUnrelatedOptions();
   if (!cl::ParseCommandLineOptions(
           ToolArgc, Argv,
           "clang-optiml: find faster, verified versions of CUDA kernels\n\n"

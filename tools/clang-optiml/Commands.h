@@ -26,8 +26,10 @@ struct CommandContext {
 /// -p, --cuda-path, --cuda-gpu-arch, --resource-dir, -v and the `--` args.
 AnalyzeOptions commonAnalyzeOptions(const CommandContext &Ctx);
 bool verbose();
-/// Whether stdout is a color terminal (and colors are not disabled).
+/// Whether to color stdout (LLVM's --color; default: a color terminal).
 bool useColor();
+/// Hides LLVM's own command-line options from --help (call before parsing).
+void hideUnrelatedOptions();
 
 /// Prints "clang-optiml: error: <message>" and returns 1.
 int reportError(llvm::Error E);

@@ -45,9 +45,6 @@ static cl::opt<bool>
                      "compile-database flags were dropped"),
             cl::sub(cl::SubCommand::getAll()), cl::cat(CommonCategory));
 
-static cl::opt<bool> NoColor("no-color", cl::desc("Never use colors"),
-                             cl::sub(cl::SubCommand::getAll()),
-                             cl::cat(CommonCategory));
 
 AnalyzeOptions commonAnalyzeOptions(const CommandContext &Ctx) {
   AnalyzeOptions O;
@@ -65,8 +62,26 @@ AnalyzeOptions commonAnalyzeOptions(const CommandContext &Ctx) {
 bool verbose() { return Verbose; }
 
 bool useColor() {
-  return !NoColor && sys::Process::StandardOutIsDisplayed() &&
-         sys::Process::StandardOutHasColors();
+  // LLVM's --color=<true|false> (default: autodetect a color terminal).
+  return WithColor(outs()).colorsEnabled();
+}
+
+void hideUnrelatedOptions() {
+  // Linking LLVM registers hundreds of codegen and Polly options at the top
+  // level; ours are all attached to subcommands (or to all of them).
+  auto Hide = [](cl::SubCommand &Sub) {
+    for (auto &Entry : cl::getRegisteredOptions(Sub)) {
+      cl::Option *O = Entry.second;
+      bool Ours = false;
+      for (cl::SubCommand *S : O->Subs)
+        Ours |= S != &cl::SubCommand::getTopLevel();
+      if (!Ours)
+        O->setHiddenFlag(cl::ReallyHidden);
+    }
+  };
+  Hide(cl::SubCommand::getTopLevel());
+  for (cl::SubCommand *Sub : cl::getRegisteredSubcommands())
+    Hide(*Sub);
 }
 
 int reportError(Error E) {
