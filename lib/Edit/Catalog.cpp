@@ -34,6 +34,10 @@ static std::vector<std::unique_ptr<Transform>> makeCatalog() {
   // C.push_back(createSharedTilingTransform());
   C.push_back(createWarpReduceTransform());
   C.push_back(createCoarsenTransform());
+  C.push_back(createWarpPerRowTransform());
+  C.push_back(createPrivatizeAtomicsTransform());
+  C.push_back(createAllPairsTilingTransform());
+  C.push_back(createTransposeThroughSharedTransform());
   C.push_back(createCompileFlagsTransform());
   C.push_back(createReplaceFunctionTransform());
   C.push_back(createAddDeviceFunctionTransform());

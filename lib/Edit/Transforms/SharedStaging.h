@@ -1,0 +1,46 @@
+//===- SharedStaging.h - Staging global data in shared tiles -----*- C++ -*-===//
+//
+// Private to lib/Edit/Transforms. The tiling edits (all-pairs-tiling,
+// transpose-through-shared, and the matmul/stencil shared-tiling) all stage
+// global data in a shared-memory tile the same way: declare the tile (with
+// padding against bank conflicts), let the threads of a block copy a tile
+// cooperatively, synchronize, compute from the tile, synchronize before the
+// next tile overwrites it, and size grids in whole tiles. The text of those
+// pieces is generated here once so the edits read alike.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_LIB_EDIT_TRANSFORMS_SHAREDSTAGING_H
+#define OPTIML_LIB_EDIT_TRANSFORMS_SHAREDSTAGING_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include <cstdint>
+#include <string>
+
+namespace optiml {
+namespace restructure {
+
+/// `__shared__ T Name[D0][D1 + Pad];` (the padding goes on the last
+/// dimension, written as one number).
+std::string sharedTileDecl(llvm::StringRef ElemType, llvm::StringRef Name,
+                           llvm::ArrayRef<int64_t> Dims, int64_t Pad = 0);
+
+/// `(N + D - 1) / D` with the sum folded when \p N is a literal.
+std::string ceilDivText(llvm::StringRef N, int64_t D);
+
+/// The cooperative copy of a 1D tile: the threads of a block take the
+/// elements \p Var = threadIdx.x, + blockDim.x, ... below \p Count and run
+/// \p Body (one statement, mentioning \p Var) for each. Lines after the
+/// first are indented by \p Indent.
+std::string cooperativeLoop(llvm::StringRef Var, llvm::StringRef Count,
+                            llvm::StringRef Body, llvm::StringRef Indent);
+
+/// A tiled walk over [Begin, End) in steps of \p Tile: the loop header
+/// `for (int Base = Begin; Base < End; Base += Tile)`.
+std::string tileLoopHead(llvm::StringRef Base, llvm::StringRef Begin,
+                         llvm::StringRef End, int64_t Tile);
+
+} // namespace restructure
+} // namespace optiml
+
+#endif

@@ -1,0 +1,7 @@
+// Every output the unit tests accept for privatize-atomics (unittests/Edit/Restructure*Test.cpp
+// compares them byte for byte) also compiles for sm_90 with nvcc.
+// REQUIRES: nvcc
+// RUN: %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %inputs/edit/restructure/atomics-buckets.expected.cu
+// RUN: %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %inputs/edit/restructure/atomics-histogram-warp.expected.cu
+// RUN: %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %inputs/edit/restructure/atomics-histogram.expected.cu
+// RUN: %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %inputs/edit/restructure/atomics-weighted.expected.cu

@@ -1,0 +1,81 @@
+//===- RestructureBenchTest.cpp - The restructuring edits on the suite ---===//
+//
+// Applies one catalog edit to each naive benchmark program the restructuring
+// transforms target and compares the result with the recorded
+// bench/results/restructure/<name>/optimized.cu (the only other change: the
+// BENCH line's variant label). Parses with the real CUDA headers, so it is
+// skipped where the SDK is missing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RestructureTesting.h"
+
+using namespace optiml;
+using namespace optiml::restructure_testing;
+
+namespace {
+
+struct BenchCase {
+  const char *Name;
+  Edit E;
+};
+
+std::vector<BenchCase> benchCases() {
+  return {
+      {"softmax", makeEdit("warp-per-row", "softmax")},
+      {"layernorm", makeEdit("warp-per-row", "layernorm")},
+      {"spmv_csr", makeEdit("warp-per-row", "spmv")},
+      {"gemv", makeEdit("warp-per-row", "gemv")},
+      {"histogram", makeEdit("privatize-atomics", "histogram",
+                             {{"copies", std::string("warp")}})},
+      {"transpose", makeEdit("transpose-through-shared", "transpose")},
+  };
+}
+
+class RestructureBenchTest : public ::testing::TestWithParam<BenchCase> {};
+
+TEST_P(RestructureBenchTest, MatchesRecordedOutput) {
+  const BenchCase &C = GetParam();
+  if (!llvm::sys::fs::exists(sdkConfig().Tools.CudaPath +
+                             "/include/cuda_runtime.h"))
+    GTEST_SKIP() << "no CUDA SDK";
+  std::string Naive =
+      sourceDir() + "/bench/kernels/" + std::string(C.Name) + "/naive.cu";
+  static const std::map<std::string, std::unique_ptr<Transform>> Catalog = [] {
+    std::map<std::string, std::unique_ptr<Transform>> M;
+    for (auto Make : {createWarpPerRowTransform, createPrivatizeAtomicsTransform,
+                      createTransposeThroughSharedTransform}) {
+      auto T = Make();
+      std::string Kind = T->kind().str();
+      M[Kind] = std::move(T);
+    }
+    return M;
+  }();
+  auto It = Catalog.find(C.E.Kind);
+  ASSERT_NE(It, Catalog.end());
+  const Transform *T = It->second.get();
+  std::string Got = applyToFile(*T, Naive, C.E, sdkConfig());
+  ASSERT_EQ(Got.find("error: "), std::string::npos) << Got;
+  std::string From = "\"" + std::string(C.Name) + "\", \"naive\"";
+  size_t At = Got.find(From);
+  ASSERT_NE(At, std::string::npos);
+  Got.replace(At, From.size(),
+              "\"" + std::string(C.Name) + "\", \"optimized\"");
+  std::string Dir =
+      sourceDir() + "/bench/results/restructure/" + std::string(C.Name);
+  if (getenv("OPTIML_UPDATE_EXPECTED")) {
+    llvm::sys::fs::create_directories(Dir);
+    std::error_code EC;
+    llvm::raw_fd_ostream OS(Dir + "/optimized.cu", EC);
+    OS << Got;
+  }
+  EXPECT_EQ(Got, readFile(Dir + "/optimized.cu"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Suite, RestructureBenchTest, ::testing::ValuesIn(benchCases()),
+    [](const ::testing::TestParamInfo<BenchCase> &I) {
+      return std::string(I.param.Name);
+    });
+
+} // namespace

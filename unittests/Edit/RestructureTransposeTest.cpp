@@ -1,0 +1,55 @@
+//===- RestructureTransposeTest.cpp - transpose-through-shared -----------===//
+
+#include "RestructureTesting.h"
+
+using namespace optiml;
+using namespace optiml::restructure_testing;
+
+namespace {
+
+const Transform &transpose() {
+  static auto T = createTransposeThroughSharedTransform();
+  return *T;
+}
+
+TEST(RestructureTransposeTest, ReadCoalescedWriteStrided) {
+  Applicability A = prepareOn(transpose(), "transpose-basic", "transpose");
+  EXPECT_TRUE(A.Applies) << A.Reason;
+  EXPECT_EQ(A.Reason, "2D copy 'out[(size_t)c * rows + r] = in[(size_t)r * "
+                      "cols + c]': the read is unit-stride in 'c', the write "
+                      "in 'r'; rewrite: 32x32 shared tile padded by 1, "
+                      "blocks of 32x8");
+  expectRewrite(transpose(), "transpose-basic",
+                makeEdit("transpose-through-shared", "transpose"));
+}
+
+TEST(RestructureTransposeTest, ReverseOrientationEarlyReturn) {
+  expectRewrite(transpose(), "transpose-gather",
+                makeEdit("transpose-through-shared", "gather_t",
+                         {{"tile", int64_t(16)},
+                          {"block_rows", int64_t(16)},
+                          {"padding", int64_t(2)}}));
+}
+
+TEST(RestructureTransposeTest, TemplatePointerOffsets) {
+  expectRewrite(transpose(), "transpose-template",
+                makeEdit("transpose-through-shared", "batch_transpose"));
+}
+
+TEST(RestructureTransposeTest, NearMisses) {
+  const Transform &T = transpose();
+  auto E = [](const char *K) {
+    return makeEdit("transpose-through-shared", K);
+  };
+  expectRefusal(T, "transpose-refuse", E("copy2d"),
+                "both unit-stride in 'c': nothing to transpose");
+  expectRefusal(T, "transpose-refuse", E("flat"), "no 2D thread index");
+  expectRefusal(T, "transpose-refuse", E("two_reads"),
+                "must write one array element and read one");
+  expectRefusal(T, "transpose-basic",
+                makeEdit("transpose-through-shared", "transpose",
+                         {{"tile", int64_t(32)}, {"block_rows", int64_t(5)}}),
+                "block_rows dividing tile");
+}
+
+} // namespace
