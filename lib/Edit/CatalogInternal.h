@@ -10,6 +10,7 @@
 #define OPTIML_LIB_EDIT_CATALOGINTERNAL_H
 
 #include "optiml/Edit/Transform.h"
+#include "optiml/Frontend/ASTUtil.h"
 #include "clang/Tooling/Core/Replacement.h"
 #include "llvm/Support/Error.h"
 #include <memory>

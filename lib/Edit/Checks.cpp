@@ -387,11 +387,25 @@ std::vector<CheckFailure> checkDeviceCode(ASTContext &Old, ASTContext &New,
 std::vector<CheckFailure> checkCompiles(const ParsedTU &TU, StringRef Side,
                                         unsigned Max) {
   std::vector<CheckFailure> Failures;
+  bool LastKept = false;
+  unsigned Notes = 0;
   for (const Diagnostic &D : TU.Diags) {
-    if (!D.isError())
+    // clang's notes often carry the reason ("call to __host__ function from
+    // __global__ function"): keep the first two with their error.
+    if (D.Severity == Diagnostic::Note && LastKept && Notes < 2) {
+      Failures.back().Message += "; note: " + D.Message;
+      ++Notes;
       continue;
+    }
+    if (!D.isError()) {
+      LastKept = LastKept && D.Severity == Diagnostic::Note;
+      continue;
+    }
+    LastKept = false;
     if (Failures.size() == Max)
       break;
+    LastKept = true;
+    Notes = 0;
     CheckFailure F;
     F.Check = "type-checks";
     F.File = D.File;

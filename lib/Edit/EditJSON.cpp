@@ -501,6 +501,78 @@ std::string rejectionToJSON(const EditRejected &R) {
   return dump(J, 2);
 }
 
+std::string describeParam(const ParamSpec &P) {
+  std::string S = P.Name + " (";
+  switch (P.ParamType) {
+  case ParamSpec::Int:
+    S += "integer";
+    if (P.Min && P.Max)
+      S += " " + std::to_string(*P.Min) + ".." + std::to_string(*P.Max);
+    else if (P.Min)
+      S += " >= " + std::to_string(*P.Min);
+    else if (P.Max)
+      S += " <= " + std::to_string(*P.Max);
+    break;
+  case ParamSpec::Number:
+    S += "number";
+    break;
+  case ParamSpec::Bool:
+    S += "boolean";
+    break;
+  case ParamSpec::String:
+    S += "string";
+    if (!P.Choices.empty())
+      S += " " + join(P.Choices, "|");
+    break;
+  case ParamSpec::StringList:
+    S += "list of strings";
+    if (!P.Choices.empty())
+      S += " from " + join(P.Choices, "|");
+    break;
+  }
+  S += P.Required ? ", required)" : ", optional)";
+  return S;
+}
+
+std::string candidatesToJSON(StringRef File, ArrayRef<KernelCandidates> Kernels,
+                             bool WithInapplicable) {
+  json Root = json::object();
+  Root["file"] = File.str();
+  json Ks = json::array();
+  for (const KernelCandidates &K : Kernels) {
+    json KJ = json::object();
+    KJ["kernel"] = K.Kernel;
+    json Yes = json::array(), No = json::array();
+    for (const Candidate &C : K.Candidates) {
+      json CJ = json::object();
+      CJ["kind"] = C.T->kind().str();
+      CJ["target"] = C.Target;
+      CJ["reason"] = C.A.Reason;
+      if (C.A.Applies) {
+        CJ["changes_precision"] =
+            C.T->changesPrecision(Edit{C.T->kind().str(), C.Target, {}});
+        json Ps = json::array();
+        for (const ParamSpec &P : C.T->params())
+          Ps.push_back(describeParam(P));
+        CJ["params"] = std::move(Ps);
+        json Sug = json::array();
+        for (const Edit &E : C.A.Suggestions)
+          Sug.push_back(toJSON(E));
+        CJ["suggestions"] = std::move(Sug);
+        Yes.push_back(std::move(CJ));
+      } else if (WithInapplicable) {
+        No.push_back(std::move(CJ));
+      }
+    }
+    KJ["applicable"] = std::move(Yes);
+    if (WithInapplicable)
+      KJ["not_applicable"] = std::move(No);
+    Ks.push_back(std::move(KJ));
+  }
+  Root["kernels"] = std::move(Ks);
+  return dump(Root, 2);
+}
+
 //===-- Schema ------------------------------------------------------------===//
 
 static json targetSchema(TargetKind K) {

@@ -154,10 +154,18 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
     });
     append_range(Failures, Dev);
   }
+  StringRef Fn = kernelOfTarget(E.Target);
+  // A changed signature explains the errors it causes at launch sites, so it
+  // comes first.
+  if (!T->changesSignature(E)) {
+    std::vector<CheckFailure> Sig = checkSignature(OldAST, NewAST, Fn);
+    if (NewHost->errorCount())
+      erase_if(Sig, [](const CheckFailure &F) {
+        return StringRef(F.Message).contains("no longer defines");
+      });
+    Failures.insert(Failures.begin(), Sig.begin(), Sig.end());
+  }
   if (NewHost->errorCount() == 0) {
-    StringRef Fn = kernelOfTarget(E.Target);
-    if (!T->changesSignature(E))
-      append_range(Failures, checkSignature(OldAST, NewAST, Fn));
     append_range(Failures,
                  checkDeclarations(OldAST, NewAST, T->addsHelpers()));
     KernelModel NewModel = buildKernelModel(NewAST);
@@ -183,6 +191,30 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
   return Out;
 }
 
+/// Appends \p New to \p Flags, skipping flags already there; `-Xptxas X`
+/// counts as one flag.
+static void appendFlags(std::vector<std::string> &Flags,
+                        ArrayRef<std::string> New) {
+  auto Units = [](ArrayRef<std::string> L) {
+    std::vector<std::vector<std::string>> U;
+    for (size_t I = 0; I < L.size(); ++I) {
+      if ((L[I] == "-Xptxas" || L[I] == "-Xcompiler") && I + 1 < L.size()) {
+        U.push_back({L[I], L[I + 1]});
+        ++I;
+      } else {
+        U.push_back({L[I]});
+      }
+    }
+    return U;
+  };
+  auto Have = Units(Flags);
+  for (const auto &U : Units(New))
+    if (!is_contained(Have, U)) {
+      Have.push_back(U);
+      Flags.insert(Flags.end(), U.begin(), U.end());
+    }
+}
+
 Expected<AppliedEdits> applyEdits(StringRef FileName, StringRef Code,
                                   const ParseConfig &Config,
                                   ArrayRef<Edit> Edits,
@@ -202,9 +234,7 @@ Expected<AppliedEdits> applyEdits(StringRef FileName, StringRef Code,
     }
     Out.NewCode = A->NewCode;
     Out.ChangesPrecision |= A->ChangesPrecision;
-    for (const std::string &F : A->ExtraNvccFlags)
-      if (!is_contained(Out.ExtraNvccFlags, F))
-        Out.ExtraNvccFlags.push_back(F);
+    appendFlags(Out.ExtraNvccFlags, A->ExtraNvccFlags);
     Out.Steps.push_back(std::move(*A));
   }
   std::string Name = sys::path::filename(FileName).str();

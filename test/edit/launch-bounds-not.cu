@@ -29,6 +29,11 @@ void run(float *p, int threads) {
 // BIG: clang-optiml: error: launch-bounds big rejected: [not-applicable] a launch uses 256 threads per block, more than max_threads=128 (the launch would fail)
 // UNUSED: clang-optiml: error: launch-bounds unused rejected: [not-applicable] kernel 'unused' is never launched in this file, so its block size is unknown
 // RANGE: clang-optiml: error: in '{{.*}}.4.json': edit.params.max_threads: 2048 is out of range (between 32 and 1024)
-// LIST: kernel big:
+// LIST: kernel dyn:
 // LIST: not launch-bounds dyn: the block size 'threads' at dyn/launch0 is not a constant, so a bound cannot be shown to hold
+// LIST: kernel big:
+// LIST-NEXT: launch-bounds big: no __launch_bounds__ yet; every launch uses at most 256 threads per block
+// LIST-NEXT: param max_threads (integer 32..1024, required)
+// LIST-NEXT: param min_blocks (integer 1..32, optional)
+// LIST-NEXT: try {"kind":"launch-bounds","target":"big","params":{"max_threads":256}}
 // LIST: not launch-bounds unused: kernel 'unused' is never launched in this file, so its block size is unknown

@@ -36,5 +36,5 @@ void run(float *a, float *b, int *c) {
 // OUT-NEXT:   int i = blockIdx.x * blockDim.x + threadIdx.x;
 // OUT-NEXT:   if (i > 0 && i < n - 1)
 // OUT-NEXT:     out[i] = __ldg(&in[i - 1]) + __ldg(&in[i]) + __ldg(&*(in + i + 1)) + AT(in, idx[i]);
-// TMPL: clang-optiml: error: read-only-cache tcopy rejected: [not-applicable] no read-only loads to route through __ldg: 'in': element type 'const T' has no __ldg overload (a template parameter)
+// TMPL: clang-optiml: error: read-only-cache tcopy rejected: [not-applicable] no read-only loads to route through __ldg: 'in': element type 'const T' has no __ldg overload (a template parameter); 'out': element type 'T' has no __ldg overload (a template parameter)
 // WRITTEN: clang-optiml: error: read-only-cache inplace rejected: [not-applicable] no read-only loads to route through __ldg: 'p' is written (or an element is passed by reference or its address taken) at {{[0-9]+}}:37

@@ -14,14 +14,12 @@
 // RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs %t.list.cu -o %t.list.o %}
 
 #include "cuda_mock.h"
-
 template <typename T>
 __global__ void scale(T *p, T s, int n) {
   int i = threadIdx.x;
   if (i < n)
     p[i] *= s;
 }
-
 void run(float *f, double *d, int n) {
   scale<<<1, 128>>>(f, 2.0f, n);
   scale<<<1, 128>>>(d, 2.0, n);
@@ -29,8 +27,8 @@ void run(float *f, double *d, int n) {
 
 // DIFF:      --- a/replace-function.cu.tmp.cu
 // DIFF-NEXT: +++ b/replace-function.cu.tmp.cu
-// DIFF-NEXT: @@ -{{[0-9]+}},7 +{{[0-9]+}},6 @@
-// DIFF-NEXT:  
+// DIFF-NEXT: @@ -{{[0-9]+}},8 +{{[0-9]+}},7 @@
+// DIFF-NEXT:  #include "cuda_mock.h"
 // DIFF-NEXT:  template <typename T>
 // DIFF-NEXT:  __global__ void scale(T *p, T s, int n) {
 // DIFF-NEXT: -  int i = threadIdx.x;
@@ -38,7 +36,7 @@ void run(float *f, double *d, int n) {
 // DIFF-NEXT: +  for (int i = threadIdx.x; i < n; i += blockDim.x)
 // DIFF-NEXT:      p[i] *= s;
 // DIFF-NEXT:  }
-// DIFF-NEXT:  
+// DIFF-NEXT:  void run(float *f, double *d, int n) {
 // INST: clang-optiml: error: replace-function scale rejected: {{.*}}: [type-checks] (host side) member reference base type 'float' is not a structure or union
 // LIST:      template <typename T>
 // LIST-NEXT: __device__ __forceinline__ T twice(T v) { return v + v; }

@@ -37,4 +37,4 @@ int main() {
 // OFFSET: clang-optiml: error: restrict-const copy rejected: [not-applicable] __restrict__ refused: copy/launch0 passes 'a + 32' for 'dst', not a local variable holding its own allocation
 // OUT:      __global__ void axpy(const float *x, float *y) { y[threadIdx.x] += x[threadIdx.x]; }
 // OUT:      __global__ void tscale(T *out, const T *in) { out[threadIdx.x] = in[threadIdx.x] * 2; }
-// WRITTEN: clang-optiml: error: restrict-const inout rejected: [not-applicable] nothing to add: 'p' is written (or an element is passed by reference or its address taken) at {{[0-9]+}}:45; 'q' is written (or an element is passed by reference or its address taken) at {{[0-9]+}}:59
+// WRITTEN: clang-optiml: error: restrict-const inout rejected: [not-applicable] nothing to add: 'p' is written (or an element is passed by reference or its address taken) at {{[0-9]+}}:45; 'q' is written (or an element is passed by reference or its address taken) at {{[0-9]+}}:58

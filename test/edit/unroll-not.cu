@@ -29,7 +29,7 @@ __global__ void k(float *p, int n) {
     p[j] -= 1;
 }
 
-// BOUND: clang-optiml: error: unroll k/loop0 rejected: {{.*}}:[[@LINE-11]]:3: [not-applicable] loop k/loop0 has no constant trip count (bound 'n'); give params.factor for a partial unroll
+// BOUND: clang-optiml: error: unroll k/loop0 rejected: {{.*}}:22:3: [not-applicable] loop k/loop0 has no constant trip count (bound 'n'); give params.factor for a partial unroll
 // BOUND-NEXT: clang-optiml: nothing was written
 // PRAGMA: clang-optiml: error: unroll k/loop1 rejected: {{.*}}: [not-applicable] loop k/loop1 already has an unroll pragma
 // MACRO: clang-optiml: error: unroll k/loop2 rejected: {{.*}}[macro] loop k/loop2 is written inside a macro expansion

@@ -38,7 +38,9 @@ int main(int Argc, const char **Argv) {
   if (!cl::ParseCommandLineOptions(
           ToolArgc, Argv,
           "clang-optiml: find faster, verified versions of CUDA kernels\n\n"
-          "  clang-optiml analyze FILE.cu       describe the kernels\n\n"
+          "  clang-optiml analyze FILE.cu       describe the kernels\n"
+          "  clang-optiml transforms FILE.cu    list the edits that apply\n"
+          "  clang-optiml apply FILE.cu --edit E.json   apply checked edits\n\n"
           "Run 'clang-optiml <subcommand> --help' for a subcommand's "
           "options.\n",
           &errs()))
@@ -46,8 +48,14 @@ int main(int Argc, const char **Argv) {
 
   if (AnalyzeCommand)
     return runAnalyze(Ctx);
+  if (TransformsCommand)
+    return runTransforms(Ctx);
+  if (ApplyCommand)
+    return runApply(Ctx);
   if (EvalCommand)
     return runEval(Ctx);
+  if (OptimizeCommand)
+    return runOptimize(Ctx);
 
   errs() << "clang-optiml: no subcommand given; run 'clang-optiml --help'\n";
   return 1;

@@ -36,8 +36,14 @@ int reportError(llvm::Error E);
 
 extern llvm::cl::SubCommand AnalyzeCommand;
 int runAnalyze(const CommandContext &Ctx);
+extern llvm::cl::SubCommand TransformsCommand;
+int runTransforms(const CommandContext &Ctx);
+extern llvm::cl::SubCommand ApplyCommand;
+int runApply(const CommandContext &Ctx);
 extern llvm::cl::SubCommand EvalCommand;
 int runEval(const CommandContext &Ctx);
+extern llvm::cl::SubCommand OptimizeCommand;
+int runOptimize(const CommandContext &Ctx);
 
 } // namespace tool
 } // namespace optiml

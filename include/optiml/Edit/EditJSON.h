@@ -10,6 +10,7 @@
 #define OPTIML_EDIT_EDITJSON_H
 
 #include "optiml/Edit/Edit.h"
+#include "optiml/Edit/Transform.h"
 #include "optiml/Frontend/KernelModel.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
@@ -17,8 +18,6 @@
 #include <vector>
 
 namespace optiml {
-
-class Transform;
 
 /// One edit object, or an array of them (applied in order). Validates the
 /// shape, the kind and the parameters, not the target.
@@ -46,6 +45,20 @@ std::string appliedEditToJSON(const AppliedEdit &A);
 /// {"applied": false, "kind", "target", "failures": [{check, file, line,
 /// column, message}]}.
 std::string rejectionToJSON(const EditRejected &R);
+
+/// What `transforms --json` prints: per kernel, the applicable edits (kind,
+/// target, reason, parameters, suggested edits) and, when
+/// \p WithInapplicable, the others with the reason they do not apply.
+struct KernelCandidates {
+  std::string Kernel;
+  std::vector<Candidate> Candidates;
+};
+std::string candidatesToJSON(llvm::StringRef File,
+                             llvm::ArrayRef<KernelCandidates> Kernels,
+                             bool WithInapplicable);
+
+/// One line describing a parameter: "factor (integer 2..1024, optional)".
+std::string describeParam(const ParamSpec &P);
 
 /// The JSON Schema (draft 2020-12) of an edit or a list of edits, generated
 /// from every transform's ParamSpecs. docs/edit.schema.json is its output.

@@ -222,6 +222,12 @@ public:
                         ")");
     }
     const SourceManager &SM = Ctx.AST.getSourceManager();
+    if (!FD->hasAttr<CUDAGlobalAttr>() && !FD->hasAttr<CUDADeviceAttr>())
+      return reject(E, "scope",
+                    "'" + E.Target +
+                        "' is host code; replace-function rewrites kernels "
+                        "and __device__ functions only (host code may change "
+                        "only in launch configurations)");
     if (FD->getLocation().isMacroID())
       return reject(E, "macro",
                     "'" + E.Target + "' is defined by a macro expansion");

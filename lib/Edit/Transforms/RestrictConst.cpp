@@ -187,10 +187,9 @@ public:
     ParamSpec R;
     R.ParamType = ParamSpec::Bool;
     R.Name = "restrict";
-    R.Description = "add __restrict__ to every pointer parameter (refused "
-                    "unless the launches provably pass distinct "
-                    "allocations)";
-    R.Default = ParamValue(true);
+    R.Description = "add __restrict__ to every pointer parameter; when "
+                    "omitted, added only if the launches provably pass "
+                    "distinct allocations; when true, refused otherwise";
     return {C, R};
   }
 

@@ -74,6 +74,15 @@ public:
       return A;
     }
     Edit E{"unroll", Target.str(), {}};
+    auto R = resolveLoop(Ctx, E, Target);
+    if (!R) {
+      A.Reason = rejectionReason(R.takeError());
+      return A;
+    }
+    if (R->S->getBeginLoc().isMacroID()) {
+      A.Reason = "loop " + Target.str() + " is written inside a macro expansion";
+      return A;
+    }
     std::optional<int64_t> Factor;
     if (!L->TripCount || *L->TripCount > MaxFullUnroll)
       Factor = 4;
@@ -109,6 +118,10 @@ public:
     auto L = resolveLoop(Ctx, E, E.Target);
     if (!L)
       return L.takeError();
+    if (L->S->getBeginLoc().isMacroID())
+      return reject(E, "macro",
+                    "loop " + E.Target + " is written inside a macro expansion",
+                    L->Info->Range.Begin);
     std::optional<int64_t> Factor = E.getInt("factor");
     if (Error Err = check(Ctx, E, *L->Info, Factor))
       return std::move(Err);
@@ -122,8 +135,16 @@ public:
       Pragma += " " + std::to_string(*Factor);
     std::string Text = OwnLine ? Pragma + "\n" + Indent
                                : "\n" + Indent + Pragma + "\n" + Indent;
+    // Mid-line, the spaces before the loop give way to the new lines.
+    unsigned From = Begin;
+    while (!OwnLine && From > LineStart &&
+           (Ctx.Code[From - 1] == ' ' || Ctx.Code[From - 1] == '\t'))
+      --From;
     clang::tooling::Replacements Repls;
-    if (Error Err = addReplacement(Repls, insertAt(Ctx, Begin, Text), E))
+    if (Error Err = addReplacement(
+            Repls,
+            clang::tooling::Replacement(Ctx.FileName, From, Begin - From, Text),
+            E))
       return std::move(Err);
     return Repls;
   }

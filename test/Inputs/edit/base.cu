@@ -1,7 +1,7 @@
 #include "cuda_mock.h"
 
 __device__ float square(float v) { return v * v; }
-
+float hostScale(float v) { return v * 2.0f; }
 __global__ void saxpy(int n, float a, const float *x, float *y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n)
@@ -13,8 +13,6 @@ __global__ void other(float *p, int n) {
   if (i < n)
     p[i] = square(p[i]);
 }
-
-float hostScale(float v) { return v * 2.0f; }
 
 int main() {
   int n = 1 << 20;

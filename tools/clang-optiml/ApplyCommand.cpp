@@ -1,0 +1,175 @@
+//===- ApplyCommand.cpp - clang-optiml apply ------------------------------===//
+
+#include "Commands.h"
+#include "optiml/Edit/EditJSON.h"
+#include "optiml/Edit/Rewriter.h"
+#include "optiml/Support/FileUtil.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+namespace optiml {
+namespace tool {
+
+cl::SubCommand ApplyCommand(
+    "apply",
+    "Apply one edit or a list of edits (JSON, docs/edits.md) as checked "
+    "rewrites. Nothing is written unless every edit passes every check.\n\n"
+    "  clang-optiml apply saxpy.cu --edit unroll.json            # to stdout\n"
+    "  clang-optiml apply saxpy.cu --edit edits.json -o fast.cu\n"
+    "  clang-optiml apply saxpy.cu --edit edits.json -i          # in place\n"
+    "  clang-optiml apply saxpy.cu --edit edits.json --diff\n");
+
+static cl::OptionCategory ApplyCategory("apply options");
+
+static cl::opt<std::string> InputFile(cl::Positional, cl::Required,
+                                      cl::desc("<file.cu>"),
+                                      cl::sub(ApplyCommand),
+                                      cl::cat(ApplyCategory));
+static cl::opt<std::string>
+    EditFile("edit", cl::Required,
+             cl::desc("JSON file with one edit or a list ('-' for stdin)"),
+             cl::value_desc("edit.json"), cl::sub(ApplyCommand),
+             cl::cat(ApplyCategory));
+static cl::opt<std::string> OutputFile("o", cl::desc("Write the result here"),
+                                       cl::value_desc("out.cu"),
+                                       cl::sub(ApplyCommand),
+                                       cl::cat(ApplyCategory));
+static cl::opt<bool> InPlace("i",
+                             cl::desc("Replace the input file (atomically, "
+                                      "only if every edit passes)"),
+                             cl::sub(ApplyCommand), cl::cat(ApplyCategory));
+static cl::opt<bool> ShowDiff("diff",
+                              cl::desc("Print a unified diff instead of the "
+                                       "new file"),
+                              cl::sub(ApplyCommand), cl::cat(ApplyCategory));
+static cl::opt<bool> Json("json",
+                          cl::desc("Print the outcome as JSON (applied edits "
+                                   "with their diffs, or the failed checks)"),
+                          cl::sub(ApplyCommand), cl::cat(ApplyCategory));
+static cl::opt<bool> AllowPrintf("allow-printf",
+                                 cl::desc("Allow printf in device code"),
+                                 cl::sub(ApplyCommand),
+                                 cl::cat(ApplyCategory));
+static cl::opt<bool> AllowMalloc("allow-malloc",
+                                 cl::desc("Allow malloc/free/new in device "
+                                          "code"),
+                                 cl::sub(ApplyCommand),
+                                 cl::cat(ApplyCategory));
+static cl::opt<bool> AllowAsm("allow-asm", cl::desc("Allow inline asm"),
+                              cl::sub(ApplyCommand), cl::cat(ApplyCategory));
+static cl::list<std::string>
+    AllowInclude("allow-include",
+                 cl::desc("A header edits may add with #include, beyond the "
+                          "built-in allow-list (repeatable)"),
+                 cl::value_desc("header"), cl::sub(ApplyCommand),
+                 cl::cat(ApplyCategory));
+
+static int reportRejection(const EditRejected &R) {
+  if (Json) {
+    outs() << rejectionToJSON(R) << "\n";
+    return 1;
+  }
+  WithColor::error(errs(), "clang-optiml") << R.message() << "\n";
+  for (size_t I = 1; I < R.Failures.size(); ++I)
+    WithColor::note(errs(), "clang-optiml") << R.Failures[I].str() << "\n";
+  errs() << "clang-optiml: nothing was written\n";
+  return 1;
+}
+
+int runApply(const CommandContext &Ctx) {
+  int Modes = (OutputFile.empty() ? 0 : 1) + (InPlace ? 1 : 0) +
+              (ShowDiff ? 1 : 0);
+  if (Modes > 1)
+    return reportError(createStringError(
+        inconvertibleErrorCode(), "-o, -i and --diff are mutually exclusive"));
+
+  auto Buf = MemoryBuffer::getFileOrSTDIN(EditFile, /*IsText=*/true);
+  if (!Buf)
+    return reportError(createStringError(Buf.getError(), "cannot read '%s': %s",
+                                         EditFile.c_str(),
+                                         Buf.getError().message().c_str()));
+  auto Edits = parseEdits((*Buf)->getBuffer());
+  if (!Edits)
+    return reportError(
+        createStringError(inconvertibleErrorCode(), "in '%s': %s",
+                          EditFile.c_str(),
+                          toString(Edits.takeError()).c_str()));
+
+  auto A = analyzeFile(InputFile, commonAnalyzeOptions(Ctx));
+  if (!A)
+    return reportError(A.takeError());
+  // The first edit's target is checked against the input's model now (later
+  // ones apply to text that does not exist yet). replace-function may also
+  // name a __device__ function, which the model does not list.
+  if (Error Err = validateTarget(Edits->front(), A->Model,
+                                 Edits->size() == 1 ? "edit" : "edits[0]")) {
+    if (Edits->front().Kind != "replace-function")
+      return reportError(std::move(Err));
+    consumeError(std::move(Err));
+  }
+
+  CheckOptions Opts;
+  Opts.AllowPrintf = AllowPrintf;
+  Opts.AllowMalloc = AllowMalloc;
+  Opts.AllowAsm = AllowAsm;
+  Opts.ExtraIncludes.assign(AllowInclude.begin(), AllowInclude.end());
+
+  auto Result = applyEdits(A->Path, A->Code, A->Config, *Edits, Opts);
+  if (!Result) {
+    int RC = 1;
+    handleAllErrors(
+        Result.takeError(),
+        [&](const EditRejected &R) { RC = reportRejection(R); },
+        [&](std::unique_ptr<ErrorInfoBase> EI) {
+          RC = reportError(Error(std::move(EI)));
+        });
+    return RC;
+  }
+
+  if (Json) {
+    outs() << "[";
+    for (size_t I = 0; I < Result->Steps.size(); ++I)
+      outs() << (I ? ",\n" : "\n") << appliedEditToJSON(Result->Steps[I]);
+    outs() << "\n]\n";
+  }
+  for (const AppliedEdit &S : Result->Steps) {
+    errs() << "applied: " << S.Summary;
+    if (S.ChangesPrecision)
+      errs() << " (may change floating-point results)";
+    errs() << "\n";
+  }
+  if (!Result->ExtraNvccFlags.empty()) {
+    errs() << "nvcc flags:";
+    for (const std::string &F : Result->ExtraNvccFlags)
+      errs() << " " << F;
+    errs() << "\n";
+  }
+
+  if (InPlace || (!OutputFile.empty() &&
+                  sys::fs::equivalent(OutputFile, A->Path))) {
+    if (Error Err = writeFileAtomically(A->Path, Result->NewCode))
+      return reportError(std::move(Err));
+    return 0;
+  }
+  if (!OutputFile.empty()) {
+    if (Error Err = writeFileAtomically(OutputFile, Result->NewCode))
+      return reportError(std::move(Err));
+    return 0;
+  }
+  if (Json)
+    return 0;
+  if (ShowDiff) {
+    outs() << Result->Diff;
+    return 0;
+  }
+  outs() << Result->NewCode;
+  return 0;
+}
+
+} // namespace tool
+} // namespace optiml

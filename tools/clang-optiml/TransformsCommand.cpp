@@ -1,0 +1,104 @@
+//===- TransformsCommand.cpp - clang-optiml transforms --------------------===//
+
+#include "Commands.h"
+#include "optiml/Edit/EditJSON.h"
+#include "optiml/Edit/Transform.h"
+#include "clang/Frontend/ASTUnit.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+namespace optiml {
+namespace tool {
+
+cl::SubCommand TransformsCommand(
+    "transforms",
+    "List the catalog edits that apply to each kernel, with their "
+    "parameters, a reason each applies and edits worth trying (-v: also why "
+    "the others do not apply).\n\n"
+    "  clang-optiml transforms saxpy.cu\n"
+    "  clang-optiml transforms solver.cu --kernel 'ns::step' --json\n"
+    "  clang-optiml transforms --schema > edit.schema.json\n");
+
+static cl::OptionCategory TransformsCategory("transforms options");
+
+static cl::opt<std::string> InputFile(cl::Positional, cl::desc("<file.cu>"),
+                                      cl::sub(TransformsCommand),
+                                      cl::cat(TransformsCategory));
+static cl::opt<std::string>
+    KernelName("kernel", cl::desc("Only this kernel (qualified name)"),
+               cl::value_desc("name"), cl::sub(TransformsCommand),
+               cl::cat(TransformsCategory));
+static cl::opt<bool> Json("json", cl::desc("Print JSON"),
+                          cl::sub(TransformsCommand),
+                          cl::cat(TransformsCategory));
+static cl::opt<bool> Schema(
+    "schema",
+    cl::desc("Print the JSON Schema of edits (docs/edit.schema.json) and exit"),
+    cl::sub(TransformsCommand), cl::cat(TransformsCategory));
+
+int runTransforms(const CommandContext &Ctx) {
+  if (Schema) {
+    outs() << editJSONSchema();
+    return 0;
+  }
+  if (InputFile.empty())
+    return reportError(createStringError(
+        inconvertibleErrorCode(),
+        "no input file; run 'clang-optiml transforms FILE.cu'"));
+  auto A = analyzeFile(InputFile, commonAnalyzeOptions(Ctx));
+  if (!A)
+    return reportError(A.takeError());
+  if (!KernelName.empty() && !A->Model.findKernel(KernelName)) {
+    std::string Names;
+    for (const KernelInfo &K : A->Model.Kernels)
+      Names += (Names.empty() ? "" : ", ") + ("'" + K.QualifiedName + "'");
+    return reportError(createStringError(
+        inconvertibleErrorCode(), "no kernel named '%s' in '%s' (kernels: %s)",
+        KernelName.c_str(), InputFile.c_str(),
+        Names.empty() ? "none" : Names.c_str()));
+  }
+  EditContext ECtx{A->Path, A->Code, A->Model, A->TU.AST->getASTContext(),
+                   A->Config};
+  std::vector<KernelCandidates> All;
+  for (const KernelInfo &K : A->Model.Kernels) {
+    if (!KernelName.empty() && K.QualifiedName != KernelName)
+      continue;
+    All.push_back({K.QualifiedName, listCandidates(ECtx, K)});
+  }
+  if (Json) {
+    outs() << candidatesToJSON(A->Path, All, verbose()) << "\n";
+    return 0;
+  }
+  if (All.empty()) {
+    outs() << InputFile << ": no CUDA kernels (__global__ functions) found\n";
+    return 0;
+  }
+  for (const KernelCandidates &K : All) {
+    outs() << "kernel " << K.Kernel << ":\n";
+    unsigned Shown = 0;
+    for (const Candidate &C : K.Candidates) {
+      if (!C.A.Applies)
+        continue;
+      ++Shown;
+      outs() << "  " << C.T->kind() << " " << C.Target << ": " << C.A.Reason
+             << "\n";
+      for (const ParamSpec &P : C.T->params())
+        outs() << "    param " << describeParam(P) << "\n";
+      for (const Edit &E : C.A.Suggestions)
+        outs() << "    try " << editToJSON(E) << "\n";
+    }
+    if (!Shown)
+      outs() << "  (no catalog edit applies; -v says why)\n";
+    if (!verbose())
+      continue;
+    for (const Candidate &C : K.Candidates)
+      if (!C.A.Applies)
+        outs() << "  not " << C.T->kind() << " " << C.Target << ": "
+               << C.A.Reason << "\n";
+  }
+  return 0;
+}
+
+} // namespace tool
+} // namespace optiml
