@@ -1,0 +1,545 @@
+//===- OptimizeCommand.cpp - clang-optiml optimize ------------------------===//
+//
+// Options, then the search library: the original is measured, edits are
+// searched under verification, the best verified variant is re-checked and
+// only then written.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "optiml/Eval/Builder.h"
+#include "optiml/Eval/Runner.h"
+#include "optiml/Report/Report.h"
+#include "optiml/Search/CatalogPolicy.h"
+#include "optiml/Search/EvalAdapter.h"
+#include "optiml/Search/Search.h"
+#include "optiml/Support/FileUtil.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/WithColor.h"
+#include <chrono>
+#include <ctime>
+
+using namespace llvm;
+
+namespace optiml {
+namespace tool {
+
+cl::SubCommand OptimizeCommand(
+    "optimize",
+    "Search for a faster, verified version of the kernels in a CUDA program: "
+    "edits are applied as checked rewrites, every candidate is compiled, "
+    "verified against the original on the GPU and timed; the best is "
+    "re-measured and only then written.\n\n"
+    "  clang-optiml optimize saxpy.cu -o saxpy.fast.cu --budget 60\n"
+    "  clang-optiml optimize k.cu --kernel transpose -i --time 10m "
+    "--report r.html\n"
+    "  clang-optiml optimize k.cu --dry-run     (any machine: the first "
+    "level of candidate edits)\n");
+
+static cl::OptionCategory OptimizeCategory("Optimize options");
+
+static cl::opt<std::string> InputFile(cl::Positional, cl::Required,
+                                      cl::desc("<file.cu>"),
+                                      cl::sub(OptimizeCommand),
+                                      cl::cat(OptimizeCategory));
+static cl::list<std::string>
+    Kernels("kernel",
+            cl::desc("Kernel to optimize (repeatable; default: every "
+                     "launched kernel)"),
+            cl::value_desc("name"), cl::sub(OptimizeCommand),
+            cl::cat(OptimizeCategory));
+static cl::opt<std::string> Output("o",
+                                   cl::desc("Write the best variant here"),
+                                   cl::value_desc("out.cu"),
+                                   cl::sub(OptimizeCommand),
+                                   cl::cat(OptimizeCategory));
+static cl::opt<bool> InPlace("i",
+                             cl::desc("Replace the input with the best "
+                                      "variant (atomically)"),
+                             cl::sub(OptimizeCommand),
+                             cl::cat(OptimizeCategory));
+static cl::opt<unsigned>
+    Budget("budget",
+           cl::desc("Candidate evaluations (default 30, or no limit with "
+                    "--time)"),
+           cl::value_desc("N"), cl::sub(OptimizeCommand),
+           cl::cat(OptimizeCategory));
+static cl::opt<std::string>
+    TimeLimit("time", cl::desc("Wall-clock limit: 90s, 10m, 1h30m"),
+              cl::value_desc("duration"), cl::sub(OptimizeCommand),
+              cl::cat(OptimizeCategory));
+static cl::opt<std::string>
+    PolicyName("policy", cl::desc("catalog (default), llm, or mixed"),
+               cl::init("catalog"), cl::sub(OptimizeCommand),
+               cl::cat(OptimizeCategory));
+static cl::opt<std::string>
+    StrategyName("strategy", cl::desc("mcts (default), greedy, beam, random"),
+                 cl::init("mcts"), cl::sub(OptimizeCommand),
+                 cl::cat(OptimizeCategory));
+static cl::opt<std::string>
+    BackupName("backup", cl::desc("MCTS backup: max (default) or mean"),
+               cl::init("max"), cl::sub(OptimizeCommand),
+               cl::cat(OptimizeCategory));
+static cl::opt<std::string>
+    RewardWeightsSpec("reward-weights",
+                      cl::desc("Reward weights, e.g. speedup=1,dram-bytes=0.2,"
+                               "bandwidth=0.1,sm-throughput=0.1,occupancy=0.1,"
+                               "proxy-cap=0.1,min=-1 (docs/optimize.md)"),
+                      cl::value_desc("list"), cl::sub(OptimizeCommand),
+                      cl::cat(OptimizeCategory));
+static cl::opt<std::string> ReportFile("report",
+                                       cl::desc("Write an HTML report here"),
+                                       cl::value_desc("report.html"),
+                                       cl::sub(OptimizeCommand),
+                                       cl::cat(OptimizeCategory));
+static cl::opt<std::string>
+    RunDirOpt("run-dir",
+              cl::desc("Journal, candidates and snapshots (default: "
+                       ".optiml/<name>-<time>)"),
+              cl::value_desc("dir"), cl::sub(OptimizeCommand),
+              cl::cat(OptimizeCategory));
+static cl::opt<bool> Resume("resume",
+                            cl::desc("Continue the search journaled in "
+                                     "--run-dir without re-evaluating "
+                                     "anything"),
+                            cl::sub(OptimizeCommand),
+                            cl::cat(OptimizeCategory));
+static cl::opt<bool>
+    DryRun("dry-run",
+           cl::desc("Show the first level of candidate edits, each applied, "
+                    "checked and compiled; needs no GPU"),
+           cl::sub(OptimizeCommand), cl::cat(OptimizeCategory));
+static cl::opt<bool>
+    NoCompile("no-compile",
+              cl::desc("With --dry-run: apply and check only, skip nvcc"),
+              cl::sub(OptimizeCommand), cl::cat(OptimizeCategory));
+static cl::opt<uint64_t> Seed("seed", cl::desc("Random seed (default 1)"),
+                              cl::init(1), cl::sub(OptimizeCommand),
+                              cl::cat(OptimizeCategory));
+static cl::list<std::string>
+    RunArgs("run-arg",
+            cl::desc("An argument for the program itself (repeatable)"),
+            cl::value_desc("arg"), cl::sub(OptimizeCommand),
+            cl::cat(OptimizeCategory));
+static cl::opt<unsigned> Replays("replays",
+                                 cl::desc("Timed replays per candidate "
+                                          "(default 20)"),
+                                 cl::init(20), cl::sub(OptimizeCommand),
+                                 cl::cat(OptimizeCategory));
+static cl::opt<double> RunTimeout("timeout",
+                                  cl::desc("Seconds one program run may take "
+                                           "(default 300)"),
+                                  cl::init(300), cl::sub(OptimizeCommand),
+                                  cl::cat(OptimizeCategory));
+
+/// "90s", "10m", "1h30m", "600" (seconds).
+static Expected<double> parseDuration(StringRef S) {
+  StringRef Rest = S.trim();
+  double Total = 0;
+  if (Rest.empty())
+    return createStringError("--time: empty duration");
+  while (!Rest.empty()) {
+    size_t Digits = Rest.find_first_not_of("0123456789.");
+    double V;
+    if (Digits == 0 || Rest.take_front(Digits).getAsDouble(V))
+      return createStringError(
+          "--time: cannot read '%s'; write e.g. 90s, 10m or 1h30m",
+          S.str().c_str());
+    Rest = Rest.drop_front(std::min(Digits, Rest.size()));
+    char Unit = Rest.empty() ? 's' : Rest.front();
+    Rest = Rest.drop_front(Rest.empty() ? 0 : 1);
+    switch (Unit) {
+    case 's':
+      Total += V;
+      break;
+    case 'm':
+      Total += V * 60;
+      break;
+    case 'h':
+      Total += V * 3600;
+      break;
+    default:
+      return createStringError(
+          "--time: unknown unit '%c' in '%s' (use s, m or h)", Unit,
+          S.str().c_str());
+    }
+  }
+  if (Total <= 0)
+    return createStringError("--time: the duration must be positive");
+  return Total;
+}
+
+static std::string findProbe(const char *Argv0) {
+  if (auto P = sys::Process::GetEnv("OPTIML_PROBE"); P && !P->empty())
+    return *P;
+  std::string Exe = sys::fs::getMainExecutable(
+      Argv0, reinterpret_cast<void *>(&findProbe));
+  if (Exe.empty())
+    return "";
+  SmallString<256> P(sys::path::parent_path(sys::path::parent_path(Exe)));
+  sys::path::append(P, "lib", "liboptiml-probe.so");
+  return std::string(P);
+}
+
+static std::string fmtDuration(double S) {
+  if (S < 0)
+    return "?";
+  unsigned T = unsigned(S + 0.5);
+  if (T >= 3600)
+    return formatv("{0}h{1:2}m", T / 3600, (T % 3600) / 60);
+  if (T >= 60)
+    return formatv("{0}m{1:2}s", T / 60, T % 60);
+  return formatv("{0}s", T);
+}
+
+static std::string commandLine() {
+  std::string S = "clang-optiml optimize " + InputFile;
+  for (const std::string &K : Kernels)
+    S += " --kernel " + K;
+  if (Budget.getNumOccurrences())
+    S += " --budget " + std::to_string(Budget);
+  if (!TimeLimit.empty())
+    S += " --time " + TimeLimit;
+  S += " --strategy " + StrategyName + " --policy " + PolicyName;
+  S += " --seed " + std::to_string(Seed);
+  return S;
+}
+
+static Error checkOptions() {
+  if (InPlace && !Output.empty())
+    return createStringError("-o and -i are exclusive: write the best "
+                             "variant to a new file or over the input, not "
+                             "both");
+  if (Resume && RunDirOpt.empty())
+    return createStringError("--resume needs --run-dir: the directory of the "
+                             "run to continue");
+  if (!parseStrategy(StrategyName))
+    return createStringError("unknown --strategy '%s' (expected mcts, "
+                             "greedy, beam or random)",
+                             StrategyName.c_str());
+  if (BackupName != "max" && BackupName != "mean")
+    return createStringError("unknown --backup '%s' (expected max or mean)",
+                             BackupName.c_str());
+  if (PolicyName != "catalog" && PolicyName != "llm" && PolicyName != "mixed")
+    return createStringError("unknown --policy '%s' (expected catalog, llm "
+                             "or mixed)",
+                             PolicyName.c_str());
+  if (PolicyName != "catalog")
+    return createStringError(
+        "--policy %s: the LLM policy is not connected to optimize yet; use "
+        "--policy catalog",
+        PolicyName.c_str());
+  if (Budget.getNumOccurrences() && Budget == 0)
+    return createStringError("--budget must be at least 1");
+  if (NoCompile && !DryRun)
+    return createStringError("--no-compile only applies to --dry-run");
+  return Error::success();
+}
+
+/// The kernels to optimize: --kernel names (checked), else every launched one.
+static Expected<std::vector<std::string>> targetNames(const KernelModel &M) {
+  std::vector<std::string> Names;
+  if (M.Kernels.empty())
+    return createStringError("'%s' has no CUDA kernels (__global__ "
+                             "functions) to optimize",
+                             InputFile.c_str());
+  for (const std::string &K : Kernels) {
+    const KernelInfo *Found = M.findKernel(K);
+    if (!Found)
+      for (const KernelInfo &KI : M.Kernels)
+        if (KI.Name == K)
+          Found = &KI;
+    if (!Found) {
+      std::vector<std::string> All;
+      for (const KernelInfo &KI : M.Kernels)
+        All.push_back(KI.QualifiedName);
+      return createStringError("no kernel named '%s' in '%s' (kernels: %s)",
+                               K.c_str(), InputFile.c_str(),
+                               join(All, ", ").c_str());
+    }
+    Names.push_back(Found->QualifiedName);
+  }
+  if (Names.empty())
+    for (const KernelInfo &KI : M.Kernels)
+      if (!KI.Launches.empty())
+        Names.push_back(KI.QualifiedName);
+  if (Names.empty())
+    return createStringError("no kernel in '%s' is launched in that file, so "
+                             "none can be measured; name one with --kernel",
+                             InputFile.c_str());
+  return Names;
+}
+
+static Expected<std::unique_ptr<Builder>>
+makeBuilder(const AnalyzeOptions &AO, const Toolchain &Tools,
+            const GpuQuery *Gpu) {
+  BuildOptions BO;
+  BO.CudaPath = Tools.CudaPath;
+  BO.GpuArch = Gpu && !Gpu->Gpus.empty() ? Gpu->Gpus.front().Arch
+               : !AO.Tools.GpuArch.empty() ? AO.Tools.GpuArch
+                                           : std::string("sm_90");
+  if (!AO.BuildDir.empty()) {
+    auto F = nvccFlagsFromCompileDatabase(AO.BuildDir, InputFile);
+    if (!F)
+      return F.takeError();
+    BO.Flags = F->Flags;
+    BO.WorkDir = F->Directory;
+  }
+  return Builder::create(BO);
+}
+
+static int runDry(const Analysis &A, ArrayRef<std::string> Targets,
+                  const AnalyzeOptions &AO) {
+  CatalogPolicy Pol(A.Path, A.Config);
+  RewriterApplier App(A.Path, A.Config);
+  PolicyContext Ctx;
+  Ctx.FileName = A.Path;
+  Ctx.Source = A.Code;
+  Ctx.Kernels = Targets;
+  auto Acts = Pol.propose(Ctx);
+  if (!Acts)
+    return reportError(Acts.takeError());
+  double Sum = 0;
+  for (const Action &Ac : *Acts)
+    Sum += Ac.Prior;
+  std::stable_sort(Acts->begin(), Acts->end(),
+                   [](const Action &L, const Action &R) {
+                     return L.Prior > R.Prior;
+                   });
+
+  std::unique_ptr<Builder> B;
+  std::string NoBuild;
+  if (!NoCompile) {
+    auto Tools = discoverToolchain(AO.Tools);
+    auto BB = Tools ? makeBuilder(AO, *Tools, nullptr)
+                    : Expected<std::unique_ptr<Builder>>(Tools.takeError());
+    if (BB)
+      B = std::move(*BB);
+    else
+      NoBuild = toString(BB.takeError());
+  } else {
+    NoBuild = "--no-compile";
+  }
+
+  outs() << InputFile << ": dry run: " << Acts->size()
+         << " candidate edit" << (Acts->size() == 1 ? "" : "s")
+         << " at the first level (kernels: " << join(Targets, ", ") << ")\n";
+  if (!NoBuild.empty())
+    outs() << "compile skipped: " << NoBuild << "\n";
+  // Apply and check each edit, then build the survivors in parallel.
+  std::vector<ApplyOutcome> Outs;
+  std::vector<BuildRequest> Reqs;
+  std::vector<int> ReqOf;
+  for (const Action &Ac : *Acts) {
+    Outs.push_back(App.apply(A.Code, Ac.E));
+    ReqOf.push_back(-1);
+    if (!B || !Outs.back().Applied)
+      continue;
+    ReqOf.back() = Reqs.size();
+    BuildRequest Req;
+    Req.SourcePath = A.Path;
+    Req.Source = Outs.back().NewCode;
+    Req.ExtraFlags = Outs.back().ExtraNvccFlags;
+    Reqs.push_back(std::move(Req));
+  }
+  std::vector<Expected<BuildResult>> Built;
+  if (B && !Reqs.empty())
+    Built = B->buildAll(Reqs);
+  unsigned Applied = 0, Compiled = 0;
+  for (size_t I = 0; I < Acts->size(); ++I) {
+    const Action &Ac = (*Acts)[I];
+    const ApplyOutcome &AO2 = Outs[I];
+    outs() << formatv("[{0}] {1}  (prior {2:F2})\n", I + 1,
+                      AO2.Summary.empty() ? editKey(Ac.E) : AO2.Summary,
+                      Sum > 0 ? Ac.Prior / Sum : 0);
+    if (!AO2.Applied) {
+      outs() << "    rejected: " << AO2.reason() << "\n";
+      continue;
+    }
+    ++Applied;
+    std::string Verdict = "applied, checks passed";
+    if (AO2.NewCode == A.Code && AO2.ExtraNvccFlags.empty())
+      Verdict += " (no change)";
+    if (AO2.ChangesPrecision)
+      Verdict += ", may change floating-point results";
+    if (!AO2.ExtraNvccFlags.empty())
+      Verdict += ", nvcc flags: " + join(AO2.ExtraNvccFlags, " ");
+    outs() << "    " << Verdict << "\n";
+    if (ReqOf[I] < 0)
+      continue;
+    auto &R = Built[ReqOf[I]];
+    if (!R) {
+      outs() << "    nvcc could not run: " << toString(R.takeError()) << "\n";
+      continue;
+    }
+    if (R->Succeeded) {
+      ++Compiled;
+      outs() << "    compiles with nvcc\n";
+    } else {
+      outs() << "    does not compile with nvcc: "
+             << lastLines(R->ErrorSummary, 3) << "\n";
+    }
+  }
+  outs() << formatv("{0} of {1} applied and checked", Applied, Acts->size());
+  if (B)
+    outs() << formatv(", {0} compiled", Compiled);
+  outs() << "; nothing was run or written (a CUDA GPU is needed to measure)\n";
+  return 0;
+}
+
+int runOptimize(const CommandContext &Ctx) {
+  if (Error E = checkOptions())
+    return reportError(std::move(E));
+  double Seconds = 0;
+  if (!TimeLimit.empty()) {
+    auto D = parseDuration(TimeLimit);
+    if (!D)
+      return reportError(D.takeError());
+    Seconds = *D;
+  }
+  RewardOptions RO;
+  if (!RewardWeightsSpec.empty())
+    if (Error E = parseRewardWeights(RewardWeightsSpec, RO.Weights))
+      return reportError(std::move(E));
+  if (!sys::fs::exists(InputFile))
+    return reportError(createStringError(
+        "cannot open '%s': No such file or directory", InputFile.c_str()));
+
+  // Say it before doing any work: measuring needs a GPU.
+  std::optional<GpuQuery> Gpu;
+  if (!DryRun) {
+    Gpu = queryGpus();
+    if (Gpu->Gpus.empty())
+      return reportError(createStringError(
+          "a CUDA GPU is needed to optimize '%s' (%s); run with --dry-run to "
+          "see the candidate edits on this machine",
+          InputFile.c_str(),
+          Gpu->Problem.empty() ? "no GPU found" : Gpu->Problem.c_str()));
+  }
+
+  AnalyzeOptions AO = commonAnalyzeOptions(Ctx);
+  auto A = analyzeFile(InputFile, AO);
+  if (!A)
+    return reportError(A.takeError());
+  auto Targets = targetNames(A->Model);
+  if (!Targets)
+    return reportError(Targets.takeError());
+  if (DryRun)
+    return runDry(*A, *Targets, AO);
+
+  auto Tools = discoverToolchain(AO.Tools);
+  if (!Tools)
+    return reportError(Tools.takeError());
+  auto B = makeBuilder(AO, *Tools, &*Gpu);
+  if (!B)
+    return reportError(B.takeError());
+
+  std::string RunDir = RunDirOpt;
+  if (RunDir.empty()) {
+    std::time_t Now = std::time(nullptr);
+    char Stamp[32];
+    std::strftime(Stamp, sizeof(Stamp), "%Y%m%d-%H%M%S",
+                  std::localtime(&Now));
+    RunDir = (Twine(".optiml/") + sys::path::stem(InputFile) + "-" + Stamp)
+                 .str();
+  }
+
+  GpuEvaluatorOptions GO;
+  GO.OriginalPath = A->Path;
+  GO.Model = &A->Model;
+  GO.Eval.Kernels = *Targets;
+  GO.Eval.Replays = Replays;
+  GO.Eval.Gpus = *Gpu;
+  GO.Eval.RunDir = RunDir + "/eval";
+  GO.Eval.KeepRunDir = true;
+  GO.Eval.Runner.ProbeLibrary = findProbe(Ctx.Argv0);
+  GO.Eval.Runner.CudaPath = Tools->CudaPath;
+  GO.Eval.Runner.ProgramArgs = RunArgs;
+  GO.Eval.Runner.TimeoutSeconds = RunTimeout;
+  GO.Eval.Runner.ComputeSanitizer = findComputeSanitizer(Tools->CudaPath);
+  if (verbose())
+    GO.Eval.Log = &errs();
+  GpuEvaluator Eval(**B, GO);
+
+  CatalogPolicy Pol(A->Path, A->Config);
+  RewriterApplier App(A->Path, A->Config);
+
+  SearchOptions SO;
+  SO.FileName = A->Path;
+  SO.Kernels = *Targets;
+  SO.Strat = *parseStrategy(StrategyName);
+  SO.Backup = BackupName == "mean" ? BackupMode::Mean : BackupMode::Max;
+  SO.Budget = Budget.getNumOccurrences() ? unsigned(Budget)
+              : Seconds > 0             ? 0u
+                                        : 30u;
+  SO.TimeLimitSeconds = Seconds;
+  SO.Seed = Seed;
+  SO.Reward = RO;
+  SO.RunDir = RunDir;
+  SO.Resume = Resume;
+  SO.Final.Sanitize = !GO.Eval.Runner.ComputeSanitizer.empty();
+
+  bool Tty = errs().is_displayed();
+  errs() << "clang-optiml: optimizing " << join(*Targets, ", ") << " in "
+         << InputFile << " (" << StrategyName << ", "
+         << (SO.Budget ? std::to_string(SO.Budget) + " evaluations"
+                       : std::string("no evaluation limit"))
+         << (Seconds > 0 ? ", " + fmtDuration(Seconds) : std::string())
+         << "); journal: " << RunDir << "/journal.jsonl\n";
+  SO.OnProgress = [&](const SearchProgress &P) {
+    if (!Tty)
+      return;
+    std::string Line =
+        formatv("[{0}/{1}] best {2:F2}x  eta {3}  {4}", P.Done,
+                P.Budget ? std::to_string(P.Budget) : std::string("-"),
+                P.BestSpeedup, fmtDuration(P.EtaSeconds), P.Current)
+            .str();
+    if (Line.size() > 100)
+      Line = Line.substr(0, 97) + "...";
+    errs() << "\r\x1b[K" << Line;
+    errs().flush();
+  };
+
+  auto R = runSearch(A->Code, SO, Pol, App, Eval);
+  if (Tty)
+    errs() << "\r\x1b[K";
+  if (!R)
+    return reportError(R.takeError());
+
+  ReportInfo Info{InputFile, commandLine(), StrategyName, PolicyName,
+                  Eval.describe()};
+  printSummary(outs(), *R, Info);
+  if (!ReportFile.empty()) {
+    if (Error E = writeFileAtomically(ReportFile, renderHtmlReport(*R, Info)))
+      return reportError(std::move(E));
+    outs() << "report: " << ReportFile << "\n";
+  }
+  if (!R->Improved)
+    return 0;
+
+  // Kept in the run directory whatever else happens.
+  if (Error E = writeFileAtomically(RunDir + "/best.cu", R->FinalSource))
+    return reportError(std::move(E));
+  if (Error E = writeFileAtomically(RunDir + "/best.diff", R->FinalDiff))
+    return reportError(std::move(E));
+  std::string Dest = InPlace ? InputFile.getValue() : Output.getValue();
+  if (!Dest.empty()) {
+    if (Error E = writeFileAtomically(Dest, R->FinalSource))
+      return reportError(std::move(E));
+    outs() << "wrote " << Dest << "\n";
+  } else {
+    outs() << "best variant: " << RunDir
+           << "/best.cu (pass -o FILE or -i to write it)\n";
+  }
+  if (!R->FinalFlags.empty())
+    outs() << "note: the best variant is built with extra nvcc flags: "
+           << join(R->FinalFlags, " ") << "\n";
+  return 0;
+}
+
+} // namespace tool
+} // namespace optiml
