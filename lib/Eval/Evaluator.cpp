@@ -776,11 +776,16 @@ Expected<EvalReport> evaluate(const EvalInput &In, Builder &B,
         CV.Detail += ":\n" + Tail;
     } else {
       judgeCandidate(*Ref->Probe, *Cand->Probe, Targets, In.Model, CV);
-      if (CV.Status == VerifyStatus::Verified &&
-          Cand->Process.ExitCode != Ref->Process.ExitCode) {
+      if (Cand->Process.ExitCode != Ref->Process.ExitCode &&
+          (CV.Status == VerifyStatus::Verified || CV.LaunchesCompared == 0 ||
+           !Cand->Probe->Errors.empty())) {
+        // A candidate that failed at run time: say how, with the probe's
+        // first error (e.g. an illegal address after the launch).
         CV.Status = VerifyStatus::Failed;
         CV.Detail = "the candidate " + Cand->Process.describe() +
                     ", the original " + Ref->Process.describe();
+        if (!Cand->Probe->Errors.empty())
+          CV.Detail += ": " + Cand->Probe->Errors.front();
       }
       if (StdoutStable) {
         CV.StdoutCompared = true;

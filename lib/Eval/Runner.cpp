@@ -205,6 +205,9 @@ SanitizerReport parseSanitizerOutput(StringRef Tool, StringRef Output) {
   SanitizerReport S;
   S.Tool = Tool.str();
   static const Regex Summary("ERROR SUMMARY: ([0-9]+) error");
+  // racecheck prints only "RACECHECK SUMMARY: N hazards displayed (E
+  // errors, W warnings)" in CUDA 13.
+  static const Regex RaceSummary("RACECHECK SUMMARY: .*\\(([0-9]+) error");
   SmallVector<StringRef, 2> M;
   SmallVector<StringRef, 64> Lines;
   Output.split(Lines, '\n', -1, /*KeepEmpty=*/false);
@@ -213,6 +216,14 @@ SanitizerReport parseSanitizerOutput(StringRef Tool, StringRef Output) {
       unsigned N = 0;
       M[1].getAsInteger(10, N);
       S.Errors = N;
+      continue;
+    }
+    if (RaceSummary.match(L, &M)) {
+      unsigned N = 0;
+      M[1].getAsInteger(10, N);
+      // An ERROR SUMMARY line, when present, has the last word.
+      if (!S.Errors)
+        S.Errors = N;
       continue;
     }
     if (!S.FirstError.empty() || !L.starts_with("========= "))

@@ -102,6 +102,16 @@ TEST(RunnerParsersTest, SanitizerOutput) {
                    "error, 0 warnings)\n========= ERROR SUMMARY: 1 error\n");
   EXPECT_EQ(*Race.Errors, 1u);
   EXPECT_NE(Race.FirstError.find("Race reported"), std::string::npos);
+  // CUDA 13's racecheck prints no ERROR SUMMARY (seen on the H200).
+  SanitizerReport RaceClean = parseSanitizerOutput(
+      "racecheck", "saxpy: PASS\n========= RACECHECK SUMMARY: 0 hazards "
+                   "displayed (0 errors, 0 warnings)\n");
+  EXPECT_TRUE(RaceClean.clean());
+  SanitizerReport RaceBad = parseSanitizerOutput(
+      "racecheck", "========= Error: Race reported between Write access at "
+                   "k+0x10\n========= RACECHECK SUMMARY: 2 hazards displayed "
+                   "(2 errors, 0 warnings)\n");
+  EXPECT_EQ(*RaceBad.Errors, 2u);
   SanitizerReport None = parseSanitizerOutput("memcheck", "it crashed\n");
   EXPECT_FALSE(None.Ran);
   EXPECT_FALSE(None.clean());
@@ -352,6 +362,24 @@ TEST_F(EvaluatorTest, CrashingCandidateIsContained) {
   // The next evaluation runs normally.
   EvalReport Next = eval(Orig);
   EXPECT_EQ(Next.Verify.Status, VerifyStatus::Deterministic);
+}
+
+TEST_F(EvaluatorTest, FailingCandidateNamesTheProbeError) {
+  std::string Orig = program("orig", good());
+  auto Bad = good();
+  ProbeResult &C = Bad[ProbeMode::Candidate];
+  C.Launches.clear();
+  C.Errors = {"scale launch 0: cuCtxSynchronize after the launch: "
+              "CUDA_ERROR_ILLEGAL_ADDRESS (700)"};
+  std::string Cand = program("cand", Bad, "candidate", "cp \"" +
+                                 D.file("cand") + "/$mode.json\" \"$out\"; exit 1");
+  EvalReport R = eval(Cand, Orig);
+  EXPECT_EQ(R.Verify.Status, VerifyStatus::Failed);
+  EXPECT_NE(R.Verify.Detail.find("exited with status 1, the original exited "
+                                 "with status 0: scale launch 0: "
+                                 "cuCtxSynchronize"),
+            std::string::npos)
+      << R.Verify.Detail;
 }
 
 TEST_F(EvaluatorTest, HangingCandidateIsKilled) {
