@@ -86,7 +86,12 @@ public:
     if (!Plan)
       return Plan.takeError();
     const MapPattern &P = Plan->Map;
-    std::string KernelText = Ctx.Code.str();
+    // Fresh names need only be new within the kernel.
+    std::string KernelText =
+        StringRef(Ctx.Code)
+            .slice(Plan->Kernel.Info->Range.Begin.Offset,
+                   Plan->Kernel.Info->Range.End.Offset)
+            .str();
     std::string Step = freshName(KernelText, "k");
     std::string Factor = std::to_string(*K);
 

@@ -105,8 +105,11 @@ public:
     const MapPattern &P = Plan.Map;
     const std::string &I = P.Indent;
     std::string Wd = std::to_string(W);
-    std::string Tid = freshName(Ctx.Code, "tid");
-    std::string V = freshName(Ctx.Code, "v");
+    // Fresh names need only be new within the kernel.
+    StringRef KText = StringRef(Ctx.Code).slice(
+        Plan.Kernel.Info->Range.Begin.Offset, Plan.Kernel.Info->Range.End.Offset);
+    std::string Tid = freshName(KText, "tid");
+    std::string V = freshName(KText, "v");
     std::string Stride = " += blockDim.x * gridDim.x";
     std::string N = parenthesize(P.BoundText);
     static const char Comp[] = {'x', 'y', 'z', 'w'};
@@ -115,7 +118,7 @@ public:
     std::vector<std::string> Aligned;
     for (auto &[Idx, U] : Plan.Arrays) {
       const ParmVarDecl *Param = U.Param;
-      VecName[Param] = freshName(Ctx.Code, Param->getName().str() + "_v");
+      VecName[Param] = freshName(KText, Param->getName().str() + "_v");
       VecType[Param] = U.Scalar + Wd;
       Aligned.push_back("reinterpret_cast<unsigned long long>(" +
                         Param->getNameAsString() + ") % " +

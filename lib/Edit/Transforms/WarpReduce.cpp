@@ -77,8 +77,11 @@ public:
       return Plan.takeError();
     const auto *Body = cast<CompoundStmt>(Plan->Kernel.Decl->getBody());
     const SourceManager &SM = Ctx.AST.getSourceManager();
-    std::string Acc = freshName(Ctx.Code, "warp_sum");
-    std::string Off = freshName(Ctx.Code, "off");
+    // Fresh names need only be new within the kernel.
+    StringRef KText = StringRef(Ctx.Code).slice(
+        Plan->Kernel.Info->Range.Begin.Offset, Plan->Kernel.Info->Range.End.Offset);
+    std::string Acc = freshName(KText, "warp_sum");
+    std::string Off = freshName(KText, "off");
     tooling::Replacements R;
     auto First = stmtSpan(Ctx, Body->body_front());
     std::string Indent = indentationAt(Ctx.Code, First->Begin.Offset);
