@@ -56,8 +56,6 @@ int main(int Argc, const char **Argv) {
     return runEval(Ctx);
   if (OptimizeCommand)
     return runOptimize(Ctx);
-  if (OptimizeCommand)
-    return runOptimize(Ctx);
 
   errs() << "clang-optiml: no subcommand given; run 'clang-optiml --help'\n";
   return 1;

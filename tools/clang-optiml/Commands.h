@@ -44,8 +44,6 @@ extern llvm::cl::SubCommand EvalCommand;
 int runEval(const CommandContext &Ctx);
 extern llvm::cl::SubCommand OptimizeCommand;
 int runOptimize(const CommandContext &Ctx);
-extern llvm::cl::SubCommand OptimizeCommand;
-int runOptimize(const CommandContext &Ctx);
 
 } // namespace tool
 } // namespace optiml
