@@ -38,9 +38,15 @@ int main(int Argc, const char **Argv) {
   if (!cl::ParseCommandLineOptions(
           ToolArgc, Argv,
           "clang-optiml: find faster, verified versions of CUDA kernels\n\n"
-          "  clang-optiml analyze FILE.cu       describe the kernels\n"
-          "  clang-optiml transforms FILE.cu    list the edits that apply\n"
-          "  clang-optiml apply FILE.cu --edit E.json   apply checked edits\n\n"
+          "  clang-optiml optimize FILE.cu -o OUT.cu   search for a faster, "
+          "verified variant\n"
+          "  clang-optiml analyze FILE.cu              describe the kernels\n"
+          "  clang-optiml transforms FILE.cu           list the edits that "
+          "apply\n"
+          "  clang-optiml apply FILE.cu --edit E.json  apply checked edits\n"
+          "  clang-optiml eval FILE.cu [--against ORIG.cu]\n"
+          "                                            build, run, verify and "
+          "profile\n\n"
           "Run 'clang-optiml <subcommand> --help' for a subcommand's "
           "options.\n",
           &errs()))
