@@ -37,7 +37,7 @@ void run(float *f, double *d, int n) {
 // DIFF-NEXT:      p[i] *= s;
 // DIFF-NEXT:  }
 // DIFF-NEXT:  void run(float *f, double *d, int n) {
-// INST: clang-optiml: error: replace-function scale rejected: {{.*}}: [type-checks] (host side) member reference base type 'float' is not a structure or union
+// INST: clang-optiml: error: replace-function scale rejected: {{.*}}: [type-checks] (host side) member reference base type 'float' is not a structure or union; note: in instantiation of function template specialization 'scale<float>' requested here
 // LIST:      template <typename T>
 // LIST-NEXT: __device__ __forceinline__ T twice(T v) { return v + v; }
 // LIST-EMPTY:
