@@ -23,7 +23,7 @@ stage=$build/stage/$name
 cmake -S "$root" -B "$build" -G Ninja \
   -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_COMPILER="${CC:-clang-22}" -DCMAKE_CXX_COMPILER="${CXX:-clang++-22}" \
-  -DOPTIML_LLVM_LINK=STATIC -DOPTIML_INCLUDE_TESTS=OFF -DCUDA_ROOT="$cuda" \
+  -DOPTIML_LLVM_LINK=STATIC -DOPTIML_INCLUDE_TESTS=OFF -DOPTIML_WITH_LLM=OFF -DCUDA_ROOT="$cuda" \
   -DCMAKE_CXX_FLAGS="-ffunction-sections -fdata-sections" \
   -DCMAKE_EXE_LINKER_FLAGS="-fuse-ld=lld -Wl,--gc-sections -Wl,--icf=all -Wl,-s" \
   -DCMAKE_SHARED_LINKER_FLAGS="-fuse-ld=lld -Wl,--gc-sections -Wl,-s" \

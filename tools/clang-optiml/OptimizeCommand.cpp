@@ -13,6 +13,14 @@
 #include "optiml/Search/CatalogPolicy.h"
 #include "optiml/Search/EvalAdapter.h"
 #include "optiml/Search/Search.h"
+#ifdef OPTIML_WITH_LLM
+#include "optiml/LLM/ChatClient.h"
+#include "optiml/LLM/LLMConfig.h"
+#include "optiml/LLM/Secrets.h"
+#include "optiml/Search/LLMPolicy.h"
+#include <cstdlib>
+#include <unistd.h>
+#endif
 #include "optiml/Support/FileUtil.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -73,9 +81,49 @@ static cl::opt<std::string>
               cl::value_desc("duration"), cl::sub(OptimizeCommand),
               cl::cat(OptimizeCategory));
 static cl::opt<std::string>
-    PolicyName("policy", cl::desc("catalog (default), llm, or mixed"),
-               cl::init("catalog"), cl::sub(OptimizeCommand),
+    PolicyName("policy",
+               cl::desc("catalog, llm, or mixed (default: mixed when an LLM "
+                        "is configured, else catalog)"),
+               cl::sub(OptimizeCommand), cl::cat(OptimizeCategory));
+static cl::opt<std::string>
+    LLMProvider("llm-provider",
+                cl::desc("openai, anthropic, vllm, sglang, llama.cpp, ollama"),
+                cl::value_desc("name"), cl::sub(OptimizeCommand),
+                cl::cat(OptimizeCategory));
+static cl::opt<std::string> LLMModel("llm-model",
+                                     cl::desc("The model, as the server "
+                                              "names it"),
+                                     cl::value_desc("name"),
+                                     cl::sub(OptimizeCommand),
+                                     cl::cat(OptimizeCategory));
+static cl::opt<std::string>
+    LLMBaseURL("llm-base-url",
+               cl::desc("The server, without the endpoint path "
+                        "(http://host:8000/v1)"),
+               cl::value_desc("url"), cl::sub(OptimizeCommand),
                cl::cat(OptimizeCategory));
+static cl::opt<bool> NoLLMCache("no-llm-cache",
+                                cl::desc("Do not read or write the LLM "
+                                         "response cache"),
+                                cl::sub(OptimizeCommand),
+                                cl::cat(OptimizeCategory));
+static cl::opt<uint64_t>
+    LLMTokenBudget("llm-token-budget",
+                   cl::desc("Tokens the LLM may spend (input + output); the "
+                            "search stops when they are spent"),
+                   cl::value_desc("N"), cl::sub(OptimizeCommand),
+                   cl::cat(OptimizeCategory));
+static cl::opt<unsigned> LLMProposals("llm-proposals",
+                                      cl::desc("Edits asked of the LLM per "
+                                               "expansion (default 4)"),
+                                      cl::value_desc("K"), cl::init(4),
+                                      cl::sub(OptimizeCommand),
+                                      cl::cat(OptimizeCategory));
+static cl::opt<bool> LLMRank("llm-rank",
+                             cl::desc("Let the LLM rank its proposals; the "
+                                      "ranking becomes the prior"),
+                             cl::sub(OptimizeCommand),
+                             cl::cat(OptimizeCategory));
 static cl::opt<std::string>
     StrategyName("strategy", cl::desc("mcts (default), greedy, beam, random"),
                  cl::init("mcts"), cl::sub(OptimizeCommand),
@@ -196,6 +244,9 @@ static std::string fmtDuration(double S) {
   return formatv("{0}s", T);
 }
 
+/// The policy in use: --policy, or the default it resolved to.
+static std::string ResolvedPolicy = "catalog";
+
 static std::string commandLine() {
   std::string S = "clang-optiml optimize " + InputFile;
   for (const std::string &K : Kernels)
@@ -204,7 +255,7 @@ static std::string commandLine() {
     S += " --budget " + std::to_string(Budget);
   if (!TimeLimit.empty())
     S += " --time " + TimeLimit;
-  S += " --strategy " + StrategyName + " --policy " + PolicyName;
+  S += " --strategy " + StrategyName + " --policy " + ResolvedPolicy;
   S += " --seed " + std::to_string(Seed);
   return S;
 }
@@ -224,15 +275,20 @@ static Error checkOptions() {
   if (BackupName != "max" && BackupName != "mean")
     return createStringError("unknown --backup '%s' (expected max or mean)",
                              BackupName.c_str());
-  if (PolicyName != "catalog" && PolicyName != "llm" && PolicyName != "mixed")
+  if (!PolicyName.empty() && PolicyName != "catalog" && PolicyName != "llm" &&
+      PolicyName != "mixed")
     return createStringError("unknown --policy '%s' (expected catalog, llm "
                              "or mixed)",
                              PolicyName.c_str());
-  if (PolicyName != "catalog")
+#ifndef OPTIML_WITH_LLM
+  if (PolicyName == "llm" || PolicyName == "mixed")
     return createStringError(
-        "--policy %s: the LLM policy is not connected to optimize yet; use "
-        "--policy catalog",
+        "--policy %s: this clang-optiml was built without LLM support "
+        "(OPTIML_WITH_LLM=OFF, as the GPU bundle is); use --policy catalog",
         PolicyName.c_str());
+#endif
+  if (LLMProposals < 1 || LLMProposals > 32)
+    return createStringError("--llm-proposals must be between 1 and 32");
   if (Budget.getNumOccurrences() && Budget == 0)
     return createStringError("--budget must be at least 1");
   if (NoCompile && !DryRun)
@@ -292,10 +348,153 @@ makeBuilder(const AnalyzeOptions &AO, const Toolchain &Tools,
   return Builder::create(BO);
 }
 
+/// The policy the search uses, and everything it needs kept alive.
+struct PolicySetup {
+  std::string Name = "catalog";
+  std::unique_ptr<CatalogPolicy> Catalog;
+  std::unique_ptr<RewriterApplier> Rewriter;
+  std::unique_ptr<MixedPolicy> Mixed;
+#ifdef OPTIML_WITH_LLM
+  std::unique_ptr<llm::ChatClient> Client;
+  std::unique_ptr<LLMPolicy> LLM;
+  std::unique_ptr<LLMCheckedApplier> Checked;
+#endif
+
+  Policy &policy() {
+    if (Mixed)
+      return *Mixed;
+#ifdef OPTIML_WITH_LLM
+    if (LLM)
+      return *LLM;
+#endif
+    return *Catalog;
+  }
+  EditApplier &applier() {
+#ifdef OPTIML_WITH_LLM
+    if (Checked)
+      return *Checked;
+#endif
+    return *Rewriter;
+  }
+  /// Why the search must stop for the policy's sake ("" when it need not).
+  std::string stopReason() const {
+#ifdef OPTIML_WITH_LLM
+    if (LLM && LLM->budgetStopped())
+      return LLM->budgetReason();
+#endif
+    return "";
+  }
+};
+
+#ifdef OPTIML_WITH_LLM
+static llm::LLMSettings explicitLLMSettings() {
+  llm::LLMSettings S;
+  if (!LLMModel.empty())
+    S.Model = LLMModel;
+  if (!LLMBaseURL.empty())
+    S.BaseURL = LLMBaseURL;
+  if (LLMTokenBudget.getNumOccurrences())
+    S.TokenBudget = LLMTokenBudget;
+  if (NoLLMCache)
+    S.NoCache = true;
+  return S;
+}
+
+/// Keys stay in this process: the programs and compilers it starts (which
+/// inherit its environment) never see them.
+static void dropSecretVariables() {
+  std::vector<std::string> Names;
+  for (char **E = environ; E && *E; ++E) {
+    StringRef Name = StringRef(*E).split('=').first;
+    if (llm::isSecretVariable(Name))
+      Names.push_back(Name.str());
+  }
+  for (const std::string &N : Names)
+    ::unsetenv(N.c_str());
+}
+#endif
+
+/// Picks the policy (--policy, else mixed when an LLM is configured) and
+/// builds it. An LLM policy without a usable configuration is an error.
+static Expected<std::unique_ptr<PolicySetup>>
+makePolicy(const Analysis &A, const CommandContext &Ctx,
+           const std::optional<GpuQuery> &Gpu) {
+  auto S = std::make_unique<PolicySetup>();
+  S->Catalog = std::make_unique<CatalogPolicy>(A.Path, A.Config);
+  S->Rewriter = std::make_unique<RewriterApplier>(A.Path, A.Config);
+  S->Name = PolicyName.empty() ? "catalog" : PolicyName.getValue();
+#ifdef OPTIML_WITH_LLM
+  llm::LLMSettings Explicit = explicitLLMSettings();
+  if (!LLMProvider.empty()) {
+    auto P = llm::parseProvider(LLMProvider);
+    if (!P)
+      return createStringError("--llm-provider: " + toString(P.takeError()));
+    Explicit.Prov = *P;
+  }
+  SmallString<256> Cwd;
+  sys::fs::current_path(Cwd);
+  if (PolicyName.empty()) {
+    llm::LLMSettings File;
+    if (auto Path = llm::findConfigFile(Cwd)) {
+      auto F = llm::loadConfigFile(*Path);
+      if (!F)
+        return F.takeError();
+      File = std::move(*F);
+    }
+    if (llm::isLLMConfigured(Explicit, File, llm::processEnvironment()))
+      S->Name = "mixed";
+  }
+  ResolvedPolicy = S->Name;
+  if (S->Name == "catalog")
+    return std::move(S);
+
+  auto Config = llm::loadLLMConfig(Explicit, Cwd);
+  if (!Config)
+    return createStringError("--policy " + S->Name + " needs an LLM: " +
+                             toString(Config.takeError()) +
+                             " (see docs/llm.md)");
+  dropSecretVariables();
+  auto Dir = llm::findPromptDirectory("", Ctx.Argv0,
+                                      reinterpret_cast<void *>(&makePolicy));
+  if (!Dir)
+    return Dir.takeError();
+  auto Prompts = llm::PromptLibrary::load(*Dir);
+  if (!Prompts)
+    return Prompts.takeError();
+  S->Client = std::make_unique<llm::ChatClient>(
+      std::move(*Config), std::shared_ptr<llm::HttpTransport>(
+                              llm::createCurlTransport()));
+  if (verbose())
+    S->Client->setLogger([](StringRef L) { errs() << "llm: " << L << "\n"; });
+  LLMPolicyOptions LO;
+  LO.NumProposals = LLMProposals;
+  LO.Rank = LLMRank;
+  if (Gpu && !Gpu->Gpus.empty())
+    LO.GPUDescription =
+        Gpu->Gpus.front().Name + " (" + Gpu->Gpus.front().Arch + ")";
+  S->LLM = std::make_unique<LLMPolicy>(A.Path, A.Config, *S->Client,
+                                       std::move(*Prompts), LO);
+  S->LLM->setLogger([](StringRef L) {
+    WithColor::warning(errs(), "clang-optiml") << L << "\n";
+  });
+  S->Checked = std::make_unique<LLMCheckedApplier>(*S->LLM, *S->Rewriter);
+  if (S->Name == "mixed") {
+    S->Mixed = std::make_unique<MixedPolicy>();
+    S->Mixed->add(*S->Catalog, 1.0);
+    S->Mixed->add(*S->LLM, 1.0);
+  }
+#else
+  (void)Ctx;
+  (void)Gpu;
+  ResolvedPolicy = S->Name;
+#endif
+  return std::move(S);
+}
+
 static int runDry(const Analysis &A, ArrayRef<std::string> Targets,
-                  const AnalyzeOptions &AO) {
-  CatalogPolicy Pol(A.Path, A.Config);
-  RewriterApplier App(A.Path, A.Config);
+                  const AnalyzeOptions &AO, PolicySetup &Setup) {
+  Policy &Pol = Setup.policy();
+  EditApplier &App = Setup.applier();
   PolicyContext Ctx;
   Ctx.FileName = A.Path;
   Ctx.Source = A.Code;
@@ -353,9 +552,13 @@ static int runDry(const Analysis &A, ArrayRef<std::string> Targets,
   for (size_t I = 0; I < Acts->size(); ++I) {
     const Action &Ac = (*Acts)[I];
     const ApplyOutcome &AO2 = Outs[I];
-    outs() << formatv("[{0}] {1}  (prior {2:F2})\n", I + 1,
+    outs() << formatv("[{0}] {1}{2}  (prior {3:F2})\n", I + 1,
+                      Setup.Name == "catalog" ? "" : Ac.Origin + ": ",
                       AO2.Summary.empty() ? editKey(Ac.E) : AO2.Summary,
                       Sum > 0 ? Ac.Prior / Sum : 0);
+    if (Ac.Origin == "llm" && !Ac.Rationale.empty() &&
+        !StringRef(Ac.Rationale).starts_with("refused: "))
+      outs() << "    why: " << Ac.Rationale << "\n";
     if (!AO2.Applied) {
       outs() << "    rejected: " << AO2.reason() << "\n";
       continue;
@@ -428,8 +631,11 @@ int runOptimize(const CommandContext &Ctx) {
   auto Targets = targetNames(A->Model);
   if (!Targets)
     return reportError(Targets.takeError());
+  auto Setup = makePolicy(*A, Ctx, Gpu);
+  if (!Setup)
+    return reportError(Setup.takeError());
   if (DryRun)
-    return runDry(*A, *Targets, AO);
+    return runDry(*A, *Targets, AO, **Setup);
 
   auto Tools = discoverToolchain(AO.Tools);
   if (!Tools)
@@ -465,9 +671,6 @@ int runOptimize(const CommandContext &Ctx) {
     GO.Eval.Log = &errs();
   GpuEvaluator Eval(**B, GO);
 
-  CatalogPolicy Pol(A->Path, A->Config);
-  RewriterApplier App(A->Path, A->Config);
-
   SearchOptions SO;
   SO.FileName = A->Path;
   SO.Kernels = *Targets;
@@ -485,7 +688,8 @@ int runOptimize(const CommandContext &Ctx) {
 
   bool Tty = errs().is_displayed();
   errs() << "clang-optiml: optimizing " << join(*Targets, ", ") << " in "
-         << InputFile << " (" << StrategyName << ", "
+         << InputFile << " (" << StrategyName << ", " << ResolvedPolicy
+         << " policy, "
          << (SO.Budget ? std::to_string(SO.Budget) + " evaluations"
                        : std::string("no evaluation limit"))
          << (Seconds > 0 ? ", " + fmtDuration(Seconds) : std::string())
@@ -504,13 +708,17 @@ int runOptimize(const CommandContext &Ctx) {
     errs().flush();
   };
 
-  auto R = runSearch(A->Code, SO, Pol, App, Eval);
+  PolicySetup &PS = **Setup;
+  SO.ShouldStop = [&PS] { return !PS.stopReason().empty(); };
+  auto R = runSearch(A->Code, SO, PS.policy(), PS.applier(), Eval);
   if (Tty)
     errs() << "\r\x1b[K";
   if (!R)
     return reportError(R.takeError());
+  if (R->StopReason == "stopped" && !PS.stopReason().empty())
+    R->StopReason = PS.stopReason();
 
-  ReportInfo Info{InputFile, commandLine(), StrategyName, PolicyName,
+  ReportInfo Info{InputFile, commandLine(), StrategyName, ResolvedPolicy,
                   Eval.describe()};
   printSummary(outs(), *R, Info);
   if (!ReportFile.empty()) {
