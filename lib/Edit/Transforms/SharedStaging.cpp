@@ -36,10 +36,15 @@ std::string cooperativeLoop(StringRef Var, StringRef Count, StringRef Body,
 }
 
 std::string tileLoopHead(StringRef Base, StringRef Begin, StringRef End,
-                         int64_t Tile) {
-  return ("for (int " + Base + " = " + Begin + "; " + Base + " < " + End +
-          "; " + Base + " += " + Twine(Tile) + ")")
+                         int64_t Tile, StringRef Type) {
+  return ("for (" + Type + " " + Base + " = " + Begin + "; " + Base + " < " +
+          End + "; " + Base + " += " + Twine(Tile) + ")")
       .str();
+}
+
+std::string guardedTileLoad(StringRef Slot, StringRef Cond, StringRef Load,
+                            StringRef Zero) {
+  return (Slot + " = " + Cond + " ? " + Load + " : " + Zero + ";").str();
 }
 
 } // namespace restructure

@@ -36,9 +36,16 @@ std::string cooperativeLoop(llvm::StringRef Var, llvm::StringRef Count,
                             llvm::StringRef Body, llvm::StringRef Indent);
 
 /// A tiled walk over [Begin, End) in steps of \p Tile: the loop header
-/// `for (int Base = Begin; Base < End; Base += Tile)`.
+/// `for (Type Base = Begin; Base < End; Base += Tile)`.
 std::string tileLoopHead(llvm::StringRef Base, llvm::StringRef Begin,
-                         llvm::StringRef End, int64_t Tile);
+                         llvm::StringRef End, int64_t Tile,
+                         llvm::StringRef Type = "int");
+
+/// One thread's element of a tile, zero-filled outside the data:
+/// `Slot = Cond ? Load : Zero;` (a thread whose element lies outside still
+/// stores, so every slot the compute phase reads is written).
+std::string guardedTileLoad(llvm::StringRef Slot, llvm::StringRef Cond,
+                            llvm::StringRef Load, llvm::StringRef Zero);
 
 } // namespace restructure
 } // namespace optiml

@@ -1,0 +1,648 @@
+//===- SharedTiling.cpp - Matmul-like kernels through shared tiles --------===//
+//
+// Pattern: the classic one-thread-per-output matrix product
+//   row = blockIdx.y * blockDim.y + threadIdx.y;
+//   col = blockIdx.x * blockDim.x + threadIdx.x;
+//   if (row < M && col < N) {          // or: if (row >= M || col >= N) return;
+//     acc = <uniform init>;
+//     for (k = 0; k < K; ++k)
+//       acc += A[f(row, k)] * B[g(k, col)];
+//     <statements that use acc>        // the store: C[...] = acc, alpha * acc
+//   }
+// where f depends on row, k and block-uniform values only, g on k, col and
+// block-uniform values only.
+//
+// Rewrite: the standard TILE x TILE tiled product. Every thread of a block
+// loads one element of an A tile (its row, column kTile + threadIdx.x) and
+// one of a B tile (row kTile + threadIdx.y, its column), zero-filled outside
+// the matrices; a barrier; the inner product over the tile; a barrier before
+// the next tile overwrites it. The bounds guard moves to the loads and the
+// store, so every thread reaches every barrier.
+//
+// Why it is exact: the thread (ty, kk) of a block has the same row as any
+// thread (ty, tx), so As[ty][kk] = A[f(row, kTile + kk)]; likewise
+// Bs[kk][tx] = B[g(kTile + kk, col)]. Per output the products are added in
+// the same order (k ascending); the zero-filled tail adds +0.0f, which leaves
+// any sum unchanged. Requires blockDim == (TILE, TILE, 1): every launch in
+// the file must provably use that block.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../CatalogInternal.h"
+#include "KernelPatterns.h"
+#include "SharedStaging.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/Stmt.h"
+#include "clang/Basic/SourceManager.h"
+#include "optiml/Frontend/ASTUtil.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include <array>
+
+using namespace clang;
+using namespace llvm;
+
+namespace optiml {
+namespace {
+
+using Dim3 = std::array<int64_t, 3>;
+
+/// The constant (x, y, z) of a launch's block argument: an integer, a
+/// `dim3(...)` of constants, or a local variable (never written after its
+/// initialization) holding one.
+std::optional<Dim3> constDim3(const EditContext &Ctx, const Expr *A,
+                              unsigned Depth = 0) {
+  if (!A || Depth > 4)
+    return std::nullopt;
+  while (true) {
+    A = A->IgnoreParenImpCasts();
+    if (const auto *M = dyn_cast<MaterializeTemporaryExpr>(A))
+      A = M->getSubExpr();
+    else if (const auto *B = dyn_cast<CXXBindTemporaryExpr>(A))
+      A = B->getSubExpr();
+    else if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(A))
+      A = FC->getSubExpr();
+    else
+      break;
+  }
+  if (const auto *VD = dyn_cast_or_null<VarDecl>(referencedDecl(A))) {
+    if (auto V = intValue(A, Ctx.AST))
+      return Dim3{*V, 1, 1};
+    const auto *Fn = dyn_cast<FunctionDecl>(VD->getDeclContext());
+    if (!VD->isLocalVarDecl() || !VD->hasInit() || !Fn || !Fn->getBody() ||
+        writtenVars(Fn->getBody()).contains(VD))
+      return std::nullopt;
+    return constDim3(Ctx, VD->getInit(), Depth + 1);
+  }
+  if (A->getType()->isIntegerType()) {
+    if (auto V = intValue(A, Ctx.AST))
+      return Dim3{*V, 1, 1};
+    return std::nullopt;
+  }
+  const auto *CE = dyn_cast<CXXConstructExpr>(A);
+  if (!CE || CE->getNumArgs() == 0 || CE->getNumArgs() > 3)
+    return std::nullopt;
+  // A copy: `dim3 b = block;`.
+  if (CE->getNumArgs() == 1 && CE->getArg(0)->getType()->isRecordType())
+    return constDim3(Ctx, CE->getArg(0), Depth + 1);
+  Dim3 D{1, 1, 1};
+  for (unsigned I = 0; I < CE->getNumArgs(); ++I) {
+    const Expr *Arg = CE->getArg(I);
+    if (isa<CXXDefaultArgExpr>(Arg))
+      continue;
+    auto V = intValue(Arg->IgnoreParenImpCasts(), Ctx.AST);
+    if (!V) {
+      // `int tile = 16; dim3 block(tile, tile);`
+      const auto *VD = dyn_cast_or_null<VarDecl>(referencedDecl(Arg));
+      const auto *Fn =
+          VD ? dyn_cast<FunctionDecl>(VD->getDeclContext()) : nullptr;
+      if (!VD || !VD->isLocalVarDecl() || !VD->hasInit() || !Fn ||
+          !Fn->getBody() || writtenVars(Fn->getBody()).contains(VD))
+        return std::nullopt;
+      V = intValue(VD->getInit(), Ctx.AST);
+      if (!V)
+        return std::nullopt;
+    }
+    D[I] = *V;
+  }
+  return D;
+}
+
+std::string dimText(const Dim3 &D) {
+  return std::to_string(D[0]) + "x" + std::to_string(D[1]) + "x" +
+         std::to_string(D[2]);
+}
+
+/// `V < Bound` or `Bound > V` (Less) / `V >= Bound` or `Bound <= V`
+/// (!Less): the bound.
+const Expr *boundOf(const Expr *C, const VarDecl *V, bool Less) {
+  const auto *B = dyn_cast<BinaryOperator>(C->IgnoreParenImpCasts());
+  if (!B)
+    return nullptr;
+  BinaryOperatorKind Op = B->getOpcode();
+  if (refersTo(B->getLHS(), V) &&
+      Op == (Less ? BO_LT : BO_GE))
+    return B->getRHS();
+  if (refersTo(B->getRHS(), V) && Op == (Less ? BO_GT : BO_LE))
+    return B->getLHS();
+  return nullptr;
+}
+
+/// Reads, calls, assignments or increments inside an index expression.
+bool hasLoadOrEffect(const Stmt *S) {
+  if (!S)
+    return false;
+  if (isa<ArraySubscriptExpr, CallExpr, MemberExpr, CXXMemberCallExpr>(S))
+    return true;
+  if (const auto *U = dyn_cast<UnaryOperator>(S))
+    if (U->getOpcode() == UO_Deref || U->isIncrementDecrementOp() ||
+        U->getOpcode() == UO_AddrOf)
+      return true;
+  if (const auto *B = dyn_cast<BinaryOperator>(S))
+    if (B->isAssignmentOp())
+      return true;
+  for (const Stmt *C : S->children())
+    if (hasLoadOrEffect(C))
+      return true;
+  return false;
+}
+
+void collectRefs(const Stmt *S, const ValueDecl *D,
+                 std::vector<const DeclRefExpr *> &Out) {
+  if (!S)
+    return;
+  if (const auto *DR = dyn_cast<DeclRefExpr>(S); DR && DR->getDecl() == D)
+    Out.push_back(DR);
+  for (const Stmt *C : S->children())
+    collectRefs(C, D, Out);
+}
+
+/// Every variable \p S names other than \p Allowed is the same for every
+/// thread of a block; else the first one that is not.
+std::string nonUniformRef(const Stmt *S, ArrayRef<const ValueDecl *> Allowed,
+                          const FunctionDecl *Kernel) {
+  if (!S)
+    return "";
+  if (const auto *DR = dyn_cast<DeclRefExpr>(S))
+    if (!is_contained(Allowed, DR->getDecl()) &&
+        !threadVariance(DR, Kernel).uniform())
+      return DR->getDecl()->getNameAsString();
+  for (const Stmt *C : S->children())
+    if (std::string N = nonUniformRef(C, Allowed, Kernel); !N.empty())
+      return N;
+  return "";
+}
+
+std::string typeName(QualType T, const ASTContext &AST) {
+  PrintingPolicy PP(AST.getLangOpts());
+  PP.SuppressTagKeyword = true;
+  return T.getUnqualifiedType().getAsString(PP);
+}
+
+std::string zeroOf(QualType T, StringRef Name) {
+  if (const auto *B = T->getAs<BuiltinType>()) {
+    if (B->getKind() == BuiltinType::Float)
+      return "0.0f";
+    if (B->getKind() == BuiltinType::Double)
+      return "0.0";
+  }
+  return Name.str() + "(0)";
+}
+
+struct Operand {
+  const ArraySubscriptExpr *Access = nullptr;
+  std::string ElemType, Zero;
+};
+
+struct MatmulPlan {
+  ResolvedKernel Kernel;
+  const VarDecl *Row = nullptr, *Col = nullptr, *K = nullptr;
+  std::string RowBound, ColBound, KBound; ///< texts, parenthesized
+  std::string StoreGuard;                 ///< `row < M && col < N`
+  const DeclStmt *AccDecl = nullptr;
+  const ForStmt *Loop = nullptr;
+  Operand A, B;
+  std::vector<const Stmt *> Post;
+  unsigned RegionBegin = 0, RegionEnd = 0;
+  std::string Indent;
+  Dim3 Block{0, 0, 0}; ///< the block every launch uses
+};
+
+class SharedTilingTransform : public Transform {
+public:
+  StringRef kind() const override { return "shared-tiling"; }
+  StringRef description() const override {
+    return "stage the A and B tiles of a matmul-like kernel in shared memory "
+           "(TILE x TILE blocks, zero-filled edges)";
+  }
+  TargetKind targetKind() const override { return TargetKind::Kernel; }
+  std::vector<ParamSpec> params() const override {
+    ParamSpec P;
+    P.Name = "tile";
+    P.Description = "the tile edge: 8, 16 or 32 (every launch's block must be "
+                    "dim3(tile, tile))";
+    P.Min = 8;
+    P.Max = 32;
+    return {P};
+  }
+
+  Applicability prepare(const EditContext &Ctx,
+                        StringRef Target) const override {
+    Edit E;
+    E.Kind = kind().str();
+    E.Target = Target.str();
+    Applicability A;
+    auto Plan = analyze(Ctx, E, std::nullopt);
+    if (!Plan) {
+      A.Reason = rejectionMessage(Plan.takeError());
+      return A;
+    }
+    A.Applies = true;
+    int64_t T = Plan->Block[0];
+    A.Reason = "matmul-like: '" + Plan->Kernel.Info->Name + "' accumulates '" +
+               exprText(Ctx, Plan->A.Access) + " * " +
+               exprText(Ctx, Plan->B.Access) + "' over '" +
+               Plan->K->getNameAsString() + "' and its launches use " +
+               std::to_string(T) + "x" + std::to_string(T) +
+               " blocks: both operands can be staged in " + std::to_string(T) +
+               "x" + std::to_string(T) + " shared tiles";
+    Edit S = E;
+    S.Params["tile"] = T;
+    A.Suggestions.push_back(S);
+    return A;
+  }
+
+  Expected<tooling::Replacements> apply(const EditContext &Ctx,
+                                        const Edit &E) const override {
+    std::optional<int64_t> Tile = E.getInt("tile");
+    if (Tile && *Tile != 8 && *Tile != 16 && *Tile != 32)
+      return reject(E, "params",
+                    "tile must be 8, 16 or 32 (got " + Twine(*Tile) + ")");
+    auto Plan = analyze(Ctx, E, Tile);
+    if (!Plan)
+      return Plan.takeError();
+    return rewrite(Ctx, E, *Plan);
+  }
+
+private:
+  Expected<MatmulPlan> analyze(const EditContext &Ctx, const Edit &E,
+                               std::optional<int64_t> Tile) const;
+  Expected<tooling::Replacements> rewrite(const EditContext &Ctx,
+                                          const Edit &E,
+                                          const MatmulPlan &P) const;
+};
+
+Expected<MatmulPlan>
+SharedTilingTransform::analyze(const EditContext &Ctx, const Edit &E,
+                               std::optional<int64_t> Tile) const {
+  auto K = resolveKernel(Ctx, E, E.Target);
+  if (!K)
+    return K.takeError();
+  MatmulPlan P;
+  P.Kernel = *K;
+  const FunctionDecl *FD = K->Decl;
+  std::string Name = "kernel '" + E.Target + "'";
+  auto NotApplicable = [&](const Twine &Why) {
+    return reject(E, "not-applicable", Name + ": " + Why);
+  };
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(FD->getBody());
+  if (!Body)
+    return NotApplicable("has no body");
+  if (K->Info->InMacro || containsMacro(Body))
+    return NotApplicable("its body is written with macros");
+  if (!K->Info->Shared.empty())
+    return NotApplicable("already uses shared memory");
+  if (!K->Info->Syncthreads.empty())
+    return NotApplicable("already synchronizes threads");
+
+  // The row and column indices, then the guard.
+  SmallVector<const Stmt *, 8> Stmts(Body->body_begin(), Body->body_end());
+  size_t At = 0;
+  for (; At < Stmts.size(); ++At) {
+    const auto *DS = dyn_cast<DeclStmt>(Stmts[At]);
+    const VarDecl *VD =
+        DS && DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl())
+                                 : nullptr;
+    auto Dim = VD && VD->hasInit() && VD->getType()->isIntegerType()
+                   ? linearIndexDim(VD->getInit())
+                   : std::nullopt;
+    if (Dim == 'y' && !P.Row)
+      P.Row = VD;
+    else if (Dim == 'x' && !P.Col)
+      P.Col = VD;
+    else
+      break;
+  }
+  if (!P.Row || !P.Col)
+    return NotApplicable(
+        "the body does not start with a row index 'row = blockIdx.y * "
+        "blockDim.y + threadIdx.y' and a column index 'col = blockIdx.x * "
+        "blockDim.x + threadIdx.x'");
+  DenseSet<const ValueDecl *> Written = writtenVars(Body);
+  for (const VarDecl *V : {P.Row, P.Col})
+    if (Written.contains(V))
+      return NotApplicable("the index '" + V->getName() + "' is written");
+  std::string RowN = P.Row->getNameAsString(), ColN = P.Col->getNameAsString();
+  std::string Expected = "'if (" + RowN + " < M && " + ColN + " < N)' or 'if (" +
+                         RowN + " >= M || " + ColN + " >= N) return;'";
+  const auto *If = At < Stmts.size() ? dyn_cast<IfStmt>(Stmts[At]) : nullptr;
+  if (!If || If->getElse() || If->getInit() || If->getConditionVariable())
+    return NotApplicable("the indices are not followed at once by the guard " +
+                         Expected);
+  const auto *Cond = dyn_cast<BinaryOperator>(If->getCond()->IgnoreParens());
+  std::string CondText = exprText(Ctx, If->getCond());
+  auto IsBareReturn = [](const Stmt *S) {
+    if (const auto *CS = dyn_cast<CompoundStmt>(S); CS && CS->size() == 1)
+      S = CS->body_front();
+    const auto *R = dyn_cast<ReturnStmt>(S);
+    return R && !R->getRetValue();
+  };
+  bool EarlyReturn = Cond && Cond->getOpcode() == BO_LOr;
+  if (!Cond || (Cond->getOpcode() != BO_LAnd && !EarlyReturn) ||
+      (EarlyReturn && !IsBareReturn(If->getThen())))
+    return NotApplicable("the guard 'if (" + CondText + ")' is not " +
+                         Expected);
+  const Expr *RowB = nullptr, *ColB = nullptr;
+  for (int Swap = 0; Swap < 2 && !(RowB && ColB); ++Swap) {
+    const Expr *L = Swap ? Cond->getRHS() : Cond->getLHS();
+    const Expr *R = Swap ? Cond->getLHS() : Cond->getRHS();
+    RowB = boundOf(L, P.Row, !EarlyReturn);
+    ColB = boundOf(R, P.Col, !EarlyReturn);
+  }
+  if (!RowB || !ColB)
+    return NotApplicable("the guard 'if (" + CondText + ")' is not " +
+                         Expected);
+  for (const Expr *Bd : {RowB, ColB})
+    if (!threadVariance(Bd, FD).uniform() || Bd->HasSideEffects(Ctx.AST))
+      return NotApplicable("the bound '" + exprText(Ctx, Bd) +
+                           "' is not the same for every thread");
+  P.RowBound = parenthesize(exprText(Ctx, RowB));
+  P.ColBound = parenthesize(exprText(Ctx, ColB));
+  P.StoreGuard = EarlyReturn ? RowN + " < " + P.RowBound + " && " + ColN +
+                                   " < " + P.ColBound
+                             : CondText;
+
+  // The guarded statements: the accumulator, the k loop, the rest.
+  std::vector<const Stmt *> Inner;
+  if (EarlyReturn) {
+    Inner.assign(Stmts.begin() + At + 1, Stmts.end());
+  } else {
+    if (At + 1 != Stmts.size())
+      return NotApplicable("the guard is not the last statement of the "
+                           "kernel");
+    if (const auto *CS = dyn_cast<CompoundStmt>(If->getThen()))
+      Inner.assign(CS->body_begin(), CS->body_end());
+    else
+      Inner.push_back(If->getThen());
+  }
+  const char *Shape = "the guarded code is not 'acc = <init>; for (k = 0; k < "
+                      "K; ++k) acc += A[...] * B[...]; <store>'";
+  if (Inner.size() < 3)
+    return NotApplicable(Shape);
+  P.AccDecl = dyn_cast<DeclStmt>(Inner[0]);
+  P.Loop = dyn_cast<ForStmt>(Inner[1]);
+  const VarDecl *Acc =
+      P.AccDecl && P.AccDecl->isSingleDecl()
+          ? dyn_cast<VarDecl>(P.AccDecl->getSingleDecl())
+          : nullptr;
+  if (!Acc || !P.Loop || !Acc->hasInit() || !Acc->isLocalVarDecl() ||
+      Acc->isStaticLocal() || !Acc->getType()->isArithmeticType())
+    return NotApplicable(Shape);
+  if (!threadVariance(Acc->getInit(), FD).uniform() ||
+      Acc->getInit()->HasSideEffects(Ctx.AST))
+    return NotApplicable("the accumulator '" + Acc->getName() +
+                         "' starts from a value that is not the same for "
+                         "every thread ('" +
+                         exprText(Ctx, Acc->getInit()) + "')");
+  P.Post.assign(Inner.begin() + 2, Inner.end());
+
+  // for (k = 0; k < K; ++k)
+  const ForStmt *L = P.Loop;
+  const auto *InitDS = dyn_cast_or_null<DeclStmt>(L->getInit());
+  P.K = InitDS && InitDS->isSingleDecl()
+            ? dyn_cast<VarDecl>(InitDS->getSingleDecl())
+            : nullptr;
+  std::string LoopShape = "the loop is not 'for (int k = 0; k < K; ++k)'";
+  if (!P.K || !P.K->hasInit() || !P.K->getType()->isIntegerType() ||
+      intValue(P.K->getInit(), Ctx.AST) != 0)
+    return NotApplicable(LoopShape);
+  const Expr *KB =
+      L->getCond() ? boundOf(L->getCond(), P.K, /*Less=*/true) : nullptr;
+  bool Step1 = false;
+  if (const Expr *Inc = L->getInc() ? L->getInc()->IgnoreParenImpCasts()
+                                    : nullptr) {
+    if (const auto *U = dyn_cast<UnaryOperator>(Inc))
+      Step1 = U->isIncrementOp() && refersTo(U->getSubExpr(), P.K);
+    else if (const auto *CA = dyn_cast<CompoundAssignOperator>(Inc))
+      Step1 = CA->getOpcode() == BO_AddAssign && refersTo(CA->getLHS(), P.K) &&
+              intValue(CA->getRHS(), Ctx.AST) == 1;
+  }
+  if (!KB || !Step1)
+    return NotApplicable(LoopShape);
+  if (!threadVariance(KB, FD).uniform() || KB->HasSideEffects(Ctx.AST))
+    return NotApplicable("the loop bound '" + exprText(Ctx, KB) +
+                         "' is not the same for every thread");
+  P.KBound = parenthesize(exprText(Ctx, KB));
+
+  // acc += A[f(row, k)] * B[g(k, col)];
+  const Stmt *LB = L->getBody();
+  if (const auto *CS = dyn_cast<CompoundStmt>(LB); CS && CS->size() == 1)
+    LB = CS->body_front();
+  const auto *Upd = dyn_cast<CompoundAssignOperator>(LB);
+  const auto *Mul =
+      Upd ? dyn_cast<BinaryOperator>(Upd->getRHS()->IgnoreParenImpCasts())
+          : nullptr;
+  if (!Upd || Upd->getOpcode() != BO_AddAssign || !refersTo(Upd->getLHS(), Acc) ||
+      !Mul || Mul->getOpcode() != BO_Mul)
+    return NotApplicable("the loop body is not '" + Acc->getName() +
+                         " += A[...] * B[...];' (found '" +
+                         StringRef(stmtText(Ctx, LB)).split('\n').first +
+                         "')");
+  for (const Expr *Side : {Mul->getLHS(), Mul->getRHS()}) {
+    const auto *Access =
+        dyn_cast<ArraySubscriptExpr>(Side->IgnoreParenImpCasts());
+    std::string Text = exprText(Ctx, Side);
+    if (!Access)
+      return NotApplicable("the factor '" + Text +
+                           "' is not an array element");
+    const Expr *Idx = Access->getIdx(), *Base = Access->getBase();
+    if (hasLoadOrEffect(Idx) || mentionsBuiltin(Idx) ||
+        !threadVariance(Base, FD).uniform() || hasLoadOrEffect(Base) ||
+        mentions(Access, Acc))
+      return NotApplicable("the factor '" + Text +
+                           "' is not a plain load at an index computed from "
+                           "the indices and values the same for every "
+                           "thread");
+    bool R = mentions(Idx, P.Row), C = mentions(Idx, P.Col);
+    if (!mentions(Idx, P.K) || R == C)
+      return NotApplicable("the factor '" + Text + "' does not depend on '" +
+                           P.K->getName() + "' and exactly one of '" + RowN +
+                           "', '" + ColN + "'");
+    const VarDecl *Own = R ? P.Row : P.Col;
+    if (std::string V = nonUniformRef(Idx, {Own, P.K}, FD); !V.empty())
+      return NotApplicable("the index of '" + Text + "' uses '" + V +
+                           "', which differs between threads");
+    Operand &O = R ? P.A : P.B;
+    if (O.Access)
+      return NotApplicable("both factors depend on '" +
+                           (R ? RowN : ColN) + "'");
+    O.Access = Access;
+    QualType T = Access->getType();
+    O.ElemType = typeName(T, Ctx.AST);
+    O.Zero = zeroOf(T, O.ElemType);
+  }
+  if (Written.contains(P.K) && writtenVars(LB).contains(P.K))
+    return NotApplicable("the loop body writes '" + P.K->getName() + "'");
+
+  // What follows the loop stays guarded; it must not need the barrier.
+  for (const Stmt *S : P.Post) {
+    if (callsFunction(S, "__syncthreads") || callsFunction(S, "__syncwarp") ||
+        callsFunction(S, "__shfl"))
+      return NotApplicable("the code after the loop synchronizes threads");
+    if (mentions(S, P.K))
+      return NotApplicable("the code after the loop uses '" + P.K->getName() +
+                           "'");
+  }
+  auto IfSpan = stmtSpan(Ctx, If);
+  auto LastSpan = stmtSpan(Ctx, Stmts.back());
+  if (!IfSpan || !LastSpan)
+    return NotApplicable("the guard has no place in the file");
+  P.RegionBegin = IfSpan->Begin.Offset;
+  P.RegionEnd = EarlyReturn ? LastSpan->End.Offset : IfSpan->End.Offset;
+  P.Indent = indentationAt(Ctx.Code, P.RegionBegin);
+
+  // Every launch must use a TILE x TILE block.
+  if (K->Info->Launches.empty())
+    return NotApplicable("it is never launched in this file, so its block "
+                         "cannot be shown to be TILE x TILE");
+  for (const LaunchSite &Site : K->Info->Launches) {
+    const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, Site);
+    std::optional<Dim3> D;
+    if (Call && Call->getConfig() && Call->getConfig()->getNumArgs() >= 2)
+      D = constDim3(Ctx, Call->getConfig()->getArg(1));
+    if (!D)
+      return NotApplicable("the block of " + Site.Id + " ('" + Site.Block +
+                           "') is not a constant; tiling needs TILE x TILE "
+                           "blocks");
+    int64_t Want = Tile.value_or((*D)[0]);
+    if ((*D)[0] != Want || (*D)[1] != Want || (*D)[2] != 1 ||
+        (Want != 8 && Want != 16 && Want != 32))
+      return NotApplicable(
+          "the block of " + Site.Id + " ('" + Site.Block + "') is " +
+          dimText(*D) + ", not " +
+          (Tile ? std::to_string(*Tile) + "x" + std::to_string(*Tile)
+                : std::string("8x8, 16x16 or 32x32")) +
+          "x1 (change it with launch-config first)");
+    if (!Tile)
+      Tile = Want;
+  }
+  P.Block = {*Tile, *Tile, 1};
+  return P;
+}
+
+Expected<tooling::Replacements>
+SharedTilingTransform::rewrite(const EditContext &Ctx, const Edit &E,
+                               const MatmulPlan &P) const {
+  using namespace restructure;
+  int64_t T = P.Block[0];
+  std::string TS = std::to_string(T);
+  StringRef Code = Ctx.Code;
+  const FunctionDecl *FD = P.Kernel.Decl;
+  std::string FnText = Code.slice(P.Kernel.Info->Range.Begin.Offset,
+                                  P.Kernel.Info->Range.End.Offset)
+                           .str();
+  std::string As = freshName(FnText, "As"), Bs = freshName(FnText, "Bs");
+  std::string Base = freshName(FnText, "kTile");
+  std::string ACol = freshName(FnText, "aCol"),
+              BRow = freshName(FnText, "bRow");
+  std::string KType = typeName(P.K->getType(), Ctx.AST);
+  const std::string &I = P.Indent;
+
+  auto Span = [&](const Stmt *S) { return stmtSpan(Ctx, S); };
+  // An expression's span, without the `;` a statement span takes.
+  auto ESpan = [&](const Expr *X) -> std::optional<SourceSpan> {
+    if (containsMacro(X))
+      return std::nullopt;
+    return fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
+                    X->getSourceRange());
+  };
+  // A load with k renamed.
+  auto LoadText = [&](const ArraySubscriptExpr *Access,
+                      StringRef NewK) -> std::optional<std::string> {
+    auto S = ESpan(Access);
+    if (!S)
+      return std::nullopt;
+    std::vector<const DeclRefExpr *> Refs;
+    collectRefs(Access, P.K, Refs);
+    std::vector<TextEdit> Edits;
+    for (const DeclRefExpr *R : Refs) {
+      auto RS = ESpan(R);
+      if (!RS)
+        return std::nullopt;
+      Edits.push_back({RS->Begin.Offset, RS->End.Offset - RS->Begin.Offset,
+                       NewK.str()});
+    }
+    return spliceText(Code, S->Begin.Offset, S->End.Offset, std::move(Edits));
+  };
+  auto ALoad = LoadText(P.A.Access, ACol);
+  auto BLoad = LoadText(P.B.Access, BRow);
+  auto LoopSpan = Span(P.Loop);
+  auto ASpan = ESpan(P.A.Access), BSpan = ESpan(P.B.Access);
+  auto KBSpan = ESpan(boundOf(P.Loop->getCond(), P.K, true));
+  auto AccSpan = Span(P.AccDecl);
+  if (!ALoad || !BLoad || !LoopSpan || !ASpan || !BSpan || !KBSpan ||
+      !AccSpan)
+    return reject(E, "internal", "kernel '" + E.Target +
+                                     "': a part of the loop has no place in "
+                                     "the file");
+  std::string RowN = P.Row->getNameAsString(), ColN = P.Col->getNameAsString();
+  std::string KN = P.K->getNameAsString();
+
+  // The inner loop: the original one over one tile, reading the tiles.
+  std::string InnerLoop = spliceText(
+      Code, LoopSpan->Begin.Offset, LoopSpan->End.Offset,
+      {{KBSpan->Begin.Offset, KBSpan->End.Offset - KBSpan->Begin.Offset, TS},
+       {ASpan->Begin.Offset, ASpan->End.Offset - ASpan->Begin.Offset,
+        As + "[threadIdx.y][" + KN + "]"},
+       {BSpan->Begin.Offset, BSpan->End.Offset - BSpan->Begin.Offset,
+        Bs + "[" + KN + "][threadIdx.x]"}});
+  int LoopDelta = int(I.size() + 2) -
+                  int(indentationAt(Code, LoopSpan->Begin.Offset).size());
+  InnerLoop = reindent(InnerLoop, LoopDelta);
+
+  std::string Out;
+  raw_string_ostream OS(Out);
+  OS << sharedTileDecl(P.A.ElemType, As, {T, T}) << "\n"
+     << I << sharedTileDecl(P.B.ElemType, Bs, {T, T}) << "\n"
+     << I << Code.slice(AccSpan->Begin.Offset, AccSpan->End.Offset) << "\n"
+     << I << tileLoopHead(Base, "0", P.KBound, T, KType) << " {\n"
+     << I << "  " << KType << " " << ACol << " = " << Base
+     << " + threadIdx.x;\n"
+     << I << "  " << KType << " " << BRow << " = " << Base
+     << " + threadIdx.y;\n"
+     << I << "  "
+     << guardedTileLoad(As + "[threadIdx.y][threadIdx.x]",
+                        RowN + " < " + P.RowBound + " && " + ACol + " < " +
+                            P.KBound,
+                        *ALoad, P.A.Zero)
+     << "\n"
+     << I << "  "
+     << guardedTileLoad(Bs + "[threadIdx.y][threadIdx.x]",
+                        BRow + " < " + P.KBound + " && " + ColN + " < " +
+                            P.ColBound,
+                        *BLoad, P.B.Zero)
+     << "\n"
+     << I << "  __syncthreads();\n"
+     << I << "  " << InnerLoop << "\n"
+     << I << "  __syncthreads();\n"
+     << I << "}\n";
+  // The rest stays behind the bounds guard.
+  auto First = Span(P.Post.front()), Last = Span(P.Post.back());
+  if (!First || !Last)
+    return reject(E, "internal", "kernel '" + E.Target +
+                                     "': the code after the loop has no "
+                                     "place in the file");
+  std::string Rest = Code.slice(First->Begin.Offset, Last->End.Offset).str();
+  int RestDelta = int(I.size() + 2) -
+                  int(indentationAt(Code, First->Begin.Offset).size());
+  OS << I << "if (" << P.StoreGuard << ") {\n"
+     << I << "  " << reindent(Rest, RestDelta) << "\n"
+     << I << "}";
+  (void)FD;
+  tooling::Replacements R;
+  SourceSpan Region{{0, 0, P.RegionBegin}, {0, 0, P.RegionEnd}};
+  if (Error Err = addReplacement(R, replaceSpan(Ctx, Region, Out), E))
+    return std::move(Err);
+  return R;
+}
+
+} // namespace
+
+std::unique_ptr<Transform> createSharedTilingTransform() {
+  return std::make_unique<SharedTilingTransform>();
+}
+
+} // namespace optiml

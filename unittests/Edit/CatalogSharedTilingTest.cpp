@@ -1,0 +1,315 @@
+#include "CatalogTesting.h"
+
+using namespace optiml;
+using namespace optiml::testing_catalog;
+
+namespace {
+
+const Transform &sharedTiling() {
+  static auto T = createSharedTilingTransform();
+  return *T;
+}
+
+TEST(CatalogSharedTilingTest, TilesClassicMatmul) {
+  std::string Src = R"(__global__ void matmul(const float *A, const float *B, float *C, int n) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < n && col < n) {
+    float sum = 0.0f;
+    for (int k = 0; k < n; ++k)
+      sum += A[row * n + k] * B[k * n + col];
+    C[row * n + col] = sum;
+  }
+}
+void run(const float *A, const float *B, float *C, int n) {
+  dim3 block(16, 16);
+  dim3 grid((n + 15) / 16, (n + 15) / 16);
+  matmul<<<grid, block>>>(A, B, C, n);
+}
+)";
+  Applicability A = prepareOn(sharedTiling(), Src, "matmul");
+  EXPECT_TRUE(A.Applies) << A.Reason;
+  ASSERT_EQ(A.Suggestions.size(), 1u);
+  EXPECT_EQ(A.Suggestions[0].getInt("tile"), 16);
+  EXPECT_EQ(applyTo(sharedTiling(), Src,
+                    makeEdit("shared-tiling", "matmul", {{"tile", int64_t(16)}})),
+            R"(__global__ void matmul(const float *A, const float *B, float *C, int n) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  __shared__ float As[16][16];
+  __shared__ float Bs[16][16];
+  float sum = 0.0f;
+  for (int kTile = 0; kTile < n; kTile += 16) {
+    int aCol = kTile + threadIdx.x;
+    int bRow = kTile + threadIdx.y;
+    As[threadIdx.y][threadIdx.x] = row < n && aCol < n ? A[row * n + aCol] : 0.0f;
+    Bs[threadIdx.y][threadIdx.x] = bRow < n && col < n ? B[bRow * n + col] : 0.0f;
+    __syncthreads();
+    for (int k = 0; k < 16; ++k)
+      sum += As[threadIdx.y][k] * Bs[k][threadIdx.x];
+    __syncthreads();
+  }
+  if (row < n && col < n) {
+    C[row * n + col] = sum;
+  }
+}
+void run(const float *A, const float *B, float *C, int n) {
+  dim3 block(16, 16);
+  dim3 grid((n + 15) / 16, (n + 15) / 16);
+  matmul<<<grid, block>>>(A, B, C, n);
+}
+)");
+}
+
+TEST(CatalogSharedTilingTest, SeparateDimsEarlyReturnAndAlpha) {
+  std::string Src = R"(__global__ void gemm(int m, int n, int k, float alpha, const double *X, int ldx,
+                     const double *Y, int ldy, double *Z) {
+  int c = threadIdx.x + blockDim.x * blockIdx.x;
+  int r = blockIdx.y * blockDim.y + threadIdx.y;
+  if (r >= m || c >= n) return;
+  double acc = 0;
+  for (int p = 0; p < k; p++) {
+    acc += X[(size_t)r * ldx + p] * Y[(size_t)p * ldy + c];
+  }
+  Z[(size_t)r * n + c] = alpha * acc;
+}
+void run(const double *X, const double *Y, double *Z) {
+  gemm<<<dim3(64, 64), dim3(8, 8)>>>(512, 512, 300, 2.0f, X, 300, Y, 512, Z);
+}
+)";
+  EXPECT_EQ(applyTo(sharedTiling(), Src, makeEdit("shared-tiling", "gemm")),
+            R"(__global__ void gemm(int m, int n, int k, float alpha, const double *X, int ldx,
+                     const double *Y, int ldy, double *Z) {
+  int c = threadIdx.x + blockDim.x * blockIdx.x;
+  int r = blockIdx.y * blockDim.y + threadIdx.y;
+  __shared__ double As[8][8];
+  __shared__ double Bs[8][8];
+  double acc = 0;
+  for (int kTile = 0; kTile < k; kTile += 8) {
+    int aCol = kTile + threadIdx.x;
+    int bRow = kTile + threadIdx.y;
+    As[threadIdx.y][threadIdx.x] = r < m && aCol < k ? X[(size_t)r * ldx + aCol] : 0.0;
+    Bs[threadIdx.y][threadIdx.x] = bRow < k && c < n ? Y[(size_t)bRow * ldy + c] : 0.0;
+    __syncthreads();
+    for (int p = 0; p < 8; p++) {
+      acc += As[threadIdx.y][p] * Bs[p][threadIdx.x];
+    }
+    __syncthreads();
+  }
+  if (r < m && c < n) {
+    Z[(size_t)r * n + c] = alpha * acc;
+  }
+}
+void run(const double *X, const double *Y, double *Z) {
+  gemm<<<dim3(64, 64), dim3(8, 8)>>>(512, 512, 300, 2.0f, X, 300, Y, 512, Z);
+}
+)");
+}
+
+TEST(CatalogSharedTilingTest, FreshNamesAndOperandOrder) {
+  // B written first in the product; names As/kTile already taken.
+  std::string Src = R"(__global__ void mm(const float *As, const float *B, float *C, int M, int N, int K) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (col < N && M > row) {
+    float kTile = 0.0f;
+    for (int k = 0; k < K; k += 1)
+      kTile += B[k * N + col] * As[row * K + k];
+    C[row * N + col] = kTile;
+  }
+}
+void run(const float *A, const float *B, float *C) {
+  const int t = 32;
+  dim3 threads(t, t);
+  mm<<<dim3(4, 4), threads>>>(A, B, C, 128, 128, 64);
+}
+)";
+  std::string Out = applyTo(sharedTiling(), Src,
+                            makeEdit("shared-tiling", "mm", {{"tile", int64_t(32)}}));
+  EXPECT_NE(Out.find("  __shared__ float As1[32][32];\n  __shared__ float Bs[32][32];\n"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("for (int kTile1 = 0; kTile1 < K; kTile1 += 32) {"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("As1[threadIdx.y][threadIdx.x] = row < M && aCol < K ? "
+                     "As[row * K + aCol] : 0.0f;"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("kTile += Bs[k][threadIdx.x] * As1[threadIdx.y][k];"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("  if (col < N && M > row) {\n    C[row * N + col] = kTile;\n  }"),
+            std::string::npos)
+      << Out;
+}
+
+TEST(CatalogSharedTilingTest, RefusesNearMisses) {
+  const char *Launch = "void run(const float *A, const float *B, float *C, int n) {\n"
+                       "  k<<<dim3(8, 8), dim3(16, 16)>>>(A, B, C, n);\n}\n";
+  struct Case {
+    std::string Src;
+    const char *Why;
+  } Cases[] = {
+      // The block is not square.
+      {R"(__global__ void k(const float *A, const float *B, float *C, int n) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < n && col < n) {
+    float s = 0;
+    for (int i = 0; i < n; ++i) s += A[row * n + i] * B[i * n + col];
+    C[row * n + col] = s;
+  }
+}
+void run(const float *A, const float *B, float *C, int n) {
+  k<<<dim3(8, 8), dim3(32, 8)>>>(A, B, C, n);
+}
+)",
+       "the block of k/launch0 ('dim3(32, 8)') is 32x8x1, not 8x8, 16x16 or "
+       "32x32x1"},
+      // A block that is not a constant.
+      {R"(__global__ void k(const float *A, const float *B, float *C, int n) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < n && col < n) {
+    float s = 0;
+    for (int i = 0; i < n; ++i) s += A[row * n + i] * B[i * n + col];
+    C[row * n + col] = s;
+  }
+}
+void run(const float *A, const float *B, float *C, int n, int t) {
+  k<<<dim3(8, 8), dim3(t, t)>>>(A, B, C, n);
+}
+)",
+       "is not a constant"},
+      // Not a product of loads.
+      {std::string(R"(__global__ void k(const float *A, const float *B, float *C, int n) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < n && col < n) {
+    float s = 0;
+    for (int i = 0; i < n; ++i) s += A[row * n + i] + B[i * n + col];
+    C[row * n + col] = s;
+  }
+}
+)") + Launch,
+       "the loop body is not 's += A[...] * B[...];'"},
+      // An operand indexed by both row and col.
+      {std::string(R"(__global__ void k(const float *A, const float *B, float *C, int n) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < n && col < n) {
+    float s = 0;
+    for (int i = 0; i < n; ++i) s += A[row * n + col + i] * B[i * n + col];
+    C[row * n + col] = s;
+  }
+}
+)") + Launch,
+       "does not depend on 'i' and exactly one of 'row', 'col'"},
+      // The loop does not start at 0.
+      {std::string(R"(__global__ void k(const float *A, const float *B, float *C, int n) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < n && col < n) {
+    float s = 0;
+    for (int i = 1; i < n; ++i) s += A[row * n + i] * B[i * n + col];
+    C[row * n + col] = s;
+  }
+}
+)") + Launch,
+       "the loop is not 'for (int k = 0; k < K; ++k)'"},
+      // The accumulator starts from a load.
+      {std::string(R"(__global__ void k(const float *A, const float *B, float *C, int n) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < n && col < n) {
+    float s = C[row * n + col];
+    for (int i = 0; i < n; ++i) s += A[row * n + i] * B[i * n + col];
+    C[row * n + col] = s;
+  }
+}
+)") + Launch,
+       "starts from a value that is not the same for every thread"},
+      // A guard on one index only.
+      {std::string(R"(__global__ void k(const float *A, const float *B, float *C, int n) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < n) {
+    float s = 0;
+    for (int i = 0; i < n; ++i) s += A[row * n + i] * B[i * n + col];
+    C[row * n + col] = s;
+  }
+}
+)") + Launch,
+       "the guard 'if (row < n)' is not"},
+      // Already synchronizes.
+      {std::string(R"(__global__ void k(const float *A, const float *B, float *C, int n) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < n && col < n) {
+    float s = 0;
+    for (int i = 0; i < n; ++i) s += A[row * n + i] * B[i * n + col];
+    __syncthreads();
+    C[row * n + col] = s;
+  }
+}
+)") + Launch,
+       "already synchronizes threads"},
+      // A one-dimensional kernel.
+      {std::string(R"(__global__ void k(const float *A, const float *B, float *C, int n) {
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (col < n) C[col] = A[col] * B[col];
+}
+)") + Launch,
+       "the body does not start with a row index"},
+      // Never launched.
+      {R"(__global__ void k(const float *A, const float *B, float *C, int n) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < n && col < n) {
+    float s = 0;
+    for (int i = 0; i < n; ++i) s += A[row * n + i] * B[i * n + col];
+    C[row * n + col] = s;
+  }
+}
+)",
+       "is never launched in this file"},
+  };
+  for (const Case &C : Cases) {
+    Applicability A = prepareOn(sharedTiling(), C.Src, "k");
+    EXPECT_FALSE(A.Applies) << C.Src;
+    EXPECT_NE(A.Reason.find(C.Why), std::string::npos)
+        << "reason: " << A.Reason << "\nexpected: " << C.Why;
+    std::string Out =
+        applyTo(sharedTiling(), C.Src, makeEdit("shared-tiling", "k"));
+    EXPECT_EQ(Out.rfind("error: ", 0), 0u) << Out;
+  }
+}
+
+TEST(CatalogSharedTilingTest, TileMustMatchTheLaunch) {
+  std::string Src = R"(__global__ void k(const float *A, const float *B, float *C, int n) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < n && col < n) {
+    float s = 0;
+    for (int i = 0; i < n; ++i) s += A[row * n + i] * B[i * n + col];
+    C[row * n + col] = s;
+  }
+}
+void run(const float *A, const float *B, float *C, int n) {
+  k<<<dim3(8, 8), dim3(16, 16)>>>(A, B, C, n);
+}
+)";
+  std::string Out = applyTo(sharedTiling(), Src,
+                            makeEdit("shared-tiling", "k", {{"tile", int64_t(32)}}));
+  EXPECT_NE(Out.find("is 16x16x1, not 32x32x1 (change it with launch-config "
+                     "first)"),
+            std::string::npos)
+      << Out;
+  Out = applyTo(sharedTiling(), Src,
+                makeEdit("shared-tiling", "k", {{"tile", int64_t(12)}}));
+  EXPECT_NE(Out.find("tile must be 8, 16 or 32 (got 12)"), std::string::npos)
+      << Out;
+}
+
+} // namespace
