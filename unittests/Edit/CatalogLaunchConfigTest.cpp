@@ -1,0 +1,181 @@
+#include "CatalogTesting.h"
+
+using namespace optiml;
+using namespace optiml::testing_catalog;
+
+namespace {
+
+const Transform &launchConfig() {
+  static auto T = createLaunchConfigTransform();
+  return *T;
+}
+
+const char *Scale = R"(__global__ void scale(float *x, float a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    x[i] = a * x[i];
+}
+)";
+
+TEST(CatalogLaunchConfigTest, RescalesCeilDivGrid) {
+  std::string Src = std::string(Scale) + R"(void run(float *x, int n) {
+  scale<<<(n + 255) / 256, 256>>>(x, 2.0f, n);
+  scale<<<(n + (128 - 1)) / 128, dim3(128)>>>(x, 3.0f, n);
+}
+)";
+  Applicability A = prepareOn(launchConfig(), Src, "scale/launch0");
+  EXPECT_TRUE(A.Applies) << A.Reason;
+  EXPECT_EQ(A.Suggestions.size(), 2u); // 128 and 512; 256 is the current
+  EXPECT_EQ(applyTo(launchConfig(), Src,
+                    makeEdit("launch-config", "scale/launch0",
+                             {{"block", int64_t(128)}})),
+            std::string(Scale) + R"(void run(float *x, int n) {
+  scale<<<(n + 127) / 128, 128>>>(x, 2.0f, n);
+  scale<<<(n + (128 - 1)) / 128, dim3(128)>>>(x, 3.0f, n);
+}
+)");
+  EXPECT_EQ(applyTo(launchConfig(), Src,
+                    makeEdit("launch-config", "scale/launch1",
+                             {{"block", int64_t(512)}})),
+            std::string(Scale) + R"(void run(float *x, int n) {
+  scale<<<(n + 255) / 256, 256>>>(x, 2.0f, n);
+  scale<<<(n + 511) / 512, dim3(512)>>>(x, 3.0f, n);
+}
+)");
+}
+
+TEST(CatalogLaunchConfigTest, Dim3VariablesOf2DLaunch) {
+  std::string Kernel = R"(__global__ void sgemm(int m, int n, int k, const float *A, const float *B, float *C) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < m && col < n) {
+    float sum = 0.f;
+    for (int p = 0; p < k; ++p) sum += A[row * k + p] * B[p * n + col];
+    C[row * n + col] = sum;
+  }
+}
+)";
+  std::string Src = Kernel + R"(void run(const float *A, const float *B, float *C, int M, int N, int K) {
+  dim3 threads(16, 16), blocks((N + 15) / 16, (M + 15) / 16);
+  sgemm<<<blocks, threads>>>(M, N, K, A, B, C);
+}
+)";
+  EXPECT_EQ(applyTo(launchConfig(), Src,
+                    makeEdit("launch-config", "sgemm/launch0",
+                             {{"block_x", int64_t(32)}, {"block_y", int64_t(8)}})),
+            Kernel + R"(void run(const float *A, const float *B, float *C, int M, int N, int K) {
+  dim3 threads(16, 16), blocks((N + 15) / 16, (M + 15) / 16);
+  sgemm<<<dim3((N + 31) / 32, (M + 7) / 8), dim3(32, 8)>>>(M, N, K, A, B, C);
+}
+)");
+}
+
+TEST(CatalogLaunchConfigTest, RefusesWhatItCannotShow) {
+  struct Case {
+    std::string Src;
+    std::map<std::string, ParamValue> Params;
+    const char *Why;
+  } Cases[] = {
+      // The kernel hard-codes the block size.
+      {R"(__global__ void k(float *x, int n) {
+  int i = blockIdx.x * 256 + threadIdx.x;
+  if (i < n) x[i] = 0;
+}
+void run(float *x, int n) { k<<<(n + 255) / 256, 256>>>(x, n); }
+)",
+       {{"block", int64_t(128)}},
+       "uses a thread or block coordinate outside a global index"},
+      // A fixed-size shared array indexed by threadIdx.
+      {R"(__global__ void k(float *x, int n) {
+  __shared__ float s[256];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  s[threadIdx.x] = i < n ? x[i] : 0;
+  if (i < n) x[i] = s[255 - threadIdx.x];
+}
+void run(float *x, int n) { k<<<(n + 255) / 256, 256>>>(x, n); }
+)",
+       {{"block", int64_t(512)}},
+       "uses the __shared__ array 's'"},
+      // __launch_bounds__ below the new block.
+      {R"(__global__ void __launch_bounds__(256) k(float *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = 0;
+}
+void run(float *x, int n) { k<<<(n + 255) / 256, 256>>>(x, n); }
+)",
+       {{"block", int64_t(512)}},
+       "declares __launch_bounds__(256), fewer than the 512 threads"},
+      // The grid is not sized from the block.
+      {R"(__global__ void k(float *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = 0;
+}
+void run(float *x, int n) { k<<<1024, 256>>>(x, n); }
+)",
+       {{"block", int64_t(128)}},
+       "the grid's x dimension ('1024') is not (E + 255) / 256 over the "
+       "block"},
+      // The grid covers a different size than the guard.
+      {R"(__global__ void k(float *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = 0;
+}
+void run(float *x, int n, int m) { k<<<(m + 255) / 256, 256>>>(x, n); }
+)",
+       {{"block", int64_t(128)}},
+       "is sized from 'm' but the kernel's x index is bounded by 'n' = 'n'"},
+      // No guard: the extra threads would write.
+      {R"(__global__ void k(float *x) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  x[i] = 0;
+}
+void run(float *x, int n) { k<<<(n + 255) / 256, 256>>>(x); }
+)",
+       {{"block", int64_t(128)}},
+       "guarded at once by a parameter bound"},
+      // The block variable is shared with another launch.
+      {R"(__global__ void k(float *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = 0;
+}
+void run(float *x, int n) {
+  int t = 256;
+  k<<<(n + 255) / 256, t>>>(x, n);
+  k<<<(n + 255) / 256, t>>>(x, n);
+}
+)",
+       {{"block", int64_t(128)}},
+       "the block variable 't' is used elsewhere in 'run'"},
+  };
+  for (const Case &C : Cases) {
+    // prepare() only leaves out suggestions above __launch_bounds__.
+    Applicability A = prepareOn(launchConfig(), C.Src, "k/launch0");
+    if (C.Src.find("__launch_bounds__") == std::string::npos)
+      EXPECT_FALSE(A.Applies) << C.Src;
+    else
+      for (const Edit &S : A.Suggestions)
+        EXPECT_LE(S.getInt("block").value_or(0), 256);
+    std::string Out = applyTo(launchConfig(), C.Src,
+                              makeEdit("launch-config", "k/launch0", C.Params));
+    EXPECT_EQ(Out.rfind("error: ", 0), 0u) << Out;
+    EXPECT_NE(Out.find(C.Why), std::string::npos)
+        << "got: " << Out << "\nexpected: " << C.Why;
+  }
+}
+
+TEST(CatalogLaunchConfigTest, ParamErrors) {
+  std::string Src = std::string(Scale) +
+                    "void run(float *x, int n) { scale<<<(n + 255) / 256, "
+                    "256>>>(x, 2.0f, n); }\n";
+  EXPECT_NE(applyTo(launchConfig(), Src,
+                    makeEdit("launch-config", "scale/launch0", {}))
+                .find("give block"),
+            std::string::npos);
+  EXPECT_NE(applyTo(launchConfig(), Src,
+                    makeEdit("launch-config", "scale/launch0",
+                             {{"block", int64_t(64)}, {"block_y", int64_t(2)}}))
+                .find("has no y dimension written out"),
+            std::string::npos);
+}
+
+} // namespace
