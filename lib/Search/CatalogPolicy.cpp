@@ -40,6 +40,12 @@ double catalogPrior(StringRef Kind, const KernelInfo &K, StringRef Bound,
                  .Case("warp-reduce", 0.5)
                  .Case("coarsen", 0.4)
                  .Case("compile-flags", 0.2)
+                 // Restructuring transforms apply only when their pattern
+                 // was recognized, which is itself strong evidence.
+                 .Case("transpose-through-shared", 0.5)
+                 .Case("warp-per-row", 0.5)
+                 .Case("privatize-atomics", 0.5)
+                 .Case("all-pairs-tiling", 0.5)
                  .Default(0.3);
   std::string Reason;
   auto Boost = [&](double F, StringRef R) {
@@ -49,8 +55,16 @@ double catalogPrior(StringRef Kind, const KernelInfo &K, StringRef Bound,
     Reason += R.str();
   };
   bool Uncoalesced = hasUncoalescedAccess(K);
-  if (Uncoalesced && (Kind == "shared-tiling"))
+  if (Uncoalesced && (Kind == "shared-tiling" ||
+                      Kind == "transpose-through-shared" ||
+                      Kind == "all-pairs-tiling"))
     Boost(3, "uncoalesced global accesses: stage through shared memory");
+  if (Kind == "warp-per-row" && (K.Class == KernelClass::Reduction ||
+                                 K.Class == KernelClass::MatmulLike))
+    Boost(3, "one thread per row walks the row alone: a warp per row "
+             "coalesces it");
+  if (Kind == "privatize-atomics" && !K.Atomics.empty())
+    Boost(3, "atomics into a small array: privatize per block");
   if (K.Class == KernelClass::MatmulLike && Kind == "shared-tiling")
     Boost(2, "matmul-like: tiles are reused");
   if (K.Class == KernelClass::Stencil && Kind == "shared-tiling")
