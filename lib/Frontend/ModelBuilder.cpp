@@ -1272,7 +1272,25 @@ KernelModel buildKernelModel(ASTContext &Ctx) {
                    });
   for (const Collector::Launch &L : Launches) {
     const FunctionDecl *Callee = L.Call->getDirectCallee();
-    auto It = Index.find(patternOf(Callee));
+    const FunctionDecl *Pattern = patternOf(Callee);
+    // In a template host function, `k<T><<<...>>>` names the kernel through
+    // an unresolved lookup: find the kernel template it can only mean.
+    const UnresolvedLookupExpr *Dependent = nullptr;
+    if (!Callee) {
+      Dependent = dyn_cast<UnresolvedLookupExpr>(
+          L.Call->getCallee()->IgnoreParenImpCasts());
+      if (Dependent)
+        for (const NamedDecl *D : Dependent->decls()) {
+          const NamedDecl *U = D->getUnderlyingDecl();
+          if (const auto *FT = dyn_cast<FunctionTemplateDecl>(U))
+            U = FT->getTemplatedDecl();
+          if (const auto *FD = dyn_cast<FunctionDecl>(U); FD && isKernel(FD)) {
+            Pattern = patternOf(FD);
+            break;
+          }
+        }
+    }
+    auto It = Index.find(Pattern);
     if (It == Index.end())
       continue;
     KernelInfo &K = M.Kernels[It->second];
@@ -1307,6 +1325,9 @@ KernelModel buildKernelModel(ASTContext &Ctx) {
     ConfigArg(3, S.Stream, nullptr);
     for (const Expr *A : L.Call->arguments())
       S.Args.push_back(sourceText(SM, LO, A->getSourceRange()));
+    if (Dependent)
+      for (const TemplateArgumentLoc &Arg : Dependent->template_arguments())
+        S.TemplateArgs.push_back(sourceText(SM, LO, Arg.getSourceRange()));
     if (Callee) {
       if (const TemplateArgumentList *TA =
               Callee->getTemplateSpecializationArgs()) {
@@ -1324,6 +1345,22 @@ KernelModel buildKernelModel(ASTContext &Ctx) {
       }
     }
     K.Launches.push_back(std::move(S));
+  }
+
+  // Instantiations launched from template host functions are only seen as
+  // specializations of the kernel template.
+  for (size_t I = 0; I < C.Kernels.size(); ++I) {
+    const FunctionTemplateDecl *FT =
+        C.Kernels[I]->getDescribedFunctionTemplate();
+    if (!FT)
+      continue;
+    KernelInfo &K = M.Kernels[I];
+    for (const FunctionDecl *Spec : FT->specializations()) {
+      std::string Inst = printName(Spec, /*WithTemplateArgs=*/true);
+      if (std::find(K.Instantiations.begin(), K.Instantiations.end(), Inst) ==
+          K.Instantiations.end())
+        K.Instantiations.push_back(Inst);
+    }
   }
   return M;
 }
