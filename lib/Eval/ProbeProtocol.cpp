@@ -257,18 +257,23 @@ json toJSON(const LaunchRecord &L) {
   json Metrics = json::object();
   for (const auto &[Name, V] : L.Metrics)
     Metrics[Name] = number(V);
-  return json{{"kernel", L.Kernel},
-              {"ordinal", L.Ordinal},
-              {"grid", {L.Grid[0], L.Grid[1], L.Grid[2]}},
-              {"block", {L.Block[0], L.Block[1], L.Block[2]}},
-              {"dynamicShared", L.DynamicShared},
-              {"registers", L.Registers},
-              {"staticShared", L.StaticShared},
-              {"localBytes", L.LocalBytes},
-              {"verified", L.Verified},
-              {"buffers", std::move(Buffers)},
-              {"timesMs", std::move(Times)},
-              {"metrics", std::move(Metrics)}};
+  json J{{"kernel", L.Kernel},
+         {"ordinal", L.Ordinal},
+         {"grid", {L.Grid[0], L.Grid[1], L.Grid[2]}},
+         {"block", {L.Block[0], L.Block[1], L.Block[2]}},
+         {"dynamicShared", L.DynamicShared},
+         {"registers", L.Registers},
+         {"staticShared", L.StaticShared},
+         {"localBytes", L.LocalBytes},
+         {"verified", L.Verified},
+         {"buffers", std::move(Buffers)},
+         {"timesMs", std::move(Times)},
+         {"metrics", std::move(Metrics)}};
+  if (!L.Replay.empty()) {
+    J["replay"] = L.Replay;
+    J["l2Cleaned"] = L.L2Cleaned;
+  }
+  return J;
 }
 
 LaunchRecord readLaunch(const json &J, const std::string &Where) {
@@ -294,6 +299,8 @@ LaunchRecord readLaunch(const json &J, const std::string &Where) {
     for (const auto &[Name, V] : object(*It, Where + ".metrics").items())
       L.Metrics[Name] = toDouble(V, Where + ".metrics." + Name);
   }
+  field(J, "replay", L.Replay, Where);
+  field(J, "l2Cleaned", L.L2Cleaned, Where);
   return L;
 }
 

@@ -16,7 +16,8 @@
 //             the output already held the answer;
 //  time       replays the launch with its inputs restored, timed with events
 //             (no activity tracing), then restores the outputs;
-//  metrics    range profiler around the launch.
+//  metrics    range profiler: the launch replayed once per pass from its
+//             pre-launch state, L2 cleaned before each pass.
 //
 // Everything runs inside the launch callbacks with driver calls only; the
 // tool's own calls re-enter the callbacks and are ignored through a
@@ -64,8 +65,7 @@ const std::vector<std::string> DefaultMetrics = {
     "sm__warps_active.avg.pct_of_peak_sustained_active",
 };
 
-constexpr size_t L2FlushBytes = 256ull << 20; // > 4x the H200's 60 MB L2
-constexpr unsigned char Poison = 0xff;        // NaN for floats, -1 for ints
+constexpr unsigned char Poison = 0xff; // NaN for floats, -1 for ints
 
 /// One device buffer reached through a pointer argument.
 struct Buffer {
@@ -95,6 +95,9 @@ struct Launch {
   std::vector<uint8_t> ArgBlob;
   std::vector<void *> Args;
   std::vector<Buffer> Buffers;
+  /// Metrics: the program's own launch is profiled with kernel replay (no
+  /// memory for a copy of the buffers to replay from).
+  bool ProfileInPlace = false;
   LaunchRecord Record;
 };
 
@@ -143,7 +146,8 @@ struct ProbeState {
   RangeProfiler Profiler;
   bool ProfilerTried = false;
   std::vector<CUevent> Events;
-  CUdeviceptr FlushBuffer = 0;
+  DeviceKernels Kernels;
+  bool CleanL2Failed = false; ///< said once in the errors
   bool Finalized = false;
   bool CountsChecked = false;
   std::map<std::string, std::string> NameCache; ///< mangled -> base
@@ -572,6 +576,23 @@ void verifyCandidate(Launch &L, std::string &Error) {
 }
 
 //===-------------------------------------------------------------------===//
+// L2
+//===-------------------------------------------------------------------===//
+
+/// Queues an L2 clean on the launch's stream. A failure is reported once,
+/// with what it costs (Consequence).
+bool cleanL2(Launch &L, const char *Consequence) {
+  ProbeState &S = state();
+  std::string Why = S.Kernels.cleanL2(L.Stream);
+  if (Why.empty())
+    return true;
+  if (!S.CleanL2Failed)
+    error("cannot clean L2 (" + Why + "): " + Consequence);
+  S.CleanL2Failed = true;
+  return false;
+}
+
+//===-------------------------------------------------------------------===//
 // Timing
 //===-------------------------------------------------------------------===//
 
@@ -584,18 +605,15 @@ void timeLaunch(Launch &L, std::string &Error) {
       return;
     S.Events.push_back(E);
   }
-  if (S.Config.FlushL2 && !S.FlushBuffer &&
-      !ok(cuMemAlloc(&S.FlushBuffer, L2FlushBytes), "cuMemAlloc", Error))
-    return;
   if (!snapshotTo(L, &Buffer::After, Error))
     return;
+  bool Flush = S.Config.FlushL2;
   for (unsigned R = 0; R < K; ++R) {
     if (!restoreFrom(L, &Buffer::Before, Error))
       return;
-    if (S.FlushBuffer &&
-        !ok(cuMemsetD32Async(S.FlushBuffer, R + 1, L2FlushBytes / 4, L.Stream),
-            "cuMemsetD32Async", Error))
-      return;
+    // After the restore: its copies leave the inputs in L2, dirty.
+    if (Flush && !cleanL2(L, "timed replays are not flushed"))
+      Flush = false;
     if (!ok(cuEventRecord(S.Events[2 * R], L.Stream), "cuEventRecord", Error) ||
         !ok(relaunch(L), "relaunch", Error) ||
         !ok(cuEventRecord(S.Events[2 * R + 1], L.Stream), "cuEventRecord",
@@ -614,6 +632,101 @@ void timeLaunch(Launch &L, std::string &Error) {
   // The program continues from exactly what its own launch produced.
   if (restoreFrom(L, &Buffer::After, Error))
     ok(cuStreamSynchronize(L.Stream), "cuStreamSynchronize", Error);
+}
+
+//===-------------------------------------------------------------------===//
+// Metrics
+//===-------------------------------------------------------------------===//
+
+const char *const DirtyL2 =
+    "DRAM bytes written may include write-backs of earlier work";
+
+/// Runs the profiler's passes as relaunches from the pre-launch state, each
+/// after an L2 clean (so the DRAM writes counted are the launch's own, as
+/// with ncu's cache control), then puts back what the program's own launch
+/// left. CUPTI's kernel replay would restore memory between its passes,
+/// leaving dirty lines that the next pass writes back.
+void profileLaunch(Launch &L, std::string &Error) {
+  ProbeState &S = state();
+  if (!snapshotTo(L, &Buffer::After, Error))
+    return;
+  RangeProfiler::Replay Mode = RangeProfiler::Replay::User;
+  std::string Why = S.Profiler.begin(Mode);
+  if (!Why.empty()) {
+    error(L.Kernel + " launch " + std::to_string(L.Record.Ordinal) +
+          ": user replay unavailable (" + Why + "): kernel replay, " +
+          DirtyL2);
+    Mode = RangeProfiler::Replay::Kernel;
+    Why = S.Profiler.begin(Mode);
+  }
+  L.Record.Replay = Mode == RangeProfiler::Replay::User ? "user" : "kernel";
+  bool Cleaned = true, Done = false;
+  // The profiler says when it has every pass; the bound only guards
+  // against one that never does.
+  size_t MaxPasses = S.Profiler.passes() + 2;
+  size_t Pass = 0;
+  for (; Why.empty() && !Done && Pass < MaxPasses; ++Pass) {
+    if (!restoreFrom(L, &Buffer::Before, Error))
+      break;
+    // After the restore, whose copies leave dirty lines; waited for, so
+    // the pass holds nothing but the launch.
+    Cleaned &= cleanL2(L, DirtyL2);
+    if (!ok(cuCtxSynchronize(), "cuCtxSynchronize", Error))
+      break;
+    if (Why = S.Profiler.startPass(); !Why.empty())
+      break;
+    bool Launched = ok(relaunch(L), "relaunch", Error) &&
+                    ok(cuCtxSynchronize(), "cuCtxSynchronize", Error);
+    Why = S.Profiler.endPass(Done);
+    if (!Launched)
+      break;
+    if (Mode == RangeProfiler::Replay::Kernel)
+      Done = true; // every pass ran inside the one launch
+  }
+  L.Record.L2Cleaned = Cleaned && Mode == RangeProfiler::Replay::User;
+  if (Why.empty() && Error.empty())
+    Why = Done ? S.Profiler.finish(L.Record.Metrics)
+               : "the range profiler did not complete its " +
+                     std::to_string(S.Profiler.passes()) + " passes in " +
+                     std::to_string(Pass) + " launches";
+  if (!Why.empty())
+    S.Result.MetricsUnavailable = Why;
+  // The program continues from exactly what its own launch produced.
+  std::string RestoreError;
+  if (restoreFrom(L, &Buffer::After, RestoreError))
+    ok(cuCtxSynchronize(), "cuCtxSynchronize", RestoreError);
+  if (Error.empty())
+    Error = RestoreError;
+}
+
+/// Enter side of a launch the profiler cannot replay from a copy (no
+/// memory for one): CUPTI's kernel replay profiles the program's own
+/// launch, with L2 cleaned before its first pass only.
+void profileInPlace(Launch &L, std::string &Error) {
+  ProbeState &S = state();
+  L.ProfileInPlace = true;
+  L.Record.Replay = "kernel";
+  cleanL2(L, DirtyL2);
+  if (!ok(cuCtxSynchronize(), "cuCtxSynchronize", Error))
+    return;
+  std::string Why = S.Profiler.begin(RangeProfiler::Replay::Kernel);
+  if (Why.empty())
+    Why = S.Profiler.startPass();
+  if (!Why.empty()) {
+    S.Result.MetricsUnavailable = Why;
+    L.ProfileInPlace = false; // nothing to stop
+  }
+}
+
+/// Exit side of profileInPlace.
+void finishInPlace(Launch &L) {
+  ProbeState &S = state();
+  bool Done = false;
+  std::string Why = S.Profiler.endPass(Done);
+  if (Why.empty())
+    Why = S.Profiler.finish(L.Record.Metrics);
+  if (!Why.empty())
+    S.Result.MetricsUnavailable = Why;
 }
 
 //===-------------------------------------------------------------------===//
@@ -741,9 +854,17 @@ void onLaunchEnter(CUpti_CallbackId Id, const CUpti_CallbackData *Data) {
     }
     if (!S.Profiler.ready())
       return;
-    if (std::string Why = S.Profiler.start(); !Why.empty()) {
-      S.Result.MetricsUnavailable = Why;
-      return;
+    // The passes replay the launch from this copy (profileLaunch).
+    if (ok(cuCtxSynchronize(), "cuCtxSynchronize", Error)) {
+      std::string CopyError;
+      if (!snapshotTo(*L, &Buffer::Before, CopyError)) {
+        error(L->Kernel + " launch " + std::to_string(Ordinal) + ": " +
+              CopyError + ": profiled with kernel replay, " + DirtyL2);
+        release(*L);
+        profileInPlace(*L, Error);
+        if (!L->ProfileInPlace && Error.empty())
+          return;
+      }
     }
     break;
   case Action::None:
@@ -783,8 +904,10 @@ void onLaunchExit(const CUpti_CallbackData *Data) {
   std::string Error;
   if (Returned != CUDA_SUCCESS) {
     Error = driverError("the launch itself failed", Returned);
-    if (L->What == Action::Profile)
-      S.Profiler.stop(L->Record.Metrics);
+    if (L->What == Action::Profile && L->ProfileInPlace) {
+      bool Done = false;
+      S.Profiler.endPass(Done);
+    }
   } else {
     switch (L->What) {
     case Action::Verify:
@@ -809,11 +932,15 @@ void onLaunchExit(const CUpti_CallbackData *Data) {
       if (ok(cuCtxSynchronize(), "cuCtxSynchronize after the launch", Error))
         timeLaunch(*L, Error);
       break;
-    case Action::Profile:
-      if (ok(cuCtxSynchronize(), "cuCtxSynchronize after the launch", Error))
-        if (std::string Why = S.Profiler.stop(L->Record.Metrics); !Why.empty())
-          S.Result.MetricsUnavailable = Why;
+    case Action::Profile: {
+      bool Synced =
+          ok(cuCtxSynchronize(), "cuCtxSynchronize after the launch", Error);
+      if (L->ProfileInPlace)
+        finishInPlace(*L); // stops the profiler, synchronized or not
+      else if (Synced)
+        profileLaunch(*L, Error);
       break;
+    }
     case Action::None:
       break;
     }
@@ -888,7 +1015,7 @@ void finalize(bool AtExit) {
   if (!AtExit) {
     S.Scratch.forget();
     S.Events.clear();
-    S.FlushBuffer = 0;
+    S.Kernels.forget();
   }
   writeResult();
   // At context teardown more may follow (a new context); exit is final.

@@ -87,18 +87,28 @@ private:
   std::map<std::string, long> Counts;
 };
 
-/// CUPTI's range profiler for one launch at a time (AutoRange with kernel
-/// replay, started just before the target launch and stopped after it).
+/// CUPTI's range profiler for one launch at a time (AutoRange: a range is
+/// one kernel launch between startPass() and endPass()).
 class RangeProfiler {
 public:
+  enum class Replay {
+    /// The caller launches once per pass, restoring the inputs between.
+    User,
+    /// The driver replays the launch inside it, once per pass.
+    Kernel,
+  };
   /// Sets up the host and device side for Metrics on Ctx. Returns "" or
   /// why profiling is unavailable; Rejected gets the metric names the
   /// chip does not know (they are dropped, the rest are collected).
   std::string setUp(CUcontext Ctx, const std::vector<std::string> &Metrics,
                     std::vector<std::string> &Rejected);
-  std::string start();
-  /// Stops, decodes and evaluates the launch's range.
-  std::string stop(std::map<std::string, double> &Values);
+  /// A fresh session for one launch.
+  std::string begin(Replay Mode);
+  std::string startPass();
+  /// AllPassesDone: every pass the metrics need has been collected.
+  std::string endPass(bool &AllPassesDone);
+  /// Decodes and evaluates the launch's range.
+  std::string finish(std::map<std::string, double> &Values);
   void tearDown();
   bool ready() const { return Ready; }
   size_t passes() const { return Passes; }
@@ -108,6 +118,34 @@ private:
   size_t Passes = 0;
   struct State;
   State *S = nullptr;
+};
+
+/// The probe's own kernels (ProbeKernels.cu, embedded as a fatbin), loaded
+/// into the program's context at first use.
+class DeviceKernels {
+public:
+  /// Queues on Stream a read of a zero-filled scratch buffer twice the
+  /// size of L2: afterwards L2 holds only clean lines of that buffer, so
+  /// the dirty lines of earlier work are written back now, not during the
+  /// next launch, and nothing of the program's buffers is cached. Returns
+  /// "" or why L2 cannot be cleaned (then nothing is queued).
+  std::string cleanL2(CUstream Stream);
+  /// Bytes read by one cleanL2 (0 before the first).
+  size_t scratchBytes() const { return ScratchBytes; }
+  /// The context is going away, and the module and scratch with it.
+  void forget() { *this = DeviceKernels(); }
+
+private:
+  std::string load(CUstream Stream);
+
+  bool Tried = false;
+  std::string LoadError;
+  CUcontext Ctx = nullptr;
+  CUmodule Module = nullptr;
+  CUfunction Touch = nullptr;
+  CUdeviceptr Scratch = 0;
+  size_t ScratchBytes = 0;
+  unsigned Blocks = 0;
 };
 
 } // namespace probe

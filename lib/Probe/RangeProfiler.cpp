@@ -1,10 +1,12 @@
 //===- RangeProfiler.cpp - CUPTI range profiler for one launch ------------===//
 //
 // Host side (cupti_profiler_host.h) builds a config image for the metrics;
-// target side (cupti_range_profiler.h) collects them with AutoRange and
-// kernel replay: the driver replays the launch once per pass, saving and
-// restoring its memory itself. Metric names are checked one by one first:
-// a single unknown name fails the whole config.
+// target side (cupti_range_profiler.h) collects them with AutoRange, one
+// range per launch. With user replay the probe launches once per pass
+// (and can clean L2 between passes); with kernel replay the driver replays
+// the launch inside it, saving and restoring memory itself, and nothing
+// can run between passes. Metric names are checked one by one first: a
+// single unknown name fails the whole config.
 //
 //===----------------------------------------------------------------------===//
 
@@ -164,8 +166,8 @@ std::string RangeProfiler::setUp(CUcontext Ctx,
   return "";
 }
 
-std::string RangeProfiler::start() {
-  // A fresh counter-data image per launch: one range, evaluated at stop().
+std::string RangeProfiler::begin(Replay Mode) {
+  // A fresh counter-data image per launch: one range, evaluated at finish().
   std::fill(S->CounterData.begin(), S->CounterData.end(), 0);
   auto DataInit =
       params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
@@ -183,7 +185,7 @@ std::string RangeProfiler::start() {
   Set.pCounterDataImage = S->CounterData.data();
   Set.counterDataImageSize = S->CounterData.size();
   Set.range = CUPTI_AutoRange;
-  Set.replayMode = CUPTI_KernelReplay;
+  Set.replayMode = Mode == Replay::User ? CUPTI_UserReplay : CUPTI_KernelReplay;
   Set.maxRangesPerPass = 1;
   Set.numNestingLevels = 1;
   Set.minNestingLevel = 1;
@@ -191,6 +193,10 @@ std::string RangeProfiler::start() {
   Set.targetNestingLevel = 1;
   OPTIML_CUPTI(cuptiRangeProfilerSetConfig(&Set),
                "cuptiRangeProfilerSetConfig");
+  return "";
+}
+
+std::string RangeProfiler::startPass() {
   auto Start = params<CUpti_RangeProfiler_Start_Params>(
       CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
   Start.pRangeProfilerObject = S->Profiler;
@@ -198,11 +204,16 @@ std::string RangeProfiler::start() {
   return "";
 }
 
-std::string RangeProfiler::stop(std::map<std::string, double> &Values) {
+std::string RangeProfiler::endPass(bool &AllPassesDone) {
   auto Stop = params<CUpti_RangeProfiler_Stop_Params>(
       CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
   Stop.pRangeProfilerObject = S->Profiler;
   OPTIML_CUPTI(cuptiRangeProfilerStop(&Stop), "cuptiRangeProfilerStop");
+  AllPassesDone = Stop.isAllPassSubmitted != 0;
+  return "";
+}
+
+std::string RangeProfiler::finish(std::map<std::string, double> &Values) {
   auto Decode = params<CUpti_RangeProfiler_DecodeData_Params>(
       CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
   Decode.pRangeProfilerObject = S->Profiler;

@@ -131,6 +131,8 @@ TEST(ProbeProtocolTest, ResultRoundTripKeepsNonFiniteErrors) {
   L.Buffers.push_back(Ok);
   L.TimesMs = {1.25, 1.5};
   L.Metrics["dram__bytes_read.sum"] = 1e9;
+  L.Replay = "user";
+  L.L2Cleaned = true;
   R.Launches.push_back(L);
   R.Errors.push_back("cuptiSubscribe failed");
   R.MetricsUnavailable = "profiling is not supported on this device";
@@ -162,6 +164,8 @@ TEST(ProbeProtocolTest, ResultRoundTripKeepsNonFiniteErrors) {
   EXPECT_FALSE(BL.Buffers[1].FirstDiffIndex);
   EXPECT_EQ(BL.TimesMs.size(), 2u);
   EXPECT_DOUBLE_EQ(BL.Metrics.at("dram__bytes_read.sum"), 1e9);
+  EXPECT_EQ(BL.Replay, "user");
+  EXPECT_TRUE(BL.L2Cleaned);
   EXPECT_EQ(Back->Errors.size(), 1u);
   EXPECT_EQ(Back->MetricsUnavailable, R.MetricsUnavailable);
 }
@@ -173,6 +177,8 @@ TEST(ProbeProtocolTest, MalformedResultsAreErrors) {
       R"({"launches": [{"buffers": [{"maxAbsErr": "big"}]}]})",
       R"({"launches": [{"metrics": {"m": true}}]})",
       R"({"launches": [{"timesMs": [1, null]}]})",
+      R"({"launches": [{"replay": 1}]})",
+      R"({"launches": [{"l2Cleaned": "yes"}]})",
       R"({"errors": "one"})",
   };
   for (const char *Text : Bad) {

@@ -73,6 +73,8 @@ struct ProbeConfig {
   /// first TimeLaunches launches of each target kernel).
   unsigned Replays = 20;
   unsigned TimeLaunches = 1;
+  /// Time mode: make L2 clean and cold (no line of the program's buffers,
+  /// no dirty line) before each replay.
   bool FlushL2 = false;
   std::vector<std::string> Metrics;
   /// Where the probe writes its ProbeResult.
@@ -119,6 +121,15 @@ struct LaunchRecord {
   std::vector<BufferCheck> Buffers;
   std::vector<double> TimesMs;               ///< Time mode: one per replay
   std::map<std::string, double> Metrics;     ///< Metrics mode
+  /// Metrics mode: how the profiler's passes were run. "user": the probe
+  /// replayed the launch once per pass from the pre-launch state, cleaning
+  /// L2 before each; "kernel": CUPTI replayed it inside the launch (used
+  /// when there is no memory for a copy of the buffers), L2 cleaned only
+  /// before the first pass.
+  std::string Replay;
+  /// Metrics mode: L2 held no dirty lines at the start of every profiled
+  /// pass (the DRAM bytes written are the launch's own).
+  bool L2Cleaned = false;
 };
 
 struct ProbeResult {
