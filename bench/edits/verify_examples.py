@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Checks, on a GPU node, that every catalog edit `transforms` suggests for a
+program still produces the original's results.
+
+For each program and each suggested edit (every suggestion of every
+applicable kind, or the first per kind with --first-only): `apply` writes the
+candidate, and `eval --against ORIGINAL` builds both, runs them under the
+probe and compares every verified launch of the target kernel. The result
+table (markdown) and one JSON line per edit go to --out.
+
+    python3 bench/edits/verify_examples.py --tool BUNDLE/bin/clang-optiml \
+        --out $OUT examples/saxpy.cu examples/transpose.cu
+
+Edits that declare a precision change are evaluated with --precision-changing
+(the tolerance the search would use). Timing is reported as eval measured
+it; with --jobs > 1 several evaluations share the GPU and the times are not
+comparable (verification is unaffected).
+"""
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def run(cmd, timeout=None):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def suggestions(tool, path, first_only):
+    rc, out, err = run([tool, "transforms", path, "--json"])
+    if rc != 0:
+        raise SystemExit(f"transforms failed on {path}: {err.strip()}")
+    d = json.loads(out)
+    for k in d["kernels"]:
+        for a in k["applicable"]:
+            sugg = a.get("suggestions", [])
+            if first_only:
+                sugg = sugg[:1]
+            for s in sugg:
+                yield k["kernel"], a["kind"], s, a.get("changes_precision", False)
+
+
+def check(tool, path, kernel, edit, precision, work, args):
+    tag = f"{os.path.basename(path)[:-3]}-{edit['kind']}-{abs(hash(json.dumps(edit, sort_keys=True))) % 10**8}"
+    ej = os.path.join(work, tag + ".json")
+    cu = os.path.join(work, tag + ".cu")
+    with open(ej, "w") as f:
+        json.dump(edit, f)
+    row = {"program": path, "kernel": kernel, "edit": edit}
+    rc, out, err = run([tool, "apply", path, "--edit", ej, "--json", "-o", cu])
+    if rc != 0:
+        row.update(status="apply-failed", detail=err.strip().splitlines()[-1:])
+        return row
+    applied = json.loads(out[: out.rindex("]") + 1])
+    flags = []
+    for a in applied:
+        flags += a.get("nvcc_flags", [])
+        precision = precision or a.get("changes_precision", False)
+    cmd = [tool, "eval", cu, "--against", path, "--kernel", kernel, "--json",
+           "--no-metrics", "--timeout", str(args.timeout),
+           "--cache-dir", os.path.join(work, "cache")]
+    if not args.sanitize:
+        cmd.append("--no-sanitize")
+    if precision:
+        cmd.append("--precision-changing")
+    for fl in flags:
+        cmd.append("--nvcc-arg=" + fl)
+    t = time.time()
+    try:
+        rc, out, err = run(cmd, timeout=args.timeout * 30)
+    except subprocess.TimeoutExpired:
+        row.update(status="eval-timeout")
+        return row
+    row["eval_seconds"] = round(time.time() - t, 1)
+    try:
+        rep = json.loads(out)
+    except json.JSONDecodeError:
+        row.update(status="eval-error", detail=(err or out).strip()[-300:])
+        return row
+    v = rep.get("verify", {})
+    row["status"] = v.get("status", "?")
+    row["detail"] = v.get("detail", "")
+    times = [k.get("time", {}).get("median_ms") for k in rep.get("kernels", [])]
+    row["median_ms"] = times[0] if times else None
+    san = [f"{s.get('tool')}: {'clean' if s.get('clean') else s.get('first_error', '')}"
+           for s in rep.get("sanitizers", [])]
+    if san:
+        row["sanitizers"] = san
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tool", required=True, help="clang-optiml binary")
+    ap.add_argument("--out", default=os.environ.get("OUT", "verify-out"))
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--timeout", type=int, default=30, help="per program run, s")
+    ap.add_argument("--first-only", action="store_true")
+    ap.add_argument("--sanitize", action="store_true",
+                    help="also run memcheck and racecheck on every candidate")
+    ap.add_argument("--deadline", type=float, default=0,
+                    help="start no evaluation after this many seconds")
+    ap.add_argument("programs", nargs="+")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="verify-edits-")
+    began = time.time()
+    todo = [(p, *s) for p in args.programs
+            for s in suggestions(args.tool, p, args.first_only)]
+    print(f"{len(todo)} edits to check", flush=True)
+    rows = []
+    log = open(os.path.join(args.out, "verify-edits.jsonl"), "w")
+
+    def one(item):
+        path, kernel, kind, edit, prec = item
+        if args.deadline and time.time() - began > args.deadline:
+            return {"program": path, "kernel": kernel, "edit": edit,
+                    "status": "not-run (deadline)"}
+        return check(args.tool, path, kernel, edit, prec, work, args)
+
+    with cf.ThreadPoolExecutor(args.jobs) as ex:
+        for row in ex.map(one, todo):
+            rows.append(row)
+            log.write(json.dumps(row) + "\n")
+            log.flush()
+            print(f"{os.path.basename(row['program'])} {row['edit']['kind']} "
+                  f"{json.dumps(row['edit'].get('params', {}))}: {row['status']} "
+                  f"{row.get('detail') or ''}", flush=True)
+    with open(os.path.join(args.out, "verify-edits.md"), "w") as f:
+        f.write("| program | kernel | edit | params | result | eval ms | detail |\n")
+        f.write("| --- | --- | --- | --- | --- | --- | --- |\n")
+        for r in rows:
+            det = r.get("detail") or ""
+            if isinstance(det, list):
+                det = " ".join(det)
+            f.write(f"| {os.path.basename(r['program'])} | {r['kernel']} | "
+                    f"{r['edit']['kind']} | `{json.dumps(r['edit'].get('params', {}))}` | "
+                    f"{r['status']} | {r.get('median_ms') or ''} | {det.replace('|', '/')[:120]} |\n")
+    bad = [r for r in rows if r["status"] not in ("verified",)]
+    print(f"{len(rows) - len(bad)} verified, {len(bad)} not verified")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
