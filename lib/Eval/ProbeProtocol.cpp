@@ -269,6 +269,8 @@ json toJSON(const LaunchRecord &L) {
          {"buffers", std::move(Buffers)},
          {"timesMs", std::move(Times)},
          {"metrics", std::move(Metrics)}};
+  if (!L.ComparedOn.empty())
+    J["comparedOn"] = L.ComparedOn;
   if (!L.Replay.empty()) {
     J["replay"] = L.Replay;
     J["l2Cleaned"] = L.L2Cleaned;
@@ -299,6 +301,7 @@ LaunchRecord readLaunch(const json &J, const std::string &Where) {
     for (const auto &[Name, V] : object(*It, Where + ".metrics").items())
       L.Metrics[Name] = toDouble(V, Where + ".metrics." + Name);
   }
+  field(J, "comparedOn", L.ComparedOn, Where);
   field(J, "replay", L.Replay, Where);
   field(J, "l2Cleaned", L.L2Cleaned, Where);
   return L;
@@ -339,6 +342,7 @@ std::string writeProbeConfig(const ProbeConfig &C) {
          {"snapshotDir", C.SnapshotDir}, {"tolerance", toJSON(C.Tol)},
          {"replays", C.Replays},         {"timeLaunches", C.TimeLaunches},
          {"flushL2", C.FlushL2},         {"metrics", C.Metrics},
+         {"compareOnHost", C.CompareOnHost},
          {"resultPath", C.ResultPath}};
   return dump(J);
 }
@@ -362,6 +366,7 @@ llvm::Expected<ProbeConfig> readProbeConfig(llvm::StringRef JSONText) {
     field(J, "timeLaunches", C.TimeLaunches, "");
     field(J, "flushL2", C.FlushL2, "");
     field(J, "metrics", C.Metrics, "");
+    field(J, "compareOnHost", C.CompareOnHost, "");
     field(J, "resultPath", C.ResultPath, "");
     if ((C.Mode == ProbeMode::Reference || C.Mode == ProbeMode::Candidate) &&
         C.SnapshotDir.empty())

@@ -410,6 +410,16 @@ void compareInto(const Buffer &B, const std::vector<uint8_t> &Expected,
     Check.Status = "mismatch";
 }
 
+/// Relaunches from the pre-launch state with Victim poisoned.
+bool poisonedRelaunch(Launch &L, size_t Victim, std::string &Error) {
+  Buffer &V = L.Buffers[Victim];
+  return restoreFrom(L, &Buffer::Before, Error) &&
+         ok(cuMemsetD8Async(V.Base, Poison, V.Size, L.Stream),
+            "cuMemsetD8Async", Error) &&
+         ok(relaunch(L), "relaunch", Error) &&
+         ok(cuStreamSynchronize(L.Stream), "cuStreamSynchronize", Error);
+}
+
 /// Relaunches from the pre-launch state with Victim poisoned and reads the
 /// victim back. A kernel that skips work when its output already holds the
 /// answer, or works only the first time, leaves poison where the reference
@@ -417,11 +427,7 @@ void compareInto(const Buffer &B, const std::vector<uint8_t> &Expected,
 bool poisonedRun(Launch &L, size_t Victim, std::vector<uint8_t> &Out,
                  std::string &Error) {
   Buffer &V = L.Buffers[Victim];
-  return restoreFrom(L, &Buffer::Before, Error) &&
-         ok(cuMemsetD8Async(V.Base, Poison, V.Size, L.Stream),
-            "cuMemsetD8Async", Error) &&
-         ok(relaunch(L), "relaunch", Error) &&
-         ok(cuStreamSynchronize(L.Stream), "cuStreamSynchronize", Error) &&
+  return poisonedRelaunch(L, Victim, Error) &&
          toHost(V.Base, V.Size, Out, Error);
 }
 
@@ -490,14 +496,118 @@ void verifyReference(Launch &L, std::string &Error) {
   L.Record.Verified = true;
 }
 
+//===-------------------------------------------------------------------===//
+// Comparison on the GPU
+//===-------------------------------------------------------------------===//
+
+/// bufferChanged on the device: 8-byte words, then the bytes after them.
+/// Returns "" or why the device cannot tell.
+std::string changedOnDevice(const Buffer &B, CUstream Stream, bool &Changed) {
+  ProbeState &S = state();
+  DeviceKernels::Comparison Words, Tail;
+  uint64_t N = B.Size / 8;
+  std::string Why =
+      S.Kernels.compare(B.Before, B.Base, N, {ElementKind::UInt, 8},
+                        Tolerance(), Stream, Words);
+  if (Why.empty() && B.Size % 8)
+    Why = S.Kernels.compare(B.Before + N * 8, B.Base + N * 8, B.Size % 8,
+                            ElementType(), Tolerance(), Stream, Tail);
+  Changed = Words.Mismatches || Tail.Mismatches;
+  return Why;
+}
+
+/// compareInto on the device: Ref holds Expected (kept on the host to print
+/// values), Actual the candidate's buffer. Only the counts, the first
+/// index, the error maxima and two values come back. Check is changed only
+/// on success; otherwise returns why the device could not compare.
+std::string compareOnDevice(const Buffer &B, const std::vector<uint8_t> &Expected,
+                            CUdeviceptr Ref, CUdeviceptr Actual,
+                            CUstream Stream, BufferCheck &Check) {
+  ProbeState &S = state();
+  size_t Off = std::min<size_t>(B.Offset, B.Size);
+  ElementType T = B.Type;
+  unsigned Size = std::max(1u, T.Size);
+  uint64_t N = (B.Size - Off) / Size;
+  DeviceKernels::Comparison Typed, Prefix;
+  std::string Why =
+      S.Kernels.compare(Ref + Off, Actual + Off, N, T,
+                        effectiveTolerance(T.Kind, S.Config.Tol), Stream, Typed);
+  if (Why.empty() && Off)
+    Why = S.Kernels.compare(Ref, Actual, Off, ElementType(), Tolerance(),
+                            Stream, Prefix);
+  // A tail shorter than one element compares exactly, as on the host.
+  size_t TailAt = Off + N * Size, Tail = B.Size - TailAt;
+  std::vector<uint8_t> TailBytes(Tail), At(Size);
+  if (Why.empty() && Tail)
+    if (CUresult R = cuMemcpyDtoH(TailBytes.data(), Actual + TailAt, Tail))
+      Why = driverError("cuMemcpyDtoH", R);
+  if (Why.empty() && Typed.FirstDiff)
+    if (CUresult R = cuMemcpyDtoH(At.data(),
+                                  Actual + Off + *Typed.FirstDiff * Size, Size))
+      Why = driverError("cuMemcpyDtoH", R);
+  if (!Why.empty())
+    return Why;
+
+  BufferCheck C = Check;
+  C.Mismatches = Typed.Mismatches;
+  C.MaxAbsErr = Typed.MaxAbsErr;
+  C.MaxRelErr = Typed.MaxRelErr;
+  if (Typed.FirstDiff) {
+    C.FirstDiffIndex = *Typed.FirstDiff;
+    C.Expected = formatElement(llvm::ArrayRef<uint8_t>(Expected).drop_front(Off),
+                               *Typed.FirstDiff, T);
+    C.Actual = formatElement(At, 0, T);
+  }
+  if (Tail && std::memcmp(Expected.data() + TailAt, TailBytes.data(), Tail)) {
+    ++C.Mismatches;
+    if (!C.FirstDiffIndex) {
+      C.FirstDiffIndex = N;
+      C.Expected = "(trailing bytes)";
+      C.Actual = "(trailing bytes differ)";
+    }
+  }
+  if (Prefix.Mismatches) {
+    ++C.Mismatches;
+    C.Detail = "bytes before the argument's pointer differ";
+  }
+  if (C.Mismatches)
+    C.Status = "mismatch";
+  Check = C;
+  return "";
+}
+
+/// Uploads Expected once and compares it with Actual on the device. False
+/// when the device cannot (no room, another size, misaligned, no kernels):
+/// the caller then compares on the host.
+bool compareUploaded(const Buffer &B, const std::vector<uint8_t> &Expected,
+                     CUdeviceptr Actual, CUstream Stream, BufferCheck &Check) {
+  ProbeState &S = state();
+  if (Expected.size() != B.Size)
+    return false;
+  std::string Error;
+  CUdeviceptr Ref = S.Scratch.get(B.Size, Error);
+  if (!Ref)
+    return false;
+  bool Done = cuMemcpyHtoD(Ref, Expected.data(), B.Size) == CUDA_SUCCESS &&
+              compareOnDevice(B, Expected, Ref, Actual, Stream, Check).empty();
+  S.Scratch.put(B.Size, Ref);
+  return Done;
+}
+
+/// Compares the launch's buffers with the reference's snapshots, on the GPU
+/// unless the config asks for the host (a buffer the device cannot compare
+/// is copied back and compared on the host).
 void verifyCandidate(Launch &L, std::string &Error) {
   ProbeState &S = state();
   size_t N = L.Buffers.size();
-  std::vector<std::vector<uint8_t>> Before(N), After(N), Expected(N);
-  for (size_t I = 0; I < N; ++I)
-    if (!toHost(L.Buffers[I].Before, L.Buffers[I].Size, Before[I], Error) ||
-        !toHost(L.Buffers[I].Base, L.Buffers[I].Size, After[I], Error))
-      return;
+  bool Device = !S.Config.CompareOnHost && S.Kernels.load().empty();
+  bool AllOnDevice = Device;
+  // Host copies of the buffers after the launch, made only when needed.
+  std::vector<std::vector<uint8_t>> After(N), Expected(N);
+  auto HostAfter = [&](size_t I) {
+    return !After[I].empty() ||
+           toHost(L.Buffers[I].Base, L.Buffers[I].Size, After[I], Error);
+  };
   std::vector<BufferCheck> Checks(N);
   std::vector<const SnapshotEntry *> Refs(N, nullptr);
   for (size_t I = 0; I < N; ++I) {
@@ -506,7 +616,13 @@ void verifyCandidate(Launch &L, std::string &Error) {
     C.Param = B.Param;
     C.Word = B.Word;
     C.Bytes = B.Size;
-    C.Written = bufferChanged(Before[I], After[I]);
+    if (!Device || !changedOnDevice(B, L.Stream, C.Written).empty()) {
+      std::vector<uint8_t> Before;
+      if (!toHost(B.Before, B.Size, Before, Error) || !HostAfter(I))
+        return;
+      C.Written = bufferChanged(Before, After[I]);
+      AllOnDevice = false;
+    }
     Refs[I] = S.Store->find(L.Kernel, L.Record.Ordinal, B.Param, B.Word);
     if (!Refs[I]) {
       C.Status = "missing-snapshot";
@@ -521,7 +637,12 @@ void verifyCandidate(Launch &L, std::string &Error) {
       C.Detail = ReadError;
       continue;
     }
+    if (Device && compareUploaded(B, Expected[I], B.Base, L.Stream, C))
+      continue;
+    if (!HostAfter(I))
+      return;
     compareInto(B, Expected[I], After[I], C);
+    AllOnDevice = false;
   }
   // The reference saved buffers this launch does not reach.
   for (const SnapshotEntry *E : S.Store->launch(L.Kernel, L.Record.Ordinal)) {
@@ -542,22 +663,45 @@ void verifyCandidate(Launch &L, std::string &Error) {
   bool AllOk =
       std::all_of(Checks.begin(), Checks.end(),
                   [](const BufferCheck &C) { return C.Status == "ok"; });
+  bool Poisons = AllOk && std::any_of(Refs.begin(), Refs.end(),
+                                      [](const SnapshotEntry *R) {
+                                        return R && R->PoisonChecked;
+                                      });
+  // What the program's own launch left, to put back after the relaunches:
+  // a device copy when there is room, else host copies.
+  bool AfterOnDevice = false;
+  if (Poisons) {
+    std::string CopyError;
+    AfterOnDevice = Device && snapshotTo(L, &Buffer::After, CopyError);
+    for (size_t I = 0; !AfterOnDevice && I < N; ++I)
+      if (!HostAfter(I))
+        return;
+  }
   bool Relaunched = false;
-  for (size_t I = 0; AllOk && I < N; ++I) {
+  for (size_t I = 0; Poisons && I < N; ++I) {
     if (!Refs[I] || !Refs[I]->PoisonChecked)
       continue;
+    const Buffer &B = L.Buffers[I];
     std::vector<uint8_t> Want, Got;
     std::string PoisonError;
-    if (!S.Store->readPoisoned(*Refs[I], Want, PoisonError) ||
-        !poisonedRun(L, I, Got, PoisonError)) {
+    BufferCheck Poisoned;
+    bool Read = S.Store->readPoisoned(*Refs[I], Want, PoisonError);
+    // Even a failed relaunch may have changed the buffers: restore below.
+    Relaunched |= Read;
+    bool Compared = Read && poisonedRelaunch(L, I, PoisonError);
+    if (Compared &&
+        !(Device && compareUploaded(B, Want, B.Base, L.Stream, Poisoned))) {
+      AllOnDevice = false;
+      Compared = toHost(B.Base, B.Size, Got, PoisonError);
+      if (Compared)
+        compareInto(B, Want, Got, Poisoned);
+    }
+    if (!Compared) {
       error(L.Kernel + " launch " + std::to_string(L.Record.Ordinal) +
             ": poisoned relaunch failed: " + PoisonError);
       continue;
     }
-    Relaunched = true;
     Checks[I].PoisonChecked = true;
-    BufferCheck Poisoned;
-    compareInto(L.Buffers[I], Want, Got, Poisoned);
     if (Poisoned.Status != "ok") {
       Checks[I].Status = "stale-output";
       Checks[I].Mismatches = Poisoned.Mismatches;
@@ -569,10 +713,18 @@ void verifyCandidate(Launch &L, std::string &Error) {
           "reference's: the kernel relies on what the buffer held before";
     }
   }
-  if (Relaunched && !restoreHost(L, After, Error))
-    return;
+  if (Relaunched) {
+    bool Restored = AfterOnDevice
+                        ? restoreFrom(L, &Buffer::After, Error) &&
+                              ok(cuStreamSynchronize(L.Stream),
+                                 "cuStreamSynchronize", Error)
+                        : restoreHost(L, After, Error);
+    if (!Restored)
+      return;
+  }
   L.Record.Buffers = std::move(Checks);
   L.Record.Verified = true;
+  L.Record.ComparedOn = AllOnDevice ? "device" : "host";
 }
 
 //===-------------------------------------------------------------------===//

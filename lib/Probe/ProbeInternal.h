@@ -10,12 +10,14 @@
 #ifndef OPTIML_LIB_PROBE_PROBEINTERNAL_H
 #define OPTIML_LIB_PROBE_PROBEINTERNAL_H
 
+#include "optiml/Eval/Compare.h"
 #include "optiml/Eval/ProbeProtocol.h"
 
 #include <cuda.h>
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -124,27 +126,41 @@ private:
 /// into the program's context at first use.
 class DeviceKernels {
 public:
+  /// Loads the kernels once; "" or why they cannot be used.
+  std::string load();
   /// Queues on Stream a read of a zero-filled scratch buffer twice the
   /// size of L2: afterwards L2 holds only clean lines of that buffer, so
   /// the dirty lines of earlier work are written back now, not during the
   /// next launch, and nothing of the program's buffers is cached. Returns
   /// "" or why L2 cannot be cleaned (then nothing is queued).
   std::string cleanL2(CUstream Stream);
-  /// Bytes read by one cleanL2 (0 before the first).
-  size_t scratchBytes() const { return ScratchBytes; }
-  /// The context is going away, and the module and scratch with it.
+
+  struct Comparison {
+    uint64_t Mismatches = 0;
+    std::optional<uint64_t> FirstDiff;
+    double MaxAbsErr = 0, MaxRelErr = 0;
+  };
+  /// Compares N scalars of T at Expected and Actual (both aligned to
+  /// T.Size, which is 1, 2, 4 or 8) as compareBuffers does, on Stream, and
+  /// waits for the answer. Returns "" or why the device cannot compare.
+  std::string compare(CUdeviceptr Expected, CUdeviceptr Actual, uint64_t N,
+                      ElementType T, const Tolerance &Tol, CUstream Stream,
+                      Comparison &Out);
+  /// The context is going away, and the module and buffers with it.
   void forget() { *this = DeviceKernels(); }
 
 private:
-  std::string load(CUstream Stream);
+  std::string loadModule();
+  bool sameContext() const;
 
   bool Tried = false;
   std::string LoadError;
   CUcontext Ctx = nullptr;
   CUmodule Module = nullptr;
-  CUfunction Touch = nullptr;
+  CUfunction Touch = nullptr, Compare = nullptr;
+  CUdeviceptr Result = 0; ///< an OptimlCompareResult
   CUdeviceptr Scratch = 0;
-  size_t ScratchBytes = 0;
+  size_t L2Bytes = 0, ScratchBytes = 0;
   unsigned Blocks = 0;
 };
 

@@ -34,6 +34,7 @@ ProbeConfig sampleConfig() {
   C.TimeLaunches = 2;
   C.FlushL2 = true;
   C.Metrics = {"dram__bytes_read.sum", "gpu__time_duration.sum"};
+  C.CompareOnHost = true;
   C.ResultPath = "/tmp/run/result.json";
   return C;
 }
@@ -59,6 +60,7 @@ TEST(ProbeProtocolTest, ConfigRoundTrip) {
   EXPECT_EQ(R->TimeLaunches, 2u);
   EXPECT_TRUE(R->FlushL2);
   EXPECT_EQ(R->Metrics.size(), 2u);
+  EXPECT_TRUE(R->CompareOnHost);
   EXPECT_EQ(R->ResultPath, "/tmp/run/result.json");
 }
 
@@ -70,6 +72,7 @@ TEST(ProbeProtocolTest, ConfigDefaults) {
   EXPECT_EQ(R->Replays, 20u);
   EXPECT_EQ(R->VerifyFirst, 3u);
   EXPECT_TRUE(R->VerifyLast);
+  EXPECT_FALSE(R->CompareOnHost);
 }
 
 TEST(ProbeProtocolTest, MalformedConfigsAreErrors) {
@@ -82,6 +85,7 @@ TEST(ProbeProtocolTest, MalformedConfigsAreErrors) {
       R"({"mode": "time"})",
       R"({"mode": "reference", "resultPath": "r"})",
       R"({"mode": "time", "resultPath": "r", "replays": -1})",
+      R"({"mode": "time", "resultPath": "r", "compareOnHost": 1})",
       R"({"mode": "time", "resultPath": "r", "replays": 1.5})",
       R"({"mode": "time", "resultPath": "r", "replays": 99999999999})",
       R"({"mode": "time", "resultPath": "r", "kernels": {}})",
@@ -131,6 +135,7 @@ TEST(ProbeProtocolTest, ResultRoundTripKeepsNonFiniteErrors) {
   L.Buffers.push_back(Ok);
   L.TimesMs = {1.25, 1.5};
   L.Metrics["dram__bytes_read.sum"] = 1e9;
+  L.ComparedOn = "device";
   L.Replay = "user";
   L.L2Cleaned = true;
   R.Launches.push_back(L);
@@ -164,6 +169,7 @@ TEST(ProbeProtocolTest, ResultRoundTripKeepsNonFiniteErrors) {
   EXPECT_FALSE(BL.Buffers[1].FirstDiffIndex);
   EXPECT_EQ(BL.TimesMs.size(), 2u);
   EXPECT_DOUBLE_EQ(BL.Metrics.at("dram__bytes_read.sum"), 1e9);
+  EXPECT_EQ(BL.ComparedOn, "device");
   EXPECT_EQ(BL.Replay, "user");
   EXPECT_TRUE(BL.L2Cleaned);
   EXPECT_EQ(Back->Errors.size(), 1u);
@@ -178,6 +184,7 @@ TEST(ProbeProtocolTest, MalformedResultsAreErrors) {
       R"({"launches": [{"metrics": {"m": true}}]})",
       R"({"launches": [{"timesMs": [1, null]}]})",
       R"({"launches": [{"replay": 1}]})",
+      R"({"launches": [{"comparedOn": false}]})",
       R"({"launches": [{"l2Cleaned": "yes"}]})",
       R"({"errors": "one"})",
   };

@@ -77,6 +77,9 @@ struct ProbeConfig {
   /// no dirty line) before each replay.
   bool FlushL2 = false;
   std::vector<std::string> Metrics;
+  /// Candidate mode: copy the buffers to the host and compare there rather
+  /// than on the GPU (which is also the fallback when the device cannot).
+  bool CompareOnHost = false;
   /// Where the probe writes its ProbeResult.
   std::string ResultPath;
 };
@@ -118,6 +121,9 @@ struct LaunchRecord {
   /// From the driver's function attributes (ptxas facts as loaded).
   unsigned Registers = 0, StaticShared = 0, LocalBytes = 0;
   bool Verified = false; ///< this launch was snapshotted / compared
+  /// Candidate mode: "device" when every buffer was compared on the GPU,
+  /// "host" when some or all were copied back and compared there.
+  std::string ComparedOn;
   std::vector<BufferCheck> Buffers;
   std::vector<double> TimesMs;               ///< Time mode: one per replay
   std::map<std::string, double> Metrics;     ///< Metrics mode
