@@ -342,7 +342,7 @@ std::string writeProbeConfig(const ProbeConfig &C) {
          {"snapshotDir", C.SnapshotDir}, {"tolerance", toJSON(C.Tol)},
          {"replays", C.Replays},         {"timeLaunches", C.TimeLaunches},
          {"flushL2", C.FlushL2},         {"metrics", C.Metrics},
-         {"compareOnHost", C.CompareOnHost},
+         {"cleanL2", C.CleanL2},         {"compareOnHost", C.CompareOnHost},
          {"resultPath", C.ResultPath}};
   return dump(J);
 }
@@ -366,6 +366,7 @@ llvm::Expected<ProbeConfig> readProbeConfig(llvm::StringRef JSONText) {
     field(J, "timeLaunches", C.TimeLaunches, "");
     field(J, "flushL2", C.FlushL2, "");
     field(J, "metrics", C.Metrics, "");
+    field(J, "cleanL2", C.CleanL2, "");
     field(J, "compareOnHost", C.CompareOnHost, "");
     field(J, "resultPath", C.ResultPath, "");
     if ((C.Mode == ProbeMode::Reference || C.Mode == ProbeMode::Candidate) &&

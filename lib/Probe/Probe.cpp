@@ -822,7 +822,7 @@ void profileLaunch(Launch &L, std::string &Error) {
       break;
     // After the restore, whose copies leave dirty lines; waited for, so
     // the pass holds nothing but the launch.
-    Cleaned &= cleanL2(L, DirtyL2);
+    Cleaned &= S.Config.CleanL2 && cleanL2(L, DirtyL2);
     if (!ok(cuCtxSynchronize(), "cuCtxSynchronize", Error))
       break;
     if (Why = S.Profiler.startPass(); !Why.empty())
@@ -858,7 +858,8 @@ void profileInPlace(Launch &L, std::string &Error) {
   ProbeState &S = state();
   L.ProfileInPlace = true;
   L.Record.Replay = "kernel";
-  cleanL2(L, DirtyL2);
+  if (S.Config.CleanL2)
+    cleanL2(L, DirtyL2);
   if (!ok(cuCtxSynchronize(), "cuCtxSynchronize", Error))
     return;
   std::string Why = S.Profiler.begin(RangeProfiler::Replay::Kernel);

@@ -34,6 +34,7 @@ ProbeConfig sampleConfig() {
   C.TimeLaunches = 2;
   C.FlushL2 = true;
   C.Metrics = {"dram__bytes_read.sum", "gpu__time_duration.sum"};
+  C.CleanL2 = false;
   C.CompareOnHost = true;
   C.ResultPath = "/tmp/run/result.json";
   return C;
@@ -60,6 +61,7 @@ TEST(ProbeProtocolTest, ConfigRoundTrip) {
   EXPECT_EQ(R->TimeLaunches, 2u);
   EXPECT_TRUE(R->FlushL2);
   EXPECT_EQ(R->Metrics.size(), 2u);
+  EXPECT_FALSE(R->CleanL2);
   EXPECT_TRUE(R->CompareOnHost);
   EXPECT_EQ(R->ResultPath, "/tmp/run/result.json");
 }
@@ -72,6 +74,7 @@ TEST(ProbeProtocolTest, ConfigDefaults) {
   EXPECT_EQ(R->Replays, 20u);
   EXPECT_EQ(R->VerifyFirst, 3u);
   EXPECT_TRUE(R->VerifyLast);
+  EXPECT_TRUE(R->CleanL2);
   EXPECT_FALSE(R->CompareOnHost);
 }
 
@@ -86,6 +89,7 @@ TEST(ProbeProtocolTest, MalformedConfigsAreErrors) {
       R"({"mode": "reference", "resultPath": "r"})",
       R"({"mode": "time", "resultPath": "r", "replays": -1})",
       R"({"mode": "time", "resultPath": "r", "compareOnHost": 1})",
+      R"({"mode": "metrics", "resultPath": "r", "cleanL2": "no"})",
       R"({"mode": "time", "resultPath": "r", "replays": 1.5})",
       R"({"mode": "time", "resultPath": "r", "replays": 99999999999})",
       R"({"mode": "time", "resultPath": "r", "kernels": {}})",

@@ -77,6 +77,10 @@ struct ProbeConfig {
   /// no dirty line) before each replay.
   bool FlushL2 = false;
   std::vector<std::string> Metrics;
+  /// Metrics mode: clean L2 before each profiled pass. Off leaves L2 as the
+  /// program (and the probe's restores) left it: only for measuring what
+  /// the clean changes.
+  bool CleanL2 = true;
   /// Candidate mode: copy the buffers to the host and compare there rather
   /// than on the GPU (which is also the fallback when the device cannot).
   bool CompareOnHost = false;

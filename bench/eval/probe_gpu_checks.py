@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""The probe's L2 clean and GPU comparison, checked on a GPU node with the
+bundle's liboptiml-probe.so (the node has no LLVM, so the lit tests in
+test/gpu cannot run there; this runs the same checks and more).
+
+    python3 bench/eval/probe_gpu_checks.py \
+        [--bundle dist/clang-optiml-0.1.0-linux-x86_64.tar.xz] [--out DIR]
+
+1. DRAM bytes written by a kernel that reads 256 MiB and writes 256 bytes
+   right after a 1 GiB write (test/Inputs/eval/dirty-l2.cu): metrics mode
+   with L2 cleaned before each pass (the default), without (cleanL2: false,
+   the negative control), and ncu on the same binary and launch. Passes when
+   the cleaned value is under 1 MB.
+2. Time mode with and without flushL2 on the same kernel: no errors, and
+   the medians.
+3. Candidate runs of prog.cu variants (seeded bugs, -fmad=false) compared
+   on the GPU and on the host (compareOnHost): identical results; then the
+   wall time of both paths with 64 MiB buffers.
+
+Writes probe_gpu_checks.md and probe_gpu_checks.json under --out (default
+$OUT, else ./probe-gpu-checks); exits 1 if a check fails.
+"""
+
+import argparse
+import glob
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+ROOT = os.getcwd()
+INPUTS = os.path.join(ROOT, "test", "Inputs", "eval")
+sys.path.insert(0, INPUTS)
+import compare_paths  # noqa: E402
+from corpus import KERNELS  # noqa: E402
+
+VARIANTS = {
+    "base": [],
+    "nofma": ["-fmad=false"],
+    "offbyone": ["-DBUG_SAXPY_OFF_BY_ONE"],
+    "skip": ["-DBUG_SAXPY_SKIP_IF_NONZERO"],
+    "mutates": ["-DBUG_SAXPY_MUTATES_X"],
+    "hist": ["-DBUG_HIST_OFF_BY_ONE_BIN"],
+    "sumfirst": ["-DBUG_SUM_FIRST_LAUNCH_ONLY"],
+}
+
+
+def find_tool(name, patterns):
+    found = shutil.which(name)
+    if found:
+        return found
+    for pattern in patterns:
+        hits = sorted(glob.glob(pattern))
+        if hits:
+            return hits[-1]
+    return None
+
+
+def probe_run(probe, binary, args, cfg, work, tag):
+    path = os.path.join(work, tag + ".cfg")
+    cfg = dict(cfg, resultPath=os.path.join(work, tag + ".json"))
+    with open(path, "w") as f:
+        json.dump(cfg, f)
+    env = dict(os.environ, CUDA_INJECTION64_PATH=probe, OPTIML_PROBE_CONFIG=path)
+    t0 = time.time()
+    p = subprocess.run([binary] + args, env=env, capture_output=True, text=True,
+                       timeout=180)
+    seconds = time.time() - t0
+    try:
+        with open(cfg["resultPath"]) as f:
+            result = json.load(f)
+    except (OSError, ValueError):
+        result = {"errors": [f"no result (exit {p.returncode}): {p.stderr[-300:]}"],
+                  "launches": []}
+    return result, p.stdout, seconds
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bundle",
+                    default="dist/clang-optiml-0.1.0-linux-x86_64.tar.xz")
+    ap.add_argument("--probe", help="liboptiml-probe.so (default: the bundle's)")
+    ap.add_argument("--out", default=os.environ.get("OUT", "probe-gpu-checks"))
+    args = ap.parse_args()
+    began = time.time()
+    os.makedirs(args.out, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="probe-checks-")
+    nvcc = find_tool("nvcc", ["/usr/local/cuda/bin/nvcc"])
+    ncu = find_tool("ncu", ["/usr/local/cuda/bin/ncu",
+                            "/opt/nvidia/nsight-compute/*/ncu"])
+    if not nvcc:
+        sys.exit("probe_gpu_checks: nvcc not found")
+    probe = args.probe
+    if not probe:
+        with tarfile.open(args.bundle) as t:
+            t.extractall(work)
+        probe = glob.glob(os.path.join(work, "clang-optiml-*", "lib",
+                                       "liboptiml-probe.so"))[0]
+    lines, checks, record = [], [], {}
+
+    def check(name, ok, detail):
+        checks.append((name, ok))
+        lines.append(f"- {'PASS' if ok else 'FAIL'} {name}: {detail}")
+
+    # Builds, in parallel.
+    bins = os.path.join(work, "bin")
+    os.makedirs(bins)
+    jobs = {"dirty": ("dirty-l2.cu", [])}
+    jobs.update({v: ("prog.cu", f) for v, f in VARIANTS.items()})
+
+    def build(item):
+        name, (src, flags) = item
+        out = os.path.join(bins, name)
+        p = subprocess.run([nvcc, "-O3", "-arch=sm_90", "-cudart", "static",
+                            *flags, "-o", out, os.path.join(INPUTS, src)],
+                           capture_output=True, text=True)
+        return name, p.returncode, p.stderr[-300:]
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        for name, rc, err in pool.map(build, jobs.items()):
+            if rc:
+                sys.exit(f"probe_gpu_checks: nvcc failed for {name}: {err}")
+    lines.append(f"built {len(jobs)} programs in {time.time() - began:.0f} s\n")
+
+    # 1. DRAM bytes written after a dirty L2.
+    dirty = os.path.join(bins, "dirty")
+    kern = [{"name": "chunk_sums"}]
+    wr = {}
+    for tag, clean in (("clean", True), ("dirty", False)):
+        r, out, _ = probe_run(probe, dirty, ["2"], {"mode": "metrics",
+                              "kernels": kern, "cleanL2": clean}, work,
+                              "metrics-" + tag)
+        l = r["launches"][0] if r["launches"] else {}
+        m = l.get("metrics", {})
+        wr[tag] = m.get("dram__bytes_write.sum")
+        record["metrics_" + tag] = {"errors": r["errors"],
+                                    "unavailable": r.get("metricsUnavailable"),
+                                    "replay": l.get("replay"),
+                                    "l2Cleaned": l.get("l2Cleaned"),
+                                    "metrics": m, "stdout": out.strip()}
+    if ncu:
+        log = os.path.join(work, "ncu.csv")
+        subprocess.run([ncu, "--clock-control", "none", "--cache-control", "all",
+                        "--metrics", "dram__bytes_write.sum,dram__bytes_read.sum",
+                        "--csv", "--print-units", "base", "-k", "chunk_sums",
+                        "-c", "1", "--log-file", log, dirty, "2"],
+                       capture_output=True, timeout=120)
+        sys.path.insert(0, os.path.join(ROOT, "bench", "eval"))
+        import ncu_compare
+        rows = ncu_compare.parse_ncu_csv(open(log).read()) if os.path.exists(log) else {}
+        first = rows[min(rows)] if rows else {}
+        wr["ncu"] = first.get("dram__bytes_write.sum")
+        record["ncu"] = first
+    mb = lambda v: "-" if v is None else f"{v / 1e6:.3f} MB"
+    c = record["metrics_clean"]
+    check("DRAM write after a dirty L2, L2 cleaned per pass",
+          wr["clean"] is not None and wr["clean"] < 1e6 and c["replay"] == "user"
+          and c["l2Cleaned"] is True and not c["errors"],
+          f"{mb(wr['clean'])} (replay {c['replay']}, l2Cleaned {c['l2Cleaned']}, "
+          f"errors {c['errors']}); not cleaned: {mb(wr['dirty'])}; "
+          f"ncu: {mb(wr.get('ncu'))}; DRAM read {mb(c['metrics'].get('dram__bytes_read.sum'))}")
+    check("program output unchanged by profiling",
+          c["stdout"] == "sum 67108864.0", repr(c["stdout"]))
+
+    # 2. Time mode with and without the flush.
+    medians = {}
+    for tag, flush in (("flush", True), ("noflush", False)):
+        r, out, _ = probe_run(probe, dirty, ["2"], {"mode": "time", "kernels": kern,
+                              "replays": 20, "flushL2": flush}, work, "time-" + tag)
+        t = r["launches"][0]["timesMs"] if r["launches"] else []
+        medians[tag] = statistics.median(t) if t else None
+        check(f"time mode, flushL2 {flush}", bool(t) and not r["errors"] and
+              out.strip() == "sum 67108864.0",
+              f"median {medians[tag]} ms over {len(t)} replays, errors {r['errors']}")
+    record["time_medians_ms"] = medians
+
+    # 3. Device against host comparison.
+    cwork = os.path.join(work, "compare")
+    os.makedirs(cwork)
+    base = {"kernels": KERNELS, "snapshotDir": os.path.join(cwork, "snap"),
+            "verifyFirst": 2}
+    ref = compare_paths.run(probe, os.path.join(bins, "base"),
+                            dict(base, mode="reference",
+                                 resultPath=os.path.join(cwork, "ref.json")),
+                            os.path.join(cwork, "ref.cfg"))
+    check("reference run", not ref["errors"], f"errors {ref['errors']}")
+    for v in VARIANTS:
+        res = {}
+        for where in ("device", "host"):
+            res[where] = compare_paths.run(
+                probe, os.path.join(bins, v),
+                dict(base, mode="candidate", compareOnHost=where == "host",
+                     resultPath=os.path.join(cwork, f"{v}.{where}.json")),
+                os.path.join(cwork, f"{v}.{where}.cfg"))
+        on = sorted({l.get("comparedOn", "-") for l in res["device"]["launches"]})
+        statuses = sorted({b["status"] for l in res["device"]["launches"]
+                           for b in l["buffers"]})
+        same = compare_paths.strip(res["device"]) == compare_paths.strip(res["host"])
+        check(f"{v}: device verdict equals host verdict",
+              same and on == ["device"],
+              f"comparedOn {on}, statuses {statuses}")
+
+    # Wall time of the two paths with 64 MiB buffers (2 launches each).
+    big = ["16777216", "2"]
+    walls = {}
+    _, _, _ = probe_run(probe, os.path.join(bins, "base"), big,
+                        dict(base, mode="reference",
+                             snapshotDir=os.path.join(cwork, "bigsnap")),
+                        cwork, "bigref")
+    for where in ("device", "host"):
+        r, _, s = probe_run(probe, os.path.join(bins, "base"), big,
+                            dict(base, mode="candidate",
+                                 snapshotDir=os.path.join(cwork, "bigsnap"),
+                                 compareOnHost=where == "host"),
+                            cwork, "big" + where)
+        walls[where] = round(s, 2)
+        statuses = sorted({b["status"] for l in r["launches"] for b in l["buffers"]})
+        lines.append(f"- candidate run, 64 MiB buffers, compared on the {where}: "
+                     f"{s:.2f} s wall, statuses {statuses}, errors {r['errors']}")
+    record["candidate_wall_s"] = walls
+
+    failed = [n for n, ok in checks if not ok]
+    lines.append(f"\n{len(checks) - len(failed)} of {len(checks)} checks passed; "
+                 f"wall {time.time() - began:.0f} s")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    with open(os.path.join(args.out, "probe_gpu_checks.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(args.out, "probe_gpu_checks.json"), "w") as f:
+        json.dump({"checks": checks, "record": record}, f, indent=1, default=str)
+    shutil.rmtree(work, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
