@@ -836,6 +836,7 @@ Expected<EvalReport> evaluate(const EvalInput &In, Builder &B,
   };
   double Peak = Opts.PeakDramGBs > 0 ? Opts.PeakDramGBs
                                      : knownPeakDramGBs(Rep.GpuName);
+  std::string DirtyL2; ///< kernels profiled without a clean L2
   for (size_t I = 0; I < Targets.size(); ++I) {
     KernelReport &KR = Rep.Kernels[I];
     KR.Time = Times(CandTime, Targets[I], &KR.Launches);
@@ -868,7 +869,14 @@ Expected<EvalReport> evaluate(const EvalInput &In, Builder &B,
       continue;
     }
     KR.Metrics = classifyMetrics(Found->Metrics, Peak);
+    if (!Found->Replay.empty() && !Found->L2Cleaned)
+      DirtyL2 += (DirtyL2.empty() ? "" : ", ") + Targets[I].Name;
   }
+  if (!DirtyL2.empty())
+    Rep.Notes.push_back("DRAM bytes written by " + DirtyL2 +
+                        " may include write-backs of earlier work: L2 was not "
+                        "clean for every profiled pass (see the metrics run's "
+                        "probe errors)");
   for (const KernelReport &KR : Rep.Kernels)
     if (!KR.Metrics.Available && Opts.Metrics) {
       Rep.Notes.push_back("hardware metrics unavailable (" +
