@@ -458,6 +458,7 @@ BuildSummary toSummary(StringRef Path, const BuildResult &R) {
   S.CacheHit = R.CacheHit;
   S.Seconds = R.Seconds;
   S.Binary = R.Binary;
+  S.Key = R.Key;
   S.ErrorSummary = R.ErrorSummary;
   S.Log = R.Log;
   S.Resources = R.Resources;
@@ -466,8 +467,28 @@ BuildSummary toSummary(StringRef Path, const BuildResult &R) {
 
 } // namespace
 
-Expected<EvalReport> evaluate(const EvalInput &In, Builder &B,
-                              const EvalOptions &Opts) {
+std::string referenceSetup(ArrayRef<ProbeKernel> Targets,
+                           const EvalOptions &Opts) {
+  ProbeConfig C;
+  C.Kernels.assign(Targets.begin(), Targets.end());
+  C.VerifyFirst = Opts.VerifyFirst;
+  C.VerifyLast = Opts.VerifyLast;
+  std::string S = writeProbeConfig(C);
+  raw_string_ostream OS(S);
+  OS << "\nprobe=" << Opts.Runner.ProbeLibrary
+     << "\ncuda=" << Opts.Runner.CudaPath
+     << "\nworkdir=" << Opts.Runner.ProgramWorkDir << "\nargs=";
+  for (const std::string &A : Opts.Runner.ProgramArgs)
+    OS << A.size() << ":" << A << ";";
+  return S;
+}
+
+/// evaluate() and prepareReference(): \p Reuse skips the original's
+/// reference run and self-check; \p Capture keeps them (self-only).
+static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
+                                         const EvalOptions &Opts,
+                                         const OriginalReference *Reuse,
+                                         OriginalReference *Capture) {
   auto Start = std::chrono::steady_clock::now();
   EvalReport Rep;
   Rep.File = In.CandidatePath;
@@ -550,6 +571,32 @@ Expected<EvalReport> evaluate(const EvalInput &In, Builder &B,
   Rep.GpuAvailable = true;
   DevicePool Pool(Devices);
 
+  // The prepared reference holds only for the same original binary and the
+  // same probe setup; anything else runs the original again.
+  std::string Setup = referenceSetup(Targets, Opts);
+  bool Reusing = false;
+  if (Reuse && Rep.Original) {
+    if (!Reuse->usable())
+      Rep.Notes.push_back("the prepared reference of the original is not "
+                          "usable: the original is run again");
+    else if (Reuse->Path != In.OriginalPath ||
+             Reuse->BuildKey != Rep.Original->Key)
+      Rep.Notes.push_back("the original's build differs from the one its "
+                          "reference was made with: the original is run "
+                          "again");
+    else if (Reuse->Setup != Setup)
+      Rep.Notes.push_back("the probe setup (kernels, verified launches, "
+                          "program arguments) differs from the reference's: "
+                          "the original is run again");
+    else if (!sys::fs::is_directory(Reuse->SnapshotDir))
+      Rep.Notes.push_back("the reference's snapshots ('" +
+                          Reuse->SnapshotDir +
+                          "') are gone: the original is run again");
+    else
+      Reusing = true;
+  }
+  Rep.ReusedReference = Reusing;
+
   // Run directory.
   std::string RunDir = Opts.RunDir;
   bool OwnRunDir = false;
@@ -572,8 +619,12 @@ Expected<EvalReport> evaluate(const EvalInput &In, Builder &B,
     }
   };
   SmallString<128> SnapDir(RunDir);
-  sys::path::append(SnapDir, "snapshots");
-  sys::fs::create_directories(SnapDir);
+  if (Reusing) {
+    SnapDir = Reuse->SnapshotDir;
+  } else {
+    sys::path::append(SnapDir, "snapshots");
+    sys::fs::create_directories(SnapDir);
+  }
 
   const std::string &CandBin = Rep.Candidate.Binary;
   const std::string &RefBin = Rep.Original ? Rep.Original->Binary : CandBin;
@@ -617,9 +668,11 @@ Expected<EvalReport> evaluate(const EvalInput &In, Builder &B,
     return std::move(E);
   };
 
-  // 3. Reference run.
+  // 3. Reference run (or the prepared one).
   std::optional<ProgramRun> Ref;
-  {
+  if (Reusing) {
+    Ref = Reuse->Reference;
+  } else {
     ProbeConfig C = Base;
     C.Mode = ProbeMode::Reference;
     runTasks({[&](unsigned D) { Ref = Run(RefBin, C, "reference", D); }}, Pool);
@@ -645,7 +698,7 @@ Expected<EvalReport> evaluate(const EvalInput &In, Builder &B,
   // 4. Self-check, timing, metrics, sanitizers (independent of each other).
   std::optional<ProgramRun> Self, CandTime, OrigTime, Metrics;
   std::vector<std::function<void(unsigned)>> Tasks;
-  {
+  if (!Reusing) {
     ProbeConfig C = Base;
     C.Mode = ProbeMode::Candidate;
     // Noise is measured under the widest tolerance calibration may reach.
@@ -665,7 +718,7 @@ Expected<EvalReport> evaluate(const EvalInput &In, Builder &B,
     ProbeConfig C = Base;
     C.Mode = ProbeMode::Time;
     Tasks.push_back([&, C](unsigned D) { CandTime = Run(CandBin, C, "time", D); });
-    if (!SelfOnly)
+    if (!SelfOnly && Opts.TimeOriginal)
       Tasks.push_back(
           [&, C](unsigned D) { OrigTime = Run(RefBin, C, "time-original", D); });
   }
@@ -716,7 +769,11 @@ Expected<EvalReport> evaluate(const EvalInput &In, Builder &B,
   VerifyReport &V = Rep.Verify;
   Tolerance Calibrated;
   bool StdoutStable = false;
-  if (!Self || !Self->Probe) {
+  if (Reusing) {
+    V = Reuse->SelfCheck;
+    Calibrated = Reuse->Calibrated;
+    StdoutStable = Reuse->StdoutStable;
+  } else if (!Self || !Self->Probe) {
     V.Status = VerifyStatus::Failed;
     V.Detail = "the second run of the original " +
                (Self ? Self->Process.describe() + "; " + Self->ProbeProblem
@@ -741,6 +798,20 @@ Expected<EvalReport> evaluate(const EvalInput &In, Builder &B,
       V.Detail = "no launch of the target kernels was verified (does the "
                  "program launch them?)";
     }
+  }
+
+  if (Capture) {
+    Capture->Path = In.CandidatePath;
+    Capture->BuildKey = Rep.Candidate.Key;
+    Capture->Setup = Setup;
+    Capture->RunDir = RunDir;
+    Capture->SnapshotDir = std::string(SnapDir);
+    Capture->Targets = Targets;
+    Capture->Devices = Devices;
+    Capture->Reference = *Ref;
+    Capture->SelfCheck = V;
+    Capture->Calibrated = Calibrated;
+    Capture->StdoutStable = StdoutStable;
   }
 
   // 5. The candidate against the reference (only with --against).
@@ -840,7 +911,7 @@ Expected<EvalReport> evaluate(const EvalInput &In, Builder &B,
   for (size_t I = 0; I < Targets.size(); ++I) {
     KernelReport &KR = Rep.Kernels[I];
     KR.Time = Times(CandTime, Targets[I], &KR.Launches);
-    if (!SelfOnly)
+    if (!SelfOnly && Opts.TimeOriginal)
       KR.OriginalTime = Times(OrigTime, Targets[I], nullptr);
     if (!Opts.Metrics)
       continue;
@@ -885,6 +956,93 @@ Expected<EvalReport> evaluate(const EvalInput &In, Builder &B,
     }
   Cleanup();
   return Finish();
+}
+
+Expected<EvalReport> evaluate(const EvalInput &In, Builder &B,
+                              const EvalOptions &Opts,
+                              const OriginalReference *Reuse) {
+  return evaluateImpl(In, B, Opts, Reuse, nullptr);
+}
+
+Expected<OriginalReference>
+prepareReference(const EvalInput &In, Builder &B, const EvalOptions &Opts) {
+  if (!In.OriginalPath.empty())
+    return createStringError(inconvertibleErrorCode(),
+                             "prepareReference: the original is evaluated "
+                             "against itself (no OriginalPath)");
+  EvalOptions O = Opts;
+  O.KeepRunDir = true; // the snapshots outlive this call
+  O.Sanitize = false;
+  OriginalReference Ref;
+  auto R = evaluateImpl(In, B, O, nullptr, &Ref);
+  if (!R)
+    return R.takeError();
+  Ref.Path = In.CandidatePath;
+  Ref.Report = std::move(*R);
+  return std::move(Ref);
+}
+
+Expected<EvalReport> retimeOriginal(const OriginalReference &Ref,
+                                    const EvalOptions &Opts) {
+  auto Start = std::chrono::steady_clock::now();
+  EvalReport Rep;
+  Rep.File = Rep.Against = Ref.Path;
+  if (Ref.Report.Original)
+    Rep.Original = Ref.Report.Original;
+  Rep.Candidate = Ref.Report.Candidate;
+  Rep.GpuAvailable = Ref.Report.GpuAvailable;
+  Rep.GpuName = Ref.Report.GpuName;
+  Rep.ReusedReference = true;
+  if (!Ref.usable())
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot time '%s' again: its reference run is "
+                             "not usable",
+                             Ref.Path.c_str());
+  ProbeConfig C;
+  C.Mode = ProbeMode::Time;
+  C.Kernels = Ref.Targets;
+  C.VerifyFirst = Opts.VerifyFirst;
+  C.VerifyLast = Opts.VerifyLast;
+  C.SnapshotDir = Ref.SnapshotDir;
+  C.Replays = Opts.Replays;
+  C.TimeLaunches = Opts.TimeLaunches;
+  C.FlushL2 = Opts.FlushL2;
+  std::vector<unsigned> Devices =
+      Opts.Devices.empty() ? Ref.Devices : Opts.Devices;
+  DevicePool Pool(Devices.empty() ? std::vector<unsigned>{0} : Devices);
+  unsigned D = Pool.acquire();
+  if (Opts.Log)
+    *Opts.Log << "time-original run on GPU " << D << "...\n";
+  auto R = runWithProbe(Ref.Report.Candidate.Binary, C, Ref.RunDir,
+                        "time-original", D, Opts.Runner);
+  Pool.release(D);
+  if (!R)
+    return R.takeError();
+  Rep.Runs.push_back(summarize(*R));
+  for (const ProbeKernel &K : Ref.Targets) {
+    KernelReport KR;
+    KR.Name = K.Name;
+    std::vector<double> All;
+    if (R->Probe)
+      for (const LaunchRecord &L : R->Probe->Launches)
+        if (kernelNameMatches(K.Name, kernelBaseName(L.Kernel))) {
+          ++KR.Launches;
+          All.insert(All.end(), L.TimesMs.begin(), L.TimesMs.end());
+        }
+    KR.Time = summarizeTimes(All);
+    if (!KR.Time.Available)
+      KR.Time.Problem = !R->Probe ? "the timing run " + R->Process.describe() +
+                                        (R->ProbeProblem.empty()
+                                             ? ""
+                                             : "; " + R->ProbeProblem)
+                        : KR.Launches ? "the probe returned no replay times"
+                                      : "the kernel was not launched";
+    Rep.Kernels.push_back(std::move(KR));
+  }
+  Rep.Verify = Ref.SelfCheck;
+  Rep.Stages.emplace_back("time-original", R->Process.WallSeconds);
+  Rep.WallSeconds = secondsSince(Start);
+  return Rep;
 }
 
 //===----------------------------------------------------------------------===//
@@ -987,6 +1145,8 @@ void printReport(raw_ostream &OS, const EvalReport &R) {
   }
   for (const std::string &N : R.Notes)
     OS << "note: " << N << "\n";
+  if (R.ReusedReference)
+    OS << "note: the original's reference run and self-check were reused\n";
   OS << formatv("evaluation took {0:F1} s (", R.WallSeconds);
   bool First = true;
   for (const auto &[Name, S] : R.Stages) {
@@ -1108,6 +1268,7 @@ std::string reportToJSON(const EvalReport &R) {
     St[Name] = S;
   O["stages_seconds"] = std::move(St);
   O["wall_seconds"] = R.WallSeconds;
+  O["reference_reused"] = R.ReusedReference;
   O["notes"] = json::Array(R.Notes);
   std::string S;
   raw_string_ostream OS(S);

@@ -14,6 +14,13 @@
 // Runs go one at a time per GPU; with several GPUs independent runs
 // proceed in parallel.
 //
+// Steps 2 and 3 depend on the original only. A caller that judges many
+// candidates against one original (the search) makes them once with
+// prepareReference() and hands the result to every evaluate(): each
+// candidate then costs its own runs alone. The original's timing run is
+// separate (EvalOptions::TimeOriginal, retimeOriginal()), so the caller
+// chooses how often the baseline is measured again.
+//
 //===----------------------------------------------------------------------===//
 #ifndef OPTIML_EVAL_EVALUATOR_H
 #define OPTIML_EVAL_EVALUATOR_H
@@ -60,6 +67,8 @@ struct EvalOptions {
   double PeakDramGBs = 0;
   /// Progress notes ("reference run...") go here when set.
   llvm::raw_ostream *Log = nullptr;
+  /// Time the original alongside the candidate (with an original only).
+  bool TimeOriginal = true;
 };
 
 struct EvalInput {
@@ -79,6 +88,9 @@ struct BuildSummary {
   bool CacheHit = false;
   double Seconds = 0;
   std::string Binary;
+  /// The build's content hash (source, flags, nvcc): equal keys, equal
+  /// binaries.
+  std::string Key;
   std::string ErrorSummary;
   std::string Log;
   std::vector<KernelResources> Resources;
@@ -165,16 +177,71 @@ struct EvalReport {
   double WallSeconds = 0;
   /// Wall time of each stage ("build", "reference", ...), seconds.
   std::vector<std::pair<std::string, double>> Stages;
+  /// The original's reference run and self-check came from a prepared
+  /// OriginalReference instead of being run again.
+  bool ReusedReference = false;
 
   /// Compiles, verified (or deterministic), sanitizers clean where run.
   bool passed() const;
 };
 
+/// The original's side of every comparison, made once by
+/// prepareReference(): its build, the reference run (snapshots on disk under
+/// RunDir, launch records, exit status, stdout hash), and the self-check's
+/// verdict with the calibrated tolerance. It stays valid while RunDir
+/// exists; nothing but prepareReference() writes there.
+struct OriginalReference {
+  std::string Path; ///< the original's source file
+  /// Build key of the original when the reference was made.
+  std::string BuildKey;
+  /// Everything the snapshots depend on besides the binary (targets,
+  /// verified launches, program arguments and directory, probe).
+  std::string Setup;
+  std::string RunDir, SnapshotDir;
+  std::vector<ProbeKernel> Targets;
+  std::vector<unsigned> Devices;
+  ProgramRun Reference;
+  /// Deterministic (with its notes) when the reference is usable.
+  VerifyReport SelfCheck;
+  Tolerance Calibrated;
+  bool StdoutStable = false;
+  /// The original's own evaluation (self-check, time, metrics).
+  EvalReport Report;
+
+  /// The original ran, agreed with itself and verified some launch.
+  bool usable() const {
+    return Report.GpuAvailable && Reference.Probe &&
+           SelfCheck.Status == VerifyStatus::Deterministic;
+  }
+};
+
 /// The GPU-side work needs a GPU; the CPU-side work (builds) is done
 /// regardless and reported. Errors are for setup failures only: a
 /// candidate that does not compile, crashes or differs is a report.
+///
+/// With \p Reuse (made by prepareReference for In.OriginalPath) the
+/// reference run and self-check are not repeated, provided the original
+/// builds to the same binary and the probe setup is the same; otherwise
+/// they are run again and a note says why.
 llvm::Expected<EvalReport> evaluate(const EvalInput &In, Builder &B,
-                                    const EvalOptions &Opts);
+                                    const EvalOptions &Opts,
+                                    const OriginalReference *Reuse = nullptr);
+
+/// Evaluates the original against itself (In.CandidatePath is the original;
+/// In.OriginalPath must be empty) and keeps what every later comparison
+/// needs. The run directory (Opts.RunDir, else a new temporary one) is kept:
+/// the caller removes it when done. Check usable() before reusing it.
+llvm::Expected<OriginalReference>
+prepareReference(const EvalInput &In, Builder &B, const EvalOptions &Opts);
+
+/// One timing run of the original with the reference's setup: the baseline
+/// measured again, nothing else. The report's kernels hold the times.
+llvm::Expected<EvalReport> retimeOriginal(const OriginalReference &Ref,
+                                          const EvalOptions &Opts);
+
+/// What a reference depends on besides the original's binary.
+std::string referenceSetup(llvm::ArrayRef<ProbeKernel> Targets,
+                           const EvalOptions &Opts);
 
 /// Probe kernels (names and param element types) for the targets: the
 /// named ones, or every launched kernel of the model.
