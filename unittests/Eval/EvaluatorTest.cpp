@@ -279,6 +279,27 @@ TEST_F(EvaluatorTest, SelfCheckDeterministicTimedProfiled) {
             std::string::npos);
 }
 
+TEST_F(EvaluatorTest, MetricsProfiledWithoutACleanL2AreNoted) {
+  auto HasNote = [](const EvalReport &R) {
+    return llvm::any_of(R.Notes, [](const std::string &N) {
+      return N.find("DRAM bytes written by saxpy may include write-backs") !=
+             std::string::npos;
+    });
+  };
+  auto Canned = good();
+  LaunchRecord &M = Canned[ProbeMode::Metrics].Launches[0];
+  M.Replay = "kernel";
+  M.L2Cleaned = false;
+  EvalReport Dirty = eval(program("dirty", Canned));
+  EXPECT_EQ(Dirty.Kernels[0].Metrics.Bound, "compute-bound");
+  EXPECT_TRUE(HasNote(Dirty));
+  M.Replay = "user";
+  M.L2Cleaned = true;
+  EvalReport Clean = eval(program("clean", Canned));
+  EXPECT_EQ(Clean.Kernels[0].Metrics.Bound, "compute-bound");
+  EXPECT_FALSE(HasNote(Clean));
+}
+
 TEST_F(EvaluatorTest, WrongCandidateIsCaughtWithItsBuffer) {
   std::string Orig = program("orig", good());
   auto Bad = good();
