@@ -1,6 +1,6 @@
 // Leaves L2 full of dirty lines, then runs a kernel that reads 256 MiB and
 // writes 64 floats. Profiled as is, that kernel's reads evict the dirty
-// lines and their write-backs count as its DRAM writes (tens of MB); with
+// lines and their write-backs count as its DRAM writes (up to L2's size); with
 // L2 cleaned before each profiled pass it writes almost nothing.
 //
 //   dirty-l2 [launches]
