@@ -30,7 +30,7 @@ static std::vector<std::unique_ptr<Transform>> makeCatalog() {
   C.push_back(createVectorizeTransform());
   C.push_back(createReadOnlyCacheTransform());
   C.push_back(createFastMathTransform());
-  // C.push_back(createHoistTransform());
+  C.push_back(createHoistTransform());
   C.push_back(createSharedTilingTransform());
   C.push_back(createWarpReduceTransform());
   C.push_back(createCoarsenTransform());
