@@ -31,7 +31,11 @@ A STEP is an object:
 Requests are checked against the wire formats (model, messages, headers);
 a malformed one gets a 400 and counts in "invalid".
 
-Usage: server.py --port-file FILE   (writes the port once listening)
+Usage: server.py --port-file FILE [--log FILE] [--script FILE]
+  --port-file  written with the port once listening
+  --log        one JSON line per API request: its number, path, model, the
+               structured-output mode asked for, which step answered, status
+  --script     the initial script (as for /_control/script)
 """
 
 import argparse
@@ -46,6 +50,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
 STATE = {}
+LOG = None
 
 
 def reset(script):
@@ -184,8 +189,24 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 STATE["in_flight"] -= 1
 
+    answered_by = None
+
+    def log_answer(self, status):
+        if LOG is None or self.answered_by is None:
+            return
+        body = self.request_body if isinstance(self.request_body, dict) else {}
+        mode = ("response_format" if "response_format" in body
+                else "tools" if "tools" in body else "text")
+        line = {"n": self.request_number, "time": round(time.time(), 3),
+                "path": self.path, "model": body.get("model"), "mode": mode,
+                "answered_by": self.answered_by, "status": status}
+        with LOCK:
+            LOG.write(json.dumps(line) + "\n")
+            LOG.flush()
+
     def send(self, status, payload, headers=None, content_type="application/json"):
         self.uncount()
+        self.log_answer(status)
         if isinstance(payload, (dict, list)):
             payload = json.dumps(payload).encode()
         elif isinstance(payload, str):
@@ -235,10 +256,13 @@ class Handler(BaseHTTPRequestHandler):
             body = json.loads(raw)
         except ValueError:
             body = None
+        self.request_body = body
         with LOCK:
             STATE["count"] += 1
+            self.request_number = STATE["count"]
             STATE["requests"].append({"path": self.path, "headers": headers,
                                       "body": body if body is not None else raw.decode("latin-1")})
+        self.answered_by = "invalid"
         if self.path not in ("/v1/chat/completions", "/v1/messages"):
             with LOCK:
                 STATE["invalid"] += 1
@@ -250,15 +274,20 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(400, {"error": {"message": "test server: " + complaint}})
         for feature in STATE["unsupported"]:
             if feature in body:
+                self.answered_by = "unsupported " + feature
                 return self.send(400, {"error": {"message": "'%s' is not supported by this server" % feature}})
         with LOCK:
             if STATE["steps"]:
                 step = STATE["steps"].pop(0)
+                STATE["step"] = STATE.get("step", 0) + 1
+                self.answered_by = "step %d" % STATE["step"]
             else:
+                self.answered_by = "default"
                 step = STATE["default"] or {"status": 500, "body": '{"error": {"message": "no scripted reply left"}}'}
         if step.get("delay"):
             time.sleep(step["delay"])
         if step.get("drop"):
+            self.log_answer("dropped")
             self.uncount()
             try:
                 self.connection.shutdown(socket.SHUT_RDWR)
@@ -284,7 +313,15 @@ class Handler(BaseHTTPRequestHandler):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port-file", required=True)
+    parser.add_argument("--log")
+    parser.add_argument("--script")
     args = parser.parse_args()
+    global LOG
+    if args.log:
+        LOG = open(args.log, "a")
+    if args.script:
+        with open(args.script) as f:
+            reset(json.load(f))
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     tmp = args.port_file + ".tmp"
