@@ -27,6 +27,9 @@ struct float2 { float x, y; };
 struct float4 { float x, y, z, w; };
 struct int2 { int x, y; };
 struct int4 { int x, y, z, w; };
+struct __attribute__((aligned(8))) uint2 { unsigned x, y; };
+struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
+struct __attribute__((aligned(4))) uchar4 { unsigned char x, y, z, w; };
 typedef struct CUstream_st *cudaStream_t;
 typedef int cudaError_t;
 enum cudaMemcpyKind {
@@ -59,6 +62,8 @@ __device__ int atomicAdd(int *a, int v);
 __device__ unsigned atomicAdd(unsigned *a, unsigned v);
 __device__ float atomicAdd(float *a, float v);
 __device__ double atomicAdd(double *a, double v);
+__device__ unsigned long long atomicAdd(unsigned long long *a,
+                                     unsigned long long v);
 __device__ int atomicMax(int *a, int v);
 __device__ int atomicMin(int *a, int v);
 __device__ int atomicCAS(int *a, int c, int v);
@@ -66,6 +71,10 @@ __device__ int atomicExch(int *a, int v);
 __device__ float __shfl_down_sync(unsigned m, float v, unsigned d, int w = 32);
 __device__ float __shfl_xor_sync(unsigned m, float v, int l, int w = 32);
 __device__ int __shfl_down_sync(unsigned m, int v, unsigned d, int w = 32);
+__device__ unsigned __shfl_down_sync(unsigned m, unsigned v, unsigned d,
+                                    int w = 32);
+__device__ double __shfl_down_sync(unsigned m, double v, unsigned d,
+                                  int w = 32);
 template <class T> __device__ T __ldg(const T *p) { return *p; }
 __device__ float expf(float);
 __device__ float logf(float);

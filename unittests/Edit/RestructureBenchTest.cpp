@@ -26,8 +26,14 @@ std::vector<BenchCase> benchCases() {
       {"layernorm", makeEdit("warp-per-row", "layernorm")},
       {"spmv_csr", makeEdit("warp-per-row", "spmv")},
       {"gemv", makeEdit("warp-per-row", "gemv")},
+      // One column per lane (no bank conflicts), 16-byte loads; 512
+      // threads and 32 KB of copies per block, 4 blocks on each of the
+      // H200's 132 SMs: one wave.
       {"histogram", makeEdit("privatize-atomics", "histogram",
-                             {{"copies", std::string("warp")}})},
+                             {{"copies", std::string("lane")},
+                              {"vector_bytes", int64_t(16)},
+                              {"block_size", int64_t(512)},
+                              {"max_blocks", int64_t(528)}})},
       {"transpose", makeEdit("transpose-through-shared", "transpose")},
   };
 }

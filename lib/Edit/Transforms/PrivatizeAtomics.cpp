@@ -10,7 +10,16 @@
 // start, updated by the kernel's atomics, and merged with one global atomic
 // per non-zero bin per block at the end. A one-element-per-thread kernel
 // becomes a grid-stride loop and its launches are capped, so each block
-// amortizes the merge over many elements.
+// amortizes the merge over many elements. With copies=lane the copy is
+// laid out [bins][32], one column per lane, so a warp's 32 updates fall in
+// 32 different banks.
+//
+// Wide loads (vector_bytes 4, 8 or 16): when the grid-stride loop reads its
+// input only as p[i] (unit stride, elements of 1, 2 or 4 bytes), the loop
+// reads one 4-, 8- or 16-byte word per thread per iteration and runs the
+// body on each element of the word; a scalar loop takes the tail (n not a
+// multiple of the word) and every element when a pointer is not aligned
+// to the word at run time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +34,7 @@
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
 #include <functional>
+#include <map>
 
 using namespace llvm;
 using namespace optiml::restructure;
@@ -45,6 +55,26 @@ struct AtomicUse {
   std::optional<int64_t> Range;       ///< proven exclusive upper bound
 };
 
+enum class Copies { Block, Warp, Lane };
+
+/// A load `p[i]` of the loop's input at the loop variable.
+struct InputLoad {
+  const clang::ArraySubscriptExpr *Access = nullptr;
+  const clang::ParmVarDecl *Array = nullptr;
+};
+
+/// The grid-stride loop over the input, `for (T i = <linear index>; i < n;
+/// i += blockDim.x * gridDim.x) body`, written so or made so from one item
+/// per thread.
+struct InputLoop {
+  const clang::VarDecl *Index = nullptr;
+  const clang::Expr *Bound = nullptr;
+  const clang::ForStmt *For = nullptr; ///< null: from the ThreadItem
+  std::vector<InputLoad> Loads;
+  std::vector<const clang::ParmVarDecl *> Arrays; ///< the loaded pointers
+  int64_t ElemBytes = 0;
+};
+
 struct Plan {
   ResolvedKernel Kernel;
   const clang::ParmVarDecl *Array = nullptr;
@@ -52,10 +82,13 @@ struct Plan {
   std::vector<AtomicUse> Uses;
   int64_t Bins = 0;
   bool Guarded = false; ///< some index is not proven below Bins
-  bool PerWarp = false;
+  Copies Layout = Copies::Block;
   int64_t BlockSize = 256;
   int64_t MaxBlocks = 1056;
+  bool SetBlock = false;    ///< launches get BlockSize threads
+  int64_t VectorBytes = 1; ///< bytes per load in the grid-stride loop
   std::optional<ThreadItem> Map; ///< converted to a grid-stride loop
+  std::optional<InputLoop> Loop; ///< when VectorBytes > 1
   bool CapGrid = false;
   std::string Description;
 };
@@ -144,8 +177,9 @@ class PrivatizeAtomics : public Transform {
 public:
   StringRef kind() const override { return "privatize-atomics"; }
   StringRef description() const override {
-    return "per-block or per-warp shared-memory copies of a small array "
-           "updated by atomics, merged once per block; grid-stride loop";
+    return "per-block, per-warp or per-lane shared-memory copies of a small "
+           "array updated by atomics, merged once per block; grid-stride "
+           "loop, optionally with 4- to 16-byte input loads";
   }
   TargetKind targetKind() const override { return TargetKind::Kernel; }
   std::vector<ParamSpec> params() const override {
@@ -164,14 +198,17 @@ public:
     ParamSpec C;
     C.ParamType = ParamSpec::String;
     C.Name = "copies";
-    C.Description = "one private copy per block, or one per warp (less "
-                    "contention, more shared memory)";
-    C.Choices = {"block", "warp"};
+    C.Description = "one private copy per block, one per warp (less "
+                    "contention, more shared memory), or one column per "
+                    "lane ([bins][32]: no bank conflicts, 32 copies)";
+    C.Choices = {"block", "warp", "lane"};
     C.Default = std::string("block");
     ParamSpec BS;
     BS.ParamType = ParamSpec::Int;
     BS.Name = "block_size";
-    BS.Description = "threads per block at every launch (copies=warp only)";
+    BS.Description = "threads per block at every launch (always with "
+                     "copies=warp, which sizes its copies by it; with the "
+                     "other layouts only when given)";
     BS.Min = 32;
     BS.Max = 1024;
     BS.Default = int64_t(256);
@@ -182,7 +219,17 @@ public:
     M.Min = 1;
     M.Max = 1 << 20;
     M.Default = int64_t(1056);
-    return {A, B, C, BS, M};
+    ParamSpec V;
+    V.ParamType = ParamSpec::Int;
+    V.Name = "vector_bytes";
+    V.Description = "bytes each thread loads per iteration of the "
+                    "grid-stride loop: 1 (one element), 4, 8 or 16 (one "
+                    "word, the body run on each element; scalar tail and "
+                    "unaligned fallback)";
+    V.Min = 1;
+    V.Max = 16;
+    V.Default = int64_t(1);
+    return {A, B, C, BS, M, V};
   }
   bool changesPrecision(const Edit &) const override {
     // Floating-point atomics are summed in another order.
@@ -205,6 +252,27 @@ public:
     Edit W = E;
     W.Params["copies"] = std::string("warp");
     A.Suggestions = {W, E};
+    // Byte and short inputs: 16-byte words, and one column per lane when
+    // 32 copies fit, else one copy per warp.
+    auto ElemBytes = [&](const Edit &X) -> int64_t {
+      auto VP = analyze(Ctx, X);
+      if (!VP) {
+        consumeError(VP.takeError());
+        return 0;
+      }
+      return VP->Loop->ElemBytes;
+    };
+    for (const char *Layout : {"lane", "warp"}) {
+      Edit V = E;
+      V.Params["vector_bytes"] = int64_t(16);
+      V.Params["copies"] = std::string(Layout);
+      int64_t Bytes = ElemBytes(V);
+      if (Bytes == 0)
+        continue;
+      if (Bytes <= 2)
+        A.Suggestions.insert(A.Suggestions.begin(), V);
+      break;
+    }
     return A;
   }
 
@@ -218,6 +286,8 @@ public:
 
 private:
   Expected<Plan> analyze(const EditContext &Ctx, const Edit &E) const;
+  Expected<InputLoop> inputLoop(const EditContext &Ctx, const Edit &E,
+                                const Plan &P) const;
   Expected<clang::tooling::Replacements>
   rewrite(const EditContext &Ctx, const Edit &E, const Plan &P) const;
 };
@@ -233,11 +303,22 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
   if (KI.InMacro)
     return reject(E, "macro", "kernel '" + E.Target +
                                   "' is defined inside a macro expansion");
-  std::string Copies = E.getString("copies").value_or("block");
-  if (Copies != "block" && Copies != "warp")
-    return reject(E, "params", "params.copies must be 'block' or 'warp'");
-  P.PerWarp = Copies == "warp";
+  std::string Layout = E.getString("copies").value_or("block");
+  if (Layout == "block")
+    P.Layout = Copies::Block;
+  else if (Layout == "warp")
+    P.Layout = Copies::Warp;
+  else if (Layout == "lane")
+    P.Layout = Copies::Lane;
+  else
+    return reject(E, "params",
+                  "params.copies must be 'block', 'warp' or 'lane'");
+  P.VectorBytes = E.getInt("vector_bytes").value_or(1);
+  if (P.VectorBytes != 1 && P.VectorBytes != 4 && P.VectorBytes != 8 &&
+      P.VectorBytes != 16)
+    return reject(E, "params", "params.vector_bytes must be 1, 4, 8 or 16");
   P.BlockSize = E.getInt("block_size").value_or(256);
+  P.SetBlock = P.Layout == Copies::Warp || E.getInt("block_size");
   if (P.BlockSize < 32 || P.BlockSize > 1024 || P.BlockSize % 32)
     return reject(E, "params",
                   "params.block_size must be a multiple of 32 in [32, 1024]");
@@ -403,14 +484,19 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
   }
   uint64_t ElemBytes = Ctx.AST.getTypeSizeInChars(ET).getQuantity();
   int64_t Warps = P.BlockSize / 32;
-  int64_t Bytes = P.Bins * ElemBytes * (P.PerWarp ? Warps : 1);
+  int64_t NCopies = P.Layout == Copies::Warp   ? Warps
+                    : P.Layout == Copies::Lane ? 32
+                                               : 1;
+  int64_t Bytes = P.Bins * ElemBytes * NCopies;
   if (Bytes > SharedLimit)
     return reject(E, "not-applicable",
                   "the private copies of '" + AName + "' need " +
                       Twine(Bytes) + " bytes of shared memory (" +
                       Twine(P.Bins) + " elements" +
-                      (P.PerWarp ? " per warp" : "") + "), more than " +
-                      Twine(SharedLimit));
+                      (P.Layout == Copies::Warp   ? " per warp"
+                       : P.Layout == Copies::Lane ? " per lane"
+                                                  : "") +
+                      "), more than " + Twine(SharedLimit));
 
   // The shape: one element per thread becomes a grid-stride loop.
   std::string Why;
@@ -439,6 +525,12 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
         if (F->getInc() && mentionsBuiltin(F->getInc(), "gridDim"))
           GridStride = true;
   P.CapGrid = P.Map || GridStride;
+  if (P.VectorBytes > 1) {
+    auto L = inputLoop(Ctx, E, P);
+    if (!L)
+      return L.takeError();
+    P.Loop = std::move(*L);
+  }
   if (std::string W = launchProblem(KI); !W.empty())
     return reject(E, "launch", W);
   if (P.CapGrid)
@@ -453,8 +545,21 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
   OS << P.Uses.size() << " atomicAdd" << (P.Uses.size() > 1 ? "s" : "")
      << " into '" << AName << "' (" << P.Bins << " " << P.ElemType
      << " elements, " << (P.Guarded ? "given" : "bounded by the index")
-     << "); rewrite: a private copy per " << (P.PerWarp ? "warp" : "block")
+     << "); rewrite: "
+     << (P.Layout == Copies::Lane ? "a private column per lane"
+                                  : std::string("a private copy per ") +
+                                        (P.Layout == Copies::Warp ? "warp"
+                                                                  : "block"))
      << " in shared memory, merged once per block";
+  if (P.Loop)
+    OS << ", " << P.VectorBytes << "-byte loads of '"
+       << join(map_range(P.Loop->Arrays,
+                         [](const clang::ParmVarDecl *A) {
+                           return A->getName();
+                         }),
+               "', '")
+       << "' (" << P.VectorBytes / P.Loop->ElemBytes
+       << " elements each, scalar tail and unaligned fallback)";
   if (P.Map)
     OS << ", grid-stride loop, grid capped at " << P.MaxBlocks;
   else if (GridStride)
@@ -463,6 +568,190 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
     OS << " (the kernel is not one element per thread: launches keep "
           "their grid)";
   return P;
+}
+
+/// `i += blockDim.x * gridDim.x` (either order) on \p I.
+static bool isGridStrideStep(const clang::Expr *Inc, const clang::VarDecl *I) {
+  const auto *B = dyn_cast_or_null<clang::BinaryOperator>(
+      Inc ? Inc->IgnoreParens() : nullptr);
+  if (!B || B->getOpcode() != clang::BO_AddAssign || declOf(B->getLHS()) != I)
+    return false;
+  const auto *M = dyn_cast<clang::BinaryOperator>(stripCasts(B->getRHS()));
+  return M && M->getOpcode() == clang::BO_Mul &&
+         mentionsBuiltin(M, "blockDim") && mentionsBuiltin(M, "gridDim") &&
+         !mentionsBuiltin(M, "threadIdx") && !mentionsBuiltin(M, "blockIdx");
+}
+
+Expected<InputLoop> PrivatizeAtomics::inputLoop(const EditContext &Ctx,
+                                                const Edit &E,
+                                                const Plan &P) const {
+  auto No = [&](const Twine &Why) {
+    return reject(E, "not-applicable",
+                  "params.vector_bytes " + Twine(P.VectorBytes) + ": " + Why);
+  };
+  InputLoop L;
+  const clang::FunctionDecl *K = P.Kernel.Decl;
+  std::vector<const clang::Stmt *> Body;
+  if (P.Map) {
+    L.Index = P.Map->Index;
+    L.Bound = P.Map->Bound;
+    Body = P.Map->Body;
+  } else {
+    const auto *KB = cast<clang::CompoundStmt>(K->getBody());
+    for (const clang::Stmt *S : KB->body()) {
+      const auto *F = dyn_cast<clang::ForStmt>(S);
+      if (!F) {
+        if (isa<clang::DeclStmt>(S) && !mentionsBuiltin(S, "threadIdx") &&
+            !L.For)
+          continue;
+        return No("the kernel is not a single grid-stride loop over the "
+                  "input (statement at " +
+                  where(Ctx, S) + ")");
+      }
+      const auto *DS = dyn_cast_or_null<clang::DeclStmt>(F->getInit());
+      const auto *V = DS && DS->isSingleDecl()
+                          ? dyn_cast<clang::VarDecl>(DS->getSingleDecl())
+                          : nullptr;
+      const auto *C = dyn_cast_or_null<clang::BinaryOperator>(
+          F->getCond() ? F->getCond()->IgnoreParenImpCasts() : nullptr);
+      if (L.For || !V || !V->getInit() || linearIndexDim(V->getInit()) != 'x' ||
+          !C || C->getOpcode() != clang::BO_LT || declOf(C->getLHS()) != V ||
+          !isGridStrideStep(F->getInc(), V))
+        return No("the loop at " + where(Ctx, F) +
+                  " is not 'for (i = blockIdx.x * blockDim.x + threadIdx.x; "
+                  "i < n; i += blockDim.x * gridDim.x)'");
+      if (!isBlockUniform(C->getRHS(), K) || mentions(C->getRHS(), V))
+        return No("the loop bound '" + exprText(Ctx, C->getRHS()) +
+                  "' is not the same in every thread");
+      if (llvm::is_contained(writtenDecls(F->getBody()), V))
+        return No("the loop variable '" + V->getName() + "' is written in "
+                  "the loop");
+      L.For = F;
+      L.Index = V;
+      L.Bound = C->getRHS();
+      Body = {F->getBody()};
+    }
+    if (!L.For)
+      return No("the kernel has no grid-stride loop over the input");
+  }
+  std::string I = L.Index->getName().str();
+
+  // Every use of i is a load p[i] from a pointer parameter.
+  // Enclosing: the subscript whose index \p S is part of, if any.
+  std::string Problem;
+  std::function<void(const clang::Stmt *, const clang::ArraySubscriptExpr *)>
+      Walk = [&](const clang::Stmt *S,
+                 const clang::ArraySubscriptExpr *Enclosing) {
+        if (!S || !Problem.empty())
+          return;
+        if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(S)) {
+          const auto *Idx =
+              dyn_cast<clang::DeclRefExpr>(A->getIdx()->IgnoreParenImpCasts());
+          if (Idx && Idx->getDecl() == L.Index) {
+            const auto *Base = dyn_cast<clang::DeclRefExpr>(
+                A->getBase()->IgnoreParenImpCasts());
+            const auto *PV = Base ? dyn_cast<clang::ParmVarDecl>(Base->getDecl())
+                                  : nullptr;
+            if (!PV || !PV->getType()->isPointerType()) {
+              Problem = "'" + exprText(Ctx, A) +
+                        "' is not a load from a pointer parameter";
+              return;
+            }
+            L.Loads.push_back({A, PV});
+            if (!llvm::is_contained(L.Arrays, PV))
+              L.Arrays.push_back(PV);
+            return;
+          }
+          Walk(A->getBase(), Enclosing);
+          Walk(A->getIdx(), A);
+          return;
+        }
+        if (const auto *R = dyn_cast<clang::DeclRefExpr>(S))
+          if (R->getDecl() == L.Index) {
+            if (Enclosing)
+              Problem = "the load '" + exprText(Ctx, Enclosing) +
+                        "' is not unit-stride in '" + I + "'";
+            else
+              Problem = "'" + I + "' is used at " + where(Ctx, R) +
+                        " other than as the index of a load p[" + I + "]";
+            return;
+          }
+        for (const clang::Stmt *C : S->children())
+          Walk(C, Enclosing);
+      };
+  for (const clang::Stmt *S : Body)
+    Walk(S, nullptr);
+  if (!Problem.empty())
+    return No(Problem);
+  if (L.Loads.empty())
+    return No("the loop loads nothing at '" + I + "'");
+
+  // The loaded elements: integers or floats of one size dividing the word.
+  std::vector<const clang::ValueDecl *> Written = writtenDecls(K->getBody());
+  for (const MemWrite &W : memoryWrites(K->getBody()))
+    if (const clang::ValueDecl *D = declOf(W.Base))
+      Written.push_back(D);
+  for (const clang::ParmVarDecl *A : L.Arrays) {
+    clang::QualType T = A->getType()->getPointeeType();
+    std::string Name = A->getName().str();
+    if (T->isDependentType())
+      return No("the element type of '" + Name +
+                "' depends on a template parameter");
+    if (T.isVolatileQualified())
+      return No("'" + Name + "' is volatile");
+    if (!(T->isIntegerType() || T->isRealFloatingType()) ||
+        T->isBooleanType())
+      return No("'" + Name + "' has element type '" +
+                T.getUnqualifiedType().getAsString(
+                    Ctx.AST.getPrintingPolicy()) +
+                "', which has no vector form (integers and floats have)");
+    int64_t Size = Ctx.AST.getTypeSizeInChars(T).getQuantity();
+    if (Size > P.VectorBytes || P.VectorBytes % Size)
+      return No("'" + Name + "' has " + Twine(Size) +
+                "-byte elements, which do not fill a " +
+                Twine(P.VectorBytes) + "-byte word");
+    if (L.ElemBytes && L.ElemBytes != Size)
+      return No("the loaded arrays have elements of different sizes");
+    L.ElemBytes = Size;
+    if (llvm::is_contained(Written, A))
+      return No("'" + Name + "' is written in the kernel");
+  }
+  if (L.ElemBytes == P.VectorBytes)
+    return No("one element is already " + Twine(L.ElemBytes) + " bytes");
+
+  // The body runs on the word's elements in another order: it may only
+  // update atomics and its own locals.
+  for (const clang::Stmt *S : Body) {
+    if (const clang::Stmt *J = firstJump(S))
+      return No("the loop body leaves early at " + where(Ctx, J));
+    if (const clang::Stmt *C = opaqueCall(S))
+      return No("the loop body calls a function at " + where(Ctx, C) +
+                " that may write memory");
+    auto Writes = memoryWrites(S);
+    if (!Writes.empty())
+      return No("the loop body writes memory ('" +
+                exprText(Ctx, Writes.front().Target) +
+                "'); only atomics may be reordered");
+  }
+  std::vector<const clang::ValueDecl *> Local;
+  std::function<void(const clang::Stmt *)> Decls = [&](const clang::Stmt *S) {
+    if (!S)
+      return;
+    if (const auto *DS = dyn_cast<clang::DeclStmt>(S))
+      for (const clang::Decl *D : DS->decls())
+        if (const auto *V = dyn_cast<clang::ValueDecl>(D))
+          Local.push_back(V);
+    for (const clang::Stmt *C : S->children())
+      Decls(C);
+  };
+  for (const clang::Stmt *S : Body)
+    Decls(S);
+  for (const clang::Stmt *S : Body)
+    for (const clang::ValueDecl *D : writtenDecls(S))
+      if (!llvm::is_contained(Local, D) && D != L.Index)
+        return No("the loop body updates '" + D->getName() +
+                  "', declared outside it; its order would change");
+  return L;
 }
 
 Expected<clang::tooling::Replacements>
@@ -479,38 +768,183 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
   std::string W = freshName(Ctx.Code, "w");
   int64_t Warps = P.BlockSize / 32;
   std::string Bins = std::to_string(P.Bins);
-  std::string Mine = P.PerWarp ? Priv + "[threadIdx.x / 32]" : Priv;
-  std::vector<TextEdit> Edits;
 
-  // Atomics go to the private copy.
-  for (const AtomicUse &U : P.Uses) {
-    auto RefSp = exprSpan(Ctx, U.BaseRef);
-    auto CallSp = exprSpan(Ctx, U.Call);
-    if (!RefSp || !CallSp)
-      return reject(E, "macro",
-                    "the atomic at " + where(Ctx, U.Call) +
-                        " is written inside a macro expansion");
-    if (!P.Guarded || (U.Range && *U.Range <= P.Bins)) {
-      Edits.push_back({RefSp->Begin, RefSp->End - RefSp->Begin, Mine});
-      continue;
-    }
-    std::string Call =
-        Ctx.Code.substr(CallSp->Begin, CallSp->End - CallSp->Begin).str();
-    std::string PrivCall = Call;
-    PrivCall.replace(RefSp->Begin - CallSp->Begin, RefSp->End - RefSp->Begin,
-                     Mine);
-    std::string Cond =
-        "(size_t)" + paren(exprText(Ctx, U.Index)) + " < " + Bins;
-    Edits.push_back({CallSp->Begin, CallSp->End - CallSp->Begin,
+  // [From, To) with the edits inside it applied.
+  auto Render = [&](unsigned From, unsigned To,
+                    const std::vector<TextEdit> &Inner) {
+    std::vector<TextEdit> In;
+    for (const TextEdit &T : Inner)
+      if (T.Offset >= From && T.Offset + T.Length <= To)
+        In.push_back(T);
+    return splice(Ctx.Code, From, To, In);
+  };
+  auto Outside = [](const TextEdit &T, const std::vector<TextEdit> &Spans) {
+    return llvm::none_of(Spans, [&](const TextEdit &S) {
+      return T.Offset >= S.Offset && T.Offset + T.Length <= S.Offset + S.Length;
+    });
+  };
+  // The body's edits: atomics go to the private copy, and \p Loads (the
+  // input loads, replaced by word elements) are applied inside them too.
+  auto BodyEdits =
+      [&](const std::vector<TextEdit> &Loads) -> Expected<std::vector<TextEdit>> {
+    std::vector<TextEdit> Out;
+    for (const AtomicUse &U : P.Uses) {
+      auto RefSp = exprSpan(Ctx, U.BaseRef);
+      auto CallSp = exprSpan(Ctx, U.Call);
+      auto ArgSp = exprSpan(Ctx, U.Call->getArg(0));
+      auto IdxSp = U.Index ? exprSpan(Ctx, U.Index) : std::optional<Span>();
+      if (!RefSp || !CallSp || !ArgSp || (U.Index && !IdxSp))
+        return reject(E, "macro",
+                      "the atomic at " + where(Ctx, U.Call) +
+                          " is written inside a macro expansion");
+      std::string Idx = U.Index ? Render(IdxSp->Begin, IdxSp->End, Loads) : "0";
+      TextEdit Target;
+      if (P.Layout == Copies::Lane)
+        Target = {ArgSp->Begin, ArgSp->End - ArgSp->Begin,
+                  "&" + Priv + "[" + Idx + "][threadIdx.x % 32]"};
+      else
+        Target = {RefSp->Begin, RefSp->End - RefSp->Begin,
+                  P.Layout == Copies::Warp ? Priv + "[threadIdx.x / 32]"
+                                           : Priv};
+      if (!P.Guarded || (U.Range && *U.Range <= P.Bins)) {
+        Out.push_back(Target);
+        continue;
+      }
+      std::vector<TextEdit> PrivEdits = {Target};
+      for (const TextEdit &T : Loads)
+        if (Outside(T, {Target}))
+          PrivEdits.push_back(T);
+      std::string PrivCall = Render(CallSp->Begin, CallSp->End, PrivEdits);
+      std::string Call = Render(CallSp->Begin, CallSp->End, Loads);
+      std::string Cond = "(size_t)" + paren(Idx) + " < " + Bins;
+      Out.push_back({CallSp->Begin, CallSp->End - CallSp->Begin,
                      "(" + Cond + " ? " + PrivCall + " : " + Call + ")"});
-  }
+    }
+    for (const TextEdit &T : Loads)
+      if (Outside(T, Out))
+        Out.push_back(T);
+    return Out;
+  };
+  auto Edits0 = BodyEdits({});
+  if (!Edits0)
+    return Edits0.takeError();
+  std::vector<TextEdit> Edits = std::move(*Edits0);
 
-  // One element per thread becomes a grid-stride loop.
   std::string Indent = "  ";
   if (!Body->body_empty())
     if (auto Sp = stmtSpan(Ctx, Body->body_front()))
       Indent = lineIndent(Ctx.Code, Sp->Begin);
-  if (P.Map) {
+  const std::string &I = Indent;
+  std::string Step = " += blockDim.x * gridDim.x";
+
+  if (P.Loop) {
+    // The loop becomes a loop over words (when the pointers are aligned)
+    // and a scalar loop for the rest.
+    const InputLoop &L = *P.Loop;
+    const clang::Stmt *First, *Last;
+    std::optional<Span> Region;
+    std::string TypeName; // "int i", as written
+    std::string Init = exprText(Ctx, L.Index->getInit());
+    auto DeclSp = stmtSpan(Ctx, L.For ? L.For->getInit() : P.Map->IndexDecl);
+    auto InitSp = exprSpan(Ctx, L.Index->getInit());
+    bool Wrap = false; // several statements: braces around them
+    if (L.For) {
+      Region = stmtSpan(Ctx, L.For);
+      First = Last = L.For->getBody();
+    } else if (!P.Map->EarlyReturn) {
+      auto GuardSp = stmtSpan(Ctx, P.Map->Guard);
+      if (DeclSp && GuardSp)
+        Region = Span{DeclSp->Begin, GuardSp->End};
+      First = Last = P.Map->Guard->getThen();
+    } else {
+      First = P.Map->Body.front();
+      Last = P.Map->Body.back();
+      auto LastSp = stmtSpan(Ctx, Last);
+      if (DeclSp && LastSp)
+        Region = Span{DeclSp->Begin, LastSp->End};
+      Wrap = true;
+    }
+    auto FirstSp = stmtSpan(Ctx, First), LastSp = stmtSpan(Ctx, Last);
+    if (!Region || !DeclSp || !InitSp || !FirstSp || !LastSp)
+      return reject(E, "macro", "the loop or its body is in a macro");
+    TypeName = StringRef(Ctx.Code.substr(DeclSp->Begin,
+                                         InitSp->Begin - DeclSp->Begin))
+                   .rtrim(" =")
+                   .str();
+    std::string Name = L.Index->getName().str();
+    std::string Type = L.Index->getType().getUnqualifiedType().getAsString(
+        Ctx.AST.getPrintingPolicy());
+    std::string N = exprText(Ctx, L.Bound);
+    std::string PN = paren(N);
+    int64_t Per = P.VectorBytes / L.ElemBytes;
+    std::string PerText = std::to_string(Per);
+    std::string From = freshName(Ctx.Code, "scalar_from");
+    std::string V = freshName(Ctx.Code, "v");
+    std::string K = freshName(Ctx.Code, "e");
+    std::string Word = P.VectorBytes == 4   ? "unsigned int"
+                       : P.VectorBytes == 8 ? "uint2"
+                                            : "uint4";
+    std::map<const clang::ParmVarDecl *, std::string> WordName, ElemName;
+    std::vector<std::string> Aligned;
+    for (const clang::ParmVarDecl *A : L.Arrays) {
+      std::string AN = A->getName().str();
+      WordName[A] = freshName(Ctx.Code, AN + "_v");
+      ElemName[A] = freshName(Ctx.Code, AN + "_e");
+      Aligned.push_back("reinterpret_cast<unsigned long long>(" + AN +
+                        ") % " + std::to_string(P.VectorBytes) + " == 0");
+    }
+    std::vector<TextEdit> Loads;
+    for (const InputLoad &Ld : L.Loads) {
+      auto Sp = exprSpan(Ctx, Ld.Access);
+      if (!Sp)
+        return reject(E, "macro",
+                      "the load at " + where(Ctx, Ld.Access) +
+                          " is written inside a macro expansion");
+      Loads.push_back(
+          {Sp->Begin, Sp->End - Sp->Begin, ElemName[Ld.Array] + "[" + K + "]"});
+    }
+    auto VecEdits = BodyEdits(Loads);
+    if (!VecEdits)
+      return VecEdits.takeError();
+    // The body as the statement of a loop whose head is at indent I.
+    auto BodyText = [&](const std::vector<TextEdit> &Inner) {
+      std::string T = Render(FirstSp->Begin, LastSp->End, Inner);
+      if (!Wrap)
+        return T;
+      return "{\n" + I + "  " + indentLines(T, "  ") + "\n" + I + "}";
+    };
+    std::string VecBody = indentLines(BodyText(*VecEdits), "    ");
+    std::string Out = Type + " " + From + " = 0;\n";
+    Out += I + "if (" + join(Aligned, " &&\n" + I + "    ") + ") {\n";
+    Out += I + "  " + From + " = " + PN + " / " + PerText + " * " + PerText +
+           ";\n";
+    Out += I + "  for (" + Type + " " + V + " = " + Init + "; " + V + " < " +
+           PN + " / " + PerText + "; " + V + Step + ") {\n";
+    for (const clang::ParmVarDecl *A : L.Arrays) {
+      std::string Elem = A->getType()
+                             ->getPointeeType()
+                             .getUnqualifiedType()
+                             .getAsString(Ctx.AST.getPrintingPolicy());
+      Out += I + "    " + Word + " " + WordName[A] + " = reinterpret_cast<const " +
+             Word + " *>(" + A->getName().str() + ")[" + V + "];\n";
+      Out += I + "    const " + Elem + " *" + ElemName[A] +
+             " = reinterpret_cast<const " + Elem + " *>(&" + WordName[A] +
+             ");\n";
+    }
+    Out += I + "    #pragma unroll\n";
+    Out += I + "    for (int " + K + " = 0; " + K + " < " + PerText + "; ++" +
+           K + ")" + (VecBody.front() == '{' ? " " : "\n" + I + "      ") +
+           VecBody + "\n";
+    Out += I + "  }\n";
+    Out += I + "}\n";
+    Out += I + "for (" + TypeName + " = " + From + " + " + Init + "; " + Name +
+           " < " + N + "; " + Name + Step + ") " + BodyText(Edits);
+    llvm::erase_if(Edits, [&](const TextEdit &T) {
+      return T.Offset >= Region->Begin && T.Offset < Region->End;
+    });
+    Edits.push_back({Region->Begin, Region->End - Region->Begin, Out});
+  } else if (P.Map) {
+    // One element per thread becomes a grid-stride loop.
     const ThreadItem &M = *P.Map;
     auto DeclSp = stmtSpan(Ctx, M.IndexDecl);
     auto GuardSp = stmtSpan(Ctx, M.Guard);
@@ -522,9 +956,10 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
         Ctx.Code.substr(DeclSp->Begin, InitSp->Begin - DeclSp->Begin).str();
     // "int i = " -> "int i"
     Type = StringRef(Type).rtrim(" =").str();
-    std::string Head = "for (" + Type + " = " + exprText(Ctx, M.Index->getInit()) +
-                       "; " + Name + " < " + exprText(Ctx, M.Bound) + "; " +
-                       Name + " += blockDim.x * gridDim.x)";
+    std::string Head = "for (" + Type + " = " +
+                       exprText(Ctx, M.Index->getInit()) + "; " + Name +
+                       " < " + exprText(Ctx, M.Bound) + "; " + Name + Step +
+                       ")";
     if (!M.EarlyReturn) {
       // `T i = ...; if (i < n)` -> `for (...)`; the guarded statement
       // stays as it is.
@@ -539,15 +974,10 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
       auto FirstSp = stmtSpan(Ctx, M.Body.front());
       if (!LastSp || !FirstSp)
         return reject(E, "macro", "the kernel body has macro statements");
-      std::vector<TextEdit> Inner;
-      for (const TextEdit &T : Edits)
-        if (T.Offset >= FirstSp->Begin && T.Offset < LastSp->End)
-          Inner.push_back(T);
+      std::string Rest = Render(FirstSp->Begin, LastSp->End, Edits);
       llvm::erase_if(Edits, [&](const TextEdit &T) {
         return T.Offset >= FirstSp->Begin && T.Offset < LastSp->End;
       });
-      std::string Rest =
-          splice(Ctx.Code, FirstSp->Begin, LastSp->End, Inner);
       Edits.push_back({DeclSp->Begin, LastSp->End - DeclSp->Begin,
                        Head + " {\n" + Indent + "  " +
                            indentLines(Rest, "  ") + "\n" + Indent + "}"});
@@ -555,8 +985,7 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
   }
 
   std::string Pro, Epi;
-  const std::string &I = Indent;
-  if (P.PerWarp) {
+  if (P.Layout == Copies::Warp) {
     Pro = "\n" + I + "__shared__ " + P.ElemType + " " + Priv + "[" +
           std::to_string(Warps) + "][" + Bins + "];\n" + I + "for (int " + B +
           " = threadIdx.x; " + B + " < " + std::to_string(Warps * P.Bins) +
@@ -569,6 +998,22 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
           "; ++" + W + ")\n" + I + "    sum += " + Priv + "[" + W + "][" + B +
           "];\n" + I + "  if (sum != 0)\n" + I + "    atomicAdd(&" + AName +
           "[" + B + "], sum);\n" + I + "}";
+  } else if (P.Layout == Copies::Lane) {
+    // Zeroed and summed along rows; the sum reads lane (l + bin) % 32 first
+    // so the threads of a warp start in different banks.
+    std::string Ln = freshName(Ctx.Code, "lane");
+    Pro = "\n" + I + "__shared__ " + P.ElemType + " " + Priv + "[" + Bins +
+          "][32];\n" + I + "for (int " + B + " = threadIdx.x; " + B + " < " +
+          std::to_string(32 * P.Bins) + "; " + B + " += blockDim.x)\n" + I +
+          "  " + Priv + "[" + B + " / 32][" + B + " % 32] = 0;\n" + I +
+          "__syncthreads();";
+    Epi = "\n" + I + "__syncthreads();\n" + I + "for (int " + B +
+          " = threadIdx.x; " + B + " < " + Bins + "; " + B +
+          " += blockDim.x) {\n" + I + "  " + P.ElemType + " sum = 0;\n" + I +
+          "  for (int " + Ln + " = 0; " + Ln + " < 32; ++" + Ln + ")\n" + I +
+          "    sum += " + Priv + "[" + B + "][(" + Ln + " + " + B +
+          ") % 32];\n" + I + "  if (sum != 0)\n" + I + "    atomicAdd(&" +
+          AName + "[" + B + "], sum);\n" + I + "}";
   } else {
     Pro = "\n" + I + "__shared__ " + P.ElemType + " " + Priv + "[" + Bins +
           "];\n" + I + "for (int " + B + " = threadIdx.x; " + B + " < " +
@@ -607,7 +1052,7 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
               Repls, replaceSpan(Ctx, L.GridRange, Capped), E))
         return std::move(Err);
     }
-    if (P.PerWarp)
+    if (P.SetBlock)
       if (Error Err = addReplacement(
               Repls,
               replaceSpan(Ctx, L.BlockRange, std::to_string(P.BlockSize)), E))

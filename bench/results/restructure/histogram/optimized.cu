@@ -69,16 +69,27 @@ static const int N = 1 << 29;  // problem size: number of input bytes
 #define BINS 256
 
 __global__ void histogram(int n, const unsigned char* data, unsigned* bins) {
-  __shared__ unsigned int bins_private[8][256];
-  for (int bin1 = threadIdx.x; bin1 < 2048; bin1 += blockDim.x)
-    bins_private[bin1 / 256][bin1 % 256] = 0;
+  __shared__ unsigned int bins_private[256][32];
+  for (int bin1 = threadIdx.x; bin1 < 8192; bin1 += blockDim.x)
+    bins_private[bin1 / 32][bin1 % 32] = 0;
   __syncthreads();
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) atomicAdd(&bins_private[threadIdx.x / 32][data[i]], 1u);
+  int scalar_from = 0;
+  if (reinterpret_cast<unsigned long long>(data) % 16 == 0) {
+    scalar_from = n / 16 * 16;
+    for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < n / 16; v += blockDim.x * gridDim.x) {
+      uint4 data_v = reinterpret_cast<const uint4 *>(data)[v];
+      const unsigned char *data_e = reinterpret_cast<const unsigned char *>(&data_v);
+      #pragma unroll
+      for (int e = 0; e < 16; ++e)
+        atomicAdd(&bins_private[data_e[e]][threadIdx.x % 32], 1u);
+    }
+  }
+  for (int i = scalar_from + blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) atomicAdd(&bins_private[data[i]][threadIdx.x % 32], 1u);
   __syncthreads();
   for (int bin1 = threadIdx.x; bin1 < 256; bin1 += blockDim.x) {
     unsigned int sum = 0;
-    for (int w = 0; w < 8; ++w)
-      sum += bins_private[w][bin1];
+    for (int lane = 0; lane < 32; ++lane)
+      sum += bins_private[bin1][(lane + bin1) % 32];
     if (sum != 0)
       atomicAdd(&bins[bin1], sum);
   }
@@ -95,7 +106,7 @@ int main() {
   int threads = 256, blocks = (N + threads - 1) / threads;
   bench("histogram", "optimized", "536870912", [&] {
     CK(cudaMemset(bins, 0, sizeof(unsigned) * BINS));
-    histogram<<<blocks < 1056 ? blocks : 1056, 256>>>(N, d, bins);
+    histogram<<<blocks < 528 ? blocks : 528, 512>>>(N, d, bins);
   });
   std::vector<unsigned> got(BINS), want(BINS, 0);
   CK(cudaMemcpy(got.data(), bins, sizeof(unsigned) * BINS, cudaMemcpyDeviceToHost));
