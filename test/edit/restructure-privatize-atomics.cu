@@ -5,3 +5,6 @@
 // RUN: %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %inputs/edit/restructure/atomics-histogram-warp.expected.cu
 // RUN: %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %inputs/edit/restructure/atomics-histogram.expected.cu
 // RUN: %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %inputs/edit/restructure/atomics-weighted.expected.cu
+// RUN: %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %inputs/edit/restructure/atomics-vector-lane.expected.cu
+// RUN: %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %inputs/edit/restructure/atomics-vector-shorts.expected.cu
+// RUN: %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %inputs/edit/restructure/atomics-vector-weighted.expected.cu

@@ -206,12 +206,11 @@ public:
     ParamSpec BS;
     BS.ParamType = ParamSpec::Int;
     BS.Name = "block_size";
-    BS.Description = "threads per block at every launch (always with "
-                     "copies=warp, which sizes its copies by it; with the "
-                     "other layouts only when given)";
+    BS.Description = "threads per block at every launch; copies=warp "
+                     "sizes its copies by it and sets 256 when it is not "
+                     "given, the other layouts keep the launches' blocks";
     BS.Min = 32;
     BS.Max = 1024;
-    BS.Default = int64_t(256);
     ParamSpec M;
     M.ParamType = ParamSpec::Int;
     M.Name = "max_blocks";
@@ -645,11 +644,16 @@ Expected<InputLoop> PrivatizeAtomics::inputLoop(const EditContext &Ctx,
         if (!S || !Problem.empty())
           return;
         if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(S)) {
-          const auto *Idx =
-              dyn_cast<clang::DeclRefExpr>(A->getIdx()->IgnoreParenImpCasts());
-          if (Idx && Idx->getDecl() == L.Index) {
+          // In a template, `p[i]` with `i` of a dependent type keeps its
+          // operands in written order (getBase() cannot tell them apart).
+          auto IsIndex = [&](const clang::Expr *X) {
+            const auto *R = dyn_cast<clang::DeclRefExpr>(X->IgnoreParenImpCasts());
+            return R && R->getDecl() == L.Index;
+          };
+          if (IsIndex(A->getRHS()) || IsIndex(A->getLHS())) {
             const auto *Base = dyn_cast<clang::DeclRefExpr>(
-                A->getBase()->IgnoreParenImpCasts());
+                (IsIndex(A->getRHS()) ? A->getLHS() : A->getRHS())
+                    ->IgnoreParenImpCasts());
             const auto *PV = Base ? dyn_cast<clang::ParmVarDecl>(Base->getDecl())
                                   : nullptr;
             if (!PV || !PV->getType()->isPointerType()) {
@@ -662,8 +666,9 @@ Expected<InputLoop> PrivatizeAtomics::inputLoop(const EditContext &Ctx,
               L.Arrays.push_back(PV);
             return;
           }
+          // The privatized array's subscript is the bin, not a load.
           Walk(A->getBase(), Enclosing);
-          Walk(A->getIdx(), A);
+          Walk(A->getIdx(), declOf(A->getBase()) == P.Array ? nullptr : A);
           return;
         }
         if (const auto *R = dyn_cast<clang::DeclRefExpr>(S))
