@@ -1,8 +1,15 @@
 //===- EvalAdapter.cpp - CandidateEvaluator over the Eval library ---------===//
 
 #include "optiml/Search/EvalAdapter.h"
+#include "optiml/Search/Search.h"
+#include "optiml/Support/FileUtil.h"
 #include "optiml/Support/Process.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/raw_ostream.h"
 #include <algorithm>
 
 using namespace llvm;
@@ -13,6 +20,33 @@ GpuEvaluator::~GpuEvaluator() {
   for (auto &F : Pending)
     if (F.valid())
       F.wait();
+  if (OwnRefDir && Ref && !Ref->RunDir.empty())
+    sys::fs::remove_directories(Ref->RunDir, /*IgnoreErrors=*/true);
+}
+
+Timing timingFromReport(const EvalReport &R, bool Original) {
+  Timing T;
+  double Sum = 0, Noise = 0;
+  unsigned Replays = 0;
+  for (const KernelReport &K : R.Kernels) {
+    const TimingReport *TR = &K.Time;
+    if (Original)
+      TR = K.OriginalTime ? &*K.OriginalTime : nullptr;
+    if (!TR || !TR->Available)
+      continue;
+    T.Available = true;
+    Sum += TR->MedianMs;
+    // SpreadPct is the interquartile range over the median: half of it on
+    // each side of the median is the noise band.
+    Noise = std::max(Noise, TR->SpreadPct / 2);
+    Replays = std::max(Replays, TR->Samples);
+  }
+  if (T.Available) {
+    T.MedianMs = Sum;
+    T.NoisePct = Noise;
+    T.Replays = Replays;
+  }
+  return T;
 }
 
 EvalOutcome outcomeFromReport(const EvalReport &R, bool SelfCheck) {
@@ -42,25 +76,8 @@ EvalOutcome outcomeFromReport(const EvalReport &R, bool SelfCheck) {
       O.Failure = S.Tool + ": " + S.FirstError;
     }
 
-  double Sum = 0, Noise = 0;
-  unsigned Replays = 0;
-  bool Any = false;
-  for (const KernelReport &K : R.Kernels) {
-    if (!K.Time.Available)
-      continue;
-    Any = true;
-    Sum += K.Time.MedianMs;
-    // SpreadPct is the interquartile range over the median: half of it on
-    // each side of the median is the noise band.
-    Noise = std::max(Noise, K.Time.SpreadPct / 2);
-    Replays = std::max(Replays, K.Time.Samples);
-  }
-  if (Any) {
-    O.Time.Available = true;
-    O.Time.MedianMs = Sum;
-    O.Time.NoisePct = Noise;
-    O.Time.Replays = Replays;
-  } else if (O.Verified) {
+  O.Time = timingFromReport(R);
+  if (!O.Time.Available && O.Verified) {
     O.Failure = R.Kernels.empty() || R.Kernels.front().Time.Problem.empty()
                     ? "no timing of the target kernels"
                     : "no timing: " + R.Kernels.front().Time.Problem;
@@ -87,30 +104,138 @@ Expected<EvalReport> GpuEvaluator::run(const CandidateSpec &C,
     In.OriginalPath = Opts.OriginalPath;
   In.Model = Opts.Model;
   EO.PrecisionChanging = C.ChangesPrecision;
-  return optiml::evaluate(In, B, EO);
+  return optiml::evaluate(In, B, EO,
+                          AgainstOriginal && Ref ? &*Ref : nullptr);
+}
+
+Error GpuEvaluator::ensureReference() {
+  if (Ref && Ref->usable())
+    return Error::success();
+  if (Ref && OwnRefDir)
+    sys::fs::remove_directories(Ref->RunDir, /*IgnoreErrors=*/true);
+  Ref.reset();
+  EvalOptions EO = Opts.Eval;
+  EO.Sanitize = false;
+  OwnRefDir = EO.RunDir.empty() || !EO.KeepRunDir;
+  if (!EO.RunDir.empty()) {
+    // Beside the candidates' runs, never overwritten by them.
+    SmallString<256> D(EO.RunDir);
+    sys::path::append(D, "original");
+    EO.RunDir = std::string(D);
+  }
+  // The original as the file on disk: the same build every comparison uses.
+  EvalInput In;
+  In.CandidatePath = Opts.OriginalPath;
+  In.Model = Opts.Model;
+  auto R = prepareReference(In, B, EO);
+  if (!R)
+    return R.takeError();
+  Ref = std::move(*R);
+  ++References;
+  if (!Ref->Report.GpuAvailable)
+    return createStringError("a CUDA GPU is needed to measure '%s' (%s)",
+                             Opts.OriginalPath.c_str(),
+                             Ref->Report.GpuProblem.c_str());
+  Timing T = timingFromReport(Ref->Report);
+  if (T.Available) {
+    Baseline = T;
+    ++Timings;
+  }
+  SinceRetime = 0;
+  return Error::success();
+}
+
+Error GpuEvaluator::retime(unsigned Replays) {
+  EvalOptions EO = Opts.Eval;
+  EO.Replays = Replays;
+  auto R = retimeOriginal(*Ref, EO);
+  if (!R)
+    return R.takeError();
+  Timing T = timingFromReport(*R);
+  ++Timings;
+  SinceRetime = 0;
+  // A failed timing run keeps the previous baseline.
+  if (T.Available)
+    Baseline = T;
+  return Error::success();
 }
 
 Expected<EvalOutcome>
 GpuEvaluator::evaluateOriginal(const CandidateSpec &Original) {
-  EvalOptions EO = Opts.Eval;
-  EO.Sanitize = false;
-  auto R = run(Original, /*AgainstOriginal=*/false, EO);
-  if (!R)
-    return R.takeError();
-  if (!R->GpuAvailable)
-    return createStringError("a CUDA GPU is needed to measure '%s' (%s)",
-                             Opts.OriginalPath.c_str(),
-                             R->GpuProblem.c_str());
-  return outcomeFromReport(*R, /*SelfCheck=*/true);
+  (void)Original; // the file on disk is what every candidate is compared with
+  Ref.reset();
+  if (Error E = ensureReference())
+    return std::move(E);
+  EvalOutcome O = outcomeFromReport(Ref->Report, /*SelfCheck=*/true);
+  if (O.passed())
+    O.Baseline = Baseline;
+  return O;
 }
 
 Expected<EvalOutcome> GpuEvaluator::evaluate(const CandidateSpec &C) {
+  // A resumed search skips evaluateOriginal: the reference is made here.
+  if (Error E = ensureReference())
+    return std::move(E);
   EvalOptions EO = Opts.Eval;
   EO.Sanitize = false; // the final check sanitizes the winner
+  EO.TimeOriginal = false;
   auto R = run(C, /*AgainstOriginal=*/true, EO);
   if (!R)
     return R.takeError();
-  return outcomeFromReport(*R, /*SelfCheck=*/false);
+  EvalOutcome O = outcomeFromReport(*R, /*SelfCheck=*/false);
+  if (!R->ReusedReference)
+    O.Notes.push_back("the original was run again for this candidate (its "
+                      "prepared reference did not apply)");
+  ++SinceRetime;
+  bool Leader = O.passed() &&
+                (FastestMs <= 0 || O.Time.MedianMs < FastestMs) &&
+                Baseline.Available && O.Time.MedianMs < Baseline.MedianMs;
+  if (O.passed())
+    FastestMs = FastestMs <= 0 ? O.Time.MedianMs
+                               : std::min(FastestMs, O.Time.MedianMs);
+  bool Due = Opts.RetimeEvery && SinceRetime >= Opts.RetimeEvery;
+  if (Leader || Due) {
+    if (Error E = retime(Opts.Eval.Replays))
+      return std::move(E);
+    O.Notes.push_back(formatv("original re-timed ({0}): {1:F4} ms",
+                              Leader ? "fastest candidate yet"
+                                     : "periodic",
+                              Baseline.MedianMs)
+                          .str());
+  }
+  if (Baseline.Available)
+    O.Baseline = Baseline;
+  return O;
+}
+
+std::string GpuEvaluator::cacheContext() const {
+  std::string S;
+  raw_string_ostream OS(S);
+  auto Text = readFile(Opts.OriginalPath);
+  SHA256 H;
+  H.update(Text ? StringRef(*Text) : StringRef(Opts.OriginalPath));
+  if (!Text)
+    consumeError(Text.takeError());
+  OS << "original-sha256=" << toHex(H.final(), /*LowerCase=*/true) << "\n";
+  const EvalOptions &E = Opts.Eval;
+  OS << "kernels=";
+  for (const std::string &K : E.Kernels)
+    OS << K << ";";
+  OS << "\nargs=";
+  for (const std::string &A : E.Runner.ProgramArgs)
+    OS << A.size() << ":" << A << ";";
+  OS << "\nverify-first=" << E.VerifyFirst << " verify-last=" << E.VerifyLast
+     << " replays=" << E.Replays << " time-launches=" << E.TimeLaunches
+     << " flush-l2=" << E.FlushL2 << " metrics=" << E.Metrics
+     << " timeout=" << E.Runner.TimeoutSeconds << "\n";
+  OS << "nvcc=" << B.nvccVersion() << "\nnvcc-flags=";
+  for (const std::string &F : B.flags())
+    OS << F << ";";
+  OS << "\ngpu=";
+  if (E.Gpus && !E.Gpus->Gpus.empty())
+    OS << E.Gpus->Gpus.front().Name << " " << E.Gpus->Gpus.front().Arch;
+  OS << "\n";
+  return S;
 }
 
 static Timing combine(const std::vector<Timing> &Rounds) {
@@ -138,19 +263,22 @@ Expected<Remeasurement> GpuEvaluator::remeasure(const CandidateSpec &C,
                                                 const RemeasureOptions &RO) {
   // Interleaved: original, candidate, original, candidate... so that a
   // change of clock or temperature hits both alike.
+  // The original's side is a timing run (its reference and self-check
+  // were made once); the candidate is verified again in every round.
+  if (Error E = ensureReference())
+    return std::move(E);
   std::vector<Timing> O, Cand;
   Remeasurement Out;
-  CandidateSpec Orig{"", {}, false};
   for (unsigned I = 0; I < std::max(1u, RO.Rounds); ++I) {
     EvalOptions EO = Opts.Eval;
     EO.Replays = RO.Replays;
     EO.Metrics = false;
     EO.Sanitize = false;
-    // The original, self-checked (its text is the file on disk).
-    auto RO1 = run(Orig, /*AgainstOriginal=*/false, EO);
+    EO.TimeOriginal = false;
+    auto RO1 = retimeOriginal(*Ref, EO);
     if (!RO1)
       return RO1.takeError();
-    O.push_back(outcomeFromReport(*RO1, true).Time);
+    O.push_back(timingFromReport(*RO1));
     bool Last = I + 1 == std::max(1u, RO.Rounds);
     EO.Sanitize = Last && RO.Sanitize;
     auto RC = run(C, /*AgainstOriginal=*/true, EO);

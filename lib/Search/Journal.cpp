@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "optiml/Search/Journal.h"
+#include "JSONInternal.h"
 #include "optiml/Support/FileUtil.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -62,14 +63,14 @@ static Edit editFromJ(const json &J) {
   return E;
 }
 
-static json timingToJ(const Timing &T) {
+json timingToJ(const Timing &T) {
   return {{"available", T.Available},
           {"median_ms", T.MedianMs},
           {"noise_pct", T.NoisePct},
           {"replays", T.Replays}};
 }
 
-static Timing timingFromJ(const json &J) {
+Timing timingFromJ(const json &J) {
   Timing T;
   T.Available = J.at("available").get<bool>();
   T.MedianMs = J.at("median_ms").get<double>();
@@ -78,15 +79,18 @@ static Timing timingFromJ(const json &J) {
   return T;
 }
 
-static json outcomeToJ(const EvalOutcome &O) {
-  return {{"compiled", O.Compiled},   {"verified", O.Verified},
-          {"failure", O.Failure},     {"compile_log", O.CompileLog},
-          {"time", timingToJ(O.Time)}, {"metrics", O.Metrics},
-          {"bound", O.Bound},         {"verdict", O.Verdict},
-          {"notes", O.Notes},         {"seconds", O.Seconds}};
+json outcomeToJ(const EvalOutcome &O) {
+  json J = {{"compiled", O.Compiled},   {"verified", O.Verified},
+            {"failure", O.Failure},     {"compile_log", O.CompileLog},
+            {"time", timingToJ(O.Time)}, {"metrics", O.Metrics},
+            {"bound", O.Bound},         {"verdict", O.Verdict},
+            {"notes", O.Notes},         {"seconds", O.Seconds},
+            {"cached", O.Cached}};
+  J["baseline"] = O.Baseline ? timingToJ(*O.Baseline) : json(nullptr);
+  return J;
 }
 
-static EvalOutcome outcomeFromJ(const json &J) {
+EvalOutcome outcomeFromJ(const json &J) {
   EvalOutcome O;
   O.Compiled = J.at("compiled").get<bool>();
   O.Verified = J.at("verified").get<bool>();
@@ -98,7 +102,34 @@ static EvalOutcome outcomeFromJ(const json &J) {
   O.Verdict = J.at("verdict").get<std::string>();
   O.Notes = J.at("notes").get<std::vector<std::string>>();
   O.Seconds = J.at("seconds").get<double>();
+  // Absent from journals written before the evaluation cache.
+  if (J.contains("cached"))
+    O.Cached = J.at("cached").get<bool>();
+  if (J.contains("baseline") && !J.at("baseline").is_null())
+    O.Baseline = timingFromJ(J.at("baseline"));
   return O;
+}
+
+json remeasurementToJ(const Remeasurement &R) {
+  return {{"original", timingToJ(R.Original)},
+          {"candidate", timingToJ(R.Candidate)},
+          {"verified", R.Verified},
+          {"failure", R.Failure},
+          {"sanitizer_ran", R.SanitizerRan},
+          {"sanitizer_clean", R.SanitizerClean},
+          {"sanitizer_detail", R.SanitizerDetail}};
+}
+
+Remeasurement remeasurementFromJ(const json &J) {
+  Remeasurement R;
+  R.Original = timingFromJ(J.at("original"));
+  R.Candidate = timingFromJ(J.at("candidate"));
+  R.Verified = J.at("verified").get<bool>();
+  R.Failure = J.at("failure").get<std::string>();
+  R.SanitizerRan = J.at("sanitizer_ran").get<bool>();
+  R.SanitizerClean = J.at("sanitizer_clean").get<bool>();
+  R.SanitizerDetail = J.at("sanitizer_detail").get<std::string>();
+  return R;
 }
 
 static json rewardToJ(const RewardBreakdown &R) {
@@ -306,15 +337,57 @@ Error JournalWriter::writeFinal(const SearchResult &R) {
             {"improved", R.Improved},
             {"final_speedup", R.FinalSpeedup},
             {"conclusion", R.Conclusion},
-            {"stop_reason", R.StopReason}};
+            {"stop_reason", R.StopReason},
+            {"evaluations_cached", R.EvaluationsCached},
+            {"best_evaluation", R.BestEvaluation}};
   if (R.Final) {
     J["final_original"] = timingToJ(R.Final->Original);
     J["final_candidate"] = timingToJ(R.Final->Candidate);
     J["sanitizer_ran"] = R.Final->SanitizerRan;
     J["sanitizer_clean"] = R.Final->SanitizerClean;
     J["sanitizer_detail"] = R.Final->SanitizerDetail;
+    J["final_cached"] = R.Final->Cached;
   }
   return writeLine(J.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+std::string summaryToJSON(const SearchResult &R, const JournalHeader &H,
+                          StringRef Evaluator) {
+  json Curve = json::array();
+  for (const auto &[E, S] : R.Curve)
+    Curve.push_back({E, S});
+  json Path = json::array();
+  if (R.Improved)
+    for (unsigned Id : R.bestPath())
+      if (Id)
+        Path.push_back(R.Nodes[Id].Summary);
+  json J = {{"file", H.File},
+            {"kernels", H.Kernels},
+            {"strategy", H.Strategy},
+            {"policy", H.Policy},
+            {"seed", H.Seed},
+            {"budget", H.Budget},
+            {"evaluator", Evaluator.str()},
+            {"evaluations", R.Evaluations},
+            {"evaluations_this_run", R.EvaluationsThisRun},
+            {"evaluations_cached", R.EvaluationsCached},
+            {"stop_reason", R.StopReason},
+            {"seconds", R.Seconds},
+            {"best_speedup_search", R.BestSpeedup},
+            {"improved", R.Improved},
+            {"best_node", R.Best},
+            {"best_evaluation", R.BestEvaluation},
+            {"best_path", Path},
+            {"final_speedup", R.Improved ? R.FinalSpeedup : 1.0},
+            {"final_flags", R.FinalFlags},
+            {"conclusion", R.Conclusion},
+            {"curve", Curve}};
+  J["final"] = R.Final ? remeasurementToJ(*R.Final) : json(nullptr);
+  if (R.Final)
+    J["final"]["cached"] = R.Final->Cached;
+  if (!R.Nodes.empty() && R.Nodes[0].Outcome.Time.Available)
+    J["original_ms"] = R.Nodes[0].Outcome.Time.MedianMs;
+  return J.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 Expected<JournalContents> readJournal(StringRef RunDir) {

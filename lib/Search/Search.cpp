@@ -507,7 +507,10 @@ Expected<unsigned> Searcher::evaluateNode(unsigned Id) {
   N.Outcome = std::move(*Out);
   N.Evaluation = ++Evals;
   ++EvalsThisRun;
-  const EvalOutcome &Orig = Nodes[0].Outcome;
+  // The baseline the evaluator measured near this candidate, when it says.
+  EvalOutcome Orig = Nodes[0].Outcome;
+  if (N.Outcome.Baseline && N.Outcome.Baseline->Available)
+    Orig.Time = *N.Outcome.Baseline;
   N.Reward = computeReward(Orig, N.Outcome, O.Reward);
   N.Status = N.Reward.Failed ? NodeStatus::Failed : NodeStatus::Evaluated;
 
@@ -792,6 +795,10 @@ Expected<SearchResult> Searcher::run() {
     return std::move(Err);
   R.Evaluations = Evals;
   R.EvaluationsThisRun = EvalsThisRun;
+  for (const SearchNode &N : Nodes)
+    if (N.Evaluation && N.Outcome.Cached)
+      ++R.EvaluationsCached;
+  R.BestEvaluation = Nodes[R.Best].Evaluation;
   R.BestSpeedup = BestSpeedup;
   R.Curve = Curve;
   R.StopReason = StopReason;

@@ -63,6 +63,12 @@ struct EvalOutcome {
   std::string Verdict;
   std::vector<std::string> Notes;
   double Seconds = 0; ///< wall time of the evaluation
+  /// The original's time this candidate is compared with: the evaluator's
+  /// baseline when the candidate was measured (re-timed now and then in the
+  /// same session). Unset: the original's own outcome is the baseline.
+  std::optional<Timing> Baseline;
+  /// Served from the evaluation cache: measured by an earlier run.
+  bool Cached = false;
 
   /// A usable measurement of a correct program.
   bool passed() const { return Compiled && Verified && Time.Available; }
@@ -77,6 +83,8 @@ struct Remeasurement {
   bool SanitizerRan = false;
   bool SanitizerClean = true;
   std::string SanitizerDetail; ///< "racecheck: 2 hazards in k", or why not run
+  /// Served from the evaluation cache: measured by an earlier run.
+  bool Cached = false;
 };
 
 struct RemeasureOptions {

@@ -27,8 +27,18 @@ struct GpuEvaluatorOptions {
   /// Base options: kernels, replays, runner (probe, sanitizer, program
   /// arguments), devices. Sanitize is only used by the final check.
   EvalOptions Eval;
+  /// The original is timed again after this many candidate evaluations
+  /// (and whenever a candidate is the fastest yet); 0: only then.
+  unsigned RetimeEvery = 8;
 };
 
+/// The original is evaluated once per search: evaluateOriginal() (or the
+/// first evaluation of a resumed search) prepares its reference run,
+/// self-check and calibrated tolerance, and every candidate is judged
+/// against them (Evaluator.h). Its time, the baseline, is measured then and
+/// again every RetimeEvery candidates and whenever a candidate is the
+/// fastest yet, so a new leader is compared with a fresh baseline; each
+/// outcome carries the baseline it is compared with.
 class GpuEvaluator : public CandidateEvaluator {
 public:
   GpuEvaluator(Builder &B, GpuEvaluatorOptions Opts)
@@ -44,13 +54,34 @@ public:
   void prefetch(llvm::ArrayRef<CandidateSpec> Next) override;
   std::string describe() const override;
 
+  /// Everything besides the candidate that a verdict depends on: the
+  /// original's text, kernels, program arguments, verification and timing
+  /// settings, nvcc and its flags, the GPU. The evaluation cache's context.
+  std::string cacheContext() const;
+  /// Times the original was timed (the first time included).
+  unsigned originalTimings() const { return Timings; }
+  /// Reference runs made (one per search unless the original changes).
+  unsigned referenceRuns() const { return References; }
+
 private:
   llvm::Expected<EvalReport> run(const CandidateSpec &C, bool AgainstOriginal,
                                  EvalOptions EO);
+  llvm::Error ensureReference();
+  llvm::Error retime(unsigned Replays);
   Builder &B;
   GpuEvaluatorOptions Opts;
   std::vector<std::future<void>> Pending;
+  std::optional<OriginalReference> Ref;
+  /// The reference's run directory, removed with the evaluator.
+  bool OwnRefDir = false;
+  Timing Baseline;
+  double FastestMs = 0;
+  unsigned SinceRetime = 0, Timings = 0, References = 0;
 };
+
+/// The original's kernels' summed median time from an evaluation report
+/// (the candidate's side, or with \p Original the original's times).
+Timing timingFromReport(const EvalReport &R, bool Original = false);
 
 /// The search's view of one evaluation report: compiled, verified (and
 /// sanitizer-clean where it ran), the target kernels' summed median time

@@ -62,6 +62,12 @@ struct JournalContents {
 /// are errors naming the line; a partial last line is dropped.
 llvm::Expected<JournalContents> readJournal(llvm::StringRef RunDir);
 
+/// The run in one JSON document (optimize --summary-json), for drivers
+/// that compare runs: the header's settings, evaluations (cached ones
+/// counted apart), the best found and when, the final check, the curve.
+std::string summaryToJSON(const SearchResult &R, const JournalHeader &H,
+                          llvm::StringRef Evaluator);
+
 /// One node as a JSON line (no trailing newline) and back (Source empty).
 std::string nodeToJSON(const SearchNode &N);
 llvm::Expected<SearchNode> nodeFromJSON(llvm::StringRef Line);

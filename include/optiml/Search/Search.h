@@ -146,6 +146,10 @@ struct SearchResult {
   unsigned Evaluations = 0;
   /// Evaluations made by this process (the rest came from the journal).
   unsigned EvaluationsThisRun = 0;
+  /// Evaluations served from the evaluation cache (counted in Evaluations).
+  unsigned EvaluationsCached = 0;
+  /// The evaluation (1-based) that found the reported best; 0: none.
+  unsigned BestEvaluation = 0;
   int Best = 0; ///< node id; 0 (the original) when nothing beat it
   double BestSpeedup = 1;
   /// (evaluation index, best counted speedup so far) after each evaluation.
