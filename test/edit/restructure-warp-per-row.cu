@@ -3,5 +3,6 @@
 // REQUIRES: nvcc
 // RUN: %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %inputs/edit/restructure/warp-gemv-template.expected.cu
 // RUN: %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %inputs/edit/restructure/warp-layernorm-block.expected.cu
+// RUN: %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %inputs/edit/restructure/warp-rows-known.expected.cu
 // RUN: %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %inputs/edit/restructure/warp-softmax.expected.cu
 // RUN: %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %inputs/edit/restructure/warp-spmv.expected.cu

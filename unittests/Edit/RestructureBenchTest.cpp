@@ -22,9 +22,19 @@ struct BenchCase {
 
 std::vector<BenchCase> benchCases() {
   return {
-      {"softmax", makeEdit("warp-per-row", "softmax")},
-      {"layernorm", makeEdit("warp-per-row", "layernorm")},
-      {"spmv_csr", makeEdit("warp-per-row", "spmv")},
+      // Rows of 4096 floats: a block per row, 16 registers per thread, so
+      // the row is read from memory once.
+      {"softmax", makeEdit("warp-per-row", "softmax",
+                           {{"per", std::string("block")},
+                            {"block_size", int64_t(256)},
+                            {"registers", true}})},
+      {"layernorm", makeEdit("warp-per-row", "layernorm",
+                             {{"per", std::string("block")},
+                              {"block_size", int64_t(256)},
+                              {"registers", true}})},
+      // 8 to 24 nonzeros per row: 8 lanes per row, 4 rows per warp.
+      {"spmv_csr",
+       makeEdit("warp-per-row", "spmv", {{"lanes", int64_t(8)}})},
       {"gemv", makeEdit("warp-per-row", "gemv")},
       // One column per lane (no bank conflicts), 16-byte loads; 512
       // threads and 32 KB of copies per block, 4 blocks on each of the

@@ -67,4 +67,101 @@ TEST(RestructureWarpPerRowTest, BadParams) {
                 "multiple of 32");
 }
 
+
+std::string paramsOf(const Edit &E) {
+  std::string Out;
+  for (const auto &[K, V] : E.Params) {
+    Out += Out.empty() ? "" : ",";
+    Out += K + "=";
+    if (const auto *I = std::get_if<int64_t>(&V))
+      Out += std::to_string(*I);
+    else if (const auto *B = std::get_if<bool>(&V))
+      Out += *B ? "true" : "false";
+    else if (const auto *S = std::get_if<std::string>(&V))
+      Out += *S;
+  }
+  return Out;
+}
+
+std::vector<std::string> suggestions(const Applicability &A) {
+  std::vector<std::string> Out;
+  for (const Edit &E : A.Suggestions)
+    Out.push_back(paramsOf(E));
+  return Out;
+}
+
+// Row lengths known only at run time (CSR): a full warp, groups of 8 lanes
+// and the block form; no registers.
+TEST(RestructureWarpPerRowTest, SuggestsLanesForUnknownRows) {
+  Applicability A = prepareOn(warpPerRow(), "warp-spmv", "csr_mv");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  EXPECT_EQ(suggestions(A),
+            (std::vector<std::string>{
+                "block_size=256,lanes=32,per=warp",
+                "block_size=256,lanes=8,per=warp",
+                "block_size=256,per=block"}));
+}
+
+// A constexpr length of 12: 16 lanes first; one pass, so no registers.
+TEST(RestructureWarpPerRowTest, SuggestsLanesFromConstexprLength) {
+  Applicability A = prepareOn(warpPerRow(), "warp-rows-known", "short_rows");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  EXPECT_NE(A.Reason.find("rows of at most 12 elements"), std::string::npos)
+      << A.Reason;
+  EXPECT_EQ(suggestions(A),
+            (std::vector<std::string>{"block_size=256,lanes=16,per=warp",
+                                      "block_size=128,per=block"}));
+}
+
+// The largest instantiation (4096): the block form first, 256 threads of
+// 16 registers; the warp form would need 128 per lane, so it loads.
+TEST(RestructureWarpPerRowTest, SuggestsBlockWithRegistersForLongRows) {
+  Applicability A = prepareOn(warpPerRow(), "warp-rows-known", "long_rows");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  EXPECT_NE(A.Reason.find("rows of at most 4096 elements"), std::string::npos)
+      << A.Reason;
+  EXPECT_EQ(suggestions(A),
+            (std::vector<std::string>{
+                "block_size=256,per=block,registers=true",
+                "block_size=256,lanes=32,per=warp"}));
+}
+
+// A launch constant (300): a full warp with 10 registers per lane first.
+TEST(RestructureWarpPerRowTest, SuggestsRegistersFromLaunchConstant) {
+  Applicability A = prepareOn(warpPerRow(), "warp-rows-known", "mid_rows");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  EXPECT_EQ(suggestions(A),
+            (std::vector<std::string>{
+                "block_size=256,lanes=32,per=warp,registers=true",
+                "block_size=128,per=block,registers=true"}));
+  expectRewrite(warpPerRow(), "warp-rows-known",
+                makeEdit("warp-per-row", "mid_rows",
+                         {{"registers", true}}));
+}
+
+TEST(RestructureWarpPerRowTest, RegistersAndLanesRefusals) {
+  const Transform &T = warpPerRow();
+  expectRefusal(T, "warp-softmax",
+                makeEdit("warp-per-row", "softmax_rows",
+                         {{"registers", true}}),
+                "params.registers: the row length must be fixed at compile "
+                "time: the loop at 10:5 runs to the parameter 'cols', and "
+                "softmax_rows/launch0 passes 'cols', which is not a "
+                "compile-time constant");
+  expectRefusal(T, "warp-rows-known",
+                makeEdit("warp-per-row", "long_rows", {{"registers", true}}),
+                "rows of up to 4096 elements need 128 values per lane with 32 "
+                "lanes per row (at most 64)");
+  expectRefusal(T, "warp-rows-known",
+                makeEdit("warp-per-row", "short_rows", {{"registers", true}}),
+                "no array is read at the loop's element");
+  expectRefusal(T, "warp-spmv",
+                makeEdit("warp-per-row", "csr_mv", {{"lanes", int64_t(2)}}),
+                "params.lanes must be 4, 8, 16 or 32");
+  expectRefusal(T, "warp-spmv",
+                makeEdit("warp-per-row", "csr_mv",
+                         {{"lanes", int64_t(8)}, {"per", std::string("block")}}),
+                "params.lanes applies to the warp form only");
+}
+
 } // namespace

@@ -19,10 +19,13 @@
 #include "RestructureSupport.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
+#include "clang/AST/DeclTemplate.h"
 #include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
 #include "clang/AST/Stmt.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
 #include "llvm/ADT/STLExtras.h"
 #include <functional>
 
@@ -46,9 +49,25 @@ struct InnerLoop {
   const clang::ForStmt *For = nullptr;
   const clang::VarDecl *Var = nullptr;
   const clang::Expr *Start = nullptr;
+  const clang::BinaryOperator *Cond = nullptr; ///< `j < end` or `j <= end`
+  bool InitDeclares = false; ///< `for (int j = ...` rather than `j = ...`
   std::vector<Reduction> Reductions;
   bool Writes = false;
   std::string Id; ///< loop id from the model
+};
+
+/// An array whose row elements stay in registers across passes.
+struct CachedArray {
+  const clang::ValueDecl *Array = nullptr;
+  std::string ElemType;
+  std::string Name; ///< the register array
+};
+
+/// The largest row length the loop \p L can run, when every launch (or
+/// template instantiation) fixes it at compile time.
+struct RowLength {
+  std::optional<int64_t> Max;
+  std::string WhyNot;
 };
 
 struct Plan {
@@ -60,8 +79,21 @@ struct Plan {
   std::vector<const clang::Stmt *> SyncAfter;
   bool PerBlock = false;
   int64_t BlockSize = 256;
+  int64_t Lanes = 32; ///< lanes per item in the warp form
+  /// Keeping rows in registers: the arrays, the passes that read them
+  /// (indices into Loops), values per lane.
+  std::vector<CachedArray> Cached;
+  std::vector<size_t> CachedLoops;
+  int64_t PerLane = 0;
+  /// The longest row, when the launches fix it (for suggestions).
+  std::optional<int64_t> RowMax;
   std::string Description;
+
+  int64_t stride() const { return PerBlock ? BlockSize : Lanes; }
 };
+
+/// Values per lane above which the register form is refused.
+constexpr int64_t MaxValuesPerLane = 64;
 
 const char *opName(Reduction::OpKind K) {
   switch (K) {
@@ -170,6 +202,134 @@ bool declaredIn(const clang::ValueDecl *D, const clang::Stmt *S,
          !SM.isBeforeInTranslationUnit(R.getEnd(), L);
 }
 
+
+
+/// The text of \p S as written, also when it begins or ends in a macro
+/// expansion (`j < COLS`).
+std::string writtenText(const EditContext &Ctx, const clang::Stmt *S) {
+  const clang::SourceManager &SM = Ctx.AST.getSourceManager();
+  return clang::Lexer::getSourceText(
+             clang::CharSourceRange::getTokenRange(S->getSourceRange()), SM,
+             Ctx.AST.getLangOpts())
+      .str();
+}
+
+/// The compile-time value of a non-type template parameter of \p Kernel in
+/// each of its instantiations; the largest, or nothing.
+std::optional<int64_t> largestInstantiation(const clang::FunctionDecl *Kernel,
+                                            const clang::NonTypeTemplateParmDecl *NT,
+                                            std::string &WhyNot) {
+  const clang::FunctionTemplateDecl *FT =
+      Kernel->getDescribedFunctionTemplate();
+  if (!FT || NT->getDepth() != 0) {
+    WhyNot = "'" + NT->getName().str() +
+             "' is not a template parameter of the kernel";
+    return std::nullopt;
+  }
+  std::optional<int64_t> Max;
+  for (const clang::FunctionDecl *Spec : FT->specializations()) {
+    const clang::TemplateArgumentList *Args =
+        Spec->getTemplateSpecializationArgs();
+    if (!Args || NT->getIndex() >= Args->size() ||
+        Args->get(NT->getIndex()).getKind() != clang::TemplateArgument::Integral)
+      continue;
+    int64_t V = Args->get(NT->getIndex()).getAsIntegral().getExtValue();
+    Max = std::max(Max.value_or(V), V);
+  }
+  if (!Max)
+    WhyNot = "no instantiation of the kernel fixes '" + NT->getName().str() +
+             "'";
+  return Max;
+}
+
+/// How many elements the loop \p L runs at most, when its start is a
+/// constant and its end is a constant, a template parameter, or a kernel
+/// parameter that every launch passes as a constant.
+RowLength rowLength(const EditContext &Ctx, const Plan &P,
+                    const InnerLoop &L) {
+  RowLength R;
+  std::string At = "the loop at " + where(Ctx, L.For);
+  std::optional<int64_t> Start = intValue(L.Start, Ctx.AST);
+  if (!Start) {
+    R.WhyNot = At + " starts at '" + writtenText(Ctx, L.Start) +
+               "', not at a compile-time constant";
+    return R;
+  }
+  const clang::Expr *End = L.Cond->getRHS();
+  std::string EndText = writtenText(Ctx, End);
+  std::optional<int64_t> Max = intValue(End, Ctx.AST);
+  const clang::ValueDecl *D = declOf(End);
+  if (Max) {
+  } else if (const auto *NT =
+                 dyn_cast_or_null<clang::NonTypeTemplateParmDecl>(D)) {
+    std::string Why;
+    Max = largestInstantiation(P.Kernel.Decl, NT, Why);
+    if (!Max) {
+      R.WhyNot = At + " runs to '" + EndText + "': " + Why;
+      return R;
+    }
+  } else if (const auto *Parm = dyn_cast_or_null<clang::ParmVarDecl>(D)) {
+    unsigned I = Parm->getFunctionScopeIndex();
+    if (P.Kernel.Info->Launches.empty()) {
+      R.WhyNot = At + " runs to the parameter '" + EndText +
+                 "' and no launch of the kernel fixes it";
+      return R;
+    }
+    for (const LaunchSite &LS : P.Kernel.Info->Launches) {
+      const clang::CUDAKernelCallExpr *C = findLaunch(Ctx, LS);
+      std::optional<int64_t> V;
+      if (C && I < C->getNumArgs())
+        V = intValue(C->getArg(I), Ctx.AST);
+      if (!V) {
+        R.WhyNot = At + " runs to the parameter '" + EndText + "', and " +
+                   LS.Id + " passes '" +
+                   (I < LS.Args.size() ? LS.Args[I] : std::string("?")) +
+                   "', which is not a compile-time constant";
+        return R;
+      }
+      Max = std::max(Max.value_or(*V), *V);
+    }
+  } else {
+    R.WhyNot = At + " runs to '" + EndText +
+               "', which is neither a constant, a template parameter nor a "
+               "kernel parameter that the launches pass as a constant";
+    return R;
+  }
+  int64_t Len =
+      *Max - *Start + (L.Cond->getOpcode() == clang::BO_LE ? 1 : 0);
+  if (Len <= 0) {
+    R.WhyNot = At + " runs no iteration";
+    return R;
+  }
+  R.Max = Len;
+  return R;
+}
+
+/// Reads `a[j]` in \p S, with `a` a variable and `j` the loop variable.
+std::vector<const clang::ArraySubscriptExpr *>
+rowReads(const clang::Stmt *S, const clang::VarDecl *J) {
+  std::vector<const clang::ArraySubscriptExpr *> Out;
+  std::function<void(const clang::Stmt *)> Walk = [&](const clang::Stmt *N) {
+    if (!N)
+      return;
+    if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(N))
+      if (declOf(A->getIdx()) == J && declOf(A->getBase()) &&
+          isa<clang::VarDecl>(declOf(A->getBase())))
+        Out.push_back(A);
+    for (const clang::Stmt *C : N->children())
+      Walk(C);
+  };
+  Walk(S);
+  return Out;
+}
+
+int64_t nextPowerOfTwo(int64_t V) {
+  int64_t P = 1;
+  while (P < V)
+    P *= 2;
+  return P;
+}
+
 class WarpPerRow : public Transform {
 public:
   StringRef kind() const override { return "warp-per-row"; }
@@ -193,7 +353,23 @@ public:
     BS.Min = 32;
     BS.Max = 1024;
     BS.Default = int64_t(256);
-    return {Per, BS};
+    ParamSpec Lanes;
+    Lanes.ParamType = ParamSpec::Int;
+    Lanes.Name = "lanes";
+    Lanes.Description = "lanes per item in the warp form (4, 8, 16 or 32): "
+                        "32 / lanes items share a warp (short rows)";
+    Lanes.Min = 4;
+    Lanes.Max = 32;
+    Lanes.Default = int64_t(32);
+    ParamSpec Regs;
+    Regs.ParamType = ParamSpec::Bool;
+    Regs.Name = "registers";
+    Regs.Description =
+        "load the row once into registers and run every later pass from "
+        "them (rows whose length is fixed at compile time, at most 64 "
+        "values per lane)";
+    Regs.Default = false;
+    return {Per, BS, Lanes, Regs};
   }
   bool changesPrecision(const Edit &) const override {
     // Sums and products are reassociated across lanes.
@@ -213,13 +389,7 @@ public:
     }
     A.Applies = true;
     A.Reason = P->Description;
-    Edit W = E;
-    W.Params["per"] = std::string("warp");
-    W.Params["block_size"] = int64_t(256);
-    Edit B = E;
-    B.Params["per"] = std::string("block");
-    B.Params["block_size"] = int64_t(256);
-    A.Suggestions = {W, B};
+    A.Suggestions = suggest(Ctx, E, *P);
     return A;
   }
 
@@ -233,6 +403,9 @@ public:
 
 private:
   Expected<Plan> analyze(const EditContext &Ctx, const Edit &E) const;
+  Error planRegisters(const EditContext &Ctx, const Edit &E, Plan &P) const;
+  std::vector<Edit> suggest(const EditContext &Ctx, const Edit &E,
+                            const Plan &P) const;
   Error analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
                     const clang::ForStmt *For,
                     ArrayRef<const clang::Stmt *> Later) const;
@@ -256,6 +429,14 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
   if (P.BlockSize < 32 || P.BlockSize > 1024 || P.BlockSize % 32)
     return reject(E, "params",
                   "params.block_size must be a multiple of 32 in [32, 1024]");
+  P.Lanes = E.getInt("lanes").value_or(32);
+  if (P.Lanes != 4 && P.Lanes != 8 && P.Lanes != 16 && P.Lanes != 32)
+    return reject(E, "params", "params.lanes must be 4, 8, 16 or 32");
+  if (P.PerBlock && P.Lanes != 32)
+    return reject(E, "params",
+                  "params.lanes applies to the warp form only; a block "
+                  "shares one item among all its threads");
+  bool Registers = E.getBool("registers").value_or(false);
   if (KI.InMacro)
     return reject(E, "macro", "kernel '" + E.Target +
                                   "' is defined inside a macro expansion");
@@ -384,6 +565,19 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
       return reject(E, "launch", WhyL, L.Range.Begin);
   }
 
+  // The longest row, when every loop's length is fixed at compile time.
+  for (const InnerLoop &L : P.Loops) {
+    RowLength Len = rowLength(Ctx, P, L);
+    if (!Len.Max) {
+      P.RowMax.reset();
+      break;
+    }
+    P.RowMax = std::max(P.RowMax.value_or(0), *Len.Max);
+  }
+  if (Registers)
+    if (Error Err = planRegisters(Ctx, E, P))
+      return std::move(Err);
+
   std::string D;
   raw_string_ostream OS(D);
   OS << "one thread per item '" << IName << "' (bound '"
@@ -399,8 +593,21 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
       Parts.push_back("elementwise writes");
     OS << join(Parts, ", ") << ")";
   }
-  OS << "; rewrite: one " << (P.PerBlock ? "block" : "warp")
-     << " per item, lanes stride the loops";
+  if (P.RowMax)
+    OS << "; rows of at most " << *P.RowMax << " elements";
+  if (P.PerBlock || P.Lanes == 32)
+    OS << "; rewrite: one " << (P.PerBlock ? "block" : "warp")
+       << " per item, lanes stride the loops";
+  else
+    OS << "; rewrite: one group of " << P.Lanes << " lanes per item ("
+       << 32 / P.Lanes << " items per warp), lanes stride the loops";
+  if (!P.Cached.empty()) {
+    std::vector<std::string> Names;
+    for (const CachedArray &C : P.Cached)
+      Names.push_back("'" + C.Array->getName().str() + "'");
+    OS << ", " << join(Names, ", ") << " kept in registers (" << P.PerLane
+       << " per lane)";
+  }
   P.Description = D;
   return P;
 }
@@ -421,6 +628,7 @@ Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
       if (const auto *V = dyn_cast<clang::VarDecl>(DS->getSingleDecl())) {
         L.Var = V;
         L.Start = V->getInit();
+        L.InitDeclares = true;
       }
   } else if (const auto *A =
                  dyn_cast_or_null<clang::BinaryOperator>(For->getInit())) {
@@ -446,6 +654,7 @@ Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
       declOf(C->getLHS()) != L.Var || mentions(C->getRHS(), L.Var))
     return reject(E, "not-applicable",
                   At + " is not bounded as '" + J + " < end'");
+  L.Cond = C;
   // Step: ++j, j++, j += 1, j = j + 1.
   bool Unit = false;
   if (const auto *Inc = For->getInc()) {
@@ -566,6 +775,139 @@ Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
   return Error::success();
 }
 
+
+Error WarpPerRow::planRegisters(const EditContext &Ctx, const Edit &E,
+                                Plan &P) const {
+  auto Refuse = [&](const Twine &Why) {
+    return reject(E, "not-applicable", "params.registers: " + Why);
+  };
+  // The passes over one range (same start, same end) that read each array
+  // at the loop's element.
+  auto Header = [&](const InnerLoop &L) {
+    return writtenText(Ctx, L.Start) + ";" +
+           writtenText(Ctx, L.Cond->getRHS()) +
+           (L.Cond->getOpcode() == clang::BO_LE ? "<=" : "<");
+  };
+  std::vector<const clang::ValueDecl *> Arrays;
+  std::map<const clang::ValueDecl *, std::vector<size_t>> Passes;
+  for (size_t I = 0; I < P.Loops.size(); ++I)
+    for (const clang::ArraySubscriptExpr *A :
+         rowReads(P.Loops[I].For->getBody(), P.Loops[I].Var)) {
+      const clang::ValueDecl *D = declOf(A->getBase());
+      std::vector<size_t> &Ls = Passes[D];
+      if (Ls.empty())
+        Arrays.push_back(D);
+      if (Ls.empty() || (Ls.back() != I &&
+                         Header(P.Loops[Ls.front()]) == Header(P.Loops[I])))
+        if (!llvm::is_contained(Ls, I))
+          Ls.push_back(I);
+    }
+  std::string Key;
+  for (const clang::ValueDecl *D : Arrays) {
+    const std::vector<size_t> &Ls = Passes[D];
+    if (Ls.size() < 2)
+      continue;
+    if (Key.empty())
+      Key = Header(P.Loops[Ls.front()]);
+    if (Header(P.Loops[Ls.front()]) != Key)
+      continue;
+    CachedArray C;
+    C.Array = D;
+    clang::QualType T = D->getType();
+    clang::QualType Elem = T->isPointerType() ? T->getPointeeType()
+                           : T->isArrayType()
+                               ? clang::QualType(T->getArrayElementTypeNoTypeQual(), 0)
+                               : clang::QualType();
+    if (Elem.isNull())
+      continue;
+    C.ElemType = Elem.getUnqualifiedType().getAsString(
+        Ctx.AST.getPrintingPolicy());
+    C.Name = freshName(Ctx.Code, D->getName().str() + "_reg");
+    P.Cached.push_back(C);
+    for (size_t I : Ls)
+      if (!llvm::is_contained(P.CachedLoops, I))
+        P.CachedLoops.push_back(I);
+  }
+  if (P.Cached.empty())
+    return Refuse("no array is read at the loop's element ('x[j]') by two "
+                  "or more passes over the same range; there is nothing to "
+                  "keep");
+  llvm::sort(P.CachedLoops);
+  const InnerLoop &First = P.Loops[P.CachedLoops.front()];
+  const InnerLoop &Last = P.Loops[P.CachedLoops.back()];
+  // The registers must hold what the memory would: the arrays are not
+  // written, and nothing else writes memory before the last pass reads
+  // them.
+  for (const CachedArray &C : P.Cached) {
+    std::string N = C.Array->getName().str();
+    for (const clang::Stmt *S : P.Item.Body) {
+      for (const MemWrite &W : memoryWrites(S))
+        if (declOf(W.Base) == C.Array)
+          return Refuse("'" + N + "' is written at " + where(Ctx, W.Target) +
+                        "; registers would hold stale values");
+      if (llvm::is_contained(writtenDecls(S), C.Array))
+        return Refuse("'" + N + "' is reassigned at " + where(Ctx, S));
+    }
+  }
+  bool Between = false;
+  for (const clang::Stmt *S : P.Item.Body) {
+    if (S == First.For)
+      Between = true;
+    if (S == Last.For)
+      break;
+    if (Between && !memoryWrites(S).empty())
+      return Refuse("the statement at " + where(Ctx, S) +
+                    " writes memory before the last pass that reads '" +
+                    P.Cached.front().Array->getName() +
+                    "'; registers would hold stale values if they alias");
+  }
+  RowLength Len = rowLength(Ctx, P, First);
+  if (!Len.Max)
+    return Refuse("the row length must be fixed at compile time: " +
+                  Len.WhyNot);
+  int64_t Stride = P.stride();
+  P.PerLane = (*Len.Max + Stride - 1) / Stride;
+  int64_t Total = P.PerLane * int64_t(P.Cached.size());
+  if (Total > MaxValuesPerLane)
+    return Refuse("rows of up to " + Twine(*Len.Max) + " elements need " +
+                  Twine(Total) + " values per lane with " + Twine(Stride) +
+                  " lanes per row (at most " + Twine(MaxValuesPerLane) +
+                  "); use per \"block\" or a larger block_size");
+  return Error::success();
+}
+
+std::vector<Edit> WarpPerRow::suggest(const EditContext &Ctx, const Edit &E,
+                                      const Plan &P) const {
+  auto Make = [&](StringRef Per, int64_t Lanes, int64_t BS) {
+    Edit S = E;
+    S.Params["per"] = Per.str();
+    if (Per == "warp")
+      S.Params["lanes"] = Lanes;
+    S.Params["block_size"] = BS;
+    // Keep rows in registers where that applies.
+    Edit R = S;
+    R.Params["registers"] = true;
+    if (auto Ok = analyze(Ctx, R))
+      return R;
+    else
+      consumeError(Ok.takeError());
+    return S;
+  };
+  if (!P.RowMax)
+    // Row lengths are only known at run time (CSR): a full warp, and groups
+    // of 8 lanes for short rows.
+    return {Make("warp", 32, 256), Make("warp", 8, 256),
+            Make("block", 32, 256)};
+  int64_t L = *P.RowMax;
+  int64_t Lanes = std::clamp<int64_t>(nextPowerOfTwo(L), 4, 32);
+  // About 16 elements per thread in the block form.
+  int64_t BS = std::clamp<int64_t>(nextPowerOfTwo((L + 15) / 16), 128, 1024);
+  Edit W = Make("warp", Lanes, 256), B = Make("block", 32, BS);
+  if (L > 32 * 16)
+    return {B, W};
+  return {W, B};
+}
+
 /// Whether \p E can take `+ lane` without parentheses.
 bool addsWithoutParens(const clang::Expr *E) {
   E = E->IgnoreImpCasts();
@@ -605,8 +947,16 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
   };
   std::string Lane = freshName(Ctx.Code, "lane");
   std::string Off = freshName(Ctx.Code, "offset");
+  bool Groups = !P.PerBlock && P.Lanes != 32;
+  std::string Mask =
+      Groups ? freshName(Ctx.Code, "group_mask") : "0xffffffffu";
+  std::string K = freshName(Ctx.Code, "k");
   int64_t Warps = P.BlockSize / 32;
-  std::string Stride = P.PerBlock ? std::to_string(P.BlockSize) : "32";
+  // Items per block in the warp form.
+  int64_t PerBlockItems = P.BlockSize / P.Lanes;
+  std::string Stride = std::to_string(P.stride());
+  std::string LanesText = std::to_string(P.Lanes);
+  std::string SyncWarp = Groups ? "__syncwarp(" + Mask + ");" : "__syncwarp();";
 
   // The item index and the lane.
   const clang::VarDecl *Idx = P.Item.Index;
@@ -615,39 +965,51 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
   if (!InitSp || !DeclSp)
     return reject(E, "macro", "the item index is written inside a macro");
   std::string Indent = lineIndent(Ctx.Code, DeclSp->Begin);
-  if (Error Err = Add(InitSp->Begin, InitSp->End - InitSp->Begin,
-                      P.PerBlock ? "blockIdx.x"
-                                 : "blockIdx.x * (blockDim.x / 32) + "
-                                   "threadIdx.x / 32"))
+  std::string IndexInit =
+      P.PerBlock ? "blockIdx.x"
+      : Groups   ? "blockIdx.x * (blockDim.x / " + LanesText +
+                     ") + threadIdx.x / " + LanesText
+                 : "blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32";
+  if (Error Err = Add(InitSp->Begin, InitSp->End - InitSp->Begin, IndexInit))
     return std::move(Err);
-  if (Error Err = Add(DeclSp->End, 0,
-                      "\n" + Indent + "int " + Lane + " = threadIdx.x" +
-                          (P.PerBlock ? "" : " % 32") + ";"))
+  std::string LaneDecl = "\n" + Indent + "int " + Lane + " = threadIdx.x" +
+                         (P.PerBlock ? "" : " % " + LanesText) + ";";
+  if (Groups) {
+    // The lanes of this item's group: shuffles name only them, so groups
+    // whose item is past the bound may leave early.
+    std::string Bits = "0x" + std::string(P.Lanes / 4, 'f') + "u";
+    LaneDecl += "\n" + Indent + "unsigned " + Mask + " = " + Bits +
+                " << (threadIdx.x % 32 - " + Lane + ");";
+  }
+  if (Error Err = Add(DeclSp->End, 0, LaneDecl))
     return std::move(Err);
 
-  for (const InnerLoop &L : P.Loops) {
+  // The register form: each lane's elements of the row are loaded once,
+  // before the first pass that reads them.
+  std::string PerLane = std::to_string(P.PerLane);
+  auto RegisterHeader = [&](const InnerLoop &L) {
+    std::string J = L.Var->getName().str();
+    std::string Start = Lane + " + " + K + " * " + Stride;
+    if (!isZero(L.Start, Ctx.AST, 0))
+      Start = (addsWithoutParens(L.Start)
+                   ? writtenText(Ctx, L.Start)
+                   : "(" + writtenText(Ctx, L.Start) + ")") +
+              " + " + Start;
+    std::string Init =
+        L.InitDeclares
+            ? L.Var->getType().getAsString(Ctx.AST.getPrintingPolicy()) + " " +
+                  J + " = " + Start
+            : J + " = " + Start;
+    return "for (int " + K + " = 0; " + K + " < " + PerLane + "; ++" + K +
+           ") if (" + Init + "; " + writtenText(Ctx, L.Cond) + ")";
+  };
+
+  for (size_t LI = 0; LI < P.Loops.size(); ++LI) {
+    const InnerLoop &L = P.Loops[LI];
     auto FS = SpanOr(L.For);
     if (!FS)
       return FS.takeError();
     std::string In = lineIndent(Ctx.Code, FS->Begin);
-    // Start at the lane, step by the lanes.
-    auto St = exprSpan(Ctx, L.Start);
-    auto IncSp = exprSpan(Ctx, L.For->getInc());
-    if (!St || !IncSp)
-      return reject(E, "macro", "the loop header at " + where(Ctx, L.For) +
-                                    " is written inside a macro");
-    std::string Start;
-    if (isZero(L.Start, Ctx.AST, 0))
-      Start = Lane;
-    else if (addsWithoutParens(L.Start))
-      Start = exprText(Ctx, L.Start) + " + " + Lane;
-    else
-      Start = "(" + exprText(Ctx, L.Start) + ") + " + Lane;
-    if (Error Err = Add(St->Begin, St->End - St->Begin, Start))
-      return std::move(Err);
-    if (Error Err = Add(IncSp->Begin, IncSp->End - IncSp->Begin,
-                        L.Var->getName().str() + " += " + Stride))
-      return std::move(Err);
     // Lanes other than the first start sums and products from the
     // identity.
     std::string Before;
@@ -655,21 +1017,86 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
       if (R.NeedsZeroing)
         Before += "if (" + Lane + " != 0) " + R.Acc->getName().str() +
                   (R.Op == Reduction::Sum ? " = 0;" : " = 1;") + "\n" + In;
-    if (!Before.empty())
-      if (Error Err = Add(FS->Begin, 0, Before))
+    bool FromRegisters = llvm::is_contained(P.CachedLoops, LI);
+    if (FromRegisters) {
+      const clang::SourceManager &SM = Ctx.AST.getSourceManager();
+      clang::SourceLocation RP = L.For->getRParenLoc();
+      if (RP.isMacroID())
+        return reject(E, "macro", "the loop header at " + where(Ctx, L.For) +
+                                      " is written inside a macro");
+      unsigned HeaderEnd = SM.getFileOffset(RP) + 1;
+      // `#pragma unroll` needs a line of its own.
+      std::string Load;
+      if (lineIndent(Ctx.Code, FS->Begin).size() !=
+          FS->Begin - (Ctx.Code.rfind('\n', FS->Begin) + 1))
+        Load = "\n" + In;
+      if (LI == P.CachedLoops.front()) {
+        std::vector<std::string> Steps;
+        for (const CachedArray &C : P.Cached) {
+          Load += C.ElemType + " " + C.Name + "[" + PerLane + "];\n" + In;
+          Steps.push_back(C.Name + "[" + K + "] = " +
+                          C.Array->getName().str() + "[" +
+                          L.Var->getName().str() + "];");
+        }
+        Load += "#pragma unroll\n" + In + RegisterHeader(L) + " ";
+        Load += Steps.size() == 1 ? Steps[0]
+                                  : "{ " + join(Steps, " ") + " }";
+        Load += "\n" + In;
+      }
+      if (Error Err = Add(FS->Begin, HeaderEnd - FS->Begin,
+                          Load + Before + "#pragma unroll\n" + In +
+                              RegisterHeader(L)))
         return std::move(Err);
+      for (const clang::ArraySubscriptExpr *A :
+           rowReads(L.For->getBody(), L.Var)) {
+        auto It = llvm::find_if(P.Cached, [&](const CachedArray &C) {
+          return C.Array == declOf(A->getBase());
+        });
+        if (It == P.Cached.end())
+          continue;
+        auto ASp = exprSpan(Ctx, A);
+        if (!ASp)
+          return reject(E, "macro", "the read at " + where(Ctx, A) +
+                                        " is written inside a macro");
+        if (Error Err = Add(ASp->Begin, ASp->End - ASp->Begin,
+                            It->Name + "[" + K + "]"))
+          return std::move(Err);
+      }
+    } else {
+      // Start at the lane, step by the lanes.
+      auto St = exprSpan(Ctx, L.Start);
+      auto IncSp = exprSpan(Ctx, L.For->getInc());
+      if (!St || !IncSp)
+        return reject(E, "macro", "the loop header at " + where(Ctx, L.For) +
+                                      " is written inside a macro");
+      std::string Start;
+      if (isZero(L.Start, Ctx.AST, 0))
+        Start = Lane;
+      else if (addsWithoutParens(L.Start))
+        Start = exprText(Ctx, L.Start) + " + " + Lane;
+      else
+        Start = "(" + exprText(Ctx, L.Start) + ") + " + Lane;
+      if (Error Err = Add(St->Begin, St->End - St->Begin, Start))
+        return std::move(Err);
+      if (Error Err = Add(IncSp->Begin, IncSp->End - IncSp->Begin,
+                          L.Var->getName().str() + " += " + Stride))
+        return std::move(Err);
+      if (!Before.empty())
+        if (Error Err = Add(FS->Begin, 0, Before))
+          return std::move(Err);
+    }
     // Combine the lanes' partial results; every lane gets the total.
     std::string After;
     if (!L.Reductions.empty()) {
-      std::string Head = "for (int " + Off + " = 16; " + Off + " > 0; " + Off +
-                         " /= 2)";
+      std::string Head = "for (int " + Off + " = " +
+                         std::to_string(P.PerBlock ? 16 : P.Lanes / 2) + "; " +
+                         Off + " > 0; " + Off + " /= 2)";
       std::vector<std::string> Steps;
       for (const Reduction &R : L.Reductions) {
         std::string A = R.Acc->getName().str();
-        Steps.push_back(combine(R, A,
-                                "__shfl_xor_sync(0xffffffffu, " + A + ", " +
-                                    Off + ")") +
-                        ";");
+        std::string Shfl = "__shfl_xor_sync(" + Mask + ", " + A + ", " + Off +
+                           (Groups ? ", " + LanesText : "") + ")";
+        Steps.push_back(combine(R, A, Shfl) + ";");
       }
       if (Steps.size() == 1) {
         After += "\n" + In + Head + " " + Steps[0];
@@ -702,7 +1129,7 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
       }
     }
     if (llvm::is_contained(P.SyncAfter, L.For))
-      After += "\n" + In + (P.PerBlock ? "__syncthreads();" : "__syncwarp();");
+      After += "\n" + In + (P.PerBlock ? "__syncthreads();" : SyncWarp);
     if (!After.empty())
       if (Error Err = Add(FS->End, 0, After))
         return std::move(Err);
@@ -716,12 +1143,11 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
     if (llvm::is_contained(P.SyncAfter, S))
       if (Error Err = Add(Sp->End, 0,
                           "\n" + lineIndent(Ctx.Code, Sp->Begin) +
-                              (P.PerBlock ? "__syncthreads();"
-                                          : "__syncwarp();")))
+                              (P.PerBlock ? "__syncthreads();" : SyncWarp)))
         return std::move(Err);
   }
 
-  // Launches: one warp (block) per item.
+  // Launches: one warp (group, block) per item.
   for (const LaunchSite &L : P.Kernel.Info->Launches) {
     std::string Why;
     auto N = boundAtLaunch(Ctx, P.Item.Bound, L, Why);
@@ -729,9 +1155,10 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
       return reject(E, "launch", Why, L.Range.Begin);
     std::string Grid =
         P.PerBlock ? *N
-                   : "(" + paren(*N) + " + " + std::to_string(Warps - 1) +
-                         ") / " + std::to_string(Warps);
-    if (Warps == 1 && !P.PerBlock)
+                   : "(" + paren(*N) + " + " +
+                         std::to_string(PerBlockItems - 1) + ") / " +
+                         std::to_string(PerBlockItems);
+    if (PerBlockItems == 1 && !P.PerBlock)
       Grid = *N;
     if (Error Err = addReplacement(Repls, replaceSpan(Ctx, L.GridRange, Grid),
                                    E))

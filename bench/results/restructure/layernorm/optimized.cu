@@ -69,21 +69,41 @@ static const int R = 32768, C = 4096;  // problem size: rows, columns
 #define EPS 1e-5f
 
 __global__ void layernorm(int rows, int cols, const float* in, const float* gamma, const float* beta, float* out) {
-  int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
-  int lane = threadIdx.x % 32;
+  int row = blockIdx.x;
+  int lane = threadIdx.x;
   if (row < rows) {
     const float* x = in + (size_t)row * cols;
     float* y = out + (size_t)row * cols;
     float mean = 0.f;
-    for (int j = lane; j < cols; j += 32) mean += x[j];
+    float x_reg[16];
+    #pragma unroll
+    for (int k = 0; k < 16; ++k) if (int j = lane + k * 256; j < cols) x_reg[k] = x[j];
+    #pragma unroll
+    for (int k = 0; k < 16; ++k) if (int j = lane + k * 256; j < cols) mean += x_reg[k];
     for (int offset = 16; offset > 0; offset /= 2) mean += __shfl_xor_sync(0xffffffffu, mean, offset);
+    {
+      __shared__ float mean_warps[8];
+      if (lane % 32 == 0) mean_warps[lane / 32] = mean;
+      __syncthreads();
+      mean = mean_warps[0];
+      for (int w = 1; w < 8; ++w) mean += mean_warps[w];
+    }
     mean /= cols;
     float var = 0.f;
-    for (int j = lane; j < cols; j += 32) var += (x[j] - mean) * (x[j] - mean);
+    #pragma unroll
+    for (int k = 0; k < 16; ++k) if (int j = lane + k * 256; j < cols) var += (x_reg[k] - mean) * (x_reg[k] - mean);
     for (int offset = 16; offset > 0; offset /= 2) var += __shfl_xor_sync(0xffffffffu, var, offset);
+    {
+      __shared__ float var_warps[8];
+      if (lane % 32 == 0) var_warps[lane / 32] = var;
+      __syncthreads();
+      var = var_warps[0];
+      for (int w = 1; w < 8; ++w) var += var_warps[w];
+    }
     var /= cols;
     float inv = 1.f / sqrtf(var + EPS);
-    for (int j = lane; j < cols; j += 32) y[j] = (x[j] - mean) * inv * gamma[j] + beta[j];
+    #pragma unroll
+    for (int k = 0; k < 16; ++k) if (int j = lane + k * 256; j < cols) y[j] = (x_reg[k] - mean) * inv * gamma[j] + beta[j];
   }
 }
 
@@ -101,7 +121,7 @@ int main() {
   CK(cudaMemcpy(g, hg.data(), sizeof(float) * C, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(b, hbeta.data(), sizeof(float) * C, cudaMemcpyHostToDevice));
   int threads = 256, blocks = (R + threads - 1) / threads;
-  bench("layernorm", "optimized", "32768x4096", [&] { layernorm<<<(R + 7) / 8, 256>>>(R, C, in, g, b, out); });
+  bench("layernorm", "optimized", "32768x4096", [&] { layernorm<<<R, 256>>>(R, C, in, g, b, out); });
   std::vector<float> got(cells);
   CK(cudaMemcpy(got.data(), out, sizeof(float) * cells, cudaMemcpyDeviceToHost));
   double err = 0;

@@ -93,12 +93,13 @@ static void build_matrix(int n, std::vector<int>& rowptr, std::vector<int>& cols
 }
 
 __global__ void spmv(int n, const int* rowptr, const int* cols, const float* vals, const float* x, float* y) {
-  int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
-  int lane = threadIdx.x % 32;
+  int row = blockIdx.x * (blockDim.x / 8) + threadIdx.x / 8;
+  int lane = threadIdx.x % 8;
+  unsigned group_mask = 0xffu << (threadIdx.x % 32 - lane);
   if (row < n) {
     float sum = 0.f;
-    for (int k = rowptr[row] + lane; k < rowptr[row + 1]; k += 32) sum += vals[k] * x[cols[k]];
-    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    for (int k = rowptr[row] + lane; k < rowptr[row + 1]; k += 8) sum += vals[k] * x[cols[k]];
+    for (int offset = 4; offset > 0; offset /= 2) sum += __shfl_xor_sync(group_mask, sum, offset, 8);
     if (lane == 0) y[row] = sum;
   }
 }
@@ -122,7 +123,7 @@ int main() {
   CK(cudaMemcpy(vals, hvals.data(), sizeof(float) * nnz, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(x, hx.data(), sizeof(float) * NROWS, cudaMemcpyHostToDevice));
   int threads = 256, blocks = (NROWS + threads - 1) / threads;
-  bench("spmv_csr", "optimized", "4194304", [&] { spmv<<<(NROWS + 7) / 8, 256>>>(NROWS, rp, cols, vals, x, y); });
+  bench("spmv_csr", "optimized", "4194304", [&] { spmv<<<(NROWS + 31) / 32, 256>>>(NROWS, rp, cols, vals, x, y); });
   std::vector<float> hy(NROWS);
   CK(cudaMemcpy(hy.data(), y, sizeof(float) * NROWS, cudaMemcpyDeviceToHost));
   double err = 0;
