@@ -313,3 +313,73 @@ void run(const float *A, const float *B, float *C, int n) {
 }
 
 } // namespace
+
+namespace {
+
+const char *Jacobi = R"(__global__ void jacobi(int n, const float *in, float *out) {
+  int j = blockIdx.x * blockDim.x + threadIdx.x;
+  int i = blockIdx.y * blockDim.y + threadIdx.y;
+  if (i > 0 && i < n - 1 && j > 0 && j < n - 1)
+    out[i * n + j] = 0.25f * (in[(i - 1) * n + j] + in[(i + 1) * n + j] + in[i * n + j - 1] + in[i * n + j + 1]);
+}
+void run(int n, const float *a, float *b) {
+  BLOCK
+  jacobi<<<dim3((n + 15) / 16, (n + 15) / 16), threads>>>(n, a, b);
+}
+)";
+
+std::string withBlock(llvm::StringRef Block) {
+  std::string S = Jacobi;
+  S.replace(S.find("BLOCK"), 5, Block.str());
+  return S;
+}
+
+TEST(CatalogSharedTilingTest, StagesAStencilTileWithItsHalo) {
+  std::string Src = withBlock("dim3 threads(16, 16);");
+  Applicability A = prepareOn(sharedTiling(), Src, "jacobi");
+  EXPECT_TRUE(A.Applies) << A.Reason;
+  EXPECT_NE(A.Reason.find("2D stencil: 4 reads of 'in' at rows i - 1..i + 1, "
+                          "columns j - 1..j + 1"),
+            std::string::npos)
+      << A.Reason;
+  std::string Out =
+      applyTo(sharedTiling(), Src, makeEdit("shared-tiling", "jacobi"));
+  // The tile, one condition per read, the barrier, then the original guard.
+  EXPECT_NE(Out.find("  __shared__ float inTile[18][18];\n"
+                     "  for (int slot = threadIdx.y * 16 + threadIdx.x; "
+                     "slot < 324; slot += 256) {\n"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("(gy + 1 > 0 && gy + 1 < (n - 1) && gx > 0 && gx < "
+                     "(n - 1) && ty < 16 && tx >= 1 && tx < 17) ||"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("  __syncthreads();\n  if (i > 0 && i < n - 1 && j > 0 "
+                     "&& j < n - 1)\n"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("0.25f * (inTile[threadIdx.y][threadIdx.x + 1] + "
+                     "inTile[threadIdx.y + 2][threadIdx.x + 1] + "
+                     "inTile[threadIdx.y + 1][threadIdx.x] + "
+                     "inTile[threadIdx.y + 1][threadIdx.x + 2]);"),
+            std::string::npos)
+      << Out;
+}
+
+TEST(CatalogSharedTilingTest, StencilNeedsAConstant2DBlock) {
+  Applicability A =
+      prepareOn(sharedTiling(), withBlock("int threads = 256;"), "jacobi");
+  EXPECT_FALSE(A.Applies);
+  EXPECT_NE(A.Reason.find("is 256x1x1: a 2D tile needs a 2D block"),
+            std::string::npos)
+      << A.Reason;
+  // A tile parameter that disagrees with the launches.
+  std::string Out = applyTo(sharedTiling(), withBlock("dim3 threads(16, 16);"),
+                            makeEdit("shared-tiling", "jacobi",
+                                     {{"tile", int64_t(32)}}));
+  EXPECT_NE(Out.find("the launches use 16x16x1 blocks, not 32x32x1"),
+            std::string::npos)
+      << Out;
+}
+
+} // namespace

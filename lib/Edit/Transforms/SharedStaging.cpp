@@ -47,5 +47,32 @@ std::string guardedTileLoad(StringRef Slot, StringRef Cond, StringRef Load,
   return (Slot + " = " + Cond + " ? " + Load + " : " + Zero + ";").str();
 }
 
+std::string haloTileLoad(const HaloTile &T, StringRef Indent) {
+  std::string I = Indent.str();
+  auto Origin = [](StringRef Dim, int64_t B, int64_t Halo) {
+    std::string S = "(int)(blockIdx." + Dim.str() + " * " + std::to_string(B) +
+                    ")";
+    if (Halo)
+      S += " - " + std::to_string(Halo);
+    return S;
+  };
+  std::string Out;
+  Out += sharedTileDecl(T.ElemType, T.Tile, {T.Rows, T.Cols}) + "\n";
+  Out += I + "for (int " + T.Slot + " = threadIdx.y * " + std::to_string(T.BX) +
+         " + threadIdx.x; " + T.Slot + " < " + std::to_string(T.Rows * T.Cols) +
+         "; " + T.Slot + " += " + std::to_string(T.BX * T.BY) + ") {\n";
+  Out += I + "  int " + T.Ty + " = " + T.Slot + " / " + std::to_string(T.Cols) +
+         ", " + T.Tx + " = " + T.Slot + " % " + std::to_string(T.Cols) + ";\n";
+  Out += I + "  int " + T.Gy + " = " + Origin("y", T.BY, T.HaloY) + " + " +
+         T.Ty + ", " + T.Gx + " = " + Origin("x", T.BX, T.HaloX) + " + " +
+         T.Tx + ";\n";
+  Out += I + "  if (" + T.Cond + ")\n";
+  Out += I + "    " + T.Tile + "[" + T.Ty + "][" + T.Tx + "] = " + T.Load +
+         ";\n";
+  Out += I + "}\n";
+  Out += I + "__syncthreads();";
+  return Out;
+}
+
 } // namespace restructure
 } // namespace optiml

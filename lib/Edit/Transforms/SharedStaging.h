@@ -47,6 +47,21 @@ std::string tileLoopHead(llvm::StringRef Base, llvm::StringRef Begin,
 std::string guardedTileLoad(llvm::StringRef Slot, llvm::StringRef Cond,
                             llvm::StringRef Load, llvm::StringRef Zero);
 
+/// A 2D tile with a halo, staged by a whole block: the BX x BY threads
+/// walk the Rows x Cols slots row-major; slot (Ty, Tx) holds the global
+/// element (Gy, Gx) = (blockIdx.y * BY - HaloY + Ty, blockIdx.x * BX -
+/// HaloX + Tx) and is filled with \p Load when \p Cond holds (both may use
+/// the four names). Slots whose condition is false are never read.
+struct HaloTile {
+  std::string ElemType, Tile;     ///< element type, tile name
+  std::string Slot, Ty, Tx, Gy, Gx; ///< loop variable and coordinates
+  int64_t BX = 0, BY = 0, HaloY = 0, HaloX = 0, Rows = 0, Cols = 0;
+  std::string Cond, Load;
+};
+/// The declaration, the cooperative copy and the barrier after it; lines
+/// after the first are indented by \p Indent.
+std::string haloTileLoad(const HaloTile &T, llvm::StringRef Indent);
+
 } // namespace restructure
 } // namespace optiml
 
