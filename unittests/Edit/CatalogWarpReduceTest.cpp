@@ -116,7 +116,7 @@ void run(const int *x, int *out, int n) { k<<<1, 256>>>(x, out, n); }
   if (threadIdx.x == 0) out[blockIdx.x] = s[0];
 }
 )",
-       "shared-memory tree reductions are not rewritten"},
+       "no shared-memory tree loop"},
   };
   for (const Case &C : Cases) {
     Applicability A = prepareOn(warpReduce(), C.Src, "k");
