@@ -549,8 +549,9 @@ std::string candidatesToJSON(StringRef File, ArrayRef<KernelCandidates> Kernels,
       CJ["target"] = C.Target;
       CJ["reason"] = C.A.Reason;
       if (C.A.Applies) {
-        CJ["changes_precision"] =
-            C.T->changesPrecision(Edit{C.T->kind().str(), C.Target, {}});
+        CJ["changes_precision"] = C.T->changesPrecision(
+            C.A.Suggestions.empty() ? Edit{C.T->kind().str(), C.Target, {}}
+                                    : C.A.Suggestions.front());
         json Ps = json::array();
         for (const ParamSpec &P : C.T->params())
           Ps.push_back(describeParam(P));
