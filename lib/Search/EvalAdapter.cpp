@@ -279,6 +279,7 @@ Expected<Remeasurement> GpuEvaluator::remeasure(const CandidateSpec &C,
     if (!RO1)
       return RO1.takeError();
     O.push_back(timingFromReport(*RO1));
+    ++Timings;
     bool Last = I + 1 == std::max(1u, RO.Rounds);
     EO.Sanitize = Last && RO.Sanitize;
     auto RC = run(C, /*AgainstOriginal=*/true, EO);

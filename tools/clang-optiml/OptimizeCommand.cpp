@@ -12,6 +12,8 @@
 #include "optiml/Report/Report.h"
 #include "optiml/Search/CatalogPolicy.h"
 #include "optiml/Search/EvalAdapter.h"
+#include "optiml/Search/EvalCache.h"
+#include "optiml/Search/Journal.h"
 #include "optiml/Search/Search.h"
 #ifdef OPTIML_WITH_LLM
 #include "optiml/LLM/ChatClient.h"
@@ -178,6 +180,28 @@ static cl::opt<unsigned> Replays("replays",
                                           "(default 20)"),
                                  cl::init(20), cl::sub(OptimizeCommand),
                                  cl::cat(OptimizeCategory));
+static cl::opt<std::string> EvalCacheDir(
+    "eval-cache",
+    cl::desc("Share evaluations between runs through this directory: a "
+             "candidate already measured for the same original, kernels, "
+             "run arguments, settings, nvcc and GPU is not run again (it "
+             "still counts against --budget; the journal marks it cached)"),
+    cl::value_desc("dir"), cl::sub(OptimizeCommand),
+    cl::cat(OptimizeCategory));
+static cl::opt<std::string>
+    SummaryJSON("summary-json",
+                cl::desc("Write the run's outcome as JSON here (settings, "
+                         "evaluations, best speedup and when it was found, "
+                         "final check)"),
+                cl::value_desc("file"), cl::sub(OptimizeCommand),
+                cl::cat(OptimizeCategory));
+static cl::opt<unsigned> RetimeEvery(
+    "retime-every",
+    cl::desc("Time the original again after this many candidates (default "
+             "8; it is also re-timed whenever a candidate is the fastest "
+             "yet; 0: only then)"),
+    cl::value_desc("N"), cl::init(8), cl::sub(OptimizeCommand),
+    cl::cat(OptimizeCategory));
 static cl::opt<double> RunTimeout("timeout",
                                   cl::desc("Seconds one program run may take "
                                            "(default 300)"),
@@ -293,6 +317,12 @@ static Error checkOptions() {
     return createStringError("--budget must be at least 1");
   if (NoCompile && !DryRun)
     return createStringError("--no-compile only applies to --dry-run");
+  if (DryRun && !EvalCacheDir.empty())
+    return createStringError("--eval-cache needs a search: --dry-run "
+                             "evaluates nothing");
+  if (DryRun && !SummaryJSON.empty())
+    return createStringError("--summary-json needs a search: --dry-run "
+                             "writes no summary");
   return Error::success();
 }
 
@@ -667,9 +697,19 @@ int runOptimize(const CommandContext &Ctx) {
   GO.Eval.Runner.ProgramArgs = RunArgs;
   GO.Eval.Runner.TimeoutSeconds = RunTimeout;
   GO.Eval.Runner.ComputeSanitizer = findComputeSanitizer(Tools->CudaPath);
+  GO.RetimeEvery = RetimeEvery;
   if (verbose())
     GO.Eval.Log = &errs();
-  GpuEvaluator Eval(**B, GO);
+  GpuEvaluator Gpu0(**B, GO);
+  std::unique_ptr<CachingEvaluator> Caching;
+  if (!EvalCacheDir.empty()) {
+    auto Cache = EvalCache::open(EvalCacheDir, Gpu0.cacheContext());
+    if (!Cache)
+      return reportError(Cache.takeError());
+    Caching = std::make_unique<CachingEvaluator>(Gpu0, std::move(*Cache));
+  }
+  CandidateEvaluator &Eval =
+      Caching ? static_cast<CandidateEvaluator &>(*Caching) : Gpu0;
 
   SearchOptions SO;
   SO.FileName = A->Path;
@@ -693,15 +733,25 @@ int runOptimize(const CommandContext &Ctx) {
          << (SO.Budget ? std::to_string(SO.Budget) + " evaluations"
                        : std::string("no evaluation limit"))
          << (Seconds > 0 ? ", " + fmtDuration(Seconds) : std::string())
-         << "); journal: " << RunDir << "/journal.jsonl\n";
+         << "); journal: " << RunDir << "/journal.jsonl"
+         << (EvalCacheDir.empty() ? std::string()
+                                  : "; evaluation cache: " + EvalCacheDir)
+         << "\n";
+  // On a terminal one line, rewritten; in a log, one line per evaluation.
+  unsigned LastDone = ~0u;
   SO.OnProgress = [&](const SearchProgress &P) {
-    if (!Tty)
+    if (!Tty && P.Done == LastDone)
       return;
+    LastDone = P.Done;
     std::string Line =
         formatv("[{0}/{1}] best {2:F2}x  eta {3}  {4}", P.Done,
                 P.Budget ? std::to_string(P.Budget) : std::string("-"),
                 P.BestSpeedup, fmtDuration(P.EtaSeconds), P.Current)
             .str();
+    if (!Tty) {
+      errs() << Line << "\n";
+      return;
+    }
     if (Line.size() > 100)
       Line = Line.substr(0, 97) + "...";
     errs() << "\r\x1b[K" << Line;
@@ -721,6 +771,32 @@ int runOptimize(const CommandContext &Ctx) {
   ReportInfo Info{InputFile, commandLine(), StrategyName, ResolvedPolicy,
                   Eval.describe()};
   printSummary(outs(), *R, Info);
+  outs() << formatv("original: {0} reference run(s), timed {1} time(s) in "
+                    "this run\n",
+                    Gpu0.referenceRuns(), Gpu0.originalTimings());
+  if (Caching) {
+    outs() << formatv("evaluation cache: {0} of {1} evaluation(s) served "
+                      "from {2}",
+                      R->EvaluationsCached, R->Evaluations, EvalCacheDir);
+    if (R->Final && R->Final->Cached)
+      outs() << " (and the final check)";
+    outs() << "\n";
+    for (const std::string &E : Caching->storeErrors())
+      WithColor::warning(errs(), "clang-optiml")
+          << "evaluation cache: " << E << "\n";
+  }
+  if (!SummaryJSON.empty()) {
+    JournalHeader H;
+    H.File = A->Path;
+    H.Kernels = *Targets;
+    H.Strategy = StrategyName;
+    H.Policy = ResolvedPolicy;
+    H.Seed = Seed;
+    H.Budget = SO.Budget;
+    if (Error E = writeFileAtomically(SummaryJSON,
+                                      summaryToJSON(*R, H, Eval.describe())))
+      return reportError(std::move(E));
+  }
   if (!ReportFile.empty()) {
     if (Error E = writeFileAtomically(ReportFile, renderHtmlReport(*R, Info)))
       return reportError(std::move(E));

@@ -58,7 +58,8 @@ public:
   /// original's text, kernels, program arguments, verification and timing
   /// settings, nvcc and its flags, the GPU. The evaluation cache's context.
   std::string cacheContext() const;
-  /// Times the original was timed (the first time included).
+  /// Timing runs of the original (the first, re-timings, and the rounds of
+  /// re-measurements).
   unsigned originalTimings() const { return Timings; }
   /// Reference runs made (one per search unless the original changes).
   unsigned referenceRuns() const { return References; }
