@@ -1,0 +1,413 @@
+#!/usr/bin/env python3
+"""Compare search strategies, and fill the suite's optimized column.
+
+Runs `clang-optiml optimize` on suite programs (bench/kernels/<name>/naive.cu)
+for each (program, strategy, seed) not yet done, on a GPU node, from the
+repository root. Resumable across device calls:
+
+- all state lives in the results directory (e.g. bench/results/search/<date>),
+  which the caller copies back into the repository between calls;
+- a run is done when its summary.json exists; a run killed midway left its
+  journal (journal.jsonl + sources/), and the next call continues it with
+  `optimize --resume` without re-evaluating anything;
+- an evaluation cache (<results>/eval-cache, small JSON files) is shared by
+  every run, so strategies and seeds on one program reuse each other's
+  measurements (budgets count cached evaluations all the same);
+- no run starts after --deadline seconds, a run still going at --stop-at
+  seconds is stopped (its journal stays), and after every run the journals,
+  summaries, logs and best sources (never snapshots) are packed into one
+  tar under $OUT.
+
+    python3 bench/search/compare.py run --bundle dist/clang-optiml-0.1.0-linux-x86_64.tar.xz \\
+        --results bench/results/search/2026-11-30 --programs axpy,transpose,gemv,softmax \\
+        --strategies mcts,greedy,random --seeds 1 --budget 30 --deadline 420
+    python3 bench/search/compare.py summarize bench/results/search/2026-11-30
+    python3 bench/search/compare.py export-optimized bench/results/search/2026-11-30 \\
+        --strategy mcts --seed 1 --out bench/results/search/2026-11-30/optimized
+
+The optimized column: `run --programs all --strategies mcts --seeds 1`, then
+`export-optimized`, then `bench/run.py --optimized-dir <that dir>`.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+KERNELS_DIR = os.path.join(REPO, "bench", "kernels")
+# Files that travel back: small text results, never snapshots or binaries.
+PACK_SUFFIXES = (".json", ".jsonl", ".cu", ".diff", ".log", ".txt", ".md")
+PACK_MAX_BYTES = 2 << 20
+
+
+# ---------------------------------------------------------------------------
+# Pure parts (tested by test/search/compare-driver.test)
+# ---------------------------------------------------------------------------
+
+def suite_programs(kernels_dir=KERNELS_DIR):
+    """Every suite program that has a naive.cu, sorted."""
+    return sorted(n for n in os.listdir(kernels_dir)
+                  if os.path.isfile(os.path.join(kernels_dir, n, "naive.cu")))
+
+
+def parse_programs(spec, kernels_dir=KERNELS_DIR):
+    """'all' or a comma-separated list of suite program names."""
+    known = suite_programs(kernels_dir)
+    if spec == "all":
+        return known
+    names = [p.strip() for p in spec.split(",") if p.strip()]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise SystemExit("unknown program(s) %s; the suite has: %s"
+                         % (", ".join(unknown), ", ".join(known)))
+    return names
+
+
+def run_args(name, kernels_dir=KERNELS_DIR):
+    """The program's own arguments: bench/run.py runs the suite programs
+    without any; a meta.json may list them under "run_args"."""
+    with open(os.path.join(kernels_dir, name, "meta.json")) as f:
+        meta = json.load(f)
+    args = meta.get("run_args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise SystemExit("%s/meta.json: run_args must be a list of strings" % name)
+    return args
+
+
+def run_id(strategy, seed):
+    return "%s-s%s" % (strategy, seed)
+
+
+def run_dir(results, program, strategy, seed):
+    return os.path.join(results, "runs", program, run_id(strategy, seed))
+
+
+def plan(results, programs, strategies, seeds):
+    """(program, strategy, seed, state) for every run; state is 'done'
+    (summary.json exists), 'resume' (a journal exists) or 'new'. Programs
+    outer, then seeds, then strategies: strategies of one program run
+    together, so the evaluation cache serves the later ones."""
+    out = []
+    for p in programs:
+        for seed in seeds:
+            for s in strategies:
+                d = run_dir(results, p, s, seed)
+                if os.path.exists(os.path.join(d, "summary.json")):
+                    state = "done"
+                elif os.path.exists(os.path.join(d, "run", "journal.jsonl")):
+                    state = "resume"
+                else:
+                    state = "new"
+                out.append((p, s, seed, state))
+    return out
+
+
+def optimize_command(tool, program, strategy, seed, budget, results, time_limit,
+                     resume, args, kernels_dir=KERNELS_DIR, extra=()):
+    d = run_dir(results, program, strategy, seed)
+    cmd = [tool, "optimize", os.path.join(kernels_dir, program, "naive.cu"),
+           "--budget", str(budget), "--strategy", strategy, "--seed", str(seed),
+           "--run-dir", os.path.join(d, "run"),
+           "--summary-json", os.path.join(d, "summary.json"),
+           "--eval-cache", os.path.join(results, "eval-cache")]
+    if time_limit:
+        cmd += ["--time", time_limit]
+    if resume:
+        cmd.append("--resume")
+    for a in args:
+        cmd += ["--run-arg", a]
+    cmd += list(extra)
+    return cmd
+
+
+def load_summaries(results):
+    """{program: {strategy: [summary, ...]}} from runs/*/*/summary.json."""
+    out = {}
+    runs = os.path.join(results, "runs")
+    if not os.path.isdir(runs):
+        return out
+    for p in sorted(os.listdir(runs)):
+        for r in sorted(os.listdir(os.path.join(runs, p))):
+            f = os.path.join(runs, p, r, "summary.json")
+            if not os.path.exists(f):
+                continue
+            with open(f) as fh:
+                s = json.load(fh)
+            s["_seed_dir"] = r
+            out.setdefault(p, {}).setdefault(s["strategy"], []).append(s)
+    return out
+
+
+def speedup(s):
+    """The verified speedup a run ends with (1.0 when nothing beat the
+    original after the final check)."""
+    return float(s.get("final_speedup", 1.0)) if s.get("improved") else 1.0
+
+
+def fmt_x(v):
+    return "%.2fx" % v
+
+
+def summarize(results, strategies=None):
+    """A markdown table: per program and strategy, the verified speedup over
+    seeds (median, min-max), evaluations to reach it, cache use."""
+    data = load_summaries(results)
+    if not data:
+        return "no finished runs in %s\n" % results
+    order = strategies or sorted({s for per in data.values() for s in per})
+    lines = ["| program | strategy | seeds | verified speedup, median (min-max) "
+             "| evaluations to reach it, median (min-max) | evaluations (cached) "
+             "| wall s, median |",
+             "|---|---|---|---|---|---|---|"]
+    wins = {}
+    for p in sorted(data):
+        best_here = None
+        for st in order:
+            runs = data[p].get(st)
+            if not runs:
+                continue
+            sp = [speedup(r) for r in runs]
+            ev = [int(r.get("best_evaluation", 0)) for r in runs if r.get("improved")]
+            tot = sum(int(r.get("evaluations", 0)) for r in runs)
+            cached = sum(int(r.get("evaluations_cached", 0)) for r in runs)
+            wall = statistics.median(float(r.get("seconds", 0)) for r in runs)
+            med = statistics.median(sp)
+            ev_cell = ("%g (%d-%d)" % (statistics.median(ev), min(ev), max(ev))
+                       if ev else "—")
+            lines.append("| %s | %s | %d | %s (%s-%s) | %s | %d (%d) | %.0f |"
+                         % (p, st, len(runs), fmt_x(med), fmt_x(min(sp)),
+                            fmt_x(max(sp)), ev_cell, tot, cached, wall))
+            if best_here is None or med > best_here[1] + 1e-9:
+                best_here = (st, med)
+            elif abs(med - best_here[1]) <= 1e-9:
+                best_here = (best_here[0] + "=" + st, med)
+        if best_here:
+            wins[p] = best_here
+    lines.append("")
+    lines.append("Best median per program: " + ", ".join(
+        "%s %s (%s)" % (p, w[0], fmt_x(w[1])) for p, w in sorted(wins.items())))
+    return "\n".join(lines) + "\n"
+
+
+def pack_members(results):
+    """Relative paths under results that travel: text results only, no
+    snapshots (the run's eval/ directory), nothing over 2 MiB."""
+    out = []
+    for root, dirs, files in os.walk(results):
+        rel_root = os.path.relpath(root, results)
+        parts = [] if rel_root == "." else rel_root.split(os.sep)
+        # runs/<p>/<r>/run/eval holds snapshots and probe results.
+        if len(parts) >= 5 and parts[0] == "runs" and parts[3] == "run" and parts[4] == "eval":
+            dirs[:] = []
+            continue
+        dirs.sort()
+        for f in sorted(files):
+            path = os.path.join(root, f)
+            if not f.endswith(PACK_SUFFIXES) and f != "best.cu":
+                continue
+            if os.path.getsize(path) > PACK_MAX_BYTES:
+                continue
+            out.append(os.path.relpath(path, results))
+    return out
+
+
+def pack(results, out_dir, name):
+    os.makedirs(out_dir, exist_ok=True)
+    target = os.path.join(out_dir, "search-results.tar.gz")
+    tmp = target + ".tmp"
+    with tarfile.open(tmp, "w:gz") as t:
+        for m in pack_members(results):
+            t.add(os.path.join(results, m), arcname=os.path.join(name, m))
+    os.replace(tmp, target)
+    return target
+
+
+# ---------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------
+
+def unpack_bundle(bundle):
+    work = tempfile.mkdtemp(prefix="optiml-compare-")
+    with tarfile.open(bundle) as t:
+        t.extractall(work)
+    for d in sorted(os.listdir(work)):
+        tool = os.path.join(work, d, "bin", "clang-optiml")
+        if os.path.exists(tool):
+            return tool
+    raise SystemExit("%s: no clang-optiml-*/bin/clang-optiml inside" % bundle)
+
+
+def log(results, line):
+    stamp = time.strftime("%H:%M:%S")
+    print("[%s] %s" % (stamp, line), flush=True)
+    with open(os.path.join(results, "driver.log"), "a") as f:
+        f.write("[%s] %s\n" % (stamp, line))
+
+
+def run_one(cmd, logfile, stop_in):
+    """Runs cmd (its own process group) with output to logfile; stops it
+    (SIGINT, then SIGKILL) when stop_in seconds have passed."""
+    with open(logfile, "a") as lf:
+        lf.write("$ " + " ".join(cmd) + "\n")
+        lf.flush()
+        p = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT,
+                             start_new_session=True)
+        try:
+            return p.wait(timeout=max(1, stop_in))
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGINT)
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+            return "stopped"
+
+
+def cmd_run(a):
+    began = time.time()
+    programs = parse_programs(a.programs, a.kernels_dir)
+    strategies = [s for s in a.strategies.split(",") if s]
+    for s in strategies:
+        if s not in ("mcts", "greedy", "beam", "random"):
+            raise SystemExit("unknown strategy '%s' (mcts, greedy, beam, random)" % s)
+    seeds = [int(x) for x in a.seeds.split(",") if x]
+    results = os.path.abspath(a.results)
+    os.makedirs(results, exist_ok=True)
+    out_dir = a.out or os.environ.get("OUT") or os.path.join(os.getcwd(), "gpu-results")
+    name = os.path.basename(results.rstrip("/"))
+    tool = a.tool or unpack_bundle(a.bundle)
+    if not os.environ.get("PATH", "").startswith("/usr/local/cuda/bin"):
+        os.environ["PATH"] = "/usr/local/cuda/bin:" + os.environ.get("PATH", "")
+
+    with open(os.path.join(results, "settings.json"), "w") as f:
+        json.dump({"programs": programs, "strategies": strategies, "seeds": seeds,
+                   "budget": a.budget, "time_per_run": a.time_per_run,
+                   "extra": a.extra}, f, indent=1)
+    env_txt = os.path.join(results, "env.txt")
+    if not os.path.exists(env_txt):
+        with open(env_txt, "w") as f:
+            for c in (["nvidia-smi", "--query-gpu=name,driver_version",
+                       "--format=csv,noheader"], [tool, "--version"]):
+                try:
+                    f.write(subprocess.run(c, capture_output=True, text=True,
+                                           timeout=60).stdout)
+                except (OSError, subprocess.SubprocessError) as e:
+                    f.write("%s: %s\n" % (c[0], e))
+
+    todo = [r for r in plan(results, programs, strategies, seeds) if r[3] != "done"]
+    done_before = len(plan(results, programs, strategies, seeds)) - len(todo)
+    log(results, "%d run(s) done before, %d to go" % (done_before, len(todo)))
+    extra = a.extra.split() if a.extra else []
+    for program, strategy, seed, state in todo:
+        elapsed = time.time() - began
+        if a.deadline and elapsed > a.deadline:
+            log(results, "deadline of %ds passed: %s %s seed %s not started"
+                % (a.deadline, program, strategy, seed))
+            continue
+        d = run_dir(results, program, strategy, seed)
+        os.makedirs(d, exist_ok=True)
+        cmd = optimize_command(tool, program, strategy, seed, a.budget, results,
+                               a.time_per_run, state == "resume",
+                               run_args(program, a.kernels_dir), a.kernels_dir,
+                               extra)
+        stop_in = (a.stop_at - elapsed) if a.stop_at else 10 ** 9
+        log(results, "%s %s %s seed %s" % ("resume" if state == "resume" else "run",
+                                           program, strategy, seed))
+        t0 = time.time()
+        rc = run_one(cmd, os.path.join(d, "optimize.log"), stop_in)
+        ok = os.path.exists(os.path.join(d, "summary.json"))
+        log(results, "%s %s seed %s: exit %s after %.0f s%s"
+            % (program, strategy, seed, rc, time.time() - t0,
+               "" if ok else " (no summary: resumable)"))
+        pack(results, out_dir, name)
+    pack(results, out_dir, name)
+    left = [r for r in plan(results, programs, strategies, seeds) if r[3] != "done"]
+    log(results, "%d run(s) left; packed into %s" % (len(left), out_dir))
+    sys.stdout.write(summarize(results, strategies))
+    return 0
+
+
+def cmd_summarize(a):
+    sys.stdout.write(summarize(a.results, [s for s in (a.strategies or "").split(",") if s] or None))
+    return 0
+
+
+def cmd_export(a):
+    """<out>/<program>/optimized.cu and search.json for bench/run.py
+    --optimized-dir, from one strategy and seed. Programs where nothing beat
+    the original get a search.json only (no optimized.cu)."""
+    data = load_summaries(a.results)
+    os.makedirs(a.out, exist_ok=True)
+    n = 0
+    for p in sorted(data):
+        runs = [s for s in data[p].get(a.strategy, [])
+                if s["_seed_dir"] == run_id(a.strategy, a.seed)]
+        if not runs:
+            continue
+        s = runs[0]
+        d = os.path.join(a.out, p)
+        os.makedirs(d, exist_ok=True)
+        best = os.path.join(run_dir(a.results, p, a.strategy, a.seed), "run", "best.cu")
+        improved = bool(s.get("improved")) and os.path.exists(best)
+        if improved:
+            shutil.copyfile(best, os.path.join(d, "optimized.cu"))
+            n += 1
+        with open(os.path.join(d, "search.json"), "w") as f:
+            json.dump({"source": "clang-optiml optimize --strategy %s --seed %s --budget %s"
+                                 % (a.strategy, a.seed, s.get("budget")),
+                       "evaluations": s.get("evaluations"),
+                       "evaluations_cached": s.get("evaluations_cached"),
+                       "wall_s": round(float(s.get("seconds", 0)), 1),
+                       "verified": improved,
+                       "improved": improved,
+                       "final_speedup": speedup(s),
+                       "best_path": s.get("best_path", [])}, f, indent=1)
+    print("%d optimized source(s) written to %s" % (n, a.out))
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="run the (program, strategy, seed) runs not yet done")
+    src = r.add_mutually_exclusive_group(required=True)
+    src.add_argument("--bundle", help="dist/clang-optiml-*.tar.xz (unpacked to a temporary directory)")
+    src.add_argument("--tool", help="a clang-optiml executable")
+    r.add_argument("--results", required=True, help="results directory (state; copied back into the repository)")
+    r.add_argument("--programs", required=True, help="'all' or names of bench/kernels/<name>")
+    r.add_argument("--strategies", default="mcts,greedy,random")
+    r.add_argument("--seeds", default="1")
+    r.add_argument("--budget", type=int, default=30)
+    r.add_argument("--time-per-run", default="", help="optimize --time for each run (e.g. 120s)")
+    r.add_argument("--deadline", type=float, default=0, help="start no run after this many seconds")
+    r.add_argument("--stop-at", type=float, default=0,
+                   help="stop a run still going at this many seconds (its journal stays; resumed next time)")
+    r.add_argument("--extra", default="", help="more optimize flags, space-separated")
+    r.add_argument("--out", help="where the tar goes (default $OUT)")
+    r.add_argument("--kernels-dir", default=KERNELS_DIR, help=argparse.SUPPRESS)
+    r.set_defaults(func=cmd_run)
+    s = sub.add_parser("summarize", help="markdown table of the finished runs")
+    s.add_argument("results")
+    s.add_argument("--strategies", help="column order")
+    s.set_defaults(func=cmd_summarize)
+    e = sub.add_parser("export-optimized", help="optimized sources for bench/run.py --optimized-dir")
+    e.add_argument("results")
+    e.add_argument("--strategy", default="mcts")
+    e.add_argument("--seed", default="1")
+    e.add_argument("--out", required=True)
+    e.set_defaults(func=cmd_export)
+    a = ap.parse_args(argv)
+    return a.func(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,2 @@
+// alpha (naive)
+int main() { return 0; }

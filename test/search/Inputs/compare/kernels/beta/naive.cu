@@ -1,0 +1,2 @@
+// beta (naive)
+int main() { return 0; }
