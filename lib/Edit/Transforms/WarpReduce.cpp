@@ -732,6 +732,20 @@ Expected<TreePlan> TreeMatcher::match() {
               AV);
   P.ElemType = Elem.getUnqualifiedType().getAsString(
       Ctx.AST.getPrintingPolicy());
+  // The element type as written ("unsigned", "T", a typedef), without
+  // qualifiers such as volatile.
+  if (auto ATL = AV->getTypeSourceInfo()
+                     ->getTypeLoc()
+                     .getUnqualifiedLoc()
+                     .getAs<ArrayTypeLoc>()) {
+    SourceRange R = ATL.getElementLoc().getUnqualifiedLoc().getSourceRange();
+    if (R.isValid() && R.getBegin().isFileID() && R.getEnd().isFileID()) {
+      StringRef Written = Lexer::getSourceText(
+          CharSourceRange::getTokenRange(R), SM, Ctx.AST.getLangOpts());
+      if (!Written.empty())
+        P.ElemType = Written.str();
+    }
+  }
   P.Floating = Elem->isDependentType() || Elem->isFloatingType();
 
   // The declaration: a statement of its own at the top level.
