@@ -13,6 +13,7 @@ repository root. Resumable across device calls:
 - an evaluation cache (<results>/eval-cache, small JSON files) is shared by
   every run, so strategies and seeds on one program reuse each other's
   measurements (budgets count cached evaluations all the same);
+- each run's snapshots (<run>/eval) are removed when it ends;
 - no run starts after --deadline seconds, a run still going at --stop-at
   seconds is stopped (its journal stays), and after every run the journals,
   summaries, logs and best sources (never snapshots) are packed into one
@@ -324,6 +325,9 @@ def cmd_run(a):
                                            program, strategy, seed))
         t0 = time.time()
         rc = run_one(cmd, os.path.join(d, "optimize.log"), stop_in)
+        # Snapshots and probe results (gigabytes for the larger programs):
+        # a resumed run prepares its reference again.
+        shutil.rmtree(os.path.join(d, "run", "eval"), ignore_errors=True)
         ok = os.path.exists(os.path.join(d, "summary.json"))
         log(results, "%s %s seed %s: exit %s after %.0f s%s"
             % (program, strategy, seed, rc, time.time() - t0,
