@@ -30,6 +30,13 @@ struct int4 { int x, y, z, w; };
 struct __attribute__((aligned(8))) uint2 { unsigned x, y; };
 struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
 struct __attribute__((aligned(4))) uchar4 { unsigned char x, y, z, w; };
+struct __attribute__((aligned(2))) uchar2 { unsigned char x, y; };
+struct __attribute__((aligned(2))) char2 { signed char x, y; };
+struct __attribute__((aligned(4))) char4 { signed char x, y, z, w; };
+struct __attribute__((aligned(4))) short2 { short x, y; };
+struct __attribute__((aligned(8))) short4 { short x, y, z, w; };
+struct __attribute__((aligned(4))) ushort2 { unsigned short x, y; };
+struct __attribute__((aligned(8))) ushort4 { unsigned short x, y, z, w; };
 typedef struct CUstream_st *cudaStream_t;
 typedef int cudaError_t;
 enum cudaMemcpyKind {

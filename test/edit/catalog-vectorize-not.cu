@@ -20,4 +20,4 @@ __global__ void dbl(const double *x, double *y, int n) {
 }
 
 // NEIGHBOR: clang-optiml: error: vectorize neighbor rejected: [not-applicable] kernel 'neighbor': access 'x[i + 1]' is not at the thread's own element 'i'
-// DOUBLE: clang-optiml: error: vectorize dbl rejected: [not-applicable] kernel 'dbl': 'y' has element type 'double': only float and int have vector types here
+// DOUBLE: clang-optiml: error: vectorize dbl rejected: [not-applicable] kernel 'dbl': 'y' has element type 'double': only float, int, uint, short, ushort, char, uchar and __half have vector types here

@@ -123,7 +123,8 @@ TEST(CatalogVectorizeTest, RefusesNearMisses) {
   if (i < n) y[i] = x[i];
 }
 )",
-       "element type 'double'"},
+       "'y' has element type 'double': only float, int, uint, short, ushort, "
+       "char, uchar and __half have vector types here"},
       {R"(__global__ void k(const float *x, float *y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = *x;
@@ -146,6 +147,57 @@ TEST(CatalogVectorizeTest, RefusesNearMisses) {
   EXPECT_EQ(applyTo(vectorize(), Cases[0].Src,
                     makeEdit("vectorize", "k", {{"width", int64_t(3)}})),
             "error: vectorize k rejected: [params] width must be 2 or 4");
+}
+
+TEST(CatalogVectorizeTest, Half2OnlyWidthTwo) {
+  std::string Src = R"(#include "cuda_fp16_mock.h"
+__global__ void hadd(const __half *x, half *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] + y[i];
+}
+)";
+  Applicability A = prepareOn(vectorize(), Src, "hadd");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  ASSERT_EQ(A.Suggestions.size(), 1u);
+  EXPECT_EQ(A.Suggestions[0].getInt("width"), int64_t(2));
+  std::string Out = applyTo(vectorize(), Src,
+                            makeEdit("vectorize", "hadd", {{"width", int64_t(2)}}));
+  for (const char *Line :
+       {"reinterpret_cast<unsigned long long>(x) % 4 == 0 &&",
+        "__half2 x_v = reinterpret_cast<const __half2 *>(x)[v];",
+        "__half2 y_v = reinterpret_cast<__half2 *>(y)[v];",
+        "y_v.y = x_v.y + y_v.y;",
+        // operator= on a class element is a write: the vector is stored.
+        "reinterpret_cast<__half2 *>(y)[v] = y_v;"})
+    EXPECT_NE(Out.find(Line), std::string::npos) << Line << "\n" << Out;
+  EXPECT_EQ(applyTo(vectorize(), Src,
+                    makeEdit("vectorize", "hadd", {{"width", int64_t(4)}})),
+            "error: vectorize hadd rejected: [not-applicable] kernel 'hadd': "
+            "'x' has element type '__half', whose vector type __half2 holds 2 "
+            "elements; use width 2");
+}
+
+TEST(CatalogVectorizeTest, SmallIntegersAlignToTheirOwnVector) {
+  std::string Src = R"(__global__ void widen(const unsigned char *a,
+                      const unsigned short *b, unsigned *out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = a[i] + b[i];
+}
+)";
+  Applicability A = prepareOn(vectorize(), Src, "widen");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  EXPECT_EQ(A.Suggestions.size(), 2u);
+  std::string Out = applyTo(vectorize(), Src,
+                            makeEdit("vectorize", "widen", {{"width", int64_t(4)}}));
+  for (const char *Line :
+       {"reinterpret_cast<unsigned long long>(a) % 4 == 0 &&",
+        "reinterpret_cast<unsigned long long>(b) % 8 == 0 &&",
+        "reinterpret_cast<unsigned long long>(out) % 16 == 0) {",
+        "uchar4 a_v = reinterpret_cast<const uchar4 *>(a)[v];",
+        "ushort4 b_v = reinterpret_cast<const ushort4 *>(b)[v];",
+        "uint4 out_v;", "out_v.w = a_v.w + b_v.w;",
+        "reinterpret_cast<uint4 *>(out)[v] = out_v;"})
+    EXPECT_NE(Out.find(Line), std::string::npos) << Line << "\n" << Out;
 }
 
 } // namespace

@@ -1,10 +1,11 @@
-//===- Vectorize.cpp - float4/int4 loads and stores in map kernels --------===//
+//===- Vectorize.cpp - Vector loads and stores in map kernels -------------===//
 //
 // A map kernel whose every global access is p[i] at the thread's own element
 //   int i = blockIdx.x * blockDim.x + threadIdx.x;
 //   if (i < n) y[i] = a * x[i] + y[i];
-// becomes a grid-stride loop over W-wide vectors (one 16- or 8-byte load per
-// array and lane copies of the body on the components), a scalar loop for the
+// becomes a grid-stride loop over W-wide vectors (one load per array of
+// float2/4, int2/4, uint2/4, short2/4, ushort2/4, char2/4, uchar2/4 or
+// __half2, and lane copies of the body on the components), a scalar loop for the
 // tail n % W, and the plain scalar loop when any pointer is not aligned to
 // the vector size. Because every loop is grid-stride, any grid is correct;
 // launch grids are divided by W so each thread gets one vector.
@@ -27,9 +28,36 @@ using namespace llvm;
 namespace optiml {
 namespace {
 
+/// A scalar type with CUDA vector types: `<Prefix>2`, `<Prefix>4`, or for
+/// __half only `__half2`.
+struct VectorForm {
+  std::string Prefix; ///< "float", "uchar", "__half"
+  int64_t Bytes = 0;  ///< of one element
+  int64_t MaxWidth = 4;
+  std::string type(int64_t W) const { return Prefix + std::to_string(W); }
+};
+
+std::optional<VectorForm> vectorForm(QualType T, const ASTContext &AST) {
+  QualType C = T.getCanonicalType().getUnqualifiedType();
+  int64_t Bytes = AST.getTypeSizeInChars(C).getQuantity();
+  static const std::pair<BuiltinType::Kind, const char *> Builtins[] = {
+      {BuiltinType::Float, "float"},   {BuiltinType::Int, "int"},
+      {BuiltinType::UInt, "uint"},     {BuiltinType::Short, "short"},
+      {BuiltinType::UShort, "ushort"}, {BuiltinType::SChar, "char"},
+      {BuiltinType::Char_S, "char"},   {BuiltinType::UChar, "uchar"},
+      {BuiltinType::Char_U, "uchar"}};
+  for (const auto &[Kind, Prefix] : Builtins)
+    if (C->isSpecificBuiltinType(Kind))
+      return VectorForm{Prefix, Bytes, 4};
+  if (const auto *RD = C->getAsRecordDecl())
+    if (RD->getName() == "__half")
+      return VectorForm{"__half", Bytes, 2};
+  return std::nullopt;
+}
+
 struct ArrayUse {
   const ParmVarDecl *Param = nullptr;
-  std::string Scalar;          ///< "float"
+  VectorForm Form;
   bool Read = false, Written = false;
   bool OnlyPlainWrites = true; ///< every write is a top-level `p[i] = ...;`
 };
@@ -54,8 +82,9 @@ class VectorizeTransform : public Transform {
 public:
   StringRef kind() const override { return "vectorize"; }
   StringRef description() const override {
-    return "float2/float4 (int2/int4) loads and stores in map kernels, with "
-           "a scalar tail and a scalar fallback for unaligned pointers";
+    return "float2/float4 (int, uint, short, ushort, char, uchar; __half2) "
+           "loads and stores in map kernels, with a scalar tail and a scalar "
+           "fallback for unaligned pointers";
   }
   TargetKind targetKind() const override { return TargetKind::Kernel; }
   std::vector<ParamSpec> params() const override {
@@ -85,7 +114,12 @@ public:
       Names.push_back(U.Param->getNameAsString());
     A.Reason = "map kernel: every global access is at the thread's own "
                "element (" + join(Names, ", ") + ")";
+    int64_t MaxWidth = 4;
+    for (auto &[Idx, U] : Plan->Arrays)
+      MaxWidth = std::min(MaxWidth, U.Form.MaxWidth);
     for (int64_t W : {4, 2}) {
+      if (W > MaxWidth)
+        continue;
       Edit S = E;
       S.Params["width"] = W;
       A.Suggestions.push_back(S);
@@ -102,6 +136,14 @@ public:
     if (!PlanOr)
       return PlanOr.takeError();
     VectorizePlan &Plan = *PlanOr;
+    for (auto &[Idx, U] : Plan.Arrays)
+      if (W > U.Form.MaxWidth)
+        return reject(E, "not-applicable",
+                      "kernel '" + E.Target + "': '" + U.Param->getName() +
+                          "' has element type '" + U.Form.Prefix +
+                          "', whose vector type " + U.Form.type(U.Form.MaxWidth) +
+                          " holds " + Twine(U.Form.MaxWidth) +
+                          " elements; use width " + Twine(U.Form.MaxWidth));
     const MapPattern &P = Plan.Map;
     const std::string &I = P.Indent;
     std::string Wd = std::to_string(W);
@@ -119,10 +161,10 @@ public:
     for (auto &[Idx, U] : Plan.Arrays) {
       const ParmVarDecl *Param = U.Param;
       VecName[Param] = freshName(KText, Param->getName().str() + "_v");
-      VecType[Param] = U.Scalar + Wd;
+      VecType[Param] = U.Form.type(W);
       Aligned.push_back("reinterpret_cast<unsigned long long>(" +
                         Param->getNameAsString() + ") % " +
-                        std::to_string(W * 4) + " == 0");
+                        std::to_string(W * U.Form.Bytes) + " == 0");
     }
 
     std::string Out = P.IndexType + " " + Tid + " = " + P.InitText + ";\n";
@@ -245,16 +287,13 @@ private:
           fail("'" + Param->getName() + "' has a dependent element type");
           return false;
         }
-        QualType C = T.getCanonicalType().getUnqualifiedType();
-        std::string Scalar;
-        if (C == Ctx.AST.FloatTy)
-          Scalar = "float";
-        else if (C == Ctx.AST.IntTy)
-          Scalar = "int";
-        else {
+        auto Form = vectorForm(T, Ctx.AST);
+        if (!Form) {
           fail("'" + Param->getName() + "' has element type '" +
-               T.getUnqualifiedType().getAsString() +
-               "': only float and int have vector types here");
+               T.getUnqualifiedType().getAsString(
+                   Ctx.AST.getPrintingPolicy()) +
+               "': only float, int, uint, short, ushort, char, uchar and "
+               "__half have vector types here");
           return false;
         }
         if (T.isVolatileQualified()) {
@@ -269,7 +308,7 @@ private:
         }
         ArrayUse &U = Plan.Arrays[Param->getFunctionScopeIndex()];
         U.Param = Param;
-        U.Scalar = Scalar;
+        U.Form = *Form;
         U.Read |= Read;
         U.Written |= Write;
         if (Write && !Plain)
@@ -293,6 +332,24 @@ private:
       }
       bool TraverseCompoundAssignOperator(CompoundAssignOperator *B) {
         return TraverseBinaryOperator(B);
+      }
+      // Elements of class type (__half) are assigned through operators.
+      bool TraverseCXXOperatorCallExpr(CXXOperatorCallExpr *C) {
+        bool Top = TopLevelAssign;
+        TopLevelAssign = false;
+        OverloadedOperatorKind Op = C->getOperator();
+        if (C->getNumArgs() > 0)
+          if (auto *A = dyn_cast<ArraySubscriptExpr>(
+                  C->getArg(0)->IgnoreParens())) {
+            if (C->isAssignmentOp()) {
+              if (!access(A, Op != OO_Equal, true, Top && Op == OO_Equal))
+                return false;
+              return TraverseStmt(C->getArg(1));
+            }
+            if (Op == OO_PlusPlus || Op == OO_MinusMinus)
+              return access(A, true, true, false);
+          }
+        return RecursiveASTVisitor::TraverseCXXOperatorCallExpr(C);
       }
       bool TraverseUnaryOperator(UnaryOperator *U) {
         if (U->isIncrementDecrementOp())
