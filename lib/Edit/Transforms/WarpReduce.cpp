@@ -663,8 +663,7 @@ Expected<TreePlan> TreeMatcher::match() {
               Loop);
   if (!Sync)
     return no("the tree loop at " + at(Loop) +
-                  " has no __syncthreads() after its step: the steps race "
-                  "(and a shuffle rewrite would hide it)",
+                  " has no __syncthreads() after its step: its steps race",
               Loop);
   auto GC = binaryOf(Guard->getCond());
   const Expr *TidE = nullptr;
