@@ -109,11 +109,10 @@ Expected<EvalReport> GpuEvaluator::run(const CandidateSpec &C,
 }
 
 Error GpuEvaluator::ensureReference() {
-  if (Ref && Ref->usable())
+  // Made once: an unusable reference is not retried for every candidate
+  // (evaluate() then runs the original in full and says why).
+  if (Ref)
     return Error::success();
-  if (Ref && OwnRefDir)
-    sys::fs::remove_directories(Ref->RunDir, /*IgnoreErrors=*/true);
-  Ref.reset();
   EvalOptions EO = Opts.Eval;
   EO.Sanitize = false;
   OwnRefDir = EO.RunDir.empty() || !EO.KeepRunDir;
@@ -163,6 +162,8 @@ Error GpuEvaluator::retime(unsigned Replays) {
 Expected<EvalOutcome>
 GpuEvaluator::evaluateOriginal(const CandidateSpec &Original) {
   (void)Original; // the file on disk is what every candidate is compared with
+  if (Ref && OwnRefDir)
+    sys::fs::remove_directories(Ref->RunDir, /*IgnoreErrors=*/true);
   Ref.reset();
   if (Error E = ensureReference())
     return std::move(E);
@@ -194,7 +195,7 @@ Expected<EvalOutcome> GpuEvaluator::evaluate(const CandidateSpec &C) {
     FastestMs = FastestMs <= 0 ? O.Time.MedianMs
                                : std::min(FastestMs, O.Time.MedianMs);
   bool Due = Opts.RetimeEvery && SinceRetime >= Opts.RetimeEvery;
-  if (Leader || Due) {
+  if ((Leader || Due) && Ref->usable()) {
     if (Error E = retime(Opts.Eval.Replays))
       return std::move(E);
     O.Notes.push_back(formatv("original re-timed ({0}): {1:F4} ms",
@@ -267,6 +268,11 @@ Expected<Remeasurement> GpuEvaluator::remeasure(const CandidateSpec &C,
   // were made once); the candidate is verified again in every round.
   if (Error E = ensureReference())
     return std::move(E);
+  if (!Ref->usable())
+    return createStringError(
+        "cannot re-measure against '%s': the original does not pass its own "
+        "evaluation (%s)",
+        Opts.OriginalPath.c_str(), Ref->SelfCheck.Detail.c_str());
   std::vector<Timing> O, Cand;
   Remeasurement Out;
   for (unsigned I = 0; I < std::max(1u, RO.Rounds); ++I) {

@@ -215,6 +215,30 @@ TEST_F(GpuEvaluatorTest, AResumedSearchPreparesTheReferenceOnFirstUse) {
   EXPECT_EQ(E.referenceRuns(), 1u);
 }
 
+TEST_F(GpuEvaluatorTest, AnUnusableReferenceIsNotPreparedAgain) {
+  // The original disagrees with itself.
+  ProbeResult Self = result(ProbeMode::Candidate, 1.0);
+  Self.Launches[0].Buffers[0].Status = "mismatch";
+  Self.Launches[0].Buffers[0].Mismatches = 9;
+  Self.Launches[0].Buffers[0].MaxAbsErr = 1.0;
+  Self.Launches[0].Buffers[0].MaxRelErr = 0.5;
+  D.write("orig/candidate.json", writeProbeResult(Self));
+  GpuEvaluator E(*B, GO);
+  auto Orig = E.evaluateOriginal(CandidateSpec{"", {}, false});
+  ASSERT_TRUE(bool(Orig)) << toString(Orig.takeError());
+  EXPECT_FALSE(Orig->passed());
+  EXPECT_NE(Orig->Failure.find("nondeterministic"), std::string::npos)
+      << Orig->Failure;
+  EvalOutcome O = eval(E, candidate("a", 0.5));
+  EXPECT_FALSE(O.Verified);
+  EXPECT_EQ(E.referenceRuns(), 1u);
+  EXPECT_EQ(runs("orig reference"), 2u); // prepared once, then in full
+  auto R = E.remeasure(candidate("a", 0.5), RemeasureOptions{1, 10, false});
+  ASSERT_FALSE(bool(R));
+  EXPECT_NE(toString(R.takeError()).find("does not pass its own evaluation"),
+            std::string::npos);
+}
+
 TEST_F(GpuEvaluatorTest, TheFinalCheckTimesTheOriginalOnlyInterleaved) {
   GpuEvaluator E(*B, GO);
   ASSERT_TRUE(bool(E.evaluateOriginal(CandidateSpec{"", {}, false})));
