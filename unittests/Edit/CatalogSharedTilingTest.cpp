@@ -383,3 +383,40 @@ TEST(CatalogSharedTilingTest, StencilNeedsAConstant2DBlock) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(CatalogSharedTilingTest, StencilReadsMustRunWheneverTheGuardPasses) {
+  struct Case {
+    const char *Body, *Why;
+  } Cases[] = {
+      {"float s = 0.0f;\n    for (int k = 0; k < m; ++k)\n      s += in[(y "
+       "- 1) * n + x] + in[(y + 1) * n + x];\n    out[y * n + x] = s;",
+       "is inside a loop without a constant range"},
+      {"if (in[y * n + x] < 0.0f)\n      return;\n    out[y * n + x] = in[(y "
+       "- 1) * n + x] + in[(y + 1) * n + x];",
+       "the guarded code leaves early at"},
+      {"int lim = n - 1;\n    if (y + 1 < lim)\n      out[y * n + x] = in[(y "
+       "+ 1) * n + x] + in[(y - 1) * n + x];",
+       "uses 'lim', declared after the bounds guard"},
+  };
+  for (const Case &C : Cases) {
+    std::string Src = std::string(R"(__global__ void st(int n, int m, const float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x > 0 && x < n - 1 && y > 0 && y < n - 1) {
+    )") + C.Body + R"(
+  }
+}
+void run(int n, const float *a, float *b) {
+  st<<<dim3(n / 16, n / 16), dim3(16, 16)>>>(n, 2, a, b);
+}
+)";
+    Applicability A = prepareOn(sharedTiling(), Src, "st");
+    EXPECT_FALSE(A.Applies) << Src;
+    EXPECT_NE(A.Reason.find(C.Why), std::string::npos)
+        << "reason: " << A.Reason << "\nexpected: " << C.Why;
+  }
+}
+
+} // namespace

@@ -514,6 +514,24 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
   if (Inner.empty())
     return NotApplicable("nothing follows the guard");
 
+  // Every read below must run whenever its thread passes the guard.
+  std::function<const Stmt *(const Stmt *)> AnyJump =
+      [&](const Stmt *St) -> const Stmt * {
+    if (!St)
+      return nullptr;
+    if (isa<ReturnStmt, BreakStmt, ContinueStmt, GotoStmt>(St))
+      return St;
+    for (const Stmt *C : St->children())
+      if (const Stmt *J = AnyJump(C))
+        return J;
+    return nullptr;
+  };
+  for (const Stmt *St : Inner)
+    if (const Stmt *J = AnyJump(St))
+      return NotApplicable("the guarded code leaves early at " +
+                           restructure::where(Ctx, J) +
+                           ": the reads after it do not always run");
+
   // Loops with constant ranges inside the guarded code.
   std::string Problem;
   std::function<void(const Stmt *)> FindLoops = [&](const Stmt *St) {
@@ -752,11 +770,41 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
           if (!BC)
             return Bad("is guarded by '" + exprText(Ctx, C) +
                        "', which does not bound its own row or column");
+          // The staging runs before the guard: the bound's variables must
+          // exist there.
+          std::function<const VarDecl *(const Stmt *)> Late =
+              [&](const Stmt *X) -> const VarDecl * {
+            if (const auto *DR = dyn_cast_or_null<DeclRefExpr>(X))
+              if (const auto *V = dyn_cast<VarDecl>(DR->getDecl()))
+                if (V->isLocalVarDecl() &&
+                    !Ctx.AST.getSourceManager().isBeforeInTranslationUnit(
+                        V->getLocation(), If->getBeginLoc()))
+                  return V;
+            for (const Stmt *Ch : X ? X->children() : Stmt::const_child_range(
+                                                          nullptr, nullptr))
+              if (const VarDecl *V = Late(Ch))
+                return V;
+            return nullptr;
+          };
+          for (const Expr *Side : {B->getLHS(), B->getRHS()})
+            if (!Same(Side, Row ? R.DY : R.DX, Row))
+              if (const VarDecl *V = Late(Side))
+                return Bad("is guarded by a bound that uses '" + V->getName() +
+                           "', declared after the bounds guard");
           (Row ? R.GuardY : R.GuardX).push_back(BC->Text);
         }
       }
-      if (isa<ForStmt, WhileStmt, DoStmt>(Par) && !isa<ForStmt>(Par))
+      if (isa<WhileStmt, DoStmt, CXXForRangeStmt>(Par))
         return Bad("is inside a loop without a constant range");
+      if (const auto *F = dyn_cast<ForStmt>(Par)) {
+        const auto *DS = dyn_cast_or_null<DeclStmt>(F->getInit());
+        const Decl *V = DS && DS->isSingleDecl() ? DS->getSingleDecl() : nullptr;
+        if (F->getBody() != Child || !V ||
+            !S.LoopVars.count(cast<ValueDecl>(V)))
+          return Bad("is inside a loop without a constant range (its "
+                     "elements would be staged even when the loop does not "
+                     "run)");
+      }
       Child = Par;
       Ps = Ctx.AST.getParents(*Child);
     }
