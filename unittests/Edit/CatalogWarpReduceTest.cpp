@@ -126,4 +126,289 @@ void run(const int *x, int *out, int n) { k<<<1, 256>>>(x, out, n); }
   }
 }
 
+// Tree reductions written three ways: a store into an int array from a
+// blockDim.x / 2 loop with `s >>= 1` and an atomic with a cast; a float
+// array with a constant start, `s /= 2`, threadIdx.x used directly and a
+// per-block store; a max over a loop to s > 32 and a volatile warp tail.
+TEST(CatalogWarpReduceTest, TreeBlockDimStartAtomicWithCast) {
+  std::string Src = R"(__global__ void k(const int *in, unsigned long long *total, int n) {
+  __shared__ int acc[256];
+  int me = threadIdx.x;
+  acc[me] = me < n ? in[blockIdx.x * blockDim.x + me] : 0;
+  __syncthreads();
+  for (int h = blockDim.x / 2; h > 0; h >>= 1) {
+    if (me < h)
+      acc[me] += acc[me + h];
+    __syncthreads();
+  }
+  if (me == 0)
+    atomicAdd(total, (unsigned long long)acc[0]);
+}
+void run(const int *in, unsigned long long *t, int n) { k<<<(n + 255) / 256, 256>>>(in, t, n); }
+)";
+  Applicability A = prepareOn(warpReduce(), Src, "k");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  EXPECT_EQ(A.Reason, "shared-memory tree reduction (+) of int in 'acc': warp "
+                      "shuffles and one __syncthreads() instead of one per "
+                      "step; thread 0 keeps its final statement");
+  ASSERT_EQ(A.Suggestions.size(), 1u);
+  EXPECT_FALSE(warpReduce().changesPrecision(A.Suggestions[0]));
+  EXPECT_EQ(applyTo(warpReduce(), Src, A.Suggestions[0]),
+            R"(__global__ void k(const int *in, unsigned long long *total, int n) {
+  __shared__ int acc[256 / 32];
+  int me = threadIdx.x;
+  int v = me < n ? in[blockIdx.x * blockDim.x + me] : 0;
+  for (int off = 16; off > 0; off /= 2)
+    v += __shfl_down_sync(0xffffffff, v, off);
+  if (me % 32 == 0)
+    acc[me / 32] = v;
+  __syncthreads();
+  if (me < 32) {
+    v = me < blockDim.x / 32 ? acc[me] : 0;
+    for (int off = 16; off > 0; off /= 2)
+      v += __shfl_down_sync(0xffffffff, v, off);
+  }
+  if (me == 0)
+    atomicAdd(total, (unsigned long long)v);
+}
+void run(const int *in, unsigned long long *t, int n) { k<<<(n + 255) / 256, 256>>>(in, t, n); }
+)");
+}
+
+TEST(CatalogWarpReduceTest, TreeConstantStartPerBlockStore) {
+  std::string Src = R"(__device__ float load(const float *p, int i, int n) { return i < n ? p[i] : 0.0f; }
+__global__ void k(const float *x, float *out, int n) {
+  __shared__ float v[128];
+  v[threadIdx.x] = load(x, blockIdx.x * 128 + threadIdx.x, n);
+  __syncthreads();
+  for (unsigned int s = 64; s != 0; s /= 2) {
+    if (threadIdx.x < s) {
+      v[threadIdx.x] = v[threadIdx.x] + v[threadIdx.x + s];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[blockIdx.x] = v[0] * 0.5f;
+}
+void run(const float *x, float *out, int n) { k<<<n / 128, dim3(128)>>>(x, out, n); }
+)";
+  Applicability A = prepareOn(warpReduce(), Src, "k");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  ASSERT_EQ(A.Suggestions.size(), 1u);
+  EXPECT_TRUE(warpReduce().changesPrecision(A.Suggestions[0]));
+  // The array is named v: the register gets a fresh name.
+  EXPECT_EQ(applyTo(warpReduce(), Src, A.Suggestions[0]),
+            R"(__device__ float load(const float *p, int i, int n) { return i < n ? p[i] : 0.0f; }
+__global__ void k(const float *x, float *out, int n) {
+  __shared__ float v[128 / 32];
+  float v1 = load(x, blockIdx.x * 128 + threadIdx.x, n);
+  for (int off = 16; off > 0; off /= 2)
+    v1 += __shfl_down_sync(0xffffffff, v1, off);
+  if (threadIdx.x % 32 == 0)
+    v[threadIdx.x / 32] = v1;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    v1 = threadIdx.x < blockDim.x / 32 ? v[threadIdx.x] : 0;
+    for (int off = 16; off > 0; off /= 2)
+      v1 += __shfl_down_sync(0xffffffff, v1, off);
+  }
+  if (threadIdx.x == 0) out[blockIdx.x] = v1 * 0.5f;
+}
+void run(const float *x, float *out, int n) { k<<<n / 128, dim3(128)>>>(x, out, n); }
+)");
+  // A float sum reassociates: claiming otherwise is refused.
+  EXPECT_NE(applyTo(warpReduce(), Src,
+                    makeEdit("warp-reduce", "k",
+                             {{"changes_precision", ParamValue(false)}}))
+                .find("changes_precision is false, but the reduction "
+                      "reassociates floating-point sums"),
+            std::string::npos);
+}
+
+TEST(CatalogWarpReduceTest, TreeMaxWithWarpTail) {
+  std::string Src = R"(__global__ void k(const int *in, int *out) {
+  __shared__ volatile int best[512];
+  const unsigned t = threadIdx.x;
+  best[t] = in[blockIdx.x * blockDim.x + t];
+  __syncthreads();
+  for (unsigned s = blockDim.x >> 1; s >= 64; s = s >> 1) {
+    if (t < s) best[t] = max(best[t], best[t + s]);
+    __syncthreads();
+  }
+  if (t < 32) {
+    best[t] = max(best[t], best[t + 32]);
+    best[t] = max(best[t + 16], best[t]);
+    best[t] = max(best[t], best[t + 8]);
+    best[t] = max(best[t], best[t + 4]);
+    best[t] = max(best[t], best[t + 2]);
+    best[t] = max(best[t], best[t + 1]);
+  }
+  if (t == 0)
+    out[blockIdx.x] = best[0];
+}
+void run(const int *in, int *out, int n) { k<<<n / 512, 512>>>(in, out); }
+)";
+  Applicability A = prepareOn(warpReduce(), Src, "k");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  EXPECT_EQ(A.Reason, "shared-memory tree reduction (max) of int in 'best' "
+                      "with a warp-synchronous tail: warp shuffles and one "
+                      "__syncthreads() instead of one per step; thread 0 "
+                      "keeps its final statement");
+  EXPECT_FALSE(warpReduce().changesPrecision(A.Suggestions[0]));
+  EXPECT_EQ(applyTo(warpReduce(), Src, A.Suggestions[0]),
+            R"(__global__ void k(const int *in, int *out) {
+  __shared__ volatile int best[512 / 32];
+  const unsigned t = threadIdx.x;
+  int v = in[blockIdx.x * blockDim.x + t];
+  for (int off = 16; off > 0; off /= 2)
+    v = max(v, __shfl_down_sync(0xffffffff, v, off));
+  if (t % 32 == 0)
+    best[t / 32] = v;
+  __syncthreads();
+  if (t < 32) {
+    v = t < blockDim.x / 32 ? best[t] : best[0];
+    for (int off = 16; off > 0; off /= 2)
+      v = max(v, __shfl_down_sync(0xffffffff, v, off));
+  }
+  if (t == 0)
+    out[blockIdx.x] = v;
+}
+void run(const int *in, int *out, int n) { k<<<n / 512, 512>>>(in, out); }
+)");
+}
+
+TEST(CatalogWarpReduceTest, TreeKeepsBarrierForOtherSharedMemory) {
+  std::string Src = R"(__global__ void k(const float *in, float *out) {
+  __shared__ float scale[1];
+  __shared__ float sum[64];
+  if (threadIdx.x == 0) scale[0] = in[0];
+  sum[threadIdx.x] = in[threadIdx.x];
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) sum[threadIdx.x] += sum[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[0] = sum[0] * scale[0];
+}
+)";
+  Applicability A = prepareOn(warpReduce(), Src, "k");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  EXPECT_NE(A.Reason.find("note: the kernel uses other shared memory: the "
+                          "barrier before the loop stays"),
+            std::string::npos);
+  EXPECT_NE(A.Reason.find("note: the kernel is not launched in this file"),
+            std::string::npos);
+  EXPECT_EQ(applyTo(warpReduce(), Src, A.Suggestions[0]),
+            R"(__global__ void k(const float *in, float *out) {
+  __shared__ float scale[1];
+  __shared__ float sum[64 / 32];
+  if (threadIdx.x == 0) scale[0] = in[0];
+  float v = in[threadIdx.x];
+  __syncthreads();
+  for (int off = 16; off > 0; off /= 2)
+    v += __shfl_down_sync(0xffffffff, v, off);
+  if (threadIdx.x % 32 == 0)
+    sum[threadIdx.x / 32] = v;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    v = threadIdx.x < blockDim.x / 32 ? sum[threadIdx.x] : 0;
+    for (int off = 16; off > 0; off /= 2)
+      v += __shfl_down_sync(0xffffffff, v, off);
+  }
+  if (threadIdx.x == 0) out[0] = v * scale[0];
+}
+)");
+}
+
+TEST(CatalogWarpReduceTest, TreeRefusals) {
+  // Each source differs from a good tree in one way.
+  auto Tree = [](const char *Decl, const char *Store, const char *Loop,
+                 const char *Step, const char *After, const char *Launch) {
+    return std::string("__global__ void k(const float *in, float *out, int n) {\n"
+                       "  ") +
+           Decl + "\n  int tid = threadIdx.x;\n  " + Store +
+           "\n  __syncthreads();\n  " + Loop + " {\n    if (tid < s)\n      " +
+           Step + "\n    __syncthreads();\n  }\n  " + After +
+           "\n}\nvoid run(const float *in, float *out, int n) { " + Launch +
+           " }\n";
+  };
+  const char *D = "__shared__ float p[256];";
+  const char *St = "p[tid] = in[blockIdx.x * blockDim.x + tid];";
+  const char *L = "for (int s = blockDim.x / 2; s > 0; s >>= 1)";
+  const char *Sp = "p[tid] += p[tid + s];";
+  const char *F = "if (tid == 0) out[blockIdx.x] = p[0];";
+  const char *G = "k<<<n / 256, 256>>>(in, out, n);";
+  struct Case {
+    std::string Src;
+    const char *Why;
+  } Cases[] = {
+      {Tree(D, St, L, Sp, F, G), nullptr},
+      {Tree(D, St, L, Sp, F, "k<<<n / 96, 96>>>(in, out, n);"),
+       "launch k/launch0 uses blocks of 96 threads: the tree needs a power "
+       "of two, the shuffles a multiple of 32"},
+      {Tree(D, St, L, Sp, F, "k<<<n / 512, 512>>>(in, out, n);"),
+       "uses blocks of 512 threads, more than 'p' holds (256)"},
+      {Tree(D, St, L, "p[tid] += p[tid + s + 1];", F, G),
+       "the tree loop's step 'p[tid] += p[tid + s + 1]' is not 'p[tid] += "
+       "p[tid + s]' (or max/min of the two)"},
+      {Tree(D, St, L, "p[2 * tid] += p[2 * tid + s];", F, G),
+       "'p' is indexed by '2 * tid' in the tree loop, not by threadIdx.x"},
+      {Tree(D, St, "for (int s = 1; s < blockDim.x; s *= 2)", Sp, F, G),
+       "the loop at 7:3 is not a tree loop 'for (... s = ...; s > 0; s >>= "
+       "1)'"},
+      {Tree(D, St, "for (int s = blockDim.x / 2; s > 4; s >>= 1)", Sp, F, G),
+       "the tree loop's condition 's > 4' is not 's > 0'"},
+      {Tree(D, St, "for (int s = n / 2; s > 0; s >>= 1)", Sp, F, G),
+       "the tree loop starts at 'n / 2', not blockDim.x / 2"},
+      {Tree(D, St, "for (int s = blockDim.x / 2; s > 32; s >>= 1)", Sp, F, G),
+       "the tree loop stops at 32 but is not followed by a warp tail"},
+      {Tree(D, "p[tid] = in[tid]; p[tid] *= 2;", L, Sp, F, G),
+       "'p' is used at 5:21 before the loop other than by one plain store"},
+      {Tree(D, "p[tid] = in[tid]; p[tid] = 2;", L, Sp, F, G),
+       "'p' is written twice before the loop (5:3 and 5:21)"},
+      {Tree(D, "if (tid < n) p[tid] = in[tid];", L, Sp, F, G),
+       "other than by one plain store 'p[tid] = value;' that every thread "
+       "runs"},
+      {Tree(D, "p[tid] = in[tid] + p[0];", L, Sp, F, G),
+       "reads 'p' itself"},
+      {Tree(D, St, L, Sp, "out[blockIdx.x * 256 + tid] = p[tid];", G),
+       "'p' is read at"},
+      {Tree(D, St, L, Sp, "if (tid == 0) out[blockIdx.x] = p[1];", G),
+       "thread 0 reads 'p[1]' after the loop; only 'p[0]' holds the result"},
+      {Tree(D, St, L, Sp, "if (tid == 0) p[0] = 0;", G),
+       "'p' is written or its address taken at"},
+      {Tree(D, St, L, Sp, "if (tid == 0) out[blockIdx.x] = *p;", G),
+       "'p' is used other than as 'p[0]' after the loop"},
+      {Tree(D, St, L, Sp, "", G), "the result 'p[0]' is not read after the loop"},
+      {Tree(D, St, L, Sp, "if (tid == 0) { out[blockIdx.x] = p[0]; return; }", G),
+       "returns or jumps at"},
+      {Tree("__shared__ bool p[256];", "p[tid] = in[tid] > 0;", L,
+            "p[tid] += p[tid + s];", F, G),
+       "'p' holds 'bool'"},
+      {Tree("__shared__ float p[16];", St, L, Sp, F, G),
+       "'p' has 16 elements, fewer than a warp"},
+      {Tree(D, St, L, Sp, "if (tid == 0) out[blockIdx.x + threadIdx.y] = p[0];",
+            G),
+       "uses 2D thread indices"},
+  };
+  for (const Case &C : Cases) {
+    Applicability A = prepareOn(warpReduce(), C.Src, "k");
+    if (!C.Why) {
+      EXPECT_TRUE(A.Applies) << A.Reason << "\n" << C.Src;
+      continue;
+    }
+    EXPECT_FALSE(A.Applies) << C.Src;
+    EXPECT_NE(A.Reason.find(C.Why), std::string::npos)
+        << "reason: " << A.Reason << "\nexpected: " << C.Why << "\n"
+        << C.Src;
+  }
+  // The pre-loop barrier is required: without it the original races.
+  std::string NoPre = Tree(D, St, L, Sp, F, G);
+  NoPre.replace(NoPre.find("__syncthreads();"), 16, "");
+  Applicability A = prepareOn(warpReduce(), NoPre, "k");
+  EXPECT_FALSE(A.Applies);
+  EXPECT_NE(A.Reason.find("no __syncthreads() between the store at"),
+            std::string::npos)
+      << A.Reason;
+}
+
 } // namespace

@@ -725,7 +725,8 @@ Expected<TreePlan> TreeMatcher::match() {
   if (!Elem->isDependentType() &&
       (!Elem->isArithmeticType() || Elem->isBooleanType() ||
        Elem->isAnyComplexType()))
-    return no("'" + P.ArrayName + "' holds '" + Elem.getAsString() +
+    return no("'" + P.ArrayName + "' holds '" +
+                  Elem.getAsString(Ctx.AST.getPrintingPolicy()) +
                   "': warp shuffles move integers and floating-point values "
                   "only",
               AV);
