@@ -10,7 +10,8 @@ const Transform &hoist() {
   return *T;
 }
 
-const char *RowSum = R"(__global__ void rowsum(const float *a, float *out, int n, float alpha, float beta, float scale) {
+const char *RowSum =
+    R"(__global__ void rowsum(const float *a, float *out, int n, float alpha, float beta, float scale) {
   int row = blockIdx.x * blockDim.x + threadIdx.x;
   if (row >= n)
     return;
@@ -33,8 +34,9 @@ TEST(CatalogHoistTest, HoistsArithmeticCallsAndGuardedLoads) {
   EXPECT_NE(A.Reason.find("loads: the loop stores through no pointer"),
             std::string::npos)
       << A.Reason;
-  EXPECT_EQ(applyTo(hoist(), RowSum, makeEdit("hoist", "rowsum/loop0")),
-            R"(__global__ void rowsum(const float *a, float *out, int n, float alpha, float beta, float scale) {
+  EXPECT_EQ(
+      applyTo(hoist(), RowSum, makeEdit("hoist", "rowsum/loop0")),
+      R"(__global__ void rowsum(const float *a, float *out, int n, float alpha, float beta, float scale) {
   int row = blockIdx.x * blockDim.x + threadIdx.x;
   if (row >= n)
     return;
@@ -52,16 +54,17 @@ TEST(CatalogHoistTest, HoistsArithmeticCallsAndGuardedLoads) {
 }
 
 TEST(CatalogHoistTest, WithoutLoadsKeepsTheLoad) {
-  std::string Out = applyTo(hoist(), RowSum,
-                            makeEdit("hoist", "rowsum/loop0",
-                                     {{"loads", ParamValue(false)}}));
+  std::string Out = applyTo(
+      hoist(), RowSum,
+      makeEdit("hoist", "rowsum/loop0", {{"loads", ParamValue(false)}}));
   EXPECT_NE(Out.find("const float optiml_h2 = expf(scale);"), std::string::npos)
       << Out;
   EXPECT_NE(Out.find("optiml_h2 * a[row];"), std::string::npos) << Out;
 }
 
 TEST(CatalogHoistTest, RepeatedExpressionsShareOneLocal) {
-  std::string Src = R"(__global__ void twice(float *out, const int *idx, int n, int w) {
+  std::string Src =
+      R"(__global__ void twice(float *out, const int *idx, int n, int w) {
   for (int k = 0; k < n; ++k)
     out[k * w + threadIdx.x * w] = out[k] + threadIdx.x * w;
 }
@@ -94,7 +97,8 @@ TEST(CatalogHoistTest, RefusesLoadThatMayAliasAStore) {
 }
 
 TEST(CatalogHoistTest, KeepsFmaOperandsAndConditionalDivisions) {
-  std::string Src = R"(__global__ void fma(float *out, int n, float x, float y, int d) {
+  std::string Src =
+      R"(__global__ void fma(float *out, int n, float x, float y, int d) {
   float s = 0.0f;
   for (int k = 0; k < n; ++k) {
     s += x * y;

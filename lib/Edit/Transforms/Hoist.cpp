@@ -33,6 +33,7 @@
 #include "../CatalogInternal.h"
 #include "KernelPatterns.h"
 #include "RestructureSupport.h"
+#include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/Decl.h"
@@ -42,7 +43,6 @@
 #include "clang/AST/Stmt.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
-#include "optiml/Frontend/ASTUtil.h"
 #include "llvm/ADT/FoldingSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -135,7 +135,7 @@ public:
     findSync(L.S);
   }
 
-  HoistPlan run(std::string &Err);
+  HoistPlan run();
 
 private:
   const EditContext &Ctx;
@@ -346,10 +346,10 @@ Inv Analyzer::judge(const Expr *E) {
     const FunctionDecl *FD = C->getDirectCallee();
     StringRef Name = FD && FD->getIdentifier() ? FD->getName() : "";
     if (!FD || !isMathFunction(Name) || isa<CXXMemberCallExpr>(C))
-      return blocked("'" + text(E) + "' calls " +
-                     (Name.empty() ? std::string("a function")
-                                   : "'" + Name.str() + "'") +
-                     ", which is not a known side-effect-free math function");
+      return blocked(
+          "'" + text(E) + "' calls " +
+          (Name.empty() ? std::string("a function") : "'" + Name.str() + "'") +
+          ", which is not a known side-effect-free math function");
     Inv I;
     I.Work = true;
     for (const Expr *A : C->arguments())
@@ -419,9 +419,9 @@ bool Analyzer::worthHoisting(const Expr *E, const Expr *Parent, const Inv &I,
   if (!E->isValueDependent() && E->isEvaluatable(Ctx.AST))
     return false; // constants fold anyway
   if (containsMacro(E)) {
-    Kept.push_back("'" + sourceText(Ctx.AST.getSourceManager(),
-                                    Ctx.AST.getLangOpts(),
-                                    E->getSourceRange()) +
+    Kept.push_back("'" +
+                   sourceText(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
+                              E->getSourceRange()) +
                    "' is written with a macro");
     return false;
   }
@@ -461,8 +461,8 @@ void Analyzer::walk(const Stmt *S, bool Unconditional, const Expr *Parent) {
     // hoist; their parts are. Parentheses and conversions stay in place
     // around the hoisted value (a load is its lvalue-to-rvalue conversion).
     const auto *IC = dyn_cast<ImplicitCastExpr>(E);
-    bool Wrapper = isa<ParenExpr>(E) ||
-                   (IC && IC->getCastKind() != CK_LValueToRValue);
+    bool Wrapper =
+        isa<ParenExpr>(E) || (IC && IC->getCastKind() != CK_LValueToRValue);
     if (E->isPRValue() && !Wrapper) {
       Inv I = judge(E);
       if (worthHoisting(E, Parent, I, Unconditional)) {
@@ -609,14 +609,15 @@ std::string Analyzer::entryCondition(std::string &WhyNot) {
   }
   if (!Bad.empty()) {
     WhyNot = "the loop may run zero times and its entry condition cannot be "
-             "evaluated before it (" + Bad + ")";
+             "evaluated before it (" +
+             Bad + ")";
     return "";
   }
   return parenthesize(
       spliceText(Ctx.Code, CS->Begin, CS->End, std::move(Edits)));
 }
 
-HoistPlan Analyzer::run(std::string &Err) {
+HoistPlan Analyzer::run() {
   HoistPlan P;
   P.Loop = L;
   // The condition also runs when the body never does: a guarded load there
@@ -634,8 +635,6 @@ HoistPlan Analyzer::run(std::string &Err) {
   } else if (const auto *R = dyn_cast<CXXForRangeStmt>(L.S)) {
     walk(R->getBody(), true, nullptr);
   }
-  // A body that is one statement, not a block: the walk above saw it as
-  // unconditional already; loads in a non-block body are fine too.
 
   // Group equal expressions (same structure, same declarations).
   std::vector<std::pair<llvm::FoldingSetNodeID, size_t>> ByProfile;
@@ -648,13 +647,14 @@ HoistPlan Analyzer::run(std::string &Err) {
       EntryDone = true;
     }
     if (I.Load && !EntryWhyNot.empty()) {
-      Kept.push_back("the load in '" + exprText(Ctx, E) + "' stays: " +
-                     EntryWhyNot);
+      Kept.push_back("the load in '" + exprText(Ctx, E) +
+                     "' stays: " + EntryWhyNot);
       continue;
     }
     llvm::FoldingSetNodeID ID;
     E->Profile(ID, Ctx.AST, /*Canonical=*/true);
-    auto Same = find_if(ByProfile, [&](const auto &B) { return B.first == ID; });
+    auto Same =
+        find_if(ByProfile, [&](const auto &B) { return B.first == ID; });
     if (Same != ByProfile.end()) {
       P.Items[Same->second].Uses.push_back(E);
       continue;
@@ -664,9 +664,8 @@ HoistPlan Analyzer::run(std::string &Err) {
     Item.Text = exprText(Ctx, E);
     Item.Type = typeText(E->getType(), Ctx.AST);
     Item.Load = I.Load;
-    std::string Why = I.Leaves.empty()
-                          ? std::string("constants only")
-                          : "uses only " + join(I.Leaves, ", ");
+    std::string Why = I.Leaves.empty() ? std::string("constants only")
+                                       : "uses only " + join(I.Leaves, ", ");
     for (const std::string &LW : I.LoadWhy)
       Why += "; loads: " + LW;
     Item.Why = Why;
@@ -679,7 +678,6 @@ HoistPlan Analyzer::run(std::string &Err) {
       none_of(P.Items, [](const Item &I) { return I.Load; }))
     P.EntryCond.clear();
   P.Kept = Kept;
-  (void)Err;
   return P;
 }
 
@@ -742,8 +740,7 @@ public:
 
 private:
   Expected<HoistPlan> analyze(const EditContext &Ctx, const Edit &E) const;
-  Expected<tooling::Replacements> rewrite(const EditContext &Ctx,
-                                          const Edit &E,
+  Expected<tooling::Replacements> rewrite(const EditContext &Ctx, const Edit &E,
                                           const HoistPlan &P) const;
 };
 
@@ -758,8 +755,7 @@ Expected<HoistPlan> HoistTransform::analyze(const EditContext &Ctx,
                   L->Info->Range.Begin);
   bool Loads = E.getBool("loads").value_or(true);
   Analyzer A(Ctx, *L, Loads);
-  std::string Err;
-  HoistPlan P = A.run(Err);
+  HoistPlan P = A.run();
   if (P.Items.empty()) {
     std::string Why = Name + ": nothing in it is loop-invariant and worth "
                              "hoisting";
@@ -781,7 +777,8 @@ Expected<HoistPlan> HoistTransform::analyze(const EditContext &Ctx,
 /// `#pragma` lines that belong to the loop.
 unsigned insertionPoint(StringRef Code, unsigned LoopBegin, bool &OwnLine) {
   size_t LineStart = Code.rfind('\n', LoopBegin ? LoopBegin - 1 : 0);
-  LineStart = LineStart == StringRef::npos || LoopBegin == 0 ? 0 : LineStart + 1;
+  LineStart =
+      LineStart == StringRef::npos || LoopBegin == 0 ? 0 : LineStart + 1;
   OwnLine = Code.slice(LineStart, LoopBegin).trim().empty();
   if (!OwnLine)
     return LoopBegin;
@@ -800,8 +797,7 @@ Expected<tooling::Replacements>
 HoistTransform::rewrite(const EditContext &Ctx, const Edit &E,
                         const HoistPlan &P) const {
   const KernelInfo &K = *P.Loop.Kernel.Info;
-  StringRef FnText =
-      Ctx.Code.slice(K.Range.Begin.Offset, K.Range.End.Offset);
+  StringRef FnText = Ctx.Code.slice(K.Range.Begin.Offset, K.Range.End.Offset);
   std::string Code = FnText.str();
   unsigned LoopBegin = P.Loop.Info->Range.Begin.Offset;
   unsigned LoopEnd = P.Loop.Info->Range.End.Offset;
@@ -842,8 +838,7 @@ HoistTransform::rewrite(const EditContext &Ctx, const Edit &E,
     Used += " " + Name;
     std::string Init = I.Text;
     if (I.Load && !P.EntryCond.empty())
-      Init = P.EntryCond + " ? " + I.Text + " : static_cast<" + I.Type +
-             ">(0)";
+      Init = P.EntryCond + " ? " + I.Text + " : static_cast<" + I.Type + ">(0)";
     // `const T x` for values, `T *const x` for pointers.
     std::string Decl = StringRef(I.Type).ends_with("*")
                            ? I.Type + "const " + Name
@@ -855,10 +850,11 @@ HoistTransform::rewrite(const EditContext &Ctx, const Edit &E,
         return reject(E, "internal",
                       "loop " + E.Target + ": '" + I.Text +
                           "' has no place in the file");
-      if (Error Err = addReplacement(
-              R, tooling::Replacement(Ctx.FileName, S->Begin, S->End - S->Begin,
-                                      Name),
-              E))
+      if (Error Err =
+              addReplacement(R,
+                             tooling::Replacement(Ctx.FileName, S->Begin,
+                                                  S->End - S->Begin, Name),
+                             E))
         return std::move(Err);
     }
   }

@@ -13,8 +13,7 @@ std::string sharedTileDecl(StringRef ElemType, StringRef Name,
                            ArrayRef<int64_t> Dims, int64_t Pad) {
   std::string S = "__shared__ " + ElemType.str() + " " + Name.str();
   for (size_t I = 0; I < Dims.size(); ++I)
-    S += "[" + std::to_string(Dims[I] + (I + 1 == Dims.size() ? Pad : 0)) +
-         "]";
+    S += "[" + std::to_string(Dims[I] + (I + 1 == Dims.size() ? Pad : 0)) + "]";
   return S + ";";
 }
 
@@ -30,8 +29,8 @@ std::string ceilDivText(StringRef N, int64_t D) {
 
 std::string cooperativeLoop(StringRef Var, StringRef Count, StringRef Body,
                             StringRef Indent) {
-  return ("for (int " + Var + " = threadIdx.x; " + Var + " < " + Count +
-          "; " + Var + " += blockDim.x)\n" + Indent + "  " + Body)
+  return ("for (int " + Var + " = threadIdx.x; " + Var + " < " + Count + "; " +
+          Var + " += blockDim.x)\n" + Indent + "  " + Body)
       .str();
 }
 
@@ -50,8 +49,8 @@ std::string guardedTileLoad(StringRef Slot, StringRef Cond, StringRef Load,
 std::string haloTileLoad(const HaloTile &T, StringRef Indent) {
   std::string I = Indent.str();
   auto Origin = [](StringRef Dim, int64_t B, int64_t Halo) {
-    std::string S = "(int)(blockIdx." + Dim.str() + " * " + std::to_string(B) +
-                    ")";
+    std::string S =
+        "(int)(blockIdx." + Dim.str() + " * " + std::to_string(B) + ")";
     if (Halo)
       S += " - " + std::to_string(Halo);
     return S;
@@ -67,8 +66,8 @@ std::string haloTileLoad(const HaloTile &T, StringRef Indent) {
          T.Ty + ", " + T.Gx + " = " + Origin("x", T.BX, T.HaloX) + " + " +
          T.Tx + ";\n";
   Out += I + "  if (" + T.Cond + ")\n";
-  Out += I + "    " + T.Tile + "[" + T.Ty + "][" + T.Tx + "] = " + T.Load +
-         ";\n";
+  Out +=
+      I + "    " + T.Tile + "[" + T.Ty + "][" + T.Tx + "] = " + T.Load + ";\n";
   Out += I + "}\n";
   Out += I + "__syncthreads();";
   return Out;

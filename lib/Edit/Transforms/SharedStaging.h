@@ -1,4 +1,5 @@
-//===- SharedStaging.h - Staging global data in shared tiles -----*- C++ -*-===//
+//===- SharedStaging.h - Staging global data in shared tiles -----*- C++
+//-*-===//
 //
 // Private to lib/Edit/Transforms. The tiling edits (all-pairs-tiling,
 // transpose-through-shared, and the matmul/stencil shared-tiling) all stage
@@ -53,7 +54,7 @@ std::string guardedTileLoad(llvm::StringRef Slot, llvm::StringRef Cond,
 /// HaloX + Tx) and is filled with \p Load when \p Cond holds (both may use
 /// the four names). Slots whose condition is false are never read.
 struct HaloTile {
-  std::string ElemType, Tile;     ///< element type, tile name
+  std::string ElemType, Tile;       ///< element type, tile name
   std::string Slot, Ty, Tx, Gy, Gx; ///< loop variable and coordinates
   int64_t BX = 0, BY = 0, HaloY = 0, HaloX = 0, Rows = 0, Cols = 0;
   std::string Cond, Load;

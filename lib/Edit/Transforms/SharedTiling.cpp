@@ -32,6 +32,7 @@
 #include "KernelPatterns.h"
 #include "RestructureSupport.h"
 #include "SharedStaging.h"
+#include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
@@ -39,7 +40,6 @@
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/Stmt.h"
 #include "clang/Basic/SourceManager.h"
-#include "optiml/Frontend/ASTUtil.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include <array>
@@ -127,8 +127,7 @@ const Expr *boundOf(const Expr *C, const VarDecl *V, bool Less) {
   if (!B)
     return nullptr;
   BinaryOperatorKind Op = B->getOpcode();
-  if (refersTo(B->getLHS(), V) &&
-      Op == (Less ? BO_LT : BO_GE))
+  if (refersTo(B->getLHS(), V) && Op == (Less ? BO_LT : BO_GE))
     return B->getRHS();
   if (refersTo(B->getRHS(), V) && Op == (Less ? BO_GT : BO_LE))
     return B->getLHS();
@@ -196,7 +195,8 @@ std::string zeroOf(QualType T, StringRef Name) {
   return Name.str() + "(0)";
 }
 
-//===--- Stencils -----------------------------------------------------------===//
+//===--- Stencils
+//-----------------------------------------------------------===//
 //
 // Pattern: one thread per output point of a 2D grid,
 //   x = blockIdx.x * blockDim.x + threadIdx.x;  y = ... .y ...;
@@ -333,7 +333,8 @@ struct BoundCmp {
 };
 
 /// `V op B` / `B op V` as a BoundCmp with '$' for V, or nothing.
-std::optional<BoundCmp> boundCmp(const EditContext &Ctx, const BinaryOperator *B,
+std::optional<BoundCmp> boundCmp(const EditContext &Ctx,
+                                 const BinaryOperator *B,
                                  llvm::function_ref<bool(const Expr *)> IsV,
                                  const FunctionDecl *FD, std::string &WhyNot) {
   if (!B->isRelationalOp())
@@ -349,7 +350,8 @@ std::optional<BoundCmp> boundCmp(const EditContext &Ctx, const BinaryOperator *B
     return std::nullopt;
   }
   QualType T = B->getLHS()->getType();
-  if (!T->isSignedIntegerType() || !B->getRHS()->getType()->isSignedIntegerType()) {
+  if (!T->isSignedIntegerType() ||
+      !B->getRHS()->getType()->isSignedIntegerType()) {
     WhyNot = "the comparison '" + exprText(Ctx, B) +
              "' is not between signed integers";
     return std::nullopt;
@@ -368,7 +370,8 @@ std::optional<BoundCmp> boundCmp(const EditContext &Ctx, const BinaryOperator *B
 void conjuncts(const Expr *E, BinaryOperatorKind Join,
                std::vector<const Expr *> &Out) {
   E = E->IgnoreParenImpCasts();
-  if (const auto *B = dyn_cast<BinaryOperator>(E); B && B->getOpcode() == Join) {
+  if (const auto *B = dyn_cast<BinaryOperator>(E);
+      B && B->getOpcode() == Join) {
     conjuncts(B->getLHS(), Join, Out);
     conjuncts(B->getRHS(), Join, Out);
     return;
@@ -406,8 +409,7 @@ struct StencilPlan {
 /// \p Shape is set once the reads are recognized (later refusals are about
 /// the launches or the tile's size).
 Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
-                                     std::optional<int64_t> Tile,
-                                     bool &Shape) {
+                                     std::optional<int64_t> Tile, bool &Shape) {
   auto K = resolveKernel(Ctx, E, E.Target);
   if (!K)
     return K.takeError();
@@ -489,10 +491,10 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
       OnY = true;
     }
     if (!C)
-      return NotApplicable(
-          "the guard part '" + exprText(Ctx, Part) + "' is not a bound on '" +
-          S.X->getName() + "' or '" + S.Y->getName() + "'" +
-          (Why.empty() ? std::string() : " (" + Why + ")"));
+      return NotApplicable("the guard part '" + exprText(Ctx, Part) +
+                           "' is not a bound on '" + S.X->getName() + "' or '" +
+                           S.Y->getName() + "'" +
+                           (Why.empty() ? std::string() : " (" + Why + ")"));
     if (EarlyReturn) {
       // `x >= w` returns: the thread runs when `x < w`.
       static const std::pair<StringRef, StringRef> Neg[] = {
@@ -542,15 +544,14 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
       const VarDecl *V = DS && DS->isSingleDecl()
                              ? dyn_cast<VarDecl>(DS->getSingleDecl())
                              : nullptr;
-      std::optional<int64_t> Lo = V && V->hasInit()
-                                      ? intValue(V->getInit(), Ctx.AST)
-                                      : std::nullopt;
-      const Expr *Bd = V && F->getCond() ? boundOf(F->getCond(), V, true)
-                                         : nullptr;
+      std::optional<int64_t> Lo =
+          V && V->hasInit() ? intValue(V->getInit(), Ctx.AST) : std::nullopt;
+      const Expr *Bd =
+          V && F->getCond() ? boundOf(F->getCond(), V, true) : nullptr;
       std::optional<int64_t> Hi = Bd ? intValue(Bd, Ctx.AST) : std::nullopt;
       bool Step1 = false;
-      if (const Expr *Inc = F->getInc() ? F->getInc()->IgnoreParenImpCasts()
-                                        : nullptr)
+      if (const Expr *Inc =
+              F->getInc() ? F->getInc()->IgnoreParenImpCasts() : nullptr)
         if (const auto *U = dyn_cast<UnaryOperator>(Inc))
           Step1 = U->isIncrementOp() && V && refersTo(U->getSubExpr(), V);
       if (V && Lo && Hi && Step1 && *Hi > *Lo &&
@@ -577,7 +578,8 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
               dyn_cast_or_null<ParmVarDecl>(referencedDecl(AS->getBase())))
         if (Variance V = threadVariance(AS->getIdx(), FD);
             PV->getType()->isPointerType() && (V.X || V.Y)) {
-          auto It = find_if(Cands, [&](const Cand &C) { return C.Param == PV; });
+          auto It =
+              find_if(Cands, [&](const Cand &C) { return C.Param == PV; });
           if (It == Cands.end())
             Cands.push_back({PV, {AS}});
           else
@@ -613,8 +615,8 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
                                "' it reads at neighbouring points (at " +
                                restructure::where(Ctx, W.Target) +
                                "): a staged copy would be stale");
-    return NotApplicable("no array is read at offsets from (" +
-                         S.Y->getName() + ", " + S.X->getName() + ")");
+    return NotApplicable("no array is read at offsets from (" + S.Y->getName() +
+                         ", " + S.X->getName() + ")");
   }
   P.In = Best->Param;
   if (std::string B = analyzePointerParam(Ctx.AST, FD, P.In).Blocker;
@@ -765,8 +767,8 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
             Row = true;
           else if (B && Why.empty())
             BC = boundCmp(
-                Ctx, B, [&](const Expr *X) { return Same(X, R.DX, false); },
-                FD, Why);
+                Ctx, B, [&](const Expr *X) { return Same(X, R.DX, false); }, FD,
+                Why);
           if (!BC)
             return Bad("is guarded by '" + exprText(Ctx, C) +
                        "', which does not bound its own row or column");
@@ -780,8 +782,8 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
                     !Ctx.AST.getSourceManager().isBeforeInTranslationUnit(
                         V->getLocation(), If->getBeginLoc()))
                   return V;
-            for (const Stmt *Ch : X ? X->children() : Stmt::const_child_range(
-                                                          nullptr, nullptr))
+            for (const Stmt *Ch :
+                 X ? X->children() : Stmt::const_child_range(nullptr, nullptr))
               if (const VarDecl *V = Late(Ch))
                 return V;
             return nullptr;
@@ -798,7 +800,8 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
         return Bad("is inside a loop without a constant range");
       if (const auto *F = dyn_cast<ForStmt>(Par)) {
         const auto *DS = dyn_cast_or_null<DeclStmt>(F->getInit());
-        const Decl *V = DS && DS->isSingleDecl() ? DS->getSingleDecl() : nullptr;
+        const Decl *V =
+            DS && DS->isSingleDecl() ? DS->getSingleDecl() : nullptr;
         if (F->getBody() != Child || !V ||
             !S.LoopVars.count(cast<ValueDecl>(V)))
           return Bad("is inside a loop without a constant range (its "
@@ -815,13 +818,11 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
     return NotApplicable("'" + P.In->getName() +
                          "' is read at one point only: nothing to share");
   P.Pitch = Pitch->getNameAsString();
-  for (const VarDecl *Inside : {S.X, S.Y})
-    (void)Inside;
   if (const auto *PV = dyn_cast<VarDecl>(Pitch);
       PV && !isa<ParmVarDecl>(PV) && !PV->isFileVarDecl()) {
     // A local pitch must be declared before the guard.
-    auto PS = restructure::stmtSpan(Ctx, If);
-    if (!PS || PV->getBeginLoc() > If->getBeginLoc())
+    if (!Ctx.AST.getSourceManager().isBeforeInTranslationUnit(
+            PV->getLocation(), If->getBeginLoc()))
       return NotApplicable("the pitch '" + P.Pitch +
                            "' is declared inside the guarded code");
   }
@@ -965,9 +966,11 @@ rewriteStencil(const EditContext &Ctx, const Edit &E, const StencilPlan &P) {
     // A reader row r = gy - d for some d in [YLo, YHi]: the guard's lower
     // bounds hold for the largest r, its upper bounds for the smallest.
     for (const BoundCmp &C : P.GuardY)
-      Parts.push_back(fillIn(C.Text, plusConst(T.Gy, C.Lower ? -B.YLo : -B.YHi)));
+      Parts.push_back(
+          fillIn(C.Text, plusConst(T.Gy, C.Lower ? -B.YLo : -B.YHi)));
     for (const BoundCmp &C : P.GuardX)
-      Parts.push_back(fillIn(C.Text, plusConst(T.Gx, C.Lower ? -B.XLo : -B.XHi)));
+      Parts.push_back(
+          fillIn(C.Text, plusConst(T.Gx, C.Lower ? -B.XLo : -B.XHi)));
     // ... and the reader lies in this block.
     if (P.HaloYLo + B.YLo > 0)
       Parts.push_back(T.Ty + " >= " + std::to_string(P.HaloYLo + B.YLo));
@@ -993,17 +996,18 @@ rewriteStencil(const EditContext &Ctx, const Edit &E, const StencilPlan &P) {
   }
 
   tooling::Replacements R;
-  std::string Staging = restructure::haloTileLoad(T, P.Indent) + "\n" + P.Indent;
+  std::string Staging =
+      restructure::haloTileLoad(T, P.Indent) + "\n" + P.Indent;
   if (Error Err = addReplacement(R, insertAt(Ctx, P.InsertAt, Staging), E))
     return std::move(Err);
   for (const StencilRead &Rd : P.Reads) {
     auto S = restructure::exprSpan(Ctx, Rd.Access);
     if (!S)
-      return reject(E, "internal", "kernel '" + E.Target + "': the read '" +
-                                       exprText(Ctx, Rd.Access) +
-                                       "' has no place in the file");
-    std::string Text = T.Tile + "[" +
-                       plusConst("threadIdx.y", 0) +
+      return reject(E, "internal",
+                    "kernel '" + E.Target + "': the read '" +
+                        exprText(Ctx, Rd.Access) +
+                        "' has no place in the file");
+    std::string Text = T.Tile + "[" + plusConst("threadIdx.y", 0) +
                        (offsetText(Rd.DY, P.HaloYLo) == "0"
                             ? ""
                             : " + " + offsetText(Rd.DY, P.HaloYLo)) +
@@ -1012,11 +1016,11 @@ rewriteStencil(const EditContext &Ctx, const Edit &E, const StencilPlan &P) {
                             ? ""
                             : " + " + offsetText(Rd.DX, P.HaloXLo)) +
                        "]";
-    if (Error Err = addReplacement(
-            R,
-            tooling::Replacement(Ctx.FileName, S->Begin, S->End - S->Begin,
-                                 Text),
-            E))
+    if (Error Err =
+            addReplacement(R,
+                           tooling::Replacement(Ctx.FileName, S->Begin,
+                                                S->End - S->Begin, Text),
+                           E))
       return std::move(Err);
   }
   return R;
@@ -1089,8 +1093,7 @@ private:
   Expected<tooling::Replacements> plan(const EditContext &Ctx, const Edit &E,
                                        std::optional<int64_t> Tile,
                                        Applicability *A) const;
-  Expected<tooling::Replacements> rewrite(const EditContext &Ctx,
-                                          const Edit &E,
+  Expected<tooling::Replacements> rewrite(const EditContext &Ctx, const Edit &E,
                                           const MatmulPlan &P) const;
 };
 
@@ -1113,8 +1116,8 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
                 exprText(Ctx, M->B.Access) + "' over '" +
                 M->K->getNameAsString() + "' and its launches use " +
                 std::to_string(T) + "x" + std::to_string(T) +
-                " blocks: both operands can be staged in " +
-                std::to_string(T) + "x" + std::to_string(T) + " shared tiles";
+                " blocks: both operands can be staged in " + std::to_string(T) +
+                "x" + std::to_string(T) + " shared tiles";
     Edit S = E;
     S.Params["tile"] = T;
     A->Suggestions.push_back(S);
@@ -1151,9 +1154,10 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
                     SS + ")");
 }
 
-Expected<MatmulPlan>
-SharedTilingTransform::analyze(const EditContext &Ctx, const Edit &E,
-                               std::optional<int64_t> Tile, bool &ShapeFound) const {
+Expected<MatmulPlan> SharedTilingTransform::analyze(const EditContext &Ctx,
+                                                    const Edit &E,
+                                                    std::optional<int64_t> Tile,
+                                                    bool &ShapeFound) const {
   auto K = resolveKernel(Ctx, E, E.Target);
   if (!K)
     return K.takeError();
@@ -1179,9 +1183,9 @@ SharedTilingTransform::analyze(const EditContext &Ctx, const Edit &E,
   size_t At = 0;
   for (; At < Stmts.size(); ++At) {
     const auto *DS = dyn_cast<DeclStmt>(Stmts[At]);
-    const VarDecl *VD =
-        DS && DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl())
-                                 : nullptr;
+    const VarDecl *VD = DS && DS->isSingleDecl()
+                            ? dyn_cast<VarDecl>(DS->getSingleDecl())
+                            : nullptr;
     auto Dim = VD && VD->hasInit() && VD->getType()->isIntegerType()
                    ? linearIndexDim(VD->getInit())
                    : std::nullopt;
@@ -1202,8 +1206,9 @@ SharedTilingTransform::analyze(const EditContext &Ctx, const Edit &E,
     if (Written.contains(V))
       return NotApplicable("the index '" + V->getName() + "' is written");
   std::string RowN = P.Row->getNameAsString(), ColN = P.Col->getNameAsString();
-  std::string Expected = "'if (" + RowN + " < M && " + ColN + " < N)' or 'if (" +
-                         RowN + " >= M || " + ColN + " >= N) return;'";
+  std::string Expected = "'if (" + RowN + " < M && " + ColN +
+                         " < N)' or 'if (" + RowN + " >= M || " + ColN +
+                         " >= N) return;'";
   const auto *If = At < Stmts.size() ? dyn_cast<IfStmt>(Stmts[At]) : nullptr;
   if (!If || If->getElse() || If->getInit() || If->getConditionVariable())
     return NotApplicable("the indices are not followed at once by the guard " +
@@ -1260,10 +1265,9 @@ SharedTilingTransform::analyze(const EditContext &Ctx, const Edit &E,
     return NotApplicable(Shape);
   P.AccDecl = dyn_cast<DeclStmt>(Inner[0]);
   P.Loop = dyn_cast<ForStmt>(Inner[1]);
-  const VarDecl *Acc =
-      P.AccDecl && P.AccDecl->isSingleDecl()
-          ? dyn_cast<VarDecl>(P.AccDecl->getSingleDecl())
-          : nullptr;
+  const VarDecl *Acc = P.AccDecl && P.AccDecl->isSingleDecl()
+                           ? dyn_cast<VarDecl>(P.AccDecl->getSingleDecl())
+                           : nullptr;
   if (!Acc || !P.Loop || !Acc->hasInit() || !Acc->isLocalVarDecl() ||
       Acc->isStaticLocal() || !Acc->getType()->isArithmeticType())
     return NotApplicable(Shape);
@@ -1288,8 +1292,8 @@ SharedTilingTransform::analyze(const EditContext &Ctx, const Edit &E,
   const Expr *KB =
       L->getCond() ? boundOf(L->getCond(), P.K, /*Less=*/true) : nullptr;
   bool Step1 = false;
-  if (const Expr *Inc = L->getInc() ? L->getInc()->IgnoreParenImpCasts()
-                                    : nullptr) {
+  if (const Expr *Inc =
+          L->getInc() ? L->getInc()->IgnoreParenImpCasts() : nullptr) {
     if (const auto *U = dyn_cast<UnaryOperator>(Inc))
       Step1 = U->isIncrementOp() && refersTo(U->getSubExpr(), P.K);
     else if (const auto *CA = dyn_cast<CompoundAssignOperator>(Inc))
@@ -1311,19 +1315,17 @@ SharedTilingTransform::analyze(const EditContext &Ctx, const Edit &E,
   const auto *Mul =
       Upd ? dyn_cast<BinaryOperator>(Upd->getRHS()->IgnoreParenImpCasts())
           : nullptr;
-  if (!Upd || Upd->getOpcode() != BO_AddAssign || !refersTo(Upd->getLHS(), Acc) ||
-      !Mul || Mul->getOpcode() != BO_Mul)
+  if (!Upd || Upd->getOpcode() != BO_AddAssign ||
+      !refersTo(Upd->getLHS(), Acc) || !Mul || Mul->getOpcode() != BO_Mul)
     return NotApplicable("the loop body is not '" + Acc->getName() +
                          " += A[...] * B[...];' (found '" +
-                         StringRef(stmtText(Ctx, LB)).split('\n').first +
-                         "')");
+                         StringRef(stmtText(Ctx, LB)).split('\n').first + "')");
   for (const Expr *Side : {Mul->getLHS(), Mul->getRHS()}) {
     const auto *Access =
         dyn_cast<ArraySubscriptExpr>(Side->IgnoreParenImpCasts());
     std::string Text = exprText(Ctx, Side);
     if (!Access)
-      return NotApplicable("the factor '" + Text +
-                           "' is not an array element");
+      return NotApplicable("the factor '" + Text + "' is not an array element");
     const Expr *Idx = Access->getIdx(), *Base = Access->getBase();
     if (hasLoadOrEffect(Idx) || mentionsBuiltin(Idx) ||
         !threadVariance(Base, FD).uniform() || hasLoadOrEffect(Base) ||
@@ -1343,8 +1345,8 @@ SharedTilingTransform::analyze(const EditContext &Ctx, const Edit &E,
                            "', which differs between threads");
     Operand &O = R ? P.A : P.B;
     if (O.Access)
-      return NotApplicable("both factors depend on '" +
-                           (R ? RowN : ColN) + "'");
+      return NotApplicable("both factors depend on '" + (R ? RowN : ColN) +
+                           "'");
     O.Access = Access;
     QualType T = Access->getType();
     O.ElemType = typeName(T, Ctx.AST);
@@ -1441,8 +1443,8 @@ SharedTilingTransform::rewrite(const EditContext &Ctx, const Edit &E,
       auto RS = ESpan(R);
       if (!RS)
         return std::nullopt;
-      Edits.push_back({RS->Begin.Offset, RS->End.Offset - RS->Begin.Offset,
-                       NewK.str()});
+      Edits.push_back(
+          {RS->Begin.Offset, RS->End.Offset - RS->Begin.Offset, NewK.str()});
     }
     return spliceText(Code, S->Begin.Offset, S->End.Offset, std::move(Edits));
   };
@@ -1452,11 +1454,11 @@ SharedTilingTransform::rewrite(const EditContext &Ctx, const Edit &E,
   auto ASpan = ESpan(P.A.Access), BSpan = ESpan(P.B.Access);
   auto KBSpan = ESpan(boundOf(P.Loop->getCond(), P.K, true));
   auto AccSpan = Span(P.AccDecl);
-  if (!ALoad || !BLoad || !LoopSpan || !ASpan || !BSpan || !KBSpan ||
-      !AccSpan)
-    return reject(E, "internal", "kernel '" + E.Target +
-                                     "': a part of the loop has no place in "
-                                     "the file");
+  if (!ALoad || !BLoad || !LoopSpan || !ASpan || !BSpan || !KBSpan || !AccSpan)
+    return reject(E, "internal",
+                  "kernel '" + E.Target +
+                      "': a part of the loop has no place in "
+                      "the file");
   std::string RowN = P.Row->getNameAsString(), ColN = P.Col->getNameAsString();
   std::string KN = P.K->getNameAsString();
 
@@ -1501,12 +1503,13 @@ SharedTilingTransform::rewrite(const EditContext &Ctx, const Edit &E,
   // The rest stays behind the bounds guard.
   auto First = Span(P.Post.front()), Last = Span(P.Post.back());
   if (!First || !Last)
-    return reject(E, "internal", "kernel '" + E.Target +
-                                     "': the code after the loop has no "
-                                     "place in the file");
+    return reject(E, "internal",
+                  "kernel '" + E.Target +
+                      "': the code after the loop has no "
+                      "place in the file");
   std::string Rest = Code.slice(First->Begin.Offset, Last->End.Offset).str();
-  int RestDelta = int(I.size() + 2) -
-                  int(indentationAt(Code, First->Begin.Offset).size());
+  int RestDelta =
+      int(I.size() + 2) - int(indentationAt(Code, First->Begin.Offset).size());
   OS << I << "if (" << P.StoreGuard << ") {\n"
      << I << "  " << reindent(Rest, RestDelta) << "\n"
      << I << "}";
