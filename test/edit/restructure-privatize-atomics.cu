@@ -8,3 +8,4 @@
 // RUN: %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %inputs/edit/restructure/atomics-vector-lane.expected.cu
 // RUN: %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %inputs/edit/restructure/atomics-vector-shorts.expected.cu
 // RUN: %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %inputs/edit/restructure/atomics-vector-weighted.expected.cu
+// RUN: %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %inputs/edit/restructure/atomics-vector-operators.expected.cu

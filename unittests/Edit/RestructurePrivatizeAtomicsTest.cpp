@@ -91,6 +91,12 @@ TEST(RestructurePrivatizeAtomicsTest, TemplateGridStrideShortsEightBytes) {
                          {{"vector_bytes", int64_t(8)}}));
 }
 
+TEST(RestructurePrivatizeAtomicsTest, TemplateLoopThroughOperatorCalls) {
+  expectRewrite(privatize(), "atomics-vector-operators",
+                makeEdit("privatize-atomics", "hist",
+                         {{"vector_bytes", int64_t(4)}}));
+}
+
 TEST(RestructurePrivatizeAtomicsTest, EarlyReturnTwoInputsGivenBins) {
   // 4-byte inputs: no wide-load suggestion, but the edit applies.
   Applicability A = prepareOn(privatize(), "atomics-vector-weighted",

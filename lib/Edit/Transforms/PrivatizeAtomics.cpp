@@ -28,6 +28,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/Stmt.h"
 #include "clang/AST/StmtCXX.h"
@@ -569,13 +570,33 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
   return P;
 }
 
+/// A binary operation: a built-in operator, or, in a template whose
+/// operands are dependent, an operator call (once operator overloads such
+/// as cuda_fp16.h's are visible).
+struct BinaryOp {
+  clang::BinaryOperatorKind Op;
+  const clang::Expr *LHS, *RHS;
+};
+static std::optional<BinaryOp> binaryOp(const clang::Expr *E) {
+  if (!E)
+    return std::nullopt;
+  E = E->IgnoreParenImpCasts();
+  if (const auto *B = dyn_cast<clang::BinaryOperator>(E))
+    return BinaryOp{B->getOpcode(), B->getLHS(), B->getRHS()};
+  if (const auto *C = dyn_cast<clang::CXXOperatorCallExpr>(E))
+    if (C->getNumArgs() == 2 && C->isInfixBinaryOp())
+      return BinaryOp{
+          clang::BinaryOperator::getOverloadedOpcode(C->getOperator()),
+          C->getArg(0), C->getArg(1)};
+  return std::nullopt;
+}
+
 /// `i += blockDim.x * gridDim.x` (either order) on \p I.
 static bool isGridStrideStep(const clang::Expr *Inc, const clang::VarDecl *I) {
-  const auto *B = dyn_cast_or_null<clang::BinaryOperator>(
-      Inc ? Inc->IgnoreParens() : nullptr);
-  if (!B || B->getOpcode() != clang::BO_AddAssign || declOf(B->getLHS()) != I)
+  auto B = binaryOp(Inc);
+  if (!B || B->Op != clang::BO_AddAssign || declOf(B->LHS) != I)
     return false;
-  const auto *M = dyn_cast<clang::BinaryOperator>(stripCasts(B->getRHS()));
+  const auto *M = dyn_cast<clang::BinaryOperator>(stripCasts(B->RHS));
   return M && M->getOpcode() == clang::BO_Mul &&
          mentionsBuiltin(M, "blockDim") && mentionsBuiltin(M, "gridDim") &&
          !mentionsBuiltin(M, "threadIdx") && !mentionsBuiltin(M, "blockIdx");
@@ -611,23 +632,22 @@ Expected<InputLoop> PrivatizeAtomics::inputLoop(const EditContext &Ctx,
       const auto *V = DS && DS->isSingleDecl()
                           ? dyn_cast<clang::VarDecl>(DS->getSingleDecl())
                           : nullptr;
-      const auto *C = dyn_cast_or_null<clang::BinaryOperator>(
-          F->getCond() ? F->getCond()->IgnoreParenImpCasts() : nullptr);
+      auto C = binaryOp(F->getCond());
       if (L.For || !V || !V->getInit() || linearIndexDim(V->getInit()) != 'x' ||
-          !C || C->getOpcode() != clang::BO_LT || declOf(C->getLHS()) != V ||
+          !C || C->Op != clang::BO_LT || declOf(C->LHS) != V ||
           !isGridStrideStep(F->getInc(), V))
         return No("the loop at " + where(Ctx, F) +
                   " is not 'for (i = blockIdx.x * blockDim.x + threadIdx.x; "
                   "i < n; i += blockDim.x * gridDim.x)'");
-      if (!isBlockUniform(C->getRHS(), K) || mentions(C->getRHS(), V))
-        return No("the loop bound '" + exprText(Ctx, C->getRHS()) +
+      if (!isBlockUniform(C->RHS, K) || mentions(C->RHS, V))
+        return No("the loop bound '" + exprText(Ctx, C->RHS) +
                   "' is not the same in every thread");
       if (llvm::is_contained(writtenDecls(F->getBody()), V))
         return No("the loop variable '" + V->getName() + "' is written in "
                   "the loop");
       L.For = F;
       L.Index = V;
-      L.Bound = C->getRHS();
+      L.Bound = C->RHS;
       Body = {F->getBody()};
     }
     if (!L.For)
