@@ -14,6 +14,7 @@
 // SHORT-NEXT:     param block_size (integer 32..1024, optional)
 // SHORT-NEXT:     param lanes (integer 4..32, optional)
 // SHORT-NEXT:     param registers (boolean, optional)
+// SHORT-NEXT:     param online (boolean, optional)
 // SHORT-NEXT:     try {"kind":"warp-per-row","target":"short_rows","params":{"block_size":256,"lanes":16,"per":"warp"}}
 // SHORT-NEXT:     try {"kind":"warp-per-row","target":"short_rows","params":{"block_size":128,"per":"block"}}
 // SHORT-NOT:      try {"kind":"warp-per-row"{{.*}}

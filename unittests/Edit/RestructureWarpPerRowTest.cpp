@@ -139,6 +139,18 @@ TEST(RestructureWarpPerRowTest, SuggestsRegistersFromLaunchConstant) {
                          {{"registers", true}}));
 }
 
+// A softmax whose row length is known only at run time: no registers, but
+// every suggestion fuses the max and sum passes.
+TEST(RestructureWarpPerRowTest, SuggestsOnlineSoftmaxWithoutRegisters) {
+  Applicability A = prepareOn(warpPerRow(), "warp-softmax", "softmax_rows");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  EXPECT_EQ(suggestions(A),
+            (std::vector<std::string>{
+                "block_size=256,lanes=32,online=true,per=warp",
+                "block_size=256,lanes=8,online=true,per=warp",
+                "block_size=256,online=true,per=block"}));
+}
+
 TEST(RestructureWarpPerRowTest, RegistersAndLanesRefusals) {
   const Transform &T = warpPerRow();
   expectRefusal(T, "warp-softmax",

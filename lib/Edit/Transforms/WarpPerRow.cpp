@@ -85,6 +85,15 @@ struct Plan {
   std::vector<CachedArray> Cached;
   std::vector<size_t> CachedLoops;
   int64_t PerLane = 0;
+  /// The online softmax combine: a max pass fused with the following
+  /// pass that sums exp(e - max).
+  struct Online {
+    size_t MaxLoop = 0, SumLoop = 0;
+    const clang::VarDecl *Max = nullptr, *Sum = nullptr;
+    const clang::Expr *Elem = nullptr; ///< e in `m = fmaxf(m, e)`
+    std::string MaxFunc, Exp;
+  };
+  std::optional<Online> Fused;
   /// The longest row, when the launches fix it (for suggestions).
   std::optional<int64_t> RowMax;
   std::string Description;
@@ -369,7 +378,14 @@ public:
         "them (rows whose length is fixed at compile time, at most 64 "
         "values per lane)";
     Regs.Default = false;
-    return {Per, BS, Lanes, Regs};
+    ParamSpec Online;
+    Online.ParamType = ParamSpec::Bool;
+    Online.Name = "online";
+    Online.Description =
+        "fuse a max pass and the next pass summing exp(e - max) into one "
+        "pass with a running max and a rescaled sum (online softmax)";
+    Online.Default = false;
+    return {Per, BS, Lanes, Regs, Online};
   }
   bool changesPrecision(const Edit &) const override {
     // Sums and products are reassociated across lanes.
@@ -404,6 +420,7 @@ public:
 private:
   Expected<Plan> analyze(const EditContext &Ctx, const Edit &E) const;
   Error planRegisters(const EditContext &Ctx, const Edit &E, Plan &P) const;
+  Error planOnline(const EditContext &Ctx, const Edit &E, Plan &P) const;
   std::vector<Edit> suggest(const EditContext &Ctx, const Edit &E,
                             const Plan &P) const;
   Error analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
@@ -437,6 +454,7 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
                   "params.lanes applies to the warp form only; a block "
                   "shares one item among all its threads");
   bool Registers = E.getBool("registers").value_or(false);
+  bool Online = E.getBool("online").value_or(false);
   if (KI.InMacro)
     return reject(E, "macro", "kernel '" + E.Target +
                                   "' is defined inside a macro expansion");
@@ -574,6 +592,9 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
     }
     P.RowMax = std::max(P.RowMax.value_or(0), *Len.Max);
   }
+  if (Online)
+    if (Error Err = planOnline(Ctx, E, P))
+      return std::move(Err);
   if (Registers)
     if (Error Err = planRegisters(Ctx, E, P))
       return std::move(Err);
@@ -601,6 +622,9 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
   else
     OS << "; rewrite: one group of " << P.Lanes << " lanes per item ("
        << 32 / P.Lanes << " items per warp), lanes stride the loops";
+  if (P.Fused)
+    OS << ", '" << P.Fused->Max->getName() << "' and '"
+       << P.Fused->Sum->getName() << "' in one pass (online softmax)";
   if (!P.Cached.empty()) {
     std::vector<std::string> Names;
     for (const CachedArray &C : P.Cached)
@@ -793,6 +817,8 @@ Error WarpPerRow::planRegisters(const EditContext &Ctx, const Edit &E,
   for (size_t I = 0; I < P.Loops.size(); ++I)
     for (const clang::ArraySubscriptExpr *A :
          rowReads(P.Loops[I].For->getBody(), P.Loops[I].Var)) {
+      if (P.Fused && I == P.Fused->SumLoop)
+        continue; // folded into the max pass
       const clang::ValueDecl *D = declOf(A->getBase());
       std::vector<size_t> &Ls = Passes[D];
       if (Ls.empty())
@@ -876,6 +902,104 @@ Error WarpPerRow::planRegisters(const EditContext &Ctx, const Edit &E,
   return Error::success();
 }
 
+
+Error WarpPerRow::planOnline(const EditContext &Ctx, const Edit &E,
+                             Plan &P) const {
+  auto Single = [](const clang::ForStmt *F) -> const clang::Expr * {
+    std::vector<const clang::Stmt *> B = bodyStmts(F->getBody());
+    return B.size() == 1 ? dyn_cast<clang::Expr>(B.front()) : nullptr;
+  };
+  auto Header = [&](const InnerLoop &L) {
+    return L.Var->getName().str() + ";" + writtenText(Ctx, L.Start) + ";" +
+           writtenText(Ctx, L.Cond);
+  };
+  for (size_t A = 0; A < P.Loops.size(); ++A) {
+    const InnerLoop &LA = P.Loops[A];
+    if (LA.Reductions.size() != 1 || LA.Writes ||
+        LA.Reductions[0].Op != Reduction::Max)
+      continue;
+    // `m = fmaxf(m, e)`: the element e.
+    const auto *Asg =
+        dyn_cast_or_null<clang::BinaryOperator>(Single(LA.For));
+    const auto *Call =
+        Asg ? dyn_cast<clang::CallExpr>(stripCasts(Asg->getRHS())) : nullptr;
+    if (!Call || Call->getNumArgs() != 2)
+      continue;
+    const clang::VarDecl *M = LA.Reductions[0].Acc;
+    const clang::Expr *Elem =
+        declOf(Call->getArg(0)) == M ? Call->getArg(1) : Call->getArg(0);
+    // The next pass over the same range: `s += expf(e - m)`.
+    size_t B = A + 1;
+    if (B >= P.Loops.size())
+      continue;
+    const InnerLoop &LB = P.Loops[B];
+    if (LB.Reductions.size() != 1 || LB.Writes ||
+        LB.Reductions[0].Op != Reduction::Sum || Header(LA) != Header(LB))
+      continue;
+    const clang::VarDecl *S = LB.Reductions[0].Acc;
+    const clang::Expr *Term = nullptr;
+    const clang::Expr *SB = Single(LB.For);
+    if (!SB)
+      continue;
+    SB = SB->IgnoreParenImpCasts();
+    if (const auto *CA = dyn_cast<clang::CompoundAssignOperator>(SB)) {
+      if (CA->getOpcode() == clang::BO_AddAssign)
+        Term = CA->getRHS();
+    } else if (const auto *BA = dyn_cast<clang::BinaryOperator>(SB)) {
+      if (const auto *Sum =
+              dyn_cast<clang::BinaryOperator>(stripCasts(BA->getRHS())))
+        if (Sum->getOpcode() == clang::BO_Add)
+          Term = declOf(Sum->getLHS()) == S ? Sum->getRHS() : Sum->getLHS();
+    }
+    const auto *ExpCall =
+        Term ? dyn_cast<clang::CallExpr>(stripCasts(Term)) : nullptr;
+    const clang::FunctionDecl *FD =
+        ExpCall ? ExpCall->getDirectCallee() : nullptr;
+    if (!FD || !FD->getIdentifier() || ExpCall->getNumArgs() != 1 ||
+        !(FD->getName() == "expf" || FD->getName() == "exp" ||
+          FD->getName() == "__expf"))
+      continue;
+    const auto *Diff =
+        dyn_cast<clang::BinaryOperator>(stripCasts(ExpCall->getArg(0)));
+    if (!Diff || Diff->getOpcode() != clang::BO_Sub ||
+        declOf(Diff->getRHS()) != M ||
+        writtenText(Ctx, Diff->getLHS()) != writtenText(Ctx, Elem))
+      continue;
+    // Between the passes: nothing may change m or memory (the fused pass
+    // reads the elements earlier).
+    bool Between = false;
+    const clang::Stmt *Bad = nullptr;
+    for (const clang::Stmt *St : P.Item.Body) {
+      if (St == LB.For)
+        break;
+      if (Between && (llvm::is_contained(writtenDecls(St), M) ||
+                      !memoryWrites(St).empty()))
+        Bad = Bad ? Bad : St;
+      if (St == LA.For)
+        Between = true;
+    }
+    if (Bad)
+      return reject(E, "not-applicable",
+                    "params.online: the statement at " + where(Ctx, Bad) +
+                        " between the max pass and the sum pass writes '" +
+                        M->getName() + "' or memory");
+    Plan::Online O;
+    O.MaxLoop = A;
+    O.SumLoop = B;
+    O.Max = M;
+    O.Sum = S;
+    O.Elem = Elem;
+    O.MaxFunc = LA.Reductions[0].Func;
+    O.Exp = (FD->isInStdNamespace() ? "std::" : "") + FD->getName().str();
+    P.Fused = O;
+    return Error::success();
+  }
+  return reject(E, "not-applicable",
+                "params.online: no pass computing a max ('m = fmaxf(m, e)') "
+                "is followed by a pass over the same range that only sums "
+                "'expf(e - m)'");
+}
+
 std::vector<Edit> WarpPerRow::suggest(const EditContext &Ctx, const Edit &E,
                                       const Plan &P) const {
   auto Make = [&](StringRef Per, int64_t Lanes, int64_t BS) {
@@ -884,13 +1008,16 @@ std::vector<Edit> WarpPerRow::suggest(const EditContext &Ctx, const Edit &E,
     if (Per == "warp")
       S.Params["lanes"] = Lanes;
     S.Params["block_size"] = BS;
-    // Keep rows in registers where that applies.
-    Edit R = S;
-    R.Params["registers"] = true;
-    if (auto Ok = analyze(Ctx, R))
-      return R;
-    else
-      consumeError(Ok.takeError());
+    // Keep rows in registers where that applies; else fuse a softmax's max
+    // and sum passes, which saves one read of the row.
+    for (StringRef Extra : {"registers", "online"}) {
+      Edit R = S;
+      R.Params[Extra.str()] = true;
+      if (auto Ok = analyze(Ctx, R))
+        return R;
+      else
+        consumeError(Ok.takeError());
+    }
     return S;
   };
   if (!P.RowMax)
@@ -958,6 +1085,28 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
   std::string LanesText = std::to_string(P.Lanes);
   std::string SyncWarp = Groups ? "__syncwarp(" + Mask + ");" : "__syncwarp();";
 
+  // The online softmax combine's names.
+  std::string MName, Run, OnlineType, RunType, ElemVar, MNew, MOther,
+      RunOther;
+  if (P.Fused) {
+    const clang::PrintingPolicy &PP = Ctx.AST.getPrintingPolicy();
+    MName = P.Fused->Max->getName().str();
+    Run = freshName(Ctx.Code, P.Fused->Sum->getName().str() + "_run");
+    OnlineType =
+        P.Fused->Max->getType().getUnqualifiedType().getAsString(PP);
+    RunType = P.Fused->Sum->getType().getUnqualifiedType().getAsString(PP);
+    ElemVar = freshName(Ctx.Code, "elem");
+    MNew = freshName(Ctx.Code, MName + "_new");
+    MOther = freshName(Ctx.Code, MName + "_other");
+    RunOther = freshName(Ctx.Code, Run + "_other");
+  }
+  // exp(x - max) for a partial whose max was x; 1 when x is the max (also
+  // when both are -inf, where the difference is not a number).
+  auto Rescale = [&](const std::string &X) {
+    return "(" + X + " == " + MNew + " ? 1 : " + P.Fused->Exp + "(" + X +
+           " - " + MNew + "))";
+  };
+
   // The item index and the lane.
   const clang::VarDecl *Idx = P.Item.Index;
   auto InitSp = exprSpan(Ctx, Idx->getInit());
@@ -1010,6 +1159,15 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
     if (!FS)
       return FS.takeError();
     std::string In = lineIndent(Ctx.Code, FS->Begin);
+    bool OnlineMax = P.Fused && LI == P.Fused->MaxLoop;
+    std::string OnlineBody;
+    if (P.Fused && LI == P.Fused->SumLoop) {
+      // The max pass already summed the exponentials, in every lane.
+      if (Error Err = Add(FS->Begin, FS->End - FS->Begin,
+                          P.Fused->Sum->getName().str() + " += " + Run + ";"))
+        return std::move(Err);
+      continue;
+    }
     // Lanes other than the first start sums and products from the
     // identity.
     std::string Before;
@@ -1017,14 +1175,42 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
       if (R.NeedsZeroing)
         Before += "if (" + Lane + " != 0) " + R.Acc->getName().str() +
                   (R.Op == Reduction::Sum ? " = 0;" : " = 1;") + "\n" + In;
+    if (OnlineMax)
+      Before += RunType + " " + Run + " = 0;\n" + In;
     bool FromRegisters = llvm::is_contained(P.CachedLoops, LI);
-    if (FromRegisters) {
-      const clang::SourceManager &SM = Ctx.AST.getSourceManager();
-      clang::SourceLocation RP = L.For->getRParenLoc();
-      if (RP.isMacroID())
-        return reject(E, "macro", "the loop header at " + where(Ctx, L.For) +
+    clang::SourceLocation RParen = L.For->getRParenLoc();
+    if (RParen.isMacroID())
+      return reject(E, "macro", "the loop header at " + where(Ctx, L.For) +
+                                    " is written inside a macro");
+    unsigned HeaderEnd =
+        Ctx.AST.getSourceManager().getFileOffset(RParen) + 1;
+    if (OnlineMax) {
+      // The body becomes the running max and the rescaled sum.
+      std::vector<TextEdit> ElemEdits;
+      if (FromRegisters)
+        for (const clang::ArraySubscriptExpr *A :
+             rowReads(P.Fused->Elem, L.Var))
+          for (const CachedArray &C : P.Cached)
+            if (C.Array == declOf(A->getBase()))
+              if (auto ASp = exprSpan(Ctx, A))
+                ElemEdits.push_back({ASp->Begin, ASp->End - ASp->Begin,
+                                     C.Name + "[" + K + "]"});
+      auto ESp = exprSpan(Ctx, P.Fused->Elem);
+      if (!ESp)
+        return reject(E, "macro", "the element at " +
+                                      where(Ctx, P.Fused->Elem) +
                                       " is written inside a macro");
-      unsigned HeaderEnd = SM.getFileOffset(RP) + 1;
+      std::string Elem =
+          splice(Ctx.Code, ESp->Begin, ESp->End, std::move(ElemEdits));
+      OnlineBody =
+          " {\n" + In + "  " + OnlineType + " " + ElemVar + " = " + Elem +
+          ";\n" + In + "  " + OnlineType + " " + MNew + " = " +
+          P.Fused->MaxFunc + "(" + MName + ", " + ElemVar + ");\n" + In +
+          "  " + Run + " = " + Run + " * " + Rescale(MName) + " + " +
+          P.Fused->Exp + "(" + ElemVar + " - " + MNew + ");\n" + In + "  " +
+          MName + " = " + MNew + ";\n" + In + "}";
+    }
+    if (FromRegisters) {
       // `#pragma unroll` needs a line of its own.
       std::string Load;
       if (lineIndent(Ctx.Code, FS->Begin).size() !=
@@ -1049,6 +1235,8 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
         return std::move(Err);
       for (const clang::ArraySubscriptExpr *A :
            rowReads(L.For->getBody(), L.Var)) {
+        if (OnlineMax)
+          break; // the body was rewritten as a whole
         auto It = llvm::find_if(P.Cached, [&](const CachedArray &C) {
           return C.Array == declOf(A->getBase());
         });
@@ -1087,6 +1275,60 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
     }
     // Combine the lanes' partial results; every lane gets the total.
     std::string After;
+    if (OnlineMax) {
+      // Pairs (max, sum of exp(e - max)) combine as the sums rescaled to
+      // the larger max.
+      auto Merge = [&](const std::string &MO, const std::string &SO,
+                       const std::string &Pad) {
+        return "\n" + In + Pad + OnlineType + " " + MNew + " = " +
+               P.Fused->MaxFunc + "(" + MName + ", " + MO + ");" + "\n" + In +
+               Pad + Run + " = " + Run + " * " + Rescale(MName) + " + " + SO +
+               " * " + Rescale(MO) + ";" + "\n" + In + Pad + MName + " = " +
+               MNew + ";";
+      };
+      auto Shfl = [&](const std::string &V) {
+        return "__shfl_xor_sync(" + Mask + ", " + V + ", " + Off +
+               (Groups ? ", " + LanesText : "") + ")";
+      };
+      After += "\n" + In + "for (int " + Off + " = " +
+               std::to_string(P.PerBlock ? 16 : P.Lanes / 2) + "; " + Off +
+               " > 0; " + Off + " /= 2) {";
+      After += "\n" + In + "  " + OnlineType + " " + MOther + " = " +
+               Shfl(MName) + ";";
+      After += "\n" + In + "  " + RunType + " " + RunOther + " = " +
+               Shfl(Run) + ";";
+      After += Merge(MOther, RunOther, "  ");
+      After += "\n" + In + "}";
+      if (P.PerBlock) {
+        std::string MPart = freshName(Ctx.Code, MName + "_warps");
+        std::string SPart = freshName(Ctx.Code, Run + "_warps");
+        std::string W = freshName(Ctx.Code, "w");
+        std::string Ws = std::to_string(Warps);
+        After += "\n" + In + "{";
+        After += "\n" + In + "  __shared__ " + OnlineType + " " + MPart + "[" +
+                 Ws + "];";
+        After += "\n" + In + "  __shared__ " + RunType + " " + SPart + "[" +
+                 Ws + "];";
+        After += "\n" + In + "  if (" + Lane + " % 32 == 0) {";
+        After += "\n" + In + "    " + MPart + "[" + Lane + " / 32] = " +
+                 MName + ";";
+        After += "\n" + In + "    " + SPart + "[" + Lane + " / 32] = " + Run +
+                 ";";
+        After += "\n" + In + "  }";
+        After += "\n" + In + "  __syncthreads();";
+        After += "\n" + In + "  " + MName + " = " + MPart + "[0];";
+        After += "\n" + In + "  " + Run + " = " + SPart + "[0];";
+        After += "\n" + In + "  for (int " + W + " = 1; " + W + " < " + Ws +
+                 "; ++" + W + ") {";
+        After += Merge(MPart + "[" + W + "]", SPart + "[" + W + "]", "    ");
+        After += "\n" + In + "  }";
+        After += "\n" + In + "}";
+      }
+      if (Error Err =
+              Add(HeaderEnd, FS->End - HeaderEnd, OnlineBody + After))
+        return std::move(Err);
+      continue;
+    }
     if (!L.Reductions.empty()) {
       std::string Head = "for (int " + Off + " = " +
                          std::to_string(P.PerBlock ? 16 : P.Lanes / 2) + "; " +
