@@ -33,6 +33,12 @@ TEST(RestructurePrivatizeAtomicsTest, ByteHistogramPerWarp) {
 }
 
 TEST(RestructurePrivatizeAtomicsTest, GridStrideMaskPointerOffset) {
+  // 4-byte keys: no wide-load suggestion (the copies are the gain).
+  Applicability A = prepareOn(privatize(), "atomics-buckets", "bucket_sizes");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  EXPECT_EQ(A.Suggestions.size(), 2u);
+  for (const Edit &S : A.Suggestions)
+    EXPECT_FALSE(S.getInt("vector_bytes"));
   expectRewrite(privatize(), "atomics-buckets",
                 makeEdit("privatize-atomics", "bucket_sizes"));
 }
