@@ -379,6 +379,15 @@ TEST(CatalogWarpReduceTest, TreeRefusals) {
       {Tree(D, St, L, Sp, "if (tid == 0) out[blockIdx.x] = *p;", G),
        "'p' is used other than as 'p[0]' after the loop"},
       {Tree(D, St, L, Sp, "", G), "the result 'p[0]' is not read after the loop"},
+      {[&] {
+         std::string Src = Tree(D, St, "for (s = blockDim.x / 2; s > 0; s >>= 1)",
+                                Sp, "if (tid == 0) out[blockIdx.x] = p[0] + s;",
+                                G);
+         Src.insert(Src.find("  p[tid] ="), "  int s;\n");
+         return Src;
+       }(),
+       "the stride 's' is used at 13:3 after the loop"},
+
       {Tree(D, St, L, Sp, "if (tid == 0) { out[blockIdx.x] = p[0]; return; }", G),
        "returns or jumps at"},
       {Tree("__shared__ bool p[256];", "p[tid] = in[tid] > 0;", L,
@@ -401,6 +410,19 @@ TEST(CatalogWarpReduceTest, TreeRefusals) {
         << "reason: " << A.Reason << "\nexpected: " << C.Why << "\n"
         << C.Src;
   }
+  // A block that cannot be seen is noted, with what the loop implies.
+  Applicability Unknown = prepareOn(
+      warpReduce(),
+      Tree(D, St, "for (int s = 128; s > 0; s >>= 1)", Sp, F,
+           "int b = n % 7 ? 256 : 128; k<<<n / b, b>>>(in, out, n);"),
+      "k");
+  EXPECT_TRUE(Unknown.Applies) << Unknown.Reason;
+  EXPECT_NE(Unknown.Reason.find("note: the block of k/launch0 ('b') is not a "
+                                "one-dimensional constant: it must be a power "
+                                "of two and a multiple of 32, 256 like the "
+                                "loop's start"),
+            std::string::npos)
+      << Unknown.Reason;
   // The pre-loop barrier is required: without it the original races.
   std::string NoPre = Tree(D, St, L, Sp, F, G);
   NoPre.replace(NoPre.find("__syncthreads();"), 16, "");

@@ -581,7 +581,10 @@ void TreeMatcher::checkLaunches(bool Tail, std::optional<int64_t> Start,
     auto Blocks = launchBlockSizesX(Ctx, One, Why);
     if (!Blocks || Blocks->size() != 1) {
       P.Notes.push_back(Why + ": it must be a power of two and a multiple "
-                              "of 32");
+                              "of 32" +
+                        (Start ? ", " + std::to_string(*Start * 2) +
+                                     " like the loop's start"
+                               : std::string()));
       continue;
     }
     int64_t B = Blocks->front();
@@ -881,6 +884,14 @@ Expected<TreePlan> TreeMatcher::match() {
                   " starts or ends inside a macro",
               Loop);
   P.Region = {LR->Begin, TR->End};
+
+  // A stride declared before the loop ends at 0 there; the rewrite drops
+  // the loop, so nothing after it may read the stride.
+  for (auto It = AfterIt; It != Stmts.end(); ++It)
+    if (mentions(*It, S))
+      return no("the stride '" + S->getName() + "' is used at " + at(*It) +
+                    " after the loop",
+                *It);
 
   // After the loop: thread 0 reads A[0]; nobody else reads the array.
   const IfStmt *Final = nullptr;
