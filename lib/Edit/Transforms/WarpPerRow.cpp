@@ -63,8 +63,8 @@ struct CachedArray {
   std::string Name; ///< the register array
 };
 
-/// The largest row length the loop \p L can run, when every launch (or
-/// template instantiation) fixes it at compile time.
+/// The largest row length a loop can run, when every launch (or template
+/// instantiation) fixes it at compile time; else why not.
 struct RowLength {
   std::optional<int64_t> Max;
   std::string WhyNot;
@@ -211,8 +211,6 @@ bool declaredIn(const clang::ValueDecl *D, const clang::Stmt *S,
          !SM.isBeforeInTranslationUnit(R.getEnd(), L);
 }
 
-
-
 /// The text of \p S as written, also when it begins or ends in a macro
 /// expansion (`j < COLS`).
 std::string writtenText(const EditContext &Ctx, const clang::Stmt *S) {
@@ -225,9 +223,10 @@ std::string writtenText(const EditContext &Ctx, const clang::Stmt *S) {
 
 /// The compile-time value of a non-type template parameter of \p Kernel in
 /// each of its instantiations; the largest, or nothing.
-std::optional<int64_t> largestInstantiation(const clang::FunctionDecl *Kernel,
-                                            const clang::NonTypeTemplateParmDecl *NT,
-                                            std::string &WhyNot) {
+std::optional<int64_t>
+largestInstantiation(const clang::FunctionDecl *Kernel,
+                     const clang::NonTypeTemplateParmDecl *NT,
+                     std::string &WhyNot) {
   const clang::FunctionTemplateDecl *FT =
       Kernel->getDescribedFunctionTemplate();
   if (!FT || NT->getDepth() != 0) {
@@ -240,7 +239,8 @@ std::optional<int64_t> largestInstantiation(const clang::FunctionDecl *Kernel,
     const clang::TemplateArgumentList *Args =
         Spec->getTemplateSpecializationArgs();
     if (!Args || NT->getIndex() >= Args->size() ||
-        Args->get(NT->getIndex()).getKind() != clang::TemplateArgument::Integral)
+        Args->get(NT->getIndex()).getKind() !=
+            clang::TemplateArgument::Integral)
       continue;
     int64_t V = Args->get(NT->getIndex()).getAsIntegral().getExtValue();
     Max = std::max(Max.value_or(V), V);
@@ -267,8 +267,9 @@ RowLength rowLength(const EditContext &Ctx, const Plan &P,
   const clang::Expr *End = L.Cond->getRHS();
   std::string EndText = writtenText(Ctx, End);
   std::optional<int64_t> Max = intValue(End, Ctx.AST);
-  const clang::ValueDecl *D = declOf(End);
+  const clang::ValueDecl *D = Max ? nullptr : declOf(End);
   if (Max) {
+    // A constant: a literal, a macro, a constexpr or static const.
   } else if (const auto *NT =
                  dyn_cast_or_null<clang::NonTypeTemplateParmDecl>(D)) {
     std::string Why;
@@ -840,10 +841,11 @@ Error WarpPerRow::planRegisters(const EditContext &Ctx, const Edit &E,
     CachedArray C;
     C.Array = D;
     clang::QualType T = D->getType();
-    clang::QualType Elem = T->isPointerType() ? T->getPointeeType()
-                           : T->isArrayType()
-                               ? clang::QualType(T->getArrayElementTypeNoTypeQual(), 0)
-                               : clang::QualType();
+    clang::QualType Elem;
+    if (T->isPointerType())
+      Elem = T->getPointeeType();
+    else if (T->isArrayType())
+      Elem = clang::QualType(T->getArrayElementTypeNoTypeQual(), 0);
     if (Elem.isNull())
       continue;
     C.ElemType = Elem.getUnqualifiedType().getAsString(
