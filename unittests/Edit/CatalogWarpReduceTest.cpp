@@ -41,7 +41,8 @@ void run(const float *x, float *out, int n) {
 }
 
 TEST(CatalogWarpReduceTest, GridStrideCountWithConversion) {
-  std::string Src = R"(__global__ void count(const float *x, int *hits, int n, float t) {
+  std::string Src =
+      R"(__global__ void count(const float *x, int *hits, int n, float t) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
     if (x[i] > t) atomicAdd(&hits[0], 1);
     if (x[i] < -t) atomicAdd(&hits[0], x[i] < -2 * t ? 2 : 1);
@@ -51,8 +52,9 @@ void run(const float *x, int *hits, int n) {
   count<<<528, dim3(128)>>>(x, hits, n, 0.5f);
 }
 )";
-  EXPECT_EQ(applyTo(warpReduce(), Src, makeEdit("warp-reduce", "count")),
-            R"(__global__ void count(const float *x, int *hits, int n, float t) {
+  EXPECT_EQ(
+      applyTo(warpReduce(), Src, makeEdit("warp-reduce", "count")),
+      R"(__global__ void count(const float *x, int *hits, int n, float t) {
   int warp_sum = 0;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
     if (x[i] > t) warp_sum += 1;
@@ -131,7 +133,8 @@ void run(const int *x, int *out, int n) { k<<<1, 256>>>(x, out, n); }
 // array with a constant start, `s /= 2`, threadIdx.x used directly and a
 // per-block store; a max over a loop to s > 32 and a volatile warp tail.
 TEST(CatalogWarpReduceTest, TreeBlockDimStartAtomicWithCast) {
-  std::string Src = R"(__global__ void k(const int *in, unsigned long long *total, int n) {
+  std::string Src =
+      R"(__global__ void k(const int *in, unsigned long long *total, int n) {
   __shared__ int acc[256];
   int me = threadIdx.x;
   acc[me] = me < n ? in[blockIdx.x * blockDim.x + me] : 0;
@@ -153,8 +156,9 @@ void run(const int *in, unsigned long long *t, int n) { k<<<(n + 255) / 256, 256
                       "step; thread 0 keeps its final statement");
   ASSERT_EQ(A.Suggestions.size(), 1u);
   EXPECT_FALSE(warpReduce().changesPrecision(A.Suggestions[0]));
-  EXPECT_EQ(applyTo(warpReduce(), Src, A.Suggestions[0]),
-            R"(__global__ void k(const int *in, unsigned long long *total, int n) {
+  EXPECT_EQ(
+      applyTo(warpReduce(), Src, A.Suggestions[0]),
+      R"(__global__ void k(const int *in, unsigned long long *total, int n) {
   __shared__ int acc[256 / 32];
   int me = threadIdx.x;
   int v = me < n ? in[blockIdx.x * blockDim.x + me] : 0;
@@ -176,7 +180,8 @@ void run(const int *in, unsigned long long *t, int n) { k<<<(n + 255) / 256, 256
 }
 
 TEST(CatalogWarpReduceTest, TreeConstantStartPerBlockStore) {
-  std::string Src = R"(__device__ float load(const float *p, int i, int n) { return i < n ? p[i] : 0.0f; }
+  std::string Src =
+      R"(__device__ float load(const float *p, int i, int n) { return i < n ? p[i] : 0.0f; }
 __global__ void k(const float *x, float *out, int n) {
   __shared__ float v[128];
   v[threadIdx.x] = load(x, blockIdx.x * 128 + threadIdx.x, n);
@@ -196,8 +201,9 @@ void run(const float *x, float *out, int n) { k<<<n / 128, dim3(128)>>>(x, out, 
   ASSERT_EQ(A.Suggestions.size(), 1u);
   EXPECT_TRUE(warpReduce().changesPrecision(A.Suggestions[0]));
   // The array is named v: the register gets a fresh name.
-  EXPECT_EQ(applyTo(warpReduce(), Src, A.Suggestions[0]),
-            R"(__device__ float load(const float *p, int i, int n) { return i < n ? p[i] : 0.0f; }
+  EXPECT_EQ(
+      applyTo(warpReduce(), Src, A.Suggestions[0]),
+      R"(__device__ float load(const float *p, int i, int n) { return i < n ? p[i] : 0.0f; }
 __global__ void k(const float *x, float *out, int n) {
   __shared__ float v[128 / 32];
   float v1 = load(x, blockIdx.x * 128 + threadIdx.x, n);
@@ -323,8 +329,9 @@ TEST(CatalogWarpReduceTest, TreeRefusals) {
   // Each source differs from a good tree in one way.
   auto Tree = [](const char *Decl, const char *Store, const char *Loop,
                  const char *Step, const char *After, const char *Launch) {
-    return std::string("__global__ void k(const float *in, float *out, int n) {\n"
-                       "  ") +
+    return std::string(
+               "__global__ void k(const float *in, float *out, int n) {\n"
+               "  ") +
            Decl + "\n  int tid = threadIdx.x;\n  " + Store +
            "\n  __syncthreads();\n  " + Loop + " {\n    if (tid < s)\n      " +
            Step + "\n    __syncthreads();\n  }\n  " + After +
@@ -368,8 +375,7 @@ TEST(CatalogWarpReduceTest, TreeRefusals) {
       {Tree(D, "if (tid < n) p[tid] = in[tid];", L, Sp, F, G),
        "other than by one plain store 'p[tid] = value;' that every thread "
        "runs"},
-      {Tree(D, "p[tid] = in[tid] + p[0];", L, Sp, F, G),
-       "reads 'p' itself"},
+      {Tree(D, "p[tid] = in[tid] + p[0];", L, Sp, F, G), "reads 'p' itself"},
       {Tree(D, St, L, Sp, "out[blockIdx.x * 256 + tid] = p[tid];", G),
        "'p' is read at"},
       {Tree(D, St, L, Sp, "if (tid == 0) out[blockIdx.x] = p[1];", G),
@@ -378,17 +384,19 @@ TEST(CatalogWarpReduceTest, TreeRefusals) {
        "'p' is written or its address taken at"},
       {Tree(D, St, L, Sp, "if (tid == 0) out[blockIdx.x] = *p;", G),
        "'p' is used other than as 'p[0]' after the loop"},
-      {Tree(D, St, L, Sp, "", G), "the result 'p[0]' is not read after the loop"},
+      {Tree(D, St, L, Sp, "", G),
+       "the result 'p[0]' is not read after the loop"},
       {[&] {
-         std::string Src = Tree(D, St, "for (s = blockDim.x / 2; s > 0; s >>= 1)",
-                                Sp, "if (tid == 0) out[blockIdx.x] = p[0] + s;",
-                                G);
+         std::string Src =
+             Tree(D, St, "for (s = blockDim.x / 2; s > 0; s >>= 1)", Sp,
+                  "if (tid == 0) out[blockIdx.x] = p[0] + s;", G);
          Src.insert(Src.find("  p[tid] ="), "  int s;\n");
          return Src;
        }(),
        "the stride 's' is used at 13:3 after the loop"},
 
-      {Tree(D, St, L, Sp, "if (tid == 0) { out[blockIdx.x] = p[0]; return; }", G),
+      {Tree(D, St, L, Sp, "if (tid == 0) { out[blockIdx.x] = p[0]; return; }",
+            G),
        "returns or jumps at"},
       {Tree("__shared__ bool p[256];", "p[tid] = in[tid] > 0;", L,
             "p[tid] += p[tid + s];", F, G),
@@ -411,11 +419,11 @@ TEST(CatalogWarpReduceTest, TreeRefusals) {
         << C.Src;
   }
   // A block that cannot be seen is noted, with what the loop implies.
-  Applicability Unknown = prepareOn(
-      warpReduce(),
-      Tree(D, St, "for (int s = 128; s > 0; s >>= 1)", Sp, F,
-           "int b = n % 7 ? 256 : 128; k<<<n / b, b>>>(in, out, n);"),
-      "k");
+  Applicability Unknown =
+      prepareOn(warpReduce(),
+                Tree(D, St, "for (int s = 128; s > 0; s >>= 1)", Sp, F,
+                     "int b = n % 7 ? 256 : 128; k<<<n / b, b>>>(in, out, n);"),
+                "k");
   EXPECT_TRUE(Unknown.Applies) << Unknown.Reason;
   EXPECT_NE(Unknown.Reason.find("note: the block of k/launch0 ('b') is not a "
                                 "one-dimensional constant: it must be a power "

@@ -1,4 +1,5 @@
-//===- WarpReduce.cpp - Reductions through warp shuffles -------------------===//
+//===- WarpReduce.cpp - Reductions through warp shuffles
+//-------------------===//
 //
 // Two shapes of reduction become warp shuffles.
 //
@@ -91,18 +92,18 @@ struct TreePlan {
   std::string ArrayName;
   std::string ElemType; ///< the register's type (no qualifiers)
   ReduceOp Op = ReduceOp::Sum;
-  std::string Fn;      ///< max/min function as written ("fmaxf")
+  std::string Fn;        ///< max/min function as written ("fmaxf")
   bool Floating = false; ///< floating point or unknown (template)
   /// The declaration: its size expression is replaced by NewSize, or (for
   /// an array without a size) the whole declaration by NewDecl.
   Range Size, Decl;
   std::string NewSize, NewDecl;
-  Range Store;            ///< `A[tid] = value;`
-  std::string StoreValue; ///< value, as written
+  Range Store;                  ///< `A[tid] = value;`
+  std::string StoreValue;       ///< value, as written
   std::optional<Range> PreSync; ///< the barrier before the loop, removed
-  Range Region;           ///< the loop and its warp tail
-  std::vector<Range> Finals; ///< `A[0]` in thread 0's statement
-  std::string Tid;        ///< thread index, as written in the loop's guard
+  Range Region;                 ///< the loop and its warp tail
+  std::vector<Range> Finals;    ///< `A[0]` in thread 0's statement
+  std::string Tid; ///< thread index, as written in the loop's guard
   std::vector<std::string> Notes;
   std::string Description;
 };
@@ -116,7 +117,9 @@ struct WarpReducePlan {
   bool Reassociates = true;
 };
 
-const Expr *strip(const Expr *E) { return E ? E->IgnoreParenImpCasts() : nullptr; }
+const Expr *strip(const Expr *E) {
+  return E ? E->IgnoreParenImpCasts() : nullptr;
+}
 
 /// A binary operation, built in or (in templates) a dependent operator call.
 struct Binary {
@@ -135,13 +138,26 @@ std::optional<Binary> binaryOf(const Stmt *S) {
     return std::nullopt;
   std::optional<BinaryOperatorKind> K;
   switch (C->getOperator()) {
-  case OO_Plus: K = BO_Add; break;
-  case OO_PlusEqual: K = BO_AddAssign; break;
-  case OO_Equal: K = BO_Assign; break;
-  case OO_Less: K = BO_LT; break;
-  case OO_Greater: K = BO_GT; break;
-  case OO_EqualEqual: K = BO_EQ; break;
-  default: break;
+  case OO_Plus:
+    K = BO_Add;
+    break;
+  case OO_PlusEqual:
+    K = BO_AddAssign;
+    break;
+  case OO_Equal:
+    K = BO_Assign;
+    break;
+  case OO_Less:
+    K = BO_LT;
+    break;
+  case OO_Greater:
+    K = BO_GT;
+    break;
+  case OO_EqualEqual:
+    K = BO_EQ;
+    break;
+  default:
+    break;
   }
   if (!K)
     return std::nullopt;
@@ -367,8 +383,8 @@ Error TreeMatcher::matchLoop(const ForStmt *L, bool &Tail,
   // Start: `int s = X` or `s = X`.
   const Expr *Init = nullptr;
   if (const auto *DS = dyn_cast_or_null<DeclStmt>(L->getInit())) {
-    const auto *V = DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl())
-                                       : nullptr;
+    const auto *V =
+        DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl()) : nullptr;
     if (V == S)
       Init = V->getInit();
   } else if (auto B = binaryOf(L->getInit());
@@ -444,9 +460,9 @@ Error TreeMatcher::matchTail(const Stmt *St) {
   auto Shape = [&] {
     return "the tree loop stops at 32 but is not followed by a warp tail 'if "
            "(" +
-           P.Tid + " < 32) { " + P.ArrayName + "[" + P.Tid + "] += " +
-           P.ArrayName + "[" + P.Tid + " + 32]; ... " + P.ArrayName + "[" +
-           P.Tid + "] += " + P.ArrayName + "[" + P.Tid + " + 1]; }'";
+           P.Tid + " < 32) { " + P.ArrayName + "[" + P.Tid +
+           "] += " + P.ArrayName + "[" + P.Tid + " + 32]; ... " + P.ArrayName +
+           "[" + P.Tid + "] += " + P.ArrayName + "[" + P.Tid + " + 1]; }'";
   };
   const auto *If = dyn_cast_or_null<IfStmt>(St);
   if (!If || If->getElse() || If->getInit() || If->getConditionVariable())
@@ -580,16 +596,17 @@ void TreeMatcher::checkLaunches(bool Tail, std::optional<int64_t> Start,
     std::string Why;
     auto Blocks = launchBlockSizesX(Ctx, One, Why);
     if (!Blocks || Blocks->size() != 1) {
-      P.Notes.push_back(Why + ": it must be a power of two and a multiple "
-                              "of 32" +
-                        (Start ? ", " + std::to_string(*Start * 2) +
-                                     " like the loop's start"
-                               : std::string()));
+      P.Notes.push_back(
+          Why +
+          ": it must be a power of two and a multiple "
+          "of 32" +
+          (Start ? ", " + std::to_string(*Start * 2) + " like the loop's start"
+                 : std::string()));
       continue;
     }
     int64_t B = Blocks->front();
-    std::string Launch = "launch " + L.Id + " uses blocks of " +
-                         std::to_string(B) + " threads";
+    std::string Launch =
+        "launch " + L.Id + " uses blocks of " + std::to_string(B) + " threads";
     if (B % 32 != 0 || !isPowerOf2(B)) {
       Err = no(Launch + ": the tree needs a power of two, the shuffles a "
                         "multiple of 32");
@@ -630,7 +647,8 @@ Expected<TreePlan> TreeMatcher::match() {
   });
   if (LoopIt == Stmts.end()) {
     for (const Stmt *X : Stmts)
-      if (isa<ForStmt, WhileStmt, DoStmt>(X) && callsFunction(X, "__syncthreads"))
+      if (isa<ForStmt, WhileStmt, DoStmt>(X) &&
+          callsFunction(X, "__syncthreads"))
         return no("the loop at " + at(X) +
                       " is not a tree loop 'for (... s = ...; s > 0; s >>= 1)'",
                   X);
@@ -657,12 +675,10 @@ Expected<TreePlan> TreeMatcher::match() {
   }
   auto Shape = [&] {
     return std::string("'if (tid < ") + S->getName().str() +
-           ") a[tid] += a[tid + " + S->getName().str() +
-           "]; __syncthreads();'";
+           ") a[tid] += a[tid + " + S->getName().str() + "]; __syncthreads();'";
   };
   if (!Guard || Other)
-    return no("the body of the tree loop at " + at(Loop) + " is not " +
-                  Shape(),
+    return no("the body of the tree loop at " + at(Loop) + " is not " + Shape(),
               Loop);
   if (!Sync)
     return no("the tree loop at " + at(Loop) +
@@ -733,8 +749,8 @@ Expected<TreePlan> TreeMatcher::match() {
                   "': warp shuffles move integers and floating-point values "
                   "only",
               AV);
-  P.ElemType = Elem.getUnqualifiedType().getAsString(
-      Ctx.AST.getPrintingPolicy());
+  P.ElemType =
+      Elem.getUnqualifiedType().getAsString(Ctx.AST.getPrintingPolicy());
   // The element type as written ("unsigned", "T", a typedef), without
   // qualifiers such as volatile.
   if (auto ATL = AV->getTypeSourceInfo()
@@ -762,15 +778,17 @@ Expected<TreePlan> TreeMatcher::match() {
                   "the loop",
               AV);
   if (!cast<DeclStmt>(*DeclIt)->isSingleDecl())
-    return no("'" + P.ArrayName + "' is declared together with other "
-                                  "variables; declare it on its own",
+    return no("'" + P.ArrayName +
+                  "' is declared together with other "
+                  "variables; declare it on its own",
               *DeclIt);
   {
     // `__shared__` itself is a macro in the SDK's headers.
     auto DR = span(*DeclIt, true, /*AllowMacroEnds=*/true);
     if (!DR)
-      return no("the declaration of '" + P.ArrayName + "' is written with a "
-                                                       "macro",
+      return no("the declaration of '" + P.ArrayName +
+                    "' is written with a "
+                    "macro",
                 *DeclIt);
     P.Decl = *DR;
     TypeLoc TL = AV->getTypeSourceInfo()->getTypeLoc().getUnqualifiedLoc();
@@ -809,8 +827,7 @@ Expected<TreePlan> TreeMatcher::match() {
     if (!mentions(X, AV))
       continue;
     auto B = binaryOf(X);
-    const Expr *Idx =
-        B && B->Op == BO_Assign ? indexInto(B->L, AV) : nullptr;
+    const Expr *Idx = B && B->Op == BO_Assign ? indexInto(B->L, AV) : nullptr;
     if (!Idx)
       return no("'" + P.ArrayName + "' is used at " + at(X) +
                     " before the loop other than by one plain store '" +
@@ -871,8 +888,7 @@ Expected<TreePlan> TreeMatcher::match() {
   auto AfterIt = LoopIt + 1;
   if (Tail) {
     if (AfterIt == Stmts.end())
-      return no("the tree loop stops at 32 but no warp tail follows it",
-                Loop);
+      return no("the tree loop stops at 32 but no warp tail follows it", Loop);
     if (Error Err = matchTail(*AfterIt))
       return std::move(Err);
     ++AfterIt;
@@ -880,8 +896,7 @@ Expected<TreePlan> TreeMatcher::match() {
   auto LR = span(Loop, true);
   auto TR = span(*(AfterIt - 1), true);
   if (!LR || !TR)
-    return no("the tree loop at " + at(Loop) +
-                  " starts or ends inside a macro",
+    return no("the tree loop at " + at(Loop) + " starts or ends inside a macro",
               Loop);
   P.Region = {LR->Begin, TR->End};
 
@@ -927,14 +942,14 @@ Expected<TreePlan> TreeMatcher::match() {
   if (!P.NewDecl.empty()) {
     // Size the per-warp array from the launches when all are known.
     std::string Why;
-    if (auto Blocks = launchBlockSizesX(Ctx, Info, Why); Blocks && !Blocks->empty())
-      P.NewDecl = "__shared__ " +
-                  Elem.getAsString(Ctx.AST.getPrintingPolicy()) + " " +
-                  P.ArrayName + "[" +
-                  std::to_string(*std::max_element(Blocks->begin(),
-                                                   Blocks->end()) /
-                                 32) +
-                  "];";
+    if (auto Blocks = launchBlockSizesX(Ctx, Info, Why);
+        Blocks && !Blocks->empty())
+      P.NewDecl =
+          "__shared__ " + Elem.getAsString(Ctx.AST.getPrintingPolicy()) + " " +
+          P.ArrayName + "[" +
+          std::to_string(*std::max_element(Blocks->begin(), Blocks->end()) /
+                         32) +
+          "];";
   }
 
   static const char *OpNames[] = {"+", "max", "min"};
@@ -1040,9 +1055,8 @@ private:
                                             const Edit &E,
                                             const WarpReducePlan &Plan) const {
     const TreePlan &T = Plan.T;
-    StringRef KText =
-        Ctx.Code.slice(Plan.Kernel.Info->Range.Begin.Offset,
-                       Plan.Kernel.Info->Range.End.Offset);
+    StringRef KText = Ctx.Code.slice(Plan.Kernel.Info->Range.Begin.Offset,
+                                     Plan.Kernel.Info->Range.End.Offset);
     std::string V = freshName(KText, "v");
     std::string Off = freshName(KText, "off");
     std::string Indent = indentationAt(Ctx.Code, T.Region.Begin);
@@ -1051,8 +1065,8 @@ private:
                            ? V + " += " + Shfl + ";"
                            : V + " = " + T.Fn + "(" + V + ", " + Shfl + ");";
     std::string Fill = T.Op == ReduceOp::Sum ? "0" : T.ArrayName + "[0]";
-    std::string Loop = "for (int " + Off + " = 16; " + Off + " > 0; " + Off +
-                       " /= 2)";
+    std::string Loop =
+        "for (int " + Off + " = 16; " + Off + " > 0; " + Off + " /= 2)";
     std::string Tid = parenthesize(T.Tid);
     std::vector<std::string> Lines = {
         Loop,
@@ -1108,9 +1122,9 @@ private:
     return R;
   }
 
-  Expected<tooling::Replacements>
-  applyAtomics(const EditContext &Ctx, const Edit &E,
-               const WarpReducePlan &WP) const {
+  Expected<tooling::Replacements> applyAtomics(const EditContext &Ctx,
+                                               const Edit &E,
+                                               const WarpReducePlan &WP) const {
     const AtomicsPlan *Plan = &WP.Atomics;
     const auto *Body = cast<CompoundStmt>(WP.Kernel.Decl->getBody());
     const SourceManager &SM = Ctx.AST.getSourceManager();
@@ -1133,20 +1147,21 @@ private:
       std::string V = exprText(Ctx, C->getArg(1));
       if (Plan->NeedsCast)
         V = "static_cast<" + Plan->Type + ">(" + V + ")";
-      if (Error Err = addReplacement(
-              R, replaceSpan(Ctx, *Span, Acc + " += " + V), E))
+      if (Error Err =
+              addReplacement(R, replaceSpan(Ctx, *Span, Acc + " += " + V), E))
         return std::move(Err);
     }
     unsigned RBrace = SM.getFileOffset(SM.getExpansionLoc(Body->getRBracLoc()));
-    std::string Tail =
-        Indent + "for (int " + Off + " = 16; " + Off + " > 0; " + Off +
-        " /= 2)\n" + Indent + "  " + Acc + " += __shfl_down_sync(0xffffffffu, " +
-        Acc + ", " + Off + ");\n" + Indent + "if (threadIdx.x % 32 == 0)\n" +
-        Indent + "  atomicAdd(" + Plan->Target + ", " + Acc + ");\n";
+    std::string Tail = Indent + "for (int " + Off + " = 16; " + Off + " > 0; " +
+                       Off + " /= 2)\n" + Indent + "  " + Acc +
+                       " += __shfl_down_sync(0xffffffffu, " + Acc + ", " + Off +
+                       ");\n" + Indent + "if (threadIdx.x % 32 == 0)\n" +
+                       Indent + "  atomicAdd(" + Plan->Target + ", " + Acc +
+                       ");\n";
     // Insert at the start of the closing brace's line.
     unsigned LineStart = RBrace;
-    while (LineStart > 0 && (Ctx.Code[LineStart - 1] == ' ' ||
-                             Ctx.Code[LineStart - 1] == '\t'))
+    while (LineStart > 0 &&
+           (Ctx.Code[LineStart - 1] == ' ' || Ctx.Code[LineStart - 1] == '\t'))
       --LineStart;
     if (LineStart == 0 || Ctx.Code[LineStart - 1] != '\n') {
       Tail = "\n" + Tail;
@@ -1253,7 +1268,8 @@ private:
       QualType PT = C->getArg(0)->IgnoreImpCasts()->getType();
       if (!PT->isPointerType())
         return No("the atomic's address is not a pointer", Pos);
-      QualType VT = PT->getPointeeType().getCanonicalType().getUnqualifiedType();
+      QualType VT =
+          PT->getPointeeType().getCanonicalType().getUnqualifiedType();
       std::string Type;
       if (VT == Ctx.AST.FloatTy)
         Type = "float";
