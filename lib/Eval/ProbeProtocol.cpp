@@ -407,6 +407,29 @@ llvm::Expected<ProbeResult> readProbeResult(llvm::StringRef JSONText) {
   });
 }
 
+std::optional<unsigned> stagedLastOrdinal(long RefLaunches,
+                                          unsigned VerifyFirst,
+                                          bool VerifyLast,
+                                          bool HasSnapshotAtLast) {
+  if (!VerifyLast || !HasSnapshotAtLast ||
+      RefLaunches <= static_cast<long>(VerifyFirst))
+    return std::nullopt;
+  return static_cast<unsigned>(RefLaunches - 1);
+}
+
+CandidateAction candidateAction(unsigned Ordinal, bool HasSnapshot,
+                                std::optional<unsigned> RefLast,
+                                unsigned VerifyFirst) {
+  if (!RefLast)
+    return HasSnapshot ? CandidateAction::Verify : CandidateAction::None;
+  // A first launch of the reference, even one past this run's VerifyFirst
+  // (a reference made with other options), is matched by its ordinal.
+  if (HasSnapshot && Ordinal != *RefLast)
+    return CandidateAction::Verify;
+  return Ordinal >= VerifyFirst ? CandidateAction::StageLast
+                                : CandidateAction::None;
+}
+
 std::string kernelBaseName(llvm::StringRef Demangled) {
   // Drop the parameter list: the last top-level "(...)" that ends the name.
   llvm::StringRef S = Demangled.trim();

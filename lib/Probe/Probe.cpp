@@ -139,10 +139,14 @@ struct ProbeState {
   std::unique_ptr<SnapshotStore> Store;
   std::map<std::string, unsigned> Launches; ///< per kernel base name
   Pool Scratch;
-  /// Reference run, VerifyLast: per kernel, the latest launch after the
-  /// first few, kept on the device until the program ends (only then is it
-  /// known to be the last).
+  /// VerifyLast: per kernel, the latest launch after the first few, kept
+  /// on the device until the program ends (only then is it known to be the
+  /// last). The reference saves it; a candidate compares it with the
+  /// reference's staged last launch, whatever its own ordinal.
   std::map<std::string, std::unique_ptr<Launch>> PendingLast;
+  /// Candidate run: kernel -> (its last launch, the reference's last) when
+  /// they were compared although their ordinals differ.
+  std::map<std::string, std::pair<unsigned, unsigned>> LastMatchedAcross;
   RangeProfiler Profiler;
   bool ProfilerTried = false;
   std::vector<CUevent> Events;
@@ -596,8 +600,9 @@ bool compareUploaded(const Buffer &B, const std::vector<uint8_t> &Expected,
 
 /// Compares the launch's buffers with the reference's snapshots, on the GPU
 /// unless the config asks for the host (a buffer the device cannot compare
-/// is copied back and compared on the host).
-void verifyCandidate(Launch &L, std::string &Error) {
+/// is copied back and compared on the host). CanRelaunch: the launch can be
+/// replayed from a poisoned start (not a staged launch, read at exit).
+void verifyCandidate(Launch &L, std::string &Error, bool CanRelaunch) {
   ProbeState &S = state();
   size_t N = L.Buffers.size();
   bool Device = !S.Config.CompareOnHost && S.Kernels.load().empty();
@@ -663,7 +668,7 @@ void verifyCandidate(Launch &L, std::string &Error) {
   bool AllOk =
       std::all_of(Checks.begin(), Checks.end(),
                   [](const BufferCheck &C) { return C.Status == "ok"; });
-  bool Poisons = AllOk && std::any_of(Refs.begin(), Refs.end(),
+  bool Poisons = CanRelaunch && AllOk && std::any_of(Refs.begin(), Refs.end(),
                                       [](const SnapshotEntry *R) {
                                         return R && R->PoisonChecked;
                                       });
@@ -886,6 +891,18 @@ void finishInPlace(Launch &L) {
 // Callbacks
 //===-------------------------------------------------------------------===//
 
+/// Candidate run: the reference's staged last launch of Kernel, if any.
+std::optional<unsigned> referenceLast(const std::string &Kernel) {
+  ProbeState &S = state();
+  if (!S.Store)
+    return std::nullopt;
+  long Count = S.Store->launchCount(Kernel);
+  return stagedLastOrdinal(Count, S.Config.VerifyFirst, S.Config.VerifyLast,
+                           Count > 0 && S.Store->hasLaunch(
+                                            Kernel, static_cast<unsigned>(
+                                                        Count - 1)));
+}
+
 Action actionFor(const std::string &Kernel, unsigned Ordinal) {
   ProbeState &S = state();
   const ProbeConfig &C = S.Config;
@@ -894,9 +911,20 @@ Action actionFor(const std::string &Kernel, unsigned Ordinal) {
     if (Ordinal < C.VerifyFirst)
       return Action::Verify;
     return C.VerifyLast ? Action::StageLast : Action::None;
-  case ProbeMode::Candidate:
-    return S.Store && S.Store->hasLaunch(Kernel, Ordinal) ? Action::Verify
-                                                          : Action::None;
+  case ProbeMode::Candidate: {
+    if (!S.Store)
+      return Action::None;
+    switch (candidateAction(Ordinal, S.Store->hasLaunch(Kernel, Ordinal),
+                            referenceLast(Kernel), C.VerifyFirst)) {
+    case CandidateAction::Verify:
+      return Action::Verify;
+    case CandidateAction::StageLast:
+      return Action::StageLast;
+    case CandidateAction::None:
+      return Action::None;
+    }
+    return Action::None;
+  }
   case ProbeMode::Time:
     return Ordinal < C.TimeLaunches ? Action::Time : Action::None;
   case ProbeMode::Metrics:
@@ -1032,12 +1060,27 @@ void onLaunchEnter(CUpti_CallbackId Id, const CUpti_CallbackData *Data) {
 }
 
 void finishStaged(Launch &L) {
+  ProbeState &S = state();
   std::string Error;
+  // The program may have destroyed the launch's stream by now.
+  L.Stream = nullptr;
   if (ok(cuCtxSynchronize(), "cuCtxSynchronize", Error)) {
-    // After holds the post-launch state; verifyReference reads Base.
+    // After holds the post-launch state; the verifiers read Base.
     for (Buffer &B : L.Buffers)
       std::swap(B.Base, B.After);
-    verifyReference(L, Error);
+    if (S.Config.Mode == ProbeMode::Candidate) {
+      // The record names the reference launch it was compared with, which
+      // is what the evaluator matches.
+      std::optional<unsigned> RefLast = referenceLast(L.Kernel);
+      if (RefLast && *RefLast != L.Record.Ordinal)
+        S.LastMatchedAcross[L.Kernel] = {L.Record.Ordinal, *RefLast};
+      if (RefLast) {
+        L.Record.Ordinal = *RefLast;
+        verifyCandidate(L, Error, /*CanRelaunch=*/false);
+      }
+    } else {
+      verifyReference(L, Error);
+    }
     for (Buffer &B : L.Buffers)
       std::swap(B.Base, B.After);
   }
@@ -1068,7 +1111,7 @@ void onLaunchExit(const CUpti_CallbackData *Data) {
         if (S.Config.Mode == ProbeMode::Reference)
           verifyReference(*L, Error);
         else
-          verifyCandidate(*L, Error);
+          verifyCandidate(*L, Error, /*CanRelaunch=*/true);
       }
       break;
     case Action::StageLast:
@@ -1154,10 +1197,19 @@ void finalize(bool AtExit) {
           continue;
         Any = true;
         long Expected = S.Store->launchCount(Name);
-        if (Expected >= 0 && Expected != static_cast<long>(Count))
-          error("kernel " + Name + " was launched " + std::to_string(Count) +
-                " times, the reference launched it " +
-                std::to_string(Expected) + " times");
+        if (Expected < 0 || Expected == static_cast<long>(Count))
+          continue;
+        std::string Message = "kernel " + Name + " was launched " +
+                              std::to_string(Count) +
+                              " times, the reference launched it " +
+                              std::to_string(Expected) + " times";
+        auto Across = S.LastMatchedAcross.find(Name);
+        if (Across != S.LastMatchedAcross.end())
+          Message += " (its last launch, " +
+                     std::to_string(Across->second.first) +
+                     ", was compared with the reference's last, " +
+                     std::to_string(Across->second.second) + ")";
+        error(Message);
       }
       if (!Any)
         error("target kernel '" + K.Name + "' was never launched");

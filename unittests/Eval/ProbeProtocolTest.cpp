@@ -272,3 +272,47 @@ TEST(KernelNameTest, Matching) {
 }
 
 } // namespace
+
+TEST(StagedLastTest, OnlyAfterTheFirstLaunchesAndWhenSaved) {
+  EXPECT_EQ(stagedLastOrdinal(130, 3, true, true), std::optional<unsigned>(129));
+  EXPECT_EQ(stagedLastOrdinal(130, 3, false, true), std::nullopt);
+  EXPECT_EQ(stagedLastOrdinal(130, 3, true, false), std::nullopt);
+  // Every launch was among the first: none was staged.
+  EXPECT_EQ(stagedLastOrdinal(3, 3, true, true), std::nullopt);
+  EXPECT_EQ(stagedLastOrdinal(4, 3, true, true), std::optional<unsigned>(3));
+  // An old reference without a launch count.
+  EXPECT_EQ(stagedLastOrdinal(-1, 3, true, true), std::nullopt);
+}
+
+TEST(StagedLastTest, LastMatchedByBeingLastNotByOrdinal) {
+  // The reference launched 130 times (snapshots 0-2 and 129); this run
+  // launches 330 times: launch 129 is somewhere in the middle and must not
+  // be compared with the reference's 129. Every launch past the first is
+  // staged, and the last one kept is compared at exit.
+  std::optional<unsigned> Last = 129;
+  EXPECT_EQ(candidateAction(0, true, Last, 3), CandidateAction::Verify);
+  EXPECT_EQ(candidateAction(2, true, Last, 3), CandidateAction::Verify);
+  EXPECT_EQ(candidateAction(3, false, Last, 3), CandidateAction::StageLast);
+  EXPECT_EQ(candidateAction(129, true, Last, 3), CandidateAction::StageLast);
+  EXPECT_EQ(candidateAction(329, false, Last, 3), CandidateAction::StageLast);
+}
+
+TEST(StagedLastTest, WithoutAStagedLastOrdinalsDecide) {
+  EXPECT_EQ(candidateAction(1, true, std::nullopt, 3), CandidateAction::Verify);
+  EXPECT_EQ(candidateAction(7, false, std::nullopt, 3), CandidateAction::None);
+  // A reference made with VerifyLast off or an older probe: its snapshot at
+  // 5 is compared by ordinal.
+  EXPECT_EQ(candidateAction(5, true, std::nullopt, 3), CandidateAction::Verify);
+}
+
+TEST(StagedLastTest, FirstLaunchesOfAReferenceWithMoreAreStillMatched) {
+  // The reference verified its first 5 launches; this run's VerifyFirst
+  // is 3: launches 3 and 4 are still compared by ordinal, not staged.
+  std::optional<unsigned> Last = 40;
+  EXPECT_EQ(candidateAction(3, true, Last, 3), CandidateAction::Verify);
+  EXPECT_EQ(candidateAction(4, true, Last, 3), CandidateAction::Verify);
+  EXPECT_EQ(candidateAction(5, false, Last, 3), CandidateAction::StageLast);
+  // This run's VerifyFirst is larger: launches below it without a
+  // snapshot are left alone.
+  EXPECT_EQ(candidateAction(4, false, Last, 6), CandidateAction::None);
+}

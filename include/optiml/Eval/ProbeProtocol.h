@@ -157,6 +157,34 @@ llvm::Expected<ProbeConfig> readProbeConfig(llvm::StringRef JSONText);
 std::string writeProbeResult(const ProbeResult &R);
 llvm::Expected<ProbeResult> readProbeResult(llvm::StringRef JSONText);
 
+/// Which of the reference's launches of a kernel was its staged last one:
+/// RefLaunches-1 when the reference verified its last launch (VerifyLast)
+/// and that launch came after the first VerifyFirst, else none.
+/// HasSnapshotAtLast: the reference saved buffers for launch RefLaunches-1.
+std::optional<unsigned> stagedLastOrdinal(long RefLaunches,
+                                          unsigned VerifyFirst,
+                                          bool VerifyLast,
+                                          bool HasSnapshotAtLast);
+
+/// What a candidate run does with the Ordinal-th launch of a kernel.
+enum class CandidateAction {
+  None,
+  /// Compare right after the launch with the reference's launch Ordinal.
+  Verify,
+  /// Keep the launch on the device; the kernel's last kept launch is
+  /// compared at exit with the reference's staged last launch.
+  StageLast,
+};
+/// The first launches are matched by ordinal; the last by being last. A
+/// program whose launch count depends on its own timing (a benchmark loop
+/// sized from a warm-up) launches a kernel a different number of times
+/// under the probe's per-launch copies than without them, so the
+/// candidate's launch RefLast is then some other launch of the kernel.
+/// HasSnapshot: the reference saved buffers for launch Ordinal.
+CandidateAction candidateAction(unsigned Ordinal, bool HasSnapshot,
+                                std::optional<unsigned> RefLast,
+                                unsigned VerifyFirst);
+
 /// The kernel name ProbeKernel::Name is matched against: a demangled name
 /// without return type and parameter list ("void ns::k<int>(int*)" gives
 /// "ns::k<int>").
