@@ -441,4 +441,20 @@ TEST(CatalogWarpReduceTest, TreeRefusals) {
       << A.Reason;
 }
 
+TEST(CatalogWarpReduceTest, AtomicsBesideSharedMemoryWithoutTree) {
+  // Shared memory that is not a tree does not hide per-thread atomics.
+  std::string Src = R"(__global__ void k(const float *x, float *out) {
+  __shared__ float w[1];
+  if (threadIdx.x == 0) w[0] = x[0];
+  __syncthreads();
+  atomicAdd(out, x[blockIdx.x * blockDim.x + threadIdx.x] * w[0]);
+}
+void run(const float *x, float *out) { k<<<4, 64>>>(x, out); }
+)";
+  Applicability A = prepareOn(warpReduce(), Src, "k");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  EXPECT_EQ(A.Reason, "1 atomicAdd(s) per thread into 'out', the same "
+                      "address for every thread: one per warp instead");
+}
+
 } // namespace

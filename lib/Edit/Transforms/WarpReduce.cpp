@@ -203,6 +203,9 @@ public:
         Written(writtenVars(Body)) {}
 
   Expected<TreePlan> match();
+  /// Whether match() found a loop halving a stride (a tree, maybe one it
+  /// refused).
+  bool foundLoop() const { return S != nullptr; }
 
 private:
   const EditContext &Ctx;
@@ -1035,16 +1038,21 @@ private:
     if (!Body || Body->body_empty())
       return reject(E, "not-applicable",
                     "kernel '" + E.Target + "': has no body");
-    // A kernel with shared memory and barriers is read as a tree; anything
-    // else as per-thread atomics.
+    // A kernel with shared memory and barriers is read as a tree; one
+    // without a tree loop but with atomics (shared memory used otherwise)
+    // and any other kernel as per-thread atomics.
     if (!K->Info->Shared.empty() && !K->Info->Syncthreads.empty()) {
-      auto T = TreeMatcher(Ctx, E, *K).match();
-      if (!T)
+      TreeMatcher M(Ctx, E, *K);
+      auto T = M.match();
+      if (T) {
+        Plan.Tree = true;
+        Plan.T = std::move(*T);
+        Plan.Reassociates = Plan.T.Op == ReduceOp::Sum && Plan.T.Floating;
+        return Plan;
+      }
+      if (M.foundLoop() || K->Info->Atomics.empty())
         return T.takeError();
-      Plan.Tree = true;
-      Plan.T = std::move(*T);
-      Plan.Reassociates = Plan.T.Op == ReduceOp::Sum && Plan.T.Floating;
-      return Plan;
+      consumeError(T.takeError());
     }
     if (Error Err = analyzeAtomics(Ctx, E, &*K, Plan))
       return std::move(Err);
