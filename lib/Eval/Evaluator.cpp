@@ -815,7 +815,11 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
   }
 
   // 5. The candidate against the reference (only with --against).
-  if (!SelfOnly && V.Status == VerifyStatus::Deterministic) {
+  if (!SelfOnly && V.Status == VerifyStatus::Deterministic &&
+      !Opts.VerifyCandidate) {
+    Rep.Notes.push_back("the candidate was timed, not verified, in this "
+                        "evaluation");
+  } else if (!SelfOnly && V.Status == VerifyStatus::Deterministic) {
     VerifyReport CV;
     CV.Notes = V.Notes;
     Tolerance Tol = Calibrated;

@@ -249,6 +249,21 @@ TEST_F(ReferenceTest, TimeOriginalOnRequest) {
   EXPECT_EQ(runs("orig reference"), 1u);
 }
 
+TEST_F(ReferenceTest, TimingRoundsNeedNoVerification) {
+  std::string Orig = program("orig", good(1.0));
+  OriginalReference Ref = prepare(Orig);
+  EvalOptions O = Opts;
+  O.VerifyCandidate = false;
+  O.TimeOriginal = false;
+  O.Metrics = false;
+  std::string Cand = program("cand", good(0.5));
+  EvalReport R = eval(Cand, Orig, &Ref, O);
+  EXPECT_EQ(labels(R), std::vector<std::string>{"time"});
+  EXPECT_DOUBLE_EQ(R.Kernels[0].Time.MedianMs, 0.5);
+  EXPECT_NE(R.Verify.Status, VerifyStatus::Verified);
+  EXPECT_EQ(runs("cand candidate"), 0u);
+}
+
 TEST_F(ReferenceTest, ChangedOriginalIsRunAgain) {
   std::string Orig = program("orig", good());
   OriginalReference Ref = prepare(Orig);

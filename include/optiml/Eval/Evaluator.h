@@ -69,6 +69,9 @@ struct EvalOptions {
   llvm::raw_ostream *Log = nullptr;
   /// Time the original alongside the candidate (with an original only).
   bool TimeOriginal = true;
+  /// Verify the candidate against the original (with an original only);
+  /// off for timing rounds of a candidate already verified.
+  bool VerifyCandidate = true;
 };
 
 struct EvalInput {
