@@ -408,8 +408,7 @@ llvm::Expected<ProbeResult> readProbeResult(llvm::StringRef JSONText) {
 }
 
 std::optional<unsigned> stagedLastOrdinal(long RefLaunches,
-                                          unsigned VerifyFirst,
-                                          bool VerifyLast,
+                                          unsigned VerifyFirst, bool VerifyLast,
                                           bool HasSnapshotAtLast) {
   if (!VerifyLast || !HasSnapshotAtLast ||
       RefLaunches <= static_cast<long>(VerifyFirst))

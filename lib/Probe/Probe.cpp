@@ -668,10 +668,10 @@ void verifyCandidate(Launch &L, std::string &Error, bool CanRelaunch) {
   bool AllOk =
       std::all_of(Checks.begin(), Checks.end(),
                   [](const BufferCheck &C) { return C.Status == "ok"; });
-  bool Poisons = CanRelaunch && AllOk && std::any_of(Refs.begin(), Refs.end(),
-                                      [](const SnapshotEntry *R) {
-                                        return R && R->PoisonChecked;
-                                      });
+  bool Poisons =
+      CanRelaunch && AllOk &&
+      std::any_of(Refs.begin(), Refs.end(),
+                  [](const SnapshotEntry *R) { return R && R->PoisonChecked; });
   // What the program's own launch left, to put back after the relaunches:
   // a device copy when there is room, else host copies.
   bool AfterOnDevice = false;
@@ -897,10 +897,10 @@ std::optional<unsigned> referenceLast(const std::string &Kernel) {
   if (!S.Store)
     return std::nullopt;
   long Count = S.Store->launchCount(Kernel);
+  bool Saved =
+      Count > 0 && S.Store->hasLaunch(Kernel, static_cast<unsigned>(Count - 1));
   return stagedLastOrdinal(Count, S.Config.VerifyFirst, S.Config.VerifyLast,
-                           Count > 0 && S.Store->hasLaunch(
-                                            Kernel, static_cast<unsigned>(
-                                                        Count - 1)));
+                           Saved);
 }
 
 Action actionFor(const std::string &Kernel, unsigned Ordinal) {

@@ -274,7 +274,8 @@ TEST(KernelNameTest, Matching) {
 } // namespace
 
 TEST(StagedLastTest, OnlyAfterTheFirstLaunchesAndWhenSaved) {
-  EXPECT_EQ(stagedLastOrdinal(130, 3, true, true), std::optional<unsigned>(129));
+  EXPECT_EQ(stagedLastOrdinal(130, 3, true, true),
+            std::optional<unsigned>(129));
   EXPECT_EQ(stagedLastOrdinal(130, 3, false, true), std::nullopt);
   EXPECT_EQ(stagedLastOrdinal(130, 3, true, false), std::nullopt);
   // Every launch was among the first: none was staged.

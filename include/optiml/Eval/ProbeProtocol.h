@@ -162,8 +162,7 @@ llvm::Expected<ProbeResult> readProbeResult(llvm::StringRef JSONText);
 /// and that launch came after the first VerifyFirst, else none.
 /// HasSnapshotAtLast: the reference saved buffers for launch RefLaunches-1.
 std::optional<unsigned> stagedLastOrdinal(long RefLaunches,
-                                          unsigned VerifyFirst,
-                                          bool VerifyLast,
+                                          unsigned VerifyFirst, bool VerifyLast,
                                           bool HasSnapshotAtLast);
 
 /// What a candidate run does with the Ordinal-th launch of a kernel.
