@@ -3,7 +3,8 @@
 // registers), a template parameter instantiated up to 4096 (the block form
 // with 16 registers per thread first; a warp would need 128), a constant
 // launch argument of 300 (a full warp with registers), and CSR rows known
-// only at run time (a full warp, 8 lanes, the block form).
+// only at run time with one pass per row (8 lanes, a full warp, the block
+// form).
 // RUN: clang-optiml transforms %inputs/edit/restructure/warp-rows-known.cu --kernel short_rows -- %mock_args | FileCheck --match-full-lines --check-prefix=SHORT %s
 // RUN: clang-optiml transforms %inputs/edit/restructure/warp-rows-known.cu --kernel long_rows -- %mock_args | FileCheck --match-full-lines --check-prefix=LONG %s
 // RUN: clang-optiml transforms %inputs/edit/restructure/warp-rows-known.cu --kernel mid_rows -- %mock_args | FileCheck --match-full-lines --check-prefix=MID %s
@@ -29,6 +30,6 @@
 // MID-NEXT:     try {"kind":"warp-per-row","target":"mid_rows","params":{"block_size":128,"per":"block","registers":true}}
 
 // CSR:      warp-per-row csr_mv: one thread per item 'r' (bound 'num_rows') with 1 inner loop: csr_mv/loop0 (sum of 'dot'); rewrite: one warp per item, lanes stride the loops
-// CSR:          try {"kind":"warp-per-row","target":"csr_mv","params":{"block_size":256,"lanes":32,"per":"warp"}}
-// CSR-NEXT:     try {"kind":"warp-per-row","target":"csr_mv","params":{"block_size":256,"lanes":8,"per":"warp"}}
+// CSR:          try {"kind":"warp-per-row","target":"csr_mv","params":{"block_size":256,"lanes":8,"per":"warp"}}
+// CSR-NEXT:     try {"kind":"warp-per-row","target":"csr_mv","params":{"block_size":256,"lanes":32,"per":"warp"}}
 // CSR-NEXT:     try {"kind":"warp-per-row","target":"csr_mv","params":{"block_size":256,"per":"block"}}

@@ -97,8 +97,8 @@ TEST(RestructureWarpPerRowTest, SuggestsLanesForUnknownRows) {
   ASSERT_TRUE(A.Applies) << A.Reason;
   EXPECT_EQ(suggestions(A),
             (std::vector<std::string>{
-                "block_size=256,lanes=32,per=warp",
                 "block_size=256,lanes=8,per=warp",
+                "block_size=256,lanes=32,per=warp",
                 "block_size=256,per=block"}));
 }
 
