@@ -180,6 +180,13 @@ static cl::opt<unsigned> Replays("replays",
                                           "(default 20)"),
                                  cl::init(20), cl::sub(OptimizeCommand),
                                  cl::cat(OptimizeCategory));
+static cl::opt<unsigned> VerifyFirst(
+    "verify-first",
+    cl::desc("Launches of each target kernel verified from the start (default "
+             "3; the last launch is always verified). Fewer make each "
+             "evaluation of a program with large buffers cheaper"),
+    cl::init(3), cl::value_desc("N"), cl::sub(OptimizeCommand),
+    cl::cat(OptimizeCategory));
 static cl::opt<std::string> EvalCacheDir(
     "eval-cache",
     cl::desc("Share evaluations between runs through this directory: a "
@@ -308,13 +315,17 @@ static Error checkOptions() {
   if (PolicyName == "llm" || PolicyName == "mixed")
     return createStringError(
         "--policy %s: this clang-optiml was built without LLM support "
-        "(OPTIML_WITH_LLM=OFF, as the GPU bundle is); use --policy catalog",
+        "(OPTIML_WITH_LLM=OFF); use --policy catalog",
         PolicyName.c_str());
 #endif
   if (LLMProposals < 1 || LLMProposals > 32)
     return createStringError("--llm-proposals must be between 1 and 32");
   if (Budget.getNumOccurrences() && Budget == 0)
     return createStringError("--budget must be at least 1");
+  if (VerifyFirst < 1)
+    return createStringError("--verify-first must be at least 1: the first "
+                             "launch is where outputs are checked from a "
+                             "poisoned start");
   if (NoCompile && !DryRun)
     return createStringError("--no-compile only applies to --dry-run");
   if (DryRun && !EvalCacheDir.empty())
@@ -689,6 +700,7 @@ int runOptimize(const CommandContext &Ctx) {
   GO.Model = &A->Model;
   GO.Eval.Kernels = *Targets;
   GO.Eval.Replays = Replays;
+  GO.Eval.VerifyFirst = VerifyFirst;
   GO.Eval.Gpus = *Gpu;
   GO.Eval.RunDir = RunDir + "/eval";
   GO.Eval.KeepRunDir = true;
