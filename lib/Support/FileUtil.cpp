@@ -11,6 +11,31 @@ using namespace llvm;
 namespace optiml {
 
 Error writeFileAtomically(StringRef Path, StringRef Contents) {
+  // A device, a FIFO or a socket (`-o /dev/null`, `-o /dev/stdout`) is
+  // written in place: renaming a temporary over it would replace the
+  // special file with a regular one.
+  sys::fs::file_status Existing;
+  if (!sys::fs::status(Path, Existing) &&
+      sys::fs::exists(Existing) && !sys::fs::is_regular_file(Existing)) {
+    if (sys::fs::is_directory(Existing))
+      return createStringError(std::make_error_code(std::errc::is_a_directory),
+                               "cannot write '%s': it is a directory",
+                               Path.str().c_str());
+    std::error_code EC;
+    raw_fd_ostream OS(Path, EC, sys::fs::OF_None);
+    if (EC)
+      return createStringError(EC, "cannot write '%s': %s", Path.str().c_str(),
+                               EC.message().c_str());
+    OS << Contents;
+    OS.flush();
+    if (OS.has_error()) {
+      EC = OS.error();
+      OS.clear_error();
+      return createStringError(EC, "cannot write '%s': %s", Path.str().c_str(),
+                               EC.message().c_str());
+    }
+    return Error::success();
+  }
   SmallString<256> Model(Path);
   Model += ".tmp-%%%%%%";
   int FD = -1;

@@ -9,23 +9,23 @@
 // RUN: echo '{"kind":"hoist","target":"nested/loop0"}' > %t.1.json
 // RUN: clang-optiml apply %t.cu --edit %t.1.json -o %t.1.cu -- %mock_args
 // RUN: FileCheck --match-full-lines --check-prefix=OUTER %s < %t.1.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t.1.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t.1.cu %}
 // RUN: echo '{"kind":"hoist","target":"nested/loop0.0"}' > %t.2.json
 // RUN: clang-optiml apply %t.cu --edit %t.2.json -o %t.2.cu -- %mock_args
 // RUN: FileCheck --match-full-lines --check-prefix=INNER %s < %t.2.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t.2.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t.2.cu %}
 // RUN: echo '{"kind":"hoist","target":"tmpl/loop0"}' > %t.3.json
 // RUN: clang-optiml apply %t.cu --edit %t.3.json -o %t.3.cu -- %mock_args
 // RUN: FileCheck --match-full-lines --check-prefix=TMPL %s < %t.3.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t.3.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t.3.cu %}
 // RUN: echo '{"kind":"hoist","target":"pragma/loop0"}' > %t.4.json
 // RUN: clang-optiml apply %t.cu --edit %t.4.json -o %t.4.cu -- %mock_args
 // RUN: FileCheck --match-full-lines --check-prefix=PRAGMA %s < %t.4.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t.4.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t.4.cu %}
 // RUN: echo '{"kind":"hoist","target":"ifbody/loop0"}' > %t.5.json
 // RUN: clang-optiml apply %t.cu --edit %t.5.json -o %t.5.cu -- %mock_args
 // RUN: FileCheck --match-full-lines --check-prefix=IFBODY %s < %t.5.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t.5.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t.5.cu %}
 
 #include "cuda_mock.h"
 

@@ -7,7 +7,7 @@
 // RUN: echo '{"kind":"privatize-atomics","target":"histogram","params":{"copies":"lane","vector_bytes":16,"max_blocks":528}}' > %t/edit.json
 // RUN: clang-optiml apply %t/input.cu --edit %t/edit.json -o %t/out.cu -- %mock_args
 // RUN: FileCheck --match-full-lines %s < %t/out.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t/out.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t/out.cu %}
 
 // CHECK:      __global__ void histogram(const unsigned char *in, unsigned *count, int len) {
 // CHECK-NEXT:   __shared__ unsigned int count_private[256][32];

@@ -5,7 +5,7 @@
 // RUN: echo '{"kind":"shared-tiling","target":"blur"}' > %t.json
 // RUN: clang-optiml apply %t.cu --edit %t.json -o %t.out.cu -- %mock_args
 // RUN: FileCheck --match-full-lines %s < %t.out.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t.out.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t.out.cu %}
 // RUN: clang-optiml transforms %t.cu -- %mock_args | FileCheck --check-prefix=WHY %s
 #include "cuda_mock.h"
 

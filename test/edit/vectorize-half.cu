@@ -6,7 +6,7 @@
 // RUN: echo '{"kind":"vectorize","target":"haxpy","params":{"width":2}}' > %t/edit.json
 // RUN: clang-optiml apply %t/input.cu --edit %t/edit.json -o %t/out.cu -- %mock_args
 // RUN: FileCheck --match-full-lines %s < %t/out.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t/out.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t/out.cu %}
 
 // CHECK:      __global__ void haxpy(int n, __half a, const __half *x, half *y) {
 // CHECK-NEXT:   int tid = blockIdx.x * blockDim.x + threadIdx.x;

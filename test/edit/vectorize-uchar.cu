@@ -5,7 +5,7 @@
 // RUN: echo '{"kind":"vectorize","target":"to_unit","params":{"width":4}}' > %t/edit.json
 // RUN: clang-optiml apply %t/input.cu --edit %t/edit.json -o %t/out.cu -- %mock_args
 // RUN: FileCheck --match-full-lines %s < %t/out.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t/out.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t/out.cu %}
 
 // CHECK:      template <int Bias>
 // CHECK-NEXT: __global__ void to_unit(const unsigned char *in, unsigned char *clamped,

@@ -7,11 +7,11 @@
 // RUN: echo '{"kind":"warp-per-row","target":"csr_rows","params":{"lanes":8}}' > %t.1.json
 // RUN: clang-optiml apply %t.cu --edit %t.1.json -o %t.1.cu -- %mock_args
 // RUN: FileCheck --match-full-lines --check-prefix=CSR %s < %t.1.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t.1.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t.1.cu %}
 // RUN: echo '{"kind":"warp-per-row","target":"unit_rows","params":{"lanes":4,"block_size":128}}' > %t.2.json
 // RUN: clang-optiml apply %t.cu --edit %t.2.json -o %t.2.cu -- %mock_args
 // RUN: FileCheck --match-full-lines --check-prefix=UNIT %s < %t.2.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t.2.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t.2.cu %}
 
 // CSR:      __global__ void csr_rows(const int *row_ptr, const int *col, const float *val,
 // CSR-NEXT:                          const float *x, float *y, int rows) {

@@ -10,15 +10,15 @@
 // RUN: echo '{"kind":"warp-per-row","target":"softmax_rows","params":{"online":true}}' > %t.1.json
 // RUN: clang-optiml apply %t.cu --edit %t.1.json -o %t.1.cu -- %mock_args
 // RUN: FileCheck --match-full-lines --check-prefix=WARP %s < %t.1.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t.1.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t.1.cu %}
 // RUN: echo '{"kind":"warp-per-row","target":"softmax_wide","params":{"online":true,"registers":true,"per":"block","block_size":256}}' > %t.2.json
 // RUN: clang-optiml apply %t.cu --edit %t.2.json -o %t.2.cu -- %mock_args
 // RUN: FileCheck --match-full-lines --check-prefix=BLOCK %s < %t.2.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t.2.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t.2.cu %}
 // RUN: echo '{"kind":"warp-per-row","target":"log_sum_exp","params":{"online":true,"lanes":16,"block_size":128}}' > %t.3.json
 // RUN: clang-optiml apply %t.cu --edit %t.3.json -o %t.3.cu -- %mock_args
 // RUN: FileCheck --match-full-lines --check-prefix=LSE %s < %t.3.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t.3.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t.3.cu %}
 // RUN: echo '{"kind":"warp-per-row","target":"max_then_mean","params":{"online":true}}' > %t.4.json
 // RUN: not clang-optiml apply %t.cu --edit %t.4.json -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=NOEXP %s
 // RUN: echo '{"kind":"warp-per-row","target":"max_store_sum","params":{"online":true}}' > %t.5.json

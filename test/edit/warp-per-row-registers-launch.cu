@@ -7,7 +7,7 @@
 // RUN: echo '{"kind":"warp-per-row","target":"centered_dot","params":{"registers":true,"block_size":128}}' > %t.json
 // RUN: clang-optiml apply %t.cu --edit %t.json -o %t.out.cu -- %mock_args
 // RUN: FileCheck --match-full-lines %s < %t.out.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t.out.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t.out.cu %}
 
 // CHECK:      __global__ void centered_dot(const float *a, const float *b, float *out,
 // CHECK-NEXT:                              unsigned n, int d) {

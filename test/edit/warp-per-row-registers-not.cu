@@ -9,7 +9,7 @@
 // RUN: echo '{"kind":"warp-per-row","target":"long_rows","params":{"registers":true}}' > %t.2.json
 // RUN: not clang-optiml apply %t.cu --edit %t.2.json -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=LONG %s
 // RUN: echo '{"kind":"warp-per-row","target":"long_rows","params":{"registers":true,"per":"block","block_size":64}}' > %t.3.json
-// RUN: clang-optiml apply %t.cu --edit %t.3.json -o /dev/null -- %mock_args
+// RUN: clang-optiml apply %t.cu --edit %t.3.json -o %t.3.out.cu -- %mock_args
 // RUN: echo '{"kind":"warp-per-row","target":"one_pass","params":{"registers":true}}' > %t.4.json
 // RUN: not clang-optiml apply %t.cu --edit %t.4.json -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=ONE %s
 // RUN: echo '{"kind":"warp-per-row","target":"written_between","params":{"registers":true}}' > %t.5.json

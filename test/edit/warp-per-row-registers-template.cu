@@ -7,7 +7,7 @@
 // RUN: echo '{"kind":"warp-per-row","target":"layer_norm","params":{"per":"block","block_size":256,"registers":true}}' > %t.json
 // RUN: clang-optiml apply %t.cu --edit %t.json -o %t.out.cu -- %mock_args
 // RUN: FileCheck --match-full-lines %s < %t.out.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t.out.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t.out.cu %}
 
 // CHECK:      template <int N>
 // CHECK-NEXT: __global__ void layer_norm(const float *in, const float *gain, float *out,

@@ -6,7 +6,7 @@
 // RUN: echo '{"kind":"warp-per-row","target":"softmax_rows","params":{"registers":true}}' > %t.json
 // RUN: clang-optiml apply %t.cu --edit %t.json -o %t.out.cu -- %mock_args
 // RUN: FileCheck --match-full-lines %s < %t.out.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t.out.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t.out.cu %}
 
 // CHECK:      __global__ void softmax_rows(const float *in, float *out, int rows) {
 // CHECK-NEXT:   int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;

@@ -8,15 +8,15 @@
 // RUN: echo '{"kind":"warp-reduce","target":"block_max"}' > %t.1.json
 // RUN: clang-optiml apply %t.cu --edit %t.1.json -o %t.1.cu -- %mock_args
 // RUN: FileCheck --match-full-lines --check-prefix=MAX %s < %t.1.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t.1.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t.1.cu %}
 // RUN: echo '{"kind":"warp-reduce","target":"row_sums"}' > %t.2.json
 // RUN: clang-optiml apply %t.cu --edit %t.2.json -o %t.2.cu -- %mock_args
 // RUN: FileCheck --match-full-lines --check-prefix=SUM %s < %t.2.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t.2.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t.2.cu %}
 // RUN: echo '{"kind":"warp-reduce","target":"dyn_sum"}' > %t.3.json
 // RUN: clang-optiml apply %t.cu --edit %t.3.json -o %t.3.cu -- %mock_args
 // RUN: FileCheck --match-full-lines --check-prefix=DYN %s < %t.3.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t.3.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t.3.cu %}
 
 #include "cuda_mock.h"
 

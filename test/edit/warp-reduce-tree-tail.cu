@@ -6,11 +6,11 @@
 // RUN: echo '{"kind":"warp-reduce","target":"tail_inline","params":{"changes_precision":false}}' > %t.1.json
 // RUN: clang-optiml apply %t.cu --edit %t.1.json -o %t.1.cu -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=SUMMARY %s
 // RUN: FileCheck --match-full-lines --check-prefix=INLINE %s < %t.1.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t.1.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t.1.cu %}
 // RUN: echo '{"kind":"warp-reduce","target":"tail_helper"}' > %t.2.json
 // RUN: clang-optiml apply %t.cu --edit %t.2.json -o %t.2.cu -- %mock_args
 // RUN: FileCheck --match-full-lines --check-prefix=HELPER %s < %t.2.cu
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o /dev/null %t.2.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t.2.cu %}
 
 #include "cuda_mock.h"
 

@@ -10,7 +10,9 @@ namespace optiml {
 /// Replaces \p Path with \p Contents atomically: the text goes to a temporary
 /// file in the same directory, which is renamed over \p Path only once it is
 /// complete. On any failure \p Path is untouched. Keeps \p Path's permission
-/// bits when it exists.
+/// bits when it exists. A \p Path that is a device, FIFO or socket
+/// (`/dev/null`, `/dev/stdout`) is written in place, never replaced; a
+/// directory is an error.
 llvm::Error writeFileAtomically(llvm::StringRef Path, llvm::StringRef Contents);
 
 /// Reads a whole file; the error names the file.
