@@ -140,6 +140,13 @@ std::string rejectionReason(Error E) {
   return Reason;
 }
 
+Edit defaultEdit(StringRef Kind, StringRef Target) {
+  Edit E;
+  E.Kind = Kind.str();
+  E.Target = Target.str();
+  return E;
+}
+
 StringRef kernelOfTarget(StringRef Target) {
   size_t Slash = Target.rfind('/');
   if (Slash == StringRef::npos)

@@ -14,6 +14,7 @@
 #include "clang/Tooling/Core/Replacement.h"
 #include "llvm/Support/Error.h"
 #include <memory>
+#include <optional>
 
 namespace clang {
 class ASTContext;
@@ -58,6 +59,23 @@ llvm::Error reject(const Edit &E, llvm::StringRef Check,
 /// The message of the first failure of an EditRejected (any other error's
 /// message): the "reason" prepare() reports for an edit that does not apply.
 std::string rejectionReason(llvm::Error E);
+
+/// The edit prepare() studies: \p Kind at \p Target, every parameter at its
+/// default.
+Edit defaultEdit(llvm::StringRef Kind, llvm::StringRef Target);
+
+/// prepare()'s common step: a plan makes the edit applicable; a rejection
+/// becomes \p A's reason and the result is empty.
+template <typename PlanT>
+std::optional<PlanT> planOrReason(Applicability &A,
+                                  llvm::Expected<PlanT> Plan) {
+  if (!Plan) {
+    A.Reason = rejectionReason(Plan.takeError());
+    return std::nullopt;
+  }
+  A.Applies = true;
+  return std::move(*Plan);
+}
 
 /// A kernel target resolved against the model and the AST.
 struct ResolvedKernel {

@@ -54,16 +54,11 @@ public:
 
   Applicability prepare(const EditContext &Ctx,
                         StringRef Target) const override {
-    Edit E;
-    E.Kind = kind().str();
-    E.Target = Target.str();
     Applicability A;
-    auto Plan = analyze(Ctx, E);
-    if (!Plan) {
-      A.Reason = rejectionMessage(Plan.takeError());
+    Edit E = defaultEdit(kind(), Target);
+    auto Plan = planOrReason(A, analyze(Ctx, E));
+    if (!Plan)
       return A;
-    }
-    A.Applies = true;
     A.Reason = "one element per thread ('" + Plan->Map.IndexName +
                "' guarded by '" + Plan->Map.IndexName + " < " +
                Plan->Map.BoundText + "'): a grid-stride loop lets a capped "

@@ -168,17 +168,6 @@ std::string freshName(StringRef Code, StringRef Base) {
   }
 }
 
-std::string rejectionMessage(Error Err) {
-  std::string Msg;
-  handleAllErrors(
-      std::move(Err),
-      [&](const EditRejected &R) {
-        Msg = R.Failures.empty() ? R.message() : R.Failures.front().Message;
-      },
-      [&](const ErrorInfoBase &B) { Msg = B.message(); });
-  return Msg;
-}
-
 //===--- Expressions -------------------------------------------------------===//
 
 static bool isBuiltin(const Expr *E, StringRef Var, char Dim) {

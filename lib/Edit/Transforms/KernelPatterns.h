@@ -75,10 +75,6 @@ std::string reindent(llvm::StringRef Text, int Delta);
 /// An identifier starting with \p Base that does not occur in \p Code.
 std::string freshName(llvm::StringRef Code, llvm::StringRef Base);
 
-/// The message of a rejection (the first failure's, without the kind and
-/// target prefix), for prepare()'s reasons.
-std::string rejectionMessage(llvm::Error Err);
-
 //===--- Expressions -------------------------------------------------------===//
 
 /// The dimension D of `blockIdx.D * blockDim.D + threadIdx.D` (operands in

@@ -185,15 +185,10 @@ public:
   Applicability prepare(const EditContext &Ctx,
                         StringRef Target) const override {
     Applicability A;
-    Edit E;
-    E.Kind = kind().str();
-    E.Target = Target.str();
-    auto Plan = analyze(Ctx, E);
-    if (!Plan) {
-      A.Reason = rejectionMessage(Plan.takeError());
+    Edit E = defaultEdit(kind(), Target);
+    auto Plan = planOrReason(A, analyze(Ctx, E));
+    if (!Plan)
       return A;
-    }
-    A.Applies = true;
     A.Reason = "the kernel's work depends on its guarded global indices only "
                "and the grid is sized from the block (" +
                join(Plan->Explain, "; ") + ")";

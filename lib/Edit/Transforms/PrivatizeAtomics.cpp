@@ -239,15 +239,10 @@ public:
   Applicability prepare(const EditContext &Ctx,
                         StringRef Target) const override {
     Applicability A;
-    Edit E;
-    E.Kind = kind().str();
-    E.Target = Target.str();
-    auto P = analyze(Ctx, E);
-    if (!P) {
-      A.Reason = rejectionReason(P.takeError());
+    Edit E = defaultEdit(kind(), Target);
+    auto P = planOrReason(A, analyze(Ctx, E));
+    if (!P)
       return A;
-    }
-    A.Applies = true;
     A.Reason = P->Description;
     Edit W = E;
     W.Params["copies"] = std::string("warp");

@@ -1066,12 +1066,10 @@ public:
 
   Applicability prepare(const EditContext &Ctx,
                         StringRef Target) const override {
-    Edit E;
-    E.Kind = kind().str();
-    E.Target = Target.str();
+    Edit E = defaultEdit(kind(), Target);
     Applicability A;
     if (auto R = plan(Ctx, E, std::nullopt, &A); !R)
-      A.Reason = rejectionMessage(R.takeError());
+      A.Reason = rejectionReason(R.takeError());
     return A;
   }
 
@@ -1126,7 +1124,7 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
   Error MErr = M.takeError();
   if (MatmulShape)
     return std::move(MErr);
-  std::string Matmul = rejectionMessage(std::move(MErr));
+  std::string Matmul = rejectionReason(std::move(MErr));
   auto St = analyzeStencil(Ctx, E, Tile, StencilShape);
   if (St) {
     if (!A)
@@ -1144,7 +1142,7 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
   Error SErr = St.takeError();
   if (StencilShape)
     return std::move(SErr);
-  std::string Stencil = rejectionMessage(std::move(SErr));
+  std::string Stencil = rejectionReason(std::move(SErr));
   std::string Prefix = "kernel '" + E.Target + "': ";
   StringRef MS(Matmul), SS(Stencil);
   MS.consume_front(Prefix);

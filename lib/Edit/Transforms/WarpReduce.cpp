@@ -992,16 +992,11 @@ public:
 
   Applicability prepare(const EditContext &Ctx,
                         StringRef Target) const override {
-    Edit E;
-    E.Kind = kind().str();
-    E.Target = Target.str();
     Applicability A;
-    auto Plan = analyze(Ctx, E);
-    if (!Plan) {
-      A.Reason = rejectionMessage(Plan.takeError());
+    Edit E = defaultEdit(kind(), Target);
+    auto Plan = planOrReason(A, analyze(Ctx, E));
+    if (!Plan)
       return A;
-    }
-    A.Applies = true;
     if (Plan->Tree)
       A.Reason = Plan->T.Description;
     else
