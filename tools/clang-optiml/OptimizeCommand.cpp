@@ -209,6 +209,19 @@ static cl::opt<unsigned> RetimeEvery(
              "yet; 0: only then)"),
     cl::value_desc("N"), cl::init(8), cl::sub(OptimizeCommand),
     cl::cat(OptimizeCategory));
+static cl::opt<unsigned> FinalRounds(
+    "final-rounds",
+    cl::desc("Interleaved original/candidate timing rounds of the final "
+             "check of the best candidate (default 5, each with 100 "
+             "replays; at least 1)"),
+    cl::value_desc("N"), cl::init(5), cl::sub(OptimizeCommand),
+    cl::cat(OptimizeCategory));
+static cl::opt<bool> NoSanitize(
+    "no-sanitize",
+    cl::desc("Skip compute-sanitizer memcheck and racecheck in the final "
+             "check (faster; out-of-bounds accesses and races are then "
+             "caught only through wrong outputs)"),
+    cl::sub(OptimizeCommand), cl::cat(OptimizeCategory));
 static cl::opt<double> RunTimeout("timeout",
                                   cl::desc("Seconds one program run may take "
                                            "(default 300)"),
@@ -326,6 +339,8 @@ static Error checkOptions() {
     return createStringError("--verify-first must be at least 1: the first "
                              "launch is where outputs are checked from a "
                              "poisoned start");
+  if (FinalRounds < 1 || FinalRounds > 100)
+    return createStringError("--final-rounds must be between 1 and 100");
   if (NoCompile && !DryRun)
     return createStringError("--no-compile only applies to --dry-run");
   if (DryRun && !EvalCacheDir.empty())
@@ -736,7 +751,8 @@ int runOptimize(const CommandContext &Ctx) {
   SO.Reward = RO;
   SO.RunDir = RunDir;
   SO.Resume = Resume;
-  SO.Final.Sanitize = !GO.Eval.Runner.ComputeSanitizer.empty();
+  SO.Final.Sanitize = !NoSanitize && !GO.Eval.Runner.ComputeSanitizer.empty();
+  SO.Final.Rounds = FinalRounds;
 
   bool Tty = errs().is_displayed();
   errs() << "clang-optiml: optimizing " << join(*Targets, ", ") << " in "
