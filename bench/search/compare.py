@@ -40,6 +40,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -246,21 +247,40 @@ def unpack_bundle(bundle):
     raise SystemExit("%s: no clang-optiml-*/bin/clang-optiml inside" % bundle)
 
 
+LOCK = threading.Lock()
+
+
 def log(results, line):
     stamp = time.strftime("%H:%M:%S")
-    print("[%s] %s" % (stamp, line), flush=True)
-    with open(os.path.join(results, "driver.log"), "a") as f:
-        f.write("[%s] %s\n" % (stamp, line))
+    with LOCK:
+        print("[%s] %s" % (stamp, line), flush=True)
+        with open(os.path.join(results, "driver.log"), "a") as f:
+            f.write("[%s] %s\n" % (stamp, line))
 
 
-def run_one(cmd, logfile, stop_in):
+def lanes(todo, gpus):
+    """Splits the runs to do over gpus workers, whole programs at a time
+    (round robin in plan order), so the runs of one program stay on one
+    worker, one after another, and the later ones find the earlier ones'
+    evaluations in the cache."""
+    programs = []
+    for r in todo:
+        if r[0] not in programs:
+            programs.append(r[0])
+    out = [[] for _ in range(max(1, gpus))]
+    for i, p in enumerate(programs):
+        out[i % len(out)].extend(r for r in todo if r[0] == p)
+    return [l for l in out if l]
+
+
+def run_one(cmd, logfile, stop_in, env=None):
     """Runs cmd (its own process group) with output to logfile; stops it
     (SIGINT, then SIGKILL) when stop_in seconds have passed."""
     with open(logfile, "a") as lf:
         lf.write("$ " + " ".join(cmd) + "\n")
         lf.flush()
         p = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT,
-                             start_new_session=True)
+                             start_new_session=True, env=env)
         try:
             return p.wait(timeout=max(1, stop_in))
         except subprocess.TimeoutExpired:
@@ -292,7 +312,7 @@ def cmd_run(a):
     with open(os.path.join(results, "settings.json"), "w") as f:
         json.dump({"programs": programs, "strategies": strategies, "seeds": seeds,
                    "budget": a.budget, "time_per_run": a.time_per_run,
-                   "extra": a.extra}, f, indent=1)
+                   "extra": a.extra, "gpus": a.gpus}, f, indent=1)
     env_txt = os.path.join(results, "env.txt")
     if not os.path.exists(env_txt):
         with open(env_txt, "w") as f:
@@ -308,31 +328,48 @@ def cmd_run(a):
     done_before = len(plan(results, programs, strategies, seeds)) - len(todo)
     log(results, "%d run(s) done before, %d to go" % (done_before, len(todo)))
     extra = a.extra.split() if a.extra else []
-    for program, strategy, seed, state in todo:
-        elapsed = time.time() - began
-        if a.deadline and elapsed > a.deadline:
-            log(results, "deadline of %ds passed: %s %s seed %s not started"
-                % (a.deadline, program, strategy, seed))
-            continue
-        d = run_dir(results, program, strategy, seed)
-        os.makedirs(d, exist_ok=True)
-        cmd = optimize_command(tool, program, strategy, seed, a.budget, results,
-                               a.time_per_run, state == "resume",
-                               run_args(program, a.kernels_dir), a.kernels_dir,
-                               extra)
-        stop_in = (a.stop_at - elapsed) if a.stop_at else 10 ** 9
-        log(results, "%s %s %s seed %s" % ("resume" if state == "resume" else "run",
-                                           program, strategy, seed))
-        t0 = time.time()
-        rc = run_one(cmd, os.path.join(d, "optimize.log"), stop_in)
-        # Snapshots and probe results (gigabytes for the larger programs):
-        # a resumed run prepares its reference again.
-        shutil.rmtree(os.path.join(d, "run", "eval"), ignore_errors=True)
-        ok = os.path.exists(os.path.join(d, "summary.json"))
-        log(results, "%s %s seed %s: exit %s after %.0f s%s"
-            % (program, strategy, seed, rc, time.time() - t0,
-               "" if ok else " (no summary: resumable)"))
-        pack(results, out_dir, name)
+
+    def work(runs, gpu):
+        env = None
+        if gpu is not None:
+            env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(gpu))
+        for program, strategy, seed, state in runs:
+            elapsed = time.time() - began
+            if a.deadline and elapsed > a.deadline:
+                log(results, "deadline of %ds passed: %s %s seed %s not started"
+                    % (a.deadline, program, strategy, seed))
+                continue
+            d = run_dir(results, program, strategy, seed)
+            os.makedirs(d, exist_ok=True)
+            cmd = optimize_command(tool, program, strategy, seed, a.budget, results,
+                                   a.time_per_run, state == "resume",
+                                   run_args(program, a.kernels_dir), a.kernels_dir,
+                                   extra)
+            stop_in = (a.stop_at - elapsed) if a.stop_at else 10 ** 9
+            log(results, "%s %s %s seed %s%s" % (
+                "resume" if state == "resume" else "run", program, strategy, seed,
+                "" if gpu is None else " on GPU %d" % gpu))
+            t0 = time.time()
+            rc = run_one(cmd, os.path.join(d, "optimize.log"), stop_in, env)
+            # Snapshots and probe results (gigabytes for the larger programs):
+            # a resumed run prepares its reference again.
+            shutil.rmtree(os.path.join(d, "run", "eval"), ignore_errors=True)
+            ok = os.path.exists(os.path.join(d, "summary.json"))
+            log(results, "%s %s seed %s: exit %s after %.0f s%s"
+                % (program, strategy, seed, rc, time.time() - t0,
+                   "" if ok else " (no summary: resumable)"))
+            with LOCK:
+                pack(results, out_dir, name)
+
+    if a.gpus <= 1:
+        work(todo, None)
+    else:
+        threads = [threading.Thread(target=work, args=(runs, i))
+                   for i, runs in enumerate(lanes(todo, a.gpus))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     pack(results, out_dir, name)
     left = [r for r in plan(results, programs, strategies, seeds) if r[3] != "done"]
     log(results, "%d run(s) left; packed into %s" % (len(left), out_dir))
@@ -396,6 +433,9 @@ def main(argv=None):
     r.add_argument("--stop-at", type=float, default=0,
                    help="stop a run still going at this many seconds (its journal stays; resumed next time)")
     r.add_argument("--extra", default="", help="more optimize flags, space-separated")
+    r.add_argument("--gpus", type=int, default=1,
+                   help="run this many runs at once, each on its own GPU "
+                        "(CUDA_VISIBLE_DEVICES), whole programs per GPU")
     r.add_argument("--out", help="where the tar goes (default $OUT)")
     r.add_argument("--kernels-dir", default=KERNELS_DIR, help=argparse.SUPPRESS)
     r.set_defaults(func=cmd_run)

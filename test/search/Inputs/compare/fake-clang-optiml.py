@@ -22,9 +22,10 @@ while i < len(args):
 program = os.path.basename(os.path.dirname(src))
 strategy, seed = opt["--strategy"][0], int(opt["--seed"][0])
 with open(os.environ["FAKE_LOG"], "a") as f:
-    f.write("%s %s %d%s cache=%s\n" % (program, strategy, seed,
+    f.write("%s %s %d%s cache=%s gpu=%s\n" % (program, strategy, seed,
             " resume" if opt.get("resume") else "",
-            os.path.basename(opt["--eval-cache"][0])))
+            os.path.basename(opt["--eval-cache"][0]),
+            os.environ.get("CUDA_VISIBLE_DEVICES", "any")))
 run = opt["--run-dir"][0]
 os.makedirs(os.path.join(run, "eval", "original", "snapshots"), exist_ok=True)
 with open(os.path.join(run, "eval", "original", "snapshots", "big.json"), "w") as f:
