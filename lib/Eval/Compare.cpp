@@ -252,6 +252,7 @@ Tolerance effectiveTolerance(ElementKind K, const Tolerance &Requested) {
   Tolerance T = defaultTolerance(K);
   T.RelTol = std::max(T.RelTol, Requested.RelTol);
   T.AbsTol = std::max(T.AbsTol, Requested.AbsTol);
+  T.ScaleRelTol = Requested.ScaleRelTol;
   T.NaNEqual = Requested.NaNEqual;
   return T;
 }
@@ -263,9 +264,26 @@ Tolerance noiseCeiling(ElementKind K) {
   return T;
 }
 
+Tolerance scaledTolerance(llvm::ArrayRef<uint8_t> Expected, ElementType T,
+                          Tolerance Tol) {
+  if (!(Tol.ScaleRelTol > 0) || !T.isFloatingPoint())
+    return Tol;
+  unsigned Size = std::max(1u, T.Size);
+  double Largest = 0;
+  for (size_t Off = 0; Off + Size <= Expected.size(); Off += Size) {
+    double V = std::fabs(floatAt(Expected.data() + Off, T.Kind));
+    if (std::isfinite(V))
+      Largest = std::max(Largest, V);
+  }
+  Tol.AbsTol = std::max(Tol.AbsTol, Tol.ScaleRelTol * Largest);
+  Tol.ScaleRelTol = 0;
+  return Tol;
+}
+
 CompareResult compareBuffers(llvm::ArrayRef<uint8_t> Expected,
                              llvm::ArrayRef<uint8_t> Actual, ElementType T,
-                             const Tolerance &Tol) {
+                             const Tolerance &Requested) {
+  Tolerance Tol = scaledTolerance(Expected, T, Requested);
   CompareResult R;
   R.SizeMismatch = Expected.size() != Actual.size();
   size_t Bytes = std::min(Expected.size(), Actual.size());

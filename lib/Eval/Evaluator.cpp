@@ -4,6 +4,7 @@
 #include "optiml/Eval/Compare.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
@@ -276,7 +277,7 @@ std::string describeBuffer(const LaunchRecord &L, const BufferCheck &B,
       OS << ", first at [" << *B.FirstDiffIndex << "]: expected "
          << B.Expected << ", got " << B.Actual;
     if (B.MaxAbsErr > 0)
-      OS << " (max abs err " << formatv("{0:G3}", B.MaxAbsErr) << ")";
+      OS << " (max abs err " << format("%.3g", B.MaxAbsErr) << ")";
   } else if (B.Status == "size-mismatch")
     OS << "the buffer's size differs from the original's";
   else if (B.Status == "missing-snapshot")
@@ -695,188 +696,235 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
     return Finish();
   }
 
-  // 4. Self-check, timing, metrics, sanitizers (independent of each other).
+  // With a prepared reference the self-check's verdict is known before any
+  // run. Then (when asked) the candidate's verification run comes first and
+  // times the candidate too, sparing one program run, and a candidate that
+  // fails it gets no metrics or sanitizer runs.
+  bool VerifyFirstRun = Reusing && Opts.TimeInVerification &&
+                        Opts.VerifyCandidate && !SelfOnly &&
+                        Reuse->SelfCheck.Status == VerifyStatus::Deterministic;
   std::optional<ProgramRun> Self, CandTime, OrigTime, Metrics;
-  std::vector<std::function<void(unsigned)>> Tasks;
-  if (!Reusing) {
-    ProbeConfig C = Base;
-    C.Mode = ProbeMode::Candidate;
-    // Noise is measured under the widest tolerance calibration may reach.
-    for (const ProbeKernel &K : Targets)
-      for (const ProbeParam &P : K.Params)
-        if (P.Pointer) {
-          ElementType T = elementTypeFor(P);
-          if (!T.isFloatingPoint())
-            continue;
-          Tolerance Ceil = noiseCeiling(T.Kind);
-          C.Tol.RelTol = std::max(C.Tol.RelTol, Ceil.RelTol);
-          C.Tol.AbsTol = std::max(C.Tol.AbsTol, Ceil.AbsTol);
-        }
-    Tasks.push_back([&, C](unsigned D) { Self = Run(RefBin, C, "self-check", D); });
-  }
-  {
-    ProbeConfig C = Base;
-    C.Mode = ProbeMode::Time;
-    Tasks.push_back([&, C](unsigned D) { CandTime = Run(CandBin, C, "time", D); });
-    if (!SelfOnly && Opts.TimeOriginal)
-      Tasks.push_back(
-          [&, C](unsigned D) { OrigTime = Run(RefBin, C, "time-original", D); });
-  }
-  if (Opts.Metrics) {
-    ProbeConfig C = Base;
-    C.Mode = ProbeMode::Metrics;
-    C.Metrics.assign(std::begin(DefaultMetrics), std::end(DefaultMetrics));
-    Tasks.push_back([&, C](unsigned D) { Metrics = Run(CandBin, C, "metrics", D); });
-  } else {
-    Rep.Notes.push_back("metrics not collected (--no-metrics)");
-  }
-  std::vector<std::string> KernelNames;
-  for (const ProbeKernel &K : Targets)
-    KernelNames.push_back(K.Name);
-  if (Opts.Sanitize && !Opts.Runner.ComputeSanitizer.empty()) {
-    for (const char *Tool : {"memcheck", "racecheck"})
-      Tasks.push_back([&, Tool](unsigned D) {
-        auto T = std::chrono::steady_clock::now();
-        if (Log) {
-          std::lock_guard<std::mutex> L(Mu);
-          *Log << Tool << " run on GPU " << D << "...\n";
-        }
-        auto S = runSanitizer(Tool, CandBin, KernelNames, D, Opts.Runner);
-        Clock.add(Tool, secondsSince(T));
-        std::lock_guard<std::mutex> L(Mu);
-        if (!S) {
-          SanitizerReport R;
-          R.Tool = Tool;
-          R.Problem = toString(S.takeError());
-          Rep.Sanitizers.push_back(std::move(R));
-          return;
-        }
-        Rep.Sanitizers.push_back(std::move(*S));
-      });
-  } else if (Opts.Sanitize) {
-    Rep.Notes.push_back("compute-sanitizer not found: out-of-bounds accesses "
-                        "and races are caught only through outputs");
-  }
-  runTasks(std::move(Tasks), Pool);
-  if (SetupError)
-    return SetupFailed();
-  llvm::sort(Rep.Sanitizers, [](const SanitizerReport &A,
-                                const SanitizerReport &B) {
-    return A.Tool < B.Tool;
-  });
-
-  // Judge the self-check.
   VerifyReport &V = Rep.Verify;
   Tolerance Calibrated;
   bool StdoutStable = false;
-  if (Reusing) {
-    V = Reuse->SelfCheck;
-    Calibrated = Reuse->Calibrated;
-    StdoutStable = Reuse->StdoutStable;
-  } else if (!Self || !Self->Probe) {
-    V.Status = VerifyStatus::Failed;
-    V.Detail = "the second run of the original " +
-               (Self ? Self->Process.describe() + "; " + Self->ProbeProblem
-                     : std::string("did not run"));
-  } else {
-    V.Status = VerifyStatus::Deterministic;
-    judgeSelfCheck(*Self->Probe, Targets, In.Model, V, Calibrated);
-    if (V.Status == VerifyStatus::Deterministic &&
-        Self->Process.ExitCode != Ref->Process.ExitCode) {
-      V.Status = VerifyStatus::Nondeterministic;
-      V.Detail = "two runs of the original exit differently (" +
-                 Ref->Process.describe() + ", then " +
-                 Self->Process.describe() + ")";
-    }
-    StdoutStable = Self->Process.StdoutHash == Ref->Process.StdoutHash &&
-                   !Ref->Process.stdoutTruncated();
-    if (!StdoutStable)
-      V.Notes.push_back("the program's stdout differs between two runs (it "
-                        "may print timings): stdout is not compared");
-    if (V.Status == VerifyStatus::Deterministic && V.LaunchesCompared == 0) {
-      V.Status = VerifyStatus::Failed;
-      V.Detail = "no launch of the target kernels was verified (does the "
-                 "program launch them?)";
-    }
-  }
 
-  if (Capture) {
-    Capture->Path = In.CandidatePath;
-    Capture->BuildKey = Rep.Candidate.Key;
-    Capture->Setup = Setup;
-    Capture->RunDir = RunDir;
-    Capture->SnapshotDir = std::string(SnapDir);
-    Capture->Targets = Targets;
-    Capture->Devices = Devices;
-    Capture->Reference = *Ref;
-    Capture->SelfCheck = V;
-    Capture->Calibrated = Calibrated;
-    Capture->StdoutStable = StdoutStable;
-  }
-
-  // 5. The candidate against the reference (only with --against).
-  if (!SelfOnly && V.Status == VerifyStatus::Deterministic &&
-      !Opts.VerifyCandidate) {
-    Rep.Notes.push_back("the candidate was timed, not verified, in this "
-                        "evaluation");
-  } else if (!SelfOnly && V.Status == VerifyStatus::Deterministic) {
-    VerifyReport CV;
-    CV.Notes = V.Notes;
-    Tolerance Tol = Calibrated;
-    if (Opts.PrecisionChanging)
+  // 4. Self-check, timing, metrics, sanitizers (independent of each other).
+  auto RunOthers = [&] {
+    std::vector<std::function<void(unsigned)>> Tasks;
+    if (!Reusing) {
+      ProbeConfig C = Base;
+      C.Mode = ProbeMode::Candidate;
+      // Noise is measured under the widest tolerance calibration may reach.
       for (const ProbeKernel &K : Targets)
-        for (const ProbeParam &P : K.Params) {
-          ElementType T = elementTypeFor(P);
-          if (!P.Pointer || !T.isFloatingPoint())
-            continue;
-          Tolerance D = defaultTolerance(T.Kind);
-          Tol.RelTol = std::max(Tol.RelTol, 10 * D.RelTol);
-          Tol.AbsTol = std::max(Tol.AbsTol, 10 * D.AbsTol);
+        for (const ProbeParam &P : K.Params)
+          if (P.Pointer) {
+            ElementType T = elementTypeFor(P);
+            if (!T.isFloatingPoint())
+              continue;
+            Tolerance Ceil = noiseCeiling(T.Kind);
+            C.Tol.RelTol = std::max(C.Tol.RelTol, Ceil.RelTol);
+            C.Tol.AbsTol = std::max(C.Tol.AbsTol, Ceil.AbsTol);
+          }
+      Tasks.push_back(
+          [&, C](unsigned D) { Self = Run(RefBin, C, "self-check", D); });
+    }
+    // A candidate that failed its verification run (which timed it) needs
+    // nothing more.
+    bool Failed = VerifyFirstRun && Rep.Verify.Status != VerifyStatus::Verified;
+    if (Failed)
+      Rep.Notes.push_back("the candidate failed verification: not profiled");
+    {
+      ProbeConfig C = Base;
+      C.Mode = ProbeMode::Time;
+      if (!VerifyFirstRun)
+        Tasks.push_back(
+            [&, C](unsigned D) { CandTime = Run(CandBin, C, "time", D); });
+      if (!SelfOnly && Opts.TimeOriginal)
+        Tasks.push_back([&, C](unsigned D) {
+          OrigTime = Run(RefBin, C, "time-original", D);
+        });
+    }
+    if (Opts.Metrics && !Failed) {
+      ProbeConfig C = Base;
+      C.Mode = ProbeMode::Metrics;
+      C.Metrics.assign(std::begin(DefaultMetrics), std::end(DefaultMetrics));
+      Tasks.push_back(
+          [&, C](unsigned D) { Metrics = Run(CandBin, C, "metrics", D); });
+    } else if (!Opts.Metrics) {
+      Rep.Notes.push_back("metrics not collected (--no-metrics)");
+    }
+    std::vector<std::string> KernelNames;
+    for (const ProbeKernel &K : Targets)
+      KernelNames.push_back(K.Name);
+    if (Failed) {
+      // Sanitizers only add to a verdict already reached.
+    } else if (Opts.Sanitize && !Opts.Runner.ComputeSanitizer.empty()) {
+      for (const char *Tool : {"memcheck", "racecheck"})
+        Tasks.push_back([&, Tool](unsigned D) {
+          auto T = std::chrono::steady_clock::now();
+          if (Log) {
+            std::lock_guard<std::mutex> L(Mu);
+            *Log << Tool << " run on GPU " << D << "...\n";
+          }
+          auto S = runSanitizer(Tool, CandBin, KernelNames, D, Opts.Runner);
+          Clock.add(Tool, secondsSince(T));
+          std::lock_guard<std::mutex> L(Mu);
+          if (!S) {
+            SanitizerReport R;
+            R.Tool = Tool;
+            R.Problem = toString(S.takeError());
+            Rep.Sanitizers.push_back(std::move(R));
+            return;
+          }
+          Rep.Sanitizers.push_back(std::move(*S));
+        });
+    } else if (Opts.Sanitize) {
+      Rep.Notes.push_back("compute-sanitizer not found: out-of-bounds accesses "
+                          "and races are caught only through outputs");
+    }
+    runTasks(std::move(Tasks), Pool);
+  };
+
+  // Judges the self-check, then (with an original) verifies the candidate;
+  // false: a run could not be set up (SetupError).
+  auto JudgeAndVerify = [&]() -> bool {
+    // Judge the self-check.
+    if (Reusing) {
+      V = Reuse->SelfCheck;
+      Calibrated = Reuse->Calibrated;
+      StdoutStable = Reuse->StdoutStable;
+    } else if (!Self || !Self->Probe) {
+      V.Status = VerifyStatus::Failed;
+      V.Detail = "the second run of the original " +
+                 (Self ? Self->Process.describe() + "; " + Self->ProbeProblem
+                       : std::string("did not run"));
+    } else {
+      V.Status = VerifyStatus::Deterministic;
+      judgeSelfCheck(*Self->Probe, Targets, In.Model, V, Calibrated);
+      if (V.Status == VerifyStatus::Deterministic &&
+          Self->Process.ExitCode != Ref->Process.ExitCode) {
+        V.Status = VerifyStatus::Nondeterministic;
+        V.Detail = "two runs of the original exit differently (" +
+                   Ref->Process.describe() + ", then " +
+                   Self->Process.describe() + ")";
+      }
+      StdoutStable = Self->Process.StdoutHash == Ref->Process.StdoutHash &&
+                     !Ref->Process.stdoutTruncated();
+      if (!StdoutStable)
+        V.Notes.push_back("the program's stdout differs between two runs (it "
+                          "may print timings): stdout is not compared");
+      if (V.Status == VerifyStatus::Deterministic && V.LaunchesCompared == 0) {
+        V.Status = VerifyStatus::Failed;
+        V.Detail = "no launch of the target kernels was verified (does the "
+                   "program launch them?)";
+      }
+    }
+
+    if (Capture) {
+      Capture->Path = In.CandidatePath;
+      Capture->BuildKey = Rep.Candidate.Key;
+      Capture->Setup = Setup;
+      Capture->RunDir = RunDir;
+      Capture->SnapshotDir = std::string(SnapDir);
+      Capture->Targets = Targets;
+      Capture->Devices = Devices;
+      Capture->Reference = *Ref;
+      Capture->SelfCheck = V;
+      Capture->Calibrated = Calibrated;
+      Capture->StdoutStable = StdoutStable;
+    }
+
+    // 5. The candidate against the reference (only with --against).
+    if (!SelfOnly && V.Status == VerifyStatus::Deterministic &&
+        !Opts.VerifyCandidate) {
+      Rep.Notes.push_back("the candidate was timed, not verified, in this "
+                          "evaluation");
+    } else if (!SelfOnly && V.Status == VerifyStatus::Deterministic) {
+      VerifyReport CV;
+      CV.Notes = V.Notes;
+      Tolerance Tol = Calibrated;
+      if (Opts.PrecisionChanging)
+        for (const ProbeKernel &K : Targets)
+          for (const ProbeParam &P : K.Params) {
+            ElementType T = elementTypeFor(P);
+            if (!P.Pointer || !T.isFloatingPoint())
+              continue;
+            Tolerance D = defaultTolerance(T.Kind);
+            Tol.RelTol = std::max(Tol.RelTol, 10 * D.RelTol);
+            Tol.AbsTol = std::max(Tol.AbsTol, 10 * D.AbsTol);
+            // Reordered sums: rounding error relative to the buffer's
+            // largest value, not to each (possibly cancelled) result.
+            Tol.ScaleRelTol = std::max(Tol.ScaleRelTol, 10 * D.RelTol);
+          }
+      CV.CandidateTol = Tol;
+      ProbeConfig C = Base;
+      C.Mode = ProbeMode::Candidate;
+      C.Tol = Tol;
+      C.TimeVerified = VerifyFirstRun;
+      std::optional<ProgramRun> Cand;
+      runTasks({[&](unsigned D) { Cand = Run(CandBin, C, "candidate", D); }},
+               Pool);
+      if (SetupError)
+        return false;
+      if (VerifyFirstRun)
+        CandTime = Cand;
+      if (RunFailed(*Cand) || !Cand->Probe) {
+        CV.Status = VerifyStatus::Failed;
+        CV.Detail =
+            "the candidate " + Cand->Process.describe() +
+            (Cand->ProbeProblem.empty() ? "" : "; " + Cand->ProbeProblem);
+        std::string Tail = lastLines(Cand->Process.Stderr, 3);
+        if (!Tail.empty())
+          CV.Detail += ":\n" + Tail;
+      } else {
+        judgeCandidate(*Ref->Probe, *Cand->Probe, Targets, In.Model, CV);
+        if (Cand->Process.ExitCode != Ref->Process.ExitCode &&
+            (CV.Status == VerifyStatus::Verified || CV.LaunchesCompared == 0 ||
+             !Cand->Probe->Errors.empty())) {
+          // A candidate that failed at run time: say how, with the probe's
+          // first error (e.g. an illegal address after the launch).
+          CV.Status = VerifyStatus::Failed;
+          CV.Detail = "the candidate " + Cand->Process.describe() +
+                      ", the original " + Ref->Process.describe();
+          if (!Cand->Probe->Errors.empty())
+            CV.Detail += ": " + Cand->Probe->Errors.front();
         }
-    CV.CandidateTol = Tol;
-    ProbeConfig C = Base;
-    C.Mode = ProbeMode::Candidate;
-    C.Tol = Tol;
-    std::optional<ProgramRun> Cand;
-    runTasks({[&](unsigned D) { Cand = Run(CandBin, C, "candidate", D); }},
-             Pool);
+        if (StdoutStable) {
+          CV.StdoutCompared = true;
+          if (CV.Status == VerifyStatus::Verified &&
+              Cand->Process.StdoutHash != Ref->Process.StdoutHash) {
+            CV.Status = VerifyStatus::Mismatch;
+            CV.Detail = "the program's output (stdout) differs from the "
+                        "original's";
+          }
+        }
+      }
+      V = std::move(CV);
+    } else if (SelfOnly) {
+      V.CandidateTol = Calibrated;
+      V.StdoutCompared = StdoutStable;
+    }
+
+    return true;
+  };
+
+  if (VerifyFirstRun) {
+    if (!JudgeAndVerify())
+      return SetupFailed();
+    RunOthers();
+  } else {
+    RunOthers();
     if (SetupError)
       return SetupFailed();
-    if (RunFailed(*Cand) || !Cand->Probe) {
-      CV.Status = VerifyStatus::Failed;
-      CV.Detail = "the candidate " + Cand->Process.describe() +
-                  (Cand->ProbeProblem.empty() ? "" : "; " + Cand->ProbeProblem);
-      std::string Tail = lastLines(Cand->Process.Stderr, 3);
-      if (!Tail.empty())
-        CV.Detail += ":\n" + Tail;
-    } else {
-      judgeCandidate(*Ref->Probe, *Cand->Probe, Targets, In.Model, CV);
-      if (Cand->Process.ExitCode != Ref->Process.ExitCode &&
-          (CV.Status == VerifyStatus::Verified || CV.LaunchesCompared == 0 ||
-           !Cand->Probe->Errors.empty())) {
-        // A candidate that failed at run time: say how, with the probe's
-        // first error (e.g. an illegal address after the launch).
-        CV.Status = VerifyStatus::Failed;
-        CV.Detail = "the candidate " + Cand->Process.describe() +
-                    ", the original " + Ref->Process.describe();
-        if (!Cand->Probe->Errors.empty())
-          CV.Detail += ": " + Cand->Probe->Errors.front();
-      }
-      if (StdoutStable) {
-        CV.StdoutCompared = true;
-        if (CV.Status == VerifyStatus::Verified &&
-            Cand->Process.StdoutHash != Ref->Process.StdoutHash) {
-          CV.Status = VerifyStatus::Mismatch;
-          CV.Detail = "the program's output (stdout) differs from the "
-                      "original's";
-        }
-      }
-    }
-    V = std::move(CV);
-  } else if (SelfOnly) {
-    V.CandidateTol = Calibrated;
-    V.StdoutCompared = StdoutStable;
+    if (!JudgeAndVerify())
+      return SetupFailed();
   }
+  if (SetupError)
+    return SetupFailed();
+  llvm::sort(Rep.Sanitizers,
+             [](const SanitizerReport &A, const SanitizerReport &B) {
+               return A.Tool < B.Tool;
+             });
 
   // 6. Timing and metrics per kernel.
   auto Times = [&](const std::optional<ProgramRun> &R, const ProbeKernel &K,
@@ -1004,6 +1052,13 @@ Expected<EvalReport> retimeOriginal(const OriginalReference &Ref,
                              Ref.Path.c_str());
   ProbeConfig C;
   C.Mode = ProbeMode::Time;
+  if (Opts.TimeInVerification) {
+    // Timed the way candidates are: after verifying (against its own
+    // reference), in the same run.
+    C.Mode = ProbeMode::Candidate;
+    C.TimeVerified = true;
+    C.Tol = Ref.Calibrated;
+  }
   C.Kernels = Ref.Targets;
   C.VerifyFirst = Opts.VerifyFirst;
   C.VerifyLast = Opts.VerifyLast;
@@ -1211,7 +1266,8 @@ std::string reportToJSON(const EvalReport &R) {
                  {"buffers", R.Verify.BuffersCompared},
                  {"stdout_compared", R.Verify.StdoutCompared},
                  {"rel_tol", R.Verify.CandidateTol.RelTol},
-                 {"abs_tol", R.Verify.CandidateTol.AbsTol}};
+                 {"abs_tol", R.Verify.CandidateTol.AbsTol},
+                 {"scale_rel_tol", R.Verify.CandidateTol.ScaleRelTol}};
   if (!R.Verify.Detail.empty())
     V["detail"] = R.Verify.Detail;
   V["notes"] = json::Array(R.Verify.Notes);

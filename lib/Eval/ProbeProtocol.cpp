@@ -154,6 +154,7 @@ ProbeMode modeField(const json &Obj, const std::string &Where) {
 json toJSON(const Tolerance &T) {
   return json{{"relTol", number(T.RelTol)},
               {"absTol", number(T.AbsTol)},
+              {"scaleRelTol", number(T.ScaleRelTol)},
               {"nanEqual", T.NaNEqual}};
 }
 
@@ -162,8 +163,9 @@ Tolerance readTolerance(const json &J, const std::string &Where) {
   Tolerance T;
   field(J, "relTol", T.RelTol, Where);
   field(J, "absTol", T.AbsTol, Where);
+  field(J, "scaleRelTol", T.ScaleRelTol, Where);
   field(J, "nanEqual", T.NaNEqual, Where);
-  if (!(T.RelTol >= 0) || !(T.AbsTol >= 0))
+  if (!(T.RelTol >= 0) || !(T.AbsTol >= 0) || !(T.ScaleRelTol >= 0))
     throw ReadError{"'" + Where + "' tolerances must be non-negative"};
   return T;
 }
@@ -337,13 +339,13 @@ std::string writeProbeConfig(const ProbeConfig &C) {
   json Kernels = json::array();
   for (const ProbeKernel &K : C.Kernels)
     Kernels.push_back(toJSON(K));
-  json J{{"mode", toString(C.Mode)},     {"kernels", std::move(Kernels)},
-         {"verifyFirst", C.VerifyFirst}, {"verifyLast", C.VerifyLast},
-         {"snapshotDir", C.SnapshotDir}, {"tolerance", toJSON(C.Tol)},
-         {"replays", C.Replays},         {"timeLaunches", C.TimeLaunches},
-         {"flushL2", C.FlushL2},         {"metrics", C.Metrics},
-         {"cleanL2", C.CleanL2},         {"compareOnHost", C.CompareOnHost},
-         {"resultPath", C.ResultPath}};
+  json J{{"mode", toString(C.Mode)},       {"kernels", std::move(Kernels)},
+         {"verifyFirst", C.VerifyFirst},   {"verifyLast", C.VerifyLast},
+         {"snapshotDir", C.SnapshotDir},   {"tolerance", toJSON(C.Tol)},
+         {"replays", C.Replays},           {"timeLaunches", C.TimeLaunches},
+         {"flushL2", C.FlushL2},           {"metrics", C.Metrics},
+         {"cleanL2", C.CleanL2},           {"compareOnHost", C.CompareOnHost},
+         {"timeVerified", C.TimeVerified}, {"resultPath", C.ResultPath}};
   return dump(J);
 }
 
@@ -368,6 +370,7 @@ llvm::Expected<ProbeConfig> readProbeConfig(llvm::StringRef JSONText) {
     field(J, "metrics", C.Metrics, "");
     field(J, "cleanL2", C.CleanL2, "");
     field(J, "compareOnHost", C.CompareOnHost, "");
+    field(J, "timeVerified", C.TimeVerified, "");
     field(J, "resultPath", C.ResultPath, "");
     if ((C.Mode == ProbeMode::Reference || C.Mode == ProbeMode::Candidate) &&
         C.SnapshotDir.empty())

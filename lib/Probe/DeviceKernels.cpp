@@ -89,7 +89,7 @@ std::string DeviceKernels::cleanL2(CUstream Stream) {
   if (std::string Why = load(); !Why.empty())
     return Why;
   if (!Scratch) {
-    size_t Bytes = L2Bytes ? 2 * L2Bytes : FallbackScratchBytes;
+    size_t Bytes = L2Bytes ? 4 * L2Bytes : FallbackScratchBytes;
     Bytes = (Bytes + 4095) & ~size_t(4095);
     if (CUresult R = cuMemAlloc(&Scratch, Bytes)) {
       Scratch = 0;

@@ -533,9 +533,15 @@ std::string compareOnDevice(const Buffer &B, const std::vector<uint8_t> &Expecte
   unsigned Size = std::max(1u, T.Size);
   uint64_t N = (B.Size - Off) / Size;
   DeviceKernels::Comparison Typed, Prefix;
+  // The scale comes from the expected values, which the host holds.
+  Tolerance Tol = scaledTolerance(
+      llvm::ArrayRef<uint8_t>(Expected)
+          .drop_front(std::min(Off, Expected.size()))
+          .take_front(N * Size),
+      T,
+      effectiveTolerance(T.Kind, S.Config.Tol));
   std::string Why =
-      S.Kernels.compare(Ref + Off, Actual + Off, N, T,
-                        effectiveTolerance(T.Kind, S.Config.Tol), Stream, Typed);
+      S.Kernels.compare(Ref + Off, Actual + Off, N, T, Tol, Stream, Typed);
   if (Why.empty() && Off)
     Why = S.Kernels.compare(Ref, Actual, Off, ElementType(), Tolerance(),
                             Stream, Prefix);
@@ -921,7 +927,9 @@ Action actionFor(const std::string &Kernel, unsigned Ordinal) {
     case CandidateAction::StageLast:
       return Action::StageLast;
     case CandidateAction::None:
-      return Action::None;
+      // A launch to time that is not verified is timed alone.
+      return C.TimeVerified && Ordinal < C.TimeLaunches ? Action::Time
+                                                        : Action::None;
     }
     return Action::None;
   }
@@ -1108,10 +1116,20 @@ void onLaunchExit(const CUpti_CallbackData *Data) {
     switch (L->What) {
     case Action::Verify:
       if (ok(cuCtxSynchronize(), "cuCtxSynchronize after the launch", Error)) {
-        if (S.Config.Mode == ProbeMode::Reference)
+        if (S.Config.Mode == ProbeMode::Reference) {
           verifyReference(*L, Error);
-        else
+        } else {
           verifyCandidate(*L, Error, /*CanRelaunch=*/true);
+          // Timed only when right: a wrong candidate's time is not used.
+          const std::vector<BufferCheck> &B = L->Record.Buffers;
+          if (S.Config.TimeVerified &&
+              L->Record.Ordinal < S.Config.TimeLaunches && Error.empty() &&
+              L->Record.Verified &&
+              std::all_of(B.begin(), B.end(), [](const BufferCheck &C) {
+                return C.Status == "ok";
+              }))
+            timeLaunch(*L, Error);
+        }
       }
       break;
     case Action::StageLast:

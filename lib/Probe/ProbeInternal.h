@@ -128,8 +128,9 @@ class DeviceKernels {
 public:
   /// Loads the kernels once; "" or why they cannot be used.
   std::string load();
-  /// Queues on Stream a read of a zero-filled scratch buffer twice the
-  /// size of L2: afterwards L2 holds only clean lines of that buffer, so
+  /// Queues on Stream a read of a zero-filled scratch buffer four times the
+  /// size of L2 (twice left measurable dirty lines behind on the H200,
+  /// bench/eval/l2clean): afterwards L2 holds only clean lines of that buffer, so
   /// the dirty lines of earlier work are written back now, not during the
   /// next launch, and nothing of the program's buffers is cached. Returns
   /// "" or why L2 cannot be cleaned (then nothing is queued).

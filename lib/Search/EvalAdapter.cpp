@@ -52,6 +52,7 @@ Timing timingFromReport(const EvalReport &R, bool Original) {
 EvalOutcome outcomeFromReport(const EvalReport &R, bool SelfCheck) {
   EvalOutcome O;
   O.Seconds = R.WallSeconds;
+  O.Stages = R.Stages;
   O.Compiled = R.Candidate.Succeeded;
   O.CompileLog = lastLines(R.Candidate.Log, 20);
   O.Notes = R.Notes;
@@ -141,12 +142,18 @@ Error GpuEvaluator::ensureReference() {
     ++Timings;
   }
   SinceRetime = 0;
+  // Candidates are timed in their verification run: the baseline too, so
+  // that every speedup compares two measurements made the same way.
+  if (T.Available && Ref->usable())
+    return retime(Opts.Eval.Replays);
   return Error::success();
 }
 
 Error GpuEvaluator::retime(unsigned Replays) {
   EvalOptions EO = Opts.Eval;
   EO.Replays = Replays;
+  // The baseline is timed as candidates are (GpuEvaluator::evaluate).
+  EO.TimeInVerification = true;
   auto R = retimeOriginal(*Ref, EO);
   if (!R)
     return R.takeError();
@@ -180,6 +187,7 @@ Expected<EvalOutcome> GpuEvaluator::evaluate(const CandidateSpec &C) {
   EvalOptions EO = Opts.Eval;
   EO.Sanitize = false; // the final check sanitizes the winner
   EO.TimeOriginal = false;
+  EO.TimeInVerification = true;
   auto R = run(C, /*AgainstOriginal=*/true, EO);
   if (!R)
     return R.takeError();
@@ -228,7 +236,8 @@ std::string GpuEvaluator::cacheContext() const {
   OS << "\nverify-first=" << E.VerifyFirst << " verify-last=" << E.VerifyLast
      << " replays=" << E.Replays << " time-launches=" << E.TimeLaunches
      << " flush-l2=" << E.FlushL2 << " metrics=" << E.Metrics
-     << " timeout=" << E.Runner.TimeoutSeconds << "\n";
+     << " timeout=" << E.Runner.TimeoutSeconds << " timed-in-verification=1"
+     << " precision-scaled-tolerance=1\n";
   OS << "nvcc=" << B.nvccVersion() << "\nnvcc-flags=";
   for (const std::string &F : B.flags())
     OS << F << ";";

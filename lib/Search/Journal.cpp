@@ -87,6 +87,10 @@ json outcomeToJ(const EvalOutcome &O) {
             {"notes", O.Notes},         {"seconds", O.Seconds},
             {"cached", O.Cached}};
   J["baseline"] = O.Baseline ? timingToJ(*O.Baseline) : json(nullptr);
+  json Stages = json::array();
+  for (const auto &[Name, S] : O.Stages)
+    Stages.push_back({Name, S});
+  J["stages_seconds"] = std::move(Stages);
   return J;
 }
 
@@ -107,6 +111,10 @@ EvalOutcome outcomeFromJ(const json &J) {
     O.Cached = J.at("cached").get<bool>();
   if (J.contains("baseline") && !J.at("baseline").is_null())
     O.Baseline = timingFromJ(J.at("baseline"));
+  // Absent from journals written before stage times were recorded.
+  if (J.contains("stages_seconds"))
+    for (const json &S : J.at("stages_seconds"))
+      O.Stages.emplace_back(S.at(0).get<std::string>(), S.at(1).get<double>());
   return O;
 }
 

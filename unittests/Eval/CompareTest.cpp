@@ -73,6 +73,35 @@ TEST(CompareTest, FloatWithinAndBeyondTolerance) {
   EXPECT_NEAR(R.MaxRelErr, 0.02, 1e-6);
 }
 
+TEST(CompareTest, ScaleToleranceAcceptsCancellationNotWrongValues) {
+  // A reordered sum whose result cancelled to -0.015 while its terms (and
+  // other results) are O(1000): its rounding error is small next to the
+  // buffer's scale, not next to the result.
+  std::vector<float> E = {1000.0f, -0.0151401134f, 250.0f, INFINITY};
+  std::vector<float> A = {1000.0001f, -0.0151662827f, 250.0f, INFINITY};
+  Tolerance T;
+  T.RelTol = 1e-4;
+  T.AbsTol = 1e-5;
+  CompareResult Strict = compareBuffers(bytesOf(E), bytesOf(A), Float, T);
+  EXPECT_EQ(Strict.Mismatches, 1u);
+  EXPECT_EQ(*Strict.FirstDiffIndex, 1u);
+  T.ScaleRelTol = 1e-4;
+  EXPECT_TRUE(compareBuffers(bytesOf(E), bytesOf(A), Float, T).equal());
+  // The infinity does not set the scale: AbsTol becomes 1e-4 * 1000.
+  Tolerance Folded = scaledTolerance(bytesOf(E), Float, T);
+  EXPECT_DOUBLE_EQ(Folded.AbsTol, 0.1);
+  EXPECT_EQ(Folded.ScaleRelTol, 0);
+  // A wrong value is still wrong at that scale.
+  std::vector<float> Wrong = {1000.0f, 0.5f, 250.0f, INFINITY};
+  CompareResult R = compareBuffers(bytesOf(E), bytesOf(Wrong), Float, T);
+  EXPECT_EQ(R.Mismatches, 1u);
+  EXPECT_EQ(*R.FirstDiffIndex, 1u);
+  // Integers stay exact.
+  Tolerance IntTol = scaledTolerance(bytesOf(std::vector<int>{5, 1000}),
+                                     ElementType{ElementKind::SInt, 4}, T);
+  EXPECT_DOUBLE_EQ(IntTol.AbsTol, T.AbsTol);
+}
+
 TEST(CompareTest, ZeroToleranceIsBitExactForFloats) {
   std::vector<float> E = {1.0f};
   std::vector<float> A = {std::nextafter(1.0f, 2.0f)};

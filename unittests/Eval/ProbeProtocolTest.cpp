@@ -29,6 +29,7 @@ ProbeConfig sampleConfig() {
   C.SnapshotDir = "/tmp/run/snap";
   C.Tol.RelTol = 1e-4;
   C.Tol.AbsTol = 1e-7;
+  C.Tol.ScaleRelTol = 1e-4;
   C.Tol.NaNEqual = false;
   C.Replays = 7;
   C.TimeLaunches = 2;
@@ -36,6 +37,7 @@ ProbeConfig sampleConfig() {
   C.Metrics = {"dram__bytes_read.sum", "gpu__time_duration.sum"};
   C.CleanL2 = false;
   C.CompareOnHost = true;
+  C.TimeVerified = true;
   C.ResultPath = "/tmp/run/result.json";
   return C;
 }
@@ -56,6 +58,7 @@ TEST(ProbeProtocolTest, ConfigRoundTrip) {
   EXPECT_EQ(R->SnapshotDir, "/tmp/run/snap");
   EXPECT_DOUBLE_EQ(R->Tol.RelTol, 1e-4);
   EXPECT_DOUBLE_EQ(R->Tol.AbsTol, 1e-7);
+  EXPECT_DOUBLE_EQ(R->Tol.ScaleRelTol, 1e-4);
   EXPECT_FALSE(R->Tol.NaNEqual);
   EXPECT_EQ(R->Replays, 7u);
   EXPECT_EQ(R->TimeLaunches, 2u);
@@ -63,6 +66,7 @@ TEST(ProbeProtocolTest, ConfigRoundTrip) {
   EXPECT_EQ(R->Metrics.size(), 2u);
   EXPECT_FALSE(R->CleanL2);
   EXPECT_TRUE(R->CompareOnHost);
+  EXPECT_TRUE(R->TimeVerified);
   EXPECT_EQ(R->ResultPath, "/tmp/run/result.json");
 }
 
@@ -76,6 +80,7 @@ TEST(ProbeProtocolTest, ConfigDefaults) {
   EXPECT_TRUE(R->VerifyLast);
   EXPECT_TRUE(R->CleanL2);
   EXPECT_FALSE(R->CompareOnHost);
+  EXPECT_FALSE(R->TimeVerified);
 }
 
 TEST(ProbeProtocolTest, MalformedConfigsAreErrors) {

@@ -55,7 +55,8 @@ ProbeResult result(ProbeMode Mode, double Ms) {
     B.Bytes = 4096;
     L.Buffers.push_back(B);
   }
-  if (Mode == ProbeMode::Time)
+  // Candidate runs of a search time the launch once it verifies.
+  if (Mode == ProbeMode::Time || Mode == ProbeMode::Candidate)
     L.TimesMs = {Ms, Ms, Ms, Ms};
   if (Mode == ProbeMode::Metrics)
     L.Metrics = {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 30}};
@@ -148,14 +149,19 @@ TEST_F(GpuEvaluatorTest, TheOriginalIsEvaluatedOncePerSearch) {
     ASSERT_TRUE(O.Baseline.has_value());
     EXPECT_DOUBLE_EQ(O.Baseline->MedianMs, 1.0);
   }
-  // Reference, self-check and timing of the original: once each.
+  // Reference, self-check and timing of the original: once each, and the
+  // baseline timed once more the way candidates are timed (in a
+  // verification run).
   EXPECT_EQ(runs("orig reference"), 1u);
-  EXPECT_EQ(runs("orig candidate"), 1u);
+  EXPECT_EQ(runs("orig candidate"), 2u);
   EXPECT_EQ(runs("orig time"), 1u);
+  // A candidate: one verification run that also times it, one metrics run.
   EXPECT_EQ(runs("slow0 candidate"), 1u);
-  EXPECT_EQ(runs("slow3 time"), 1u);
+  EXPECT_EQ(runs("slow3 candidate"), 1u);
+  EXPECT_EQ(runs("slow3 time"), 0u);
+  EXPECT_EQ(runs("slow3 metrics"), 1u);
   EXPECT_EQ(E.referenceRuns(), 1u);
-  EXPECT_EQ(E.originalTimings(), 1u);
+  EXPECT_EQ(E.originalTimings(), 2u);
   // The reference lives beside the candidates' runs.
   EXPECT_TRUE(sys::fs::is_directory(D.file("run/eval/original/snapshots")));
 }
@@ -173,24 +179,32 @@ TEST_F(GpuEvaluatorTest, AWrongCandidateIsStillCaught) {
   EXPECT_FALSE(O.Verified);
   EXPECT_NE(O.Failure.find("mismatch"), std::string::npos) << O.Failure;
   EXPECT_EQ(runs("orig reference"), 1u);
+  // Nothing more is run for a wrong candidate.
+  EXPECT_EQ(runs("bad candidate"), 1u);
+  EXPECT_EQ(runs("bad time"), 0u);
+  EXPECT_EQ(runs("bad metrics"), 0u);
 }
 
 TEST_F(GpuEvaluatorTest, TheFastestCandidateYetIsComparedWithAFreshBaseline) {
   GpuEvaluator E(*B, GO);
   ASSERT_TRUE(bool(E.evaluateOriginal(CandidateSpec{"", {}, false})));
+  // The original's verification runs: the self-check, then the timings of
+  // the baseline (at the start and for each new leader).
+  EXPECT_EQ(runs("orig candidate"), 2u);
   EvalOutcome A = eval(E, candidate("a", 0.5)); // fastest yet: re-time
-  EXPECT_EQ(runs("orig time"), 2u);
-  EXPECT_EQ(E.originalTimings(), 2u);
+  EXPECT_EQ(runs("orig candidate"), 3u);
+  EXPECT_EQ(E.originalTimings(), 3u);
   ASSERT_FALSE(A.Notes.empty());
   EXPECT_NE(A.Notes.back().find("original re-timed (fastest candidate yet)"),
             std::string::npos)
       << A.Notes.back();
   eval(E, candidate("b", 0.6)); // faster than the original, not than 'a'
-  EXPECT_EQ(runs("orig time"), 2u);
+  EXPECT_EQ(runs("orig candidate"), 3u);
   eval(E, candidate("c", 3.0)); // slower
-  EXPECT_EQ(runs("orig time"), 2u);
+  EXPECT_EQ(runs("orig candidate"), 3u);
   eval(E, candidate("d", 0.4)); // a new leader
-  EXPECT_EQ(runs("orig time"), 3u);
+  EXPECT_EQ(runs("orig candidate"), 4u);
+  EXPECT_EQ(runs("orig time"), 1u); // the reference's own timing only
   EXPECT_EQ(runs("orig reference"), 1u);
 }
 
@@ -200,7 +214,8 @@ TEST_F(GpuEvaluatorTest, TheBaselineIsRetimedPeriodically) {
   ASSERT_TRUE(bool(E.evaluateOriginal(CandidateSpec{"", {}, false})));
   for (int I = 0; I < 5; ++I)
     eval(E, candidate(("s" + Twine(I)).str(), 2.0));
-  EXPECT_EQ(runs("orig time"), 3u); // at the start, after 2 and after 4
+  // The self-check, then at the start, after 2 and after 4.
+  EXPECT_EQ(runs("orig candidate"), 4u);
   EXPECT_EQ(runs("orig reference"), 1u);
 }
 
@@ -248,7 +263,7 @@ TEST_F(GpuEvaluatorTest, TheFinalCheckTimesTheOriginalOnlyInterleaved) {
   EXPECT_DOUBLE_EQ(R->Original.MedianMs, 1.0);
   EXPECT_DOUBLE_EQ(R->Candidate.MedianMs, 0.5);
   EXPECT_EQ(runs("orig reference"), 1u);
-  EXPECT_EQ(runs("orig candidate"), 1u);
+  EXPECT_EQ(runs("orig candidate"), 2u); // self-check, baseline
   EXPECT_EQ(runs("orig time"), 4u);
   EXPECT_EQ(runs("w candidate"), 1u); // verified once, then timed
   EXPECT_EQ(runs("w time"), 3u);

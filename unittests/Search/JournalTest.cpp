@@ -70,6 +70,7 @@ TEST(JournalTest, NodeRoundTrips) {
   N.Outcome = StandInEvaluator::passing(1.5, 0.7);
   N.Outcome.Metrics["dram__bytes_read.sum"] = 1e9;
   N.Outcome.Bound = "memory-bound";
+  N.Outcome.Stages = {{"build", 1.5}, {"candidate", 2.25}, {"time", 0.75}};
   N.Reward.Total = 0.3;
   N.Reward.Speed.Cmp = Comparison::Faster;
   N.Reward.Expandable = true;
@@ -79,6 +80,9 @@ TEST(JournalTest, NodeRoundTrips) {
   EXPECT_EQ(nodeToJSON(*Back), nodeToJSON(N));
   EXPECT_EQ(editKey(*Back->Step), editKey(*N.Step));
   EXPECT_EQ(Back->Outcome.Metrics["dram__bytes_read.sum"], 1e9);
+  ASSERT_EQ(Back->Outcome.Stages.size(), 3u);
+  EXPECT_EQ(Back->Outcome.Stages[1].first, "candidate");
+  EXPECT_EQ(Back->Outcome.Stages[1].second, 2.25);
 }
 
 TEST(JournalTest, MalformedLinesAreErrorsNotCrashes) {

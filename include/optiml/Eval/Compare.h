@@ -79,13 +79,20 @@ struct CompareResult {
 /// Compares Actual with Expected as arrays of T.
 ///
 /// Integers, bools and bytes: bit-exact. Floating point: equal when
-/// |a - e| <= AbsTol + RelTol * |e|; +0 equals -0; an infinity equals only
+/// |a - e| <= AbsTol + RelTol * |e| (AbsTol widened by ScaleRelTol, see
+/// scaledTolerance); +0 equals -0; an infinity equals only
 /// the same infinity; NaN equals NaN (any payload) iff Tol.NaNEqual, and
 /// never a number. Bytes past the last whole scalar compare exactly.
 /// Different sizes: SizeMismatch, and the common prefix is compared.
 CompareResult compareBuffers(llvm::ArrayRef<uint8_t> Expected,
                              llvm::ArrayRef<uint8_t> Actual, ElementType T,
                              const Tolerance &Tol);
+
+/// Tol with ScaleRelTol folded into AbsTol for this expected buffer:
+/// AbsTol = max(AbsTol, ScaleRelTol * largest finite |e|) for floating
+/// point (compareBuffers does this itself; the GPU comparison calls it).
+Tolerance scaledTolerance(llvm::ArrayRef<uint8_t> Expected, ElementType T,
+                          Tolerance Tol);
 
 /// Did the buffer change at all (bitwise)? For the written-buffer and
 /// input-mutation checks, where any change counts.

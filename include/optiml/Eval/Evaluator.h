@@ -72,6 +72,10 @@ struct EvalOptions {
   /// Verify the candidate against the original (with an original only);
   /// off for timing rounds of a candidate already verified.
   bool VerifyCandidate = true;
+  /// With a prepared reference (a search): time the candidate in its
+  /// verification run instead of a run of its own, and give a candidate
+  /// that fails verification no metrics or sanitizer runs.
+  bool TimeInVerification = false;
 };
 
 struct EvalInput {

@@ -56,6 +56,11 @@ struct ProbeKernel {
 struct Tolerance {
   double RelTol = 0; ///< |a-b| <= AbsTol + RelTol*|b| for floating point
   double AbsTol = 0;
+  /// Also accept |a-b| <= ScaleRelTol * (the largest finite |b| of the
+  /// buffer): for edits that reorder a reduction, whose rounding error
+  /// scales with the terms summed, not with the (possibly cancelled)
+  /// result. 0: off.
+  double ScaleRelTol = 0;
   /// NaN in the same place in both is equal; Inf must match sign and place.
   bool NaNEqual = true;
 };
@@ -81,6 +86,9 @@ struct ProbeConfig {
   /// program (and the probe's restores) left it: only for measuring what
   /// the clean changes.
   bool CleanL2 = true;
+  /// Candidate mode: also time the first TimeLaunches launches (Replays
+  /// each, as Time mode does) once they have verified, in the same run.
+  bool TimeVerified = false;
   /// Candidate mode: copy the buffers to the host and compare there rather
   /// than on the GPU (which is also the fallback when the device cannot).
   bool CompareOnHost = false;

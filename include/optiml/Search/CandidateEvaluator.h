@@ -63,6 +63,9 @@ struct EvalOutcome {
   std::string Verdict;
   std::vector<std::string> Notes;
   double Seconds = 0; ///< wall time of the evaluation
+  /// Wall time of each stage of the evaluation ("build", "candidate",
+  /// "time", "metrics", ...), seconds; empty for a stand-in evaluator.
+  std::vector<std::pair<std::string, double>> Stages;
   /// The original's time this candidate is compared with: the evaluator's
   /// baseline when the candidate was measured (re-timed now and then in the
   /// same session). Unset: the original's own outcome is the baseline.
