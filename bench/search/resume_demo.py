@@ -24,20 +24,11 @@ import os
 import signal
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 
-
-def unpack(bundle):
-    work = tempfile.mkdtemp(prefix="optiml-resume-")
-    with tarfile.open(bundle) as t:
-        t.extractall(work)
-    for d in sorted(os.listdir(work)):
-        tool = os.path.join(work, d, "bin", "clang-optiml")
-        if os.path.exists(tool):
-            return tool
-    raise SystemExit("%s: no clang-optiml-*/bin/clang-optiml inside" % bundle)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare import unpack_bundle  # noqa: E402
 
 
 def journal_nodes(run_dir):
@@ -72,7 +63,7 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "resume-demo"))
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    tool = a.tool or unpack(a.bundle)
+    tool = a.tool or unpack_bundle(a.bundle)
     run_dir = os.path.join(tempfile.mkdtemp(prefix="optiml-resume-run-"), "run")
     base = [tool, "optimize", a.program, "--budget", str(a.budget),
             "--run-dir", run_dir, "--verify-first", "1", "--no-sanitize",
