@@ -22,7 +22,7 @@ repository root. Resumable across device calls:
     python3 bench/search/compare.py run --bundle dist/clang-optiml-0.1.0-linux-x86_64.tar.xz \\
         --results bench/results/search/2026-11-30 --programs axpy,transpose,gemv,softmax \\
         --strategies mcts,greedy,random --seeds 1 --budget 30 --deadline 420
-    python3 bench/search/compare.py summarize bench/results/search/2026-11-30
+    python3 bench/search/compare.py summarize bench/results/search/2026-11-30 [--checkpoints 5,10,20,30]
     python3 bench/search/compare.py export-optimized bench/results/search/2026-11-30 \\
         --strategy mcts --seed 1 --out bench/results/search/2026-11-30/optimized
 
@@ -158,7 +158,39 @@ def fmt_x(v):
     return "%.2fx" % v
 
 
-def summarize(results, strategies=None):
+def best_after(curve, k):
+    """The best speedup the search had measured after k evaluations, from a
+    summary's curve ([[evaluation, best so far], ...], one point per
+    improvement); 1.0 before the first."""
+    best = 1.0
+    for ev, sp in curve:
+        if ev <= k:
+            best = max(best, float(sp))
+    return best
+
+
+def anytime_table(data, order, checkpoints):
+    """Median (over seeds) best-so-far speedup after k evaluations, per
+    program and strategy: how fast each strategy gets there, not only where
+    it ends. Search measurements (before the final check)."""
+    lines = ["| program | strategy | " + " | ".join("after %d" % k for k in checkpoints) + " |",
+             "|---|---|" + "---|" * len(checkpoints)]
+    for p in sorted(data):
+        for st in order:
+            runs = [r for r in data[p].get(st, []) if "curve" in r]
+            if not runs:
+                continue
+            cells = []
+            for k in checkpoints:
+                if any(int(r.get("budget", 0)) < k for r in runs):
+                    cells.append("—")
+                    continue
+                cells.append(fmt_x(statistics.median(best_after(r["curve"], k) for r in runs)))
+            lines.append("| %s | %s | %s |" % (p, st, " | ".join(cells)))
+    return lines
+
+
+def summarize(results, strategies=None, checkpoints=(5, 10, 20, 30)):
     """A markdown table: per program and strategy, the verified speedup over
     seeds (median, min-max), evaluations to reach it, cache use."""
     data = load_summaries(results)
@@ -196,6 +228,13 @@ def summarize(results, strategies=None):
     lines.append("")
     lines.append("Best median per program: " + ", ".join(
         "%s %s (%s)" % (p, w[0], fmt_x(w[1])) for p, w in sorted(wins.items())))
+    anytime = anytime_table(data, order, checkpoints)
+    if len(anytime) > 2:
+        lines.append("")
+        lines.append("Best speedup measured by the search after k evaluations "
+                     "(median over seeds; before the final check):")
+        lines.append("")
+        lines.extend(anytime)
     return "\n".join(lines) + "\n"
 
 
@@ -378,7 +417,9 @@ def cmd_run(a):
 
 
 def cmd_summarize(a):
-    sys.stdout.write(summarize(a.results, [s for s in (a.strategies or "").split(",") if s] or None))
+    checkpoints = [int(k) for k in a.checkpoints.split(",") if k]
+    sys.stdout.write(summarize(a.results, [s for s in (a.strategies or "").split(",") if s] or None,
+                               checkpoints))
     return 0
 
 
@@ -442,6 +483,8 @@ def main(argv=None):
     s = sub.add_parser("summarize", help="markdown table of the finished runs")
     s.add_argument("results")
     s.add_argument("--strategies", help="column order")
+    s.add_argument("--checkpoints", default="5,10,20,30",
+                   help="evaluation counts of the anytime table (default 5,10,20,30)")
     s.set_defaults(func=cmd_summarize)
     e = sub.add_parser("export-optimized", help="optimized sources for bench/run.py --optimized-dir")
     e.add_argument("results")
