@@ -35,6 +35,8 @@ void run(const float *x, float *out, const int *y, int *yout, int n) {
 // LIST:      kernel tsum:
 // LIST:        warp-reduce tsum: shared-memory tree reduction (+) of T in 'buf': warp shuffles and one __syncthreads() instead of one per step; thread 0 keeps its final statement; note: the loop starts at 'BS / 2': blocks must have BS threads
 // LIST-NEXT:     param changes_precision (boolean, optional)
+// LIST-NEXT:     param grid_stride (boolean, optional)
+// LIST-NEXT:     param max_blocks (integer 1..1048576, optional)
 // LIST-NEXT:     try {"kind":"warp-reduce","target":"tsum","params":{"changes_precision":true}}
 
 // CHECK:      template <typename T, int BS>

@@ -81,6 +81,10 @@ struct AtomicsPlan {
 
 enum class ReduceOp { Sum, Max, Min };
 
+/// The grid cap of grid_stride: 8 blocks per SM of an H200 (132 SMs), as
+/// privatize-atomics and grid-stride use.
+constexpr int64_t DefaultMaxBlocks = 132 * 8;
+
 /// Offsets [Begin, End) of the main file.
 struct Range {
   unsigned Begin = 0, End = 0;
@@ -104,6 +108,12 @@ struct TreePlan {
   Range Region;                 ///< the loop and its warp tail
   std::vector<Range> Finals;    ///< `A[0]` in thread 0's statement
   std::string Tid; ///< thread index, as written in the loop's guard
+  /// grid_stride: the store's replacement when it holds the guarded value
+  /// itself, other replacements of the leaf, and the launches' capped grids.
+  bool GridStride = false;
+  std::string StoreText;
+  std::vector<std::pair<Range, std::string>> LeafEdits, Caps;
+  std::string LeafDescription;
   std::vector<std::string> Notes;
   std::string Description;
 };
@@ -351,6 +361,8 @@ private:
                   std::string &StartText);
   Error matchTail(const Stmt *St);
   Error matchFinal(const IfStmt *If);
+  Error matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
+                  const IfStmt *Final, ArrayRef<const Stmt *> TreeStmts);
   void checkLaunches(bool Tail, std::optional<int64_t> Start,
                      const std::string &StartText, Error &Err);
 };
@@ -578,6 +590,536 @@ Error TreeMatcher::matchFinal(const IfStmt *If) {
       return no("'" + P.ArrayName + "[0]' is written with a macro", AS);
     P.Finals.push_back(*R);
   }
+  return Error::success();
+}
+
+//===--- grid_stride: the leaf ---------------------------------------------===//
+
+/// Whether \p Id is the identity of \p Op for elements of type \p Elem:
+/// 0 for +; -INFINITY, the lowest finite value or the type's minimum for
+/// max; their opposites for min.
+bool isIdentity(const Expr *Id, ReduceOp Op, QualType Elem,
+                const ASTContext &AST) {
+  if (!Id || Id->isValueDependent() || Id->isTypeDependent())
+    return false;
+  Expr::EvalResult R;
+  if (!Id->EvaluateAsRValue(R, AST))
+    return false;
+  const APValue &V = R.Val;
+  if (Op == ReduceOp::Sum)
+    return (V.isInt() && V.getInt().isZero()) ||
+           (V.isFloat() && V.getFloat().isZero());
+  if (Elem->isDependentType())
+    return false;
+  bool Max = Op == ReduceOp::Max;
+  if (V.isFloat()) {
+    const APFloat &F = V.getFloat();
+    if (F.isInfinity())
+      return F.isNegative() == Max;
+    if (!Elem->isRealFloatingType())
+      return false;
+    APFloat L = APFloat::getLargest(AST.getFloatTypeSemantics(Elem), Max);
+    APFloat G = F;
+    bool Lost = false;
+    G.convert(L.getSemantics(), APFloat::rmNearestTiesToEven, &Lost);
+    return !Lost && G.bitwiseIsEqual(L);
+  }
+  if (V.isInt() && Elem->isIntegerType()) {
+    unsigned W = AST.getIntWidth(Elem);
+    bool Unsigned = Elem->isUnsignedIntegerType();
+    APSInt Want = Max ? APSInt::getMinValue(W, Unsigned)
+                      : APSInt::getMaxValue(W, Unsigned);
+    return APSInt::isSameValue(V.getInt(), Want);
+  }
+  return false;
+}
+
+StringRef identityName(ReduceOp Op) {
+  switch (Op) {
+  case ReduceOp::Sum:
+    return "0";
+  case ReduceOp::Max:
+    return "-INFINITY, the lowest finite value or the type's minimum";
+  case ReduceOp::Min:
+    return "INFINITY, the largest finite value or the type's maximum";
+  }
+  return "";
+}
+
+/// Names of calls that make a value depend on other threads or order.
+bool isThreadCall(StringRef Name) {
+  return Name.starts_with("__sync") || Name.starts_with("__shfl") ||
+         Name.starts_with("atomic") || Name.starts_with("__ballot") ||
+         Name.starts_with("__any") || Name.starts_with("__all") ||
+         Name == "__activemask" || Name.starts_with("__threadfence");
+}
+
+/// The leaf value reads elements only at the index: every subscript is
+/// `p[i]`, no pointer is dereferenced otherwise, nothing is written, no
+/// thread or block index, shared memory, barrier or warp primitive is used,
+/// and locals it reads are the same for every thread of the grid. Helpers
+/// it calls obey the same rules and read no memory at all.
+class LeafCheck : public RecursiveASTVisitor<LeafCheck> {
+public:
+  LeafCheck(const VarDecl *Index, const FunctionDecl *Kernel,
+            const DenseSet<const ValueDecl *> &Written,
+            function_ref<std::string(const Stmt *)> Text)
+      : Index(Index), Kernel(Kernel), Written(Written), Text(Text) {}
+
+  std::string Why;
+  const Stmt *At = nullptr;
+
+  bool check(const Stmt *S) {
+    if (restructure::mentionsBuiltin(S))
+      return fail("uses a thread or block index other than through '" +
+                      Index->getName().str() + "'",
+                  S);
+    return TraverseStmt(const_cast<Stmt *>(S));
+  }
+
+  bool VisitArraySubscriptExpr(ArraySubscriptExpr *AS) {
+    if (Helper)
+      return fail("calls '" + Helper->getName().str() +
+                      "', which reads memory ('" + Text(AS) + "')",
+                  AS);
+    if (restructure::declOf(AS->getIdx()) != Index)
+      return fail("reads '" + Text(AS) + "' at an index other than '" +
+                      Index->getName().str() +
+                      "': only elementwise reads x[" +
+                      Index->getName().str() + "] are recognized",
+                  AS);
+    return true;
+  }
+  bool VisitUnaryOperator(UnaryOperator *U) {
+    if (U->getOpcode() == UO_Deref)
+      return fail("reads through the pointer '" + Text(U) +
+                      "'; only elementwise reads x[" +
+                      Index->getName().str() + "] are recognized",
+                  U);
+    if (U->isIncrementDecrementOp())
+      return fail("writes '" + Text(U->getSubExpr()) + "'", U);
+    return true;
+  }
+  bool VisitBinaryOperator(BinaryOperator *B) {
+    if (B->isAssignmentOp())
+      return fail("writes '" + Text(B->getLHS()) + "'", B);
+    return true;
+  }
+  bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *C) {
+    if (C->isAssignmentOp())
+      return fail("writes '" + Text(C->getArg(0)) + "'", C);
+    return true;
+  }
+  bool VisitDeclRefExpr(DeclRefExpr *D) {
+    const auto *V = dyn_cast<VarDecl>(D->getDecl());
+    if (!V || V == Index)
+      return true;
+    if (V->hasAttr<CUDASharedAttr>())
+      return fail("reads the shared array '" + V->getName().str() + "'", D);
+    if (Helper)
+      return true; // the helper's own parameters and locals
+    if (Written.contains(V))
+      return fail("reads '" + V->getName().str() +
+                      "', which the kernel writes",
+                  D);
+    if (V->isLocalVarDecl() && !isa<ParmVarDecl>(V) &&
+        !gridUniform(D, Kernel, 0))
+      return fail("reads '" + V->getName().str() +
+                      "', which differs between threads or blocks",
+                  D);
+    return true;
+  }
+  bool VisitCallExpr(CallExpr *C) {
+    const FunctionDecl *FD = C->getDirectCallee();
+    if (!FD || !FD->getIdentifier())
+      return fail("calls '" + Text(C->getCallee()) +
+                      "', which is not a plain function",
+                  C);
+    StringRef Name = FD->getName();
+    if (isThreadCall(Name))
+      return fail("calls " + Name.str(), C);
+    for (const ParmVarDecl *PV : FD->parameters())
+      if (PV->getType()->isPointerType() || PV->getType()->isReferenceType())
+        return fail("passes a pointer or reference to '" + Name.str() + "'",
+                    C);
+    const FunctionDecl *Def = nullptr;
+    if (!FD->hasBody(Def))
+      return true; // a math function
+    if (Depth >= 4)
+      return fail("calls helpers nested too deeply ('" + Name.str() + "')",
+                  C);
+    if (restructure::mentionsBuiltin(Def->getBody()))
+      return fail("calls '" + Name.str() + "', which reads thread or block "
+                                           "indices",
+                  C);
+    const FunctionDecl *Outer = Helper;
+    Helper = Def;
+    ++Depth;
+    bool Ok = TraverseStmt(Def->getBody());
+    --Depth;
+    Helper = Outer;
+    return Ok;
+  }
+  bool TraverseLambdaExpr(LambdaExpr *L) {
+    return fail("uses a lambda", L);
+  }
+
+  /// \p E has the same value in every thread of the grid: block-uniform,
+  /// and no local it reads comes from blockIdx.
+  static bool gridUniform(const Expr *E, const FunctionDecl *K,
+                          unsigned Depth) {
+    if (Depth > 16 || !restructure::isBlockUniform(E, K) ||
+        restructure::mentionsBuiltin(E, "blockIdx"))
+      return false;
+    bool Ok = true;
+    struct Refs : RecursiveASTVisitor<Refs> {
+      std::vector<const VarDecl *> Locals;
+      bool VisitDeclRefExpr(DeclRefExpr *D) {
+        if (const auto *V = dyn_cast<VarDecl>(D->getDecl()))
+          if (V->isLocalVarDecl() && !isa<ParmVarDecl>(V))
+            Locals.push_back(V);
+        return true;
+      }
+    } R;
+    R.TraverseStmt(const_cast<Expr *>(E));
+    for (const VarDecl *V : R.Locals)
+      Ok &= V->getInit() && gridUniform(V->getInit(), K, Depth + 1);
+    return Ok;
+  }
+
+private:
+  const VarDecl *Index;
+  const FunctionDecl *Kernel;
+  const DenseSet<const ValueDecl *> &Written;
+  function_ref<std::string(const Stmt *)> Text;
+  const FunctionDecl *Helper = nullptr;
+  unsigned Depth = 0;
+
+  bool fail(std::string W, const Stmt *S) {
+    if (Why.empty()) {
+      Why = std::move(W);
+      At = S;
+    }
+    return false;
+  }
+};
+
+/// The leaf: the value each thread stores before the tree, guarded by the
+/// index's bound, becomes a register folded over a grid-stride loop.
+Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
+                             const IfStmt *Final,
+                             ArrayRef<const Stmt *> TreeStmts) {
+  const auto *StoreB = cast<BinaryOperator>(strip(cast<Expr>(Store)));
+  const Expr *Value = strip(StoreB->getRHS());
+  QualType Elem = Ctx.AST.getAsArrayType(P.Array->getType())->getElementType();
+  static const char *OpNames[] = {"+", "max", "min"};
+  std::string OpName = OpNames[int(P.Op)];
+  auto Shapes = [&] {
+    return "'" + P.ArrayName + "[tid] = (i < n) ? value : " +
+           (P.Op == ReduceOp::Sum ? "0" : "<identity>") +
+           ";' or 'T v = " +
+           (P.Op == ReduceOp::Sum ? "0" : "<identity>") +
+           "; if (i < n) v = value; " + P.ArrayName +
+           "[tid] = v;' with i = blockIdx.x * blockDim.x + threadIdx.x";
+  };
+
+  // The three spellings: the guard, the guarded value and the identity,
+  // and the local (if any) that carries them to the store.
+  const Expr *Cond = nullptr, *Val = nullptr, *Id = nullptr;
+  const VarDecl *Local = nullptr;
+  const Stmt *LocalDecl = nullptr, *LocalIf = nullptr;
+  auto Conditional = [&](const Expr *X) {
+    if (const auto *C = dyn_cast<ConditionalOperator>(strip(X))) {
+      Cond = C->getCond();
+      Val = C->getTrueExpr();
+      Id = C->getFalseExpr();
+      return true;
+    }
+    return false;
+  };
+  size_t StoreIdx = find(Stmts, Store) - Stmts.begin();
+  if (const auto *LV =
+          dyn_cast_or_null<VarDecl>(restructure::declOf(Value));
+      LV && LV->isLocalVarDecl() && !isa<ParmVarDecl>(LV) &&
+      isa<DeclRefExpr>(Value)) {
+    Local = LV;
+    for (size_t Ix = 0; Ix < Stmts.size(); ++Ix) {
+      const Stmt *X = Stmts[Ix];
+      if (X == Store || !mentions(X, LV))
+        continue;
+      const auto *DS = dyn_cast<DeclStmt>(X);
+      if (DS && DS->isSingleDecl() && DS->getSingleDecl() == LV && !LocalDecl) {
+        LocalDecl = X;
+        continue;
+      }
+      const auto *If = dyn_cast<IfStmt>(X);
+      const Stmt *Then = If ? If->getThen() : nullptr;
+      if (const auto *CS = dyn_cast_or_null<CompoundStmt>(Then);
+          CS && CS->size() == 1)
+        Then = CS->body_front();
+      auto B = binaryOf(Then);
+      if (LocalDecl && !LocalIf && If && !If->getElse() && !If->getInit() &&
+          !If->getConditionVariable() && B && B->Op == BO_Assign &&
+          restructure::declOf(B->L) == LV && !mentions(If->getCond(), LV) &&
+          !mentions(B->R, LV) && Ix < StoreIdx) {
+        LocalIf = X;
+        Cond = If->getCond();
+        Val = B->R;
+        continue;
+      }
+      return no("the value stored into '" + P.ArrayName + "' comes from '" +
+                    LV->getName() + "', which is used at " + at(X) +
+                    "; grid_stride expects " + Shapes(),
+                X);
+    }
+    if (!LocalDecl || !LV->hasInit())
+      return no("'" + LV->getName() + "', stored into '" + P.ArrayName +
+                    "', is not declared with a value at the top level of "
+                    "the kernel; grid_stride expects " +
+                    Shapes(),
+                Store);
+    if (LocalIf) {
+      Id = LV->getInit();
+    } else if (!Conditional(LV->getInit()) || Written.contains(LV)) {
+      return no("'" + LV->getName() + "' is not '(i < n) ? value : " +
+                    (P.Op == ReduceOp::Sum ? "0" : "<identity>") +
+                    "' nor set by one 'if (i < n) " + LV->getName() +
+                    " = value;'; grid_stride expects " + Shapes(),
+                LocalDecl);
+    }
+  } else if (!Conditional(Value)) {
+    return no("the value stored into '" + P.ArrayName + "' at " + at(Store) +
+                  " is not guarded by the index's bound; grid_stride expects " +
+                  Shapes(),
+              Store);
+  }
+
+  // The guard: `i < n` (or `n > i`), then any further conjuncts.
+  std::vector<const Expr *> Rest;
+  const Expr *Check = strip(Cond);
+  while (const auto *B = dyn_cast<BinaryOperator>(Check)) {
+    if (B->getOpcode() != BO_LAnd)
+      break;
+    Rest.insert(Rest.begin(), B->getRHS());
+    Check = strip(B->getLHS());
+  }
+  auto CB = binaryOf(Check);
+  const Expr *IdxE = nullptr, *Bound = nullptr;
+  if (CB && CB->Op == BO_LT) {
+    IdxE = CB->L;
+    Bound = CB->R;
+  } else if (CB && CB->Op == BO_GT) {
+    IdxE = CB->R;
+    Bound = CB->L;
+  }
+  if (!IdxE)
+    return no("the leaf's guard '" + text(Cond) +
+                  "' does not start with 'i < n'; grid_stride expects " +
+                  Shapes(),
+              Cond);
+  const auto *Index = dyn_cast_or_null<VarDecl>(restructure::declOf(IdxE));
+  if (!Index || !Index->isLocalVarDecl() || !Index->hasInit() ||
+      linearIndexDim(Index->getInit()) != 'x' || Written.contains(Index))
+    return no("the leaf's guard compares '" + text(IdxE) +
+                  "', not a local index 'i = blockIdx.x * blockDim.x + "
+                  "threadIdx.x' that is never written",
+              Cond);
+  if (const ValueDecl *BD = restructure::declOf(Bound);
+      BD && Written.contains(BD))
+    return no("the bound '" + text(Bound) +
+                  "' is written in the kernel; the grid-stride loop needs "
+                  "it fixed",
+              Bound);
+  if (!LeafCheck::gridUniform(Bound, K.Decl, 0))
+    return no("the bound '" + text(Bound) +
+                  "' is not the same for every thread of the grid",
+              Bound);
+  if (!isIdentity(Id, P.Op, Elem, Ctx.AST))
+    return no("out-of-range threads contribute '" + text(Id) +
+                  "', not the identity of " + OpName + " (" +
+                  identityName(P.Op).str() +
+                  "); the grid-stride loop would fold it in once per thread",
+              Id);
+
+  // The leaf value and the further conjuncts read elements at i only.
+  auto TextFn = [&](const Stmt *S) { return text(S); };
+  std::vector<const Expr *> Parts = Rest;
+  Parts.push_back(Val);
+  for (const Expr *X : Parts) {
+    if (containsMacro(X))
+      return no("the leaf '" + text(X) + "' is written with a macro", X);
+    LeafCheck LC(Index, K.Decl, Written, TextFn);
+    if (!LC.check(X))
+      return no("the leaf '" + text(X) + "' " + LC.Why +
+                    "; grid_stride needs an elementwise value of x[" +
+                    Index->getName() + "]",
+                LC.At ? LC.At : X);
+  }
+
+  // With a capped grid, a block's other work would run for fewer blocks:
+  // nothing outside the tree writes memory but the final atomic.
+  for (const Stmt *X : Stmts) {
+    if (X == Final || is_contained(TreeStmts, X))
+      continue;
+    for (const restructure::MemWrite &W : restructure::memoryWrites(X))
+      if (restructure::declOf(W.Base) != P.Array)
+        return no("writes '" + text(W.Target) + "' at " + at(X) +
+                      " (per thread): with a capped grid, grid_stride would "
+                      "skip it for the blocks that no longer exist",
+                  X);
+    if (const Stmt *C = restructure::opaqueCall(X))
+      return no("calls '" + text(C) + "' at " + at(X) +
+                    ", whose writes cannot be followed; grid_stride needs a "
+                    "kernel that only reduces",
+                C);
+  }
+
+  // The result: one atomic per block into one location.
+  const Stmt *Then = Final->getThen();
+  if (const auto *CS = dyn_cast<CompoundStmt>(Then); CS && CS->size() == 1)
+    Then = CS->body_front();
+  StringRef Want = P.Op == ReduceOp::Sum   ? "atomicAdd"
+                   : P.Op == ReduceOp::Max ? "atomicMax"
+                                           : "atomicMin";
+  const auto *Atomic = dyn_cast<CallExpr>(Then);
+  if (!Atomic || calleeName(Atomic) != Want || Atomic->getNumArgs() != 2) {
+    std::string Per;
+    if (auto B = binaryOf(Then); B && B->Op == BO_Assign &&
+                                 restructure::mentionsBuiltin(B->L, "blockIdx"))
+      Per = "stores one result per block ('" + text(B->L) +
+            "'): capping the grid would change which blocks exist, so "
+            "grid_stride needs the blocks' results combined by ";
+    else
+      Per = "thread 0's statement '" + text(Then) + "' is not ";
+    return no(Per + Want + "(p, " + P.ArrayName +
+                  "[0]) into one location for all blocks",
+              Then);
+  }
+  if (!LeafCheck::gridUniform(Atomic->getArg(0), K.Decl, 0))
+    return no("the atomic's address '" + text(Atomic->getArg(0)) +
+                  "' differs between blocks: capping the grid would change "
+                  "which blocks exist, so grid_stride needs one location for "
+                  "all blocks",
+              Atomic);
+
+  // Launches: 1D grids, capped.
+  int64_t Max = E.getInt("max_blocks").value_or(DefaultMaxBlocks);
+  if (Max < 1)
+    return reject(E, "params", "params.max_blocks must be at least 1");
+  for (const LaunchSite &L : K.Info->Launches) {
+    std::string Why;
+    auto G = grid1D(Ctx, L, Why);
+    if (G && G->E->HasSideEffects(Ctx.AST))
+      Why = "the grid of " + L.Id + " has side effects", G.reset();
+    if (!G)
+      return no(Why + "; grid_stride caps one-dimensional grids only");
+    std::string M = std::to_string(Max);
+    std::string Cap;
+    if (auto Lit = intValue(G->E, Ctx.AST);
+        Lit && isa<IntegerLiteral>(G->E->IgnoreParenImpCasts())) {
+      Cap = std::to_string(std::min(*Lit, Max));
+    } else {
+      const Expr *X = G->E->IgnoreParenImpCasts();
+      std::string T = G->Text;
+      if (isa<ConditionalOperator>(X) ||
+          (isa<BinaryOperator>(X) &&
+           !cast<BinaryOperator>(X)->isAdditiveOp() &&
+           !cast<BinaryOperator>(X)->isMultiplicativeOp()))
+        T = "(" + T + ")";
+      Cap = T + " < " + M + " ? " + T + " : " + M;
+    }
+    P.Caps.push_back({{G->Span.Begin.Offset, G->Span.End.Offset}, Cap});
+  }
+  if (K.Info->Launches.empty())
+    P.Notes.push_back("the kernel is not launched in this file: its grids "
+                      "are not capped (any grid is correct)");
+
+  // The rewrite.
+  StringRef KText = Ctx.Code.slice(K.Info->Range.Begin.Offset,
+                                   K.Info->Range.End.Offset);
+  std::string J = freshName(KText, "j");
+  auto Subst = [&](const Expr *X) {
+    auto R = span(X, false);
+    std::vector<TextEdit> Edits;
+    struct Refs : RecursiveASTVisitor<Refs> {
+      const VarDecl *I;
+      std::vector<const DeclRefExpr *> Found;
+      bool VisitDeclRefExpr(DeclRefExpr *D) {
+        if (D->getDecl() == I)
+          Found.push_back(D);
+        return true;
+      }
+    } F;
+    F.I = Index;
+    F.TraverseStmt(const_cast<Expr *>(X));
+    for (const DeclRefExpr *D : F.Found)
+      if (auto DR = span(D, false))
+        Edits.push_back({DR->Begin, DR->End - DR->Begin, J});
+    return spliceText(Ctx.Code, R->Begin, R->End, std::move(Edits));
+  };
+  std::string Elem1 = Subst(Val);
+  if (!Rest.empty()) {
+    std::string C;
+    for (const Expr *X : Rest)
+      C += (C.empty() ? "" : " && ") + Subst(X);
+    Elem1 = parenthesize(C) + " ? " + Elem1 + " : " + text(Id);
+  }
+  std::string IndexType = Index->getType()
+                              .getUnqualifiedType()
+                              .getAsString(Ctx.AST.getPrintingPolicy());
+  if (auto TR = Index->getTypeSourceInfo()
+                    ->getTypeLoc()
+                    .getUnqualifiedLoc()
+                    .getSourceRange();
+      TR.isValid() && TR.getBegin().isFileID() && TR.getEnd().isFileID()) {
+    StringRef W = Lexer::getSourceText(CharSourceRange::getTokenRange(TR), SM,
+                                       Ctx.AST.getLangOpts());
+    if (!W.empty())
+      IndexType = W.str();
+  }
+  std::string BoundText = text(Bound);
+  auto Loop = [&](StringRef Acc, StringRef Indent) {
+    std::string Fold = P.Op == ReduceOp::Sum
+                           ? Acc.str() + " += " + Elem1 + ";"
+                           : Acc.str() + " = " + P.Fn + "(" + Acc.str() +
+                                 ", " + Elem1 + ");";
+    return "for (" + IndexType + " " + J + " = " + Index->getName().str() +
+           "; " + J + " < " + BoundText + "; " + J +
+           " += gridDim.x * blockDim.x)\n" + Indent.str() + "  " + Fold;
+  };
+  std::string Indent = indentationAt(Ctx.Code, P.Store.Begin);
+  if (!Local) {
+    // `A[tid] = (i < n) ? E : id;` -> `T v = id; for (...) v += E[j];`
+    std::string V = freshName(KText, "v");
+    P.StoreText = P.ElemType + " " + V + " = " + text(Id) + ";\n" + Indent +
+                  Loop(V, Indent);
+  } else if (LocalIf) {
+    // `if (i < n) v = E;` -> `for (...) v += E[j];`
+    auto R = span(LocalIf, true);
+    if (!R)
+      return no("the leaf at " + at(LocalIf) + " is written with a macro",
+                LocalIf);
+    P.LeafEdits.push_back(
+        {*R, Loop(Local->getName(), indentationAt(Ctx.Code, R->Begin))});
+  } else {
+    // `T v = (i < n) ? E : id;` -> `T v = id; for (...) v += E[j];`
+    auto IR = span(Local->getInit(), false);
+    auto DR = span(LocalDecl, true);
+    if (!IR || !DR)
+      return no("the leaf at " + at(LocalDecl) + " is written with a macro",
+                LocalDecl);
+    std::string DI = indentationAt(Ctx.Code, DR->Begin);
+    P.LeafEdits.push_back({*IR, text(Id)});
+    P.LeafEdits.push_back(
+        {{DR->End, DR->End}, "\n" + DI + Loop(Local->getName(), DI)});
+  }
+  P.GridStride = true;
+  P.LeafDescription =
+      "grid_stride: each thread first folds '" + text(Val) + "' over " +
+      Index->getName().str() + ", " + Index->getName().str() +
+      " + gridDim.x * blockDim.x, ... below " + BoundText +
+      " in a register, and grids are capped at " + std::to_string(Max) +
+      " blocks (one " + Want.str() + " per block)";
   return Error::success();
 }
 
@@ -955,6 +1497,16 @@ Expected<TreePlan> TreeMatcher::match() {
           "];";
   }
 
+  if (E.getBool("grid_stride").value_or(false)) {
+    std::vector<const Stmt *> TreeStmts = {*DeclIt, Store, PreSync, Loop};
+    if (Tail)
+      TreeStmts.push_back(*(AfterIt - 1));
+    if (Error Err = matchLeaf(ArrayRef<const Stmt *>(Stmts.begin(),
+                                                     Stmts.end()),
+                              Store, Final, TreeStmts))
+      return std::move(Err);
+  }
+
   static const char *OpNames[] = {"+", "max", "min"};
   P.Description =
       "shared-memory tree reduction (" + std::string(OpNames[int(P.Op)]) +
@@ -962,6 +1514,8 @@ Expected<TreePlan> TreeMatcher::match() {
       (Tail ? " with a warp-synchronous tail" : "") +
       ": warp shuffles and one __syncthreads() instead of one per step; "
       "thread 0 keeps its final statement";
+  if (P.GridStride)
+    P.Description += "; " + P.LeafDescription;
   for (const std::string &N : P.Notes)
     P.Description += "; note: " + N;
   return std::move(P);
@@ -984,7 +1538,23 @@ public:
                     "are reassociated); prepare() sets it, apply() refuses "
                     "false for a floating-point reduction";
     P.Default = ParamValue(true);
-    return {P};
+    ParamSpec G;
+    G.ParamType = ParamSpec::Bool;
+    G.Name = "grid_stride";
+    G.Description = "shared-memory trees fed by one guarded element per "
+                    "thread ('(i < n) ? x[i] : 0'): each thread first folds "
+                    "a grid-stride loop over the elements in a register, and "
+                    "the launches' grids are capped at max_blocks (the "
+                    "result must be one atomic per block into one location); "
+                    "default false";
+    ParamSpec M;
+    M.ParamType = ParamSpec::Int;
+    M.Name = "max_blocks";
+    M.Description = "grid cap with grid_stride (a multiple of the SM count: "
+                    "132 on H200); default 1056";
+    M.Min = 1;
+    M.Max = 1 << 20;
+    return {P, G, M};
   }
   bool changesPrecision(const Edit &E) const override {
     return E.getBool("changes_precision").value_or(true);
@@ -1005,6 +1575,16 @@ public:
                  "', the same address for every thread: one per warp instead";
     E.Params["changes_precision"] = Plan->Reassociates;
     A.Suggestions.push_back(E);
+    if (Plan->Tree) {
+      // The grid-stride leaf, when the tree is fed one element per thread.
+      Edit G = E;
+      G.Params["grid_stride"] = true;
+      G.Params["max_blocks"] = int64_t(DefaultMaxBlocks);
+      if (auto GP = analyze(Ctx, G))
+        A.Suggestions.push_back(G);
+      else
+        consumeError(GP.takeError());
+    }
     return A;
   }
 
@@ -1045,10 +1625,16 @@ private:
         Plan.Reassociates = Plan.T.Op == ReduceOp::Sum && Plan.T.Floating;
         return Plan;
       }
-      if (M.foundLoop() || K->Info->Atomics.empty())
+      if (M.foundLoop() || K->Info->Atomics.empty() ||
+          E.getBool("grid_stride").value_or(false))
         return T.takeError();
       consumeError(T.takeError());
     }
+    if (E.getBool("grid_stride").value_or(false))
+      return reject(E, "not-applicable",
+                    "kernel '" + E.Target +
+                        "': grid_stride applies to shared-memory tree "
+                        "reductions only, and the kernel has none");
     if (Error Err = analyzeAtomics(Ctx, E, &*K, Plan))
       return std::move(Err);
     return Plan;
@@ -1099,8 +1685,16 @@ private:
       return std::move(Err);
     }
     if (Error Err = Add(T.Store.Begin, T.Store.End,
-                        T.ElemType + " " + V + " = " + T.StoreValue + ";"))
+                        T.StoreText.empty()
+                            ? T.ElemType + " " + V + " = " + T.StoreValue + ";"
+                            : T.StoreText))
       return std::move(Err);
+    for (const auto &[Where, Text] : T.LeafEdits)
+      if (Error Err = Add(Where.Begin, Where.End, Text))
+        return std::move(Err);
+    for (const auto &[Where, Text] : T.Caps)
+      if (Error Err = Add(Where.Begin, Where.End, Text))
+        return std::move(Err);
     if (T.PreSync) {
       // The barrier's whole line when it stands alone on it.
       unsigned B = T.PreSync->Begin, End = T.PreSync->End;
