@@ -281,6 +281,27 @@ private:
     return VD && VD->isLocalVarDecl() && VD->hasInit() &&
            isThreadX(VD->getInit()) && !Written.contains(VD);
   }
+  /// `blockIdx.x * blockDim.x + threadIdx.x` in any operand order, the
+  /// thread index possibly through a local (isTid).
+  bool isLinearIndex(const Expr *X) const {
+    if (linearIndexDim(X) == 'x')
+      return true;
+    auto B = binaryOf(restructure::stripCasts(X));
+    if (!B || B->Op != BO_Add)
+      return false;
+    auto BlockOffset = [](const Expr *Y) {
+      auto M = binaryOf(restructure::stripCasts(Y));
+      if (!M || M->Op != BO_Mul)
+        return false;
+      auto L = asBuiltinVar(restructure::stripCasts(M->L));
+      auto R = asBuiltinVar(restructure::stripCasts(M->R));
+      return L && R && L->Dim == 'x' && R->Dim == 'x' &&
+             ((L->Var == "blockIdx" && R->Var == "blockDim") ||
+              (L->Var == "blockDim" && R->Var == "blockIdx"));
+    };
+    return (isTid(B->L) && BlockOffset(B->R)) ||
+           (isTid(B->R) && BlockOffset(B->L));
+  }
   /// Base[i] with Base naming \p Base: the index i, or null.
   static const Expr *indexInto(const Expr *X, const ValueDecl *Base) {
     const auto *AS = dyn_cast_or_null<ArraySubscriptExpr>(strip(X));
@@ -684,18 +705,13 @@ public:
                   AS);
     if (restructure::declOf(AS->getIdx()) != Index)
       return fail("reads '" + Text(AS) + "' at an index other than '" +
-                      Index->getName().str() +
-                      "': only elementwise reads x[" +
-                      Index->getName().str() + "] are recognized",
+                      Index->getName().str() + "'",
                   AS);
     return true;
   }
   bool VisitUnaryOperator(UnaryOperator *U) {
     if (U->getOpcode() == UO_Deref)
-      return fail("reads through the pointer '" + Text(U) +
-                      "'; only elementwise reads x[" +
-                      Index->getName().str() + "] are recognized",
-                  U);
+      return fail("reads through the pointer '" + Text(U) + "'", U);
     if (U->isIncrementDecrementOp())
       return fail("writes '" + Text(U->getSubExpr()) + "'", U);
     return true;
@@ -845,13 +861,13 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
     Local = LV;
     for (size_t Ix = 0; Ix < Stmts.size(); ++Ix) {
       const Stmt *X = Stmts[Ix];
-      if (X == Store || !mentions(X, LV))
-        continue;
       const auto *DS = dyn_cast<DeclStmt>(X);
-      if (DS && DS->isSingleDecl() && DS->getSingleDecl() == LV && !LocalDecl) {
+      if (DS && DS->isSingleDecl() && DS->getSingleDecl() == LV) {
         LocalDecl = X;
         continue;
       }
+      if (X == Store || !mentions(X, LV))
+        continue;
       const auto *If = dyn_cast<IfStmt>(X);
       const Stmt *Then = If ? If->getThen() : nullptr;
       if (const auto *CS = dyn_cast_or_null<CompoundStmt>(Then);
@@ -919,7 +935,7 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
               Cond);
   const auto *Index = dyn_cast_or_null<VarDecl>(restructure::declOf(IdxE));
   if (!Index || !Index->isLocalVarDecl() || !Index->hasInit() ||
-      linearIndexDim(Index->getInit()) != 'x' || Written.contains(Index))
+      !isLinearIndex(Index->getInit()) || Written.contains(Index))
     return no("the leaf's guard compares '" + text(IdxE) +
                   "', not a local index 'i = blockIdx.x * blockDim.x + "
                   "threadIdx.x' that is never written",
@@ -982,7 +998,13 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
                    : P.Op == ReduceOp::Max ? "atomicMax"
                                            : "atomicMin";
   const auto *Atomic = dyn_cast<CallExpr>(Then);
-  if (!Atomic || calleeName(Atomic) != Want || Atomic->getNumArgs() != 2) {
+  // max/min of floats have no atomic of their own: a helper named
+  // atomicMax... (atomicMaxFloat) counts.
+  bool Combines =
+      Atomic && Atomic->getNumArgs() == 2 &&
+      (P.Op == ReduceOp::Sum ? calleeName(Atomic) == Want
+                             : calleeName(Atomic).starts_with(Want));
+  if (!Combines) {
     std::string Per;
     if (auto B = binaryOf(Then); B && B->Op == BO_Assign &&
                                  restructure::mentionsBuiltin(B->L, "blockIdx"))
@@ -1103,8 +1125,9 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
         {*R, Loop(Local->getName(), indentationAt(Ctx.Code, R->Begin))});
   } else {
     // `T v = (i < n) ? E : id;` -> `T v = id; for (...) v += E[j];`
-    auto IR = span(Local->getInit(), false);
-    auto DR = span(LocalDecl, true);
+    // The identity may be a macro (-INFINITY): the spans end after it.
+    auto IR = span(Local->getInit(), false, /*AllowMacroEnds=*/true);
+    auto DR = span(LocalDecl, true, /*AllowMacroEnds=*/true);
     if (!IR || !DR)
       return no("the leaf at " + at(LocalDecl) + " is written with a macro",
                 LocalDecl);
