@@ -1,0 +1,172 @@
+#include "CatalogTesting.h"
+
+using namespace optiml;
+using namespace optiml::testing_catalog;
+
+namespace {
+
+const Transform &warpReduce() {
+  static auto T = createWarpReduceTransform();
+  return *T;
+}
+
+Edit gridStride(llvm::StringRef Target, int64_t MaxBlocks = 1056) {
+  return makeEdit("warp-reduce", Target,
+                  {{"grid_stride", true}, {"max_blocks", MaxBlocks}});
+}
+
+/// A tree over `s` fed by \p Leaf (statements before the barrier), combined
+/// by \p Final, launched with \p Launch.
+std::string tree(const std::string &Leaf, const std::string &Final,
+                 const std::string &Launch = "k<<<(n + 255) / 256, 256>>>(x, "
+                                             "w, out, n);",
+                 const std::string &Elem = "float") {
+  return "__global__ void k(const " + Elem + " *x, const " + Elem + " *w, " +
+         Elem + " *out, int n) {\n  __shared__ " + Elem +
+         " s[256];\n  int tid = threadIdx.x;\n  int i = blockIdx.x * "
+         "blockDim.x + threadIdx.x;\n" +
+         Leaf +
+         "\n  __syncthreads();\n  for (int st = blockDim.x / 2; st > 0; st >>= "
+         "1) {\n    if (tid < st)\n      s[tid] += s[tid + st];\n    "
+         "__syncthreads();\n  }\n  if (tid == 0)\n    " +
+         Final + "\n}\nvoid run(const " + Elem + " *x, const " + Elem +
+         " *w, " + Elem + " *out, int n) { " + Launch + " }\n";
+}
+
+TEST(CatalogWarpReduceGridStrideTest, DotBecomesGridStrideLoopAndCappedGrid) {
+  std::string Src = tree("  s[tid] = (i < n) ? x[i] * w[i] : 0.f;",
+                         "atomicAdd(out, s[0]);");
+  EXPECT_TRUE(warpReduce().changesPrecision(gridStride("k")));
+  EXPECT_EQ(applyTo(warpReduce(), Src, gridStride("k", 264)),
+            R"(__global__ void k(const float *x, const float *w, float *out, int n) {
+  __shared__ float s[256 / 32];
+  int tid = threadIdx.x;
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = 0.f;
+  for (int j = i; j < n; j += gridDim.x * blockDim.x)
+    v += x[j] * w[j];
+  for (int off = 16; off > 0; off /= 2)
+    v += __shfl_down_sync(0xffffffff, v, off);
+  if (tid % 32 == 0)
+    s[tid / 32] = v;
+  __syncthreads();
+  if (tid < 32) {
+    v = tid < blockDim.x / 32 ? s[tid] : 0;
+    for (int off = 16; off > 0; off /= 2)
+      v += __shfl_down_sync(0xffffffff, v, off);
+  }
+  if (tid == 0)
+    atomicAdd(out, v);
+}
+void run(const float *x, const float *w, float *out, int n) { k<<<(n + 255) / 256 < 264 ? (n + 255) / 256 : 264, 256>>>(x, w, out, n); }
+)");
+}
+
+TEST(CatalogWarpReduceGridStrideTest, PrepareSuggestsItOnlyWhenTheLeafIsFound) {
+  Applicability A = prepareOn(
+      warpReduce(),
+      tree("  s[tid] = (i < n) ? x[i] : 0.f;", "atomicAdd(out, s[0]);"), "k");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  ASSERT_EQ(A.Suggestions.size(), 2u);
+  EXPECT_FALSE(A.Suggestions[0].getBool("grid_stride").has_value());
+  EXPECT_EQ(A.Suggestions[1].getBool("grid_stride"), true);
+  EXPECT_EQ(A.Suggestions[1].getInt("max_blocks"), 1056);
+  EXPECT_EQ(A.Suggestions[1].getBool("changes_precision"), true);
+
+  Applicability B = prepareOn(
+      warpReduce(),
+      tree("  s[tid] = (i < n) ? x[i] : 0.f;", "out[blockIdx.x] = s[0];"),
+      "k");
+  ASSERT_TRUE(B.Applies) << B.Reason;
+  EXPECT_EQ(B.Suggestions.size(), 1u);
+}
+
+TEST(CatalogWarpReduceGridStrideTest, IntegerMinWithTypeMaximum) {
+  std::string Src =
+      "__global__ void k(const int *x, int *out, int n) {\n"
+      "  __shared__ int s[128];\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  s[threadIdx.x] = i < n ? x[i] - 1 : 2147483647;\n"
+      "  __syncthreads();\n"
+      "  for (int h = 64; h > 0; h >>= 1) {\n"
+      "    if (threadIdx.x < h)\n"
+      "      s[threadIdx.x] = min(s[threadIdx.x + h], s[threadIdx.x]);\n"
+      "    __syncthreads();\n"
+      "  }\n"
+      "  if (threadIdx.x == 0)\n"
+      "    atomicMin(out, s[0]);\n"
+      "}\n"
+      "void run(const int *x, int *out, int n) { k<<<5000, 128>>>(x, out, n); "
+      "}\n";
+  EXPECT_EQ(applyTo(warpReduce(), Src, gridStride("k")),
+            R"(__global__ void k(const int *x, int *out, int n) {
+  __shared__ int s[128 / 32];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int v = 2147483647;
+  for (int j = i; j < n; j += gridDim.x * blockDim.x)
+    v = min(v, x[j] - 1);
+  for (int off = 16; off > 0; off /= 2)
+    v = min(v, __shfl_down_sync(0xffffffff, v, off));
+  if (threadIdx.x % 32 == 0)
+    s[threadIdx.x / 32] = v;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    v = threadIdx.x < blockDim.x / 32 ? s[threadIdx.x] : s[0];
+    for (int off = 16; off > 0; off /= 2)
+      v = min(v, __shfl_down_sync(0xffffffff, v, off));
+  }
+  if (threadIdx.x == 0)
+    atomicMin(out, v);
+}
+void run(const int *x, int *out, int n) { k<<<1056, 128>>>(x, out, n); }
+)");
+}
+
+TEST(CatalogWarpReduceGridStrideTest, Refusals) {
+  struct Case {
+    std::string Src;
+    const char *Why;
+  } Cases[] = {
+      {tree("  s[tid] = (i < n) ? x[i] * w[tid] : 0.f;",
+            "atomicAdd(out, s[0]);"),
+       "reads 'w[tid]' at an index other than 'i'"},
+      {tree("  s[tid] = (i < n) ? x[2 * i] : 0.f;", "atomicAdd(out, s[0]);"),
+       "reads 'x[2 * i]' at an index other than 'i'"},
+      {tree("  s[tid] = (i < n) ? *x : 0.f;", "atomicAdd(out, s[0]);"),
+       "reads through the pointer '*x'"},
+      {tree("  s[tid] = x[i];", "atomicAdd(out, s[0]);"),
+       "is not guarded by the index's bound"},
+      {tree("  s[tid] = (i < n) ? x[i] : 0.f;", "atomicAdd(&out[tid], s[0]);"),
+       "differs between blocks"},
+      {tree("  s[tid] = (i < n) ? x[i] : 0.f;",
+            "atomicAdd(&out[blockIdx.x % 4], s[0]);"),
+       "differs between blocks"},
+      {tree("  s[tid] = (tid < n) ? x[tid] : 0.f;", "atomicAdd(out, s[0]);"),
+       "not a local index 'i = blockIdx.x * blockDim.x + threadIdx.x'"},
+      {tree("  float v = 0.f;\n  if (i < n) v = x[i];\n  v *= 2.f;\n  s[tid] "
+            "= v;",
+            "atomicAdd(out, s[0]);"),
+       "comes from 'v', which is used at"},
+      {tree("  s[tid] = (i < n) ? x[i] : 0.f;", "atomicAdd(out, s[0]);",
+            "dim3 g(4, 4); k<<<g, 256>>>(x, w, out, n);"),
+       "grid_stride caps one-dimensional grids only"},
+      {"__global__ void k(const float *x, float *out, int n) {\n"
+       "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+       "  if (i < n) atomicAdd(out, x[i]);\n"
+       "}\n",
+       "grid_stride applies to shared-memory tree reductions only"},
+  };
+  for (const Case &C : Cases) {
+    std::string Out = applyTo(warpReduce(), C.Src, gridStride("k"));
+    EXPECT_NE(Out.find(C.Why), std::string::npos) << C.Src << "\n" << Out;
+    EXPECT_EQ(Out.rfind("error: ", 0), 0u) << Out;
+  }
+  EXPECT_NE(applyTo(warpReduce(),
+                    tree("  s[tid] = (i < n) ? x[i] : 0.f;",
+                         "atomicAdd(out, s[0]);"),
+                    gridStride("k", 0))
+                .find("max_blocks must be at least 1"),
+            std::string::npos);
+}
+
+} // namespace
