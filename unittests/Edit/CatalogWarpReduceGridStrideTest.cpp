@@ -122,6 +122,38 @@ void run(const int *x, int *out, int n) { k<<<1056, 128>>>(x, out, n); }
 )");
 }
 
+TEST(CatalogWarpReduceGridStrideTest, FloatMaxWithMacroIdentity) {
+  std::string Src =
+      "#define NEG_INF (-__builtin_huge_valf())\n"
+      "__global__ void k(const float *x, float *out, int n) {\n"
+      "  __shared__ float s[256];\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  s[threadIdx.x] = (i < n) ? x[i] : NEG_INF;\n"
+      "  __syncthreads();\n"
+      "  for (int h = blockDim.x / 2; h > 0; h >>= 1) {\n"
+      "    if (threadIdx.x < h)\n"
+      "      s[threadIdx.x] = fmaxf(s[threadIdx.x], s[threadIdx.x + h]);\n"
+      "    __syncthreads();\n"
+      "  }\n"
+      "  if (threadIdx.x == 0)\n"
+      "    atomicMaxFloat(out, s[0]);\n"
+      "}\n";
+  std::string Helper = "__device__ void atomicMaxFloat(float *p, float v);\n";
+  std::string Out = applyTo(warpReduce(), Helper + Src, gridStride("k"));
+  EXPECT_NE(Out.find("  float v = NEG_INF;\n"
+                     "  for (int j = i; j < n; j += gridDim.x * blockDim.x)\n"
+                     "    v = fmaxf(v, x[j]);\n"),
+            std::string::npos)
+      << Out;
+  // The same tree with 0 for out-of-range threads is refused.
+  std::string Zero = Src;
+  Zero.replace(Zero.find(": NEG_INF"), 9, ": 0.f");
+  EXPECT_NE(applyTo(warpReduce(), Helper + Zero, gridStride("k"))
+                .find("out-of-range threads contribute '0.f', not the "
+                      "identity of max"),
+            std::string::npos);
+}
+
 TEST(CatalogWarpReduceGridStrideTest, Refusals) {
   struct Case {
     std::string Src;

@@ -1422,7 +1422,9 @@ Expected<TreePlan> TreeMatcher::match() {
     return no("no __syncthreads() between the store at " + at(Store) +
                   " and the tree loop",
               Store);
-  auto StR = span(Store, true);
+  // A value ending in a macro (`: -INFINITY`) is fine: the span ends after
+  // its invocation.
+  auto StR = span(Store, true, Store->getBeginLoc().isFileID());
   if (!StR)
     return no("the store at " + at(Store) + " is written with a macro", Store);
   P.Store = *StR;
