@@ -62,6 +62,23 @@ void run(const float *x, const float *w, float *out, int n) { k<<<(n + 255) / 25
 )");
 }
 
+TEST(CatalogWarpReduceGridStrideTest, LoadsThroughLdg) {
+  std::string Out = applyTo(
+      warpReduce(),
+      tree("  s[tid] = (i < n) ? __ldg(&x[i]) * __ldg(&w[i]) : 0.f;",
+           "atomicAdd(out, s[0]);"),
+      gridStride("k"));
+  EXPECT_NE(Out.find("    v += __ldg(&x[j]) * __ldg(&w[j]);\n"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(applyTo(warpReduce(),
+                    tree("  s[tid] = (i < n) ? __ldg(&x[i + 1]) : 0.f;",
+                         "atomicAdd(out, s[0]);"),
+                    gridStride("k"))
+                .find("reads 'x[i + 1]' at an index other than 'i'"),
+            std::string::npos);
+}
+
 TEST(CatalogWarpReduceGridStrideTest, PrepareSuggestsItOnlyWhenTheLeafIsFound) {
   Applicability A = prepareOn(
       warpReduce(),

@@ -754,6 +754,9 @@ public:
     StringRef Name = FD->getName();
     if (isThreadCall(Name))
       return fail("calls " + Name.str(), C);
+    // __ldg(&x[i]) only reads (read-only-cache writes it).
+    if (Name == "__ldg")
+      return true;
     for (const ParmVarDecl *PV : FD->parameters())
       if (PV->getType()->isPointerType() || PV->getType()->isReferenceType())
         return fail("passes a pointer or reference to '" + Name.str() + "'",
