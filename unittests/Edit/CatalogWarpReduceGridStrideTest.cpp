@@ -34,11 +34,12 @@ std::string tree(const std::string &Leaf, const std::string &Final,
 }
 
 TEST(CatalogWarpReduceGridStrideTest, DotBecomesGridStrideLoopAndCappedGrid) {
-  std::string Src = tree("  s[tid] = (i < n) ? x[i] * w[i] : 0.f;",
-                         "atomicAdd(out, s[0]);");
+  std::string Src =
+      tree("  s[tid] = (i < n) ? x[i] * w[i] : 0.f;", "atomicAdd(out, s[0]);");
   EXPECT_TRUE(warpReduce().changesPrecision(gridStride("k")));
-  EXPECT_EQ(applyTo(warpReduce(), Src, gridStride("k", 264)),
-            R"(__global__ void k(const float *x, const float *w, float *out, int n) {
+  EXPECT_EQ(
+      applyTo(warpReduce(), Src, gridStride("k", 264)),
+      R"(__global__ void k(const float *x, const float *w, float *out, int n) {
   __shared__ float s[256 / 32];
   int tid = threadIdx.x;
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -63,11 +64,11 @@ void run(const float *x, const float *w, float *out, int n) { k<<<(n + 255) / 25
 }
 
 TEST(CatalogWarpReduceGridStrideTest, LoadsThroughLdg) {
-  std::string Out = applyTo(
-      warpReduce(),
-      tree("  s[tid] = (i < n) ? __ldg(&x[i]) * __ldg(&w[i]) : 0.f;",
-           "atomicAdd(out, s[0]);"),
-      gridStride("k"));
+  std::string Out =
+      applyTo(warpReduce(),
+              tree("  s[tid] = (i < n) ? __ldg(&x[i]) * __ldg(&w[i]) : 0.f;",
+                   "atomicAdd(out, s[0]);"),
+              gridStride("k"));
   EXPECT_NE(Out.find("    v += __ldg(&x[j]) * __ldg(&w[j]);\n"),
             std::string::npos)
       << Out;
@@ -92,8 +93,7 @@ TEST(CatalogWarpReduceGridStrideTest, PrepareSuggestsItOnlyWhenTheLeafIsFound) {
 
   Applicability B = prepareOn(
       warpReduce(),
-      tree("  s[tid] = (i < n) ? x[i] : 0.f;", "out[blockIdx.x] = s[0];"),
-      "k");
+      tree("  s[tid] = (i < n) ? x[i] : 0.f;", "out[blockIdx.x] = s[0];"), "k");
   ASSERT_TRUE(B.Applies) << B.Reason;
   EXPECT_EQ(B.Suggestions.size(), 1u);
 }
@@ -210,12 +210,12 @@ TEST(CatalogWarpReduceGridStrideTest, Refusals) {
     EXPECT_NE(Out.find(C.Why), std::string::npos) << C.Src << "\n" << Out;
     EXPECT_EQ(Out.rfind("error: ", 0), 0u) << Out;
   }
-  EXPECT_NE(applyTo(warpReduce(),
-                    tree("  s[tid] = (i < n) ? x[i] : 0.f;",
-                         "atomicAdd(out, s[0]);"),
-                    gridStride("k", 0))
-                .find("max_blocks must be at least 1"),
-            std::string::npos);
+  EXPECT_NE(
+      applyTo(warpReduce(),
+              tree("  s[tid] = (i < n) ? x[i] : 0.f;", "atomicAdd(out, s[0]);"),
+              gridStride("k", 0))
+          .find("max_blocks must be at least 1"),
+      std::string::npos);
 }
 
 } // namespace

@@ -41,6 +41,16 @@
 //   }
 //   if (tid == 0) atomicAdd(total, v);
 //
+// With grid_stride, a tree fed by one guarded element per thread
+//   s[tid] = (i < n) ? x[i] * y[i] : 0.f;
+// first folds many elements per thread in the register
+//   float v = 0.f;
+//   for (int j = i; j < n; j += gridDim.x * blockDim.x)
+//     v += x[j] * y[j];
+// and every launch's 1D grid G becomes (G < M ? G : M), so the tree and
+// the final atomic run once per block of a capped grid. Only a result that
+// is one atomic per block into one location survives the cap.
+//
 // Both need every lane of every warp to reach the shuffles: no early
 // return, one-dimensional blocks, blocks that are whole warps (and, for the
 // tree, powers of two). Floating-point sums are reassociated; integer sums
@@ -614,7 +624,7 @@ Error TreeMatcher::matchFinal(const IfStmt *If) {
   return Error::success();
 }
 
-//===--- grid_stride: the leaf ---------------------------------------------===//
+//===--- grid_stride: the leaf --------------------------------------------===//
 
 /// Whether \p Id is the identity of \p Op for elements of type \p Elem:
 /// 0 for +; -INFINITY, the lowest finite value or the type's minimum for
@@ -735,8 +745,7 @@ public:
     if (Helper)
       return true; // the helper's own parameters and locals
     if (Written.contains(V))
-      return fail("reads '" + V->getName().str() +
-                      "', which the kernel writes",
+      return fail("reads '" + V->getName().str() + "', which the kernel writes",
                   D);
     if (V->isLocalVarDecl() && !isa<ParmVarDecl>(V) &&
         !gridUniform(D, Kernel, 0))
@@ -759,18 +768,15 @@ public:
       return true;
     for (const ParmVarDecl *PV : FD->parameters())
       if (PV->getType()->isPointerType() || PV->getType()->isReferenceType())
-        return fail("passes a pointer or reference to '" + Name.str() + "'",
-                    C);
+        return fail("passes a pointer or reference to '" + Name.str() + "'", C);
     const FunctionDecl *Def = nullptr;
     if (!FD->hasBody(Def))
       return true; // a math function
     if (Depth >= 4)
-      return fail("calls helpers nested too deeply ('" + Name.str() + "')",
-                  C);
+      return fail("calls helpers nested too deeply ('" + Name.str() + "')", C);
     if (restructure::mentionsBuiltin(Def->getBody()))
-      return fail("calls '" + Name.str() + "', which reads thread or block "
-                                           "indices",
-                  C);
+      return fail(
+          "calls '" + Name.str() + "', which reads thread or block indices", C);
     const FunctionDecl *Outer = Helper;
     Helper = Def;
     ++Depth;
@@ -779,9 +785,7 @@ public:
     Helper = Outer;
     return Ok;
   }
-  bool TraverseLambdaExpr(LambdaExpr *L) {
-    return fail("uses a lambda", L);
-  }
+  bool TraverseLambdaExpr(LambdaExpr *L) { return fail("uses a lambda", L); }
 
   /// \p E has the same value in every thread of the grid: block-uniform,
   /// and no local it reads comes from blockIdx.
@@ -836,8 +840,7 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
   auto Shapes = [&] {
     return "'" + P.ArrayName + "[tid] = (i < n) ? value : " +
            (P.Op == ReduceOp::Sum ? "0" : "<identity>") +
-           ";' or 'T v = " +
-           (P.Op == ReduceOp::Sum ? "0" : "<identity>") +
+           ";' or 'T v = " + (P.Op == ReduceOp::Sum ? "0" : "<identity>") +
            "; if (i < n) v = value; " + P.ArrayName +
            "[tid] = v;' with i = blockIdx.x * blockDim.x + threadIdx.x";
   };
@@ -857,8 +860,7 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
     return false;
   };
   size_t StoreIdx = find(Stmts, Store) - Stmts.begin();
-  if (const auto *LV =
-          dyn_cast_or_null<VarDecl>(restructure::declOf(Value));
+  if (const auto *LV = dyn_cast_or_null<VarDecl>(restructure::declOf(Value));
       LV && LV->isLocalVarDecl() && !isa<ParmVarDecl>(LV) &&
       isa<DeclRefExpr>(Value)) {
     Local = LV;
@@ -1047,8 +1049,7 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
       const Expr *X = G->E->IgnoreParenImpCasts();
       std::string T = G->Text;
       if (isa<ConditionalOperator>(X) ||
-          (isa<BinaryOperator>(X) &&
-           !cast<BinaryOperator>(X)->isAdditiveOp() &&
+          (isa<BinaryOperator>(X) && !cast<BinaryOperator>(X)->isAdditiveOp() &&
            !cast<BinaryOperator>(X)->isMultiplicativeOp()))
         T = "(" + T + ")";
       Cap = T + " < " + M + " ? " + T + " : " + M;
@@ -1060,8 +1061,8 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
                       "are not capped (any grid is correct)");
 
   // The rewrite.
-  StringRef KText = Ctx.Code.slice(K.Info->Range.Begin.Offset,
-                                   K.Info->Range.End.Offset);
+  StringRef KText =
+      Ctx.Code.slice(K.Info->Range.Begin.Offset, K.Info->Range.End.Offset);
   std::string J = freshName(KText, "j");
   auto Subst = [&](const Expr *X) {
     auto R = span(X, false);
@@ -1089,9 +1090,8 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
       C += (C.empty() ? "" : " && ") + Subst(X);
     Elem1 = parenthesize(C) + " ? " + Elem1 + " : " + text(Id);
   }
-  std::string IndexType = Index->getType()
-                              .getUnqualifiedType()
-                              .getAsString(Ctx.AST.getPrintingPolicy());
+  std::string IndexType = Index->getType().getUnqualifiedType().getAsString(
+      Ctx.AST.getPrintingPolicy());
   if (auto TR = Index->getTypeSourceInfo()
                     ->getTypeLoc()
                     .getUnqualifiedLoc()
@@ -1104,10 +1104,10 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
   }
   std::string BoundText = text(Bound);
   auto Loop = [&](StringRef Acc, StringRef Indent) {
-    std::string Fold = P.Op == ReduceOp::Sum
-                           ? Acc.str() + " += " + Elem1 + ";"
-                           : Acc.str() + " = " + P.Fn + "(" + Acc.str() +
-                                 ", " + Elem1 + ");";
+    std::string Fold =
+        P.Op == ReduceOp::Sum
+            ? Acc.str() + " += " + Elem1 + ";"
+            : Acc.str() + " = " + P.Fn + "(" + Acc.str() + ", " + Elem1 + ");";
     return "for (" + IndexType + " " + J + " = " + Index->getName().str() +
            "; " + J + " < " + BoundText + "; " + J +
            " += gridDim.x * blockDim.x)\n" + Indent.str() + "  " + Fold;
@@ -1529,9 +1529,9 @@ Expected<TreePlan> TreeMatcher::match() {
     std::vector<const Stmt *> TreeStmts = {*DeclIt, Store, PreSync, Loop};
     if (Tail)
       TreeStmts.push_back(*(AfterIt - 1));
-    if (Error Err = matchLeaf(ArrayRef<const Stmt *>(Stmts.begin(),
-                                                     Stmts.end()),
-                              Store, Final, TreeStmts))
+    if (Error Err =
+            matchLeaf(ArrayRef<const Stmt *>(Stmts.begin(), Stmts.end()), Store,
+                      Final, TreeStmts))
       return std::move(Err);
   }
 
