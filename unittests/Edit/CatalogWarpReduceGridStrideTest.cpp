@@ -171,6 +171,41 @@ TEST(CatalogWarpReduceGridStrideTest, FloatMaxWithMacroIdentity) {
             std::string::npos);
 }
 
+TEST(CatalogWarpReduceGridStrideTest, GridWrittenWithMacroIsCappedAsWritten) {
+  std::string Src =
+      "#define BLOCK 256\n" +
+      tree("  s[tid] = (i < n) ? x[i] : 0.f;", "atomicAdd(out, s[0]);",
+           "k<<<(n + BLOCK - 1) / BLOCK, BLOCK>>>(x, w, out, n);");
+  std::string Out = applyTo(warpReduce(), Src, gridStride("k"));
+  EXPECT_NE(Out.find("k<<<((n + BLOCK - 1) / BLOCK) < 1056 ? ((n + BLOCK - "
+                     "1) / BLOCK) : 1056, BLOCK>>>(x, w, out, n);"),
+            std::string::npos)
+      << Out;
+}
+
+TEST(CatalogWarpReduceGridStrideTest, RefusesNarrowSumIntoWiderTotal) {
+  // examples/reduction.cu: int partials, an unsigned long long total.
+  std::string Src =
+      "__global__ void k(const int *x, unsigned long long *total, int n) {\n"
+      "  __shared__ int s[256];\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  s[threadIdx.x] = i < n ? x[i] : 0;\n"
+      "  __syncthreads();\n"
+      "  for (int h = blockDim.x / 2; h > 0; h >>= 1) {\n"
+      "    if (threadIdx.x < h)\n"
+      "      s[threadIdx.x] += s[threadIdx.x + h];\n"
+      "    __syncthreads();\n"
+      "  }\n"
+      "  if (threadIdx.x == 0)\n"
+      "    atomicAdd(total, (unsigned long long)s[0]);\n"
+      "}\n";
+  EXPECT_NE(applyTo(warpReduce(), Src, gridStride("k"))
+                .find("the block's sum is 'int' but the total is 'unsigned "
+                      "long long': with grid_stride each block sums many more "
+                      "elements and could overflow"),
+            std::string::npos);
+}
+
 TEST(CatalogWarpReduceGridStrideTest, Refusals) {
   struct Case {
     std::string Src;
@@ -198,7 +233,7 @@ TEST(CatalogWarpReduceGridStrideTest, Refusals) {
        "comes from 'v', which is used at"},
       {tree("  s[tid] = (i < n) ? x[i] : 0.f;", "atomicAdd(out, s[0]);",
             "dim3 g(4, 4); k<<<g, 256>>>(x, w, out, n);"),
-       "grid_stride caps one-dimensional grids only"},
+       "grid_stride must cap the grid of every launch"},
       {"__global__ void k(const float *x, float *out, int n) {\n"
        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
        "  if (i < n) atomicAdd(out, x[i]);\n"

@@ -1029,6 +1029,26 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
                   "all blocks",
               Atomic);
 
+  // An integer sum combined in a wider type (int elements, an unsigned long
+  // long total): a block now sums many more elements in the narrow type,
+  // which may overflow where 256 did not.
+  if (QualType PT = Atomic->getArg(0)->IgnoreParenImpCasts()->getType();
+      P.Op == ReduceOp::Sum && !Elem->isDependentType() &&
+      Elem->isIntegerType() && PT->isPointerType() &&
+      PT->getPointeeType()->isIntegerType() &&
+      !PT->getPointeeType()->isDependentType() &&
+      Ctx.AST.getTypeSize(PT->getPointeeType()) > Ctx.AST.getTypeSize(Elem))
+    return no(
+        "the block's sum is '" +
+            Elem.getUnqualifiedType().getAsString(Ctx.AST.getPrintingPolicy()) +
+            "' but the total is '" +
+            PT->getPointeeType().getUnqualifiedType().getAsString(
+                Ctx.AST.getPrintingPolicy()) +
+            "': with grid_stride each block sums many more elements "
+            "and could overflow; widen '" +
+            P.ArrayName + "' first",
+        Atomic);
+
   // Launches: 1D grids, capped.
   int64_t Max = E.getInt("max_blocks").value_or(DefaultMaxBlocks);
   if (Max < 1)
@@ -1038,9 +1058,28 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
     auto G = grid1D(Ctx, L, Why);
     if (G && G->E->HasSideEffects(Ctx.AST))
       Why = "the grid of " + L.Id + " has side effects", G.reset();
-    if (!G)
-      return no(Why + "; grid_stride caps one-dimensional grids only");
     std::string M = std::to_string(Max);
+    if (!G) {
+      // A plain integer grid written with a macro ('(n + BLOCK - 1) /
+      // BLOCK') is capped as written, like privatize-atomics does.
+      const CUDAKernelCallExpr *C = restructure::findLaunch(Ctx, L);
+      const Expr *GE = C && C->getConfig() && C->getConfig()->getNumArgs()
+                           ? C->getConfig()->getArg(0)->IgnoreImplicit()
+                           : nullptr;
+      if (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(GE);
+          CE && CE->getNumArgs() >= 1)
+        GE = CE->getArg(0); // the implicit dim3(g)
+      if (!L.InMacro && GE && !GE->HasSideEffects(Ctx.AST) &&
+          restructure::gridIsInteger(Ctx, L) &&
+          L.GridRange.End.Offset > L.GridRange.Begin.Offset) {
+        std::string T = restructure::paren(L.Grid);
+        P.Caps.push_back({{L.GridRange.Begin.Offset, L.GridRange.End.Offset},
+                          T + " < " + M + " ? " + T + " : " + M});
+        continue;
+      }
+      return no(Why + "; grid_stride must cap the grid of every launch (a "
+                      "one-dimensional grid that can be rewritten)");
+    }
     std::string Cap;
     if (auto Lit = intValue(G->E, Ctx.AST);
         Lit && isa<IntegerLiteral>(G->E->IgnoreParenImpCasts())) {
