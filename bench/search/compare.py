@@ -112,6 +112,25 @@ def plan(results, programs, strategies, seeds):
     return out
 
 
+def supersede(results, programs, strategies, seeds, stamp):
+    """Moves the runs of these programs (for these strategies and seeds) to
+    <results>/superseded/<stamp>/<program>/<run>, so they run again from
+    scratch (after a change to the tool) while the old journals stay.
+    Returns the moved run directories, relative to results."""
+    moved = []
+    for p in programs:
+        for seed in seeds:
+            for s in strategies:
+                d = run_dir(results, p, s, seed)
+                if not os.path.isdir(d):
+                    continue
+                dest = os.path.join(results, "superseded", stamp, p, run_id(s, seed))
+                os.makedirs(os.path.dirname(dest), exist_ok=True)
+                shutil.move(d, dest)
+                moved.append(os.path.relpath(d, results))
+    return moved
+
+
 def optimize_command(tool, program, strategy, seed, budget, results, time_limit,
                      resume, args, kernels_dir=KERNELS_DIR, extra=()):
     d = run_dir(results, program, strategy, seed)
@@ -363,6 +382,11 @@ def cmd_run(a):
                 except (OSError, subprocess.SubprocessError) as e:
                     f.write("%s: %s\n" % (c[0], e))
 
+    if a.rerun:
+        again = parse_programs(a.rerun, a.kernels_dir)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for m in supersede(results, again, strategies, seeds, stamp):
+            log(results, "%s moved to superseded/%s: it runs again" % (m, stamp))
     todo = [r for r in plan(results, programs, strategies, seeds) if r[3] != "done"]
     done_before = len(plan(results, programs, strategies, seeds)) - len(todo)
     log(results, "%d run(s) done before, %d to go" % (done_before, len(todo)))
@@ -474,6 +498,9 @@ def main(argv=None):
     r.add_argument("--stop-at", type=float, default=0,
                    help="stop a run still going at this many seconds (its journal stays; resumed next time)")
     r.add_argument("--extra", default="", help="more optimize flags, space-separated")
+    r.add_argument("--rerun", default="",
+                   help="programs whose runs (of these strategies and seeds) are moved to "
+                        "<results>/superseded/<time>/ and run again from scratch")
     r.add_argument("--gpus", type=int, default=1,
                    help="run this many runs at once, each on its own GPU "
                         "(CUDA_VISIBLE_DEVICES), whole programs per GPU")
