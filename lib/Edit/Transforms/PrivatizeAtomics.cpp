@@ -1061,17 +1061,12 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
           E))
     return std::move(Err);
   for (const LaunchSite &L : P.Kernel.Info->Launches) {
-    if (P.CapGrid) {
-      std::string G = paren(L.Grid);
-      std::string Cap = std::to_string(P.MaxBlocks);
-      std::string Capped = G + " < " + Cap + " ? " + G + " : " + Cap;
-      int64_t Literal;
-      if (!StringRef(L.Grid).trim().getAsInteger(10, Literal))
-        Capped = std::to_string(std::min(Literal, P.MaxBlocks));
+    if (P.CapGrid)
       if (Error Err = addReplacement(
-              Repls, replaceSpan(Ctx, L.GridRange, Capped), E))
+              Repls,
+              replaceSpan(Ctx, L.GridRange, cappedGrid(L.Grid, P.MaxBlocks)),
+              E))
         return std::move(Err);
-    }
     if (P.SetBlock)
       if (Error Err = addReplacement(
               Repls,

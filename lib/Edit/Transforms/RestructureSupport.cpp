@@ -555,6 +555,14 @@ std::string launchProblem(const KernelInfo &K) {
   return "";
 }
 
+std::string cappedGrid(StringRef Grid, int64_t Max) {
+  int64_t Literal;
+  if (!Grid.trim().getAsInteger(10, Literal))
+    return std::to_string(std::min(Literal, Max));
+  std::string G = paren(Grid), M = std::to_string(Max);
+  return G + " < " + M + " ? " + G + " : " + M;
+}
+
 bool gridIsInteger(const EditContext &Ctx, const LaunchSite &L) {
   if (StringRef(L.Grid).contains("dim3"))
     return false;

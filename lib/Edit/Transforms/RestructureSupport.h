@@ -147,6 +147,10 @@ std::string launchProblem(const KernelInfo &K);
 /// Whether the grid of \p L is a plain integer (not a `dim3`).
 bool gridIsInteger(const EditContext &Ctx, const LaunchSite &L);
 
+/// The text of a plain integer grid capped at \p Max blocks: a literal
+/// becomes min(literal, Max), anything else `G < Max ? G : Max`.
+std::string cappedGrid(llvm::StringRef Grid, int64_t Max);
+
 } // namespace restructure
 } // namespace optiml
 

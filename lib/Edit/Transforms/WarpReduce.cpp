@@ -1072,9 +1072,8 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
       if (!L.InMacro && GE && !GE->HasSideEffects(Ctx.AST) &&
           restructure::gridIsInteger(Ctx, L) &&
           L.GridRange.End.Offset > L.GridRange.Begin.Offset) {
-        std::string T = restructure::paren(L.Grid);
         P.Caps.push_back({{L.GridRange.Begin.Offset, L.GridRange.End.Offset},
-                          T + " < " + M + " ? " + T + " : " + M});
+                          restructure::cappedGrid(L.Grid, Max)});
         continue;
       }
       return no(Why + "; grid_stride must cap the grid of every launch (a "
