@@ -130,10 +130,11 @@ public:
   std::string load();
   /// Queues on Stream a read of a zero-filled scratch buffer four times the
   /// size of L2 (twice left measurable dirty lines behind on the H200,
-  /// bench/eval/l2clean): afterwards L2 holds only clean lines of that buffer, so
-  /// the dirty lines of earlier work are written back now, not during the
-  /// next launch, and nothing of the program's buffers is cached. Returns
-  /// "" or why L2 cannot be cleaned (then nothing is queued).
+  /// bench/eval/l2clean): afterwards L2 holds only clean lines of that
+  /// buffer, so the dirty lines of earlier work are written back now, not
+  /// during the next launch, and nothing of the program's buffers is
+  /// cached. Returns "" or why L2 cannot be cleaned (then nothing is
+  /// queued).
   std::string cleanL2(CUstream Stream);
 
   struct Comparison {
