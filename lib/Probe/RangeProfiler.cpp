@@ -242,6 +242,11 @@ std::string RangeProfiler::begin(Replay Mode, size_t Set) {
   // A fresh counter-data image per launch: one range, evaluated at finish().
   S->Active = Set;
   MetricSet &M = S->Sets.at(Set);
+  // The counter-data image is laid out for the metric names of the last
+  // size query on the profiler object: query again for this set (without
+  // it, a set begun after another evaluated to NaN on the H200).
+  if (std::string Why = sizeCounterData(S->Profiler, M); !Why.empty())
+    return Why;
   std::fill(M.CounterData.begin(), M.CounterData.end(), 0);
   auto DataInit =
       params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(

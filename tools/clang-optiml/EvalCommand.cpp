@@ -75,9 +75,16 @@ static cl::opt<unsigned> Replays("replays",
 static cl::opt<unsigned>
     VerifyFirst("verify-first",
                 cl::desc("Verify the first N launches of each target (and "
-                         "the last)"),
+                         "the last, see --verify-last)"),
                 cl::init(3), cl::value_desc("N"), cl::sub(EvalCommand),
                 cl::cat(EvalCategory));
+
+static cl::opt<bool> VerifyLast(
+    "verify-last",
+    cl::desc("Also verify the last launch of each target (default true; "
+             "false for an iterative program whose float noise grows until "
+             "its own runs disagree at the end)"),
+    cl::init(true), cl::sub(EvalCommand), cl::cat(EvalCategory));
 
 static cl::opt<bool> NoMetrics("no-metrics",
                                cl::desc("Skip the hardware-metrics run"),
@@ -229,6 +236,7 @@ int runEval(const CommandContext &Ctx) {
   EvalOptions EO;
   EO.Kernels = Kernels;
   EO.VerifyFirst = VerifyFirst;
+  EO.VerifyLast = VerifyLast;
   EO.Replays = Replays;
   EO.FlushL2 = FlushL2;
   EO.Metrics = !NoMetrics;

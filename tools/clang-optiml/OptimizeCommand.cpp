@@ -183,10 +183,19 @@ static cl::opt<unsigned> Replays("replays",
 static cl::opt<unsigned> VerifyFirst(
     "verify-first",
     cl::desc("Launches of each target kernel verified from the start (default "
-             "3; the last launch is always verified). Fewer make each "
-             "evaluation of a program with large buffers cheaper"),
+             "3; the last launch is verified too, see --verify-last). Fewer "
+             "make each evaluation of a program with large buffers cheaper"),
     cl::init(3), cl::value_desc("N"), cl::sub(OptimizeCommand),
     cl::cat(OptimizeCategory));
+static cl::opt<bool> VerifyLast(
+    "verify-last",
+    cl::desc("Also verify the last launch of each target kernel (default "
+             "true). --verify-last=false is for an iterative program whose "
+             "float noise grows with the iterations until two runs of the "
+             "original disagree at the end (an atomicAdd dot product in a "
+             "solver loop): only the first --verify-first launches are then "
+             "verified"),
+    cl::init(true), cl::sub(OptimizeCommand), cl::cat(OptimizeCategory));
 static cl::opt<std::string> EvalCacheDir(
     "eval-cache",
     cl::desc("Share evaluations between runs through this directory: a "
@@ -716,6 +725,7 @@ int runOptimize(const CommandContext &Ctx) {
   GO.Eval.Kernels = *Targets;
   GO.Eval.Replays = Replays;
   GO.Eval.VerifyFirst = VerifyFirst;
+  GO.Eval.VerifyLast = VerifyLast;
   GO.Eval.Gpus = *Gpu;
   GO.Eval.RunDir = RunDir + "/eval";
   GO.Eval.KeepRunDir = true;
