@@ -827,6 +827,9 @@ void setUpDramSet(const std::vector<std::string> &Metrics) {
       Names.push_back(D);
   if (Names.empty() || Names.size() == Metrics.size())
     return; // none, or the whole config is the DRAM counts already
+  // For side-by-side comparisons (bench/eval/ncu_compare.py --dram-from-replays).
+  if (const char *E = std::getenv("OPTIML_PROBE_DRAM_FROM_REPLAYS"); E && *E == '1')
+    return;
   std::string Why;
   S.DramSet = S.Profiler.addSet(Names, Why);
   if (S.DramSet && S.Profiler.passes(*S.DramSet) != 1)
