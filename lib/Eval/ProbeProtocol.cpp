@@ -276,7 +276,6 @@ json toJSON(const LaunchRecord &L) {
   if (!L.Replay.empty()) {
     J["replay"] = L.Replay;
     J["l2Cleaned"] = L.L2Cleaned;
-    J["dramFromLaunch"] = L.DramFromLaunch;
   }
   return J;
 }
@@ -307,7 +306,6 @@ LaunchRecord readLaunch(const json &J, const std::string &Where) {
   field(J, "comparedOn", L.ComparedOn, Where);
   field(J, "replay", L.Replay, Where);
   field(J, "l2Cleaned", L.L2Cleaned, Where);
-  field(J, "dramFromLaunch", L.DramFromLaunch, Where);
   return L;
 }
 

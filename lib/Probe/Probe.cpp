@@ -17,9 +17,7 @@
 //  time       replays the launch with its inputs restored, timed with events
 //             (no activity tracing), then restores the outputs;
 //  metrics    range profiler: the launch replayed once per pass from its
-//             pre-launch state, L2 cleaned before each pass; the DRAM byte
-//             counts come from a one-pass session on the program's own
-//             launch, L2 cleaned before it.
+//             pre-launch state, L2 cleaned before each pass.
 //
 // Everything runs inside the launch callbacks with driver calls only; the
 // tool's own calls re-enter the callbacks and are ignored through a
@@ -100,10 +98,6 @@ struct Launch {
   /// Metrics: the program's own launch is profiled with kernel replay (no
   /// memory for a copy of the buffers to replay from).
   bool ProfileInPlace = false;
-  /// Metrics: the DRAM set's one-pass session is open on the program's own
-  /// launch (startOwnDram); its values once closed.
-  bool OwnDram = false;
-  std::map<std::string, double> Dram;
   LaunchRecord Record;
 };
 
@@ -155,10 +149,6 @@ struct ProbeState {
   std::map<std::string, std::pair<unsigned, unsigned>> LastMatchedAcross;
   RangeProfiler Profiler;
   bool ProfilerTried = false;
-  /// The profiler's set of the DRAM byte counts alone (one pass), taken on
-  /// the program's own launch: replayed passes under-count the write-backs
-  /// of a small kernel's output against ncu (bench/eval/ncu_compare.py).
-  std::optional<size_t> DramSet;
   std::vector<CUevent> Events;
   DeviceKernels Kernels;
   bool CleanL2Failed = false; ///< said once in the errors
@@ -814,72 +804,6 @@ void timeLaunch(Launch &L, std::string &Error) {
 const char *const DirtyL2 =
     "DRAM bytes written may include write-backs of earlier work";
 
-const char *const DramMetrics[] = {"dram__bytes_read.sum",
-                                   "dram__bytes_write.sum"};
-
-/// After the profiler's setUp: a one-pass set of the DRAM byte counts
-/// among the metrics asked for, if there are any and they fit one pass.
-void setUpDramSet(const std::vector<std::string> &Metrics) {
-  ProbeState &S = state();
-  std::vector<std::string> Names;
-  for (const char *D : DramMetrics)
-    if (std::find(Metrics.begin(), Metrics.end(), D) != Metrics.end())
-      Names.push_back(D);
-  if (Names.empty() || Names.size() == Metrics.size())
-    return; // none, or the whole config is the DRAM counts already
-  // For side-by-side comparisons (bench/eval/ncu_compare.py --dram-from-replays).
-  if (const char *E = std::getenv("OPTIML_PROBE_DRAM_FROM_REPLAYS"); E && *E == '1')
-    return;
-  std::string Why;
-  S.DramSet = S.Profiler.addSet(Names, Why);
-  if (S.DramSet && S.Profiler.passes(*S.DramSet) != 1)
-    S.DramSet.reset(); // cannot be taken from the one launch
-  if (!Why.empty())
-    error("DRAM bytes come from the replays (" + Why + ")");
-}
-
-/// Enter side of a profiled launch whose inputs were copied: opens a
-/// one-pass session of the DRAM set for the program's own launch, after an
-/// L2 clean (the copy just made left dirty lines).
-void startOwnDram(Launch &L, std::string &Error) {
-  ProbeState &S = state();
-  if (!S.DramSet || !S.Config.CleanL2)
-    return; // replayed passes are cleaned; this one could not be
-  if (!cleanL2(L, DirtyL2) || !ok(cuCtxSynchronize(), "cuCtxSynchronize", Error))
-    return;
-  std::string Why = S.Profiler.begin(RangeProfiler::Replay::User, *S.DramSet);
-  if (Why.empty())
-    Why = S.Profiler.startPass();
-  if (!Why.empty()) {
-    error("DRAM bytes come from the replays (" + Why + ")");
-    S.DramSet.reset();
-    return;
-  }
-  L.OwnDram = true;
-}
-
-/// Exit side of startOwnDram: closes the session (whether or not the launch
-/// ran) and keeps its values when Keep.
-void finishOwnDram(Launch &L, bool Keep) {
-  ProbeState &S = state();
-  if (!L.OwnDram)
-    return;
-  L.OwnDram = false;
-  bool Done = false;
-  std::string Why = S.Profiler.endPass(Done);
-  if (!Keep)
-    return;
-  if (Why.empty() && !Done)
-    Why = "one pass did not complete the DRAM counts";
-  if (Why.empty())
-    Why = S.Profiler.finish(L.Dram);
-  if (!Why.empty()) {
-    error(L.Kernel + " launch " + std::to_string(L.Record.Ordinal) +
-          ": DRAM bytes come from the replays (" + Why + ")");
-    L.Dram.clear();
-  }
-}
-
 /// Runs the profiler's passes as relaunches from the pre-launch state, each
 /// after an L2 clean (so the DRAM writes counted are the launch's own, as
 /// with ncu's cache control), then puts back what the program's own launch
@@ -930,11 +854,6 @@ void profileLaunch(Launch &L, std::string &Error) {
                      std::to_string(Pass) + " launches";
   if (!Why.empty())
     S.Result.MetricsUnavailable = Why;
-  else if (!L.Dram.empty()) {
-    for (const auto &[Name, V] : L.Dram)
-      L.Record.Metrics[Name] = V;
-    L.Record.DramFromLaunch = true;
-  }
   // The program continues from exactly what its own launch produced.
   std::string RestoreError;
   if (restoreFrom(L, &Buffer::After, RestoreError))
@@ -1120,12 +1039,6 @@ void onLaunchEnter(CUpti_CallbackId Id, const CUpti_CallbackData *Data) {
       if (!Why.empty()) {
         S.Result.MetricsUnavailable = Why;
         S.Profiler.tearDown();
-      } else {
-        std::vector<std::string> Known;
-        for (const std::string &M : Metrics)
-          if (std::find(Rejected.begin(), Rejected.end(), M) == Rejected.end())
-            Known.push_back(M);
-        setUpDramSet(Known);
       }
     }
     if (!S.Profiler.ready())
@@ -1140,8 +1053,6 @@ void onLaunchEnter(CUpti_CallbackId Id, const CUpti_CallbackData *Data) {
         profileInPlace(*L, Error);
         if (!L->ProfileInPlace && Error.empty())
           return;
-      } else {
-        startOwnDram(*L, Error);
       }
     }
     break;
@@ -1201,7 +1112,6 @@ void onLaunchExit(const CUpti_CallbackData *Data) {
       bool Done = false;
       S.Profiler.endPass(Done);
     }
-    finishOwnDram(*L, /*Keep=*/false);
   } else {
     switch (L->What) {
     case Action::Verify:
@@ -1239,7 +1149,6 @@ void onLaunchExit(const CUpti_CallbackData *Data) {
     case Action::Profile: {
       bool Synced =
           ok(cuCtxSynchronize(), "cuCtxSynchronize after the launch", Error);
-      finishOwnDram(*L, Synced);
       if (L->ProfileInPlace)
         finishInPlace(*L); // stops the profiler, synchronized or not
       else if (Synced)

@@ -104,24 +104,20 @@ public:
   /// chip does not know (they are dropped, the rest are collected).
   std::string setUp(CUcontext Ctx, const std::vector<std::string> &Metrics,
                     std::vector<std::string> &Rejected);
-  /// After setUp: another set of (known) metrics, collected in sessions of
-  /// its own. Returns its index for begin(), or nullopt with Why.
-  std::optional<size_t> addSet(const std::vector<std::string> &Metrics,
-                               std::string &Why);
-  /// A fresh session for one launch, collecting metric set Set (0: the
-  /// metrics given to setUp).
-  std::string begin(Replay Mode, size_t Set = 0);
+  /// A fresh session for one launch.
+  std::string begin(Replay Mode);
   std::string startPass();
   /// AllPassesDone: every pass the metrics need has been collected.
   std::string endPass(bool &AllPassesDone);
-  /// Decodes and evaluates the launch's range (the set of the last begin).
+  /// Decodes and evaluates the launch's range.
   std::string finish(std::map<std::string, double> &Values);
   void tearDown();
   bool ready() const { return Ready; }
-  size_t passes(size_t Set = 0) const;
+  size_t passes() const { return Passes; }
 
 private:
   bool Ready = false;
+  size_t Passes = 0;
   struct State;
   State *S = nullptr;
 };

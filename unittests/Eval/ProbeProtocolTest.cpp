@@ -147,7 +147,6 @@ TEST(ProbeProtocolTest, ResultRoundTripKeepsNonFiniteErrors) {
   L.ComparedOn = "device";
   L.Replay = "user";
   L.L2Cleaned = true;
-  L.DramFromLaunch = true;
   R.Launches.push_back(L);
   R.Errors.push_back("cuptiSubscribe failed");
   R.MetricsUnavailable = "profiling is not supported on this device";
@@ -182,7 +181,6 @@ TEST(ProbeProtocolTest, ResultRoundTripKeepsNonFiniteErrors) {
   EXPECT_EQ(BL.ComparedOn, "device");
   EXPECT_EQ(BL.Replay, "user");
   EXPECT_TRUE(BL.L2Cleaned);
-  EXPECT_TRUE(BL.DramFromLaunch);
   EXPECT_EQ(Back->Errors.size(), 1u);
   EXPECT_EQ(Back->MetricsUnavailable, R.MetricsUnavailable);
 }

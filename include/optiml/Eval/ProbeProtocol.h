@@ -148,10 +148,6 @@ struct LaunchRecord {
   /// Metrics mode: L2 held no dirty lines at the start of every profiled
   /// pass (the DRAM bytes written are the launch's own).
   bool L2Cleaned = false;
-  /// Metrics mode: the DRAM byte counts come from a one-pass session on the
-  /// program's own launch (L2 cleaned before it), not from the replays that
-  /// collect the other metrics.
-  bool DramFromLaunch = false;
 };
 
 struct ProbeResult {
