@@ -240,7 +240,10 @@ TEST(CalibrationTest, WidensForReorderingNoise) {
 }
 
 TEST(CalibrationTest, NondeterministicBeyondCeiling) {
+  // Two elements moved further than the ceiling allows.
   CompareResult Noise;
+  Noise.Mismatches = 2;
+  Noise.FirstDiffIndex = 5;
   Noise.MaxAbsErr = 0.5;
   Noise.MaxRelErr = 0.25;
   Calibration C = calibrate(Float, defaultTolerance(ElementKind::Float), Noise);
@@ -253,6 +256,25 @@ TEST(CalibrationTest, NondeterministicBeyondCeiling) {
   C = calibrate(Int, Tolerance{}, IntNoise);
   EXPECT_TRUE(C.Nondeterministic);
   EXPECT_NE(C.Reason.find("first at 17"), std::string::npos);
+}
+
+TEST(CalibrationTest, MaximaOfDifferentElementsAreNotJudgedTogether) {
+  // The suite's cg on the H200: no element beyond the ceiling, but the
+  // largest absolute difference (1.17e-4, on a large value) and the largest
+  // relative one (29x, on a value near zero) exceed the ceiling's two parts
+  // separately. Deterministic, with the tolerance widened up to the ceiling
+  // and no further.
+  CompareResult Noise;
+  Noise.MaxAbsErr = 1.17e-4;
+  Noise.MaxRelErr = 29;
+  Tolerance Base = defaultTolerance(ElementKind::Float);
+  Calibration C = calibrate(Float, Base, Noise);
+  EXPECT_FALSE(C.Nondeterministic) << C.Reason;
+  Tolerance Ceiling = noiseCeiling(ElementKind::Float);
+  EXPECT_DOUBLE_EQ(C.Tol.AbsTol, Ceiling.AbsTol);
+  EXPECT_DOUBLE_EQ(C.Tol.RelTol, Ceiling.RelTol);
+  // A value of 1.0 off by 1% still fails under the widened tolerance.
+  EXPECT_LT(C.Tol.AbsTol + C.Tol.RelTol * 1.0, 0.01);
 }
 
 } // namespace

@@ -111,10 +111,10 @@ struct Calibration {
 };
 
 /// Widens Base so that the reference's own run-to-run noise passes with a
-/// margin of Margin times. Noise compares two reference runs under a
-/// tolerance no wider than noiseCeiling (the ceiling itself is the natural
-/// choice): any mismatch there, or an integer that moved, makes the buffer
-/// nondeterministic.
+/// margin of Margin times, but never past noiseCeiling. Noise compares two
+/// reference runs under a tolerance no wider than noiseCeiling (the ceiling
+/// itself is the natural choice): any mismatch there, or an integer that
+/// moved, makes the buffer nondeterministic.
 Calibration calibrate(ElementType T, const Tolerance &Base,
                       const CompareResult &Noise, double Margin = 4.0);
 
