@@ -68,6 +68,10 @@ static int report(bool ok, double err) {
 static const int N = 1 << 27;  // problem size: number of elements
 
 __global__ void dot(int n, const float* x, const float* y, float* result) {
+  __shared__ float result_private[1];
+  for (int bin = threadIdx.x; bin < 1; bin += blockDim.x)
+    result_private[bin] = 0;
+  __syncthreads();
   __shared__ float s[256];
   int tid = threadIdx.x;
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -77,7 +81,11 @@ __global__ void dot(int n, const float* x, const float* y, float* result) {
     if (tid < stride) s[tid] += s[tid + stride];
     __syncthreads();
   }
-  if (tid == 0) atomicAdd(result, s[0]);
+  if (tid == 0) atomicAdd(result_private, s[0]);
+  __syncthreads();
+  for (int bin = threadIdx.x; bin < 1; bin += blockDim.x)
+    if (result_private[bin] != 0)
+      atomicAdd(&result[bin], result_private[bin]);
 }
 
 int main() {

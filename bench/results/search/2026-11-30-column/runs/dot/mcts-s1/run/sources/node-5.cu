@@ -68,9 +68,9 @@ static int report(bool ok, double err) {
 static const int N = 1 << 27;  // problem size: number of elements
 
 __global__ void dot(int n, const float* x, const float* y, float* result) {
-  __shared__ float result_private[1];
-  for (int bin = threadIdx.x; bin < 1; bin += blockDim.x)
-    result_private[bin] = 0;
+  __shared__ float result_private[8][1];
+  for (int bin = threadIdx.x; bin < 8; bin += blockDim.x)
+    result_private[bin / 1][bin % 1] = 0;
   __syncthreads();
   __shared__ float s[256];
   int tid = threadIdx.x;
@@ -81,11 +81,15 @@ __global__ void dot(int n, const float* x, const float* y, float* result) {
     if (tid < stride) s[tid] += s[tid + stride];
     __syncthreads();
   }
-  if (tid == 0) atomicAdd(result_private, s[0]);
+  if (tid == 0) atomicAdd(result_private[threadIdx.x / 32], s[0]);
   __syncthreads();
-  for (int bin = threadIdx.x; bin < 1; bin += blockDim.x)
-    if (result_private[bin] != 0)
-      atomicAdd(&result[bin], result_private[bin]);
+  for (int bin = threadIdx.x; bin < 1; bin += blockDim.x) {
+    float sum = 0;
+    for (int w = 0; w < 8; ++w)
+      sum += result_private[w][bin];
+    if (sum != 0)
+      atomicAdd(&result[bin], sum);
+  }
 }
 
 int main() {
@@ -100,7 +104,7 @@ int main() {
   int threads = 256, blocks = (N + threads - 1) / threads;
   auto op = [&] {
     CK(cudaMemset(r, 0, sizeof(float)));
-    dot<<<blocks, threads>>>(N, x, y, r);
+    dot<<<blocks, 256>>>(N, x, y, r);
   };
   bench("dot", "naive", "134217728", op);
   op();

@@ -69,14 +69,16 @@ static const int N = 1 << 27;  // problem size: number of elements
 
 __global__ void dot(int n, const float* x, const float* y, float* result) {
   __shared__ float result_private[8][1];
+  #pragma unroll 4
   for (int bin = threadIdx.x; bin < 8; bin += blockDim.x)
     result_private[bin / 1][bin % 1] = 0;
   __syncthreads();
   __shared__ float s[256 / 32];
   int tid = threadIdx.x;
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  float v = (i < n) ? x[i] * y[i] : 0.f;
-  __syncthreads();
+  float v = 0.f;
+  for (int j = i; j < n; j += gridDim.x * blockDim.x)
+    v += x[j] * y[j];
   for (int off = 16; off > 0; off /= 2)
     v += __shfl_down_sync(0xffffffff, v, off);
   if (tid % 32 == 0)
@@ -110,7 +112,7 @@ int main() {
   int threads = 256, blocks = (N + threads - 1) / threads;
   auto op = [&] {
     CK(cudaMemset(r, 0, sizeof(float)));
-    dot<<<blocks, 256>>>(N, x, y, r);
+    dot<<<(blocks < 1056 ? blocks : 1056) < 1056 ? (blocks < 1056 ? blocks : 1056) : 1056, 256>>>(N, x, y, r);
   };
   bench("dot", "naive", "134217728", op);
   op();

@@ -67,21 +67,29 @@ static int report(bool ok, double err) {
 
 static const int N = 1 << 27;  // problem size: number of elements
 
-__global__ void __launch_bounds__(256) dot(int n, const float* x, const float* y, float* result) {
+__global__ void dot(int n, const float* x, const float* y, float* result) {
   __shared__ float result_private[8][1];
   for (int bin = threadIdx.x; bin < 8; bin += blockDim.x)
     result_private[bin / 1][bin % 1] = 0;
   __syncthreads();
-  __shared__ float s[256];
+  __shared__ float s[256 / 32];
   int tid = threadIdx.x;
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  s[tid] = (i < n) ? x[i] * y[i] : 0.f;
+  float v = 0.f;
+  #pragma unroll 4
+  for (int j = i; j < n; j += gridDim.x * blockDim.x)
+    v += x[j] * y[j];
+  for (int off = 16; off > 0; off /= 2)
+    v += __shfl_down_sync(0xffffffff, v, off);
+  if (tid % 32 == 0)
+    s[tid / 32] = v;
   __syncthreads();
-  for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
-    if (tid < stride) s[tid] += s[tid + stride];
-    __syncthreads();
+  if (tid < 32) {
+    v = tid < blockDim.x / 32 ? s[tid] : 0;
+    for (int off = 16; off > 0; off /= 2)
+      v += __shfl_down_sync(0xffffffff, v, off);
   }
-  if (tid == 0) atomicAdd(result_private[threadIdx.x / 32], s[0]);
+  if (tid == 0) atomicAdd(result_private[threadIdx.x / 32], v);
   __syncthreads();
   for (int bin = threadIdx.x; bin < 1; bin += blockDim.x) {
     float sum = 0;
@@ -104,7 +112,7 @@ int main() {
   int threads = 256, blocks = (N + threads - 1) / threads;
   auto op = [&] {
     CK(cudaMemset(r, 0, sizeof(float)));
-    dot<<<blocks, 256>>>(N, x, y, r);
+    dot<<<(blocks < 1056 ? blocks : 1056) < 1056 ? (blocks < 1056 ? blocks : 1056) : 1056, 256>>>(N, x, y, r);
   };
   bench("dot", "naive", "134217728", op);
   op();
