@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Does profiling earlier kernels change a small kernel's DRAM write count?
+
+The one gap left against ncu (docs/benchmarks.md, "Metrics against ncu"):
+under `clang-optiml eval`, which profiles every target kernel of
+test/Inputs/eval/prog.cu, the first saxpy launch's DRAM write comes out at
+about half of ncu's (2.6 vs 4.6-4.9 MB), while the probe run directly with
+saxpy as the only target gave 4.9-5.1 MB. This runs, on a GPU node, the
+probe in metrics mode on the same binary with growing target lists
+([saxpy], [init, saxpy], all four) and eval's own metrics configuration,
+twice each, and ncu once, and prints saxpy's and block_sum's DRAM bytes
+written for each, so the next change to the probe aims at the right cause.
+
+    python3 bench/eval/dram_context.py [--bundle dist/clang-optiml-*.tar.xz]
+                                       [--out DIR]
+
+Writes dram_context.md and dram_context.json under --out (default $OUT).
+About a minute on the H200.
+"""
+
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+ROOT = os.getcwd()
+sys.path.insert(0, os.path.join(ROOT, "bench", "eval"))
+import ncu_compare  # noqa: E402
+from probe_gpu_checks import find_tool, probe_run  # noqa: E402
+
+PROG = os.path.join(ROOT, "test", "Inputs", "eval", "prog.cu")
+WATCH = ("saxpy", "block_sum")
+WRITE = "dram__bytes_write.sum"
+
+
+def first_values(result):
+    """kernel -> DRAM write of its first profiled launch."""
+    out = {}
+    for launch in result.get("launches", []):
+        name = launch.get("kernel", "")
+        base = name.split("(")[0].split("<")[0]
+        if base in WATCH and base not in out and launch.get("metrics"):
+            out[base] = launch["metrics"].get(WRITE)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bundle",
+                    default="dist/clang-optiml-0.1.0-linux-x86_64.tar.xz")
+    ap.add_argument("--out", default=os.environ.get("OUT", "dram-context"))
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="dram-context-")
+    with tarfile.open(args.bundle) as t:
+        t.extractall(work)
+    root = glob.glob(os.path.join(work, "clang-optiml-*"))[0]
+    tool = os.path.join(root, "bin", "clang-optiml")
+    probe = os.path.join(root, "lib", "liboptiml-probe.so")
+    nvcc = find_tool("nvcc", ["/usr/local/cuda/bin/nvcc"])
+    ncu = find_tool("ncu", ["/usr/local/cuda/bin/ncu",
+                            "/opt/nvidia/nsight-compute/*/ncu"])
+    binary = os.path.join(work, "prog")
+    subprocess.run([nvcc, "-O3", "-arch=sm_90", "-cudart", "static", "-o",
+                    binary, PROG], check=True)
+
+    # eval's own metrics configuration, taken from its run directory.
+    run_dir = os.path.join(work, "eval-run")
+    subprocess.run([tool, "eval", PROG, "--no-sanitize", "--run-dir", run_dir],
+                   capture_output=True, text=True, timeout=240)
+    configs = {}
+    eval_cfg = os.path.join(run_dir, "metrics.config.json")
+    if os.path.exists(eval_cfg):
+        with open(eval_cfg) as f:
+            cfg = json.load(f)
+        cfg.pop("resultPath", None)
+        configs["eval's metrics config"] = cfg
+    for label, names in (("[saxpy]", ["saxpy"]),
+                         ("[init, saxpy]", ["init", "saxpy"]),
+                         ("all four", ["init", "saxpy", "block_sum",
+                                       "histogram"])):
+        configs[label] = {"mode": "metrics",
+                          "kernels": [{"name": n} for n in names]}
+
+    rows, record = [], {"configs": configs, "runs": {}}
+    for label, cfg in configs.items():
+        for rep in (1, 2):
+            tag = f"{len(record['runs'])}"
+            result, _, seconds = probe_run(probe, binary, [], cfg, work, tag)
+            values = first_values(result)
+            record["runs"][f"{label} #{rep}"] = {
+                "values": values, "errors": result.get("errors"),
+                "unavailable": result.get("metricsUnavailable"),
+                "seconds": seconds}
+            rows.append((f"{label} #{rep}", values))
+    if ncu:
+        log = os.path.join(work, "ncu.csv")
+        subprocess.run([ncu, "--clock-control", "none", "--cache-control",
+                        "all", "--metrics", ",".join(ncu_compare.METRICS),
+                        "--csv", "--print-units", "base", "--log-file", log,
+                        binary], capture_output=True, timeout=180)
+        parsed = (ncu_compare.parse_ncu_csv(open(log).read())
+                  if os.path.exists(log) else {})
+        values = {}
+        for lid in sorted(parsed):
+            base = parsed[lid].get("kernel", "")
+            if base in WATCH and base not in values:
+                values[base] = parsed[lid].get(WRITE)
+        record["ncu"] = values
+        rows.append(("ncu --cache-control all", values))
+
+    def mb(v):
+        return "-" if v is None else f"{v / 1e6:.3f} MB"
+    md = ["| run | saxpy DRAM write | block_sum DRAM write |", "|---|---|---|"]
+    md += [f"| {label} | {mb(v.get('saxpy'))} | {mb(v.get('block_sum'))} |"
+           for label, v in rows]
+    text = "\n".join(md) + "\n"
+    print(text)
+    with open(os.path.join(args.out, "dram_context.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(args.out, "dram_context.json"), "w") as f:
+        json.dump(record, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
