@@ -342,6 +342,7 @@ void GpuEvaluator::prefetch(ArrayRef<CandidateSpec> Next) {
     Reqs.push_back(std::move(R));
   }
   // Finished prefetches are dropped; the builder is thread-safe.
+  std::lock_guard<std::mutex> Lock(PendingMutex);
   Pending.erase(std::remove_if(Pending.begin(), Pending.end(),
                                [](std::future<void> &F) {
                                  return F.wait_for(std::chrono::seconds(0)) ==

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <future>
 #include <map>
 #include <random>
 #include <set>
@@ -150,7 +151,13 @@ private:
   std::mt19937_64 Rng;
   std::vector<SearchNode> Nodes;
   std::map<std::string, unsigned> ByKey;
-  std::map<std::pair<unsigned, std::string>, ApplyOutcome> Applied;
+  /// Edits applied ahead of their expansion (prefetchAfter), by parent and
+  /// edit; with a concurrent applier they may still be running.
+  std::map<std::pair<unsigned, std::string>, std::shared_future<ApplyOutcome>>
+      Applied;
+  /// Background prefetches (apply, then hand to the evaluator to build);
+  /// waited for when the search ends.
+  std::vector<std::future<void>> Background;
   std::unique_ptr<JournalWriter> J;
   unsigned Evals = 0, EvalsThisRun = 0;
   int Best = 0;
@@ -405,36 +412,91 @@ ApplyOutcome Searcher::applyCached(unsigned Parent, const Edit &Ed) {
   auto K = std::make_pair(Parent, editKey(Ed));
   auto It = Applied.find(K);
   if (It != Applied.end()) {
-    ApplyOutcome R = std::move(It->second);
+    ApplyOutcome R = It->second.get(); // waits for a background apply
     Applied.erase(It);
     return R;
   }
   return A.apply(Nodes[Parent].Source, Ed);
 }
 
+/// What the evaluator is asked to build for an applied edit: nothing when
+/// it did not apply or gives a program already known.
+static std::optional<CandidateSpec>
+prefetchSpec(const ApplyOutcome &AO, std::vector<std::string> Flags,
+             bool ChangesPrecision, const std::set<std::string> &Known) {
+  if (!AO.Applied)
+    return std::nullopt;
+  for (const std::string &F : AO.ExtraNvccFlags)
+    if (!is_contained(Flags, F))
+      Flags.push_back(F);
+  if (Known.count(sourceKey(AO.NewCode, Flags)))
+    return std::nullopt;
+  return CandidateSpec{AO.NewCode, Flags,
+                       ChangesPrecision || AO.ChangesPrecision};
+}
+
 void Searcher::prefetchAfter(unsigned Parent) {
   if (!O.Prefetch)
     return;
-  std::vector<CandidateSpec> Next;
   const SearchNode &N = Nodes[Parent];
-  for (size_t I = 0; I < N.Untried.size() && Next.size() < O.Prefetch; ++I) {
-    auto K = std::make_pair(Parent, editKey(N.Untried[I].E));
-    auto It = Applied.find(K);
-    if (It == Applied.end())
-      It = Applied.emplace(K, A.apply(N.Source, N.Untried[I].E)).first;
-    const ApplyOutcome &AO = It->second;
-    if (!AO.Applied)
-      continue;
-    std::vector<std::string> Flags = N.Flags;
-    for (const std::string &F : AO.ExtraNvccFlags)
-      if (!is_contained(Flags, F))
-        Flags.push_back(F);
-    if (ByKey.count(sourceKey(AO.NewCode, Flags)))
-      continue;
-    Next.push_back({AO.NewCode, Flags, N.ChangesPrecision || AO.ChangesPrecision});
+  std::set<std::string> Known;
+  for (const auto &KV : ByKey)
+    Known.insert(KV.first);
+  if (!A.concurrent()) {
+    // Applied here, built in the background.
+    std::vector<CandidateSpec> Next;
+    for (size_t I = 0; I < N.Untried.size() && Next.size() < O.Prefetch;
+         ++I) {
+      auto K = std::make_pair(Parent, editKey(N.Untried[I].E));
+      auto It = Applied.find(K);
+      if (It == Applied.end()) {
+        std::promise<ApplyOutcome> Done;
+        Done.set_value(A.apply(N.Source, N.Untried[I].E));
+        It = Applied.emplace(K, Done.get_future().share()).first;
+      }
+      if (auto S = prefetchSpec(It->second.get(), N.Flags, N.ChangesPrecision,
+                                Known))
+        Next.push_back(std::move(*S));
+    }
+    if (!Next.empty())
+      E.prefetch(Next);
+    return;
   }
-  if (!Next.empty())
-    E.prefetch(Next);
+  // Applied and built in the background, while the GPU runs the candidate
+  // about to be evaluated: the next O.Prefetch untried edits not started
+  // yet.
+  std::vector<std::shared_future<ApplyOutcome>> Started;
+  for (size_t I = 0, Count = 0; I < N.Untried.size() && Count < O.Prefetch;
+       ++I, ++Count) {
+    auto K = std::make_pair(Parent, editKey(N.Untried[I].E));
+    if (Applied.count(K))
+      continue;
+    auto F = std::async(std::launch::async,
+                        [&Ap = A, Source = N.Source, Ed = N.Untried[I].E] {
+                          return Ap.apply(Source, Ed);
+                        })
+                 .share();
+    Applied.emplace(K, F);
+    Started.push_back(F);
+  }
+  Background.erase(std::remove_if(Background.begin(), Background.end(),
+                                  [](std::future<void> &F) {
+                                    return F.wait_for(std::chrono::seconds(
+                                               0)) == std::future_status::ready;
+                                  }),
+                   Background.end());
+  if (Started.empty())
+    return;
+  Background.push_back(std::async(
+      std::launch::async, [&Ev = E, Started, Flags = N.Flags,
+                           CP = N.ChangesPrecision, Known = std::move(Known)] {
+        std::vector<CandidateSpec> Next;
+        for (const auto &F : Started)
+          if (auto S = prefetchSpec(F.get(), Flags, CP, Known))
+            Next.push_back(std::move(*S));
+        if (!Next.empty())
+          Ev.prefetch(Next);
+      }));
 }
 
 Expected<std::optional<unsigned>> Searcher::expand(unsigned Parent,

@@ -3,7 +3,11 @@
 #include "ToyWorld.h"
 #include "optiml/Search/Search.h"
 #include "gtest/gtest.h"
+#include <atomic>
+#include <chrono>
+#include <mutex>
 #include <set>
+#include <thread>
 
 using namespace optiml;
 using namespace optiml::toy;
@@ -277,6 +281,101 @@ TEST(SearchTest, EveryStrategyRespectsTheBudgetAndNeverRepeats) {
     for (size_t I = 1; I < R.Curve.size(); ++I)
       EXPECT_GE(R.Curve[I].second, R.Curve[I - 1].second);
   }
+}
+
+/// The toy applier, declared concurrent: an apply on a thread other than
+/// the search's waits (up to 2 s) for a candidate to be running and counts
+/// whether one was.
+class OverlapApplier : public Applier {
+public:
+  explicit OverlapApplier(const std::atomic<bool> &Running)
+      : Running(Running) {}
+  bool concurrent() const override { return true; }
+  ApplyOutcome apply(llvm::StringRef Code, const Edit &E) override {
+    if (std::this_thread::get_id() != Main) {
+      ++OffThread;
+      for (int I = 0; I < 2000 && !Running; ++I)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (Running)
+        ++Overlapped;
+    }
+    std::lock_guard<std::mutex> Lock(M);
+    return Applier::apply(Code, E);
+  }
+  const std::thread::id Main = std::this_thread::get_id();
+  std::atomic<unsigned> OffThread{0}, Overlapped{0};
+
+private:
+  const std::atomic<bool> &Running;
+  std::mutex M;
+};
+
+/// The stand-in, with a flag raised while a candidate runs (at least
+/// 20 ms) and a count of the candidates handed over for building.
+class RunningEvaluator : public CandidateEvaluator {
+public:
+  RunningEvaluator(StandInEvaluator &Inner, std::atomic<bool> &Running)
+      : Inner(Inner), Running(Running) {}
+  llvm::Expected<EvalOutcome>
+  evaluateOriginal(const CandidateSpec &C) override {
+    return Inner.evaluateOriginal(C);
+  }
+  llvm::Expected<EvalOutcome> evaluate(const CandidateSpec &C) override {
+    Running = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    auto R = Inner.evaluate(C);
+    Running = false;
+    return R;
+  }
+  llvm::Expected<Remeasurement>
+  remeasure(const CandidateSpec &C, const RemeasureOptions &O) override {
+    return Inner.remeasure(C, O);
+  }
+  void prefetch(llvm::ArrayRef<CandidateSpec> Next) override {
+    Prefetched += Next.size();
+  }
+  std::string describe() const override { return "running stand-in"; }
+  std::atomic<unsigned> Prefetched{0};
+
+private:
+  StandInEvaluator &Inner;
+  std::atomic<bool> &Running;
+};
+
+// With an applier that may run concurrently, the edits prefetched for the
+// next expansions are applied off the search's thread while a candidate
+// runs (the GPU's time is not spent parsing), handed to the evaluator to
+// build, and the search evaluates exactly what it evaluates without
+// prefetching.
+TEST(SearchTest, PrefetchAppliesInTheBackgroundWhileACandidateRuns) {
+  World W;
+  W.Factor = {{'a', 1.5}, {'b', 1.2}, {'c', 0.8}, {'d', 1.1}};
+  SearchOptions O;
+  O.FileName = "toy.cu";
+  O.Budget = 10;
+  ScriptedPolicy Pol("abcdef");
+
+  StandInEvaluator Plain{1, 0};
+  W.install(Plain);
+  Applier App;
+  O.Prefetch = 0;
+  auto Without = runSearch(original(), O, Pol, App, Plain);
+  ASSERT_TRUE(bool(Without)) << llvm::toString(Without.takeError());
+
+  StandInEvaluator Inner{1, 0};
+  W.install(Inner);
+  std::atomic<bool> Running{false};
+  RunningEvaluator Eval(Inner, Running);
+  OverlapApplier Overlap(Running);
+  O.Prefetch = 2;
+  auto With = runSearch(original(), O, Pol, Overlap, Eval);
+  ASSERT_TRUE(bool(With)) << llvm::toString(With.takeError());
+
+  EXPECT_GT(Overlap.OffThread.load(), 0u);
+  EXPECT_GT(Overlap.Overlapped.load(), 0u);
+  EXPECT_GT(Eval.Prefetched.load(), 0u);
+  EXPECT_EQ(Inner.calls(), Plain.calls());
+  EXPECT_EQ(With->BestSpeedup, Without->BestSpeedup);
 }
 
 TEST(SearchTest, AnOriginalThatFailsIsAnError) {

@@ -114,7 +114,8 @@ public:
   virtual llvm::Expected<Remeasurement>
   remeasure(const CandidateSpec &C, const RemeasureOptions &Opts) = 0;
   /// These candidates are likely to be evaluated next: build them in the
-  /// background (the GPU still runs one candidate at a time).
+  /// background (the GPU still runs one candidate at a time). May be called
+  /// from a thread other than the one evaluating.
   virtual void prefetch(llvm::ArrayRef<CandidateSpec> Next) {}
   /// "stand-in (scripted)", "GPU 0: NVIDIA H200".
   virtual std::string describe() const = 0;

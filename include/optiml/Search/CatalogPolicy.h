@@ -47,6 +47,8 @@ public:
         Checks(std::move(Checks)) {}
   ApplyOutcome apply(llvm::StringRef Code, const Edit &E) override;
   std::string diff(llvm::StringRef Old, llvm::StringRef New) override;
+  /// Each apply parses its own translation units.
+  bool concurrent() const override { return true; }
 
 private:
   std::string FileName;

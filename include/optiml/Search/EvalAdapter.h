@@ -14,6 +14,7 @@
 #include "optiml/Search/CandidateEvaluator.h"
 #include <future>
 #include <memory>
+#include <mutex>
 
 namespace optiml {
 
@@ -71,6 +72,7 @@ private:
   llvm::Error retime(unsigned Replays);
   Builder &B;
   GpuEvaluatorOptions Opts;
+  std::mutex PendingMutex; ///< prefetch() may come from several threads
   std::vector<std::future<void>> Pending;
   std::optional<OriginalReference> Ref;
   /// The reference's run directory, removed with the evaluator.

@@ -75,6 +75,10 @@ public:
   virtual ApplyOutcome apply(llvm::StringRef Code, const Edit &E) = 0;
   /// A unified diff between two versions of the file.
   virtual std::string diff(llvm::StringRef Old, llvm::StringRef New) = 0;
+  /// apply() may run on several threads at once: the search then applies
+  /// the edits it prefetches in the background, while a candidate runs on
+  /// the GPU.
+  virtual bool concurrent() const { return false; }
 };
 
 /// Tries \p Policies in turn and merges their actions; each policy's priors
