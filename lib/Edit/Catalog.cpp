@@ -20,8 +20,6 @@ namespace optiml {
 
 static std::vector<std::unique_ptr<Transform>> makeCatalog() {
   std::vector<std::unique_ptr<Transform>> C;
-  // The catalog helper's transforms are commented out until their files are
-  // listed in CMakeLists.txt; uncomment each line together with its file.
   C.push_back(createLaunchConfigTransform());
   C.push_back(createLaunchBoundsTransform());
   C.push_back(createRestrictConstTransform());
