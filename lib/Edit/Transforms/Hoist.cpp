@@ -182,8 +182,7 @@ private:
     if (const auto *C = dyn_cast<CallExpr>(S)) {
       const FunctionDecl *FD = C->getDirectCallee();
       StringRef Name = FD && FD->getIdentifier() ? FD->getName() : "";
-      if (Name.starts_with("__sync") || Name.starts_with("__threadfence") ||
-          Name.starts_with("atomic") || Name.starts_with("__shfl")) {
+      if (isThreadCall(Name)) {
         Sync = C;
         return;
       }

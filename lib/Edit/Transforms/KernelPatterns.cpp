@@ -246,6 +246,14 @@ bool mentionsBuiltin(const Stmt *S, StringRef Var) {
   return false;
 }
 
+bool isThreadCall(StringRef Name) {
+  return Name.starts_with("__sync") || Name.starts_with("__threadfence") ||
+         Name.starts_with("atomic") || Name.starts_with("__shfl") ||
+         Name.starts_with("__ballot") || Name.starts_with("__any") ||
+         Name.starts_with("__all") || Name == "__activemask" ||
+         Name.starts_with("__reduce_") || Name.starts_with("__match_");
+}
+
 bool callsFunction(const Stmt *S, StringRef Prefix) {
   if (!S)
     return false;

@@ -92,6 +92,9 @@ bool mentions(const clang::Stmt *S, const clang::ValueDecl *D);
 bool mentionsBuiltin(const clang::Stmt *S, llvm::StringRef Var = "");
 /// Calls in \p S to a function whose name starts with \p Prefix.
 bool callsFunction(const clang::Stmt *S, llvm::StringRef Prefix);
+/// A function that orders threads or reads other threads' values: barriers,
+/// fences, atomics, shuffles, votes and warp reductions.
+bool isThreadCall(llvm::StringRef Name);
 
 /// Variables written in \p S: assigned, incremented, or address taken.
 llvm::DenseSet<const clang::ValueDecl *> writtenVars(const clang::Stmt *S);

@@ -677,14 +677,6 @@ StringRef identityName(ReduceOp Op) {
   return "";
 }
 
-/// Names of calls that make a value depend on other threads or order.
-bool isThreadCall(StringRef Name) {
-  return Name.starts_with("__sync") || Name.starts_with("__shfl") ||
-         Name.starts_with("atomic") || Name.starts_with("__ballot") ||
-         Name.starts_with("__any") || Name.starts_with("__all") ||
-         Name == "__activemask" || Name.starts_with("__threadfence");
-}
-
 /// The leaf value reads elements only at the index: every subscript is
 /// `p[i]`, no pointer is dereferenced otherwise, nothing is written, no
 /// thread or block index, shared memory, barrier or warp primitive is used,
