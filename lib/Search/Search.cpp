@@ -439,43 +439,27 @@ void Searcher::prefetchAfter(unsigned Parent) {
   if (!O.Prefetch)
     return;
   const SearchNode &N = Nodes[Parent];
-  std::set<std::string> Known;
-  for (const auto &KV : ByKey)
-    Known.insert(KV.first);
-  if (!A.concurrent()) {
-    // Applied here, built in the background.
-    std::vector<CandidateSpec> Next;
-    for (size_t I = 0; I < N.Untried.size() && Next.size() < O.Prefetch;
-         ++I) {
-      auto K = std::make_pair(Parent, editKey(N.Untried[I].E));
-      auto It = Applied.find(K);
-      if (It == Applied.end()) {
-        std::promise<ApplyOutcome> Done;
-        Done.set_value(A.apply(N.Source, N.Untried[I].E));
-        It = Applied.emplace(K, Done.get_future().share()).first;
-      }
-      if (auto S = prefetchSpec(It->second.get(), N.Flags, N.ChangesPrecision,
-                                Known))
-        Next.push_back(std::move(*S));
-    }
-    if (!Next.empty())
-      E.prefetch(Next);
-    return;
-  }
-  // Applied and built in the background, while the GPU runs the candidate
-  // about to be evaluated: the next O.Prefetch untried edits not started
-  // yet.
+  // The next O.Prefetch untried edits not started yet, applied (on a
+  // background thread when the applier allows it, while the GPU runs the
+  // candidate about to be evaluated) and then built in the background.
   std::vector<std::shared_future<ApplyOutcome>> Started;
   for (size_t I = 0, Count = 0; I < N.Untried.size() && Count < O.Prefetch;
        ++I, ++Count) {
     auto K = std::make_pair(Parent, editKey(N.Untried[I].E));
     if (Applied.count(K))
       continue;
-    auto F = std::async(std::launch::async,
-                        [&Ap = A, Source = N.Source, Ed = N.Untried[I].E] {
-                          return Ap.apply(Source, Ed);
-                        })
-                 .share();
+    std::shared_future<ApplyOutcome> F;
+    if (A.concurrent()) {
+      F = std::async(std::launch::async,
+                     [&Ap = A, Source = N.Source, Ed = N.Untried[I].E] {
+                       return Ap.apply(Source, Ed);
+                     })
+              .share();
+    } else {
+      std::promise<ApplyOutcome> Done;
+      Done.set_value(A.apply(N.Source, N.Untried[I].E));
+      F = Done.get_future().share();
+    }
     Applied.emplace(K, F);
     Started.push_back(F);
   }
@@ -487,6 +471,9 @@ void Searcher::prefetchAfter(unsigned Parent) {
                    Background.end());
   if (Started.empty())
     return;
+  std::set<std::string> Known;
+  for (const auto &KV : ByKey)
+    Known.insert(KV.first);
   Background.push_back(std::async(
       std::launch::async, [&Ev = E, Started, Flags = N.Flags,
                            CP = N.ChangesPrecision, Known = std::move(Known)] {
