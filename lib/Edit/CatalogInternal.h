@@ -13,6 +13,7 @@
 #include "optiml/Frontend/ASTUtil.h"
 #include "clang/Tooling/Core/Replacement.h"
 #include "llvm/Support/Error.h"
+#include <cstdint>
 #include <memory>
 #include <optional>
 
@@ -59,6 +60,11 @@ llvm::Error reject(const Edit &E, llvm::StringRef Check,
 /// The message of the first failure of an EditRejected (any other error's
 /// message): the "reason" prepare() reports for an edit that does not apply.
 std::string rejectionReason(llvm::Error E);
+
+/// The grid cap of the edits that turn one element per thread into a
+/// grid-stride loop (grid-stride, privatize-atomics, warp-reduce
+/// grid_stride): 8 blocks per SM of an H200 (132 SMs).
+constexpr int64_t DefaultGridCap = 132 * 8;
 
 /// The edit prepare() studies: \p Kind at \p Target, every parameter at its
 /// default.

@@ -24,8 +24,6 @@ using namespace llvm;
 namespace optiml {
 namespace {
 
-constexpr int64_t DefaultMaxBlocks = 132 * 8;
-
 struct GridStridePlan {
   ResolvedKernel Kernel;
   MapPattern Map;
@@ -48,7 +46,7 @@ public:
                     "count: 132 on H200)";
     P.Min = 1;
     P.Max = 1 << 30;
-    P.Default = ParamValue(int64_t(DefaultMaxBlocks));
+    P.Default = ParamValue(int64_t(DefaultGridCap));
     return {P};
   }
 
@@ -78,7 +76,7 @@ public:
     auto Plan = analyze(Ctx, E);
     if (!Plan)
       return Plan.takeError();
-    int64_t Max = E.getInt("max_blocks").value_or(DefaultMaxBlocks);
+    int64_t Max = E.getInt("max_blocks").value_or(DefaultGridCap);
     if (Max < 1)
       return reject(E, "params", "max_blocks must be at least 1");
     const MapPattern &P = Plan->Map;

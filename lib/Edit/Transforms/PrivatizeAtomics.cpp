@@ -85,7 +85,7 @@ struct Plan {
   bool Guarded = false; ///< some index is not proven below Bins
   Copies Layout = Copies::Block;
   int64_t BlockSize = 256;
-  int64_t MaxBlocks = 1056;
+  int64_t MaxBlocks = DefaultGridCap;
   bool SetBlock = false;    ///< launches get BlockSize threads
   int64_t VectorBytes = 1; ///< bytes per load in the grid-stride loop
   std::optional<ThreadItem> Map; ///< converted to a grid-stride loop
@@ -218,7 +218,7 @@ public:
     M.Description = "grid cap for the grid-stride loop";
     M.Min = 1;
     M.Max = 1 << 20;
-    M.Default = int64_t(1056);
+    M.Default = int64_t(DefaultGridCap);
     ParamSpec V;
     V.ParamType = ParamSpec::Int;
     V.Name = "vector_bytes";
@@ -317,7 +317,7 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
   if (P.BlockSize < 32 || P.BlockSize > 1024 || P.BlockSize % 32)
     return reject(E, "params",
                   "params.block_size must be a multiple of 32 in [32, 1024]");
-  P.MaxBlocks = E.getInt("max_blocks").value_or(1056);
+  P.MaxBlocks = E.getInt("max_blocks").value_or(DefaultGridCap);
   if (P.MaxBlocks < 1)
     return reject(E, "params", "params.max_blocks must be positive");
 

@@ -91,10 +91,6 @@ struct AtomicsPlan {
 
 enum class ReduceOp { Sum, Max, Min };
 
-/// The grid cap of grid_stride: 8 blocks per SM of an H200 (132 SMs), as
-/// privatize-atomics and grid-stride use.
-constexpr int64_t DefaultMaxBlocks = 132 * 8;
-
 /// Offsets [Begin, End) of the main file.
 struct Range {
   unsigned Begin = 0, End = 0;
@@ -1042,7 +1038,7 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
         Atomic);
 
   // Launches: 1D grids, capped.
-  int64_t Max = E.getInt("max_blocks").value_or(DefaultMaxBlocks);
+  int64_t Max = E.getInt("max_blocks").value_or(DefaultGridCap);
   if (Max < 1)
     return reject(E, "params", "params.max_blocks must be at least 1");
   for (const LaunchSite &L : K.Info->Launches) {
@@ -1637,7 +1633,7 @@ public:
       // The grid-stride leaf, when the tree is fed one element per thread.
       Edit G = E;
       G.Params["grid_stride"] = true;
-      G.Params["max_blocks"] = int64_t(DefaultMaxBlocks);
+      G.Params["max_blocks"] = int64_t(DefaultGridCap);
       if (auto GP = analyze(Ctx, G))
         A.Suggestions.push_back(G);
       else
