@@ -202,18 +202,12 @@ Error Searcher::init() {
   if (!Out)
     return Out.takeError();
   Root.Outcome = std::move(*Out);
-  if (!Root.Outcome.passed()) {
-    const std::string &Why = Root.Outcome.Failure;
-    bool Noise = StringRef(Why).starts_with("nondeterministic");
+  if (!Root.Outcome.passed())
     return createStringError(
         "the original program does not pass its own evaluation (%s); fix it "
-        "or pick a deterministic harness first%s",
-        Why.empty() ? "no timing" : Why.c_str(),
-        Noise ? " (if only its last launch disagrees, float noise grown "
-                "over many iterations, --verify-last=false verifies the "
-                "first launches alone)"
-              : "");
-  }
+        "or pick a deterministic harness first",
+        Root.Outcome.Failure.empty() ? "no timing"
+                                     : Root.Outcome.Failure.c_str());
   Root.Reward.Expandable = true;
   Nodes.push_back(std::move(Root));
   ByKey[Nodes[0].Key] = 0;

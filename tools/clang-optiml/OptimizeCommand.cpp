@@ -801,8 +801,15 @@ int runOptimize(const CommandContext &Ctx) {
   auto R = runSearch(A->Code, SO, PS.policy(), PS.applier(), Eval);
   if (Tty)
     errs() << "\r\x1b[K";
-  if (!R)
-    return reportError(R.takeError());
+  if (!R) {
+    std::string Why = toString(R.takeError());
+    if (StringRef(Why).contains("own evaluation (nondeterministic") &&
+        VerifyLast)
+      Why += " (if only its last launch disagrees, float noise grown over "
+             "many iterations, --verify-last=false verifies the first "
+             "launches alone)";
+    return reportError(createStringError(Why));
+  }
   if (R->StopReason == "stopped" && !PS.stopReason().empty())
     R->StopReason = PS.stopReason();
 
