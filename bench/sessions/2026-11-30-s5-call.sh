@@ -25,11 +25,11 @@ if [ "${1:-}" = dram ]; then
     --out $OUT/dram > $OUT/dram.log 2>&1; tail -n 12 $OUT/dram.log
 fi
 el strategies
-timeout $(left 585) python3 bench/search/compare.py run --bundle $B --results $S \
+timeout $(left ${T:-585}) python3 bench/search/compare.py run --bundle $B --results $S \
   --programs gemv,softmax,transpose,spmv_csr --strategies mcts,greedy,random \
   --seeds 1,2,3 --budget 30 --gpus 2 \
   "--extra=--verify-first=1 --no-sanitize --final-rounds=3" \
-  --deadline $(left 490) --stop-at $(left 560) --out $OUT > $OUT/strategies.log 2>&1
+  --deadline $(left $(( ${T:-585} - 95 ))) --stop-at $(left $(( ${T:-585} - 25 ))) --out $OUT > $OUT/strategies.log 2>&1
 el done
 grep -E "run\(s\)|exit|deadline" $S/driver.log | tail -n 12
 tail -n 20 $OUT/strategies.log
