@@ -38,13 +38,15 @@ WRITE = "dram__bytes_write.sum"
 
 
 def first_values(result):
-    """kernel -> DRAM write of its first profiled launch."""
+    """kernel -> DRAM write of its first profiled launch; kernel + " passes"
+    -> how many times the probe launched it for the profiler's passes."""
     out = {}
     for launch in result.get("launches", []):
         name = launch.get("kernel", "")
         base = name.split("(")[0].split("<")[0]
         if base in WATCH and base not in out and launch.get("metrics"):
             out[base] = launch["metrics"].get(WRITE)
+            out[base + " passes"] = launch.get("passes")
     return out
 
 
@@ -85,6 +87,18 @@ def main():
                                        "histogram"])):
         configs[label] = {"mode": "metrics",
                           "kernels": [{"name": n} for n in names]}
+    # Session 5: what differs for saxpy between [saxpy] and [init, saxpy]
+    # is that the range profiler object has profiled a launch before
+    # (freshProfiler: a new object per launch), or what init's profiling
+    # left in L2 (cleanL2 off shows how much the clean matters).
+    two = [{"name": "init"}, {"name": "saxpy"}]
+    configs["[init, saxpy] fresh profiler"] = {
+        "mode": "metrics", "kernels": two, "freshProfiler": True}
+    configs["[init, saxpy] no L2 clean"] = {
+        "mode": "metrics", "kernels": two, "cleanL2": False}
+    if "eval's metrics config" in configs:
+        configs["eval's metrics config, fresh profiler"] = dict(
+            configs["eval's metrics config"], freshProfiler=True)
 
     rows, record = [], {"configs": configs, "runs": {}}
     for label, cfg in configs.items():
@@ -95,6 +109,7 @@ def main():
             record["runs"][f"{label} #{rep}"] = {
                 "values": values, "errors": result.get("errors"),
                 "unavailable": result.get("metricsUnavailable"),
+                "profiler_passes": result.get("profilerPasses"),
                 "seconds": seconds}
             rows.append((f"{label} #{rep}", values))
     if ncu:
@@ -119,9 +134,10 @@ def main():
 
     def mb(v):
         return "-" if v is None else f"{v / 1e6:.3f} MB"
-    md = ["| run | saxpy DRAM write | block_sum DRAM write |", "|---|---|---|"]
-    md += [f"| {label} | {mb(v.get('saxpy'))} | {mb(v.get('block_sum'))} |"
-           for label, v in rows]
+    md = ["| run | saxpy DRAM write | saxpy passes | block_sum DRAM write |",
+          "|---|---|---|---|"]
+    md += [f"| {label} | {mb(v.get('saxpy'))} | {v.get('saxpy passes', '-')} "
+           f"| {mb(v.get('block_sum'))} |" for label, v in rows]
     text = "\n".join(md) + "\n"
     print(text)
     with open(os.path.join(args.out, "dram_context.md"), "w") as f:

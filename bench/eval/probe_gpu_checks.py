@@ -249,6 +249,27 @@ def main():
     check("program output unchanged by profiling",
           c["stdout"] == "sum 67108864.0", repr(c["stdout"]))
 
+    # freshProfiler: a new range-profiler object per profiled launch still
+    # gives every metric of every profiled launch, in as many launches as
+    # the profiler said it needs passes.
+    r, _, _ = probe_run(probe, os.path.join(bins, "base"), [],
+                        {"mode": "metrics", "freshProfiler": True,
+                         "kernels": [{"name": "init"}, {"name": "saxpy"},
+                                     {"name": "block_sum"}]}, work, "fresh")
+    got = [(l.get("kernel", "").split("(")[0], l.get("passes"),
+            sorted(k for k, v in l.get("metrics", {}).items()
+                   if isinstance(v, (int, float)) and v == v))
+           for l in r["launches"] if l.get("metrics")]
+    record["fresh_profiler"] = {"errors": r["errors"], "launches": got,
+                                "profiler_passes": r.get("profilerPasses"),
+                                "unavailable": r.get("metricsUnavailable")}
+    check("freshProfiler: every metric of three profiled kernels",
+          not r["errors"] and not r.get("metricsUnavailable") and len(got) == 3
+          and all(len(m) == len(got[0][2]) > 0 and p == r.get("profilerPasses")
+                  for _, p, m in got),
+          f"launches {[(k, p, len(m)) for k, p, m in got]}, profiler passes "
+          f"{r.get('profilerPasses')}, errors {r['errors']}")
+
     # 2. Time mode with and without the flush.
     medians = {}
     for tag, flush in (("flush", True), ("noflush", False)):

@@ -276,6 +276,7 @@ json toJSON(const LaunchRecord &L) {
   if (!L.Replay.empty()) {
     J["replay"] = L.Replay;
     J["l2Cleaned"] = L.L2Cleaned;
+    J["passes"] = L.Passes;
   }
   return J;
 }
@@ -306,6 +307,7 @@ LaunchRecord readLaunch(const json &J, const std::string &Where) {
   field(J, "comparedOn", L.ComparedOn, Where);
   field(J, "replay", L.Replay, Where);
   field(J, "l2Cleaned", L.L2Cleaned, Where);
+  field(J, "passes", L.Passes, Where);
   return L;
 }
 
@@ -345,7 +347,8 @@ std::string writeProbeConfig(const ProbeConfig &C) {
          {"replays", C.Replays},           {"timeLaunches", C.TimeLaunches},
          {"flushL2", C.FlushL2},           {"metrics", C.Metrics},
          {"cleanL2", C.CleanL2},           {"compareOnHost", C.CompareOnHost},
-         {"timeVerified", C.TimeVerified}, {"resultPath", C.ResultPath}};
+         {"timeVerified", C.TimeVerified}, {"freshProfiler", C.FreshProfiler},
+         {"resultPath", C.ResultPath}};
   return dump(J);
 }
 
@@ -371,6 +374,7 @@ llvm::Expected<ProbeConfig> readProbeConfig(llvm::StringRef JSONText) {
     field(J, "cleanL2", C.CleanL2, "");
     field(J, "compareOnHost", C.CompareOnHost, "");
     field(J, "timeVerified", C.TimeVerified, "");
+    field(J, "freshProfiler", C.FreshProfiler, "");
     field(J, "resultPath", C.ResultPath, "");
     if ((C.Mode == ProbeMode::Reference || C.Mode == ProbeMode::Candidate) &&
         C.SnapshotDir.empty())
@@ -391,6 +395,8 @@ std::string writeProbeResult(const ProbeResult &R) {
          {"errors", R.Errors}};
   if (!R.MetricsUnavailable.empty())
     J["metricsUnavailable"] = R.MetricsUnavailable;
+  if (R.ProfilerPasses)
+    J["profilerPasses"] = R.ProfilerPasses;
   return dump(J);
 }
 
@@ -406,6 +412,7 @@ llvm::Expected<ProbeResult> readProbeResult(llvm::StringRef JSONText) {
     }
     field(J, "errors", R.Errors, "");
     field(J, "metricsUnavailable", R.MetricsUnavailable, "");
+    field(J, "profilerPasses", R.ProfilerPasses, "");
     return R;
   });
 }

@@ -814,13 +814,13 @@ void profileLaunch(Launch &L, std::string &Error) {
   if (!snapshotTo(L, &Buffer::After, Error))
     return;
   RangeProfiler::Replay Mode = RangeProfiler::Replay::User;
-  std::string Why = S.Profiler.begin(Mode);
+  std::string Why = S.Profiler.begin(Mode, S.Config.FreshProfiler);
   if (!Why.empty()) {
     error(L.Kernel + " launch " + std::to_string(L.Record.Ordinal) +
           ": user replay unavailable (" + Why + "): kernel replay, " +
           DirtyL2);
     Mode = RangeProfiler::Replay::Kernel;
-    Why = S.Profiler.begin(Mode);
+    Why = S.Profiler.begin(Mode, S.Config.FreshProfiler);
   }
   L.Record.Replay = Mode == RangeProfiler::Replay::User ? "user" : "kernel";
   bool Cleaned = true, Done = false;
@@ -847,6 +847,7 @@ void profileLaunch(Launch &L, std::string &Error) {
       Done = true; // every pass ran inside the one launch
   }
   L.Record.L2Cleaned = Cleaned && Mode == RangeProfiler::Replay::User;
+  L.Record.Passes = Mode == RangeProfiler::Replay::User ? Pass : 0;
   if (Why.empty() && Error.empty())
     Why = Done ? S.Profiler.finish(L.Record.Metrics)
                : "the range profiler did not complete its " +
@@ -873,7 +874,7 @@ void profileInPlace(Launch &L, std::string &Error) {
     cleanL2(L, DirtyL2);
   if (!ok(cuCtxSynchronize(), "cuCtxSynchronize", Error))
     return;
-  std::string Why = S.Profiler.begin(RangeProfiler::Replay::Kernel);
+  std::string Why = S.Profiler.begin(RangeProfiler::Replay::Kernel, S.Config.FreshProfiler);
   if (Why.empty())
     Why = S.Profiler.startPass();
   if (!Why.empty()) {
@@ -1039,6 +1040,8 @@ void onLaunchEnter(CUpti_CallbackId Id, const CUpti_CallbackData *Data) {
       if (!Why.empty()) {
         S.Result.MetricsUnavailable = Why;
         S.Profiler.tearDown();
+      } else {
+        S.Result.ProfilerPasses = static_cast<unsigned>(S.Profiler.passes());
       }
     }
     if (!S.Profiler.ready())

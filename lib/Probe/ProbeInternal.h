@@ -104,8 +104,9 @@ public:
   /// chip does not know (they are dropped, the rest are collected).
   std::string setUp(CUcontext Ctx, const std::vector<std::string> &Metrics,
                     std::vector<std::string> &Rejected);
-  /// A fresh session for one launch.
-  std::string begin(Replay Mode);
+  /// A fresh session for one launch. Fresh: also a new range-profiler
+  /// object when the current one has profiled a launch before.
+  std::string begin(Replay Mode, bool Fresh = false);
   std::string startPass();
   /// AllPassesDone: every pass the metrics need has been collected.
   std::string endPass(bool &AllPassesDone);
@@ -116,7 +117,9 @@ public:
   size_t passes() const { return Passes; }
 
 private:
+  std::string enable();
   bool Ready = false;
+  bool Used = false; ///< the current object has had a session
   size_t Passes = 0;
   struct State;
   State *S = nullptr;

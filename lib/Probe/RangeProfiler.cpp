@@ -146,9 +146,18 @@ std::string RangeProfiler::setUp(CUcontext Ctx,
                "cuptiProfilerHostGetNumOfPasses");
   Passes = NumPasses.numOfPasses;
 
+  if (std::string Why = enable(); !Why.empty())
+    return Why;
+  Ready = true;
+  return "";
+}
+
+/// The range-profiler object on the context, and a counter-data image
+/// sized for it.
+std::string RangeProfiler::enable() {
   auto Enable = params<CUpti_RangeProfiler_Enable_Params>(
       CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
-  Enable.ctx = Ctx;
+  Enable.ctx = S->Ctx;
   OPTIML_CUPTI(cuptiRangeProfilerEnable(&Enable), "cuptiRangeProfilerEnable");
   S->Profiler = Enable.pRangeProfilerObject;
 
@@ -162,11 +171,22 @@ std::string RangeProfiler::setUp(CUcontext Ctx,
   OPTIML_CUPTI(cuptiRangeProfilerGetCounterDataSize(&DataSize),
                "cuptiRangeProfilerGetCounterDataSize");
   S->CounterData.resize(DataSize.counterDataSize);
-  Ready = true;
+  Used = false;
   return "";
 }
 
-std::string RangeProfiler::begin(Replay Mode) {
+std::string RangeProfiler::begin(Replay Mode, bool Fresh) {
+  if (Fresh && Used) {
+    auto Disable = params<CUpti_RangeProfiler_Disable_Params>(
+        CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
+    Disable.pRangeProfilerObject = S->Profiler;
+    OPTIML_CUPTI(cuptiRangeProfilerDisable(&Disable),
+                 "cuptiRangeProfilerDisable");
+    S->Profiler = nullptr;
+    if (std::string Why = enable(); !Why.empty())
+      return Why;
+  }
+  Used = true;
   // A fresh counter-data image per launch: one range, evaluated at finish().
   std::fill(S->CounterData.begin(), S->CounterData.end(), 0);
   auto DataInit =
@@ -254,6 +274,7 @@ void RangeProfiler::tearDown() {
     Disable.pRangeProfilerObject = S->Profiler;
     cuptiRangeProfilerDisable(&Disable);
   }
+  Used = false;
   if (S->Host) {
     auto Deinit = params<CUpti_Profiler_Host_Deinitialize_Params>(
         CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);

@@ -38,6 +38,7 @@ ProbeConfig sampleConfig() {
   C.CleanL2 = false;
   C.CompareOnHost = true;
   C.TimeVerified = true;
+  C.FreshProfiler = true;
   C.ResultPath = "/tmp/run/result.json";
   return C;
 }
@@ -67,6 +68,7 @@ TEST(ProbeProtocolTest, ConfigRoundTrip) {
   EXPECT_FALSE(R->CleanL2);
   EXPECT_TRUE(R->CompareOnHost);
   EXPECT_TRUE(R->TimeVerified);
+  EXPECT_TRUE(R->FreshProfiler);
   EXPECT_EQ(R->ResultPath, "/tmp/run/result.json");
 }
 
@@ -81,6 +83,7 @@ TEST(ProbeProtocolTest, ConfigDefaults) {
   EXPECT_TRUE(R->CleanL2);
   EXPECT_FALSE(R->CompareOnHost);
   EXPECT_FALSE(R->TimeVerified);
+  EXPECT_FALSE(R->FreshProfiler);
 }
 
 TEST(ProbeProtocolTest, MalformedConfigsAreErrors) {
@@ -95,6 +98,7 @@ TEST(ProbeProtocolTest, MalformedConfigsAreErrors) {
       R"({"mode": "time", "resultPath": "r", "replays": -1})",
       R"({"mode": "time", "resultPath": "r", "compareOnHost": 1})",
       R"({"mode": "metrics", "resultPath": "r", "cleanL2": "no"})",
+      R"({"mode": "metrics", "resultPath": "r", "freshProfiler": 1})",
       R"({"mode": "time", "resultPath": "r", "replays": 1.5})",
       R"({"mode": "time", "resultPath": "r", "replays": 99999999999})",
       R"({"mode": "time", "resultPath": "r", "kernels": {}})",
@@ -147,9 +151,11 @@ TEST(ProbeProtocolTest, ResultRoundTripKeepsNonFiniteErrors) {
   L.ComparedOn = "device";
   L.Replay = "user";
   L.L2Cleaned = true;
+  L.Passes = 3;
   R.Launches.push_back(L);
   R.Errors.push_back("cuptiSubscribe failed");
   R.MetricsUnavailable = "profiling is not supported on this device";
+  R.ProfilerPasses = 3;
 
   auto Back = readProbeResult(writeProbeResult(R));
   ASSERT_TRUE(bool(Back)) << errorText(Back.takeError());
@@ -181,7 +187,9 @@ TEST(ProbeProtocolTest, ResultRoundTripKeepsNonFiniteErrors) {
   EXPECT_EQ(BL.ComparedOn, "device");
   EXPECT_EQ(BL.Replay, "user");
   EXPECT_TRUE(BL.L2Cleaned);
+  EXPECT_EQ(BL.Passes, 3u);
   EXPECT_EQ(Back->Errors.size(), 1u);
+  EXPECT_EQ(Back->ProfilerPasses, 3u);
   EXPECT_EQ(Back->MetricsUnavailable, R.MetricsUnavailable);
 }
 
@@ -195,6 +203,8 @@ TEST(ProbeProtocolTest, MalformedResultsAreErrors) {
       R"({"launches": [{"replay": 1}]})",
       R"({"launches": [{"comparedOn": false}]})",
       R"({"launches": [{"l2Cleaned": "yes"}]})",
+      R"({"launches": [{"passes": -2}]})",
+      R"({"profilerPasses": "two"})",
       R"({"errors": "one"})",
   };
   for (const char *Text : Bad) {

@@ -86,6 +86,11 @@ struct ProbeConfig {
   /// program (and the probe's restores) left it: only for measuring what
   /// the clean changes.
   bool CleanL2 = true;
+  /// Metrics mode: a new range-profiler object for every profiled launch
+  /// (disabled and enabled again between launches) rather than one object
+  /// reused with a new configuration: for measuring whether what the
+  /// object kept from an earlier launch changes a later one's counts.
+  bool FreshProfiler = false;
   /// Candidate mode: also time the first TimeLaunches launches (Replays
   /// each, as Time mode does) once they have verified, in the same run.
   bool TimeVerified = false;
@@ -148,6 +153,10 @@ struct LaunchRecord {
   /// Metrics mode: L2 held no dirty lines at the start of every profiled
   /// pass (the DRAM bytes written are the launch's own).
   bool L2Cleaned = false;
+  /// Metrics mode, user replay: how many times the probe launched it for
+  /// the profiler's passes (ProbeResult::ProfilerPasses says how many the
+  /// metrics need).
+  unsigned Passes = 0;
 };
 
 struct ProbeResult {
@@ -157,6 +166,9 @@ struct ProbeResult {
   std::vector<std::string> Errors;
   /// Metrics could not be collected (with the reason), timing still valid.
   std::string MetricsUnavailable;
+  /// Metrics mode: passes the range profiler said its metrics need (0: not
+  /// set up).
+  unsigned ProfilerPasses = 0;
 };
 
 const char *toString(ProbeMode M);
