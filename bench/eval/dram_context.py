@@ -131,6 +131,20 @@ def main():
                     values[base] = parsed[lid].get(WRITE)
             record["ncu"][control] = values
             rows.append((f"ncu --cache-control {control}", values))
+        # ncu's own count for saxpy's first three launches (session 3 saw
+        # the first write about twice what later ones do, under ncu too).
+        log = os.path.join(work, "ncu-saxpy3.csv")
+        subprocess.run([ncu, "--clock-control", "none", "--cache-control", "all",
+                        "--metrics", WRITE, "--csv", "--print-units", "base",
+                        "-k", "saxpy", "-c", "3", "--log-file", log, binary],
+                       capture_output=True, timeout=180)
+        parsed = (ncu_compare.parse_ncu_csv(open(log).read())
+                  if os.path.exists(log) else {})
+        launches = [parsed[lid].get(WRITE) for lid in sorted(parsed)]
+        record["ncu"]["saxpy launches 1-3"] = launches
+        for i, v in enumerate(launches):
+            rows.append((f"ncu --cache-control all, saxpy launch {i + 1}",
+                         {"saxpy": v}))
 
     def mb(v):
         return "-" if v is None else f"{v / 1e6:.3f} MB"
