@@ -4,10 +4,10 @@
 # The strategy comparison continues in two lanes on one results directory
 # kept on the warm machine under gpu-state/ (git-ignored; a fresh machine
 # starts from the committed copy):
-#   GPU 1: spmv_csr (9 runs, mcts seed 1 resumes)
-#   GPU 0: with "probe" first bench/eval/dram_context.py and
-#          bench/eval/probe_gpu_checks.py (about 2 minutes), then gemv
-#          (random seed 3 resumes) and transpose (9 runs)
+#   GPU 1: with "probe" first bench/eval/dram_context.py and
+#          bench/eval/probe_gpu_checks.py (about 3 minutes), then spmv_csr
+#          (9 runs, mcts seed 1 resumes)
+#   GPU 0: gemv (random seed 3 resumes), then transpose (9 runs)
 # At the end the results directory is packed once into
 # $OUT/search-results.tar.gz (extract it into bench/results/search/).
 #   T=585 bash bench/sessions/next-call.sh [probe]
@@ -31,20 +31,23 @@ lane() { # gpu programs outdir
     --deadline $(left $(( T - 95 ))) --stop-at $(left $(( T - 25 ))) \
     --out $OUT/$3 > $OUT/$3.log 2>&1
 }
-el "lane 1: spmv_csr"
-lane 1 spmv_csr lane1 &
-if [ "${1:-}" = probe ]; then
+probe_experiments() {
   el dram_context
-  CUDA_VISIBLE_DEVICES=0 timeout 200 python3 bench/eval/dram_context.py --bundle $B \
-    --out $OUT/dram > $OUT/dram.log 2>&1; tail -n 24 $OUT/dram.log
+  CUDA_VISIBLE_DEVICES=1 timeout 200 python3 bench/eval/dram_context.py --bundle $B \
+    --out $OUT/dram > $OUT/dram.log 2>&1
   el probe_gpu_checks
-  CUDA_VISIBLE_DEVICES=0 timeout 150 python3 bench/eval/probe_gpu_checks.py --bundle $B \
-    --out $OUT/checks > $OUT/checks.log 2>&1; tail -n 4 $OUT/checks.log
-fi
+  CUDA_VISIBLE_DEVICES=1 timeout 150 python3 bench/eval/probe_gpu_checks.py --bundle $B \
+    --out $OUT/checks > $OUT/checks.log 2>&1
+  el "probe experiments done"
+}
+( [ "${1:-}" = probe ] && probe_experiments
+  el "lane 1: spmv_csr"; lane 1 spmv_csr lane1 ) &
 el "lane 0: gemv, transpose"
 lane 0 gemv,transpose lane0
 wait
 el done
+[ -f $OUT/dram.log ] && tail -n 26 $OUT/dram.log
+[ -f $OUT/checks.log ] && tail -n 4 $OUT/checks.log
 python3 - "$S" "$OUT" <<'PY'
 import os, sys
 sys.path.insert(0, "bench/search")
