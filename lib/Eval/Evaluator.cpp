@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -154,6 +155,19 @@ double knownPeakDramGBs(StringRef GpuName) {
   if (GpuName.contains("H200"))
     return 4300;
   return 0;
+}
+
+void applyMetricsEnvironment(EvalOptions &Opts) {
+  auto Read = [](const char *Name, bool &Flag) {
+    if (const char *V = std::getenv(Name)) {
+      if (StringRef(V) == "1")
+        Flag = true;
+      else if (StringRef(V) == "0")
+        Flag = false;
+    }
+  };
+  Read("OPTIML_METRICS_PER_KERNEL", Opts.MetricsPerKernel);
+  Read("OPTIML_PROBE_FRESH_PROFILER", Opts.FreshProfiler);
 }
 
 MetricsReport classifyMetrics(const std::map<std::string, double> &M,
@@ -703,7 +717,10 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
   bool VerifyFirstRun = Reusing && Opts.TimeInVerification &&
                         Opts.VerifyCandidate && !SelfOnly &&
                         Reuse->SelfCheck.Status == VerifyStatus::Deterministic;
-  std::optional<ProgramRun> Self, CandTime, OrigTime, Metrics;
+  std::optional<ProgramRun> Self, CandTime, OrigTime;
+  /// One metrics run for all targets, or one per target (MetricsPerKernel).
+  std::vector<std::optional<ProgramRun>> MetricsRuns(
+      Opts.MetricsPerKernel && Targets.size() > 1 ? Targets.size() : 1);
   VerifyReport &V = Rep.Verify;
   Tolerance Calibrated;
   bool StdoutStable = false;
@@ -748,8 +765,22 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
       ProbeConfig C = Base;
       C.Mode = ProbeMode::Metrics;
       C.Metrics.assign(std::begin(DefaultMetrics), std::end(DefaultMetrics));
-      Tasks.push_back(
-          [&, C](unsigned D) { Metrics = Run(CandBin, C, "metrics", D); });
+      C.FreshProfiler = Opts.FreshProfiler;
+      if (MetricsRuns.size() == 1) {
+        Tasks.push_back([&, C](unsigned D) {
+          MetricsRuns[0] = Run(CandBin, C, "metrics", D);
+        });
+      } else {
+        for (size_t I = 0; I < Targets.size(); ++I) {
+          ProbeConfig One = C;
+          One.Kernels = {Targets[I]};
+          // Labels name files: the kernel's index, not its name.
+          Tasks.push_back([&, One, I](unsigned D) {
+            MetricsRuns[I] =
+                Run(CandBin, One, "metrics-" + std::to_string(I + 1), D);
+          });
+        }
+      }
     } else if (!Opts.Metrics) {
       Rep.Notes.push_back("metrics not collected (--no-metrics)");
     }
@@ -967,6 +998,8 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
       KR.OriginalTime = Times(OrigTime, Targets[I], nullptr);
     if (!Opts.Metrics)
       continue;
+    const std::optional<ProgramRun> &Metrics =
+        MetricsRuns[MetricsRuns.size() == 1 ? 0 : I];
     if (!Metrics || !Metrics->Probe) {
       KR.Metrics.Problem =
           Metrics ? "the metrics run " + Metrics->Process.describe() +

@@ -238,6 +238,11 @@ std::string GpuEvaluator::cacheContext() const {
      << " flush-l2=" << E.FlushL2 << " metrics=" << E.Metrics
      << " timeout=" << E.Runner.TimeoutSeconds << " timed-in-verification=1"
      << " precision-scaled-tolerance=1\n";
+  // Written only when set, so contexts (and cache entries) made before
+  // these experiments existed stay valid.
+  if (E.MetricsPerKernel || E.FreshProfiler)
+    OS << "metrics-per-kernel=" << E.MetricsPerKernel
+       << " fresh-profiler=" << E.FreshProfiler << "\n";
   OS << "nvcc=" << B.nvccVersion() << "\nnvcc-flags=";
   for (const std::string &F : B.flags())
     OS << F << ";";

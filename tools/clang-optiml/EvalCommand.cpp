@@ -240,6 +240,7 @@ int runEval(const CommandContext &Ctx) {
   EO.Replays = Replays;
   EO.FlushL2 = FlushL2;
   EO.Metrics = !NoMetrics;
+  applyMetricsEnvironment(EO);
   EO.Sanitize = !NoSanitize;
   EO.PrecisionChanging = PrecisionChanging;
   EO.RunDir = RunDir;

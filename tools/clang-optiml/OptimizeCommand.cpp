@@ -726,6 +726,7 @@ int runOptimize(const CommandContext &Ctx) {
   GO.Eval.Replays = Replays;
   GO.Eval.VerifyFirst = VerifyFirst;
   GO.Eval.VerifyLast = VerifyLast;
+  applyMetricsEnvironment(GO.Eval);
   GO.Eval.Gpus = *Gpu;
   GO.Eval.RunDir = RunDir + "/eval";
   GO.Eval.KeepRunDir = true;

@@ -1,6 +1,11 @@
 #include "EvalTestUtil.h"
 #include "optiml/Eval/Evaluator.h"
+#include "optiml/Eval/ProbeProtocol.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "gtest/gtest.h"
+
+#include <cstdlib>
+#include <set>
 
 using namespace llvm;
 using namespace optiml;
@@ -298,6 +303,85 @@ TEST_F(EvaluatorTest, MetricsProfiledWithoutACleanL2AreNoted) {
   EvalReport Clean = eval(program("clean", Canned));
   EXPECT_EQ(Clean.Kernels[0].Metrics.Bound, "compute-bound");
   EXPECT_FALSE(HasNote(Clean));
+}
+
+/// Two launched kernels; each metrics run copies its config next to the
+/// canned results, so the test sees what every run was asked.
+TEST_F(EvaluatorTest, MetricsPerKernelProfilesEachKernelAlone) {
+  KernelInfo Scale = Model.Kernels[0];
+  Scale.Name = Scale.QualifiedName = "scale";
+  Scale.Launches[0].Id = "scale/launch0";
+  Scale.Launches[0].Kernel = "scale";
+  Model.Kernels.push_back(Scale);
+  auto Canned = good();
+  for (auto &[Mode, R] : Canned) {
+    LaunchRecord L = R.Launches[0];
+    L.Kernel = "scale(int, float, const float *, float *)";
+    R.Launches.push_back(L);
+  }
+  std::string Copy = "cp \"$cfg\" \"" + D.file("cfg") + "/$$.json\"";
+  sys::fs::create_directories(D.file("cfg"));
+  auto Configs = [&] {
+    std::vector<ProbeConfig> Out;
+    std::error_code EC;
+    for (sys::fs::directory_iterator I(D.file("cfg"), EC), E; I != E && !EC;
+         I.increment(EC)) {
+      auto Buf = MemoryBuffer::getFile(I->path());
+      auto C = readProbeConfig((*Buf)->getBuffer());
+      EXPECT_TRUE(bool(C)) << toString(C.takeError());
+      if (C)
+        Out.push_back(*C);
+      sys::fs::remove(I->path());
+    }
+    return Out;
+  };
+
+  // Default: one metrics run profiles both kernels, with the shared object.
+  EvalReport One = eval(program("two", Canned, "metrics", Copy));
+  std::vector<ProbeConfig> C1 = Configs();
+  ASSERT_EQ(C1.size(), 1u);
+  EXPECT_EQ(C1[0].Kernels.size(), 2u);
+  EXPECT_FALSE(C1[0].FreshProfiler);
+  ASSERT_EQ(One.Kernels.size(), 2u);
+
+  Opts.MetricsPerKernel = true;
+  Opts.FreshProfiler = true;
+  EvalReport Each = eval(program("two-each", Canned, "metrics", Copy));
+  std::vector<ProbeConfig> C2 = Configs();
+  ASSERT_EQ(C2.size(), 2u);
+  std::set<std::string> Profiled;
+  for (const ProbeConfig &C : C2) {
+    ASSERT_EQ(C.Kernels.size(), 1u);
+    Profiled.insert(C.Kernels[0].Name);
+    EXPECT_TRUE(C.FreshProfiler);
+    EXPECT_EQ(C.Mode, ProbeMode::Metrics);
+  }
+  EXPECT_EQ(Profiled, (std::set<std::string>{"saxpy", "scale"}));
+  ASSERT_EQ(Each.Kernels.size(), 2u);
+  for (const KernelReport &K : Each.Kernels)
+    EXPECT_EQ(K.Metrics.Bound, "compute-bound") << K.Name;
+  unsigned MetricsRuns = llvm::count_if(Each.Runs, [](const RunSummary &R) {
+    return StringRef(R.Label).starts_with("metrics-");
+  });
+  EXPECT_EQ(MetricsRuns, 2u);
+}
+
+TEST(ApplyMetricsEnvironmentTest, OneSetsZeroClearsAnythingElseLeaves) {
+  EvalOptions O;
+  ::setenv("OPTIML_METRICS_PER_KERNEL", "1", 1);
+  ::setenv("OPTIML_PROBE_FRESH_PROFILER", "yes", 1);
+  applyMetricsEnvironment(O);
+  EXPECT_TRUE(O.MetricsPerKernel);
+  EXPECT_FALSE(O.FreshProfiler);
+  ::setenv("OPTIML_METRICS_PER_KERNEL", "0", 1);
+  ::setenv("OPTIML_PROBE_FRESH_PROFILER", "1", 1);
+  applyMetricsEnvironment(O);
+  EXPECT_FALSE(O.MetricsPerKernel);
+  EXPECT_TRUE(O.FreshProfiler);
+  ::unsetenv("OPTIML_METRICS_PER_KERNEL");
+  ::unsetenv("OPTIML_PROBE_FRESH_PROFILER");
+  applyMetricsEnvironment(O);
+  EXPECT_TRUE(O.FreshProfiler);
 }
 
 TEST_F(EvaluatorTest, WrongCandidateIsCaughtWithItsBuffer) {

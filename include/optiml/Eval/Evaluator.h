@@ -50,6 +50,14 @@ struct EvalOptions {
   unsigned TimeLaunches = 1;
   bool FlushL2 = false;
   bool Metrics = true;
+  /// Metrics experiments for DRAM bytes written by small writers
+  /// (docs/eval.md, "Clean L2"): one metrics run per target kernel, each
+  /// profiling that kernel alone, instead of one run profiling them all;
+  /// and the probe's freshProfiler (a new range-profiler object for every
+  /// profiled launch). Both off by default; applyMetricsEnvironment() sets
+  /// them from OPTIML_METRICS_PER_KERNEL and OPTIML_PROBE_FRESH_PROFILER.
+  bool MetricsPerKernel = false;
+  bool FreshProfiler = false;
   bool Sanitize = true;
   /// The candidate comes from an edit that may change float results: the
   /// tolerances are widened (10x the type's defaults).
@@ -260,6 +268,10 @@ TimingReport summarizeTimes(llvm::ArrayRef<double> TimesMs);
 
 /// Bottleneck verdict from the range profiler's metrics and the kernel's
 /// time; PeakDramGBs 0 leaves the DRAM fraction unknown.
+/// Sets EvalOptions::MetricsPerKernel and FreshProfiler from the
+/// environment ("1" sets, "0" clears, unset or anything else leaves them).
+void applyMetricsEnvironment(EvalOptions &Opts);
+
 MetricsReport classifyMetrics(const std::map<std::string, double> &Metrics,
                               double PeakDramGBs);
 
