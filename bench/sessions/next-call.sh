@@ -4,8 +4,10 @@
 # The strategy comparison continues in two lanes on one results directory
 # kept on the warm machine under gpu-state/ (git-ignored; a fresh machine
 # starts from the committed copy):
-#   GPU 1: with "probe" first bench/eval/dram_context.py and
-#          bench/eval/probe_gpu_checks.py (about 3 minutes), then spmv_csr
+#   GPU 1: with "probe" first bench/eval/dram_context.py,
+#          bench/eval/probe_gpu_checks.py and bench/eval/ncu_compare.py (as
+#          shipped, and on prog.cu with each metrics experiment of
+#          docs/eval.md; about 6 minutes in all), then spmv_csr
 #          (9 runs, mcts seed 1 resumes)
 #   GPU 0: gemv (random seed 3 resumes), then transpose (9 runs)
 # At the end the results directory is packed once into
@@ -38,6 +40,17 @@ probe_experiments() {
   el probe_gpu_checks
   CUDA_VISIBLE_DEVICES=1 timeout 150 python3 bench/eval/probe_gpu_checks.py --bundle $B \
     --out $OUT/checks > $OUT/checks.log 2>&1
+  # eval against ncu: all five programs as shipped, then prog.cu (the one
+  # with several target kernels) under each metrics experiment.
+  el ncu_compare
+  CUDA_VISIBLE_DEVICES=1 timeout 150 python3 bench/eval/ncu_compare.py --bundle $B \
+    --out $OUT/ncu-default > $OUT/ncu-default.log 2>&1
+  CUDA_VISIBLE_DEVICES=1 OPTIML_PROBE_FRESH_PROFILER=1 timeout 100 python3 \
+    bench/eval/ncu_compare.py --bundle $B --out $OUT/ncu-fresh test/Inputs/eval/prog.cu \
+    > $OUT/ncu-fresh.log 2>&1
+  CUDA_VISIBLE_DEVICES=1 OPTIML_METRICS_PER_KERNEL=1 timeout 100 python3 \
+    bench/eval/ncu_compare.py --bundle $B --out $OUT/ncu-perkernel test/Inputs/eval/prog.cu \
+    > $OUT/ncu-perkernel.log 2>&1
   el "probe experiments done"
 }
 ( [ "${1:-}" = probe ] && probe_experiments
@@ -48,6 +61,9 @@ wait
 el done
 [ -f $OUT/dram.log ] && tail -n 26 $OUT/dram.log
 [ -f $OUT/checks.log ] && tail -n 4 $OUT/checks.log
+for v in default fresh perkernel; do
+  [ -f $OUT/ncu-$v.log ] && { echo "== ncu $v"; grep -E "FAIL|within" $OUT/ncu-$v.log; }
+done
 python3 - "$S" "$OUT" <<'PY'
 import os, sys
 sys.path.insert(0, "bench/search")
