@@ -89,7 +89,7 @@ def main():
                           "kernels": [{"name": n} for n in names]}
     # Session 5: what differs for saxpy between [saxpy] and [init, saxpy]
     # is that the range profiler object has profiled a launch before
-    # (freshProfiler: a new object per launch), or what init's profiling
+    # (freshProfiler: the profiler set up anew per launch), or what init's profiling
     # left in L2 (cleanL2 off shows how much the clean matters).
     two = [{"name": "init"}, {"name": "saxpy"}]
     configs["[init, saxpy] fresh profiler"] = {

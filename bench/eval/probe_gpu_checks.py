@@ -249,7 +249,7 @@ def main():
     check("program output unchanged by profiling",
           c["stdout"] == "sum 67108864.0", repr(c["stdout"]))
 
-    # freshProfiler: a new range-profiler object per profiled launch still
+    # freshProfiler: the profiler set up anew for each profiled launch still
     # gives every metric of every profiled launch, in as many launches as
     # the profiler said it needs passes.
     r, _, _ = probe_run(probe, os.path.join(bins, "base"), [],

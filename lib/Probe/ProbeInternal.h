@@ -104,8 +104,9 @@ public:
   /// chip does not know (they are dropped, the rest are collected).
   std::string setUp(CUcontext Ctx, const std::vector<std::string> &Metrics,
                     std::vector<std::string> &Rejected);
-  /// A fresh session for one launch. Fresh: also a new range-profiler
-  /// object when the current one has profiled a launch before.
+  /// A fresh session for one launch. Fresh: when a launch was profiled
+  /// before, the profiler is first torn down and set up anew (host object,
+  /// config image and range-profiler object).
   std::string begin(Replay Mode, bool Fresh = false);
   std::string startPass();
   /// AllPassesDone: every pass the metrics need has been collected.

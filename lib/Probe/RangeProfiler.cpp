@@ -177,14 +177,13 @@ std::string RangeProfiler::enable() {
 
 std::string RangeProfiler::begin(Replay Mode, bool Fresh) {
   if (Fresh && Used) {
-    auto Disable = params<CUpti_RangeProfiler_Disable_Params>(
-        CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
-    Disable.pRangeProfilerObject = S->Profiler;
-    OPTIML_CUPTI(cuptiRangeProfilerDisable(&Disable),
-                 "cuptiRangeProfilerDisable");
-    S->Profiler = nullptr;
-    if (std::string Why = enable(); !Why.empty())
-      return Why;
+    // Everything anew, the host object and config image too, as for the
+    // program's first profiled launch.
+    CUcontext Ctx = S->Ctx;
+    std::vector<std::string> Metrics = S->Metrics, Rejected;
+    tearDown();
+    if (std::string Why = setUp(Ctx, Metrics, Rejected); !Why.empty())
+      return "setting the range profiler up again: " + Why;
   }
   Used = true;
   // A fresh counter-data image per launch: one range, evaluated at finish().

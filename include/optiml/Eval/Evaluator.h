@@ -53,7 +53,7 @@ struct EvalOptions {
   /// Metrics experiments for DRAM bytes written by small writers
   /// (docs/eval.md, "Clean L2"): one metrics run per target kernel, each
   /// profiling that kernel alone, instead of one run profiling them all;
-  /// and the probe's freshProfiler (a new range-profiler object for every
+  /// and the probe's freshProfiler (the range profiler set up anew for every
   /// profiled launch). Both off by default; applyMetricsEnvironment() sets
   /// them from OPTIML_METRICS_PER_KERNEL and OPTIML_PROBE_FRESH_PROFILER.
   bool MetricsPerKernel = false;

@@ -86,10 +86,11 @@ struct ProbeConfig {
   /// program (and the probe's restores) left it: only for measuring what
   /// the clean changes.
   bool CleanL2 = true;
-  /// Metrics mode: a new range-profiler object for every profiled launch
-  /// (disabled and enabled again between launches) rather than one object
-  /// reused with a new configuration: for measuring whether what the
-  /// object kept from an earlier launch changes a later one's counts.
+  /// Metrics mode: the range profiler torn down and set up anew (host
+  /// object, config image, range-profiler object) for every profiled launch
+  /// after the first, rather than one profiler reconfigured per launch: for
+  /// measuring whether what it kept from an earlier launch changes a later
+  /// one's counts.
   bool FreshProfiler = false;
   /// Candidate mode: also time the first TimeLaunches launches (Replays
   /// each, as Time mode does) once they have verified, in the same run.
