@@ -118,7 +118,12 @@ private:
   Expected<std::optional<unsigned>> expand(unsigned Parent, size_t Index = 0);
   Expected<unsigned> evaluateNode(unsigned Id);
   ApplyOutcome applyCached(unsigned Parent, const Edit &Ed);
+  /// Applies (and has built) ahead the edits most likely expanded next.
   void prefetchAfter(unsigned Parent);
+  void prefetchRandom(unsigned NewId);
+  void startPrefetch(const std::vector<std::pair<unsigned, Edit>> &Next);
+  /// The nodes runRandom draws from.
+  std::vector<unsigned> randomOpen() const;
   Error record(unsigned Id);
   void backup(unsigned Id, double R);
   void noteEvaluation(unsigned Id);
@@ -432,30 +437,86 @@ prefetchSpec(const ApplyOutcome &AO, std::vector<std::string> Flags,
 void Searcher::prefetchAfter(unsigned Parent) {
   if (!O.Prefetch)
     return;
+  // The next O.Prefetch untried edits, the ones most likely expanded next
+  // (MCTS, greedy and beam take a node's actions in order).
   const SearchNode &N = Nodes[Parent];
-  // The next O.Prefetch untried edits not started yet, applied (on a
-  // background thread when the applier allows it, while the GPU runs the
-  // candidate about to be evaluated) and then built in the background.
-  std::vector<std::shared_future<ApplyOutcome>> Started;
-  for (size_t I = 0, Count = 0; I < N.Untried.size() && Count < O.Prefetch;
-       ++I, ++Count) {
-    auto K = std::make_pair(Parent, editKey(N.Untried[I].E));
+  std::vector<std::pair<unsigned, Edit>> Next;
+  for (size_t I = 0; I < N.Untried.size() && Next.size() < O.Prefetch; ++I)
+    Next.emplace_back(Parent, N.Untried[I].E);
+  startPrefetch(Next);
+}
+
+std::vector<unsigned> Searcher::randomOpen() const {
+  std::vector<unsigned> Open;
+  for (const SearchNode &N : Nodes)
+    if ((N.Status == NodeStatus::Original ||
+         N.Status == NodeStatus::Evaluated) &&
+        N.expandable() && !N.Exhausted && N.Depth < O.MaxDepth)
+      Open.push_back(N.Id);
+  return Open;
+}
+
+void Searcher::prefetchRandom(unsigned NewId) {
+  if (!O.Prefetch)
+    return;
+  // runRandom's next two draws, made on a copy of the generator, for both
+  // ways the candidate about to run can turn out: closed (failed, or a
+  // regression) or open. A node never proposed to cannot be guessed.
+  std::vector<std::pair<unsigned, Edit>> Next;
+  auto Guess = [&](const std::vector<unsigned> &Open) {
+    if (Open.empty())
+      return;
+    std::mt19937_64 R = Rng;
+    const SearchNode &N = Nodes[Open[R() % Open.size()]];
+    if (!N.Proposed || N.Untried.empty())
+      return;
+    const Edit &E = N.Untried[R() % N.Untried.size()].E;
+    for (const auto &[P, Ed] : Next)
+      if (P == N.Id && editKey(Ed) == editKey(E))
+        return;
+    Next.emplace_back(N.Id, E);
+  };
+  std::vector<unsigned> Open = randomOpen();
+  Guess(Open);
+  if (Nodes[NewId].Depth < O.MaxDepth) {
+    Open.push_back(NewId);
+    Guess(Open);
+  }
+  if (Next.size() > O.Prefetch)
+    Next.resize(O.Prefetch);
+  startPrefetch(Next);
+}
+
+void Searcher::startPrefetch(
+    const std::vector<std::pair<unsigned, Edit>> &Next) {
+  // Each edit applied (on a background thread when the applier allows it,
+  // while the GPU runs the candidate about to be evaluated) and then built
+  // in the background.
+  struct Started {
+    std::shared_future<ApplyOutcome> F;
+    std::vector<std::string> Flags;
+    bool ChangesPrecision;
+  };
+  std::vector<Started> All;
+  for (const auto &[Parent, Ed] : Next) {
+    auto K = std::make_pair(Parent, editKey(Ed));
     if (Applied.count(K))
       continue;
+    const SearchNode &N = Nodes[Parent];
     std::shared_future<ApplyOutcome> F;
     if (A.concurrent()) {
       F = std::async(std::launch::async,
-                     [&Ap = A, Source = N.Source, Ed = N.Untried[I].E] {
+                     [&Ap = A, Source = N.Source, Ed = Ed] {
                        return Ap.apply(Source, Ed);
                      })
               .share();
     } else {
       std::promise<ApplyOutcome> Done;
-      Done.set_value(A.apply(N.Source, N.Untried[I].E));
+      Done.set_value(A.apply(N.Source, Ed));
       F = Done.get_future().share();
     }
     Applied.emplace(K, F);
-    Started.push_back(F);
+    All.push_back({F, N.Flags, N.ChangesPrecision});
   }
   Background.erase(std::remove_if(Background.begin(), Background.end(),
                                   [](std::future<void> &F) {
@@ -463,20 +524,21 @@ void Searcher::prefetchAfter(unsigned Parent) {
                                                0)) == std::future_status::ready;
                                   }),
                    Background.end());
-  if (Started.empty())
+  if (All.empty())
     return;
   std::set<std::string> Known;
   for (const auto &KV : ByKey)
     Known.insert(KV.first);
   Background.push_back(std::async(
-      std::launch::async, [&Ev = E, Started, Flags = N.Flags,
-                           CP = N.ChangesPrecision, Known = std::move(Known)] {
-        std::vector<CandidateSpec> Next;
-        for (const auto &F : Started)
-          if (auto S = prefetchSpec(F.get(), Flags, CP, Known))
-            Next.push_back(std::move(*S));
-        if (!Next.empty())
-          Ev.prefetch(Next);
+      std::launch::async,
+      [&Ev = E, All = std::move(All), Known = std::move(Known)] {
+        std::vector<CandidateSpec> Specs;
+        for (const Started &S : All)
+          if (auto C = prefetchSpec(S.F.get(), S.Flags, S.ChangesPrecision,
+                                    Known))
+            Specs.push_back(std::move(*C));
+        if (!Specs.empty())
+          Ev.prefetch(Specs);
       }));
 }
 
@@ -538,7 +600,10 @@ Expected<std::optional<unsigned>> Searcher::expand(unsigned Parent,
       continue;
     }
     ByKey[Nodes[Id].Key] = Id;
-    prefetchAfter(Parent);
+    if (O.Strat == Strategy::Random)
+      prefetchRandom(Id);
+    else
+      prefetchAfter(Parent);
     auto R = evaluateNode(Id);
     if (!R)
       return R.takeError();
@@ -713,12 +778,7 @@ Error Searcher::runBeam() {
 
 Error Searcher::runRandom() {
   while (haveBudget()) {
-    std::vector<unsigned> Open;
-    for (const SearchNode &N : Nodes)
-      if ((N.Status == NodeStatus::Original ||
-           N.Status == NodeStatus::Evaluated) &&
-          N.expandable() && !N.Exhausted && N.Depth < O.MaxDepth)
-        Open.push_back(N.Id);
+    std::vector<unsigned> Open = randomOpen();
     if (Open.empty()) {
       StopReason = "every reachable program has been evaluated";
       return Error::success();
