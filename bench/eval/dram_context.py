@@ -96,6 +96,13 @@ def main():
         "mode": "metrics", "kernels": two, "freshProfiler": True}
     configs["[init, saxpy] no L2 clean"] = {
         "mode": "metrics", "kernels": two, "cleanL2": False}
+    # restoreWrittenOnly: saxpy's inputs are not copied back before each
+    # pass (only its output is).
+    configs["[saxpy] restore written only"] = {
+        "mode": "metrics", "kernels": [{"name": "saxpy"}],
+        "restoreWrittenOnly": True}
+    configs["[init, saxpy] restore written only"] = {
+        "mode": "metrics", "kernels": two, "restoreWrittenOnly": True}
     if "eval's metrics config" in configs:
         configs["eval's metrics config, fresh profiler"] = dict(
             configs["eval's metrics config"], freshProfiler=True)

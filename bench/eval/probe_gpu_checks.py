@@ -16,6 +16,10 @@ test/gpu cannot run there; this runs the same checks and more).
    whose DRAM write ncu_compare.py found at half ncu's) from the probe with
    and without the clean and from ncu with all six metrics and with DRAM
    write alone (one pass), to test the hypotheses in docs/eval.md.
+   The metrics experiments run too: freshProfiler gives every metric of
+   three profiled kernels in as many launches as the profiler asks, and
+   restoreWrittenOnly leaves the program's output as it is with every
+   buffer restored.
 2. Time mode with and without flushL2 on the same kernel: no errors, and
    the medians.
 3. Candidate runs of prog.cu variants (seeded bugs, -fmad=false) compared
@@ -269,6 +273,25 @@ def main():
                   for _, p, m in got),
           f"launches {[(k, p, len(m)) for k, p, m in got]}, profiler passes "
           f"{r.get('profilerPasses')}, errors {r['errors']}")
+
+    # restoreWrittenOnly: only the buffers saxpy's own launch changed are
+    # restored before each pass; the program prints what it prints with
+    # every buffer restored, and every metric is there.
+    outs, mets = {}, {}
+    for tag, written in (("all", False), ("written", True)):
+        rw, out, _ = probe_run(probe, os.path.join(bins, "base"), [],
+                               {"mode": "metrics", "restoreWrittenOnly": written,
+                                "kernels": [{"name": "saxpy"}]}, work,
+                               "restore-" + tag)
+        outs[tag] = (out.strip(), rw["errors"])
+        mets[tag] = [l.get("metrics", {}) for l in rw["launches"]
+                     if l.get("metrics")]
+    record["restore_written_only"] = {"stdout": outs, "metrics": mets}
+    check("restoreWrittenOnly: same program output, every metric",
+          outs["written"] == outs["all"] and not outs["written"][1]
+          and len(mets["written"]) == 1 and len(mets["all"]) == 1
+          and len(mets["written"][0]) == len(mets["all"][0]) > 0,
+          f"stdout/errors {outs}, metrics {mets.get('written')}")
 
     # 2. Time mode with and without the flush.
     medians = {}

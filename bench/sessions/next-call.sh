@@ -6,8 +6,10 @@
 # starts from the committed copy):
 #   GPU 1: with "probe" first bench/eval/dram_context.py,
 #          bench/eval/probe_gpu_checks.py and bench/eval/ncu_compare.py (as
-#          shipped, and on prog.cu with each metrics experiment of
-#          docs/eval.md; about 6 minutes in all), then spmv_csr
+#          shipped; on prog.cu with OPTIML_PROBE_FRESH_PROFILER=1 and with
+#          OPTIML_METRICS_PER_KERNEL=1; on all five with
+#          OPTIML_PROBE_RESTORE_WRITTEN_ONLY=1: docs/eval.md; about 7-8
+#          minutes in all), then spmv_csr
 #          (9 runs, mcts seed 1 resumes)
 #   GPU 0: gemv (random seed 3 resumes), then transpose (9 runs)
 # At the end the results directory is packed once into
@@ -51,6 +53,8 @@ probe_experiments() {
   CUDA_VISIBLE_DEVICES=1 OPTIML_METRICS_PER_KERNEL=1 timeout 100 python3 \
     bench/eval/ncu_compare.py --bundle $B --out $OUT/ncu-perkernel test/Inputs/eval/prog.cu \
     > $OUT/ncu-perkernel.log 2>&1
+  CUDA_VISIBLE_DEVICES=1 OPTIML_PROBE_RESTORE_WRITTEN_ONLY=1 timeout 150 python3 \
+    bench/eval/ncu_compare.py --bundle $B --out $OUT/ncu-written > $OUT/ncu-written.log 2>&1
   el "probe experiments done"
 }
 ( [ "${1:-}" = probe ] && probe_experiments
@@ -61,7 +65,7 @@ wait
 el done
 [ -f $OUT/dram.log ] && tail -n 26 $OUT/dram.log
 [ -f $OUT/checks.log ] && tail -n 4 $OUT/checks.log
-for v in default fresh perkernel; do
+for v in default fresh perkernel written; do
   [ -f $OUT/ncu-$v.log ] && { echo "== ncu $v"; grep -E "FAIL|within" $OUT/ncu-$v.log; }
 done
 python3 - "$S" "$OUT" <<'PY'

@@ -348,6 +348,7 @@ std::string writeProbeConfig(const ProbeConfig &C) {
          {"flushL2", C.FlushL2},           {"metrics", C.Metrics},
          {"cleanL2", C.CleanL2},           {"compareOnHost", C.CompareOnHost},
          {"timeVerified", C.TimeVerified}, {"freshProfiler", C.FreshProfiler},
+         {"restoreWrittenOnly", C.RestoreWrittenOnly},
          {"resultPath", C.ResultPath}};
   return dump(J);
 }
@@ -375,6 +376,7 @@ llvm::Expected<ProbeConfig> readProbeConfig(llvm::StringRef JSONText) {
     field(J, "compareOnHost", C.CompareOnHost, "");
     field(J, "timeVerified", C.TimeVerified, "");
     field(J, "freshProfiler", C.FreshProfiler, "");
+    field(J, "restoreWrittenOnly", C.RestoreWrittenOnly, "");
     field(J, "resultPath", C.ResultPath, "");
     if ((C.Mode == ProbeMode::Reference || C.Mode == ProbeMode::Candidate) &&
         C.SnapshotDir.empty())

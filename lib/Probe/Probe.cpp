@@ -75,6 +75,9 @@ struct Buffer {
   size_t Offset = 0; ///< of the argument's pointer inside the allocation
   ElementType Type;
   CUdeviceptr Before = 0, After = 0; ///< device copies (pool-owned)
+  /// Metrics with restoreWrittenOnly: the program's own launch left this
+  /// buffer as it found it, so relaunches need not restore it.
+  bool Unchanged = false;
 };
 
 enum class Action { None, Verify, StageLast, Time, Profile };
@@ -360,7 +363,7 @@ bool snapshotTo(Launch &L, CUdeviceptr Buffer::*Slot, std::string &Error) {
 
 bool restoreFrom(Launch &L, CUdeviceptr Buffer::*Slot, std::string &Error) {
   for (Buffer &B : L.Buffers)
-    if (B.*Slot && !ok(cuMemcpyDtoDAsync(B.Base, B.*Slot, B.Size, L.Stream),
+    if (B.*Slot && !B.Unchanged && !ok(cuMemcpyDtoDAsync(B.Base, B.*Slot, B.Size, L.Stream),
                        "cuMemcpyDtoDAsync", Error))
       return false;
   return true;
@@ -801,6 +804,16 @@ void timeLaunch(Launch &L, std::string &Error) {
 // Metrics
 //===-------------------------------------------------------------------===//
 
+/// Marks the buffers the program's own launch left as it found them
+/// (compared on the device); a buffer that cannot be compared counts as
+/// changed.
+void markUnchanged(Launch &L) {
+  for (Buffer &B : L.Buffers) {
+    bool Changed = true;
+    B.Unchanged = changedOnDevice(B, L.Stream, Changed).empty() && !Changed;
+  }
+}
+
 const char *const DirtyL2 =
     "DRAM bytes written may include write-backs of earlier work";
 
@@ -813,6 +826,8 @@ void profileLaunch(Launch &L, std::string &Error) {
   ProbeState &S = state();
   if (!snapshotTo(L, &Buffer::After, Error))
     return;
+  if (S.Config.RestoreWrittenOnly)
+    markUnchanged(L);
   RangeProfiler::Replay Mode = RangeProfiler::Replay::User;
   std::string Why = S.Profiler.begin(Mode, S.Config.FreshProfiler);
   if (!Why.empty()) {
@@ -859,6 +874,8 @@ void profileLaunch(Launch &L, std::string &Error) {
   std::string RestoreError;
   if (restoreFrom(L, &Buffer::After, RestoreError))
     ok(cuCtxSynchronize(), "cuCtxSynchronize", RestoreError);
+  for (Buffer &B : L.Buffers)
+    B.Unchanged = false;
   if (Error.empty())
     Error = RestoreError;
 }

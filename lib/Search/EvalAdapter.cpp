@@ -240,9 +240,10 @@ std::string GpuEvaluator::cacheContext() const {
      << " precision-scaled-tolerance=1\n";
   // Written only when set, so contexts (and cache entries) made before
   // these experiments existed stay valid.
-  if (E.MetricsPerKernel || E.FreshProfiler)
+  if (E.MetricsPerKernel || E.FreshProfiler || E.RestoreWrittenOnly)
     OS << "metrics-per-kernel=" << E.MetricsPerKernel
-       << " fresh-profiler=" << E.FreshProfiler << "\n";
+       << " fresh-profiler=" << E.FreshProfiler
+       << " restore-written-only=" << E.RestoreWrittenOnly << "\n";
   OS << "nvcc=" << B.nvccVersion() << "\nnvcc-flags=";
   for (const std::string &F : B.flags())
     OS << F << ";";

@@ -342,10 +342,12 @@ TEST_F(EvaluatorTest, MetricsPerKernelProfilesEachKernelAlone) {
   ASSERT_EQ(C1.size(), 1u);
   EXPECT_EQ(C1[0].Kernels.size(), 2u);
   EXPECT_FALSE(C1[0].FreshProfiler);
+  EXPECT_FALSE(C1[0].RestoreWrittenOnly);
   ASSERT_EQ(One.Kernels.size(), 2u);
 
   Opts.MetricsPerKernel = true;
   Opts.FreshProfiler = true;
+  Opts.RestoreWrittenOnly = true;
   EvalReport Each = eval(program("two-each", Canned, "metrics", Copy));
   std::vector<ProbeConfig> C2 = Configs();
   ASSERT_EQ(C2.size(), 2u);
@@ -354,6 +356,7 @@ TEST_F(EvaluatorTest, MetricsPerKernelProfilesEachKernelAlone) {
     ASSERT_EQ(C.Kernels.size(), 1u);
     Profiled.insert(C.Kernels[0].Name);
     EXPECT_TRUE(C.FreshProfiler);
+    EXPECT_TRUE(C.RestoreWrittenOnly);
     EXPECT_EQ(C.Mode, ProbeMode::Metrics);
   }
   EXPECT_EQ(Profiled, (std::set<std::string>{"saxpy", "scale"}));
@@ -370,9 +373,12 @@ TEST(ApplyMetricsEnvironmentTest, OneSetsZeroClearsAnythingElseLeaves) {
   EvalOptions O;
   ::setenv("OPTIML_METRICS_PER_KERNEL", "1", 1);
   ::setenv("OPTIML_PROBE_FRESH_PROFILER", "yes", 1);
+  ::setenv("OPTIML_PROBE_RESTORE_WRITTEN_ONLY", "1", 1);
   applyMetricsEnvironment(O);
   EXPECT_TRUE(O.MetricsPerKernel);
   EXPECT_FALSE(O.FreshProfiler);
+  EXPECT_TRUE(O.RestoreWrittenOnly);
+  ::unsetenv("OPTIML_PROBE_RESTORE_WRITTEN_ONLY");
   ::setenv("OPTIML_METRICS_PER_KERNEL", "0", 1);
   ::setenv("OPTIML_PROBE_FRESH_PROFILER", "1", 1);
   applyMetricsEnvironment(O);

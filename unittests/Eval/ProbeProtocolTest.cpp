@@ -39,6 +39,7 @@ ProbeConfig sampleConfig() {
   C.CompareOnHost = true;
   C.TimeVerified = true;
   C.FreshProfiler = true;
+  C.RestoreWrittenOnly = true;
   C.ResultPath = "/tmp/run/result.json";
   return C;
 }
@@ -69,6 +70,7 @@ TEST(ProbeProtocolTest, ConfigRoundTrip) {
   EXPECT_TRUE(R->CompareOnHost);
   EXPECT_TRUE(R->TimeVerified);
   EXPECT_TRUE(R->FreshProfiler);
+  EXPECT_TRUE(R->RestoreWrittenOnly);
   EXPECT_EQ(R->ResultPath, "/tmp/run/result.json");
 }
 
@@ -84,6 +86,7 @@ TEST(ProbeProtocolTest, ConfigDefaults) {
   EXPECT_FALSE(R->CompareOnHost);
   EXPECT_FALSE(R->TimeVerified);
   EXPECT_FALSE(R->FreshProfiler);
+  EXPECT_FALSE(R->RestoreWrittenOnly);
 }
 
 TEST(ProbeProtocolTest, MalformedConfigsAreErrors) {
@@ -99,6 +102,7 @@ TEST(ProbeProtocolTest, MalformedConfigsAreErrors) {
       R"({"mode": "time", "resultPath": "r", "compareOnHost": 1})",
       R"({"mode": "metrics", "resultPath": "r", "cleanL2": "no"})",
       R"({"mode": "metrics", "resultPath": "r", "freshProfiler": 1})",
+      R"({"mode": "metrics", "resultPath": "r", "restoreWrittenOnly": "y"})",
       R"({"mode": "time", "resultPath": "r", "replays": 1.5})",
       R"({"mode": "time", "resultPath": "r", "replays": 99999999999})",
       R"({"mode": "time", "resultPath": "r", "kernels": {}})",

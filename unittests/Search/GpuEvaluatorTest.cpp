@@ -292,6 +292,11 @@ TEST_F(GpuEvaluatorTest, TheCacheContextNamesWhatTheVerdictDependsOn) {
   EXPECT_NE(GpuEvaluator(*B, PerKernel).cacheContext(), C);
   EXPECT_NE(GpuEvaluator(*B, PerKernel).cacheContext(),
             GpuEvaluator(*B, Fresh).cacheContext());
+  GpuEvaluatorOptions Written = GO;
+  Written.Eval.RestoreWrittenOnly = true;
+  EXPECT_NE(GpuEvaluator(*B, Written).cacheContext(), C);
+  EXPECT_NE(GpuEvaluator(*B, Written).cacheContext(),
+            GpuEvaluator(*B, Fresh).cacheContext());
   D.write("scale.cu", program("orig", 1.0) + "# edited\n");
   EXPECT_NE(E.cacheContext(), C);
 }

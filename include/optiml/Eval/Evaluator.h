@@ -53,11 +53,14 @@ struct EvalOptions {
   /// Metrics experiments for DRAM bytes written by small writers
   /// (docs/eval.md, "Clean L2"): one metrics run per target kernel, each
   /// profiling that kernel alone, instead of one run profiling them all;
-  /// and the probe's freshProfiler (the range profiler set up anew for every
-  /// profiled launch). Both off by default; applyMetricsEnvironment() sets
-  /// them from OPTIML_METRICS_PER_KERNEL and OPTIML_PROBE_FRESH_PROFILER.
+  /// the probe's freshProfiler (the range profiler set up anew for every
+  /// profiled launch); and its restoreWrittenOnly (before each pass only
+  /// the buffers the launch changed are restored). All off by default;
+  /// applyMetricsEnvironment() sets them from OPTIML_METRICS_PER_KERNEL,
+  /// OPTIML_PROBE_FRESH_PROFILER and OPTIML_PROBE_RESTORE_WRITTEN_ONLY.
   bool MetricsPerKernel = false;
   bool FreshProfiler = false;
+  bool RestoreWrittenOnly = false;
   bool Sanitize = true;
   /// The candidate comes from an edit that may change float results: the
   /// tolerances are widened (10x the type's defaults).

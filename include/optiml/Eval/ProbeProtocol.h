@@ -92,6 +92,11 @@ struct ProbeConfig {
   /// measuring whether what it kept from an earlier launch changes a later
   /// one's counts.
   bool FreshProfiler = false;
+  /// Metrics mode: before each profiled pass restore only the buffers the
+  /// program's own launch changed (the others already hold the pre-launch
+  /// state), rather than every buffer: for measuring whether the copies
+  /// themselves change a pass's DRAM counts.
+  bool RestoreWrittenOnly = false;
   /// Candidate mode: also time the first TimeLaunches launches (Replays
   /// each, as Time mode does) once they have verified, in the same run.
   bool TimeVerified = false;
