@@ -280,13 +280,22 @@ def pack_members(results):
 
 
 def pack(results, out_dir, name):
+    """Packs results into <out_dir>/search-results.tar.gz. Another process
+    may be rewriting a file meanwhile (two lanes on one results directory):
+    then this archive is skipped, the previous one stays, and the next
+    pack (after the next run, or at the end) catches up."""
     os.makedirs(out_dir, exist_ok=True)
     target = os.path.join(out_dir, "search-results.tar.gz")
     tmp = target + ".tmp"
-    with tarfile.open(tmp, "w:gz") as t:
-        for m in pack_members(results):
-            t.add(os.path.join(results, m), arcname=os.path.join(name, m))
-    os.replace(tmp, target)
+    try:
+        with tarfile.open(tmp, "w:gz") as t:
+            for m in pack_members(results):
+                t.add(os.path.join(results, m), arcname=os.path.join(name, m))
+        os.replace(tmp, target)
+    except (OSError, tarfile.TarError) as e:
+        sys.stderr.write("packing %s skipped: %s\n" % (results, e))
+        if os.path.exists(tmp):
+            os.remove(tmp)
     return target
 
 
