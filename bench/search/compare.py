@@ -32,6 +32,7 @@ The optimized column: `run --programs all --strategies mcts --seeds 1`, then
 
 import argparse
 import json
+import math
 import os
 import shutil
 import signal
@@ -221,6 +222,7 @@ def summarize(results, strategies=None, checkpoints=(5, 10, 20, 30)):
              "| wall s, median |",
              "|---|---|---|---|---|---|---|"]
     wins = {}
+    medians = {}  # program -> strategy -> (runs, median verified speedup)
     for p in sorted(data):
         best_here = None
         for st in order:
@@ -233,6 +235,7 @@ def summarize(results, strategies=None, checkpoints=(5, 10, 20, 30)):
             cached = sum(int(r.get("evaluations_cached", 0)) for r in runs)
             wall = statistics.median(float(r.get("seconds", 0)) for r in runs)
             med = statistics.median(sp)
+            medians.setdefault(p, {})[st] = (len(runs), med)
             ev_cell = ("%g (%d-%d)" % (statistics.median(ev), min(ev), max(ev))
                        if ev else "—")
             lines.append("| %s | %s | %d | %s (%s-%s) | %s | %d (%d) | %.0f |"
@@ -247,6 +250,18 @@ def summarize(results, strategies=None, checkpoints=(5, 10, 20, 30)):
     lines.append("")
     lines.append("Best median per program: " + ", ".join(
         "%s %s (%s)" % (p, w[0], fmt_x(w[1])) for p, w in sorted(wins.items())))
+    # Across programs, only those where every strategy has as many runs as
+    # the most any has there (a strategy still running would drag its mean).
+    complete = [p for p, per in sorted(medians.items())
+                if all(st in per for st in order)
+                and len({per[st][0] for st in order}) == 1]
+    if len(complete) > 1:
+        lines.append("Geomean of the per-program medians over the %d programs "
+                     "every strategy has finished (%s): %s" % (
+                         len(complete), ", ".join(complete), ", ".join(
+                             "%s %s" % (st, fmt_x(math.exp(statistics.mean(
+                                 math.log(medians[p][st][1]) for p in complete))))
+                             for st in order)))
     anytime = anytime_table(data, order, checkpoints)
     if len(anytime) > 2:
         lines.append("")
