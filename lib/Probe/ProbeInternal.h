@@ -121,6 +121,7 @@ private:
   std::string enable();
   bool Ready = false;
   bool Used = false; ///< the current object has had a session
+  bool Initialized = false; ///< cuptiProfilerInitialize has been called
   size_t Passes = 0;
   struct State;
   State *S = nullptr;

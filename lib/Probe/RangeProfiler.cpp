@@ -59,9 +59,14 @@ std::string RangeProfiler::setUp(CUcontext Ctx,
 
   S = new State;
   S->Ctx = Ctx;
-  auto Init = params<CUpti_Profiler_Initialize_Params>(
-      CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
-  OPTIML_CUPTI(cuptiProfilerInitialize(&Init), "cuptiProfilerInitialize");
+  // Once per process: tearDown() does not deinitialize, and a profiler
+  // set up again (freshProfiler) finds it initialized.
+  if (!Initialized) {
+    auto Init = params<CUpti_Profiler_Initialize_Params>(
+        CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+    OPTIML_CUPTI(cuptiProfilerInitialize(&Init), "cuptiProfilerInitialize");
+    Initialized = true;
+  }
 
   CUdevice Dev = 0;
   if (CUresult R = cuCtxGetDevice(&Dev))
