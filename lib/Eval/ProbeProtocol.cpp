@@ -341,13 +341,20 @@ std::string writeProbeConfig(const ProbeConfig &C) {
   json Kernels = json::array();
   for (const ProbeKernel &K : C.Kernels)
     Kernels.push_back(toJSON(K));
-  json J{{"mode", toString(C.Mode)},       {"kernels", std::move(Kernels)},
-         {"verifyFirst", C.VerifyFirst},   {"verifyLast", C.VerifyLast},
-         {"snapshotDir", C.SnapshotDir},   {"tolerance", toJSON(C.Tol)},
-         {"replays", C.Replays},           {"timeLaunches", C.TimeLaunches},
-         {"flushL2", C.FlushL2},           {"metrics", C.Metrics},
-         {"cleanL2", C.CleanL2},           {"compareOnHost", C.CompareOnHost},
-         {"timeVerified", C.TimeVerified}, {"freshProfiler", C.FreshProfiler},
+  json J{{"mode", toString(C.Mode)},
+         {"kernels", std::move(Kernels)},
+         {"verifyFirst", C.VerifyFirst},
+         {"verifyLast", C.VerifyLast},
+         {"snapshotDir", C.SnapshotDir},
+         {"tolerance", toJSON(C.Tol)},
+         {"replays", C.Replays},
+         {"timeLaunches", C.TimeLaunches},
+         {"flushL2", C.FlushL2},
+         {"metrics", C.Metrics},
+         {"cleanL2", C.CleanL2},
+         {"compareOnHost", C.CompareOnHost},
+         {"timeVerified", C.TimeVerified},
+         {"freshProfiler", C.FreshProfiler},
          {"restoreWrittenOnly", C.RestoreWrittenOnly},
          {"resultPath", C.ResultPath}};
   return dump(J);

@@ -363,8 +363,9 @@ bool snapshotTo(Launch &L, CUdeviceptr Buffer::*Slot, std::string &Error) {
 
 bool restoreFrom(Launch &L, CUdeviceptr Buffer::*Slot, std::string &Error) {
   for (Buffer &B : L.Buffers)
-    if (B.*Slot && !B.Unchanged && !ok(cuMemcpyDtoDAsync(B.Base, B.*Slot, B.Size, L.Stream),
-                       "cuMemcpyDtoDAsync", Error))
+    if (B.*Slot && !B.Unchanged &&
+        !ok(cuMemcpyDtoDAsync(B.Base, B.*Slot, B.Size, L.Stream),
+            "cuMemcpyDtoDAsync", Error))
       return false;
   return true;
 }
@@ -891,7 +892,8 @@ void profileInPlace(Launch &L, std::string &Error) {
     cleanL2(L, DirtyL2);
   if (!ok(cuCtxSynchronize(), "cuCtxSynchronize", Error))
     return;
-  std::string Why = S.Profiler.begin(RangeProfiler::Replay::Kernel, S.Config.FreshProfiler);
+  std::string Why =
+      S.Profiler.begin(RangeProfiler::Replay::Kernel, S.Config.FreshProfiler);
   if (Why.empty())
     Why = S.Profiler.startPass();
   if (!Why.empty()) {

@@ -120,7 +120,7 @@ public:
 private:
   std::string enable();
   bool Ready = false;
-  bool Used = false; ///< the current object has had a session
+  bool Used = false;        ///< the current object has had a session
   bool Initialized = false; ///< cuptiProfilerInitialize has been called
   size_t Passes = 0;
   struct State;

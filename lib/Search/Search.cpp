@@ -505,11 +505,9 @@ void Searcher::startPrefetch(
     const SearchNode &N = Nodes[Parent];
     std::shared_future<ApplyOutcome> F;
     if (A.concurrent()) {
-      F = std::async(std::launch::async,
-                     [&Ap = A, Source = N.Source, Ed = Ed] {
-                       return Ap.apply(Source, Ed);
-                     })
-              .share();
+      F = std::async(std::launch::async, [&Ap = A, Source = N.Source, Ed = Ed] {
+            return Ap.apply(Source, Ed);
+          }).share();
     } else {
       std::promise<ApplyOutcome> Done;
       Done.set_value(A.apply(N.Source, Ed));
@@ -529,17 +527,17 @@ void Searcher::startPrefetch(
   std::set<std::string> Known;
   for (const auto &KV : ByKey)
     Known.insert(KV.first);
-  Background.push_back(std::async(
-      std::launch::async,
-      [&Ev = E, All = std::move(All), Known = std::move(Known)] {
-        std::vector<CandidateSpec> Specs;
-        for (const Started &S : All)
-          if (auto C = prefetchSpec(S.F.get(), S.Flags, S.ChangesPrecision,
-                                    Known))
-            Specs.push_back(std::move(*C));
-        if (!Specs.empty())
-          Ev.prefetch(Specs);
-      }));
+  Background.push_back(
+      std::async(std::launch::async,
+                 [&Ev = E, All = std::move(All), Known = std::move(Known)] {
+                   std::vector<CandidateSpec> Specs;
+                   for (const Started &S : All)
+                     if (auto C = prefetchSpec(S.F.get(), S.Flags,
+                                               S.ChangesPrecision, Known))
+                       Specs.push_back(std::move(*C));
+                   if (!Specs.empty())
+                     Ev.prefetch(Specs);
+                 }));
 }
 
 Expected<std::optional<unsigned>> Searcher::expand(unsigned Parent,

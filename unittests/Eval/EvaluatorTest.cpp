@@ -1,5 +1,5 @@
-#include "EvalTestUtil.h"
 #include "optiml/Eval/Evaluator.h"
+#include "EvalTestUtil.h"
 #include "optiml/Eval/ProbeProtocol.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "gtest/gtest.h"

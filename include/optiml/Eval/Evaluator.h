@@ -269,12 +269,13 @@ targetKernels(const KernelModel &Model, llvm::ArrayRef<std::string> Names);
 /// Median, IQR spread, and replays needed, from replay times.
 TimingReport summarizeTimes(llvm::ArrayRef<double> TimesMs);
 
-/// Bottleneck verdict from the range profiler's metrics and the kernel's
-/// time; PeakDramGBs 0 leaves the DRAM fraction unknown.
-/// Sets EvalOptions::MetricsPerKernel and FreshProfiler from the
-/// environment ("1" sets, "0" clears, unset or anything else leaves them).
+/// Sets EvalOptions' metrics experiments (MetricsPerKernel, FreshProfiler,
+/// RestoreWrittenOnly) from the environment ("1" sets, "0" clears, unset or
+/// anything else leaves them).
 void applyMetricsEnvironment(EvalOptions &Opts);
 
+/// Bottleneck verdict from the range profiler's metrics and the kernel's
+/// time; PeakDramGBs 0 leaves the DRAM fraction unknown.
 MetricsReport classifyMetrics(const std::map<std::string, double> &Metrics,
                               double PeakDramGBs);
 
