@@ -15,6 +15,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Path.h"
+#include <optional>
+#include <thread>
 
 using namespace llvm;
 
@@ -123,12 +125,21 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
   if (!Failures.empty())
     return rejected(E, std::move(Failures), OldTU->FileName);
 
-  // Re-parse both sides; the host side instantiates every launched
-  // template, so each instantiation is checked.
+  // Re-parse both sides, at the same time (two independent clang
+  // instances); the host side instantiates every launched template, so
+  // each instantiation is checked.
+  std::optional<Expected<ParsedTU>> DeviceParse;
+  std::thread DeviceThread([&] {
+    DeviceParse.emplace(
+        parseCuda(*NewCode, FileName, Config, CudaSide::Device));
+  });
   auto NewHost = parseCuda(*NewCode, FileName, Config, CudaSide::Host);
-  if (!NewHost)
+  DeviceThread.join();
+  Expected<ParsedTU> &NewDevice = *DeviceParse;
+  if (!NewHost) {
+    consumeError(NewDevice.takeError());
     return NewHost.takeError();
-  auto NewDevice = parseCuda(*NewCode, FileName, Config, CudaSide::Device);
+  }
   if (!NewDevice)
     return NewDevice.takeError();
   clang::ASTContext &NewAST = NewHost->AST->getASTContext();
