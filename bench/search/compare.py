@@ -219,8 +219,8 @@ def summarize(results, strategies=None, checkpoints=(5, 10, 20, 30)):
     order = strategies or sorted({s for per in data.values() for s in per})
     lines = ["| program | strategy | seeds | verified speedup, median (min-max) "
              "| evaluations to reach it, median (min-max) | evaluations (cached) "
-             "| wall s, median |",
-             "|---|---|---|---|---|---|---|"]
+             "| final checks cached | wall s, median |",
+             "|---|---|---|---|---|---|---|---|"]
     wins = {}
     medians = {}  # program -> strategy -> (runs, median verified speedup)
     for p in sorted(data):
@@ -233,14 +233,20 @@ def summarize(results, strategies=None, checkpoints=(5, 10, 20, 30)):
             ev = [int(r.get("best_evaluation", 0)) for r in runs if r.get("improved")]
             tot = sum(int(r.get("evaluations", 0)) for r in runs)
             cached = sum(int(r.get("evaluations_cached", 0)) for r in runs)
+            # A final check served by the evaluation cache repeats an
+            # earlier run's measurement: not an independent one.
+            finals = [r for r in runs if isinstance(r.get("final"), dict)]
+            finals_cached = sum(1 for r in finals if r["final"].get("cached"))
             wall = statistics.median(float(r.get("seconds", 0)) for r in runs)
             med = statistics.median(sp)
             medians.setdefault(p, {})[st] = (len(runs), med)
             ev_cell = ("%g (%d-%d)" % (statistics.median(ev), min(ev), max(ev))
                        if ev else "—")
-            lines.append("| %s | %s | %d | %s (%s-%s) | %s | %d (%d) | %.0f |"
+            lines.append("| %s | %s | %d | %s (%s-%s) | %s | %d (%d) | %s | %.0f |"
                          % (p, st, len(runs), fmt_x(med), fmt_x(min(sp)),
-                            fmt_x(max(sp)), ev_cell, tot, cached, wall))
+                            fmt_x(max(sp)), ev_cell, tot, cached,
+                            "%d of %d" % (finals_cached, len(finals))
+                            if finals else "—", wall))
             if best_here is None or med > best_here[1] + 1e-9:
                 best_here = (st, med)
             elif abs(med - best_here[1]) <= 1e-9:
