@@ -7,6 +7,9 @@
 # on a fresh machine it starts from the committed copy). The first call
 # first runs bench/eval/dram_context.py on GPU 0 (about a minute).
 #   bash bench/sessions/2026-11-30-s5-call.sh [dram]
+# Calls: 1 `bash ... dram`, 2 `bash ...` (both with the limits of T=585,
+# then written out as numbers), 3 `T=540 bash ...` (the session's last
+# device minutes).
 set -u
 B=dist/clang-optiml-0.1.0-linux-x86_64.tar.xz
 S=gpu-state/strategies
