@@ -344,6 +344,21 @@ private:
   std::atomic<bool> &Running;
 };
 
+/// A search prefetching two edits ahead, through the applier that counts
+/// where applies ran and the stand-in that says when a candidate runs.
+struct PrefetchingRun {
+  StandInEvaluator Inner{1, 0};
+  std::atomic<bool> Running{false};
+  RunningEvaluator Eval{Inner, Running};
+  OverlapApplier Overlap{Running};
+  llvm::Expected<SearchResult> run(const World &W, SearchOptions O,
+                                   Policy &Pol) {
+    W.install(Inner);
+    O.Prefetch = 2;
+    return runSearch(original(), O, Pol, Overlap, Eval);
+  }
+};
+
 // With an applier that may run concurrently, the edits prefetched for the
 // next expansions are applied off the search's thread while a candidate
 // runs (the GPU's time is not spent parsing), handed to the evaluator to
@@ -364,19 +379,14 @@ TEST(SearchTest, PrefetchAppliesInTheBackgroundWhileACandidateRuns) {
   auto Without = runSearch(original(), O, Pol, App, Plain);
   ASSERT_TRUE(bool(Without)) << llvm::toString(Without.takeError());
 
-  StandInEvaluator Inner{1, 0};
-  W.install(Inner);
-  std::atomic<bool> Running{false};
-  RunningEvaluator Eval(Inner, Running);
-  OverlapApplier Overlap(Running);
-  O.Prefetch = 2;
-  auto With = runSearch(original(), O, Pol, Overlap, Eval);
+  PrefetchingRun P;
+  auto With = P.run(W, O, Pol);
   ASSERT_TRUE(bool(With)) << llvm::toString(With.takeError());
 
-  EXPECT_GT(Overlap.OffThread.load(), 0u);
-  EXPECT_GT(Overlap.Overlapped.load(), 0u);
-  EXPECT_GT(Eval.Prefetched.load(), 0u);
-  EXPECT_EQ(Inner.calls(), Plain.calls());
+  EXPECT_GT(P.Overlap.OffThread.load(), 0u);
+  EXPECT_GT(P.Overlap.Overlapped.load(), 0u);
+  EXPECT_GT(P.Eval.Prefetched.load(), 0u);
+  EXPECT_EQ(P.Inner.calls(), Plain.calls());
   EXPECT_EQ(With->BestSpeedup, Without->BestSpeedup);
 }
 
@@ -414,25 +424,20 @@ TEST(SearchTest, RandomSearchPrefetchesItsNextDraw) {
   ASSERT_TRUE(bool(Without)) << llvm::toString(Without.takeError());
   EXPECT_EQ(Sync.OffThread.load(), 0u);
 
-  StandInEvaluator Inner{1, 0};
-  W.install(Inner);
-  std::atomic<bool> Running{false};
-  RunningEvaluator Eval(Inner, Running);
-  OverlapApplier Overlap(Running);
-  O.Prefetch = 2;
-  auto With = runSearch(original(), O, Pol, Overlap, Eval);
+  PrefetchingRun P;
+  auto With = P.run(W, O, Pol);
   ASSERT_TRUE(bool(With)) << llvm::toString(With.takeError());
 
   EXPECT_EQ(evaluatedInOrder(*With), evaluatedInOrder(*Without));
   EXPECT_EQ(With->BestSpeedup, Without->BestSpeedup);
-  EXPECT_GT(Eval.Prefetched.load(), 0u);
-  EXPECT_GT(Overlap.Overlapped.load(), 0u);
+  EXPECT_GT(P.Eval.Prefetched.load(), 0u);
+  EXPECT_GT(P.Overlap.Overlapped.load(), 0u);
   // Fewer applies wait on the search's thread than without prefetching:
   // 10 of 15 here, where prefetching the parent's first untried edits (as
   // for MCTS) leaves 12; a draw of a node not yet proposed to, or of the
   // candidate still running, cannot be guessed.
-  EXPECT_LE(Overlap.OnThread.load(), 10u)
-      << Overlap.OnThread.load() << " of " << Sync.OnThread.load();
+  EXPECT_LE(P.Overlap.OnThread.load(), 10u)
+      << P.Overlap.OnThread.load() << " of " << Sync.OnThread.load();
 }
 
 TEST(SearchTest, AnOriginalThatFailsIsAnError) {
