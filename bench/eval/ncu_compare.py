@@ -274,14 +274,19 @@ def main():
             f.write(out)
         with open(os.path.join(raw_dir, f"{name}.eval.stderr"), "w") as f:
             f.write(err)
-        probe_result = os.path.join(run_dir, "metrics.result.json")
+        # One metrics run (metrics.result.json), or one per target kernel
+        # under OPTIML_METRICS_PER_KERNEL=1 (metrics-1.result.json, ...).
         replay = {}
-        if os.path.exists(probe_result):
-            shutil.copy(probe_result, os.path.join(raw_dir, f"{name}.metrics.result.json"))
+        entry["probe_errors"] = []
+        for probe_result in sorted(glob.glob(os.path.join(run_dir, "metrics*.result.json"))):
+            shutil.copy(probe_result, os.path.join(
+                raw_dir, f"{name}.{os.path.basename(probe_result)}"))
             with open(probe_result) as f:
                 pr = json.load(f)
-            entry["probe_errors"] = pr.get("errors", [])
+            entry["probe_errors"] += pr.get("errors", [])
             for l in pr.get("launches", []):
+                if not l.get("metrics"):
+                    continue
                 replay.setdefault(kernel_base_name(l.get("kernel", "")),
                                   (l.get("replay", "?"), l.get("l2Cleaned")))
         try:

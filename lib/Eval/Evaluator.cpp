@@ -168,7 +168,6 @@ void applyMetricsEnvironment(EvalOptions &Opts) {
   };
   Read("OPTIML_METRICS_PER_KERNEL", Opts.MetricsPerKernel);
   Read("OPTIML_PROBE_FRESH_PROFILER", Opts.FreshProfiler);
-  Read("OPTIML_PROBE_RESTORE_WRITTEN_ONLY", Opts.RestoreWrittenOnly);
 }
 
 MetricsReport classifyMetrics(const std::map<std::string, double> &M,
@@ -767,7 +766,6 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
       C.Mode = ProbeMode::Metrics;
       C.Metrics.assign(std::begin(DefaultMetrics), std::end(DefaultMetrics));
       C.FreshProfiler = Opts.FreshProfiler;
-      C.RestoreWrittenOnly = Opts.RestoreWrittenOnly;
       if (MetricsRuns.size() == 1) {
         Tasks.push_back([&, C](unsigned D) {
           MetricsRuns[0] = Run(CandBin, C, "metrics", D);

@@ -238,12 +238,8 @@ std::string GpuEvaluator::cacheContext() const {
      << " flush-l2=" << E.FlushL2 << " metrics=" << E.Metrics
      << " timeout=" << E.Runner.TimeoutSeconds << " timed-in-verification=1"
      << " precision-scaled-tolerance=1\n";
-  // Written only when set, so contexts (and cache entries) made before
-  // these experiments existed stay valid.
-  if (E.MetricsPerKernel || E.FreshProfiler || E.RestoreWrittenOnly)
-    OS << "metrics-per-kernel=" << E.MetricsPerKernel
-       << " fresh-profiler=" << E.FreshProfiler
-       << " restore-written-only=" << E.RestoreWrittenOnly << "\n";
+  OS << "metrics-per-kernel=" << E.MetricsPerKernel
+     << " fresh-profiler=" << E.FreshProfiler << "\n";
   OS << "nvcc=" << B.nvccVersion() << "\nnvcc-flags=";
   for (const std::string &F : B.flags())
     OS << F << ";";

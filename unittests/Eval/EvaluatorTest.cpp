@@ -341,13 +341,11 @@ TEST_F(EvaluatorTest, MetricsPerKernelProfilesEachKernelAlone) {
   std::vector<ProbeConfig> C1 = Configs();
   ASSERT_EQ(C1.size(), 1u);
   EXPECT_EQ(C1[0].Kernels.size(), 2u);
-  EXPECT_FALSE(C1[0].FreshProfiler);
-  EXPECT_FALSE(C1[0].RestoreWrittenOnly);
+  EXPECT_TRUE(C1[0].FreshProfiler);
   ASSERT_EQ(One.Kernels.size(), 2u);
 
   Opts.MetricsPerKernel = true;
-  Opts.FreshProfiler = true;
-  Opts.RestoreWrittenOnly = true;
+  Opts.FreshProfiler = false;
   EvalReport Each = eval(program("two-each", Canned, "metrics", Copy));
   std::vector<ProbeConfig> C2 = Configs();
   ASSERT_EQ(C2.size(), 2u);
@@ -355,8 +353,7 @@ TEST_F(EvaluatorTest, MetricsPerKernelProfilesEachKernelAlone) {
   for (const ProbeConfig &C : C2) {
     ASSERT_EQ(C.Kernels.size(), 1u);
     Profiled.insert(C.Kernels[0].Name);
-    EXPECT_TRUE(C.FreshProfiler);
-    EXPECT_TRUE(C.RestoreWrittenOnly);
+    EXPECT_FALSE(C.FreshProfiler);
     EXPECT_EQ(C.Mode, ProbeMode::Metrics);
   }
   EXPECT_EQ(Profiled, (std::set<std::string>{"saxpy", "scale"}));
@@ -371,23 +368,22 @@ TEST_F(EvaluatorTest, MetricsPerKernelProfilesEachKernelAlone) {
 
 TEST(ApplyMetricsEnvironmentTest, OneSetsZeroClearsAnythingElseLeaves) {
   EvalOptions O;
-  ::setenv("OPTIML_METRICS_PER_KERNEL", "1", 1);
-  ::setenv("OPTIML_PROBE_FRESH_PROFILER", "yes", 1);
-  ::setenv("OPTIML_PROBE_RESTORE_WRITTEN_ONLY", "1", 1);
-  applyMetricsEnvironment(O);
-  EXPECT_TRUE(O.MetricsPerKernel);
-  EXPECT_FALSE(O.FreshProfiler);
-  EXPECT_TRUE(O.RestoreWrittenOnly);
-  ::unsetenv("OPTIML_PROBE_RESTORE_WRITTEN_ONLY");
-  ::setenv("OPTIML_METRICS_PER_KERNEL", "0", 1);
-  ::setenv("OPTIML_PROBE_FRESH_PROFILER", "1", 1);
-  applyMetricsEnvironment(O);
   EXPECT_FALSE(O.MetricsPerKernel);
   EXPECT_TRUE(O.FreshProfiler);
+  ::setenv("OPTIML_METRICS_PER_KERNEL", "1", 1);
+  ::setenv("OPTIML_PROBE_FRESH_PROFILER", "no", 1);
+  applyMetricsEnvironment(O);
+  EXPECT_TRUE(O.MetricsPerKernel);
+  EXPECT_TRUE(O.FreshProfiler);
+  ::setenv("OPTIML_METRICS_PER_KERNEL", "0", 1);
+  ::setenv("OPTIML_PROBE_FRESH_PROFILER", "0", 1);
+  applyMetricsEnvironment(O);
+  EXPECT_FALSE(O.MetricsPerKernel);
+  EXPECT_FALSE(O.FreshProfiler);
   ::unsetenv("OPTIML_METRICS_PER_KERNEL");
   ::unsetenv("OPTIML_PROBE_FRESH_PROFILER");
   applyMetricsEnvironment(O);
-  EXPECT_TRUE(O.FreshProfiler);
+  EXPECT_FALSE(O.FreshProfiler);
 }
 
 TEST_F(EvaluatorTest, WrongCandidateIsCaughtWithItsBuffer) {

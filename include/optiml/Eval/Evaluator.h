@@ -50,17 +50,17 @@ struct EvalOptions {
   unsigned TimeLaunches = 1;
   bool FlushL2 = false;
   bool Metrics = true;
-  /// Metrics experiments for DRAM bytes written by small writers
-  /// (docs/eval.md, "Clean L2"): one metrics run per target kernel, each
-  /// profiling that kernel alone, instead of one run profiling them all;
-  /// the probe's freshProfiler (the range profiler set up anew for every
-  /// profiled launch); and its restoreWrittenOnly (before each pass only
-  /// the buffers the launch changed are restored). All off by default;
-  /// applyMetricsEnvironment() sets them from OPTIML_METRICS_PER_KERNEL,
-  /// OPTIML_PROBE_FRESH_PROFILER and OPTIML_PROBE_RESTORE_WRITTEN_ONLY.
+  /// How the metrics run isolates one profiled launch from another
+  /// (docs/eval.md, "Clean L2"). FreshProfiler (on): the probe sets the
+  /// range profiler up anew for every profiled launch; without it a launch
+  /// profiled after another counted about half its DRAM bytes written
+  /// (measured on the H200, docs/benchmarks.md). MetricsPerKernel (off):
+  /// one metrics run per target kernel, each profiling that kernel alone,
+  /// at the cost of one program run per extra kernel.
+  /// applyMetricsEnvironment() sets them from OPTIML_PROBE_FRESH_PROFILER
+  /// and OPTIML_METRICS_PER_KERNEL.
   bool MetricsPerKernel = false;
-  bool FreshProfiler = false;
-  bool RestoreWrittenOnly = false;
+  bool FreshProfiler = true;
   bool Sanitize = true;
   /// The candidate comes from an edit that may change float results: the
   /// tolerances are widened (10x the type's defaults).
@@ -269,9 +269,9 @@ targetKernels(const KernelModel &Model, llvm::ArrayRef<std::string> Names);
 /// Median, IQR spread, and replays needed, from replay times.
 TimingReport summarizeTimes(llvm::ArrayRef<double> TimesMs);
 
-/// Sets EvalOptions' metrics experiments (MetricsPerKernel, FreshProfiler,
-/// RestoreWrittenOnly) from the environment ("1" sets, "0" clears, unset or
-/// anything else leaves them).
+/// Sets EvalOptions' metrics isolation (MetricsPerKernel, FreshProfiler)
+/// from the environment ("1" sets, "0" clears, unset or anything else
+/// leaves them).
 void applyMetricsEnvironment(EvalOptions &Opts);
 
 /// Bottleneck verdict from the range profiler's metrics and the kernel's

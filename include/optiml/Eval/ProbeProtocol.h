@@ -88,14 +88,15 @@ struct ProbeConfig {
   bool CleanL2 = true;
   /// Metrics mode: the range profiler torn down and set up anew (host
   /// object, config image, range-profiler object) for every profiled launch
-  /// after the first, rather than one profiler reconfigured per launch: for
-  /// measuring whether what it kept from an earlier launch changes a later
-  /// one's counts.
+  /// after the first, rather than one profiler reconfigured per launch.
+  /// A reused profiler counted about half the DRAM bytes a later launch
+  /// wrote (docs/benchmarks.md); eval turns this on (EvalOptions), the raw
+  /// config keeps the old behaviour for comparison.
   bool FreshProfiler = false;
   /// Metrics mode: before each profiled pass restore only the buffers the
   /// program's own launch changed (the others already hold the pre-launch
-  /// state), rather than every buffer: for measuring whether the copies
-  /// themselves change a pass's DRAM counts.
+  /// state), rather than every buffer. A diagnostic: on the H200 it did not
+  /// change the DRAM counts of the kernels measured (docs/benchmarks.md).
   bool RestoreWrittenOnly = false;
   /// Candidate mode: also time the first TimeLaunches launches (Replays
   /// each, as Time mode does) once they have verified, in the same run.
