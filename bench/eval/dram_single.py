@@ -28,12 +28,10 @@ About four minutes on the H200.
 """
 
 import argparse
-import glob
 import json
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
 
 ROOT = os.getcwd()
@@ -77,11 +75,9 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="dram-single-")
-    with tarfile.open(args.bundle) as t:
-        t.extractall(work)
-    root = glob.glob(os.path.join(work, "clang-optiml-*"))[0]
-    tool = os.path.join(root, "bin", "clang-optiml")
-    probe = os.path.join(root, "lib", "liboptiml-probe.so")
+    tool, probe = ncu_compare.unpack_bundle(args.bundle, work)
+    if not tool or not probe:
+        sys.exit(f"{os.path.basename(__file__)}: no clang-optiml bundle at {args.bundle}")
     nvcc = find_tool("nvcc", ["/usr/local/cuda/bin/nvcc"])
     ncu = find_tool("ncu", ["/usr/local/cuda/bin/ncu",
                             "/opt/nvidia/nsight-compute/*/ncu"])

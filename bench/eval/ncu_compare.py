@@ -99,6 +99,18 @@ def find_tool(name, patterns):
     return None
 
 
+def unpack_bundle(bundle, work):
+    """Unpacks a dist/clang-optiml-*.tar.xz into work; returns the paths of
+    its clang-optiml and liboptiml-probe.so (None for what it lacks)."""
+    with tarfile.open(bundle) as t:
+        t.extractall(work)
+    found = []
+    for rel in (("bin", "clang-optiml"), ("lib", "liboptiml-probe.so")):
+        hits = sorted(glob.glob(os.path.join(work, "clang-optiml-*", *rel)))
+        found.append(hits[0] if hits else None)
+    return tuple(found)
+
+
 def run(cmd, timeout, **kw):
     """Runs cmd; returns (exit status or 'timeout', stdout, stderr)."""
     try:
@@ -216,12 +228,9 @@ def main():
         sys.exit(f"ncu_compare: need nvcc and ncu (found nvcc={nvcc}, ncu={ncu})")
     if not os.path.exists(args.bundle):
         sys.exit(f"ncu_compare: no bundle at {args.bundle} (tools/bundle.sh builds it)")
-    with tarfile.open(args.bundle) as t:
-        t.extractall(work)
-    tools = glob.glob(os.path.join(work, "clang-optiml-*", "bin", "clang-optiml"))
-    if not tools:
+    tool, _ = unpack_bundle(args.bundle, work)
+    if not tool:
         sys.exit(f"ncu_compare: {args.bundle} holds no bin/clang-optiml")
-    tool = tools[0]
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(nvcc) + os.pathsep + env.get("PATH", "")
 

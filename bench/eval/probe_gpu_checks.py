@@ -40,14 +40,12 @@ $OUT, else ./probe-gpu-checks); exits 1 if a check fails.
 """
 
 import argparse
-import glob
 import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -98,15 +96,7 @@ def l2_clean_verdict(clean, dirty, ncu):
                   + ("" if ncu is not None else " (no ncu: its 2026-11-30 value)"))
 
 
-def find_tool(name, patterns):
-    found = shutil.which(name)
-    if found:
-        return found
-    for pattern in patterns:
-        hits = sorted(glob.glob(pattern))
-        if hits:
-            return hits[-1]
-    return None
+find_tool = ncu_compare.find_tool
 
 
 def probe_run(probe, binary, args, cfg, work, tag):
@@ -146,14 +136,8 @@ def main():
     probe = args.probe
     tool = None
     if os.path.exists(args.bundle):
-        with tarfile.open(args.bundle) as t:
-            t.extractall(work)
-        tools = glob.glob(os.path.join(work, "clang-optiml-*", "bin",
-                                       "clang-optiml"))
-        tool = tools[0] if tools else None
-        if not probe:
-            probe = glob.glob(os.path.join(work, "clang-optiml-*", "lib",
-                                           "liboptiml-probe.so"))[0]
+        tool, bundled_probe = ncu_compare.unpack_bundle(args.bundle, work)
+        probe = probe or bundled_probe
     if not probe:
         sys.exit(f"probe_gpu_checks: no bundle at {args.bundle} and no --probe")
     lines, checks, record = [], [], {}
