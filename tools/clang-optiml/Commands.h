@@ -14,6 +14,15 @@
 #include <string>
 #include <vector>
 
+/// The environment variables eval and optimize read, for their --help.
+#define OPTIML_ENVIRONMENT_HELP                                                \
+  "\nEnvironment:\n"                                                           \
+  "  OPTIML_PROBE: the probe library (liboptiml-probe.so)\n"                   \
+  "  OPTIML_PROBE_FRESH_PROFILER: 1 (default) sets the range profiler up\n"    \
+  "    anew for every profiled launch; 0 keeps one for the whole program\n"    \
+  "  OPTIML_METRICS_PER_KERNEL: 1 makes one metrics run per target kernel,\n"  \
+  "    each profiling it alone; 0 (default) one run for all of them\n"
+
 namespace optiml {
 namespace tool {
 

@@ -20,14 +20,8 @@ cl::SubCommand EvalCommand(
     "and profile them (docs/eval.md).\n\n"
     "  clang-optiml eval saxpy.cu\n"
     "  clang-optiml eval candidate.cu --against saxpy.cu --kernel saxpy\n"
-    "  clang-optiml eval solver.cu -p build --run-arg input.dat --json\n"
-    "\nEnvironment:\n"
-    "  OPTIML_PROBE                 liboptiml-probe.so to load into the program\n"
-    "  OPTIML_PROBE_FRESH_PROFILER  1 (default): the range profiler is set up\n"
-    "                               anew for every profiled launch; 0: one\n"
-    "                               profiler for the whole program\n"
-    "  OPTIML_METRICS_PER_KERNEL    1: one metrics run per target kernel, each\n"
-    "                               profiling it alone (0, default: one run)\n");
+    "  clang-optiml eval solver.cu -p build --run-arg input.dat "
+    "--json\n" OPTIML_ENVIRONMENT_HELP);
 
 static cl::OptionCategory EvalCategory("eval options");
 

@@ -48,14 +48,7 @@ cl::SubCommand OptimizeCommand(
     "  clang-optiml optimize k.cu --kernel transpose -i --time 10m "
     "--report r.html\n"
     "  clang-optiml optimize k.cu --dry-run     (any machine: the first "
-    "level of candidate edits)\n"
-    "\nEnvironment:\n"
-    "  OPTIML_PROBE                 liboptiml-probe.so to load into the program\n"
-    "  OPTIML_PROBE_FRESH_PROFILER  1 (default): the range profiler is set up\n"
-    "                               anew for every profiled launch; 0: one\n"
-    "                               profiler for the whole program\n"
-    "  OPTIML_METRICS_PER_KERNEL    1: one metrics run per target kernel, each\n"
-    "                               profiling it alone (0, default: one run)\n");
+    "level of candidate edits)\n" OPTIML_ENVIRONMENT_HELP);
 
 static cl::OptionCategory OptimizeCategory("Optimize options");
 
