@@ -8,9 +8,10 @@ megabytes (probe 3.1-3.3, ncu 2.4-2.5 MB), and examples/matmul.cu's matmul
 writes a 16.8 MB result of which part is still in L2 when it ends (probe
 13.2-13.5, ncu 12.2-12.4 MB). This runs, on a GPU node, each kernel under:
 
-  probe  eval's own metrics configuration (6 metrics, 9 passes);
-         DRAM read and write alone (1 pass: no restores between passes);
-         the same without the L2 clean;
+  probe  eval's own metrics configuration (6 metrics, 9 passes), with
+         the probe's replays and with CUPTI's kernel replay (as ncu);
+         DRAM read and write alone (1 pass: no restores between passes),
+         also without the L2 clean and with CUPTI's kernel replay;
   ncu    --cache-control all with eval's 6 metrics, three times (ncu's own
          spread); DRAM read and write alone; --cache-control none;
          --replay-mode application (the whole program rerun per pass, no
@@ -97,10 +98,14 @@ def main():
                 cfg = json.load(f)
             cfg.pop("resultPath", None)
             configs["probe, eval's metrics config"] = cfg
+            configs["probe, eval's metrics config, CUPTI kernel replay"] = dict(
+                cfg, kernelReplay=True)
         one = {"mode": "metrics", "kernels": [{"name": kernel}],
                "metrics": [READ, WRITE], "freshProfiler": True}
         configs["probe, DRAM read+write only"] = one
         configs["probe, DRAM read+write only, no L2 clean"] = dict(one, cleanL2=False)
+        configs["probe, DRAM read+write only, CUPTI kernel replay"] = dict(
+            one, kernelReplay=True)
         record[name] = {"configs": configs, "runs": {}}
         for label, cfg in configs.items():
             for rep in (1, 2):

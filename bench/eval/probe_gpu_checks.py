@@ -17,9 +17,10 @@ test/gpu cannot run there; this runs the same checks and more).
    and without the clean and from ncu with all six metrics and with DRAM
    write alone (one pass), to test the hypotheses in docs/eval.md.
    The metrics experiments run too: freshProfiler gives every metric of
-   three profiled kernels in as many launches as the profiler asks, and
-   restoreWrittenOnly leaves the program's output as it is with every
-   buffer restored.
+   three profiled kernels in as many launches as the profiler asks,
+   kernelReplay (CUPTI's replay of the program's own launches) gives every
+   metric of three kernels, and restoreWrittenOnly leaves the program's
+   output as it is with every buffer restored.
 2. Time mode with and without flushL2 on the same kernel: no errors, and
    the medians.
 3. Candidate runs of prog.cu variants (seeded bugs, -fmad=false) compared
@@ -257,6 +258,29 @@ def main():
                   for _, p, m in got),
           f"launches {[(k, p, len(m)) for k, p, m in got]}, profiler passes "
           f"{r.get('profilerPasses')}, errors {r['errors']}")
+
+    # kernelReplay: CUPTI's kernel replay of the program's own launches
+    # gives every metric of three kernels, says so in each record, and the
+    # program's output is what it is unprofiled.
+    r, out, _ = probe_run(probe, os.path.join(bins, "base"), [],
+                          {"mode": "metrics", "kernelReplay": True,
+                           "freshProfiler": True,
+                           "kernels": [{"name": "init"}, {"name": "saxpy"},
+                                       {"name": "block_sum"}]}, work, "kreplay")
+    got = [(l.get("kernel", "").split("(")[0], l.get("replay"),
+            len([v for v in l.get("metrics", {}).values()
+                 if isinstance(v, (int, float)) and v == v]))
+           for l in r["launches"] if l.get("metrics")]
+    first = (out.strip().splitlines() or [""])[0]
+    record["kernel_replay"] = {"errors": r["errors"], "launches": got,
+                               "unavailable": r.get("metricsUnavailable"),
+                               "stdout": first}
+    check("kernelReplay: every metric of three kernels, replay kernel",
+          not r["errors"] and not r.get("metricsUnavailable") and len(got) == 3
+          and all(rep == "kernel" and n == len(ncu_compare.METRICS)
+                  for _, rep, n in got)
+          and first.startswith("sum "),
+          f"launches {got}, stdout {first!r}, errors {r['errors']}")
 
     # restoreWrittenOnly: only the buffers saxpy's own launch changed are
     # restored before each pass; the program prints what it prints with

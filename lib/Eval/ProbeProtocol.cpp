@@ -356,6 +356,7 @@ std::string writeProbeConfig(const ProbeConfig &C) {
          {"timeVerified", C.TimeVerified},
          {"freshProfiler", C.FreshProfiler},
          {"restoreWrittenOnly", C.RestoreWrittenOnly},
+         {"kernelReplay", C.KernelReplay},
          {"resultPath", C.ResultPath}};
   return dump(J);
 }
@@ -384,6 +385,7 @@ llvm::Expected<ProbeConfig> readProbeConfig(llvm::StringRef JSONText) {
     field(J, "timeVerified", C.TimeVerified, "");
     field(J, "freshProfiler", C.FreshProfiler, "");
     field(J, "restoreWrittenOnly", C.RestoreWrittenOnly, "");
+    field(J, "kernelReplay", C.KernelReplay, "");
     field(J, "resultPath", C.ResultPath, "");
     if ((C.Mode == ProbeMode::Reference || C.Mode == ProbeMode::Candidate) &&
         C.SnapshotDir.empty())

@@ -1065,6 +1065,12 @@ void onLaunchEnter(CUpti_CallbackId Id, const CUpti_CallbackData *Data) {
     }
     if (!S.Profiler.ready())
       return;
+    if (S.Config.KernelReplay) {
+      profileInPlace(*L, Error);
+      if (!L->ProfileInPlace && Error.empty())
+        return;
+      break;
+    }
     // The passes replay the launch from this copy (profileLaunch).
     if (ok(cuCtxSynchronize(), "cuCtxSynchronize", Error)) {
       std::string CopyError;

@@ -40,6 +40,7 @@ ProbeConfig sampleConfig() {
   C.TimeVerified = true;
   C.FreshProfiler = true;
   C.RestoreWrittenOnly = true;
+  C.KernelReplay = true;
   C.ResultPath = "/tmp/run/result.json";
   return C;
 }
@@ -71,6 +72,7 @@ TEST(ProbeProtocolTest, ConfigRoundTrip) {
   EXPECT_TRUE(R->TimeVerified);
   EXPECT_TRUE(R->FreshProfiler);
   EXPECT_TRUE(R->RestoreWrittenOnly);
+  EXPECT_TRUE(R->KernelReplay);
   EXPECT_EQ(R->ResultPath, "/tmp/run/result.json");
 }
 
@@ -87,6 +89,7 @@ TEST(ProbeProtocolTest, ConfigDefaults) {
   EXPECT_FALSE(R->TimeVerified);
   EXPECT_FALSE(R->FreshProfiler);
   EXPECT_FALSE(R->RestoreWrittenOnly);
+  EXPECT_FALSE(R->KernelReplay);
 }
 
 TEST(ProbeProtocolTest, MalformedConfigsAreErrors) {
@@ -103,6 +106,7 @@ TEST(ProbeProtocolTest, MalformedConfigsAreErrors) {
       R"({"mode": "metrics", "resultPath": "r", "cleanL2": "no"})",
       R"({"mode": "metrics", "resultPath": "r", "freshProfiler": 1})",
       R"({"mode": "metrics", "resultPath": "r", "restoreWrittenOnly": "y"})",
+      R"({"mode": "metrics", "resultPath": "r", "kernelReplay": 0})",
       R"({"mode": "time", "resultPath": "r", "replays": 1.5})",
       R"({"mode": "time", "resultPath": "r", "replays": 99999999999})",
       R"({"mode": "time", "resultPath": "r", "kernels": {}})",

@@ -98,6 +98,12 @@ struct ProbeConfig {
   /// state), rather than every buffer. A diagnostic: on the H200 it did not
   /// change the DRAM counts of the kernels measured (docs/benchmarks.md).
   bool RestoreWrittenOnly = false;
+  /// Metrics mode: CUPTI's kernel replay of the program's own launch (the
+  /// driver saves and restores memory between passes; L2 cleaned before
+  /// the first pass only), as when there is no memory for the probe's
+  /// copies, rather than the probe's replays from its copy. A diagnostic:
+  /// ncu replays kernels the same way.
+  bool KernelReplay = false;
   /// Candidate mode: also time the first TimeLaunches launches (Replays
   /// each, as Time mode does) once they have verified, in the same run.
   bool TimeVerified = false;
