@@ -74,6 +74,7 @@ def main():
                     default="dist/clang-optiml-0.1.0-linux-x86_64.tar.xz")
     ap.add_argument("--out", default=os.environ.get("OUT", "dram-single"))
     args = ap.parse_args()
+    ncu_compare.require_gpu("dram_single")
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="dram-single-")
     tool, probe = ncu_compare.unpack_bundle(args.bundle, work)

@@ -99,6 +99,16 @@ def find_tool(name, patterns):
     return None
 
 
+def require_gpu(script):
+    """Exits with a clear word when no CUDA GPU is visible: these scripts
+    measure on one and have nothing to say without it."""
+    smi = shutil.which("nvidia-smi")
+    p = subprocess.run([smi, "-L"], capture_output=True, text=True) if smi else None
+    if not p or p.returncode != 0 or "GPU" not in p.stdout:
+        sys.exit(f"{script}: needs a CUDA GPU (nvidia-smi -L lists none); "
+                 "run it on a GPU node (README, \"Developers\": GPU tests)")
+
+
 def unpack_bundle(bundle, work):
     """Unpacks a dist/clang-optiml-*.tar.xz into work; returns the paths of
     its clang-optiml and liboptiml-probe.so (None for what it lacks)."""
@@ -214,6 +224,7 @@ def main():
                     help="seconds after which no further program is started")
     ap.add_argument("programs", nargs="*", default=PROGRAMS)
     args = ap.parse_args()
+    require_gpu("ncu_compare")
     began = time.time()
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="ncu-compare-")

@@ -126,6 +126,7 @@ def main():
     ap.add_argument("--probe", help="liboptiml-probe.so (default: the bundle's)")
     ap.add_argument("--out", default=os.environ.get("OUT", "probe-gpu-checks"))
     args = ap.parse_args()
+    ncu_compare.require_gpu("probe_gpu_checks")
     began = time.time()
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="probe-checks-")
