@@ -29,6 +29,9 @@ BS=dist/strategies/clang-optiml-0.1.0-linux-x86_64.tar.xz
 S=gpu-state/strategies
 T=${T:-585}
 export PATH=/usr/local/cuda/bin:$PATH
+for b in $B $BS; do
+  [ -f $b ] || { echo "missing $b (dist/strategies/: tools/bundle.sh at bfa3512, moved there)"; exit 2; }
+done
 s=$(date +%s); el() { echo "[$(( $(date +%s) - s )) s] $*"; }
 left() { echo $(( $1 - ($(date +%s) - s) )); }  # seconds until $1 s into the call
 if [ ! -d $S ]; then
