@@ -1025,6 +1025,11 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
       continue;
     }
     KR.Metrics = classifyMetrics(Found->Metrics, Peak);
+    KR.Metrics.Replay = Found->Replay;
+    KR.Metrics.L2Cleaned = Found->L2Cleaned;
+    KR.Metrics.Passes = Found->Passes;
+    KR.Metrics.FreshProfiler = Opts.FreshProfiler;
+    KR.Metrics.OwnRun = MetricsRuns.size() > 1;
     if (!Found->Replay.empty() && !Found->L2Cleaned)
       DirtyL2 += (DirtyL2.empty() ? "" : ", ") + Targets[I].Name;
   }
@@ -1322,6 +1327,12 @@ std::string reportToJSON(const EvalReport &R) {
       for (const auto &[Name, Val] : K.Metrics.Values)
         Vals[Name] = Val;
       M["values"] = std::move(Vals);
+      M["collection"] = json::Object{
+          {"replay", K.Metrics.Replay},
+          {"l2_cleaned", K.Metrics.L2Cleaned},
+          {"passes", K.Metrics.Passes},
+          {"profiler", K.Metrics.FreshProfiler ? "per launch" : "shared"},
+          {"run", K.Metrics.OwnRun ? "own" : "shared"}};
     } else if (!K.Metrics.Problem.empty()) {
       M["problem"] = K.Metrics.Problem;
     }

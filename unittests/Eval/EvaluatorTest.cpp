@@ -305,6 +305,38 @@ TEST_F(EvaluatorTest, MetricsProfiledWithoutACleanL2AreNoted) {
   EXPECT_FALSE(HasNote(Clean));
 }
 
+TEST_F(EvaluatorTest, TheReportSaysHowMetricsWereCollected) {
+  auto Canned = good();
+  LaunchRecord &M = Canned[ProbeMode::Metrics].Launches[0];
+  M.Replay = "user";
+  M.L2Cleaned = true;
+  M.Passes = 9;
+  EvalReport R = eval(program("how", Canned));
+  const MetricsReport &MR = R.Kernels[0].Metrics;
+  EXPECT_EQ(MR.Replay, "user");
+  EXPECT_TRUE(MR.L2Cleaned);
+  EXPECT_EQ(MR.Passes, 9u);
+  EXPECT_TRUE(MR.FreshProfiler);
+  EXPECT_FALSE(MR.OwnRun);
+  std::string J = reportToJSON(R);
+  EXPECT_NE(J.find(R"("collection": {)"), std::string::npos) << J;
+  EXPECT_NE(J.find(R"("passes": 9)"), std::string::npos) << J;
+  EXPECT_NE(J.find(R"("profiler": "per launch")"), std::string::npos) << J;
+  EXPECT_NE(J.find(R"("replay": "user")"), std::string::npos) << J;
+
+  M.Replay = "kernel";
+  M.L2Cleaned = false;
+  M.Passes = 0;
+  Opts.FreshProfiler = false;
+  EvalReport K = eval(program("how-kernel", Canned));
+  EXPECT_EQ(K.Kernels[0].Metrics.Replay, "kernel");
+  EXPECT_FALSE(K.Kernels[0].Metrics.L2Cleaned);
+  EXPECT_FALSE(K.Kernels[0].Metrics.FreshProfiler);
+  J = reportToJSON(K);
+  EXPECT_NE(J.find(R"("profiler": "shared")"), std::string::npos) << J;
+  EXPECT_NE(J.find(R"("l2_cleaned": false)"), std::string::npos) << J;
+}
+
 /// Two launched kernels; each metrics run copies its config next to the
 /// canned results, so the test sees what every run was asked.
 TEST_F(EvaluatorTest, MetricsPerKernelProfilesEachKernelAlone) {
@@ -358,8 +390,10 @@ TEST_F(EvaluatorTest, MetricsPerKernelProfilesEachKernelAlone) {
   }
   EXPECT_EQ(Profiled, (std::set<std::string>{"saxpy", "scale"}));
   ASSERT_EQ(Each.Kernels.size(), 2u);
-  for (const KernelReport &K : Each.Kernels)
+  for (const KernelReport &K : Each.Kernels) {
     EXPECT_EQ(K.Metrics.Bound, "compute-bound") << K.Name;
+    EXPECT_TRUE(K.Metrics.OwnRun) << K.Name;
+  }
   unsigned MetricsRuns = llvm::count_if(Each.Runs, [](const RunSummary &R) {
     return StringRef(R.Label).starts_with("metrics-");
   });

@@ -168,6 +168,16 @@ struct MetricsReport {
   double DramGBs = 0;
   double DramFraction = -1; ///< of peak, when the peak is known
   double SmPct = -1, MemPct = -1, WarpsActivePct = -1;
+  /// How the values were collected, as ncu reports its replay mode: the
+  /// probe's replays from a copy ("user") or CUPTI's ("kernel"), whether
+  /// L2 was cleaned before every pass, how many launches the passes took
+  /// (user replay), whether the range profiler was set up for this launch
+  /// alone, and whether this kernel had a metrics run of its own.
+  std::string Replay;
+  bool L2Cleaned = false;
+  unsigned Passes = 0;
+  bool FreshProfiler = false;
+  bool OwnRun = false;
 };
 
 struct KernelReport {
