@@ -10,6 +10,10 @@ probe in metrics mode on the same binary with growing target lists
 ([saxpy], [init, saxpy], all four) and eval's own metrics configuration,
 twice each, and ncu once, and prints saxpy's and block_sum's DRAM bytes
 written for each, so the next change to the probe aims at the right cause.
+Session 6 found the cause (the range profiler reused from init's launch;
+eval now sets it up per launch); the table also gives saxpy's profiler
+duration, which came out 5% above ncu's with the fresh profiler, and a
+configuration with one unprofiled warm-up launch before the passes.
 
     python3 bench/eval/dram_context.py [--bundle dist/clang-optiml-*.tar.xz]
                                        [--out DIR]
@@ -33,6 +37,7 @@ from probe_gpu_checks import find_tool, probe_run  # noqa: E402
 PROG = os.path.join(ROOT, "test", "Inputs", "eval", "prog.cu")
 WATCH = ("saxpy", "block_sum")
 WRITE = "dram__bytes_write.sum"
+TIME = "gpu__time_duration.sum"
 
 
 def first_values(result):
@@ -44,6 +49,7 @@ def first_values(result):
         base = name.split("(")[0].split("<")[0]
         if base in WATCH and base not in out and launch.get("metrics"):
             out[base] = launch["metrics"].get(WRITE)
+            out[base + " time"] = launch["metrics"].get(TIME)
             out[base + " passes"] = launch.get("passes")
     return out
 
@@ -101,8 +107,13 @@ def main():
     configs["[init, saxpy] restore written only"] = {
         "mode": "metrics", "kernels": two, "restoreWrittenOnly": True}
     if "eval's metrics config" in configs:
-        configs["eval's metrics config, fresh profiler"] = dict(
-            configs["eval's metrics config"], freshProfiler=True)
+        # eval's own config has had freshProfiler since session 6.
+        configs["eval's metrics config, reused profiler"] = dict(
+            configs["eval's metrics config"], freshProfiler=False)
+        # Session 6: with a fresh profiler saxpy's duration came out 5%
+        # above ncu's; one unprofiled launch first lets the clocks come up.
+        configs["eval's metrics config, fresh profiler, 1 warm-up launch"] = dict(
+            configs["eval's metrics config"], freshProfiler=True, warmUpLaunches=1)
 
     rows, record = [], {"configs": configs, "runs": {}}
     for label, cfg in configs.items():
@@ -133,6 +144,7 @@ def main():
                 base = parsed[lid].get("kernel", "")
                 if base in WATCH and base not in values:
                     values[base] = parsed[lid].get(WRITE)
+                    values[base + " time"] = parsed[lid].get(TIME)
             record["ncu"][control] = values
             rows.append((f"ncu --cache-control {control}", values))
         # ncu's own count for saxpy's first three launches (session 3 saw
@@ -152,10 +164,14 @@ def main():
 
     def mb(v):
         return "-" if v is None else f"{v / 1e6:.3f} MB"
-    md = ["| run | saxpy DRAM write | saxpy passes | block_sum DRAM write |",
-          "|---|---|---|---|"]
-    md += [f"| {label} | {mb(v.get('saxpy'))} | {v.get('saxpy passes', '-')} "
-           f"| {mb(v.get('block_sum'))} |" for label, v in rows]
+
+    def us(v):
+        return "-" if v is None else f"{v / 1e3:.2f} us"
+    md = ["| run | saxpy DRAM write | saxpy time | saxpy passes | block_sum DRAM write |",
+          "|---|---|---|---|---|"]
+    md += [f"| {label} | {mb(v.get('saxpy'))} | {us(v.get('saxpy time'))} "
+           f"| {v.get('saxpy passes', '-')} | {mb(v.get('block_sum'))} |"
+           for label, v in rows]
     text = "\n".join(md) + "\n"
     print(text)
     with open(os.path.join(args.out, "dram_context.md"), "w") as f:

@@ -11,11 +11,16 @@
 # directory kept on the warm machine under gpu-state/ (git-ignored; a fresh
 # machine starts from the committed copy); the lanes never share a run:
 #   GPU 0: transpose random, seeds 2 and 3 (about 5 minutes each)
-#   GPU 1: with "probe" first (about 6 minutes, current bundle):
+#   GPU 1: with "probe" first (about 8 minutes, current bundle):
 #            bench/eval/ncu_compare.py as shipped, all five programs, and
-#            once more on prog.cu (a second sample of its small kernels);
+#            once more on prog.cu (a second sample of its small kernels),
+#            and on prog.cu with OPTIML_PROBE_WARMUP=1 (one unprofiled
+#            launch before the passes: saxpy's duration);
+#            bench/eval/dram_context.py (saxpy's DRAM write and duration,
+#            fresh/reused profiler, warm-up);
 #            bench/eval/dram_single.py (block_sum's and matmul's DRAM
-#            writes: 1-pass counts, ncu's spread, ncu application replay);
+#            writes: 1-pass counts, CUPTI kernel replay, ncu's spread, ncu
+#            application replay);
 #            bench/eval/probe_gpu_checks.py
 #          then spmv_csr (mcts, greedy, random seed 3) and transpose mcts
 #          and greedy seed 3.
@@ -53,6 +58,11 @@ probe_experiments() {
     --out $OUT/ncu-shipped > $OUT/ncu-shipped.log 2>&1
   CUDA_VISIBLE_DEVICES=1 timeout 100 python3 bench/eval/ncu_compare.py --bundle $B \
     --out $OUT/ncu-shipped-prog2 test/Inputs/eval/prog.cu > $OUT/ncu-shipped-prog2.log 2>&1
+  CUDA_VISIBLE_DEVICES=1 OPTIML_PROBE_WARMUP=1 timeout 100 python3 bench/eval/ncu_compare.py \
+    --bundle $B --out $OUT/ncu-warmup test/Inputs/eval/prog.cu > $OUT/ncu-warmup.log 2>&1
+  el dram_context
+  CUDA_VISIBLE_DEVICES=1 timeout 200 python3 bench/eval/dram_context.py --bundle $B \
+    --out $OUT/dram-context > $OUT/dram-context.log 2>&1
   el dram_single
   CUDA_VISIBLE_DEVICES=1 timeout 300 python3 bench/eval/dram_single.py --bundle $B \
     --out $OUT/dram-single > $OUT/dram-single.log 2>&1
@@ -69,9 +79,10 @@ el "lane 0: transpose random seeds 2, 3"
 lane 0 lane0 transpose random 2,3
 wait
 el done
-[ -f $OUT/dram-single.log ] && tail -n 32 $OUT/dram-single.log
+[ -f $OUT/dram-context.log ] && tail -n 26 $OUT/dram-context.log
+[ -f $OUT/dram-single.log ] && tail -n 36 $OUT/dram-single.log
 [ -f $OUT/checks.log ] && tail -n 4 $OUT/checks.log
-for v in shipped shipped-prog2; do
+for v in shipped shipped-prog2 warmup; do
   [ -f $OUT/ncu-$v.log ] && { echo "== ncu $v"; grep -E "FAIL|within" $OUT/ncu-$v.log; }
 done
 python3 - "$S" "$OUT" <<'PY'

@@ -168,6 +168,11 @@ void applyMetricsEnvironment(EvalOptions &Opts) {
   };
   Read("OPTIML_METRICS_PER_KERNEL", Opts.MetricsPerKernel);
   Read("OPTIML_PROBE_FRESH_PROFILER", Opts.FreshProfiler);
+  if (const char *V = std::getenv("OPTIML_PROBE_WARMUP")) {
+    unsigned N = 0;
+    if (!StringRef(V).getAsInteger(10, N) && N <= 100)
+      Opts.WarmUpLaunches = N;
+  }
 }
 
 MetricsReport classifyMetrics(const std::map<std::string, double> &M,
@@ -766,6 +771,7 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
       C.Mode = ProbeMode::Metrics;
       C.Metrics.assign(std::begin(DefaultMetrics), std::end(DefaultMetrics));
       C.FreshProfiler = Opts.FreshProfiler;
+      C.WarmUpLaunches = Opts.WarmUpLaunches;
       if (MetricsRuns.size() == 1) {
         Tasks.push_back([&, C](unsigned D) {
           MetricsRuns[0] = Run(CandBin, C, "metrics", D);

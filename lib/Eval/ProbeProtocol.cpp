@@ -357,6 +357,7 @@ std::string writeProbeConfig(const ProbeConfig &C) {
          {"freshProfiler", C.FreshProfiler},
          {"restoreWrittenOnly", C.RestoreWrittenOnly},
          {"kernelReplay", C.KernelReplay},
+         {"warmUpLaunches", C.WarmUpLaunches},
          {"resultPath", C.ResultPath}};
   return dump(J);
 }
@@ -386,6 +387,7 @@ llvm::Expected<ProbeConfig> readProbeConfig(llvm::StringRef JSONText) {
     field(J, "freshProfiler", C.FreshProfiler, "");
     field(J, "restoreWrittenOnly", C.RestoreWrittenOnly, "");
     field(J, "kernelReplay", C.KernelReplay, "");
+    field(J, "warmUpLaunches", C.WarmUpLaunches, "");
     field(J, "resultPath", C.ResultPath, "");
     if ((C.Mode == ProbeMode::Reference || C.Mode == ProbeMode::Candidate) &&
         C.SnapshotDir.empty())

@@ -839,6 +839,12 @@ void profileLaunch(Launch &L, std::string &Error) {
     Why = S.Profiler.begin(Mode, S.Config.FreshProfiler);
   }
   L.Record.Replay = Mode == RangeProfiler::Replay::User ? "user" : "kernel";
+  // Unprofiled launches first (outside any pass, as the L2 clean is).
+  if (Why.empty() && Mode == RangeProfiler::Replay::User)
+    for (unsigned W = 0; W < S.Config.WarmUpLaunches; ++W)
+      if (!restoreFrom(L, &Buffer::Before, Error) ||
+          !ok(relaunch(L), "relaunch (warm-up)", Error))
+        break;
   bool Cleaned = true, Done = false;
   // The profiler says when it has every pass; the bound only guards
   // against one that never does.

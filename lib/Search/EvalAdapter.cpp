@@ -239,7 +239,11 @@ std::string GpuEvaluator::cacheContext() const {
      << " timeout=" << E.Runner.TimeoutSeconds << " timed-in-verification=1"
      << " precision-scaled-tolerance=1\n";
   OS << "metrics-per-kernel=" << E.MetricsPerKernel
-     << " fresh-profiler=" << E.FreshProfiler << "\n";
+     << " fresh-profiler=" << E.FreshProfiler;
+  // Written only when set, as it is an experiment.
+  if (E.WarmUpLaunches)
+    OS << " warm-up=" << E.WarmUpLaunches;
+  OS << "\n";
   OS << "nvcc=" << B.nvccVersion() << "\nnvcc-flags=";
   for (const std::string &F : B.flags())
     OS << F << ";";

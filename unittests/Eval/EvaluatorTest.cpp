@@ -378,6 +378,7 @@ TEST_F(EvaluatorTest, MetricsPerKernelProfilesEachKernelAlone) {
 
   Opts.MetricsPerKernel = true;
   Opts.FreshProfiler = false;
+  Opts.WarmUpLaunches = 1;
   EvalReport Each = eval(program("two-each", Canned, "metrics", Copy));
   std::vector<ProbeConfig> C2 = Configs();
   ASSERT_EQ(C2.size(), 2u);
@@ -386,6 +387,7 @@ TEST_F(EvaluatorTest, MetricsPerKernelProfilesEachKernelAlone) {
     ASSERT_EQ(C.Kernels.size(), 1u);
     Profiled.insert(C.Kernels[0].Name);
     EXPECT_FALSE(C.FreshProfiler);
+    EXPECT_EQ(C.WarmUpLaunches, 1u);
     EXPECT_EQ(C.Mode, ProbeMode::Metrics);
   }
   EXPECT_EQ(Profiled, (std::set<std::string>{"saxpy", "scale"}));
@@ -418,6 +420,16 @@ TEST(ApplyMetricsEnvironmentTest, OneSetsZeroClearsAnythingElseLeaves) {
   ::unsetenv("OPTIML_PROBE_FRESH_PROFILER");
   applyMetricsEnvironment(O);
   EXPECT_FALSE(O.FreshProfiler);
+  EXPECT_EQ(O.WarmUpLaunches, 0u);
+  ::setenv("OPTIML_PROBE_WARMUP", "2", 1);
+  applyMetricsEnvironment(O);
+  EXPECT_EQ(O.WarmUpLaunches, 2u);
+  for (const char *Bad : {"-1", "many", "101", ""}) {
+    ::setenv("OPTIML_PROBE_WARMUP", Bad, 1);
+    applyMetricsEnvironment(O);
+    EXPECT_EQ(O.WarmUpLaunches, 2u) << Bad;
+  }
+  ::unsetenv("OPTIML_PROBE_WARMUP");
 }
 
 TEST_F(EvaluatorTest, WrongCandidateIsCaughtWithItsBuffer) {

@@ -41,6 +41,7 @@ ProbeConfig sampleConfig() {
   C.FreshProfiler = true;
   C.RestoreWrittenOnly = true;
   C.KernelReplay = true;
+  C.WarmUpLaunches = 2;
   C.ResultPath = "/tmp/run/result.json";
   return C;
 }
@@ -73,6 +74,7 @@ TEST(ProbeProtocolTest, ConfigRoundTrip) {
   EXPECT_TRUE(R->FreshProfiler);
   EXPECT_TRUE(R->RestoreWrittenOnly);
   EXPECT_TRUE(R->KernelReplay);
+  EXPECT_EQ(R->WarmUpLaunches, 2u);
   EXPECT_EQ(R->ResultPath, "/tmp/run/result.json");
 }
 
@@ -90,6 +92,7 @@ TEST(ProbeProtocolTest, ConfigDefaults) {
   EXPECT_FALSE(R->FreshProfiler);
   EXPECT_FALSE(R->RestoreWrittenOnly);
   EXPECT_FALSE(R->KernelReplay);
+  EXPECT_EQ(R->WarmUpLaunches, 0u);
 }
 
 TEST(ProbeProtocolTest, MalformedConfigsAreErrors) {
@@ -107,6 +110,7 @@ TEST(ProbeProtocolTest, MalformedConfigsAreErrors) {
       R"({"mode": "metrics", "resultPath": "r", "freshProfiler": 1})",
       R"({"mode": "metrics", "resultPath": "r", "restoreWrittenOnly": "y"})",
       R"({"mode": "metrics", "resultPath": "r", "kernelReplay": 0})",
+      R"({"mode": "metrics", "resultPath": "r", "warmUpLaunches": -1})",
       R"({"mode": "time", "resultPath": "r", "replays": 1.5})",
       R"({"mode": "time", "resultPath": "r", "replays": 99999999999})",
       R"({"mode": "time", "resultPath": "r", "kernels": {}})",

@@ -61,6 +61,9 @@ struct EvalOptions {
   /// and OPTIML_METRICS_PER_KERNEL.
   bool MetricsPerKernel = false;
   bool FreshProfiler = true;
+  /// The probe's warmUpLaunches for the metrics run (an experiment, 0 by
+  /// default; OPTIML_PROBE_WARMUP=N).
+  unsigned WarmUpLaunches = 0;
   bool Sanitize = true;
   /// The candidate comes from an edit that may change float results: the
   /// tolerances are widened (10x the type's defaults).
@@ -279,9 +282,9 @@ targetKernels(const KernelModel &Model, llvm::ArrayRef<std::string> Names);
 /// Median, IQR spread, and replays needed, from replay times.
 TimingReport summarizeTimes(llvm::ArrayRef<double> TimesMs);
 
-/// Sets EvalOptions' metrics isolation (MetricsPerKernel, FreshProfiler)
-/// from the environment ("1" sets, "0" clears, unset or anything else
-/// leaves them).
+/// Sets EvalOptions' metrics isolation (MetricsPerKernel, FreshProfiler:
+/// "1" sets, "0" clears) and WarmUpLaunches (a number up to 100) from the
+/// environment; unset or anything else leaves them.
 void applyMetricsEnvironment(EvalOptions &Opts);
 
 /// Bottleneck verdict from the range profiler's metrics and the kernel's

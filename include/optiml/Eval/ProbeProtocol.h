@@ -104,6 +104,12 @@ struct ProbeConfig {
   /// copies, rather than the probe's replays from its copy. A diagnostic:
   /// ncu replays kernels the same way.
   bool KernelReplay = false;
+  /// Metrics mode, the probe's replays: this many unprofiled launches from
+  /// the pre-launch state before the first pass, so that the GPU's clocks
+  /// have come up after the host-side profiler setup. An experiment: with
+  /// a profiler set up per launch, a 15-us kernel's duration came out 5%
+  /// above ncu's (docs/benchmarks.md, session 6).
+  unsigned WarmUpLaunches = 0;
   /// Candidate mode: also time the first TimeLaunches launches (Replays
   /// each, as Time mode does) once they have verified, in the same run.
   bool TimeVerified = false;
