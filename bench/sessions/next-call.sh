@@ -15,7 +15,9 @@
 #            bench/eval/ncu_compare.py as shipped, all five programs, and
 #            once more on prog.cu (a second sample of its small kernels),
 #            and on prog.cu with OPTIML_PROBE_WARMUP=1 (one unprofiled
-#            launch before the passes: saxpy's duration);
+#            launch before the passes: saxpy's duration), and on
+#            reduction, matmul and prog.cu with
+#            OPTIML_METRICS_DRAM_ONE_PASS=1 (DRAM bytes from a 1-pass run);
 #            bench/eval/dram_context.py (saxpy's DRAM write and duration,
 #            fresh/reused profiler, warm-up);
 #            bench/eval/dram_single.py (block_sum's and matmul's DRAM
@@ -60,6 +62,9 @@ probe_experiments() {
     --out $OUT/ncu-shipped-prog2 test/Inputs/eval/prog.cu > $OUT/ncu-shipped-prog2.log 2>&1
   CUDA_VISIBLE_DEVICES=1 OPTIML_PROBE_WARMUP=1 timeout 100 python3 bench/eval/ncu_compare.py \
     --bundle $B --out $OUT/ncu-warmup test/Inputs/eval/prog.cu > $OUT/ncu-warmup.log 2>&1
+  CUDA_VISIBLE_DEVICES=1 OPTIML_METRICS_DRAM_ONE_PASS=1 timeout 120 python3 \
+    bench/eval/ncu_compare.py --bundle $B --out $OUT/ncu-onepass examples/reduction.cu \
+    examples/matmul.cu test/Inputs/eval/prog.cu > $OUT/ncu-onepass.log 2>&1
   el dram_context
   CUDA_VISIBLE_DEVICES=1 timeout 200 python3 bench/eval/dram_context.py --bundle $B \
     --out $OUT/dram-context > $OUT/dram-context.log 2>&1
@@ -82,7 +87,7 @@ el done
 [ -f $OUT/dram-context.log ] && tail -n 26 $OUT/dram-context.log
 [ -f $OUT/dram-single.log ] && tail -n 36 $OUT/dram-single.log
 [ -f $OUT/checks.log ] && tail -n 4 $OUT/checks.log
-for v in shipped shipped-prog2 warmup; do
+for v in shipped shipped-prog2 warmup onepass; do
   [ -f $OUT/ncu-$v.log ] && { echo "== ncu $v"; grep -E "FAIL|within" $OUT/ncu-$v.log; }
 done
 python3 - "$S" "$OUT" <<'PY'

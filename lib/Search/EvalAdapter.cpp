@@ -243,6 +243,8 @@ std::string GpuEvaluator::cacheContext() const {
   // Written only when set, as it is an experiment.
   if (E.WarmUpLaunches)
     OS << " warm-up=" << E.WarmUpLaunches;
+  if (E.DramOnePass)
+    OS << " dram-one-pass=1";
   OS << "\n";
   OS << "nvcc=" << B.nvccVersion() << "\nnvcc-flags=";
   for (const std::string &F : B.flags())
