@@ -68,6 +68,26 @@ def ncu_values(ncu, binary, work, tag, kernel, extra, metrics):
     return None, None, None
 
 
+def mb(v):
+    return "-" if v is None else f"{v / 1e6:.3f} MB"
+
+
+def write(out, rows, record, final=False):
+    """Writes the table so far (after each program, so that a run stopped
+    by its time limit keeps what it measured)."""
+    md = ["| program | run | DRAM write | DRAM read | passes |",
+          "|---|---|---|---|---|"]
+    md += [f"| {p} | {label} | {mb(w)} | {mb(r)} | {'-' if n is None else n} |"
+           for p, label, w, r, n in rows]
+    text = "\n".join(md) + "\n"
+    if final:
+        print(text)
+    with open(os.path.join(out, "dram_single.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(out, "dram_single.json"), "w") as f:
+        json.dump(record, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bundle",
@@ -117,6 +137,7 @@ def main():
                     "write": w, "read": r, "passes": passes,
                     "errors": result.get("errors"), "seconds": round(seconds, 1)}
                 rows.append((name, f"{label} #{rep}", w, r, passes))
+        write(args.out, rows, record)
         if not ncu:
             continue
         six = ncu_compare.METRICS
@@ -132,19 +153,9 @@ def main():
             w, r, _ = ncu_values(ncu, binary, work, f"{name}-{tag}", kernel, extra, metrics)
             record[name]["runs"][label] = {"write": w, "read": r}
             rows.append((name, label, w, r, None))
+        write(args.out, rows, record)
 
-    def mb(v):
-        return "-" if v is None else f"{v / 1e6:.3f} MB"
-    md = ["| program | run | DRAM write | DRAM read | passes |",
-          "|---|---|---|---|---|"]
-    md += [f"| {p} | {label} | {mb(w)} | {mb(r)} | {'-' if n is None else n} |"
-           for p, label, w, r, n in rows]
-    text = "\n".join(md) + "\n"
-    print(text)
-    with open(os.path.join(args.out, "dram_single.md"), "w") as f:
-        f.write(text)
-    with open(os.path.join(args.out, "dram_single.json"), "w") as f:
-        json.dump(record, f, indent=1)
+    write(args.out, rows, record, final=True)
 
 
 if __name__ == "__main__":

@@ -69,7 +69,7 @@ probe_experiments() {
   CUDA_VISIBLE_DEVICES=1 timeout 200 python3 bench/eval/dram_context.py --bundle $B \
     --out $OUT/dram-context > $OUT/dram-context.log 2>&1
   el dram_single
-  CUDA_VISIBLE_DEVICES=1 timeout 300 python3 bench/eval/dram_single.py --bundle $B \
+  CUDA_VISIBLE_DEVICES=1 timeout 360 python3 bench/eval/dram_single.py --bundle $B \
     --out $OUT/dram-single > $OUT/dram-single.log 2>&1
   el probe_gpu_checks
   CUDA_VISIBLE_DEVICES=1 timeout 150 python3 bench/eval/probe_gpu_checks.py --bundle $B \
