@@ -506,6 +506,14 @@ std::string referenceSetup(ArrayRef<ProbeKernel> Targets,
 
 /// evaluate() and prepareReference(): \p Reuse skips the original's
 /// reference run and self-check; \p Capture keeps them (self-only).
+/// The first launch of kernel Name in a metrics run that has metrics.
+static const LaunchRecord *firstProfiled(const ProbeResult &R, StringRef Name) {
+  for (const LaunchRecord &L : R.Launches)
+    if (kernelNameMatches(Name, kernelBaseName(L.Kernel)) && !L.Metrics.empty())
+      return &L;
+  return nullptr;
+}
+
 static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
                                          const EvalOptions &Opts,
                                          const OriginalReference *Reuse,
@@ -1029,13 +1037,7 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
       KR.Metrics.Problem = Metrics->Probe->MetricsUnavailable;
       continue;
     }
-    const LaunchRecord *Found = nullptr;
-    for (const LaunchRecord &L : Metrics->Probe->Launches)
-      if (kernelNameMatches(Targets[I].Name, kernelBaseName(L.Kernel)) &&
-          !L.Metrics.empty()) {
-        Found = &L;
-        break;
-      }
+    const LaunchRecord *Found = firstProfiled(*Metrics->Probe, Targets[I].Name);
     if (!Found) {
       KR.Metrics.Problem = "the profiler returned no metrics for this kernel";
       continue;
@@ -1044,15 +1046,11 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
     if (Opts.DramOnePass) {
       // The one-pass run's DRAM bytes replace the multi-pass run's; without
       // them the kernel's DRAM values are left out rather than mixed.
-      const LaunchRecord *Dram = nullptr;
-      if (DramRun && DramRun->Probe &&
-          DramRun->Probe->MetricsUnavailable.empty())
-        for (const LaunchRecord &L : DramRun->Probe->Launches)
-          if (kernelNameMatches(Targets[I].Name, kernelBaseName(L.Kernel)) &&
-              !L.Metrics.empty()) {
-            Dram = &L;
-            break;
-          }
+      const LaunchRecord *Dram =
+          DramRun && DramRun->Probe &&
+                  DramRun->Probe->MetricsUnavailable.empty()
+              ? firstProfiled(*DramRun->Probe, Targets[I].Name)
+              : nullptr;
       const std::map<std::string, double> None;
       const std::map<std::string, double> &From = Dram ? Dram->Metrics : None;
       for (const char *Name :
