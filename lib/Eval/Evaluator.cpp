@@ -174,6 +174,9 @@ void applyMetricsEnvironment(EvalOptions &Opts) {
     if (!StringRef(V).getAsInteger(10, N) && N <= 100)
       Opts.WarmUpLaunches = N;
   }
+  if (const char *V = std::getenv("OPTIML_PROBE_L2_CLEAN"))
+    if (isL2CleanScheme(V))
+      Opts.L2Clean = V == StringRef("touch") ? "" : V;
 }
 
 MetricsReport classifyMetrics(const std::map<std::string, double> &M,
@@ -783,6 +786,7 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
       C.Metrics.assign(std::begin(DefaultMetrics), std::end(DefaultMetrics));
       C.FreshProfiler = Opts.FreshProfiler;
       C.WarmUpLaunches = Opts.WarmUpLaunches;
+      C.L2Clean = Opts.L2Clean;
       if (Opts.DramOnePass) {
         ProbeConfig Dram = C;
         Dram.Metrics = {"dram__bytes_read.sum", "dram__bytes_write.sum"};

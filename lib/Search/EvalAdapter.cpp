@@ -245,6 +245,8 @@ std::string GpuEvaluator::cacheContext() const {
     OS << " warm-up=" << E.WarmUpLaunches;
   if (E.DramOnePass)
     OS << " dram-one-pass=1";
+  if (!E.L2Clean.empty())
+    OS << " l2-clean=" << E.L2Clean;
   OS << "\n";
   OS << "nvcc=" << B.nvccVersion() << "\nnvcc-flags=";
   for (const std::string &F : B.flags())

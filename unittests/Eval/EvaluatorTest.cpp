@@ -476,6 +476,17 @@ TEST(ApplyMetricsEnvironmentTest, OneSetsZeroClearsAnythingElseLeaves) {
     EXPECT_EQ(O.WarmUpLaunches, 2u) << Bad;
   }
   ::unsetenv("OPTIML_PROBE_WARMUP");
+  EXPECT_EQ(O.L2Clean, "");
+  ::setenv("OPTIML_PROBE_L2_CLEAN", "discard", 1);
+  applyMetricsEnvironment(O);
+  EXPECT_EQ(O.L2Clean, "discard");
+  ::setenv("OPTIML_PROBE_L2_CLEAN", "flush", 1); // not a scheme: unchanged
+  applyMetricsEnvironment(O);
+  EXPECT_EQ(O.L2Clean, "discard");
+  ::setenv("OPTIML_PROBE_L2_CLEAN", "touch", 1); // the default's name
+  applyMetricsEnvironment(O);
+  EXPECT_EQ(O.L2Clean, "");
+  ::unsetenv("OPTIML_PROBE_L2_CLEAN");
   EXPECT_FALSE(O.DramOnePass);
   ::setenv("OPTIML_METRICS_DRAM_ONE_PASS", "1", 1);
   applyMetricsEnvironment(O);

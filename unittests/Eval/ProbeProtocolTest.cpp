@@ -42,6 +42,7 @@ ProbeConfig sampleConfig() {
   C.RestoreWrittenOnly = true;
   C.KernelReplay = true;
   C.WarmUpLaunches = 2;
+  C.L2Clean = "discard";
   C.ResultPath = "/tmp/run/result.json";
   return C;
 }
@@ -75,6 +76,7 @@ TEST(ProbeProtocolTest, ConfigRoundTrip) {
   EXPECT_TRUE(R->RestoreWrittenOnly);
   EXPECT_TRUE(R->KernelReplay);
   EXPECT_EQ(R->WarmUpLaunches, 2u);
+  EXPECT_EQ(R->L2Clean, "discard");
   EXPECT_EQ(R->ResultPath, "/tmp/run/result.json");
 }
 
@@ -93,6 +95,7 @@ TEST(ProbeProtocolTest, ConfigDefaults) {
   EXPECT_FALSE(R->RestoreWrittenOnly);
   EXPECT_FALSE(R->KernelReplay);
   EXPECT_EQ(R->WarmUpLaunches, 0u);
+  EXPECT_EQ(R->L2Clean, "");
 }
 
 TEST(ProbeProtocolTest, MalformedConfigsAreErrors) {
@@ -111,6 +114,8 @@ TEST(ProbeProtocolTest, MalformedConfigsAreErrors) {
       R"({"mode": "metrics", "resultPath": "r", "restoreWrittenOnly": "y"})",
       R"({"mode": "metrics", "resultPath": "r", "kernelReplay": 0})",
       R"({"mode": "metrics", "resultPath": "r", "warmUpLaunches": -1})",
+      R"({"mode": "metrics", "resultPath": "r", "l2Clean": "flush"})",
+      R"({"mode": "metrics", "resultPath": "r", "l2Clean": 1})",
       R"({"mode": "time", "resultPath": "r", "replays": 1.5})",
       R"({"mode": "time", "resultPath": "r", "replays": 99999999999})",
       R"({"mode": "time", "resultPath": "r", "kernels": {}})",

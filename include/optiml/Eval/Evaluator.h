@@ -64,6 +64,9 @@ struct EvalOptions {
   /// The probe's warmUpLaunches for the metrics run (an experiment, 0 by
   /// default; OPTIML_PROBE_WARMUP=N).
   unsigned WarmUpLaunches = 0;
+  /// The probe's l2Clean for the metrics run (an experiment, "" by default;
+  /// OPTIML_PROBE_L2_CLEAN=touch|touch8|discard).
+  std::string L2Clean;
   /// DRAM bytes read and written from a metrics run of their own (one
   /// pass: no replays, restores or cleans between passes before the one
   /// that counts them), at the cost of one more program run (an

@@ -110,6 +110,12 @@ struct ProbeConfig {
   /// a profiler set up per launch, a 15-us kernel's duration came out 5%
   /// above ncu's (docs/benchmarks.md, session 6).
   unsigned WarmUpLaunches = 0;
+  /// How the probe cleans L2 before a profiled pass: "" (or "touch") reads
+  /// a scratch buffer four times the L2 size; "touch8" reads it twice over;
+  /// "discard" reads it once, then discards its lines (discard.global.L2),
+  /// leaving L2 mostly invalid as ncu's flush does. An experiment for the
+  /// DRAM bytes written by kernels that write little (docs/benchmarks.md).
+  std::string L2Clean;
   /// Candidate mode: also time the first TimeLaunches launches (Replays
   /// each, as Time mode does) once they have verified, in the same run.
   bool TimeVerified = false;
@@ -191,6 +197,8 @@ struct ProbeResult {
 };
 
 const char *toString(ProbeMode M);
+/// "", "touch", "touch8" or "discard" (ProbeConfig::L2Clean).
+bool isL2CleanScheme(llvm::StringRef S);
 std::string writeProbeConfig(const ProbeConfig &C);
 llvm::Expected<ProbeConfig> readProbeConfig(llvm::StringRef JSONText);
 std::string writeProbeResult(const ProbeResult &R);
