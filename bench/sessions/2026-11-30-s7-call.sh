@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Prepared in session 6 for the next session's device calls (nvidia-h200-x2,
-# repository root, dist/ carried; rename to <date>-sN-call.sh when run).
+# Session 7's calls 1 and 2 (2026-11-30, nvidia-h200-x2, dist/ carried):
+#   call 1 (17:05, cold machine, 563 s): T=585 bash bench/sessions/2026-11-30-s7-call.sh probe
+#   call 2 (17:14, warm machine, 464 s): T=585 bash bench/sessions/2026-11-30-s7-call.sh
+# (each > $OUT/call.log 2>&1). Call 1 ran the probe part and left
+# spmv_csr random seed 3, transpose mcts/greedy seed 3 and transpose random
+# seed 3 (stopped midway, resumed) to call 2, which finished all 36 runs.
+# Prepared in session 6 (as bench/sessions/next-call.sh).
 #
 # Two bundles travel in dist/: dist/strategies/ holds the one the strategy
 # comparison began with (bfa3512: range profiler reused between launches),

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Prepared in session 7 (nvidia-h200-x2, repository root, dist/ carried;
-# rename to <date>-sN-call.sh when run): which L2 preparation before a
+# Session 7's call 3 (2026-11-30 17:30, nvidia-h200 (the two-GPU kind was
+# not lent), cold machine, 267 s; bundle built from 2b3f159):
+#   T=530 bash bench/sessions/2026-11-30-s7-call3.sh > $OUT/call.log 2>&1
+# Results: bench/results/eval/2026-11-30-s7/call3/. Which L2 preparation before a
 # profiled pass brings the DRAM bytes written by reduction's block_sum (8
 # bytes of output; ncu counts 2.1-2.6 MB) and matmul (16.8 MB of output;
 # ncu counts 12.1-12.6 MB) within 5% of ncu's. Session 7's call 1 had the
@@ -15,7 +17,7 @@
 #   OPTIML_PROBE_WARMUP=1          an unprofiled launch before the passes
 #                                  (first-launch work of the driver done
 #                                  before the clean)
-# then all five programs with discard and with warm-up.
+# then all five programs with discard and with warm-up, as time allows.
 #   T=420 bash bench/sessions/next-call.sh > $OUT/call.log 2>&1; tail -n 70 $OUT/call.log
 set -u
 B=dist/clang-optiml-0.1.0-linux-x86_64.tar.xz
@@ -24,24 +26,20 @@ export PATH=/usr/local/cuda/bin:$PATH
 [ -f $B ] || { echo "missing $B (tools/bundle.sh)"; exit 2; }
 s=$(date +%s); el() { echo "[$(( $(date +%s) - s )) s] $*"; }
 P2="examples/reduction.cu examples/matmul.cu"
-nc() { # gpu name env... -- programs
-  local g=$1 n=$2; shift 2
+nc() { # name need-seconds env... -- programs (on the one GPU)
+  local n=$1 need=$2; shift 2
   local envs=(); while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
-  el "GPU $g: $n"
-  env CUDA_VISIBLE_DEVICES=$g "${envs[@]}" timeout 200 python3 bench/eval/ncu_compare.py \
+  local left=$(( T - ($(date +%s) - s) ))
+  [ $left -lt $need ] && { el "skipped $n: $left s left"; return; }
+  el "$n"
+  env "${envs[@]}" timeout $left python3 bench/eval/ncu_compare.py \
     --bundle $B --out $OUT/ncu-$n "$@" > $OUT/ncu-$n.log 2>&1
 }
-( nc 0 default-1 -- $P2; nc 0 discard-1 OPTIML_PROBE_L2_CLEAN=discard -- $P2
-  nc 0 touch8-1 OPTIML_PROBE_L2_CLEAN=touch8 -- $P2; nc 0 default-2 -- $P2
-  nc 0 discard-2 OPTIML_PROBE_L2_CLEAN=discard -- $P2
-  nc 0 touch8-2 OPTIML_PROBE_L2_CLEAN=touch8 -- $P2
-  nc 0 all5-discard OPTIML_PROBE_L2_CLEAN=discard -- ) &
-( nc 1 warmup-1 OPTIML_PROBE_WARMUP=1 -- $P2
-  nc 1 discard-warmup-1 OPTIML_PROBE_L2_CLEAN=discard OPTIML_PROBE_WARMUP=1 -- $P2
-  nc 1 warmup-2 OPTIML_PROBE_WARMUP=1 -- $P2
-  nc 1 discard-warmup-2 OPTIML_PROBE_L2_CLEAN=discard OPTIML_PROBE_WARMUP=1 -- $P2
-  nc 1 all5-warmup OPTIML_PROBE_WARMUP=1 -- ) &
-wait
+D=OPTIML_PROBE_L2_CLEAN=discard W=OPTIML_PROBE_WARMUP=1
+nc default-1 40 -- $P2; nc discard-1 40 $D -- $P2; nc warmup-1 40 $W -- $P2
+nc discard-warmup-1 40 $D $W -- $P2; nc touch8-1 40 OPTIML_PROBE_L2_CLEAN=touch8 -- $P2
+nc default-2 40 -- $P2; nc discard-2 40 $D -- $P2; nc warmup-2 40 $W -- $P2
+nc all5-discard 120 $D --; nc all5-warmup 120 $W --
 el done
 for f in $OUT/ncu-*.log; do
   echo "== $(basename $f .log)"
