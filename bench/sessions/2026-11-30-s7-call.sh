@@ -6,6 +6,9 @@
 # spmv_csr random seed 3, transpose mcts/greedy seed 3 and transpose random
 # seed 3 (stopped midway, resumed) to call 2, which finished all 36 runs.
 # Prepared in session 6 (as bench/sessions/next-call.sh).
+# After these calls OPTIML_PROBE_WARMUP, OPTIML_METRICS_DRAM_ONE_PASS and
+# OPTIML_PROBE_L2_CLEAN were removed from eval (measured no effect): to run
+# this again, build the bundle at 2b3f159.
 #
 # Two bundles travel in dist/: dist/strategies/ holds the one the strategy
 # comparison began with (bfa3512: range profiler reused between launches),

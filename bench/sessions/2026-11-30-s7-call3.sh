@@ -2,7 +2,10 @@
 # Session 7's call 3 (2026-11-30 17:30, nvidia-h200 (the two-GPU kind was
 # not lent), cold machine, 267 s; bundle built from 2b3f159):
 #   T=530 bash bench/sessions/2026-11-30-s7-call3.sh > $OUT/call.log 2>&1
-# Results: bench/results/eval/2026-11-30-s7/call3/. Which L2 preparation before a
+# Results: bench/results/eval/2026-11-30-s7/call3/.
+# After these calls OPTIML_PROBE_WARMUP, OPTIML_METRICS_DRAM_ONE_PASS and
+# OPTIML_PROBE_L2_CLEAN were removed from eval (measured no effect): to run
+# this again, build the bundle at 2b3f159. Which L2 preparation before a
 # profiled pass brings the DRAM bytes written by reduction's block_sum (8
 # bytes of output; ncu counts 2.1-2.6 MB) and matmul (16.8 MB of output;
 # ncu counts 12.1-12.6 MB) within 5% of ncu's. Session 7's call 1 had the

@@ -168,15 +168,6 @@ void applyMetricsEnvironment(EvalOptions &Opts) {
   };
   Read("OPTIML_METRICS_PER_KERNEL", Opts.MetricsPerKernel);
   Read("OPTIML_PROBE_FRESH_PROFILER", Opts.FreshProfiler);
-  Read("OPTIML_METRICS_DRAM_ONE_PASS", Opts.DramOnePass);
-  if (const char *V = std::getenv("OPTIML_PROBE_WARMUP")) {
-    unsigned N = 0;
-    if (!StringRef(V).getAsInteger(10, N) && N <= 100)
-      Opts.WarmUpLaunches = N;
-  }
-  if (const char *V = std::getenv("OPTIML_PROBE_L2_CLEAN"))
-    if (isL2CleanScheme(V))
-      Opts.L2Clean = V == StringRef("touch") ? "" : V;
 }
 
 MetricsReport classifyMetrics(const std::map<std::string, double> &M,
@@ -738,8 +729,6 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
   /// One metrics run for all targets, or one per target (MetricsPerKernel).
   std::vector<std::optional<ProgramRun>> MetricsRuns(
       Opts.MetricsPerKernel && Targets.size() > 1 ? Targets.size() : 1);
-  /// DRAM bytes collected alone, in one pass (DramOnePass).
-  std::optional<ProgramRun> DramRun;
   VerifyReport &V = Rep.Verify;
   Tolerance Calibrated;
   bool StdoutStable = false;
@@ -785,15 +774,6 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
       C.Mode = ProbeMode::Metrics;
       C.Metrics.assign(std::begin(DefaultMetrics), std::end(DefaultMetrics));
       C.FreshProfiler = Opts.FreshProfiler;
-      C.WarmUpLaunches = Opts.WarmUpLaunches;
-      C.L2Clean = Opts.L2Clean;
-      if (Opts.DramOnePass) {
-        ProbeConfig Dram = C;
-        Dram.Metrics = {"dram__bytes_read.sum", "dram__bytes_write.sum"};
-        Tasks.push_back([&, Dram](unsigned D) {
-          DramRun = Run(CandBin, Dram, "metrics-dram", D);
-        });
-      }
       if (MetricsRuns.size() == 1) {
         Tasks.push_back([&, C](unsigned D) {
           MetricsRuns[0] = Run(CandBin, C, "metrics", D);
@@ -1047,28 +1027,6 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
       continue;
     }
     std::map<std::string, double> Values = Found->Metrics;
-    if (Opts.DramOnePass) {
-      // The one-pass run's DRAM bytes replace the multi-pass run's; without
-      // them the kernel's DRAM values are left out rather than mixed.
-      const LaunchRecord *Dram =
-          DramRun && DramRun->Probe &&
-                  DramRun->Probe->MetricsUnavailable.empty()
-              ? firstProfiled(*DramRun->Probe, Targets[I].Name)
-              : nullptr;
-      const std::map<std::string, double> None;
-      const std::map<std::string, double> &From = Dram ? Dram->Metrics : None;
-      for (const char *Name :
-           {"dram__bytes_read.sum", "dram__bytes_write.sum"}) {
-        auto It = From.find(Name);
-        if (It != From.end())
-          Values[Name] = It->second;
-        else
-          Values.erase(Name);
-      }
-      if (!Dram)
-        Rep.Notes.push_back("the one-pass DRAM run gave no values for " +
-                            Targets[I].Name + ": its DRAM bytes are left out");
-    }
     KR.Metrics = classifyMetrics(Values, Peak);
     KR.Metrics.Replay = Found->Replay;
     KR.Metrics.L2Cleaned = Found->L2Cleaned;

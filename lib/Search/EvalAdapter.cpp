@@ -239,15 +239,7 @@ std::string GpuEvaluator::cacheContext() const {
      << " timeout=" << E.Runner.TimeoutSeconds << " timed-in-verification=1"
      << " precision-scaled-tolerance=1\n";
   OS << "metrics-per-kernel=" << E.MetricsPerKernel
-     << " fresh-profiler=" << E.FreshProfiler;
-  // Written only when set, as it is an experiment.
-  if (E.WarmUpLaunches)
-    OS << " warm-up=" << E.WarmUpLaunches;
-  if (E.DramOnePass)
-    OS << " dram-one-pass=1";
-  if (!E.L2Clean.empty())
-    OS << " l2-clean=" << E.L2Clean;
-  OS << "\n";
+     << " fresh-profiler=" << E.FreshProfiler << "\n";
   OS << "nvcc=" << B.nvccVersion() << "\nnvcc-flags=";
   for (const std::string &F : B.flags())
     OS << F << ";";

@@ -305,52 +305,6 @@ TEST_F(EvaluatorTest, MetricsProfiledWithoutACleanL2AreNoted) {
   EXPECT_FALSE(HasNote(Clean));
 }
 
-/// DramOnePass: a second metrics run asks for the two DRAM metrics alone,
-/// and its values replace the main run's; without them the DRAM values
-/// are left out, with a note.
-TEST_F(EvaluatorTest, DramOnePassTakesTheDramBytesFromItsOwnRun) {
-  auto Canned = good();
-  LaunchRecord &M = Canned[ProbeMode::Metrics].Launches[0];
-  M.Metrics["dram__bytes_read.sum"] = 1000;
-  M.Metrics["dram__bytes_write.sum"] = 3000;
-  ProbeResult Dram = Canned[ProbeMode::Metrics];
-  Dram.Launches[0].Metrics = {{"dram__bytes_read.sum", 1000},
-                              {"dram__bytes_write.sum", 2000}};
-  D.write("dram-result.json", writeProbeResult(Dram));
-  // The DRAM-only config names no other metric.
-  std::string OnlyDram = "if ! grep -q gpu__time_duration \"$cfg\"; then "
-                         "cp \"" +
-                         D.file("dram-result.json") +
-                         "\" \"$out\"; echo result 42; exit 0; fi";
-  Opts.DramOnePass = true;
-  EvalReport R = eval(program("onepass", Canned, "metrics", OnlyDram));
-  ASSERT_EQ(R.Kernels.size(), 1u);
-  const auto &V = R.Kernels[0].Metrics.Values;
-  ASSERT_TRUE(V.count("dram__bytes_write.sum"));
-  EXPECT_DOUBLE_EQ(V.at("dram__bytes_write.sum"), 2000);
-  EXPECT_DOUBLE_EQ(V.at("dram__bytes_read.sum"), 1000);
-  EXPECT_TRUE(V.count("sm__throughput.avg.pct_of_peak_sustained_elapsed"));
-  unsigned DramRuns = llvm::count_if(
-      R.Runs, [](const RunSummary &S) { return S.Label == "metrics-dram"; });
-  EXPECT_EQ(DramRuns, 1u);
-
-  // The one-pass run fails: no DRAM values, and a note says so.
-  std::string Fails = "if ! grep -q gpu__time_duration \"$cfg\"; then "
-                      "exit 3; fi";
-  EvalReport F = eval(program("onepass-fails", Canned, "metrics", Fails));
-  ASSERT_EQ(F.Kernels.size(), 1u);
-  EXPECT_FALSE(F.Kernels[0].Metrics.Values.count("dram__bytes_write.sum"));
-  EXPECT_TRUE(llvm::any_of(F.Notes, [](const std::string &N) {
-    return N.find("one-pass DRAM run gave no values") != std::string::npos;
-  }));
-
-  // Off (the default): one metrics run, its own DRAM values.
-  Opts.DramOnePass = false;
-  EvalReport Off = eval(program("onepass-off", Canned, "metrics", OnlyDram));
-  EXPECT_DOUBLE_EQ(Off.Kernels[0].Metrics.Values.at("dram__bytes_write.sum"),
-                   3000);
-}
-
 TEST_F(EvaluatorTest, TheReportSaysHowMetricsWereCollected) {
   auto Canned = good();
   LaunchRecord &M = Canned[ProbeMode::Metrics].Launches[0];
@@ -424,7 +378,6 @@ TEST_F(EvaluatorTest, MetricsPerKernelProfilesEachKernelAlone) {
 
   Opts.MetricsPerKernel = true;
   Opts.FreshProfiler = false;
-  Opts.WarmUpLaunches = 1;
   EvalReport Each = eval(program("two-each", Canned, "metrics", Copy));
   std::vector<ProbeConfig> C2 = Configs();
   ASSERT_EQ(C2.size(), 2u);
@@ -433,7 +386,6 @@ TEST_F(EvaluatorTest, MetricsPerKernelProfilesEachKernelAlone) {
     ASSERT_EQ(C.Kernels.size(), 1u);
     Profiled.insert(C.Kernels[0].Name);
     EXPECT_FALSE(C.FreshProfiler);
-    EXPECT_EQ(C.WarmUpLaunches, 1u);
     EXPECT_EQ(C.Mode, ProbeMode::Metrics);
   }
   EXPECT_EQ(Profiled, (std::set<std::string>{"saxpy", "scale"}));
@@ -466,32 +418,6 @@ TEST(ApplyMetricsEnvironmentTest, OneSetsZeroClearsAnythingElseLeaves) {
   ::unsetenv("OPTIML_PROBE_FRESH_PROFILER");
   applyMetricsEnvironment(O);
   EXPECT_FALSE(O.FreshProfiler);
-  EXPECT_EQ(O.WarmUpLaunches, 0u);
-  ::setenv("OPTIML_PROBE_WARMUP", "2", 1);
-  applyMetricsEnvironment(O);
-  EXPECT_EQ(O.WarmUpLaunches, 2u);
-  for (const char *Bad : {"-1", "many", "101", ""}) {
-    ::setenv("OPTIML_PROBE_WARMUP", Bad, 1);
-    applyMetricsEnvironment(O);
-    EXPECT_EQ(O.WarmUpLaunches, 2u) << Bad;
-  }
-  ::unsetenv("OPTIML_PROBE_WARMUP");
-  EXPECT_EQ(O.L2Clean, "");
-  ::setenv("OPTIML_PROBE_L2_CLEAN", "discard", 1);
-  applyMetricsEnvironment(O);
-  EXPECT_EQ(O.L2Clean, "discard");
-  ::setenv("OPTIML_PROBE_L2_CLEAN", "flush", 1); // not a scheme: unchanged
-  applyMetricsEnvironment(O);
-  EXPECT_EQ(O.L2Clean, "discard");
-  ::setenv("OPTIML_PROBE_L2_CLEAN", "touch", 1); // the default's name
-  applyMetricsEnvironment(O);
-  EXPECT_EQ(O.L2Clean, "");
-  ::unsetenv("OPTIML_PROBE_L2_CLEAN");
-  EXPECT_FALSE(O.DramOnePass);
-  ::setenv("OPTIML_METRICS_DRAM_ONE_PASS", "1", 1);
-  applyMetricsEnvironment(O);
-  EXPECT_TRUE(O.DramOnePass);
-  ::unsetenv("OPTIML_METRICS_DRAM_ONE_PASS");
 }
 
 TEST_F(EvaluatorTest, WrongCandidateIsCaughtWithItsBuffer) {

@@ -61,17 +61,6 @@ struct EvalOptions {
   /// and OPTIML_METRICS_PER_KERNEL.
   bool MetricsPerKernel = false;
   bool FreshProfiler = true;
-  /// The probe's warmUpLaunches for the metrics run (an experiment, 0 by
-  /// default; OPTIML_PROBE_WARMUP=N).
-  unsigned WarmUpLaunches = 0;
-  /// The probe's l2Clean for the metrics run (an experiment, "" by default;
-  /// OPTIML_PROBE_L2_CLEAN=touch|touch8|discard).
-  std::string L2Clean;
-  /// DRAM bytes read and written from a metrics run of their own (one
-  /// pass: no replays, restores or cleans between passes before the one
-  /// that counts them), at the cost of one more program run (an
-  /// experiment, off by default; OPTIML_METRICS_DRAM_ONE_PASS=1).
-  bool DramOnePass = false;
   bool Sanitize = true;
   /// The candidate comes from an edit that may change float results: the
   /// tolerances are widened (10x the type's defaults).
@@ -290,9 +279,9 @@ targetKernels(const KernelModel &Model, llvm::ArrayRef<std::string> Names);
 /// Median, IQR spread, and replays needed, from replay times.
 TimingReport summarizeTimes(llvm::ArrayRef<double> TimesMs);
 
-/// Sets EvalOptions' metrics isolation (MetricsPerKernel, FreshProfiler,
-/// DramOnePass: "1" sets, "0" clears) and WarmUpLaunches (a number up to 100)
-/// from the environment; unset or anything else leaves them.
+/// Sets EvalOptions' metrics isolation (MetricsPerKernel, FreshProfiler:
+/// "1" sets, "0" clears) from the environment; unset or anything else
+/// leaves them.
 void applyMetricsEnvironment(EvalOptions &Opts);
 
 /// Bottleneck verdict from the range profiler's metrics and the kernel's
