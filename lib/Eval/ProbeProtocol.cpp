@@ -363,6 +363,7 @@ std::string writeProbeConfig(const ProbeConfig &C) {
          {"kernelReplay", C.KernelReplay},
          {"warmUpLaunches", C.WarmUpLaunches},
          {"l2Clean", C.L2Clean},
+         {"cleanInPass", C.CleanInPass},
          {"resultPath", C.ResultPath}};
   return dump(J);
 }
@@ -394,6 +395,7 @@ llvm::Expected<ProbeConfig> readProbeConfig(llvm::StringRef JSONText) {
     field(J, "kernelReplay", C.KernelReplay, "");
     field(J, "warmUpLaunches", C.WarmUpLaunches, "");
     field(J, "l2Clean", C.L2Clean, "");
+    field(J, "cleanInPass", C.CleanInPass, "");
     if (!isL2CleanScheme(C.L2Clean))
       throw ReadError{"'l2Clean' is \"" + C.L2Clean +
                       "\"; expected \"touch\", \"touch8\" or \"discard\""};

@@ -830,12 +830,14 @@ void profileLaunch(Launch &L, std::string &Error) {
   if (S.Config.RestoreWrittenOnly)
     markUnchanged(L);
   RangeProfiler::Replay Mode = RangeProfiler::Replay::User;
-  std::string Why = S.Profiler.begin(Mode, S.Config.FreshProfiler);
+  bool InPass = S.Config.CleanInPass;
+  std::string Why = S.Profiler.begin(Mode, S.Config.FreshProfiler, InPass);
   if (!Why.empty()) {
     error(L.Kernel + " launch " + std::to_string(L.Record.Ordinal) +
           ": user replay unavailable (" + Why + "): kernel replay, " +
           DirtyL2);
     Mode = RangeProfiler::Replay::Kernel;
+    InPass = false;
     Why = S.Profiler.begin(Mode, S.Config.FreshProfiler);
   }
   L.Record.Replay = Mode == RangeProfiler::Replay::User ? "user" : "kernel";
@@ -854,15 +856,31 @@ void profileLaunch(Launch &L, std::string &Error) {
     if (!restoreFrom(L, &Buffer::Before, Error))
       break;
     // After the restore, whose copies leave dirty lines; waited for, so
-    // the pass holds nothing but the launch.
+    // the pass holds nothing but the launch. CleanInPass: inside the pass,
+    // after the profiler's start and before the range (as ncu flushes
+    // right before the kernel).
+    if (InPass && !(Why = S.Profiler.startPass()).empty())
+      break;
     Cleaned &= S.Config.CleanL2 && cleanL2(L, DirtyL2);
     if (!ok(cuCtxSynchronize(), "cuCtxSynchronize", Error))
       break;
-    if (Why = S.Profiler.startPass(); !Why.empty())
+    if (!InPass && !(Why = S.Profiler.startPass()).empty())
       break;
-    bool Launched = ok(relaunch(L), "relaunch", Error) &&
-                    ok(cuCtxSynchronize(), "cuCtxSynchronize", Error);
-    Why = S.Profiler.endPass(Done);
+    if (InPass && !(Why = S.Profiler.pushRange()).empty()) {
+      bool Ignored = false;
+      S.Profiler.endPass(Ignored);
+      break;
+    }
+    bool Launched = ok(relaunch(L), "relaunch", Error);
+    if (InPass) {
+      std::string PopWhy = S.Profiler.popRange();
+      if (Why.empty())
+        Why = PopWhy;
+    }
+    Launched = Launched && ok(cuCtxSynchronize(), "cuCtxSynchronize", Error);
+    std::string EndWhy = S.Profiler.endPass(Done);
+    if (Why.empty())
+      Why = EndWhy;
     if (!Launched)
       break;
     if (Mode == RangeProfiler::Replay::Kernel)

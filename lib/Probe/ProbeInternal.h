@@ -107,8 +107,14 @@ public:
   /// A fresh session for one launch. Fresh: when a launch was profiled
   /// before, the profiler is first torn down and set up anew (host object,
   /// config image and range-profiler object).
-  std::string begin(Replay Mode, bool Fresh = false);
+  /// UserRange (user replay only): the range is what lies between
+  /// pushRange() and popRange() inside a pass rather than each launch, so
+  /// work queued in the pass before pushRange() (the L2 clean) is not
+  /// counted.
+  std::string begin(Replay Mode, bool Fresh = false, bool UserRange = false);
   std::string startPass();
+  std::string pushRange();
+  std::string popRange();
   /// AllPassesDone: every pass the metrics need has been collected.
   std::string endPass(bool &AllPassesDone);
   /// Decodes and evaluates the launch's range.

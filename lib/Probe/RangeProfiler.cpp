@@ -180,7 +180,7 @@ std::string RangeProfiler::enable() {
   return "";
 }
 
-std::string RangeProfiler::begin(Replay Mode, bool Fresh) {
+std::string RangeProfiler::begin(Replay Mode, bool Fresh, bool UserRange) {
   if (Fresh && Used) {
     // Everything anew, the host object and config image too, as for the
     // program's first profiled launch.
@@ -208,7 +208,8 @@ std::string RangeProfiler::begin(Replay Mode, bool Fresh) {
   Set.configSize = S->Config.size();
   Set.pCounterDataImage = S->CounterData.data();
   Set.counterDataImageSize = S->CounterData.size();
-  Set.range = CUPTI_AutoRange;
+  Set.range =
+      UserRange && Mode == Replay::User ? CUPTI_UserRange : CUPTI_AutoRange;
   Set.replayMode = Mode == Replay::User ? CUPTI_UserReplay : CUPTI_KernelReplay;
   Set.maxRangesPerPass = 1;
   Set.numNestingLevels = 1;
@@ -225,6 +226,24 @@ std::string RangeProfiler::startPass() {
       CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
   Start.pRangeProfilerObject = S->Profiler;
   OPTIML_CUPTI(cuptiRangeProfilerStart(&Start), "cuptiRangeProfilerStart");
+  return "";
+}
+
+std::string RangeProfiler::pushRange() {
+  auto Push = params<CUpti_RangeProfiler_PushRange_Params>(
+      CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
+  Push.pRangeProfilerObject = S->Profiler;
+  Push.pRangeName = "launch";
+  OPTIML_CUPTI(cuptiRangeProfilerPushRange(&Push),
+               "cuptiRangeProfilerPushRange");
+  return "";
+}
+
+std::string RangeProfiler::popRange() {
+  auto Pop = params<CUpti_RangeProfiler_PopRange_Params>(
+      CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
+  Pop.pRangeProfilerObject = S->Profiler;
+  OPTIML_CUPTI(cuptiRangeProfilerPopRange(&Pop), "cuptiRangeProfilerPopRange");
   return "";
 }
 

@@ -116,6 +116,12 @@ struct ProbeConfig {
   /// leaving L2 mostly invalid as ncu's flush does. An experiment for the
   /// DRAM bytes written by kernels that write little (docs/benchmarks.md).
   std::string L2Clean;
+  /// Metrics mode, the probe's replays: clean L2 inside each pass, after
+  /// the profiler's start, and profile a user range around the relaunch
+  /// alone (rather than clean, then start, with a range per launch), so
+  /// nothing the profiler does at its start is left dirty in L2 for the
+  /// launch to write back (an experiment for the DRAM-write gap).
+  bool CleanInPass = false;
   /// Candidate mode: also time the first TimeLaunches launches (Replays
   /// each, as Time mode does) once they have verified, in the same run.
   bool TimeVerified = false;
