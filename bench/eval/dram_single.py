@@ -11,7 +11,9 @@ writes a 16.8 MB result of which part is still in L2 when it ends (probe
   probe  eval's own metrics configuration (6 metrics, 9 passes), with
          the probe's replays and with CUPTI's kernel replay (as ncu);
          DRAM read and write alone (1 pass: no restores between passes),
-         also without the L2 clean and with CUPTI's kernel replay;
+         also without the L2 clean and with CUPTI's kernel replay; both
+         with the clean inside the pass (after the profiler's start, a
+         user range around the launch alone: "cleanInPass");
   ncu    --cache-control all with eval's 6 metrics, three times (ncu's own
          spread); DRAM read and write alone; --cache-control none;
          --replay-mode application (the whole program rerun per pass, no
@@ -121,12 +123,16 @@ def main():
             configs["probe, eval's metrics config"] = cfg
             configs["probe, eval's metrics config, CUPTI kernel replay"] = dict(
                 cfg, kernelReplay=True)
+            configs["probe, eval's metrics config, L2 cleaned inside the pass"] = dict(
+                cfg, cleanInPass=True)
         one = {"mode": "metrics", "kernels": [{"name": kernel}],
                "metrics": [READ, WRITE], "freshProfiler": True}
         configs["probe, DRAM read+write only"] = one
         configs["probe, DRAM read+write only, no L2 clean"] = dict(one, cleanL2=False)
         configs["probe, DRAM read+write only, CUPTI kernel replay"] = dict(
             one, kernelReplay=True)
+        configs["probe, DRAM read+write only, L2 cleaned inside the pass"] = dict(
+            one, cleanInPass=True)
         record[name] = {"configs": configs, "runs": {}}
         for label, cfg in configs.items():
             for rep in (1, 2):

@@ -168,7 +168,6 @@ void applyMetricsEnvironment(EvalOptions &Opts) {
   };
   Read("OPTIML_METRICS_PER_KERNEL", Opts.MetricsPerKernel);
   Read("OPTIML_PROBE_FRESH_PROFILER", Opts.FreshProfiler);
-  Read("OPTIML_PROBE_CLEAN_IN_PASS", Opts.CleanInPass);
 }
 
 MetricsReport classifyMetrics(const std::map<std::string, double> &M,
@@ -775,7 +774,6 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
       C.Mode = ProbeMode::Metrics;
       C.Metrics.assign(std::begin(DefaultMetrics), std::end(DefaultMetrics));
       C.FreshProfiler = Opts.FreshProfiler;
-      C.CleanInPass = Opts.CleanInPass;
       if (MetricsRuns.size() == 1) {
         Tasks.push_back([&, C](unsigned D) {
           MetricsRuns[0] = Run(CandBin, C, "metrics", D);

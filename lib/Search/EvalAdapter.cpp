@@ -239,12 +239,7 @@ std::string GpuEvaluator::cacheContext() const {
      << " timeout=" << E.Runner.TimeoutSeconds << " timed-in-verification=1"
      << " precision-scaled-tolerance=1\n";
   OS << "metrics-per-kernel=" << E.MetricsPerKernel
-     << " fresh-profiler=" << E.FreshProfiler;
-  // Written only when set (an experiment), so that earlier cached
-  // evaluations keep their context.
-  if (E.CleanInPass)
-    OS << " clean-in-pass=1";
-  OS << "\n";
+     << " fresh-profiler=" << E.FreshProfiler << "\n";
   OS << "nvcc=" << B.nvccVersion() << "\nnvcc-flags=";
   for (const std::string &F : B.flags())
     OS << F << ";";

@@ -374,12 +374,10 @@ TEST_F(EvaluatorTest, MetricsPerKernelProfilesEachKernelAlone) {
   ASSERT_EQ(C1.size(), 1u);
   EXPECT_EQ(C1[0].Kernels.size(), 2u);
   EXPECT_TRUE(C1[0].FreshProfiler);
-  EXPECT_FALSE(C1[0].CleanInPass);
   ASSERT_EQ(One.Kernels.size(), 2u);
 
   Opts.MetricsPerKernel = true;
   Opts.FreshProfiler = false;
-  Opts.CleanInPass = true;
   EvalReport Each = eval(program("two-each", Canned, "metrics", Copy));
   std::vector<ProbeConfig> C2 = Configs();
   ASSERT_EQ(C2.size(), 2u);
@@ -388,7 +386,6 @@ TEST_F(EvaluatorTest, MetricsPerKernelProfilesEachKernelAlone) {
     ASSERT_EQ(C.Kernels.size(), 1u);
     Profiled.insert(C.Kernels[0].Name);
     EXPECT_FALSE(C.FreshProfiler);
-    EXPECT_TRUE(C.CleanInPass);
     EXPECT_EQ(C.Mode, ProbeMode::Metrics);
   }
   EXPECT_EQ(Profiled, (std::set<std::string>{"saxpy", "scale"}));
@@ -421,14 +418,6 @@ TEST(ApplyMetricsEnvironmentTest, OneSetsZeroClearsAnythingElseLeaves) {
   ::unsetenv("OPTIML_PROBE_FRESH_PROFILER");
   applyMetricsEnvironment(O);
   EXPECT_FALSE(O.FreshProfiler);
-  EXPECT_FALSE(O.CleanInPass);
-  ::setenv("OPTIML_PROBE_CLEAN_IN_PASS", "1", 1);
-  applyMetricsEnvironment(O);
-  EXPECT_TRUE(O.CleanInPass);
-  ::setenv("OPTIML_PROBE_CLEAN_IN_PASS", "0", 1);
-  applyMetricsEnvironment(O);
-  EXPECT_FALSE(O.CleanInPass);
-  ::unsetenv("OPTIML_PROBE_CLEAN_IN_PASS");
 }
 
 TEST_F(EvaluatorTest, WrongCandidateIsCaughtWithItsBuffer) {

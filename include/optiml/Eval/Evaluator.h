@@ -61,9 +61,6 @@ struct EvalOptions {
   /// and OPTIML_METRICS_PER_KERNEL.
   bool MetricsPerKernel = false;
   bool FreshProfiler = true;
-  /// The probe's cleanInPass for the metrics run (an experiment, off by
-  /// default; OPTIML_PROBE_CLEAN_IN_PASS=1).
-  bool CleanInPass = false;
   bool Sanitize = true;
   /// The candidate comes from an edit that may change float results: the
   /// tolerances are widened (10x the type's defaults).
@@ -282,9 +279,9 @@ targetKernels(const KernelModel &Model, llvm::ArrayRef<std::string> Names);
 /// Median, IQR spread, and replays needed, from replay times.
 TimingReport summarizeTimes(llvm::ArrayRef<double> TimesMs);
 
-/// Sets EvalOptions' metrics isolation (MetricsPerKernel, FreshProfiler,
-/// CleanInPass: "1" sets, "0" clears) from the environment; unset or anything
-/// else leaves them.
+/// Sets EvalOptions' metrics isolation (MetricsPerKernel, FreshProfiler:
+/// "1" sets, "0" clears) from the environment; unset or anything else
+/// leaves them.
 void applyMetricsEnvironment(EvalOptions &Opts);
 
 /// Bottleneck verdict from the range profiler's metrics and the kernel's

@@ -118,9 +118,11 @@ struct ProbeConfig {
   std::string L2Clean;
   /// Metrics mode, the probe's replays: clean L2 inside each pass, after
   /// the profiler's start, and profile a user range around the relaunch
-  /// alone (rather than clean, then start, with a range per launch), so
-  /// nothing the profiler does at its start is left dirty in L2 for the
-  /// launch to write back (an experiment for the DRAM-write gap).
+  /// alone (rather than clean, then start, with a range per launch). A
+  /// diagnostic: the DRAM bytes then exclude the write-backs of what the
+  /// profiler's start leaves dirty in L2 (about 2.5 MB on the H200, which
+  /// ncu's counts include), but a user range adds about 12 us to the
+  /// time (docs/benchmarks.md, session 7), so eval does not use it.
   bool CleanInPass = false;
   /// Candidate mode: also time the first TimeLaunches launches (Replays
   /// each, as Time mode does) once they have verified, in the same run.

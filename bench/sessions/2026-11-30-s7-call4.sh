@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Prepared in session 7 (nvidia-h200, repository root, dist/ carried;
-# rename to <date>-sN-call.sh when run). The DRAM-write gap's last
+# Session 7's call 4 (2026-11-30 17:46, nvidia-h200, cold machine, 131 s;
+# bundle built from ac521ba):
+#   T=240 bash bench/sessions/2026-11-30-s7-call4.sh > $OUT/call.log 2>&1
+# Results: bench/results/eval/2026-11-30-s7/call4/. After this call
+# OPTIML_PROBE_CLEAN_IN_PASS was removed from eval (the probe keeps
+# "cleanInPass"): to run this again, build the bundle at ac521ba.
+# The DRAM-write gap's last
 # suspect: something the range profiler leaves dirty in L2 between the
 # probe's clean and the launch. OPTIML_PROBE_CLEAN_IN_PASS=1 cleans L2
 # inside each pass, after cuptiRangeProfilerStart, and profiles a user
