@@ -862,8 +862,12 @@ void profileLaunch(Launch &L, std::string &Error) {
     if (InPass && !(Why = S.Profiler.startPass()).empty())
       break;
     Cleaned &= S.Config.CleanL2 && cleanL2(L, DirtyL2);
-    if (!ok(cuCtxSynchronize(), "cuCtxSynchronize", Error))
+    if (!ok(cuCtxSynchronize(), "cuCtxSynchronize", Error)) {
+      bool Ignored = false;
+      if (InPass) // the pass is open
+        S.Profiler.endPass(Ignored);
       break;
+    }
     if (!InPass && !(Why = S.Profiler.startPass()).empty())
       break;
     if (InPass && !(Why = S.Profiler.pushRange()).empty()) {
