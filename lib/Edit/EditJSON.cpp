@@ -19,6 +19,54 @@ namespace optiml {
 
 //===-- Edit.h out-of-line members ----------------------------------------===//
 
+ParamSpec ParamSpec::integer(std::string Name, std::string Description,
+                             int64_t Min, int64_t Max,
+                             std::optional<int64_t> Default) {
+  ParamSpec S;
+  S.ParamType = Int;
+  S.Name = std::move(Name);
+  S.Description = std::move(Description);
+  S.Min = Min;
+  S.Max = Max;
+  if (Default)
+    S.Default = ParamValue(*Default);
+  return S;
+}
+
+ParamSpec ParamSpec::boolean(std::string Name, std::string Description,
+                             std::optional<bool> Default) {
+  ParamSpec S;
+  S.ParamType = Bool;
+  S.Name = std::move(Name);
+  S.Description = std::move(Description);
+  if (Default)
+    S.Default = ParamValue(*Default);
+  return S;
+}
+
+ParamSpec ParamSpec::string(std::string Name, std::string Description,
+                            std::vector<std::string> Choices,
+                            std::optional<std::string> Default) {
+  ParamSpec S;
+  S.ParamType = String;
+  S.Name = std::move(Name);
+  S.Description = std::move(Description);
+  S.Choices = std::move(Choices);
+  if (Default)
+    S.Default = ParamValue(std::move(*Default));
+  return S;
+}
+
+ParamSpec ParamSpec::stringList(std::string Name, std::string Description,
+                                std::vector<std::string> Choices) {
+  ParamSpec S;
+  S.ParamType = StringList;
+  S.Name = std::move(Name);
+  S.Description = std::move(Description);
+  S.Choices = std::move(Choices);
+  return S;
+}
+
 template <class T>
 static std::optional<T> getParam(const Edit &E, StringRef Name) {
   auto It = E.Params.find(Name.str());

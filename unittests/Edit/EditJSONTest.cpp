@@ -15,6 +15,39 @@ std::string errorOf(llvm::StringRef JSON) {
   return llvm::toString(E.takeError());
 }
 
+TEST(ParamSpecTest, ConstructorsSetTypeRangeChoicesAndDefault) {
+  ParamSpec I = ParamSpec::integer("tile", "edge", 8, 64, 32);
+  EXPECT_EQ(I.ParamType, ParamSpec::Int);
+  EXPECT_EQ(I.Name, "tile");
+  EXPECT_EQ(I.Description, "edge");
+  EXPECT_EQ(I.Min, 8);
+  EXPECT_EQ(I.Max, 64);
+  ASSERT_TRUE(I.Default);
+  EXPECT_EQ(std::get<int64_t>(*I.Default), 32);
+  EXPECT_FALSE(I.Required);
+  EXPECT_FALSE(ParamSpec::integer("n", "", 1, 2).Default);
+  EXPECT_TRUE(ParamSpec::integer("n", "", 1, 2).required().Required);
+
+  ParamSpec B = ParamSpec::boolean("loads", "also loads", true);
+  EXPECT_EQ(B.ParamType, ParamSpec::Bool);
+  ASSERT_TRUE(B.Default);
+  EXPECT_TRUE(std::get<bool>(*B.Default));
+  EXPECT_FALSE(B.Min);
+  EXPECT_FALSE(ParamSpec::boolean("x", "").Default);
+
+  ParamSpec S = ParamSpec::string("per", "owner", {"warp", "block"}, "warp");
+  EXPECT_EQ(S.ParamType, ParamSpec::String);
+  EXPECT_EQ(S.Choices, (std::vector<std::string>{"warp", "block"}));
+  ASSERT_TRUE(S.Default);
+  EXPECT_EQ(std::get<std::string>(*S.Default), "warp");
+  EXPECT_TRUE(ParamSpec::string("code", "").Choices.empty());
+
+  ParamSpec L = ParamSpec::stringList("functions", "which", {"expf"});
+  EXPECT_EQ(L.ParamType, ParamSpec::StringList);
+  EXPECT_EQ(L.Choices, (std::vector<std::string>{"expf"}));
+  EXPECT_FALSE(L.Default);
+}
+
 TEST(EditJSON, ParsesOneEditWithTypedParams) {
   auto E = parseEdit(
       R"({"kind":"unroll","target":"k/loop0","params":{"factor":4}})");

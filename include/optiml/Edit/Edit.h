@@ -49,6 +49,24 @@ struct ParamSpec {
   std::optional<int64_t> Min, Max;       ///< Int range, inclusive
   std::vector<std::string> Choices;      ///< String: allowed values if any
   std::optional<ParamValue> Default;
+
+  /// The usual shapes, so that a transform's params() reads as a table.
+  static ParamSpec integer(std::string Name, std::string Description,
+                           int64_t Min, int64_t Max,
+                           std::optional<int64_t> Default = std::nullopt);
+  static ParamSpec boolean(std::string Name, std::string Description,
+                           std::optional<bool> Default = std::nullopt);
+  static ParamSpec string(std::string Name, std::string Description,
+                          std::vector<std::string> Choices = {},
+                          std::optional<std::string> Default = std::nullopt);
+  static ParamSpec stringList(std::string Name, std::string Description,
+                              std::vector<std::string> Choices = {});
+  /// This spec, marked required.
+  ParamSpec required() const {
+    ParamSpec S = *this;
+    S.Required = true;
+    return S;
+  }
 };
 
 /// A failed check, as data: the search journals it and the LLM reads it.

@@ -116,14 +116,8 @@ public:
   }
   TargetKind targetKind() const override { return TargetKind::Loop; }
   std::vector<ParamSpec> params() const override {
-    ParamSpec T;
-    T.ParamType = ParamSpec::Int;
-    T.Name = "tile";
-    T.Description = "elements per staged tile";
-    T.Min = 32;
-    T.Max = 4096;
-    T.Default = int64_t(256);
-    return {T};
+    return {
+        ParamSpec::integer("tile", "elements per staged tile", 32, 4096, 256)};
   }
 
   Applicability prepare(const EditContext &Ctx,

@@ -44,13 +44,8 @@ public:
   }
   TargetKind targetKind() const override { return TargetKind::Kernel; }
   std::vector<ParamSpec> params() const override {
-    ParamSpec P;
-    P.Name = "factor";
-    P.Description = "elements per thread (K)";
-    P.Required = true;
-    P.Min = 2;
-    P.Max = 16;
-    return {P};
+    return {ParamSpec::integer("factor", "elements per thread (K)", 2, 16)
+                .required()};
   }
 
   Applicability prepare(const EditContext &Ctx,

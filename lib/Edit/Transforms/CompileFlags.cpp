@@ -22,25 +22,14 @@ public:
   }
   TargetKind targetKind() const override { return TargetKind::Kernel; }
   std::vector<ParamSpec> params() const override {
-    ParamSpec Fast;
-    Fast.ParamType = ParamSpec::Bool;
-    Fast.Name = "use_fast_math";
-    Fast.Description = "-use_fast_math (changes floating-point results)";
-    ParamSpec O3;
-    O3.ParamType = ParamSpec::Bool;
-    O3.Name = "ptxas_o3";
-    O3.Description = "-Xptxas -O3";
-    ParamSpec Regs;
-    Regs.ParamType = ParamSpec::Int;
-    Regs.Name = "maxrregcount";
-    Regs.Description = "--maxrregcount=N: registers per thread";
-    Regs.Min = 16;
-    Regs.Max = 255;
-    ParamSpec Dlcm;
-    Dlcm.ParamType = ParamSpec::Bool;
-    Dlcm.Name = "dlcm_ca";
-    Dlcm.Description = "-Xptxas -dlcm=ca: cache global loads in L1";
-    return {Fast, O3, Regs, Dlcm};
+    return {
+        ParamSpec::boolean("use_fast_math",
+                           "-use_fast_math (changes floating-point results)"),
+        ParamSpec::boolean("ptxas_o3", "-Xptxas -O3"),
+        ParamSpec::integer("maxrregcount",
+                           "--maxrregcount=N: registers per thread", 16, 255),
+        ParamSpec::boolean("dlcm_ca",
+                           "-Xptxas -dlcm=ca: cache global loads in L1")};
   }
   bool changesPrecision(const Edit &E) const override {
     return E.getBool("use_fast_math").value_or(false);

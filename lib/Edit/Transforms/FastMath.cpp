@@ -81,13 +81,12 @@ public:
   }
   TargetKind targetKind() const override { return TargetKind::Kernel; }
   std::vector<ParamSpec> params() const override {
-    ParamSpec F;
-    F.ParamType = ParamSpec::StringList;
-    F.Name = "functions";
-    F.Description = "which functions to replace (default: all of them)";
+    std::vector<std::string> Names;
     for (const auto &P : Intrinsics)
-      F.Choices.push_back(P.first.str());
-    return {F};
+      Names.push_back(P.first.str());
+    return {ParamSpec::stringList(
+        "functions", "which functions to replace (default: all of them)",
+        std::move(Names))};
   }
   bool changesPrecision(const Edit &) const override { return true; }
 

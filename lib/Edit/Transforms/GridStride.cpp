@@ -40,14 +40,11 @@ public:
   }
   TargetKind targetKind() const override { return TargetKind::Kernel; }
   std::vector<ParamSpec> params() const override {
-    ParamSpec P;
-    P.Name = "max_blocks";
-    P.Description = "the most blocks a launch gets (a multiple of the SM "
-                    "count: 132 on H200)";
-    P.Min = 1;
-    P.Max = 1 << 30;
-    P.Default = ParamValue(int64_t(DefaultGridCap));
-    return {P};
+    return {ParamSpec::integer(
+        "max_blocks",
+        "the most blocks a launch gets (a multiple of the SM "
+        "count: 132 on H200)",
+        1, 1 << 30, DefaultGridCap)};
   }
 
   Applicability prepare(const EditContext &Ctx,

@@ -689,13 +689,11 @@ public:
   }
   TargetKind targetKind() const override { return TargetKind::Loop; }
   std::vector<ParamSpec> params() const override {
-    ParamSpec P;
-    P.ParamType = ParamSpec::Bool;
-    P.Name = "loads";
-    P.Description = "also hoist invariant loads whose memory the loop "
-                    "provably does not write (default true)";
-    P.Default = ParamValue(true);
-    return {P};
+    return {
+        ParamSpec::boolean("loads",
+                           "also hoist invariant loads whose memory the loop "
+                           "provably does not write (default true)",
+                           true)};
   }
 
   Applicability prepare(const EditContext &Ctx,

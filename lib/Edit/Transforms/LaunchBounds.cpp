@@ -78,20 +78,13 @@ public:
   }
   TargetKind targetKind() const override { return TargetKind::Kernel; }
   std::vector<ParamSpec> params() const override {
-    ParamSpec Max;
-    Max.ParamType = ParamSpec::Int;
-    Max.Name = "max_threads";
-    Max.Description = "most threads per block any launch uses";
-    Max.Required = true;
-    Max.Min = 32;
-    Max.Max = 1024;
-    ParamSpec Min;
-    Min.ParamType = ParamSpec::Int;
-    Min.Name = "min_blocks";
-    Min.Description = "blocks per multiprocessor to budget registers for";
-    Min.Min = 1;
-    Min.Max = 32;
-    return {Max, Min};
+    return {
+        ParamSpec::integer("max_threads",
+                           "most threads per block any launch uses", 32, 1024)
+            .required(),
+        ParamSpec::integer("min_blocks",
+                           "blocks per multiprocessor to budget registers for",
+                           1, 32)};
   }
 
   /// The largest constant block size over all launches, or why not known.

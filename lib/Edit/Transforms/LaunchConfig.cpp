@@ -169,17 +169,11 @@ public:
   }
   TargetKind targetKind() const override { return TargetKind::Launch; }
   std::vector<ParamSpec> params() const override {
-    auto Int = [](StringRef Name, StringRef Desc) {
-      ParamSpec P;
-      P.Name = Name.str();
-      P.Description = Desc.str();
-      P.Min = 1;
-      P.Max = 1024;
-      return P;
-    };
-    return {Int("block", "threads per block in x (one-dimensional form)"),
-            Int("block_x", "threads per block in x"),
-            Int("block_y", "threads per block in y")};
+    return {ParamSpec::integer("block",
+                               "threads per block in x (one-dimensional form)",
+                               1, 1024),
+            ParamSpec::integer("block_x", "threads per block in x", 1, 1024),
+            ParamSpec::integer("block_y", "threads per block in y", 1, 1024)};
   }
 
   Applicability prepare(const EditContext &Ctx,

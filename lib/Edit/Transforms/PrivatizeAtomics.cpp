@@ -184,52 +184,34 @@ public:
   }
   TargetKind targetKind() const override { return TargetKind::Kernel; }
   std::vector<ParamSpec> params() const override {
-    ParamSpec A;
-    A.ParamType = ParamSpec::String;
-    A.Name = "array";
-    A.Description = "the pointer parameter the atomics update (needed when "
-                    "several are)";
-    ParamSpec B;
-    B.ParamType = ParamSpec::Int;
-    B.Name = "bins";
-    B.Description = "number of elements to privatize when the index range "
-                    "cannot be proven; other indices use the global atomic";
-    B.Min = 1;
-    B.Max = 12288;
-    ParamSpec C;
-    C.ParamType = ParamSpec::String;
-    C.Name = "copies";
-    C.Description = "one private copy per block, one per warp (less "
-                    "contention, more shared memory), or one column per "
-                    "lane ([bins][32]: no bank conflicts, 32 copies)";
-    C.Choices = {"block", "warp", "lane"};
-    C.Default = std::string("block");
-    ParamSpec BS;
-    BS.ParamType = ParamSpec::Int;
-    BS.Name = "block_size";
-    BS.Description = "threads per block at every launch; copies=warp "
-                     "sizes its copies by it and sets 256 when it is not "
-                     "given, the other layouts keep the launches' blocks";
-    BS.Min = 32;
-    BS.Max = 1024;
-    ParamSpec M;
-    M.ParamType = ParamSpec::Int;
-    M.Name = "max_blocks";
-    M.Description = "grid cap for the grid-stride loop";
-    M.Min = 1;
-    M.Max = 1 << 20;
-    M.Default = int64_t(DefaultGridCap);
-    ParamSpec V;
-    V.ParamType = ParamSpec::Int;
-    V.Name = "vector_bytes";
-    V.Description = "bytes each thread loads per iteration of the "
-                    "grid-stride loop: 1 (one element), 4, 8 or 16 (one "
-                    "word, the body run on each element; scalar tail and "
-                    "unaligned fallback)";
-    V.Min = 1;
-    V.Max = 16;
-    V.Default = int64_t(1);
-    return {A, B, C, BS, M, V};
+    return {
+        ParamSpec::string(
+            "array", "the pointer parameter the atomics update (needed when "
+                     "several are)"),
+        ParamSpec::integer(
+            "bins",
+            "number of elements to privatize when the index range "
+            "cannot be proven; other indices use the global atomic",
+            1, 12288),
+        ParamSpec::string("copies",
+                          "one private copy per block, one per warp (less "
+                          "contention, more shared memory), or one column per "
+                          "lane ([bins][32]: no bank conflicts, 32 copies)",
+                          {"block", "warp", "lane"}, "block"),
+        ParamSpec::integer("block_size",
+                           "threads per block at every launch; copies=warp "
+                           "sizes its copies by it and sets 256 when it is not "
+                           "given, the other layouts keep the launches' blocks",
+                           32, 1024),
+        ParamSpec::integer("max_blocks", "grid cap for the grid-stride loop", 1,
+                           1 << 20, DefaultGridCap),
+        ParamSpec::integer(
+            "vector_bytes",
+            "bytes each thread loads per iteration of the "
+            "grid-stride loop: 1 (one element), 4, 8 or 16 (one "
+            "word, the body run on each element; scalar tail and "
+            "unaligned fallback)",
+            1, 16, 1)};
   }
   bool changesPrecision(const Edit &) const override {
     // Floating-point atomics are summed in another order.

@@ -96,12 +96,9 @@ public:
   }
   TargetKind targetKind() const override { return TargetKind::Kernel; }
   std::vector<ParamSpec> params() const override {
-    ParamSpec Ps;
-    Ps.ParamType = ParamSpec::StringList;
-    Ps.Name = "params";
-    Ps.Description = "pointer parameters to load through __ldg (default: "
-                     "every read-only one)";
-    return {Ps};
+    return {ParamSpec::stringList(
+        "params", "pointer parameters to load through __ldg (default: "
+                  "every read-only one)")};
   }
 
   Applicability prepare(const EditContext &Ctx,

@@ -180,19 +180,15 @@ public:
   }
   TargetKind targetKind() const override { return TargetKind::Kernel; }
   std::vector<ParamSpec> params() const override {
-    ParamSpec C;
-    C.ParamType = ParamSpec::String;
-    C.Name = "code";
-    C.Description = "the complete new definition (template header, "
-                    "qualifiers, signature and body), C++ text only";
-    C.Required = true;
-    ParamSpec P;
-    P.ParamType = ParamSpec::Bool;
-    P.Name = "changes_precision";
-    P.Description = "the new code may change floating-point results (fast "
-                    "intrinsics, reassociated reductions)";
-    P.Default = ParamValue(false);
-    return {C, P};
+    return {ParamSpec::string("code",
+                              "the complete new definition (template header, "
+                              "qualifiers, signature and body), C++ text only")
+                .required(),
+            ParamSpec::boolean(
+                "changes_precision",
+                "the new code may change floating-point results (fast "
+                "intrinsics, reassociated reductions)",
+                false)};
   }
   bool changesPrecision(const Edit &E) const override {
     return E.getBool("changes_precision").value_or(false);
@@ -277,14 +273,11 @@ public:
   }
   TargetKind targetKind() const override { return TargetKind::Kernel; }
   std::vector<ParamSpec> params() const override {
-    ParamSpec C;
-    C.ParamType = ParamSpec::String;
-    C.Name = "code";
-    C.Description = "the helper's complete definition, marked __device__ "
-                    "(e.g. __device__ __forceinline__ float f(float x) "
-                    "{ ... })";
-    C.Required = true;
-    return {C};
+    return {ParamSpec::string(
+                "code", "the helper's complete definition, marked __device__ "
+                        "(e.g. __device__ __forceinline__ float f(float x) "
+                        "{ ... })")
+                .required()};
   }
   bool addsHelpers() const override { return true; }
 

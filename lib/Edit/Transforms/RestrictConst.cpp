@@ -179,18 +179,13 @@ public:
   }
   TargetKind targetKind() const override { return TargetKind::Kernel; }
   std::vector<ParamSpec> params() const override {
-    ParamSpec C;
-    C.ParamType = ParamSpec::Bool;
-    C.Name = "const";
-    C.Description = "add const to read-only pointer parameters";
-    C.Default = ParamValue(true);
-    ParamSpec R;
-    R.ParamType = ParamSpec::Bool;
-    R.Name = "restrict";
-    R.Description = "add __restrict__ to every pointer parameter; when "
-                    "omitted, added only if the launches provably pass "
-                    "distinct allocations; when true, refused otherwise";
-    return {C, R};
+    return {
+        ParamSpec::boolean("const", "add const to read-only pointer parameters",
+                           true),
+        ParamSpec::boolean(
+            "restrict", "add __restrict__ to every pointer parameter; when "
+                        "omitted, added only if the launches provably pass "
+                        "distinct allocations; when true, refused otherwise")};
   }
 
   Applicability prepare(const EditContext &Ctx,

@@ -1055,13 +1055,11 @@ public:
   }
   TargetKind targetKind() const override { return TargetKind::Kernel; }
   std::vector<ParamSpec> params() const override {
-    ParamSpec P;
-    P.Name = "tile";
-    P.Description = "the tile edge: 8, 16 or 32 (every launch's block must be "
-                    "dim3(tile, tile))";
-    P.Min = 8;
-    P.Max = 32;
-    return {P};
+    return {ParamSpec::integer(
+        "tile",
+        "the tile edge: 8, 16 or 32 (every launch's block must be "
+        "dim3(tile, tile))",
+        8, 32)};
   }
 
   Applicability prepare(const EditContext &Ctx,

@@ -84,30 +84,19 @@ public:
   }
   TargetKind targetKind() const override { return TargetKind::Kernel; }
   std::vector<ParamSpec> params() const override {
-    ParamSpec T;
-    T.ParamType = ParamSpec::Int;
-    T.Name = "tile";
-    T.Description = "tile edge in elements (also the block's x size)";
-    T.Min = 8;
-    T.Max = 64;
-    T.Default = int64_t(32);
-    ParamSpec Pd;
-    Pd.ParamType = ParamSpec::Int;
-    Pd.Name = "padding";
-    Pd.Description = "extra columns in the shared tile (1 avoids bank "
-                     "conflicts for 4-byte elements)";
-    Pd.Min = 0;
-    Pd.Max = 8;
-    Pd.Default = int64_t(1);
-    ParamSpec R;
-    R.ParamType = ParamSpec::Int;
-    R.Name = "block_rows";
-    R.Description = "the block's y size; each thread moves tile/block_rows "
-                    "elements";
-    R.Min = 1;
-    R.Max = 64;
-    R.Default = int64_t(8);
-    return {T, Pd, R};
+    return {
+        ParamSpec::integer("tile",
+                           "tile edge in elements (also the block's x size)", 8,
+                           64, 32),
+        ParamSpec::integer("padding",
+                           "extra columns in the shared tile (1 avoids bank "
+                           "conflicts for 4-byte elements)",
+                           0, 8, 1),
+        ParamSpec::integer(
+            "block_rows",
+            "the block's y size; each thread moves tile/block_rows "
+            "elements",
+            1, 64, 8)};
   }
 
   Applicability prepare(const EditContext &Ctx,

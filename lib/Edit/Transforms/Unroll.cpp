@@ -27,14 +27,11 @@ public:
   }
   TargetKind targetKind() const override { return TargetKind::Loop; }
   std::vector<ParamSpec> params() const override {
-    ParamSpec F;
-    F.ParamType = ParamSpec::Int;
-    F.Name = "factor";
-    F.Description = "unroll factor; omit for a full unroll (constant trip "
-                    "counts only)";
-    F.Min = 2;
-    F.Max = 1024;
-    return {F};
+    return {ParamSpec::integer(
+        "factor",
+        "unroll factor; omit for a full unroll (constant trip "
+        "counts only)",
+        2, 1024)};
   }
 
   Error check(const EditContext &Ctx, const Edit &E, const LoopInfo &L,

@@ -88,13 +88,8 @@ public:
   }
   TargetKind targetKind() const override { return TargetKind::Kernel; }
   std::vector<ParamSpec> params() const override {
-    ParamSpec P;
-    P.Name = "width";
-    P.Description = "elements per vector: 2 or 4";
-    P.Min = 2;
-    P.Max = 4;
-    P.Default = ParamValue(int64_t(4));
-    return {P};
+    return {
+        ParamSpec::integer("width", "elements per vector: 2 or 4", 2, 4, 4)};
   }
 
   Applicability prepare(const EditContext &Ctx,

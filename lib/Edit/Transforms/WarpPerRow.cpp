@@ -349,44 +349,30 @@ public:
   }
   TargetKind targetKind() const override { return TargetKind::Kernel; }
   std::vector<ParamSpec> params() const override {
-    ParamSpec Per;
-    Per.ParamType = ParamSpec::String;
-    Per.Name = "per";
-    Per.Description = "who owns an item: a warp (short rows) or a whole "
-                      "block (long rows)";
-    Per.Choices = {"warp", "block"};
-    Per.Default = std::string("warp");
-    ParamSpec BS;
-    BS.ParamType = ParamSpec::Int;
-    BS.Name = "block_size";
-    BS.Description = "threads per block at every launch (a multiple of 32)";
-    BS.Min = 32;
-    BS.Max = 1024;
-    BS.Default = int64_t(256);
-    ParamSpec Lanes;
-    Lanes.ParamType = ParamSpec::Int;
-    Lanes.Name = "lanes";
-    Lanes.Description = "lanes per item in the warp form (4, 8, 16 or 32): "
-                        "32 / lanes items share a warp (short rows)";
-    Lanes.Min = 4;
-    Lanes.Max = 32;
-    Lanes.Default = int64_t(32);
-    ParamSpec Regs;
-    Regs.ParamType = ParamSpec::Bool;
-    Regs.Name = "registers";
-    Regs.Description =
-        "load the row once into registers and run every later pass from "
-        "them (rows whose length is fixed at compile time, at most 64 "
-        "values per lane)";
-    Regs.Default = false;
-    ParamSpec Online;
-    Online.ParamType = ParamSpec::Bool;
-    Online.Name = "online";
-    Online.Description =
-        "fuse a max pass and the next pass summing exp(e - max) into one "
-        "pass with a running max and a rescaled sum (online softmax)";
-    Online.Default = false;
-    return {Per, BS, Lanes, Regs, Online};
+    return {
+        ParamSpec::string("per",
+                          "who owns an item: a warp (short rows) or a whole "
+                          "block (long rows)",
+                          {"warp", "block"}, "warp"),
+        ParamSpec::integer(
+            "block_size",
+            "threads per block at every launch (a multiple of 32)", 32, 1024,
+            256),
+        ParamSpec::integer("lanes",
+                           "lanes per item in the warp form (4, 8, 16 or 32): "
+                           "32 / lanes items share a warp (short rows)",
+                           4, 32, 32),
+        ParamSpec::boolean(
+            "registers",
+            "load the row once into registers and run every later pass from "
+            "them (rows whose length is fixed at compile time, at most 64 "
+            "values per lane)",
+            false),
+        ParamSpec::boolean(
+            "online",
+            "fuse a max pass and the next pass summing exp(e - max) into one "
+            "pass with a running max and a rescaled sum (online softmax)",
+            false)};
   }
   bool changesPrecision(const Edit &) const override {
     // Sums and products are reassociated across lanes.

@@ -1585,30 +1585,25 @@ public:
   }
   TargetKind targetKind() const override { return TargetKind::Kernel; }
   std::vector<ParamSpec> params() const override {
-    ParamSpec P;
-    P.ParamType = ParamSpec::Bool;
-    P.Name = "changes_precision";
-    P.Description = "whether the reduced values are floating point (sums "
-                    "are reassociated); prepare() sets it, apply() refuses "
-                    "false for a floating-point reduction";
-    P.Default = ParamValue(true);
-    ParamSpec G;
-    G.ParamType = ParamSpec::Bool;
-    G.Name = "grid_stride";
-    G.Description = "shared-memory trees fed by one guarded element per "
-                    "thread ('(i < n) ? x[i] : 0'): each thread first folds "
-                    "a grid-stride loop over the elements in a register, and "
-                    "the launches' grids are capped at max_blocks (the "
-                    "result must be one atomic per block into one location); "
-                    "default false";
-    ParamSpec M;
-    M.ParamType = ParamSpec::Int;
-    M.Name = "max_blocks";
-    M.Description = "grid cap with grid_stride (a multiple of the SM count: "
-                    "132 on H200); default 1056";
-    M.Min = 1;
-    M.Max = 1 << 20;
-    return {P, G, M};
+    return {ParamSpec::boolean(
+                "changes_precision",
+                "whether the reduced values are floating point (sums "
+                "are reassociated); prepare() sets it, apply() refuses "
+                "false for a floating-point reduction",
+                true),
+            ParamSpec::boolean(
+                "grid_stride",
+                "shared-memory trees fed by one guarded element per "
+                "thread ('(i < n) ? x[i] : 0'): each thread first folds "
+                "a grid-stride loop over the elements in a register, and "
+                "the launches' grids are capped at max_blocks (the "
+                "result must be one atomic per block into one location); "
+                "default false"),
+            ParamSpec::integer(
+                "max_blocks",
+                "grid cap with grid_stride (a multiple of the SM count: "
+                "132 on H200); default 1056",
+                1, 1 << 20)};
   }
   bool changesPrecision(const Edit &E) const override {
     return E.getBool("changes_precision").value_or(true);
