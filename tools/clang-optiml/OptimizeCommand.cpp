@@ -126,10 +126,14 @@ static cl::opt<bool> LLMRank("llm-rank",
                                       "ranking becomes the prior"),
                              cl::sub(OptimizeCommand),
                              cl::cat(OptimizeCategory));
-static cl::opt<std::string>
-    StrategyName("strategy", cl::desc("mcts (default), greedy, beam, random"),
-                 cl::init("mcts"), cl::sub(OptimizeCommand),
-                 cl::cat(OptimizeCategory));
+static cl::opt<std::string> StrategyName(
+    "strategy",
+    cl::desc("mcts (default: explores beyond the first improving "
+             "edit), greedy (follows the best state: fewer "
+             "evaluations when the first suggestion is right), "
+             "beam (the 3 best of each depth), random (a baseline); "
+             "docs/optimize.md compares them"),
+    cl::init("mcts"), cl::sub(OptimizeCommand), cl::cat(OptimizeCategory));
 static cl::opt<std::string>
     BackupName("backup", cl::desc("MCTS backup: max (default) or mean"),
                cl::init("max"), cl::sub(OptimizeCommand),
