@@ -498,8 +498,6 @@ std::string referenceSetup(ArrayRef<ProbeKernel> Targets,
   return S;
 }
 
-/// evaluate() and prepareReference(): \p Reuse skips the original's
-/// reference run and self-check; \p Capture keeps them (self-only).
 /// The first launch of kernel Name in a metrics run that has metrics.
 static const LaunchRecord *firstProfiled(const ProbeResult &R, StringRef Name) {
   for (const LaunchRecord &L : R.Launches)
@@ -507,6 +505,9 @@ static const LaunchRecord *firstProfiled(const ProbeResult &R, StringRef Name) {
       return &L;
   return nullptr;
 }
+
+/// evaluate() and prepareReference(): \p Reuse skips the original's
+/// reference run and self-check; \p Capture keeps them (self-only).
 
 static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
                                          const EvalOptions &Opts,
@@ -1026,8 +1027,7 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
       KR.Metrics.Problem = "the profiler returned no metrics for this kernel";
       continue;
     }
-    std::map<std::string, double> Values = Found->Metrics;
-    KR.Metrics = classifyMetrics(Values, Peak);
+    KR.Metrics = classifyMetrics(Found->Metrics, Peak);
     KR.Metrics.Replay = Found->Replay;
     KR.Metrics.L2Cleaned = Found->L2Cleaned;
     KR.Metrics.Passes = Found->Passes;

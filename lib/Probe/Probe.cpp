@@ -876,11 +876,8 @@ void profileLaunch(Launch &L, std::string &Error) {
       break;
     }
     bool Launched = ok(relaunch(L), "relaunch", Error);
-    if (InPass) {
-      std::string PopWhy = S.Profiler.popRange();
-      if (Why.empty())
-        Why = PopWhy;
-    }
+    if (InPass) // Why is empty here: the pass started and the range opened
+      Why = S.Profiler.popRange();
     Launched = Launched && ok(cuCtxSynchronize(), "cuCtxSynchronize", Error);
     std::string EndWhy = S.Profiler.endPass(Done);
     if (Why.empty())

@@ -106,15 +106,16 @@ struct ProbeConfig {
   bool KernelReplay = false;
   /// Metrics mode, the probe's replays: this many unprofiled launches from
   /// the pre-launch state before the first pass, so that the GPU's clocks
-  /// have come up after the host-side profiler setup. An experiment: with
-  /// a profiler set up per launch, a 15-us kernel's duration came out 5%
-  /// above ncu's (docs/benchmarks.md, session 6).
+  /// have come up after the host-side profiler setup. A diagnostic: on the
+  /// H200 it changed neither a 15-us kernel's duration nor any DRAM count
+  /// (docs/benchmarks.md, session 7), so eval does not use it.
   unsigned WarmUpLaunches = 0;
   /// How the probe cleans L2 before a profiled pass: "" (or "touch") reads
   /// a scratch buffer four times the L2 size; "touch8" reads it twice over;
   /// "discard" reads it once, then discards its lines (discard.global.L2),
-  /// leaving L2 mostly invalid as ncu's flush does. An experiment for the
-  /// DRAM bytes written by kernels that write little (docs/benchmarks.md).
+  /// leaving L2 mostly invalid as ncu's flush does. A diagnostic: on the
+  /// H200 neither alternative changed the DRAM bytes written
+  /// (docs/benchmarks.md, session 7), so eval keeps the default.
   std::string L2Clean;
   /// Metrics mode, the probe's replays: clean L2 inside each pass, after
   /// the profiler's start, and profile a user range around the relaunch
