@@ -209,7 +209,15 @@ MetricsReport classifyMetrics(const std::map<std::string, double> &M,
   else
     R.Bound = "latency-bound";
 
-  std::string Line = R.Bound + ":";
+  std::string Line = R.Bound;
+  // Memory throughput is the busiest memory unit's; with DRAM at less than
+  // half of it, the unit that limits is on chip (L1/shared memory or L2),
+  // which changes what helps (fewer or better-ordered cache accesses rather
+  // than fewer DRAM bytes).
+  if (R.Bound == "memory-bound" && R.DramFraction >= 0 &&
+      100 * R.DramFraction < 0.5 * R.MemPct)
+    Line += " (on chip: L1/shared memory or L2, not DRAM)";
+  Line += ":";
   raw_string_ostream OS(Line);
   if (R.DramGBs > 0) {
     OS << " DRAM " << formatv("{0:F2}", R.DramGBs / 1000) << " TB/s";

@@ -71,6 +71,42 @@ TEST(ClassifyMetricsTest, MemoryComputeLatency) {
   EXPECT_FALSE(classifyMetrics({}, 4300).Available);
 }
 
+TEST(ClassifyMetricsTest, MemoryBoundOnChip) {
+  // A naive matmul on the H200: memory throughput 97% of peak, DRAM idle
+  // (3.18 ms moving 33.6 + 12.4 MB): the limit is L1/L2, said so.
+  MetricsReport OnChip = classifyMetrics(
+      {{"gpu__time_duration.sum", 3.18e6},
+       {"dram__bytes_read.sum", 33.6e6},
+       {"dram__bytes_write.sum", 12.4e6},
+       {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 65},
+       {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 97},
+       {"sm__warps_active.avg.pct_of_peak_sustained_active", 98}},
+      4300);
+  EXPECT_EQ(OnChip.Bound, "memory-bound");
+  EXPECT_EQ(OnChip.Verdict.rfind("memory-bound (on chip: L1/shared memory or "
+                                 "L2, not DRAM): DRAM 0.01 TB/s (0% of",
+                                 0),
+            0u)
+      << OnChip.Verdict;
+  // DRAM at 57% with memory throughput at 70%: DRAM is the unit, no remark.
+  MetricsReport Dram = classifyMetrics(
+      {{"gpu__time_duration.sum", 1e6},
+       {"dram__bytes_read.sum", 1.6e9},
+       {"dram__bytes_write.sum", 0.85e9},
+       {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 70},
+       {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 40}},
+      4300);
+  EXPECT_EQ(Dram.Verdict.rfind("memory-bound: DRAM 2.45 TB/s (57%", 0), 0u)
+      << Dram.Verdict;
+  // Without a known DRAM peak nothing is claimed about where.
+  MetricsReport NoPeak = classifyMetrics(
+      {{"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 90},
+       {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 30}},
+      0);
+  EXPECT_EQ(NoPeak.Verdict.rfind("memory-bound: memory throughput 90%", 0), 0u)
+      << NoPeak.Verdict;
+}
+
 TEST(RunnerParsersTest, NvidiaSmi) {
   auto G = parseNvidiaSmi("0, NVIDIA H200, 9.0, 143771\n1, NVIDIA A100-SXM4-80GB, "
                           "8.0, 81920\ngarbage line\n");
