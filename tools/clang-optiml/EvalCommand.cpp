@@ -151,6 +151,12 @@ static std::string findProbe(const char *Argv0) {
 static Error checkInput(StringRef Path, bool IsOriginal) {
   if (sys::fs::is_regular_file(Path))
     return Error::success();
+  if (sys::fs::is_directory(Path))
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot evaluate%s '%s': it is a directory, not "
+                             "a CUDA source file",
+                             IsOriginal ? " the original (--against)" : "",
+                             Path.str().c_str());
   if (IsOriginal)
     return createStringError(inconvertibleErrorCode(),
                              "cannot evaluate: the original (--against) '%s' "
@@ -161,7 +167,21 @@ static Error checkInput(StringRef Path, bool IsOriginal) {
                            Path.str().c_str());
 }
 
+/// Option values that cannot make sense, refused before anything runs.
+static Error checkOptions() {
+  if (Replays == 0)
+    return createStringError(inconvertibleErrorCode(),
+                             "--replays must be at least 1: the time is the "
+                             "median of the replays");
+  if (!(Timeout > 0))
+    return createStringError(inconvertibleErrorCode(),
+                             "--timeout must be a positive number of seconds");
+  return Error::success();
+}
+
 int runEval(const CommandContext &Ctx) {
+  if (Error E = checkOptions())
+    return reportError(std::move(E));
   if (Error E = checkInput(InputFile, false))
     return reportError(std::move(E));
   if (!Against.empty())

@@ -354,6 +354,11 @@ static Error checkOptions() {
                              "poisoned start");
   if (FinalRounds < 1 || FinalRounds > 100)
     return createStringError("--final-rounds must be between 1 and 100");
+  if (Replays == 0)
+    return createStringError("--replays must be at least 1: a candidate's "
+                             "time is the median of its replays");
+  if (!(RunTimeout > 0))
+    return createStringError("--timeout must be a positive number of seconds");
   if (NoCompile && !DryRun)
     return createStringError("--no-compile only applies to --dry-run");
   if (DryRun && !EvalCacheDir.empty())
