@@ -195,6 +195,33 @@ Expected<ProgramRun> runWithProbe(StringRef Binary, ProbeConfig Config,
 // compute-sanitizer
 //===----------------------------------------------------------------------===//
 
+std::vector<std::string> resolveProgramArgs(ArrayRef<std::string> Args,
+                                            StringRef Cwd,
+                                            std::vector<std::string> *Notes) {
+  std::vector<std::string> Out;
+  for (const std::string &A : Args) {
+    double Ignored;
+    bool Number = !StringRef(A).getAsDouble(Ignored);
+    if (A.empty() || A.front() == '-' || Number || sys::path::is_absolute(A)) {
+      Out.push_back(A);
+      continue;
+    }
+    SmallString<256> Full(Cwd);
+    sys::path::append(Full, A);
+    if (!sys::fs::exists(Full)) {
+      Out.push_back(A);
+      continue;
+    }
+    sys::path::remove_dots(Full, /*remove_dot_dot=*/true);
+    if (Notes)
+      Notes->push_back("program argument '" + A + "' passed as '" +
+                       std::string(Full) +
+                       "' (the program runs in a private directory)");
+    Out.push_back(std::string(Full));
+  }
+  return Out;
+}
+
 std::string findComputeSanitizer(StringRef CudaPath) {
   return findProgram("compute-sanitizer",
                      {(CudaPath + "/bin").str(),

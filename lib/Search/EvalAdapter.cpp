@@ -233,6 +233,9 @@ std::string GpuEvaluator::cacheContext() const {
   OS << "\nargs=";
   for (const std::string &A : E.Runner.ProgramArgs)
     OS << A.size() << ":" << A << ";";
+  // Only when set, so that keys written before --workdir existed still match.
+  if (!E.Runner.ProgramWorkDir.empty())
+    OS << "\nworkdir=" << E.Runner.ProgramWorkDir;
   OS << "\nverify-first=" << E.VerifyFirst << " verify-last=" << E.VerifyLast
      << " replays=" << E.Replays << " time-launches=" << E.TimeLaunches
      << " flush-l2=" << E.FlushL2 << " metrics=" << E.Metrics

@@ -24,6 +24,7 @@
   "    each profiling it alone; 0 (default) one run for all of them\n"
 
 namespace optiml {
+struct RunnerOptions;
 namespace tool {
 
 struct CommandContext {
@@ -42,6 +43,15 @@ void hideUnrelatedOptions();
 
 /// Prints "clang-optiml: error: <message>" and returns 1.
 int reportError(llvm::Error E);
+
+/// The program's arguments and working directory for eval and optimize
+/// (--run-arg, --workdir): with a working directory (which must exist) the
+/// arguments go as given; without one the program runs in a private
+/// directory and relative paths to existing files become absolute (said
+/// under -v).
+llvm::Error setProgramRun(RunnerOptions &R,
+                          const std::vector<std::string> &Args,
+                          llvm::StringRef WorkDir);
 
 extern llvm::cl::SubCommand AnalyzeCommand;
 int runAnalyze(const CommandContext &Ctx);

@@ -1,6 +1,8 @@
 //===- CommonOptions.cpp - Options every subcommand takes -----------------===//
 
 #include "Commands.h"
+#include "optiml/Eval/Runner.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/WithColor.h"
 
@@ -82,6 +84,34 @@ void hideUnrelatedOptions() {
   Hide(cl::SubCommand::getTopLevel());
   for (cl::SubCommand *Sub : cl::getRegisteredSubcommands())
     Hide(*Sub);
+}
+
+Error setProgramRun(RunnerOptions &R, const std::vector<std::string> &Args,
+                    StringRef WorkDir) {
+  if (!WorkDir.empty()) {
+    if (!sys::fs::is_directory(WorkDir))
+      return createStringError(inconvertibleErrorCode(),
+                               "--workdir '%s' is not a directory",
+                               WorkDir.str().c_str());
+    SmallString<256> Abs(WorkDir);
+    if (std::error_code EC = sys::fs::make_absolute(Abs))
+      return createStringError(EC, "--workdir '%s': %s", WorkDir.str().c_str(),
+                               EC.message().c_str());
+    R.ProgramWorkDir = std::string(Abs);
+    R.ProgramArgs = Args;
+    return Error::success();
+  }
+  SmallString<256> Cwd;
+  if (sys::fs::current_path(Cwd)) {
+    R.ProgramArgs = Args;
+    return Error::success();
+  }
+  std::vector<std::string> Notes;
+  R.ProgramArgs = resolveProgramArgs(Args, Cwd, &Notes);
+  if (verbose())
+    for (const std::string &N : Notes)
+      WithColor::note(errs(), "clang-optiml") << N << "\n";
+  return Error::success();
 }
 
 int reportError(Error E) {

@@ -53,6 +53,13 @@ static cl::list<std::string>
                      "order)"),
             cl::value_desc("arg"), cl::sub(EvalCommand),
             cl::cat(EvalCategory));
+static cl::opt<std::string> WorkDir(
+    "workdir",
+    cl::desc("Run the program in this directory (default: a private "
+             "temporary directory per run, where a --run-arg naming an "
+             "existing file by a relative path is passed as an absolute "
+             "path)"),
+    cl::value_desc("dir"), cl::sub(EvalCommand), cl::cat(EvalCategory));
 
 static cl::list<std::string>
     NvccArgs("nvcc-arg",
@@ -270,7 +277,8 @@ int runEval(const CommandContext &Ctx) {
   EO.Gpus = Gpu;
   EO.Runner.ProbeLibrary = findProbe(Ctx.Argv0);
   EO.Runner.CudaPath = Tools->CudaPath;
-  EO.Runner.ProgramArgs = RunArgs;
+  if (Error E = setProgramRun(EO.Runner, RunArgs, WorkDir))
+    return reportError(std::move(E));
   EO.Runner.TimeoutSeconds = Timeout;
   EO.Runner.ComputeSanitizer = findComputeSanitizer(Tools->CudaPath);
   if (verbose())

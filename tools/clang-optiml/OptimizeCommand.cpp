@@ -179,6 +179,13 @@ static cl::list<std::string>
             cl::desc("An argument for the program itself (repeatable)"),
             cl::value_desc("arg"), cl::sub(OptimizeCommand),
             cl::cat(OptimizeCategory));
+static cl::opt<std::string> WorkDir(
+    "workdir",
+    cl::desc("Run the program in this directory (default: a private "
+             "temporary directory per run, where a --run-arg naming an "
+             "existing file by a relative path is passed as an absolute "
+             "path)"),
+    cl::value_desc("dir"), cl::sub(OptimizeCommand), cl::cat(OptimizeCategory));
 static cl::opt<unsigned> Replays("replays",
                                  cl::desc("Timed replays per candidate "
                                           "(default 20)"),
@@ -359,6 +366,9 @@ static Error checkOptions() {
                              "time is the median of its replays");
   if (!(RunTimeout > 0))
     return createStringError("--timeout must be a positive number of seconds");
+  if (!WorkDir.empty() && !sys::fs::is_directory(WorkDir))
+    return createStringError("--workdir '%s' is not a directory",
+                             WorkDir.c_str());
   if (NoCompile && !DryRun)
     return createStringError("--no-compile only applies to --dry-run");
   if (DryRun && !EvalCacheDir.empty())
@@ -741,7 +751,8 @@ int runOptimize(const CommandContext &Ctx) {
   GO.Eval.KeepRunDir = true;
   GO.Eval.Runner.ProbeLibrary = findProbe(Ctx.Argv0);
   GO.Eval.Runner.CudaPath = Tools->CudaPath;
-  GO.Eval.Runner.ProgramArgs = RunArgs;
+  if (Error E = setProgramRun(GO.Eval.Runner, RunArgs, WorkDir))
+    return reportError(std::move(E));
   GO.Eval.Runner.TimeoutSeconds = RunTimeout;
   GO.Eval.Runner.ComputeSanitizer = findComputeSanitizer(Tools->CudaPath);
   GO.RetimeEvery = RetimeEvery;

@@ -1,10 +1,13 @@
 #include "optiml/Eval/Evaluator.h"
 #include "EvalTestUtil.h"
 #include "optiml/Eval/ProbeProtocol.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "gtest/gtest.h"
 
 #include <cstdlib>
+#include <fstream>
 #include <set>
 
 using namespace llvm;
@@ -156,6 +159,39 @@ TEST(RunnerParsersTest, SanitizerOutput) {
   SanitizerReport None = parseSanitizerOutput("memcheck", "it crashed\n");
   EXPECT_FALSE(None.Ran);
   EXPECT_FALSE(None.clean());
+}
+
+TEST(ResolveProgramArgsTest, ExistingRelativePathsBecomeAbsolute) {
+  SmallString<128> Dir;
+  ASSERT_FALSE(sys::fs::createUniqueDirectory("optiml-args", Dir));
+  SmallString<128> Data(Dir), Sub(Dir);
+  sys::path::append(Data, "input.dat");
+  sys::path::append(Sub, "meshes");
+  ASSERT_FALSE(sys::fs::create_directory(Sub));
+  { std::ofstream(std::string(Data)) << "x"; }
+  // A file named like a number stays a number.
+  SmallString<128> Ten(Dir);
+  sys::path::append(Ten, "10");
+  { std::ofstream(std::string(Ten)) << "x"; }
+
+  std::vector<std::string> Notes;
+  auto Out =
+      resolveProgramArgs({"input.dat", "./meshes", "10", "-n", "missing.dat",
+                          "/abs/path", "1e6", "--in=input.dat"},
+                         Dir, &Notes);
+  ASSERT_EQ(Out.size(), 8u);
+  EXPECT_EQ(Out[0], std::string(Data));
+  EXPECT_EQ(Out[1], std::string(Sub));
+  EXPECT_EQ(Out[2], "10");
+  EXPECT_EQ(Out[3], "-n");
+  EXPECT_EQ(Out[4], "missing.dat");
+  EXPECT_EQ(Out[5], "/abs/path");
+  EXPECT_EQ(Out[6], "1e6");
+  EXPECT_EQ(Out[7], "--in=input.dat");
+  ASSERT_EQ(Notes.size(), 2u);
+  EXPECT_NE(Notes[0].find("'input.dat' passed as '"), std::string::npos)
+      << Notes[0];
+  sys::fs::remove_directories(Dir);
 }
 
 TEST(DevicePoolTest, OneRunPerDevice) {

@@ -278,6 +278,13 @@ TEST_F(GpuEvaluatorTest, TheCacheContextNamesWhatTheVerdictDependsOn) {
   GpuEvaluatorOptions Args = GO;
   Args.Eval.Runner.ProgramArgs = {"4096"};
   EXPECT_NE(GpuEvaluator(*B, Args).cacheContext(), C);
+  // A working directory is in the context; none adds nothing (keys written
+  // before --workdir existed stay valid).
+  EXPECT_EQ(C.find("workdir="), std::string::npos) << C;
+  GpuEvaluatorOptions Dir = GO;
+  Dir.Eval.Runner.ProgramWorkDir = "/data/run";
+  EXPECT_NE(GpuEvaluator(*B, Dir).cacheContext().find("workdir=/data/run"),
+            std::string::npos);
   GpuEvaluatorOptions Replays = GO;
   Replays.Eval.Replays = 50;
   EXPECT_NE(GpuEvaluator(*B, Replays).cacheContext(), C);

@@ -109,6 +109,15 @@ runSanitizer(llvm::StringRef Tool, llvm::StringRef Binary,
 /// Finds compute-sanitizer in <cuda>/bin, <cuda>/compute-sanitizer, PATH.
 std::string findComputeSanitizer(llvm::StringRef CudaPath);
 
+/// The program's arguments as it would see them run from \p Cwd: an
+/// argument that is a relative path naming an existing file or directory
+/// under \p Cwd becomes absolute, since the program runs in a private
+/// directory. Numbers and options ("-n", "--in=x") are left alone. One note
+/// per changed argument goes to \p Notes when given.
+std::vector<std::string>
+resolveProgramArgs(llvm::ArrayRef<std::string> Args, llvm::StringRef Cwd,
+                   std::vector<std::string> *Notes = nullptr);
+
 /// One candidate at a time per GPU: acquire() blocks until a device is free.
 class DevicePool {
 public:
