@@ -44,6 +44,11 @@ void hideUnrelatedOptions();
 /// Prints "clang-optiml: error: <message>" and returns 1.
 int reportError(llvm::Error E);
 
+/// The probe library: \p Explicit (--probe) if given, else $OPTIML_PROBE,
+/// else lib/liboptiml-probe.so beside the tool's bin/ (empty if the tool's
+/// own path is unknown).
+std::string findProbeLibrary(const char *Argv0, llvm::StringRef Explicit);
+
 /// The program's arguments and working directory for eval and optimize
 /// (--run-arg, --workdir): with a working directory (which must exist) the
 /// arguments go as given; without one the program runs in a private

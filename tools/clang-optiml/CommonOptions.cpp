@@ -3,6 +3,7 @@
 #include "Commands.h"
 #include "optiml/Eval/Runner.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/WithColor.h"
 
@@ -84,6 +85,20 @@ void hideUnrelatedOptions() {
   Hide(cl::SubCommand::getTopLevel());
   for (cl::SubCommand *Sub : cl::getRegisteredSubcommands())
     Hide(*Sub);
+}
+
+std::string findProbeLibrary(const char *Argv0, StringRef Explicit) {
+  if (!Explicit.empty())
+    return Explicit.str();
+  if (auto P = sys::Process::GetEnv("OPTIML_PROBE"); P && !P->empty())
+    return *P;
+  std::string Exe = sys::fs::getMainExecutable(
+      Argv0, reinterpret_cast<void *>(&findProbeLibrary));
+  if (Exe.empty())
+    return "";
+  SmallString<256> P(sys::path::parent_path(sys::path::parent_path(Exe)));
+  sys::path::append(P, "lib", "liboptiml-probe.so");
+  return std::string(P);
 }
 
 Error setProgramRun(RunnerOptions &R, const std::vector<std::string> &Args,

@@ -141,20 +141,6 @@ static cl::list<unsigned>
                   "independent runs use several GPUs in parallel"),
          cl::value_desc("index"), cl::sub(EvalCommand), cl::cat(EvalCategory));
 
-static std::string findProbe(const char *Argv0) {
-  if (!Probe.empty())
-    return Probe;
-  if (auto P = sys::Process::GetEnv("OPTIML_PROBE"); P && !P->empty())
-    return *P;
-  std::string Exe = sys::fs::getMainExecutable(
-      Argv0, reinterpret_cast<void *>(&findProbe));
-  if (Exe.empty())
-    return "";
-  SmallString<256> P(sys::path::parent_path(sys::path::parent_path(Exe)));
-  sys::path::append(P, "lib", "liboptiml-probe.so");
-  return std::string(P);
-}
-
 static Error checkInput(StringRef Path, bool IsOriginal) {
   if (sys::fs::is_regular_file(Path))
     return Error::success();
@@ -275,7 +261,7 @@ int runEval(const CommandContext &Ctx) {
   EO.KeepRunDir = !RunDir.empty();
   EO.Devices.assign(Gpus.begin(), Gpus.end());
   EO.Gpus = Gpu;
-  EO.Runner.ProbeLibrary = findProbe(Ctx.Argv0);
+  EO.Runner.ProbeLibrary = findProbeLibrary(Ctx.Argv0, Probe);
   EO.Runner.CudaPath = Tools->CudaPath;
   if (Error E = setProgramRun(EO.Runner, RunArgs, WorkDir))
     return reportError(std::move(E));

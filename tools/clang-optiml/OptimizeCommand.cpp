@@ -285,18 +285,6 @@ static Expected<double> parseDuration(StringRef S) {
   return Total;
 }
 
-static std::string findProbe(const char *Argv0) {
-  if (auto P = sys::Process::GetEnv("OPTIML_PROBE"); P && !P->empty())
-    return *P;
-  std::string Exe = sys::fs::getMainExecutable(
-      Argv0, reinterpret_cast<void *>(&findProbe));
-  if (Exe.empty())
-    return "";
-  SmallString<256> P(sys::path::parent_path(sys::path::parent_path(Exe)));
-  sys::path::append(P, "lib", "liboptiml-probe.so");
-  return std::string(P);
-}
-
 static std::string fmtDuration(double S) {
   if (S < 0)
     return "?";
@@ -749,7 +737,7 @@ int runOptimize(const CommandContext &Ctx) {
   GO.Eval.Gpus = *Gpu;
   GO.Eval.RunDir = RunDir + "/eval";
   GO.Eval.KeepRunDir = true;
-  GO.Eval.Runner.ProbeLibrary = findProbe(Ctx.Argv0);
+  GO.Eval.Runner.ProbeLibrary = findProbeLibrary(Ctx.Argv0, "");
   GO.Eval.Runner.CudaPath = Tools->CudaPath;
   if (Error E = setProgramRun(GO.Eval.Runner, RunArgs, WorkDir))
     return reportError(std::move(E));
