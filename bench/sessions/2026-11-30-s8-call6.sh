@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Session 8's call 6 (2026-11-30, nvidia-h200; bundle of the commit that
-# adds --workdir):
+# Session 8's calls 6 and 7 (2026-11-30, nvidia-h200; bundles of the commits that
+# add --workdir (call 6) and the hint for a missing input (call 7)):
 #   bash bench/sessions/2026-11-30-s8-call6.sh > $OUT/call.log 2>&1
 # Results: bench/results/eval/2026-11-30-s8/call6/. test/eval/gpu-workdir.test
 # by hand through the bundle (the node has no lit): a program that reads a

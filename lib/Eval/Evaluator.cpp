@@ -716,11 +716,19 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
   };
   if (RunFailed(*Ref) || !Ref->Probe) {
     Rep.Verify.Status = VerifyStatus::Failed;
+    Rep.Verify.ReferenceFailed = true;
+    // A program that failed by itself left no probe result; saying so
+    // again adds nothing.
+    bool Redundant =
+        !Ref->Process.succeeded() &&
+        StringRef(Ref->ProbeProblem).starts_with("the probe wrote no result");
     Rep.Verify.Detail =
         (SelfOnly ? "the program " : "the original program ") +
         Ref->Process.describe() + " in the reference run" +
-        (Ref->ProbeProblem.empty() ? "" : "; " + Ref->ProbeProblem);
-    std::string Tail = lastLines(Ref->Process.Stderr, 3);
+        (Ref->ProbeProblem.empty() || Redundant ? ""
+                                                : "; " + Ref->ProbeProblem);
+    std::string Tail =
+        StringRef(lastLines(Ref->Process.Stderr, 3)).rtrim().str();
     if (!Tail.empty())
       Rep.Verify.Detail += ":\n" + Tail;
     Cleanup();
@@ -1236,7 +1244,9 @@ void printReport(raw_ostream &OS, const EvalReport &R) {
                       K.OriginalTime->MedianMs,
                       K.OriginalTime->MedianMs / K.Time.MedianMs);
     } else {
-      OS << "not timed (" << K.Time.Problem << ")";
+      OS << "not timed";
+      if (!K.Time.Problem.empty())
+        OS << " (" << K.Time.Problem << ")";
     }
     OS << "\n";
     if (K.Metrics.Available)

@@ -222,6 +222,27 @@ std::vector<std::string> resolveProgramArgs(ArrayRef<std::string> Args,
   return Out;
 }
 
+std::vector<std::string> missingPathArgs(ArrayRef<std::string> Args,
+                                         StringRef Cwd) {
+  std::vector<std::string> Out;
+  for (const std::string &A : Args) {
+    double Ignored;
+    StringRef Name = sys::path::filename(A);
+    bool Number = !StringRef(A).getAsDouble(Ignored);
+    bool PathLike =
+        StringRef(A).contains('/') ||
+        (Name.contains('.') && !Name.ends_with(".") && !Name.starts_with("."));
+    if (A.empty() || A.front() == '-' || Number || !PathLike ||
+        sys::path::is_absolute(A))
+      continue;
+    SmallString<256> Full(Cwd);
+    sys::path::append(Full, A);
+    if (!sys::fs::exists(Full))
+      Out.push_back(A);
+  }
+  return Out;
+}
+
 std::string findComputeSanitizer(StringRef CudaPath) {
   return findProgram("compute-sanitizer",
                      {(CudaPath + "/bin").str(),

@@ -288,6 +288,17 @@ int runEval(const CommandContext &Ctx) {
         inconvertibleErrorCode(),
         "the original '%s' does not compile with nvcc",
         R->Original->Path.c_str()));
+  // A program that failed at once may not have found its input: the
+  // likely cause when an argument names a file that is not here.
+  if (R->GpuAvailable && WorkDir.empty() && R->Verify.ReferenceFailed) {
+    SmallString<256> Cwd;
+    if (!sys::fs::current_path(Cwd))
+      for (const std::string &A : missingPathArgs(RunArgs, Cwd))
+        WithColor::note(errs(), "clang-optiml")
+            << "--run-arg '" << A << "' names no file in " << Cwd
+            << "; the program runs in a private directory, where only "
+               "existing files are passed (as absolute paths); see --workdir\n";
+  }
   if (!R->GpuAvailable)
     return reportError(createStringError(
         inconvertibleErrorCode(),

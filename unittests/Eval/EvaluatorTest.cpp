@@ -191,6 +191,10 @@ TEST(ResolveProgramArgsTest, ExistingRelativePathsBecomeAbsolute) {
   ASSERT_EQ(Notes.size(), 2u);
   EXPECT_NE(Notes[0].find("'input.dat' passed as '"), std::string::npos)
       << Notes[0];
+  EXPECT_EQ(missingPathArgs({"input.dat", "missing.dat", "data/x", "10", "0.5",
+                             "-o", "plain", "/abs/missing.dat"},
+                            Dir),
+            (std::vector<std::string>{"missing.dat", "data/x"}));
   sys::fs::remove_directories(Dir);
 }
 
@@ -575,6 +579,26 @@ TEST_F(EvaluatorTest, CrashingCandidateIsContained) {
   // The next evaluation runs normally.
   EvalReport Next = eval(Orig);
   EXPECT_EQ(Next.Verify.Status, VerifyStatus::Deterministic);
+}
+
+TEST_F(EvaluatorTest, FailingReferenceRunSaysHowOnce) {
+  // The program cannot open its input: it exits 2 before any launch.
+  std::string Orig = program("orig", good(), "reference",
+                             "echo \"cannot open 'data/in.dat'\" >&2; exit 2");
+  EvalReport R = eval(Orig);
+  EXPECT_EQ(R.Verify.Status, VerifyStatus::Failed);
+  EXPECT_TRUE(R.Verify.ReferenceFailed);
+  EXPECT_EQ(R.Verify.Detail, "the program exited with status 2 in the "
+                             "reference run:\ncannot open 'data/in.dat'")
+      << R.Verify.Detail;
+  std::string Text;
+  raw_string_ostream OS(Text);
+  printReport(OS, R);
+  EXPECT_NE(Text.find("'data/in.dat'\nsaxpy: not timed\n"), std::string::npos)
+      << Text;
+  // A candidate that fails is not a failed reference.
+  std::string Cand = program("cand", good(), "candidate", "kill -SEGV $$");
+  EXPECT_FALSE(eval(Cand, program("orig2", good())).Verify.ReferenceFailed);
 }
 
 TEST_F(EvaluatorTest, FailingCandidateNamesTheProbeError) {

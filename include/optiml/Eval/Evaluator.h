@@ -146,6 +146,9 @@ struct VerifyReport {
   std::vector<std::string> Notes;
   Tolerance CandidateTol;
   bool StdoutCompared = false;
+  /// The original (or, alone, the program) failed in its reference run:
+  /// nothing was compared.
+  bool ReferenceFailed = false;
 };
 
 struct TimingReport {

@@ -118,6 +118,11 @@ std::vector<std::string>
 resolveProgramArgs(llvm::ArrayRef<std::string> Args, llvm::StringRef Cwd,
                    std::vector<std::string> *Notes = nullptr);
 
+/// The arguments that look like relative paths ("data/in.dat", "in.dat")
+/// yet name nothing under \p Cwd: what to point at when the program fails.
+std::vector<std::string> missingPathArgs(llvm::ArrayRef<std::string> Args,
+                                         llvm::StringRef Cwd);
+
 /// One candidate at a time per GPU: acquire() blocks until a device is free.
 class DevicePool {
 public:
