@@ -160,6 +160,7 @@ Expected<std::unique_ptr<Builder>> Builder::create(BuildOptions Opts) {
   B->Flags = O.Flags;
   if (B->Flags.empty())
     B->Flags = {"-O3", "-arch=" + O.GpuArch};
+  B->Flags.insert(B->Flags.end(), O.ExtraFlags.begin(), O.ExtraFlags.end());
   B->CacheRoot = O.CacheDir.empty() ? defaultCacheRoot() : O.CacheDir;
   if (O.UseCache)
     if (std::error_code EC = sys::fs::create_directories(B->CacheRoot))

@@ -53,6 +53,13 @@ static cl::list<std::string>
                      "order)"),
             cl::value_desc("arg"), cl::sub(EvalCommand),
             cl::cat(EvalCategory));
+static cl::list<std::string> BuildArgs(
+    "build-arg",
+    cl::desc("An nvcc flag for every build, the original's included "
+             "(repeatable), after the defaults or the compile database's "
+             "flags: what the program needs to build at all, e.g. "
+             "--build-arg=-lcublas --build-arg=-std=c++17"),
+    cl::value_desc("flag"), cl::sub(EvalCommand), cl::cat(EvalCategory));
 static cl::opt<std::string> WorkDir(
     "workdir",
     cl::desc("Run the program in this directory (default: a private "
@@ -196,6 +203,7 @@ int runEval(const CommandContext &Ctx) {
                                            : std::string("sm_90");
   BO.CacheDir = CacheDir;
   BO.UseCache = !NoCache;
+  BO.ExtraFlags = BuildArgs;
   if (!AO.BuildDir.empty()) {
     auto F = nvccFlagsFromCompileDatabase(
         AO.BuildDir, Against.empty() ? StringRef(InputFile) : StringRef(Against));

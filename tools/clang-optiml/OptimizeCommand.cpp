@@ -179,6 +179,14 @@ static cl::list<std::string>
             cl::desc("An argument for the program itself (repeatable)"),
             cl::value_desc("arg"), cl::sub(OptimizeCommand),
             cl::cat(OptimizeCategory));
+static cl::list<std::string> BuildArgs(
+    "build-arg",
+    cl::desc("An nvcc flag for every build, the original's included "
+             "(repeatable), after the defaults or the compile database's "
+             "flags: what the program needs to build at all, e.g. "
+             "--build-arg=-lcublas --build-arg=-std=c++17"),
+    cl::value_desc("flag"), cl::sub(OptimizeCommand),
+    cl::cat(OptimizeCategory));
 static cl::opt<std::string> WorkDir(
     "workdir",
     cl::desc("Run the program in this directory (default: a private "
@@ -417,6 +425,7 @@ makeBuilder(const AnalyzeOptions &AO, const Toolchain &Tools,
     BO.Flags = F->Flags;
     BO.WorkDir = F->Directory;
   }
+  BO.ExtraFlags = BuildArgs;
   return Builder::create(BO);
 }
 
@@ -599,8 +608,25 @@ static int runDry(const Analysis &A, ArrayRef<std::string> Targets,
   outs() << InputFile << ": dry run: " << Acts->size()
          << " candidate edit" << (Acts->size() == 1 ? "" : "s")
          << " at the first level (kernels: " << join(Targets, ", ") << ")\n";
+  // The original first: if it does not build, neither will any edit of it,
+  // and the cause is the program's setup, not the edits.
+  bool OriginalFails = false;
+  if (B) {
+    auto R = B->build({A.Path, "", {}});
+    if (!R) {
+      NoBuild = toString(R.takeError());
+      B.reset();
+    } else if (!R->Succeeded) {
+      OriginalFails = true;
+      outs() << "the original does not compile with nvcc:\n"
+             << StringRef(lastLines(R->ErrorSummary, 3)).rtrim() << "\n";
+      NoBuild = "the original does not compile";
+      B.reset();
+    }
+  }
   if (!NoBuild.empty())
     outs() << "compile skipped: " << NoBuild << "\n";
+  outs().flush();
   // Apply and check each edit, then build the survivors in parallel.
   std::vector<ApplyOutcome> Outs;
   std::vector<BuildRequest> Reqs;
@@ -618,8 +644,11 @@ static int runDry(const Analysis &A, ArrayRef<std::string> Targets,
     Reqs.push_back(std::move(Req));
   }
   std::vector<Expected<BuildResult>> Built;
-  if (B && !Reqs.empty())
+  if (B && !Reqs.empty()) {
+    errs() << "compiling " << Reqs.size() << " candidate"
+           << (Reqs.size() == 1 ? "" : "s") << " with nvcc...\n";
     Built = B->buildAll(Reqs);
+  }
   unsigned Applied = 0, Compiled = 0;
   for (size_t I = 0; I < Acts->size(); ++I) {
     const Action &Ac = (*Acts)[I];
@@ -663,6 +692,12 @@ static int runDry(const Analysis &A, ArrayRef<std::string> Targets,
   if (B)
     outs() << formatv(", {0} compiled", Compiled);
   outs() << "; nothing was run or written (a CUDA GPU is needed to measure)\n";
+  outs().flush();
+  if (OriginalFails)
+    return reportError(createStringError(
+        "'%s' does not compile with nvcc; fix it first (flags it needs to "
+        "build at all, such as -lcublas, go with --build-arg)",
+        InputFile.c_str()));
   return 0;
 }
 

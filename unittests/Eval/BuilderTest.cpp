@@ -58,6 +58,34 @@ TEST_F(BuilderTest, BuildsAndParsesResources) {
   EXPECT_NE(R->Command.find("-Xptxas -v"), std::string::npos);
 }
 
+TEST_F(BuilderTest, ExtraFlagsFollowTheDefaultsAndChangeTheKey) {
+  std::string Src = D.write("src/k.cu", "#!/bin/sh\necho hi\n");
+  auto Plain = make();
+  ASSERT_TRUE(Plain);
+  auto Base = Plain->build({Src, "", {}});
+  ASSERT_TRUE(bool(Base)) << toString(Base.takeError());
+  Opts.ExtraFlags = {"-lcublas", "-std=c++17"};
+  auto B = make();
+  ASSERT_TRUE(B);
+  EXPECT_EQ(B->flags().vec(),
+            (std::vector<std::string>{"-O3", "-arch=sm_90", "-lcublas",
+                                      "-std=c++17"}));
+  auto R = B->build({Src, "", {"-maxrregcount=32"}});
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_NE(R->Command.find("-lcublas -std=c++17"), std::string::npos)
+      << R->Command;
+  auto Same = B->build({Src, "", {}});
+  ASSERT_TRUE(bool(Same));
+  EXPECT_NE(Same->Key, Base->Key);
+  // With a compile database's flags they come after those.
+  Opts.Flags = {"-O2", "-arch=sm_80"};
+  auto Db = make();
+  ASSERT_TRUE(Db);
+  EXPECT_EQ(Db->flags().vec(),
+            (std::vector<std::string>{"-O2", "-arch=sm_80", "-lcublas",
+                                      "-std=c++17"}));
+}
+
 TEST_F(BuilderTest, SameInputIsNotRecompiled) {
   std::string Src = D.write("src/k.cu", "#!/bin/sh\necho hi\n");
   auto B = make();

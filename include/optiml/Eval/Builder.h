@@ -29,6 +29,9 @@ struct BuildOptions {
   /// Flags for every build (without the source, -c, -o). Empty: defaults
   /// (-O3 -arch=<GpuArch>).
   std::vector<std::string> Flags;
+  /// Also for every build, after Flags or the defaults: what the program
+  /// needs whatever the flags (-lcublas, -std=c++17, -DN=4096, -Iinclude).
+  std::vector<std::string> ExtraFlags;
   std::string GpuArch = "sm_90";
   /// Where nvcc runs (relative paths in Flags are relative to it); empty: a
   /// private temporary directory.
