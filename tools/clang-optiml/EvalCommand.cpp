@@ -289,12 +289,16 @@ int runEval(const CommandContext &Ctx) {
 
   if (!R->Candidate.Succeeded)
     return reportError(createStringError(
-        inconvertibleErrorCode(), "'%s' does not compile with nvcc; fix it first",
+        inconvertibleErrorCode(),
+        "'%s' does not compile with nvcc; fix it first (flags it needs to "
+        "build at all, such as -lcublas, go with --build-arg)",
         R->Candidate.Path.c_str()));
   if (R->Original && !R->Original->Succeeded)
     return reportError(createStringError(
         inconvertibleErrorCode(),
-        "the original '%s' does not compile with nvcc",
+        "the original '%s' does not compile with nvcc (flags it needs to "
+        "build at all, such as -lcublas, go with --build-arg; --nvcc-arg is "
+        "for the candidate alone)",
         R->Original->Path.c_str()));
   // A program that failed at once may not have found its input: the
   // likely cause when an argument names a file that is not here.
