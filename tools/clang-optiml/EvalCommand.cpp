@@ -15,13 +15,16 @@ namespace tool {
 
 cl::SubCommand EvalCommand(
     "eval",
-    "Build a CUDA program, run it on the GPU, verify its target kernels "
-    "launch by launch against the original (or against itself), time them "
-    "and profile them (docs/eval.md).\n\n"
+    "Build a CUDA program (one .cu file with its main, and the headers it "
+    "includes), run it on the GPU, verify its target kernels launch by "
+    "launch against the original (or against itself), time them and "
+    "profile them (docs/eval.md).\n\n"
     "  clang-optiml eval saxpy.cu\n"
     "  clang-optiml eval candidate.cu --against saxpy.cu --kernel saxpy\n"
     "  clang-optiml eval solver.cu -p build --run-arg input.dat "
-    "--json\n" OPTIML_ENVIRONMENT_HELP);
+    "--json\n"
+    "  clang-optiml eval gemm.cu --build-arg=-lcublas "
+    "--no-sanitize\n" OPTIML_ENVIRONMENT_HELP);
 
 static cl::OptionCategory EvalCategory("eval options");
 
@@ -68,12 +71,11 @@ static cl::opt<std::string> WorkDir(
              "path)"),
     cl::value_desc("dir"), cl::sub(EvalCommand), cl::cat(EvalCategory));
 
-static cl::list<std::string>
-    NvccArgs("nvcc-arg",
-             cl::desc("An extra nvcc flag for the candidate (repeatable), "
-                      "e.g. --nvcc-arg=-maxrregcount=64"),
-             cl::value_desc("flag"), cl::sub(EvalCommand),
-             cl::cat(EvalCategory));
+static cl::list<std::string> NvccArgs(
+    "nvcc-arg",
+    cl::desc("An extra nvcc flag for the candidate alone (repeatable), "
+             "e.g. --nvcc-arg=-maxrregcount=64"),
+    cl::value_desc("flag"), cl::sub(EvalCommand), cl::cat(EvalCategory));
 
 static cl::opt<double>
     Timeout("timeout",
@@ -82,10 +84,9 @@ static cl::opt<double>
             cl::init(300), cl::value_desc("s"), cl::sub(EvalCommand),
             cl::cat(EvalCategory));
 
-static cl::opt<unsigned> Replays("replays",
-                                 cl::desc("Timed replays per launch"),
-                                 cl::init(20), cl::sub(EvalCommand),
-                                 cl::cat(EvalCategory));
+static cl::opt<unsigned>
+    Replays("replays", cl::desc("Timed replays per launch (default 20)"),
+            cl::init(20), cl::sub(EvalCommand), cl::cat(EvalCategory));
 
 static cl::opt<unsigned>
     VerifyFirst("verify-first",
