@@ -172,8 +172,8 @@ Expected<ProgramRun> runWithProbe(StringRef Binary, ProbeConfig Config,
   R.Process = std::move(*P);
 
   if (!sys::fs::exists(ResultPath)) {
-    R.ProbeProblem = "the probe wrote no result (the program " +
-                     R.Process.describe() + ")";
+    // Every report of it says how the program ended beside it.
+    R.ProbeProblem = "the probe wrote no result";
     return R;
   }
   auto Text = readFile(ResultPath);
