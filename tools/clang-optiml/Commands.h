@@ -23,6 +23,17 @@
   "  OPTIML_METRICS_PER_KERNEL: 1 makes one metrics run per target kernel,\n"  \
   "    each profiling it alone; 0 (default) one run for all of them\n"
 
+/// Help of the options eval and optimize both declare (each subcommand
+/// declares its own, in its own category).
+#define OPTIML_BUILD_ARG_HELP                                                  \
+  "An nvcc flag for every build, the original's included (repeatable), "       \
+  "after the defaults or the compile database's flags: what the program "      \
+  "needs to build at all, e.g. --build-arg=-lcublas --build-arg=-std=c++17"
+#define OPTIML_WORKDIR_HELP                                                    \
+  "Run the program in this directory (default: a private temporary "           \
+  "directory per run, where a --run-arg naming an existing file by a "         \
+  "relative path is passed as an absolute path)"
+
 namespace optiml {
 struct RunnerOptions;
 namespace tool {

@@ -56,20 +56,14 @@ static cl::list<std::string>
                      "order)"),
             cl::value_desc("arg"), cl::sub(EvalCommand),
             cl::cat(EvalCategory));
-static cl::list<std::string> BuildArgs(
-    "build-arg",
-    cl::desc("An nvcc flag for every build, the original's included "
-             "(repeatable), after the defaults or the compile database's "
-             "flags: what the program needs to build at all, e.g. "
-             "--build-arg=-lcublas --build-arg=-std=c++17"),
-    cl::value_desc("flag"), cl::sub(EvalCommand), cl::cat(EvalCategory));
-static cl::opt<std::string> WorkDir(
-    "workdir",
-    cl::desc("Run the program in this directory (default: a private "
-             "temporary directory per run, where a --run-arg naming an "
-             "existing file by a relative path is passed as an absolute "
-             "path)"),
-    cl::value_desc("dir"), cl::sub(EvalCommand), cl::cat(EvalCategory));
+static cl::list<std::string> BuildArgs("build-arg",
+                                       cl::desc(OPTIML_BUILD_ARG_HELP),
+                                       cl::value_desc("flag"),
+                                       cl::sub(EvalCommand),
+                                       cl::cat(EvalCategory));
+static cl::opt<std::string> WorkDir("workdir", cl::desc(OPTIML_WORKDIR_HELP),
+                                    cl::value_desc("dir"), cl::sub(EvalCommand),
+                                    cl::cat(EvalCategory));
 
 static cl::list<std::string> NvccArgs(
     "nvcc-arg",
