@@ -207,12 +207,18 @@ Error Searcher::init() {
   if (!Out)
     return Out.takeError();
   Root.Outcome = std::move(*Out);
-  if (!Root.Outcome.passed())
+  if (!Root.Outcome.passed()) {
+    // One that does not build usually lacks a flag (a library to link).
+    bool Build = StringRef(Root.Outcome.Failure).starts_with("nvcc: ");
     return createStringError(
         "the original program does not pass its own evaluation (%s); fix it "
-        "or pick a deterministic harness first",
+        "%s first",
         Root.Outcome.Failure.empty() ? "no timing"
-                                     : Root.Outcome.Failure.c_str());
+                                     : Root.Outcome.Failure.c_str(),
+        Build ? "(flags it needs to build at all, such as -lcublas, go with "
+                "--build-arg)"
+              : "or pick a deterministic harness");
+  }
   Root.Reward.Expandable = true;
   Nodes.push_back(std::move(Root));
   ByKey[Nodes[0].Key] = 0;

@@ -312,6 +312,57 @@ private:
   std::mutex M;
 };
 
+/// An original that does not build (nvcc's words), or that disagrees
+/// with itself: the search stops before it starts, saying what to do.
+class BrokenOriginalEvaluator : public CandidateEvaluator {
+public:
+  explicit BrokenOriginalEvaluator(std::string Failure)
+      : Failure(std::move(Failure)) {}
+  llvm::Expected<EvalOutcome> evaluateOriginal(const CandidateSpec &) override {
+    EvalOutcome O;
+    O.Compiled = !llvm::StringRef(Failure).starts_with("nvcc: ");
+    O.Failure = Failure;
+    return O;
+  }
+  llvm::Expected<EvalOutcome> evaluate(const CandidateSpec &) override {
+    ADD_FAILURE() << "no candidate is evaluated";
+    return EvalOutcome();
+  }
+  llvm::Expected<Remeasurement> remeasure(const CandidateSpec &,
+                                          const RemeasureOptions &) override {
+    return Remeasurement();
+  }
+  std::string describe() const override { return "broken original"; }
+
+private:
+  std::string Failure;
+};
+
+TEST(SearchTest, AnOriginalThatFailsStopsTheSearchWithAHint) {
+  Applier App;
+  ScriptedPolicy Pol("ab");
+  SearchOptions O;
+  O.FileName = "toy.cu";
+  O.Budget = 5;
+  BrokenOriginalEvaluator Link(
+      "nvcc: undefined reference to `cublasCreate_v2'");
+  auto R = runSearch(original(), O, Pol, App, Link);
+  ASSERT_FALSE(bool(R));
+  std::string Msg = llvm::toString(R.takeError());
+  EXPECT_NE(Msg.find("(nvcc: undefined reference to `cublasCreate_v2'); fix "
+                     "it (flags it needs to build at all, such as -lcublas, "
+                     "go with --build-arg) first"),
+            std::string::npos)
+      << Msg;
+  BrokenOriginalEvaluator Noisy("nondeterministic: 'y' differs");
+  auto N = runSearch(original(), O, Pol, App, Noisy);
+  ASSERT_FALSE(bool(N));
+  Msg = llvm::toString(N.takeError());
+  EXPECT_NE(Msg.find("fix it or pick a deterministic harness first"),
+            std::string::npos)
+      << Msg;
+}
+
 /// The stand-in, with a flag raised while a candidate runs (at least
 /// 20 ms) and a count of the candidates handed over for building.
 class RunningEvaluator : public CandidateEvaluator {
