@@ -2,6 +2,8 @@
 # Session 8's call 8 (2026-11-30, nvidia-h200; bundle of the commit that
 # adds this script's parent, "eval --help: what a program is"):
 #   bash bench/sessions/2026-11-30-s8-call8.sh > $OUT/call.log 2>&1
+# Run again unchanged as call 9 with the bundle of a0eea69 (the final code
+# of the session; results in bench/results/eval/2026-11-30-s8/call9/).
 # Results: bench/results/eval/2026-11-30-s8/call8/.
 # 1. --build-arg on the GPU: a program that links cuBLAS
 #    (test/eval/Inputs/uses-cublas.cu), checked against itself and
