@@ -161,6 +161,11 @@ Expected<std::unique_ptr<Builder>> Builder::create(BuildOptions Opts) {
   if (B->Flags.empty())
     B->Flags = {"-O3", "-arch=" + O.GpuArch};
   B->Flags.insert(B->Flags.end(), O.ExtraFlags.begin(), O.ExtraFlags.end());
+  for (const std::string &P : O.ExtraSources)
+    if (!sys::fs::is_regular_file(P))
+      return createStringError(inconvertibleErrorCode(),
+                               "the source file '%s' does not exist",
+                               P.c_str());
   B->CacheRoot = O.CacheDir.empty() ? defaultCacheRoot() : O.CacheDir;
   if (O.UseCache)
     if (std::error_code EC = sys::fs::create_directories(B->CacheRoot))
@@ -219,6 +224,20 @@ std::string Builder::cacheKey(const BuildRequest &Req, StringRef Source) const {
   Add(Abs);
   Add(Source);
   Add(localIncludes(Source, sys::path::parent_path(Abs)));
+  // Only with other sources, so that single-file keys stay as they were.
+  if (!Opts.ExtraSources.empty()) {
+    Add("--sources--");
+    for (const std::string &P : Opts.ExtraSources) {
+      Add(P);
+      if (auto Text = readFile(P)) {
+        Add(*Text);
+        Add(localIncludes(*Text, sys::path::parent_path(P)));
+      } else {
+        consumeError(Text.takeError());
+        Add("<unreadable>");
+      }
+    }
+  }
   auto D = H.final();
   return toHex(ArrayRef<uint8_t>(D.data(), D.size()), /*LowerCase=*/true);
 }
@@ -309,6 +328,7 @@ Expected<BuildResult> Builder::build(const BuildRequest &Req) {
   sys::path::append(Bin, "prog");
   Cmd.push_back("-o");
   Cmd.push_back(std::string(Bin));
+  Cmd.insert(Cmd.end(), Opts.ExtraSources.begin(), Opts.ExtraSources.end());
   Cmd.push_back(SrcArg);
 
   BuildResult R;

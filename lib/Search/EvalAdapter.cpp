@@ -246,6 +246,17 @@ std::string GpuEvaluator::cacheContext() const {
   OS << "nvcc=" << B.nvccVersion() << "\nnvcc-flags=";
   for (const std::string &F : B.flags())
     OS << F << ";";
+  // The program's other sources, by content (only when there are some, so
+  // that single-file contexts stay as they were).
+  for (const std::string &P : B.extraSources()) {
+    SHA256 SH;
+    auto SrcText = readFile(P);
+    SH.update(SrcText ? StringRef(*SrcText) : StringRef("<unreadable>"));
+    if (!SrcText)
+      consumeError(SrcText.takeError());
+    OS << "\nsource=" << P
+       << " sha256=" << toHex(SH.final(), /*LowerCase=*/true);
+  }
   OS << "\ngpu=";
   if (E.Gpus && !E.Gpus->Gpus.empty())
     OS << E.Gpus->Gpus.front().Name << " " << E.Gpus->Gpus.front().Arch;

@@ -29,6 +29,10 @@
   "An nvcc flag for every build, the original's included (repeatable), "       \
   "after the defaults or the compile database's flags: what the program "      \
   "needs to build at all, e.g. --build-arg=-lcublas --build-arg=-std=c++17"
+#define OPTIML_SOURCE_HELP                                                     \
+  "Another source file of the program (repeatable): compiled and linked "      \
+  "with it and with the original, never edited (kernels are taken from "       \
+  "FILE.cu alone)"
 #define OPTIML_WORKDIR_HELP                                                    \
   "Run the program in this directory (default: a private temporary "           \
   "directory per run, where a --run-arg naming an existing file by a "         \
@@ -54,6 +58,10 @@ void hideUnrelatedOptions();
 
 /// Prints "clang-optiml: error: <message>" and returns 1.
 int reportError(llvm::Error E);
+
+/// --source files as absolute paths, each checked to be a file.
+llvm::Expected<std::vector<std::string>>
+programSources(const std::vector<std::string> &Paths);
 
 /// The probe library: \p Explicit (--probe) if given, else $OPTIML_PROBE,
 /// else lib/liboptiml-probe.so beside the tool's bin/ (empty if the tool's

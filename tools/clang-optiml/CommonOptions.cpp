@@ -87,6 +87,23 @@ void hideUnrelatedOptions() {
     Hide(*Sub);
 }
 
+Expected<std::vector<std::string>>
+programSources(const std::vector<std::string> &Paths) {
+  std::vector<std::string> Out;
+  for (const std::string &P : Paths) {
+    if (!sys::fs::is_regular_file(P))
+      return createStringError(inconvertibleErrorCode(),
+                               "--source '%s': no such file", P.c_str());
+    SmallString<256> Abs(P);
+    if (std::error_code EC = sys::fs::make_absolute(Abs))
+      return createStringError(EC, "--source '%s': %s", P.c_str(),
+                               EC.message().c_str());
+    sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
+    Out.push_back(std::string(Abs));
+  }
+  return Out;
+}
+
 std::string findProbeLibrary(const char *Argv0, StringRef Explicit) {
   if (!Explicit.empty())
     return Explicit.str();

@@ -15,8 +15,9 @@ namespace tool {
 
 cl::SubCommand EvalCommand(
     "eval",
-    "Build a CUDA program (one .cu file with its main, and the headers it "
-    "includes), run it on the GPU, verify its target kernels launch by "
+    "Build a CUDA program (a .cu file with its main; its other source "
+    "files with --source), run it on the GPU, verify its target kernels launch "
+    "by "
     "launch against the original (or against itself), time them and "
     "profile them (docs/eval.md).\n\n"
     "  clang-optiml eval saxpy.cu\n"
@@ -61,6 +62,10 @@ static cl::list<std::string> BuildArgs("build-arg",
                                        cl::value_desc("flag"),
                                        cl::sub(EvalCommand),
                                        cl::cat(EvalCategory));
+static cl::list<std::string> Sources("source", cl::desc(OPTIML_SOURCE_HELP),
+                                     cl::value_desc("file"),
+                                     cl::sub(EvalCommand),
+                                     cl::cat(EvalCategory));
 static cl::opt<std::string> WorkDir("workdir", cl::desc(OPTIML_WORKDIR_HELP),
                                     cl::value_desc("dir"), cl::sub(EvalCommand),
                                     cl::cat(EvalCategory));
@@ -199,6 +204,10 @@ int runEval(const CommandContext &Ctx) {
   BO.CacheDir = CacheDir;
   BO.UseCache = !NoCache;
   BO.ExtraFlags = BuildArgs;
+  auto Srcs = programSources(Sources);
+  if (!Srcs)
+    return reportError(Srcs.takeError());
+  BO.ExtraSources = std::move(*Srcs);
   if (!AO.BuildDir.empty()) {
     auto F = nvccFlagsFromCompileDatabase(
         AO.BuildDir, Against.empty() ? StringRef(InputFile) : StringRef(Against));

@@ -184,6 +184,10 @@ static cl::list<std::string> BuildArgs("build-arg",
                                        cl::value_desc("flag"),
                                        cl::sub(OptimizeCommand),
                                        cl::cat(OptimizeCategory));
+static cl::list<std::string> Sources("source", cl::desc(OPTIML_SOURCE_HELP),
+                                     cl::value_desc("file"),
+                                     cl::sub(OptimizeCommand),
+                                     cl::cat(OptimizeCategory));
 static cl::opt<std::string> WorkDir("workdir", cl::desc(OPTIML_WORKDIR_HELP),
                                     cl::value_desc("dir"),
                                     cl::sub(OptimizeCommand),
@@ -356,6 +360,9 @@ static Error checkOptions() {
                              "time is the median of its replays");
   if (!(RunTimeout > 0))
     return createStringError("--timeout must be a positive number of seconds");
+  for (const std::string &S : Sources)
+    if (!sys::fs::is_regular_file(S))
+      return createStringError("--source '%s': no such file", S.c_str());
   if (!WorkDir.empty() && !sys::fs::is_directory(WorkDir))
     return createStringError("--workdir '%s' is not a directory",
                              WorkDir.c_str());
@@ -420,6 +427,10 @@ makeBuilder(const AnalyzeOptions &AO, const Toolchain &Tools,
     BO.WorkDir = F->Directory;
   }
   BO.ExtraFlags = BuildArgs;
+  auto Srcs = programSources(Sources);
+  if (!Srcs)
+    return Srcs.takeError();
+  BO.ExtraSources = std::move(*Srcs);
   return Builder::create(BO);
 }
 

@@ -86,6 +86,40 @@ TEST_F(BuilderTest, ExtraFlagsFollowTheDefaultsAndChangeTheKey) {
                                       "-std=c++17"}));
 }
 
+TEST_F(BuilderTest, OtherSourcesAreBuiltInAndKeyedByContent) {
+  std::string Src = D.write("src/k.cu", "#!/bin/sh\necho hi\n");
+  auto Plain = make();
+  ASSERT_TRUE(Plain);
+  auto Alone = Plain->build({Src, "", {}});
+  ASSERT_TRUE(bool(Alone)) << toString(Alone.takeError());
+  std::string Helper =
+      D.write("src/helper.cpp", "int helper() { return 1; }\n");
+  Opts.ExtraSources = {Helper};
+  auto B = make();
+  ASSERT_TRUE(B);
+  auto R = B->build({Src, "", {}});
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_TRUE(R->Succeeded);
+  EXPECT_NE(R->Command.find(Helper + " " + Src), std::string::npos)
+      << R->Command;
+  EXPECT_NE(R->Key, Alone->Key);
+  // The same again is cached; a changed helper is rebuilt.
+  auto Again = B->build({Src, "", {}});
+  ASSERT_TRUE(bool(Again));
+  EXPECT_TRUE(Again->CacheHit);
+  D.write("src/helper.cpp", "int helper() { return 2; }\n");
+  auto Changed = B->build({Src, "", {}});
+  ASSERT_TRUE(bool(Changed));
+  EXPECT_FALSE(Changed->CacheHit);
+  EXPECT_NE(Changed->Key, R->Key);
+  // One that does not exist is refused when the builder is made.
+  Opts.ExtraSources = {D.file("src/nothing.cpp")};
+  auto Missing = Builder::create(Opts);
+  ASSERT_FALSE(bool(Missing));
+  EXPECT_NE(toString(Missing.takeError()).find("nothing.cpp' does not exist"),
+            std::string::npos);
+}
+
 TEST_F(BuilderTest, SameInputIsNotRecompiled) {
   std::string Src = D.write("src/k.cu", "#!/bin/sh\necho hi\n");
   auto B = make();

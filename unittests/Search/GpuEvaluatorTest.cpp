@@ -285,6 +285,20 @@ TEST_F(GpuEvaluatorTest, TheCacheContextNamesWhatTheVerdictDependsOn) {
   Dir.Eval.Runner.ProgramWorkDir = "/data/run";
   EXPECT_NE(GpuEvaluator(*B, Dir).cacheContext().find("workdir=/data/run"),
             std::string::npos);
+  EXPECT_EQ(C.find("source="), std::string::npos) << C;
+  {
+    // The program's other sources, by content.
+    BuildOptions BO = B->options();
+    BO.ExtraSources = {D.write("helper.cpp", "int h() { return 1; }\n")};
+    auto WithHelper = Builder::create(BO);
+    ASSERT_TRUE(bool(WithHelper)) << toString(WithHelper.takeError());
+    std::string H1 = GpuEvaluator(**WithHelper, GO).cacheContext();
+    EXPECT_NE(H1.find("source=" + BO.ExtraSources[0] + " sha256="),
+              std::string::npos)
+        << H1;
+    D.write("helper.cpp", "int h() { return 2; }\n");
+    EXPECT_NE(GpuEvaluator(**WithHelper, GO).cacheContext(), H1);
+  }
   GpuEvaluatorOptions Replays = GO;
   Replays.Eval.Replays = 50;
   EXPECT_NE(GpuEvaluator(*B, Replays).cacheContext(), C);

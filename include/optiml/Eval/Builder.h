@@ -32,6 +32,10 @@ struct BuildOptions {
   /// Also for every build, after Flags or the defaults: what the program
   /// needs whatever the flags (-lcublas, -std=c++17, -DN=4096, -Iinclude).
   std::vector<std::string> ExtraFlags;
+  /// The program's other source files (absolute paths), compiled and linked
+  /// into every build, never edited; their text (and the files their quoted
+  /// includes name beside them) is part of the cache key.
+  std::vector<std::string> ExtraSources;
   std::string GpuArch = "sm_90";
   /// Where nvcc runs (relative paths in Flags are relative to it); empty: a
   /// private temporary directory.
@@ -104,6 +108,8 @@ public:
   llvm::StringRef nvccPath() const { return NvccPath; }
   /// The common flags actually used (defaults filled in).
   llvm::ArrayRef<std::string> flags() const { return Flags; }
+  /// The program's other source files, built into every binary.
+  llvm::ArrayRef<std::string> extraSources() const { return Opts.ExtraSources; }
   /// How many builds ran nvcc (not served from the cache).
   unsigned compilations() const;
 
