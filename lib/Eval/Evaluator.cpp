@@ -1240,9 +1240,12 @@ void printReport(raw_ostream &OS, const EvalReport &R) {
                     K.Time.MinMs, K.Time.MaxMs);
       if (K.OriginalTime && K.OriginalTime->Available &&
           K.Time.MedianMs > 0)
-        OS << formatv("; original {0:F4} ms: {1:F2}x",
+        OS << formatv("; original {0:F4} ms: {1:F2}x{2}",
                       K.OriginalTime->MedianMs,
-                      K.OriginalTime->MedianMs / K.Time.MedianMs);
+                      K.OriginalTime->MedianMs / K.Time.MedianMs,
+                      V.Status == VerifyStatus::Verified
+                          ? ""
+                          : " (not a speedup: not verified)");
     } else {
       OS << "not timed";
       if (!K.Time.Problem.empty())

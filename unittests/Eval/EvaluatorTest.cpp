@@ -513,6 +513,18 @@ TEST_F(EvaluatorTest, WrongCandidateIsCaughtWithItsBuffer) {
             std::string::npos)
       << R.Verify.Detail;
   EXPECT_FALSE(R.passed());
+  // Its time beside the original's is no speedup.
+  std::string Text;
+  raw_string_ostream OS(Text);
+  printReport(OS, R);
+  EXPECT_NE(Text.find("x (not a speedup: not verified)\n"), std::string::npos)
+      << Text;
+  EvalReport Good = eval(program("good", good()), Orig);
+  ASSERT_EQ(Good.Verify.Status, VerifyStatus::Verified);
+  Text.clear();
+  printReport(OS, Good);
+  EXPECT_NE(Text.find("; original "), std::string::npos) << Text;
+  EXPECT_EQ(Text.find("not a speedup"), std::string::npos) << Text;
 }
 
 TEST_F(EvaluatorTest, InputMutationIsCaught) {
