@@ -59,11 +59,9 @@ ParamSpec ParamSpec::string(std::string Name, std::string Description,
 
 ParamSpec ParamSpec::stringList(std::string Name, std::string Description,
                                 std::vector<std::string> Choices) {
-  ParamSpec S;
+  ParamSpec S = string(std::move(Name), std::move(Description),
+                       std::move(Choices), std::nullopt);
   S.ParamType = StringList;
-  S.Name = std::move(Name);
-  S.Description = std::move(Description);
-  S.Choices = std::move(Choices);
   return S;
 }
 

@@ -195,20 +195,26 @@ Expected<ProgramRun> runWithProbe(StringRef Binary, ProbeConfig Config,
 // compute-sanitizer
 //===----------------------------------------------------------------------===//
 
+/// Whether a program argument can be a relative path: not empty, not an
+/// option, not a number, not absolute. Sets \p Full to it under \p Cwd.
+static bool relativePathArg(StringRef A, StringRef Cwd,
+                            SmallVectorImpl<char> &Full) {
+  double Ignored;
+  if (A.empty() || A.front() == '-' || !A.getAsDouble(Ignored) ||
+      sys::path::is_absolute(A))
+    return false;
+  Full.assign(Cwd.begin(), Cwd.end());
+  sys::path::append(Full, A);
+  return true;
+}
+
 std::vector<std::string> resolveProgramArgs(ArrayRef<std::string> Args,
                                             StringRef Cwd,
                                             std::vector<std::string> *Notes) {
   std::vector<std::string> Out;
   for (const std::string &A : Args) {
-    double Ignored;
-    bool Number = !StringRef(A).getAsDouble(Ignored);
-    if (A.empty() || A.front() == '-' || Number || sys::path::is_absolute(A)) {
-      Out.push_back(A);
-      continue;
-    }
-    SmallString<256> Full(Cwd);
-    sys::path::append(Full, A);
-    if (!sys::fs::exists(Full)) {
+    SmallString<256> Full;
+    if (!relativePathArg(A, Cwd, Full) || !sys::fs::exists(Full)) {
       Out.push_back(A);
       continue;
     }
@@ -226,18 +232,12 @@ std::vector<std::string> missingPathArgs(ArrayRef<std::string> Args,
                                          StringRef Cwd) {
   std::vector<std::string> Out;
   for (const std::string &A : Args) {
-    double Ignored;
     StringRef Name = sys::path::filename(A);
-    bool Number = !StringRef(A).getAsDouble(Ignored);
     bool PathLike =
         StringRef(A).contains('/') ||
         (Name.contains('.') && !Name.ends_with(".") && !Name.starts_with("."));
-    if (A.empty() || A.front() == '-' || Number || !PathLike ||
-        sys::path::is_absolute(A))
-      continue;
-    SmallString<256> Full(Cwd);
-    sys::path::append(Full, A);
-    if (!sys::fs::exists(Full))
+    SmallString<256> Full;
+    if (PathLike && relativePathArg(A, Cwd, Full) && !sys::fs::exists(Full))
       Out.push_back(A);
   }
   return Out;
