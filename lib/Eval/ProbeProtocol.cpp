@@ -337,10 +337,6 @@ llvm::Expected<T> readDocument(llvm::StringRef Text, const char *What,
 
 } // namespace
 
-bool isL2CleanScheme(llvm::StringRef S) {
-  return S.empty() || S == "touch" || S == "touch8" || S == "discard";
-}
-
 std::string writeProbeConfig(const ProbeConfig &C) {
   json Kernels = json::array();
   for (const ProbeKernel &K : C.Kernels)
@@ -362,7 +358,6 @@ std::string writeProbeConfig(const ProbeConfig &C) {
          {"restoreWrittenOnly", C.RestoreWrittenOnly},
          {"kernelReplay", C.KernelReplay},
          {"warmUpLaunches", C.WarmUpLaunches},
-         {"l2Clean", C.L2Clean},
          {"cleanInPass", C.CleanInPass},
          {"resultPath", C.ResultPath}};
   return dump(J);
@@ -394,11 +389,7 @@ llvm::Expected<ProbeConfig> readProbeConfig(llvm::StringRef JSONText) {
     field(J, "restoreWrittenOnly", C.RestoreWrittenOnly, "");
     field(J, "kernelReplay", C.KernelReplay, "");
     field(J, "warmUpLaunches", C.WarmUpLaunches, "");
-    field(J, "l2Clean", C.L2Clean, "");
     field(J, "cleanInPass", C.CleanInPass, "");
-    if (!isL2CleanScheme(C.L2Clean))
-      throw ReadError{"'l2Clean' is \"" + C.L2Clean +
-                      "\"; expected \"touch\", \"touch8\" or \"discard\""};
     field(J, "resultPath", C.ResultPath, "");
     if ((C.Mode == ProbeMode::Reference || C.Mode == ProbeMode::Candidate) &&
         C.SnapshotDir.empty())

@@ -52,8 +52,6 @@ std::string DeviceKernels::loadModule() {
     return driverError("cuModuleLoadData (the probe's kernels)", R);
   if (CUresult R = cuModuleGetFunction(&Touch, Module, "optiml_l2_touch"))
     return driverError("cuModuleGetFunction(optiml_l2_touch)", R);
-  if (CUresult R = cuModuleGetFunction(&Discard, Module, "optiml_l2_discard"))
-    return driverError("cuModuleGetFunction(optiml_l2_discard)", R);
   if (CUresult R = cuModuleGetFunction(&Compare, Module, "optiml_compare"))
     return driverError("cuModuleGetFunction(optiml_compare)", R);
   CUdevice Dev = 0;
@@ -87,7 +85,7 @@ bool DeviceKernels::sameContext() const {
   return cuCtxGetCurrent(&Current) == CUDA_SUCCESS && Current == Ctx;
 }
 
-std::string DeviceKernels::cleanL2(CUstream Stream, const std::string &Scheme) {
+std::string DeviceKernels::cleanL2(CUstream Stream) {
   if (std::string Why = load(); !Why.empty())
     return Why;
   if (!Scratch) {
@@ -106,21 +104,9 @@ std::string DeviceKernels::cleanL2(CUstream Stream, const std::string &Scheme) {
   unsigned long long Words = ScratchBytes / 16;
   CUdeviceptr Sink = Scratch;
   void *Args[] = {&Scratch, &Words, &Sink};
-  // "touch8": the read twice over (eight times the L2 size).
-  for (int Round = 0, Rounds = Scheme == "touch8" ? 2 : 1; Round < Rounds;
-       ++Round)
-    if (CUresult R = cuLaunchKernel(Touch, Blocks, 1, 1, Threads, 1, 1, 0,
-                                    Stream, Args, nullptr))
-      return driverError("cuLaunchKernel(optiml_l2_touch)", R);
-  // Discarded lines read back unspecified values, so the touch kernel's
-  // store may then happen: one word of the scratch buffer, harmless.
-  if (Scheme == "discard") {
-    unsigned long long Lines = ScratchBytes / 128;
-    void *DArgs[] = {&Scratch, &Lines};
-    if (CUresult R = cuLaunchKernel(Discard, Blocks, 1, 1, Threads, 1, 1, 0,
-                                    Stream, DArgs, nullptr))
-      return driverError("cuLaunchKernel(optiml_l2_discard)", R);
-  }
+  if (CUresult R = cuLaunchKernel(Touch, Blocks, 1, 1, Threads, 1, 1, 0, Stream,
+                                  Args, nullptr))
+    return driverError("cuLaunchKernel(optiml_l2_touch)", R);
   return "";
 }
 

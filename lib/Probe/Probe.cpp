@@ -750,7 +750,7 @@ void verifyCandidate(Launch &L, std::string &Error, bool CanRelaunch) {
 /// with what it costs (Consequence).
 bool cleanL2(Launch &L, const char *Consequence) {
   ProbeState &S = state();
-  std::string Why = S.Kernels.cleanL2(L.Stream, S.Config.L2Clean);
+  std::string Why = S.Kernels.cleanL2(L.Stream);
   if (Why.empty())
     return true;
   if (!S.CleanL2Failed)

@@ -145,10 +145,8 @@ public:
   /// buffer, so the dirty lines of earlier work are written back now, not
   /// during the next launch, and nothing of the program's buffers is
   /// cached. Returns "" or why L2 cannot be cleaned (then nothing is
-  /// queued). Scheme is ProbeConfig::L2Clean: "" or "touch" as above,
-  /// "touch8" reads it twice, "discard" then discards the scratch buffer's
-  /// lines so that L2 is left mostly invalid, as after a flush.
-  std::string cleanL2(CUstream Stream, const std::string &Scheme = "");
+  /// queued).
+  std::string cleanL2(CUstream Stream);
 
   struct Comparison {
     uint64_t Mismatches = 0;
@@ -172,7 +170,7 @@ private:
   std::string LoadError;
   CUcontext Ctx = nullptr;
   CUmodule Module = nullptr;
-  CUfunction Touch = nullptr, Discard = nullptr, Compare = nullptr;
+  CUfunction Touch = nullptr, Compare = nullptr;
   CUdeviceptr Result = 0; ///< an OptimlCompareResult
   CUdeviceptr Scratch = 0;
   size_t L2Bytes = 0, ScratchBytes = 0;

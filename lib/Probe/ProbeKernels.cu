@@ -29,21 +29,6 @@ extern "C" __global__ void optiml_l2_touch(const uint4 *P,
     *Sink = Acc;
 }
 
-/// Discards N 128-byte lines of L2 from P on (discard.global.L2: the lines
-/// are invalidated without being written back, and their memory holds
-/// unspecified values afterwards). Run over the scratch buffer after the
-/// touch, it leaves L2 mostly invalid, as a flush does, rather than full of
-/// the scratch buffer's clean lines (an experiment, "l2Clean": "discard").
-extern "C" __global__ void optiml_l2_discard(char *P, unsigned long long N) {
-  unsigned long long Stride =
-      static_cast<unsigned long long>(gridDim.x) * blockDim.x;
-  for (unsigned long long I =
-           static_cast<unsigned long long>(blockIdx.x) * blockDim.x +
-           threadIdx.x;
-       I < N; I += Stride)
-    asm volatile("discard.global.L2 [%0], 128;" ::"l"(P + I * 128) : "memory");
-}
-
 //===----------------------------------------------------------------------===//
 // Buffer comparison (Compare.cpp's compareBuffers, on the device)
 //===----------------------------------------------------------------------===//

@@ -42,7 +42,6 @@ ProbeConfig sampleConfig() {
   C.RestoreWrittenOnly = true;
   C.KernelReplay = true;
   C.WarmUpLaunches = 2;
-  C.L2Clean = "discard";
   C.CleanInPass = true;
   C.ResultPath = "/tmp/run/result.json";
   return C;
@@ -77,7 +76,6 @@ TEST(ProbeProtocolTest, ConfigRoundTrip) {
   EXPECT_TRUE(R->RestoreWrittenOnly);
   EXPECT_TRUE(R->KernelReplay);
   EXPECT_EQ(R->WarmUpLaunches, 2u);
-  EXPECT_EQ(R->L2Clean, "discard");
   EXPECT_TRUE(R->CleanInPass);
   EXPECT_EQ(R->ResultPath, "/tmp/run/result.json");
 }
@@ -97,7 +95,6 @@ TEST(ProbeProtocolTest, ConfigDefaults) {
   EXPECT_FALSE(R->RestoreWrittenOnly);
   EXPECT_FALSE(R->KernelReplay);
   EXPECT_EQ(R->WarmUpLaunches, 0u);
-  EXPECT_EQ(R->L2Clean, "");
   EXPECT_FALSE(R->CleanInPass);
 }
 
@@ -117,8 +114,6 @@ TEST(ProbeProtocolTest, MalformedConfigsAreErrors) {
       R"({"mode": "metrics", "resultPath": "r", "restoreWrittenOnly": "y"})",
       R"({"mode": "metrics", "resultPath": "r", "kernelReplay": 0})",
       R"({"mode": "metrics", "resultPath": "r", "warmUpLaunches": -1})",
-      R"({"mode": "metrics", "resultPath": "r", "l2Clean": "flush"})",
-      R"({"mode": "metrics", "resultPath": "r", "l2Clean": 1})",
       R"({"mode": "metrics", "resultPath": "r", "cleanInPass": "yes"})",
       R"({"mode": "time", "resultPath": "r", "replays": 1.5})",
       R"({"mode": "time", "resultPath": "r", "replays": 99999999999})",

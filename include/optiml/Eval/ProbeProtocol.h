@@ -110,13 +110,6 @@ struct ProbeConfig {
   /// H200 it changed neither a 15-us kernel's duration nor any DRAM count
   /// (docs/benchmarks.md, session 7), so eval does not use it.
   unsigned WarmUpLaunches = 0;
-  /// How the probe cleans L2 before a profiled pass: "" (or "touch") reads
-  /// a scratch buffer four times the L2 size; "touch8" reads it twice over;
-  /// "discard" reads it once, then discards its lines (discard.global.L2),
-  /// leaving L2 mostly invalid as ncu's flush does. A diagnostic: on the
-  /// H200 neither alternative changed the DRAM bytes written
-  /// (docs/benchmarks.md, session 7), so eval keeps the default.
-  std::string L2Clean;
   /// Metrics mode, the probe's replays: clean L2 inside each pass, after
   /// the profiler's start, and profile a user range around the relaunch
   /// alone (rather than clean, then start, with a range per launch). A
@@ -206,8 +199,6 @@ struct ProbeResult {
 };
 
 const char *toString(ProbeMode M);
-/// "", "touch", "touch8" or "discard" (ProbeConfig::L2Clean).
-bool isL2CleanScheme(llvm::StringRef S);
 std::string writeProbeConfig(const ProbeConfig &C);
 llvm::Expected<ProbeConfig> readProbeConfig(llvm::StringRef JSONText);
 std::string writeProbeResult(const ProbeResult &R);
