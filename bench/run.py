@@ -329,7 +329,7 @@ def targets(results):
     return lines
 
 
-def write_report(out_dir, results):
+def write_report(out_dir, results, write=True):
     results = sorted(results, key=lambda r: r["name"])
     ceil = results[0]["ceilings"] if results else {}
     gpus = sorted({r["gpu"] for r in results})
@@ -368,9 +368,12 @@ def write_report(out_dir, results):
              f"Geomean reference/naive: {fmt_x(g_ref)}; geomean optimized/naive: {fmt_x(g_opt)}.", "",
              "## Targets", "", *targets(results), ""]
     md = "\n".join(lines)
-    with open(os.path.join(out_dir, "results.md"), "w") as f:
+    if not write:
+        return md
+    # The names of bench/README.md's results layout.
+    with open(os.path.join(out_dir, "summary.md"), "w") as f:
         f.write(md)
-    with open(os.path.join(out_dir, "results.json"), "w") as f:
+    with open(os.path.join(out_dir, "summary.json"), "w") as f:
         json.dump({"gpu": gpus, "ceilings": ceil, "geomean_reference_over_naive": g_ref,
                    "geomean_optimized_over_naive": g_opt, "kernels": results}, f, indent=2)
     plot(out_dir, results)
@@ -418,7 +421,7 @@ def plot(out_dir, results):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True, help="results folder (per-kernel JSON, results.md/.json, roofline.png)")
+    ap.add_argument("--out", required=True, help="results folder (per-kernel JSON, summary.md/.json, roofline.png)")
     ap.add_argument("--kernels", help="comma-separated subset (default: all in bench/kernels)")
     ap.add_argument("--optimized-dir", help="folder with <kernel>/optimized.cu (+ optional search.json)")
     ap.add_argument("--force", action="store_true", help="re-measure kernels already in --out")
@@ -426,7 +429,9 @@ def main():
     ap.add_argument("--timeout", type=int, default=240, help="seconds per program")
     ap.add_argument("--deadline", type=float, default=0, help="start no new kernel after this many seconds")
     ap.add_argument("--build-only", action="store_true", help="compile everything, run nothing")
-    ap.add_argument("--report-only", action="store_true", help="rebuild the table from OUT/kernels/*.json")
+    ap.add_argument("--report-only", action="store_true",
+                    help="rebuild the table from OUT/kernels/*.json (or, for a recorded run "
+                         "without them, from the kernels in OUT/summary.json)")
     ap.add_argument("--nvcc", help="nvcc to use (default: $NVCC, PATH, /usr/local/cuda/bin/nvcc)")
     args = ap.parse_args()
     t_start = time.time()
@@ -439,7 +444,8 @@ def main():
             raise SystemExit(f"unknown kernels: {unknown}")
         names = want
     kout = os.path.join(args.out, "kernels")
-    os.makedirs(kout, exist_ok=True)
+    if not args.report_only:
+        os.makedirs(kout, exist_ok=True)
     metas = {n: load_meta(n) for n in names}
 
     if not args.report_only:
@@ -485,6 +491,16 @@ def main():
         if os.path.exists(p):
             with open(p) as f:
                 results.append(json.load(f))
+    recorded = os.path.join(args.out, "summary.json")
+    if args.report_only and not results and os.path.exists(recorded):
+        # A recorded run keeps only its summary (bench/README.md), which
+        # holds every kernel's result: the table is printed, the record is
+        # left as it is.
+        with open(recorded) as f:
+            results = [k for k in json.load(f).get("kernels", []) if k["name"] in names]
+        if results:
+            print(write_report(args.out, results, write=False))
+        return
     if results:
         print(write_report(args.out, results))
 

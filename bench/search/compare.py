@@ -5,8 +5,10 @@ Runs `clang-optiml optimize` on suite programs (bench/kernels/<name>/naive.cu)
 for each (program, strategy, seed) not yet done, on a GPU node, from the
 repository root. Resumable across device calls:
 
-- all state lives in the results directory (e.g. bench/results/search/<date>),
-  which the caller copies back into the repository between calls;
+- all state lives in the results directory (e.g. gpu-state/strategies, kept
+  on the machine or carried between calls; not committed: a recorded run
+  keeps `summarize`'s table and --json, and its journals, as bench/README.md
+  describes, and bench/gpu-run.py does that);
 - a run is done when its summary.json exists; a run killed midway left its
   journal (journal.jsonl + sources/), and the next call continues it with
   `optimize --resume` without re-evaluating anything;
@@ -20,11 +22,12 @@ repository root. Resumable across device calls:
   tar under $OUT.
 
     python3 bench/search/compare.py run --bundle dist/clang-optiml-0.1.0-linux-x86_64.tar.xz \\
-        --results bench/results/search/2026-11-30 --programs axpy,transpose,gemv,softmax \\
+        --results gpu-state/strategies --programs axpy,transpose,gemv,softmax \\
         --strategies mcts,greedy,random --seeds 1 --budget 30 --deadline 420
-    python3 bench/search/compare.py summarize bench/results/search/2026-11-30 [--checkpoints 5,10,20,30]
-    python3 bench/search/compare.py export-optimized bench/results/search/2026-11-30 \\
-        --strategy mcts --seed 1 --out bench/results/search/2026-11-30/optimized
+    python3 bench/search/compare.py summarize gpu-state/strategies [--checkpoints 5,10,20,30] [--json]
+    python3 bench/search/compare.py summarize bench/results/2026-11-30-strategies/summary.json
+    python3 bench/search/compare.py export-optimized gpu-state/column \\
+        --strategy mcts --seed 1 --out gpu-state/column/optimized
 
 The optimized column: `run --programs all --strategies mcts --seeds 1`, then
 `export-optimized`, then `bench/run.py --optimized-dir <that dir>`.
@@ -150,9 +153,35 @@ def optimize_command(tool, program, strategy, seed, budget, results, time_limit,
     return cmd
 
 
+def recorded_runs(path):
+    """The runs of a recorded result (bench/README.md's layout): a
+    summary.json written by `summarize --json`, or the folder holding it.
+    None when path is a results directory with runs/ of its own."""
+    f = path
+    if os.path.isdir(path):
+        if os.path.isdir(os.path.join(path, "runs")):
+            return None
+        f = os.path.join(path, "summary.json")
+    if not os.path.isfile(f):
+        return None
+    with open(f) as fh:
+        data = json.load(fh)
+    if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
+        raise SystemExit("%s: not a summary written by `compare.py summarize --json`" % f)
+    return data["runs"]
+
+
 def load_summaries(results):
-    """{program: {strategy: [summary, ...]}} from runs/*/*/summary.json."""
+    """{program: {strategy: [summary, ...]}} from runs/*/*/summary.json, or
+    from a recorded summary.json (recorded_runs)."""
     out = {}
+    recorded = recorded_runs(results)
+    if recorded is not None:
+        for r in recorded:
+            s = dict(r["summary"])
+            s["_seed_dir"] = r["run"]
+            out.setdefault(r["program"], {}).setdefault(s["strategy"], []).append(s)
+        return out
     runs = os.path.join(results, "runs")
     if not os.path.isdir(runs):
         return out
@@ -470,7 +499,25 @@ def cmd_run(a):
     return 0
 
 
+def summaries_json(results):
+    """Every finished run's summary.json, in one object: what a recorded
+    result keeps (bench/README.md), and what `summarize` reads back."""
+    data = load_summaries(results)
+    runs = []
+    for p in sorted(data):
+        for st in sorted(data[p]):
+            for s in data[p][st]:
+                s = dict(s)
+                r = s.pop("_seed_dir")
+                runs.append({"program": p, "run": r, "summary": s})
+    return {"runs": runs}
+
+
 def cmd_summarize(a):
+    if a.json:
+        json.dump(summaries_json(a.results), sys.stdout, indent=1, sort_keys=True)
+        sys.stdout.write("\n")
+        return 0
     checkpoints = [int(k) for k in a.checkpoints.split(",") if k]
     sys.stdout.write(summarize(a.results, [s for s in (a.strategies or "").split(",") if s] or None,
                                checkpoints))
@@ -481,6 +528,10 @@ def cmd_export(a):
     """<out>/<program>/optimized.cu and search.json for bench/run.py
     --optimized-dir, from one strategy and seed. Programs where nothing beat
     the original get a search.json only (no optimized.cu)."""
+    if recorded_runs(a.results) is not None:
+        raise SystemExit("%s is a recorded summary: export-optimized needs each run's "
+                         "best.cu; unpack the run's journals.tar.xz and pass the results "
+                         "folder inside it" % a.results)
     data = load_summaries(a.results)
     os.makedirs(a.out, exist_ok=True)
     n = 0
@@ -538,7 +589,10 @@ def main(argv=None):
     r.add_argument("--kernels-dir", default=KERNELS_DIR, help=argparse.SUPPRESS)
     r.set_defaults(func=cmd_run)
     s = sub.add_parser("summarize", help="markdown table of the finished runs")
-    s.add_argument("results")
+    s.add_argument("results", help="a results directory, or a recorded summary.json "
+                                   "(or its folder) written with --json")
+    s.add_argument("--json", action="store_true",
+                   help="every finished run's summary in one JSON object instead of the table")
     s.add_argument("--strategies", help="column order")
     s.add_argument("--checkpoints", default="5,10,20,30",
                    help="evaluation counts of the anytime table (default 5,10,20,30)")
