@@ -1,0 +1,640 @@
+#!/usr/bin/env python3
+"""The GPU runner: one task per kind of measurement, each recorded as a run
+folder in bench/README.md's layout (summary.md, summary.json, command.txt,
+machine.txt, and journals.tar.xz for searches).
+
+Run on the GPU node from the repository root, with the relocatable bundle
+(tools/bundle.sh) in dist/:
+
+    python3 bench/gpu-run.py TASK [options] [-- task arguments]
+    python3 bench/gpu-run.py TASK --print ...    # the commands, nothing run
+    python3 bench/gpu-run.py --list
+
+The run folder is --out, else $OUT/<date>-<task>[-<label>] when $OUT is set
+(a device call brings $OUT back), else bench/results/<date>-<task>[-<label>].
+It is written whole at the end (assembled beside it, then renamed) and an
+existing one is never overwritten. The scripts' own outputs (snapshots,
+logs, per-candidate files) stay in --work (a temporary folder unless given).
+Searches keep their state in --state (default gpu-state/<task>), so a task
+stopped by the device call's limit resumes in the next call.
+"""
+
+import argparse
+import datetime
+import glob
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "bench", "search"))
+import compare  # noqa: E402  (bench/search/compare.py: the suite's programs)
+
+DEFAULT_BUNDLE = "dist/clang-optiml-0.1.0-linux-x86_64.tar.xz"
+EXAMPLES = ["examples/saxpy.cu", "examples/transpose.cu", "examples/reduction.cu",
+            "examples/matmul.cu"]
+RESTRUCTURE = "softmax,layernorm,spmv_csr,gemv,histogram,transpose"
+COLUMN_EXTRA = "--verify-first=1 --no-sanitize --final-rounds=3"
+TOOL = "{tool}"  # the bundle's bin/clang-optiml, once unpacked
+
+
+class Step:
+    """One command of a task. argv may hold {work}, {bundle}, {state},
+    {tool} and {out}; env adds variables; log names the file its output
+    goes to (under work)."""
+
+    def __init__(self, name, argv, env=None, unpack=False, stdout=None):
+        self.name, self.argv, self.env, self.unpack = name, argv, env or {}, unpack
+        self.stdout = stdout  # a file under work for the output, else the step's log
+
+
+class Part:
+    """What the summary takes from a step: md and json are paths under work
+    (globs allowed for evals); kind is 'script' (the script's md and json),
+    'compare' (compare.py summarize), 'journals' (optimize journals),
+    'evals' (eval --json reports) or 'log' (a text the script printed)."""
+
+    def __init__(self, title, kind, md=None, js=None, source=None):
+        self.title, self.kind, self.md, self.js, self.source = title, kind, md, js, source
+
+
+# ---------------------------------------------------------------------------
+# Tasks
+# ---------------------------------------------------------------------------
+
+def py(*args):
+    return ["python3"] + list(args)
+
+
+def t_suite(a):
+    argv = py("bench/run.py", "--out", "{work}/suite", "--jobs", str(a.jobs),
+              "--timeout", "90")
+    if a.kernels:
+        argv += ["--kernels", a.kernels]
+    if a.optimized_dir:
+        argv += ["--optimized-dir", a.optimized_dir]
+    if a.deadline:
+        argv += ["--deadline", str(a.deadline)]
+    return ("The suite (bench/run.py): naive, reference%s, with the ceilings."
+            % (" and the sources of " + a.optimized_dir if a.optimized_dir else ""),
+            [Step("suite", argv)],
+            [Part("", "script", "suite/summary.md", "suite/summary.json", "bench/run.py")])
+
+
+def t_restructure(a):
+    a.kernels = a.kernels or RESTRUCTURE
+    a.optimized_dir = a.optimized_dir or "bench/results/restructure"
+    intro, steps, parts = t_suite(a)
+    return ("One restructuring edit per program (bench/results/restructure), measured "
+            "by the suite.", steps, parts)
+
+
+def compare_run(a, programs, strategies, seeds, budget):
+    argv = py("bench/search/compare.py", "run", "--bundle", "{bundle}", "--results", "{state}",
+              "--programs", programs, "--strategies", strategies, "--seeds", seeds,
+              "--budget", str(budget), "--extra=" + (a.extra or COLUMN_EXTRA),
+              "--out", "{work}/packed", "--gpus", str(a.gpus))
+    if a.deadline:
+        argv += ["--deadline", str(a.deadline)]
+    if a.stop_at:
+        argv += ["--stop-at", str(a.stop_at)]
+    return Step("search", argv)
+
+
+def t_column(a):
+    programs = a.programs or "all"
+    return ("The optimized column: `optimize` (catalog policy, MCTS, seed 1, budget %d) on "
+            "suite programs (%s); the best sources are exported to {state}/optimized for "
+            "`bench/gpu-run.py suite --optimized-dir {state}/optimized`." % (a.budget or 10, programs),
+            [compare_run(a, programs, "mcts", "1", a.budget or 10),
+             Step("export", py("bench/search/compare.py", "export-optimized", "{state}",
+                               "--strategy", "mcts", "--seed", "1", "--out", "{state}/optimized"))],
+            [Part("", "compare", source="bench/search/compare.py summarize")])
+
+
+def t_strategies(a):
+    programs = a.programs or "gemv,softmax,transpose,spmv_csr"
+    return ("Strategies compared at equal budget (%d evaluations, seeds 1-3, catalog policy) "
+            "on %s." % (a.budget or 30, programs),
+            [compare_run(a, programs, "mcts,greedy,random", "1,2,3", a.budget or 30)],
+            [Part("", "compare", source="bench/search/compare.py summarize")])
+
+
+def t_optimize(a):
+    env = {"OUT": "{work}", "BUDGET": str(a.budget or 12), "TIME": a.time or "150s"}
+    if a.deadline:
+        env["DEADLINE"] = str(int(a.deadline))
+    if a.extra:
+        env["EXTRA"] = a.extra
+    return ("`optimize` (catalog policy, MCTS, seed 1) on %s; each row is the journal's "
+            "final record." % ", ".join(a.programs_list or EXAMPLES),
+            [Step("optimize", ["bash", "scripts/gpu-optimize.sh", "{bundle}"]
+                  + (a.programs_list or EXAMPLES), env)],
+            [Part("", "journals", js="optimize-runs.tar.gz", source="scripts/gpu-optimize.sh")])
+
+
+def t_llm(a):
+    env = {"OUT": "{work}", "BUDGET": str(a.budget or 4), "TIME": a.time or "60s",
+           "LIMIT": "200"}
+    return ("`optimize --policy llm` against the scripted server (test/Inputs/llm); no "
+            "real model.",
+            [Step("llm", ["bash", "scripts/gpu-llm.sh", "{bundle}"], env)],
+            [Part("", "journals", js="gpu-llm.tar.gz", source="scripts/gpu-llm.sh")])
+
+
+def script_task(intro, name, script, md, js, extra_args=()):
+    return (intro,
+            [Step(name, py(script, "--bundle", "{bundle}", "--out", "{work}/" + name)
+                  + list(extra_args))],
+            [Part("", "script", name + "/" + md, name + "/" + js, script)])
+
+
+def t_probe_checks(a):
+    return script_task("The probe's GPU checks (L2 clean, device against host verdicts, "
+                       "last-launch matching, ...).", "checks",
+                       "bench/eval/probe_gpu_checks.py", "probe_gpu_checks.md",
+                       "probe_gpu_checks.json")
+
+
+def t_ncu_compare(a):
+    return script_task("eval's metrics beside ncu's (first launch of each kernel, 5%).",
+                       "ncu", "bench/eval/ncu_compare.py", "ncu_compare.md",
+                       "ncu_compare.json", a.programs_list)
+
+
+def t_dram_context(a):
+    return script_task("A small kernel's DRAM write under different profiling contexts.",
+                       "dram-context", "bench/eval/dram_context.py", "dram_context.md",
+                       "dram_context.json")
+
+
+def t_dram_single(a):
+    return script_task("DRAM writes of single kernels under different replay schemes.",
+                       "dram-single", "bench/eval/dram_single.py", "dram_single.md",
+                       "dram_single.json")
+
+
+def t_event_timing(a):
+    steps, parts = [], []
+    for name, flags, title in (("default", [], "L2 as the launches leave it"),
+                               ("flush", ["--flush-l2"], "--flush-l2")):
+        steps.append(Step(name, py("bench/eval/event_timing.py", "--bundle", "{bundle}",
+                                   "--out", "{work}/" + name) + flags + a.programs_list))
+        parts.append(Part(title, "script", name + "/event_timing.md",
+                          name + "/event_timing.json", "bench/eval/event_timing.py"))
+    return ("eval's times against the programs' own CUDA events.", steps, parts)
+
+
+def t_verify_edits(a):
+    argv = ["python3", "bench/edits/verify_examples.py", "--tool", TOOL,
+            "--out", "{work}/verify", "--jobs", "4"]
+    if a.deadline:
+        argv += ["--deadline", str(a.deadline)]
+    return ("Every edit `transforms` suggests, applied and verified against the original.",
+            [Step("verify", argv + (a.programs_list or EXAMPLES), unpack=True)],
+            [Part("", "script", "verify/verify-edits.md", "verify/verify-edits.jsonl",
+                  "bench/edits/verify_examples.py")])
+
+
+def t_stencil_edits(a):
+    return ("Stencil shared-tiling and hoist on the suite's jacobi2d and conv2d.",
+            [Step("stencil", ["bash", "scripts/gpu-stencil-edits.sh", "{bundle}"],
+                  {"OUT": "{work}"})],
+            [Part("", "evals", js="stencil-edits/*.eval.json", md="stencil-edits/stencil-edits.log",
+                  source="scripts/gpu-stencil-edits.sh")])
+
+
+def t_warp_reduce(a):
+    return ("warp-reduce on two shared-memory tree reductions.",
+            [Step("warp-reduce", ["bash", "scripts/gpu-warp-reduce.sh", "{bundle}"],
+                  {"OUT": "{work}"})],
+            [Part("", "evals", js="*.eval.json", md="warp-reduce.log",
+                  source="scripts/gpu-warp-reduce.sh")])
+
+
+def t_resume_demo(a):
+    return ("A search killed with SIGKILL and resumed: nothing lost, nothing repeated.",
+            [Step("resume", py("bench/search/resume_demo.py", "--bundle", "{bundle}",
+                               "--out", "{work}/resume"))],
+            [Part("", "script", None, "resume/resume_demo.json", "bench/search/resume_demo.py")])
+
+
+def t_acceptance(a):
+    return ("The main job as a user types it, through the bundle.",
+            [Step("acceptance", ["bash", "scripts/gpu-acceptance.sh", "{bundle}"]
+                  + a.programs_list[:1], {"OUT": "{work}", "BUDGET": str(a.budget or 6)})],
+            [Part("", "log", md="acceptance.log", source="scripts/gpu-acceptance.sh")])
+
+
+def t_verdicts(a):
+    steps, parts = [], []
+    for p in a.programs_list or EXAMPLES:
+        n = os.path.basename(p)[:-3]
+        steps.append(Step("eval-" + n, [TOOL, "eval", p, "--json", "--no-sanitize",
+                                        "--verify-first", "1"],
+                          unpack=True, stdout="{work}/%s.eval.json" % n))
+    parts.append(Part("", "evals", js="*.eval.json", source="clang-optiml eval --json"))
+    return ("eval's time and verdict line for each program (metrics on).", steps, parts)
+
+
+def t_dot_grid_stride(a):
+    return ("warp-reduce grid_stride on the suite's dot, three grid caps (uses "
+            "dist/clang-optiml-0.1.0-linux-x86_64.tar.xz).",
+            [Step("dot", ["bash", "bench/checks/dot-grid-stride/run.sh"], {"OUT": "{work}"},
+                  stdout="{work}/dot.log")],
+            [Part("", "log", md="dot.log", source="bench/checks/dot-grid-stride/run.sh")])
+
+
+def t_wide_loads(a):
+    return ("The scalar tail and unaligned fallback of 16- and 8-byte loads against the CPU.",
+            [Step("build", ["nvcc", "-O3", "-arch=sm_90", "-std=c++17", "-o", "{work}/wide-check",
+                            "bench/checks/wide-loads/check.cu"]),
+             Step("run", ["{work}/wide-check"], stdout="{work}/wide-check.txt")],
+            [Part("", "log", md="wide-check.txt", source="bench/checks/wide-loads/check.cu")])
+
+
+def t_l2clean(a):
+    return ("L2 preparations against ncu's flush (a retired measurement: docs/eval.md).",
+            [Step("l2clean", ["bash", "bench/eval/l2clean/run.sh"], {"OUT": "{work}"})],
+            [Part("", "log", md="l2clean/summary.txt", source="bench/eval/l2clean/run.sh")])
+
+
+TASKS = {
+    "suite": (t_suite, "the suite: naive, reference and --optimized-dir sources (bench/run.py)"),
+    "restructure": (t_restructure, "one restructuring edit per program, measured by the suite"),
+    "column": (t_column, "optimize on suite programs, sources exported for `suite --optimized-dir`"),
+    "strategies": (t_strategies, "mcts, greedy, random at equal budget (bench/search/compare.py)"),
+    "optimize": (t_optimize, "optimize on programs (scripts/gpu-optimize.sh), journals kept"),
+    "llm": (t_llm, "optimize --policy llm against the scripted server (scripts/gpu-llm.sh)"),
+    "probe-checks": (t_probe_checks, "the probe's GPU checks (bench/eval/probe_gpu_checks.py)"),
+    "ncu-compare": (t_ncu_compare, "eval's metrics beside ncu's (bench/eval/ncu_compare.py)"),
+    "event-timing": (t_event_timing, "eval's times against CUDA events (bench/eval/event_timing.py)"),
+    "dram-context": (t_dram_context, "DRAM write under profiling contexts (bench/eval/dram_context.py)"),
+    "dram-single": (t_dram_single, "DRAM writes under replay schemes (bench/eval/dram_single.py)"),
+    "l2clean": (t_l2clean, "L2 preparations against ncu (bench/eval/l2clean/run.sh)"),
+    "verify-edits": (t_verify_edits, "every suggested edit verified (bench/edits/verify_examples.py)"),
+    "stencil-edits": (t_stencil_edits, "stencil tiling and hoist (scripts/gpu-stencil-edits.sh)"),
+    "warp-reduce": (t_warp_reduce, "warp-reduce on tree reductions (scripts/gpu-warp-reduce.sh)"),
+    "dot-grid-stride": (t_dot_grid_stride, "warp-reduce grid_stride on dot (bench/checks/dot-grid-stride)"),
+    "wide-loads": (t_wide_loads, "wide-load tails against the CPU (bench/checks/wide-loads)"),
+    "resume-demo": (t_resume_demo, "a search killed and resumed (bench/search/resume_demo.py)"),
+    "acceptance": (t_acceptance, "the main job as a user runs it (scripts/gpu-acceptance.sh)"),
+    "verdicts": (t_verdicts, "eval --json time and verdict line of each program"),
+}
+# Tasks that run a search keep state between calls.
+STATEFUL = ("column", "strategies")
+
+
+# ---------------------------------------------------------------------------
+# Summaries
+# ---------------------------------------------------------------------------
+
+def demote(md):
+    out, fence = [], False
+    for line in md.splitlines():
+        if line.startswith("```"):
+            fence = not fence
+        out.append("#" + line if not fence and line.startswith("#") else line)
+    return "\n".join(out).strip() + "\n"
+
+
+def fenced(text):
+    return "```text\n" + text.rstrip() + "\n```\n"
+
+
+def read(path):
+    with open(path, errors="replace") as f:
+        return f.read()
+
+
+def journal_rows(tar_path, name):
+    """Journals (and final records) of the optimize runs packed in tar_path."""
+    rows, data, members = [], [], []
+    with tarfile.open(tar_path) as t:
+        for m in sorted(t.getmembers(), key=lambda m: m.name):
+            if not m.isfile() or os.path.basename(m.name) != "journal.jsonl":
+                continue
+            text = t.extractfile(m).read()
+            members.append((name + "/" + m.name.lstrip("./"), text))
+            recs = [json.loads(l) for l in text.decode().splitlines() if l.strip()]
+            head = next((r for r in recs if r.get("type") == "run"), {})
+            fin = ([r for r in recs if r.get("type") == "final"] or [{}])[-1]
+            prog = os.path.basename(head.get("file", m.name))
+            rows.append("| %s | %s | %s | %s | %s |" % (
+                prog, head.get("budget"), fin.get("evaluations"), fin.get("conclusion"),
+                fin.get("stop_reason")))
+            data.append({"program": prog, "budget": head.get("budget"),
+                         "strategy": head.get("strategy"), "seed": head.get("seed"),
+                         "final": fin})
+    md = "\n".join(["| program | budget | evaluations | result | stop |",
+                    "|---|---|---|---|---|"] + rows) + "\n"
+    return md, {"runs": data}, members
+
+
+def evals_table(paths):
+    rows = ["| report | passed | kernel | median ms | original ms | verdict |",
+            "|---|---|---|---|---|---|"]
+    data = {}
+    for p in paths:
+        n = os.path.basename(p)[:-len(".eval.json")]
+        try:
+            d = json.loads(read(p))
+        except ValueError as e:
+            rows.append("| %s | unreadable: %s | | | | |" % (n, e))
+            continue
+        data[n] = d
+        for k in d.get("kernels", []):
+            t = (k.get("time") or {}).get("median_ms")
+            o = (k.get("original_time") or {}).get("median_ms")
+            rows.append("| %s | %s | %s | %s | %s | %s |" % (
+                n, "yes" if d.get("passed") else "no", k.get("name"),
+                "%.4f" % t if t else "—", "%.4f" % o if o else "—",
+                (k.get("metrics") or {}).get("verdict") or ""))
+    return "\n".join(rows) + "\n", data
+
+
+def collect(a, parts, work, state, failures):
+    """(markdown sections, summary.json, archive members)."""
+    md, datas, members = [], [], []
+    for p in parts:
+        sec, data = [], None
+        if p.kind == "script":
+            if p.md and os.path.exists(os.path.join(work, p.md)):
+                sec.append(demote(read(os.path.join(work, p.md))))
+            if p.js and os.path.exists(os.path.join(work, p.js)):
+                text = read(os.path.join(work, p.js))
+                data = (json.loads(text) if not p.js.endswith(".jsonl") else
+                        [json.loads(l) for l in text.splitlines() if l.strip()])
+                if not p.md:
+                    sec.append(fenced(json.dumps(data, indent=1)))
+        elif p.kind == "compare":
+            base = [sys.executable, os.path.join(REPO, "bench/search/compare.py"),
+                    "summarize", state]
+            if a.task == "strategies":
+                base += ["--strategies", "mcts,greedy,random"]
+            r = subprocess.run(base, capture_output=True, text=True)
+            sec.append(demote(r.stdout) if r.returncode == 0 else fenced(r.stderr))
+            r = subprocess.run(base + ["--json"], capture_output=True, text=True)
+            if r.returncode == 0:
+                data = json.loads(r.stdout)
+            keep = ("journal.jsonl", "summary.json", "settings.json", "best.cu")
+            for f in sorted(glob.glob(os.path.join(state, "**", "*"), recursive=True)):
+                rel = os.path.relpath(f, state)
+                parts_ = rel.split(os.sep)
+                if (os.path.isfile(f) and not {"eval", "sources", "eval-cache"} & set(parts_)
+                        and (os.path.basename(f) in keep or parts_[0] == "optimized")):
+                    with open(f, "rb") as fh:
+                        members.append((a.task + "/" + rel, fh.read()))
+        elif p.kind == "journals":
+            tar = os.path.join(work, p.js)
+            if os.path.exists(tar):
+                text, data, members_ = journal_rows(tar, a.task)
+                sec.append(demote(text))
+                members += members_
+                for f in ("summary.txt",):
+                    with tarfile.open(tar) as t:
+                        for m in t.getmembers():
+                            if os.path.basename(m.name) == f:
+                                sec.append(fenced(t.extractfile(m).read().decode()))
+        elif p.kind == "evals":
+            paths = sorted(glob.glob(os.path.join(work, p.js)))
+            text, data = evals_table(paths)
+            sec.append(demote(text))
+        elif p.kind == "log":
+            if os.path.exists(os.path.join(work, p.md)):
+                text = read(os.path.join(work, p.md))
+                sec.append(fenced(text))
+                data = {"log": text.splitlines()}
+        if not sec:
+            sec.append("Nothing came out of this step (see the failures above).\n")
+        md.append((p, sec))
+        datas.append((p, data))
+    if len(parts) == 1 and datas[0][1] is not None and not failures:
+        summary = datas[0][1]
+    else:
+        summary = {"run": os.path.basename(a.out), "task": a.task,
+                   "failures": failures,
+                   "parts": [{"title": p.title, "source": p.source, "data": d}
+                             for p, d in datas if d is not None]}
+    return md, summary, members
+
+
+def machine(tool):
+    lines = ["Date: " + datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")]
+    for cmd in (["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm,clocks.max.memory",
+                 "--format=csv,noheader"], ["nvcc", "--version"], ["git", "rev-parse", "HEAD"],
+                [tool, "--version"] if tool else None):
+        if not cmd:
+            continue
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=REPO)
+            out = r.stdout.strip().splitlines()
+            lines.append("%s: %s" % (" ".join(cmd[:2]), out[-1] if cmd[0] == "nvcc" and out
+                                     else " / ".join(out)))
+        except (OSError, subprocess.SubprocessError) as e:
+            lines.append("%s: %s" % (cmd[0], e))
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# Main
+# ---------------------------------------------------------------------------
+
+def fill(s, subs):
+    for k, v in subs.items():
+        s = s.replace("{" + k + "}", v)
+    return s
+
+
+def shell_line(step, subs):
+    env = " ".join("%s=%s" % (k, shlex.quote(fill(v, subs))) for k, v in step.env.items())
+    line = (env + " " if env else "") + shlex.join(fill(x, subs) for x in step.argv)
+    return line + (" > " + shlex.quote(fill(step.stdout, subs)) if step.stdout else "")
+
+
+def parse(argv):
+    ap = argparse.ArgumentParser(
+        prog="bench/gpu-run.py", description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="tasks:\n" + "\n".join("  %-16s %s" % (k, v[1]) for k, v in TASKS.items()))
+    ap.add_argument("task", nargs="?", help="one of the tasks below")
+    ap.add_argument("programs", nargs="*",
+                    help="programs (optimize, ncu-compare, event-timing, verify-edits, "
+                         "verdicts, acceptance)")
+    ap.add_argument("--list", action="store_true", help="list the tasks and exit")
+    ap.add_argument("--print", action="store_true", dest="dry",
+                    help="print the commands and the run folder; run and write nothing")
+    ap.add_argument("--bundle", default=DEFAULT_BUNDLE, help="default: %(default)s")
+    ap.add_argument("--out", help="the run folder (see above)")
+    ap.add_argument("--label", help="appended to the default run folder's name")
+    ap.add_argument("--work", help="scratch folder (default: a new temporary one)")
+    ap.add_argument("--state", help="search state (column, strategies; default gpu-state/<task>)")
+    ap.add_argument("--kernels", help="suite, restructure: comma-separated suite programs")
+    ap.add_argument("--optimized-dir", help="suite: <kernel>/optimized.cu sources to measure")
+    ap.add_argument("--programs", dest="suite_programs",
+                    help="column, strategies: 'all' or comma-separated suite programs")
+    ap.add_argument("--budget", type=int, help="evaluations per search")
+    ap.add_argument("--time", help="optimize, llm: optimize --time per program")
+    ap.add_argument("--extra", help="more optimize flags (column, strategies, optimize)")
+    ap.add_argument("--gpus", type=int, default=1, help="column, strategies: runs at once")
+    ap.add_argument("--jobs", type=int, default=16, help="suite: parallel compilations")
+    ap.add_argument("--deadline", type=float, default=0,
+                    help="start nothing new after this many seconds (where the script can)")
+    ap.add_argument("--stop-at", type=float, default=0,
+                    help="column, strategies: stop a search still going at this many seconds")
+    # Programs may come before or after the options.
+    a = ap.parse_intermixed_args(argv)
+    if a.list:
+        for k, v in TASKS.items():
+            print("%-16s %s" % (k, v[1]))
+        sys.exit(0)
+    if not a.task:
+        ap.error("a task is needed (--list shows them)")
+    if a.task not in TASKS:
+        ap.error("unknown task '%s'; the tasks: %s" % (a.task, ", ".join(TASKS)))
+    takes_programs = ("optimize", "ncu-compare", "event-timing", "verify-edits", "verdicts",
+                      "acceptance")
+    if a.programs and a.task not in takes_programs:
+        ap.error("%s takes no programs (got %s)" % (a.task, " ".join(a.programs)))
+    if a.task == "acceptance" and len(a.programs) > 1:
+        ap.error("acceptance takes one program")
+    if a.optimized_dir and a.task not in ("suite", "restructure"):
+        ap.error("--optimized-dir is for suite and restructure")
+    if a.suite_programs and a.task not in STATEFUL:
+        ap.error("--programs is for column and strategies (suite takes --kernels)")
+    if a.state and a.task not in STATEFUL:
+        ap.error("--state is for column and strategies")
+    # Suite program names are checked here, before anything runs.
+    try:
+        if a.kernels:
+            compare.parse_programs(a.kernels)
+        if a.suite_programs:
+            compare.parse_programs(a.suite_programs)
+    except SystemExit as e:
+        ap.error(str(e))
+    for p in a.programs:
+        if not os.path.exists(os.path.join(REPO, p)) and not os.path.exists(p):
+            ap.error("%s: no such program" % p)
+    a.programs_list = list(a.programs)
+    a.programs = a.suite_programs
+    return a
+
+
+def main(argv=None):
+    a = parse(argv)
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    name = "%s-%s%s" % (date, a.task, "-" + a.label if a.label else "")
+    if not a.out:
+        a.out = os.path.join(os.environ["OUT"] if os.environ.get("OUT")
+                             else os.path.join(REPO, "bench", "results"), name)
+    state = a.state or os.path.join("gpu-state", a.task)
+    intro, steps, parts = TASKS[a.task][0](a)
+    work = a.work or ("WORK" if a.dry else tempfile.mkdtemp(prefix="gpu-run-"))
+    tool_dir = os.path.join(work, "bundle")
+    subs = {"work": work, "bundle": a.bundle, "state": state, "out": a.out,
+            "tool": os.path.join(tool_dir, "clang-optiml-*", "bin", "clang-optiml")}
+    invocation = "python3 bench/gpu-run.py " + shlex.join(argv if argv is not None else sys.argv[1:])
+    unpack = any(s.unpack for s in steps)
+    if a.dry:
+        print("# task %s: %s" % (a.task, fill(intro, subs)))
+        print("# run folder: %s (summary.md, summary.json, command.txt, machine.txt%s)"
+              % (a.out, ", journals.tar.xz" if any(p.kind in ("compare", "journals")
+                                                    for p in parts) else ""))
+        if a.task in STATEFUL:
+            print("# search state (resumable): %s" % state)
+        if unpack:
+            print(shlex.join(["mkdir", "-p", tool_dir]) + " && "
+                  + shlex.join(["tar", "-C", tool_dir, "-xJf", a.bundle]))
+        for s in steps:
+            print(shell_line(s, subs))
+        return 0
+
+    if os.path.exists(a.out) and os.listdir(a.out):
+        sys.stderr.write("gpu-run: %s exists: a recorded run is never overwritten "
+                         "(--out or --label for another)\n" % a.out)
+        return 2
+    needs_bundle = unpack or any("{bundle}" in x for s in steps for x in s.argv) or \
+        a.task == "dot-grid-stride"
+    if needs_bundle and not os.path.isfile(a.bundle):
+        sys.stderr.write("gpu-run: no bundle at %s (tools/bundle.sh builds it)\n" % a.bundle)
+        return 2
+    os.makedirs(work, exist_ok=True)
+    if a.task in STATEFUL:
+        os.makedirs(state, exist_ok=True)
+    os.environ["PATH"] = "/usr/local/cuda/bin:" + os.environ.get("PATH", "")
+    tool = None
+    lines = ["# " + invocation, "# on %s, from the repository root" % date]
+    if unpack:
+        os.makedirs(tool_dir, exist_ok=True)
+        with tarfile.open(a.bundle) as t:
+            t.extractall(tool_dir)
+        tool = (glob.glob(subs["tool"]) or [None])[0]
+        if not tool:
+            sys.stderr.write("gpu-run: %s holds no clang-optiml-*/bin/clang-optiml\n" % a.bundle)
+            return 2
+        subs["tool"] = tool
+        lines.append(shlex.join(["tar", "-C", tool_dir, "-xJf", a.bundle]))
+    failures = []
+    for s in steps:
+        line = shell_line(s, subs)
+        lines.append(line)
+        print("[gpu-run] %s" % line, flush=True)
+        env = dict(os.environ, **{k: fill(v, subs) for k, v in s.env.items()})
+        log_path = os.path.join(work, "step-%s.log" % s.name)
+        with open(fill(s.stdout, subs) if s.stdout else log_path, "w") as out, \
+                open(log_path, "a") as log:
+            try:
+                rc = subprocess.run([fill(x, subs) for x in s.argv], cwd=REPO, env=env,
+                                    stdout=out, stderr=log if s.stdout else subprocess.STDOUT
+                                    ).returncode
+            except OSError as e:
+                log.write("%s\n" % e)
+                rc = 127
+        print("[gpu-run] %s: exit %d (log %s)" % (s.name, rc, log_path), flush=True)
+        if rc:
+            failures.append("%s exited with %d" % (s.name, rc))
+
+    sections, summary, members = collect(a, parts, work, state, failures)
+    # Assembled beside the run folder, then renamed: never half written.
+    parent = os.path.dirname(os.path.abspath(a.out))
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".gpu-run-", dir=parent)
+    md = ["# %s: %s" % (a.task, os.path.basename(a.out)), "", fill(intro, subs), "",
+          "Exact commands: `command.txt`; machine: `machine.txt`"
+          + ("; journals: `journals.tar.xz`" if members else "") + ".", ""]
+    if failures:
+        md += ["**Failed steps**: " + "; ".join(failures) + " (logs in %s)." % work, ""]
+    for p, sec in sections:
+        if len(sections) > 1 or p.title:
+            md += ["## " + (p.title or p.source), ""]
+        md += sec
+    with open(os.path.join(tmp, "summary.md"), "w") as f:
+        f.write("\n".join(md).rstrip() + "\n")
+    with open(os.path.join(tmp, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1, sort_keys=True)
+        f.write("\n")
+    with open(os.path.join(tmp, "command.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(os.path.join(tmp, "machine.txt"), "w") as f:
+        f.write(machine(tool))
+    if members:
+        import io
+        with tarfile.open(os.path.join(tmp, "journals.tar.xz"), "w:xz") as t:
+            for arc, data in members:
+                info = tarfile.TarInfo(arc)
+                info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
+    if os.path.exists(a.out):
+        os.rmdir(a.out)  # empty (checked above)
+    os.rename(tmp, a.out)
+    print("[gpu-run] recorded %s%s" % (a.out, " (with failures)" if failures else ""))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
