@@ -12,7 +12,7 @@ Resumable: each kernel's result is written to OUT/kernels/<name>.json as soon
 as it is measured, and kernels already there are skipped unless --force, so
 the suite can be spread over several short sessions on the GPU machine.
 
-    python3 bench/run.py --out bench/results/<date> [--kernels a,b]
+    python3 bench/run.py --out OUT [--kernels a,b]
                          [--optimized-dir DIR] [--force] [--jobs N]
 """
 
