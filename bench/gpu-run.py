@@ -22,6 +22,7 @@ stopped by the device call's limit resumes in the next call.
 import argparse
 import datetime
 import glob
+import hashlib
 import json
 import os
 import shlex
@@ -205,7 +206,7 @@ def t_stencil_edits(a):
     return ("Stencil shared-tiling and hoist on the suite's jacobi2d and conv2d.",
             [Step("stencil", ["bash", "scripts/gpu-stencil-edits.sh", "{bundle}"],
                   {"OUT": "{work}"})],
-            [Part("", "evals", js="stencil-edits/*.eval.json", md="stencil-edits/stencil-edits.log",
+            [Part("", "evals", js="stencil-edits/*.eval.json",
                   source="scripts/gpu-stencil-edits.sh")])
 
 
@@ -213,8 +214,7 @@ def t_warp_reduce(a):
     return ("warp-reduce on two shared-memory tree reductions.",
             [Step("warp-reduce", ["bash", "scripts/gpu-warp-reduce.sh", "{bundle}"],
                   {"OUT": "{work}"})],
-            [Part("", "evals", js="*.eval.json", md="warp-reduce.log",
-                  source="scripts/gpu-warp-reduce.sh")])
+            [Part("", "evals", js="*.eval.json", source="scripts/gpu-warp-reduce.sh")])
 
 
 def t_resume_demo(a):
@@ -424,8 +424,11 @@ def collect(a, parts, work, state, failures):
     return md, summary, members
 
 
-def machine(tool):
+def machine(tool, bundle):
     lines = ["Date: " + datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")]
+    if bundle and os.path.isfile(bundle):
+        with open(bundle, "rb") as f:
+            lines.append("bundle: %s sha256 %s" % (bundle, hashlib.sha256(f.read()).hexdigest()))
     for cmd in (["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm,clocks.max.memory",
                  "--format=csv,noheader"], ["nvcc", "--version"], ["git", "rev-parse", "HEAD"],
                 [tool, "--version"] if tool else None):
@@ -621,7 +624,7 @@ def main(argv=None):
     with open(os.path.join(tmp, "command.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(tmp, "machine.txt"), "w") as f:
-        f.write(machine(tool))
+        f.write(machine(tool, a.bundle if needs_bundle else None))
     if members:
         import io
         with tarfile.open(os.path.join(tmp, "journals.tar.xz"), "w:xz") as t:
