@@ -205,8 +205,24 @@ Error Searcher::lockRunDir() {
   sys::path::append(LockPath, "lock");
   std::string Holder;
   auto L = FileLock::tryAcquire(LockPath, &Holder);
-  if (!L)
-    return L.takeError();
+  if (!L) {
+    std::string Msg;
+    std::error_code EC;
+    handleAllErrors(L.takeError(), [&](const ErrorInfoBase &EI) {
+      Msg = EI.message();
+      EC = EI.convertToErrorCode();
+    });
+    // A file system without locks (some network and FUSE ones) should not
+    // stop the search; say what is lost.
+    if (EC == std::errc::no_lock_available ||
+        EC == std::errc::operation_not_supported ||
+        EC == std::errc::function_not_supported) {
+      warn(Msg + "; nothing stops a second search from writing this run "
+                 "directory at the same time");
+      return Error::success();
+    }
+    return createStringError(EC, "%s", Msg.c_str());
+  }
   if (!*L)
     return createStringError(
         std::make_error_code(std::errc::device_or_resource_busy),

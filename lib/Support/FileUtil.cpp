@@ -228,7 +228,9 @@ Error checkOutputFile(StringRef Path) {
   SmallString<256> Dir(sys::path::parent_path(Plan->Target));
   if (Dir.empty())
     Dir = ".";
-  if (::access(Dir.c_str(), W_OK | X_OK) != 0)
+  // A directory that does not exist yet may be made before the write (the
+  // run directory, say); the write itself reports it if not.
+  if (::access(Dir.c_str(), W_OK | X_OK) != 0 && errno != ENOENT)
     return createStringError(lastError(),
                              "cannot write '%s': cannot create a file in "
                              "'%s': %s",

@@ -25,9 +25,9 @@ namespace optiml {
 llvm::Error writeFileAtomically(llvm::StringRef Path, llvm::StringRef Contents);
 
 /// Whether writeFileAtomically(\p Path, ...) can be expected to succeed:
-/// the same refusals (read-only, a directory, a directory we cannot write
-/// in), made before a long computation whose result would go there. Writes
-/// nothing.
+/// the same refusals (read-only, a directory, an existing directory we
+/// cannot write in), made before a long computation whose result would go
+/// there. A directory that does not exist yet passes. Writes nothing.
 llvm::Error checkOutputFile(llvm::StringRef Path);
 
 /// Reads a whole file; the error names the file.
