@@ -316,10 +316,10 @@ Error JournalWriter::writeLine(const std::string &Line) {
 }
 
 Error JournalWriter::writeHeader(const JournalHeader &H) {
-  json J = {{"type", "run"},         {"version", JournalVersion},
-            {"file", H.File},        {"original_key", H.OriginalKey},
+  json J = {{"type", "run"},          {"version", JournalVersion},
+            {"file", H.File},         {"original_key", H.OriginalKey},
             {"strategy", H.Strategy}, {"policy", H.Policy},
-            {"seed", H.Seed},        {"budget", H.Budget},
+            {"seed", H.Seed},         {"budget", H.Budget},
             {"kernels", H.Kernels}};
   return writeLine(J.dump(-1, ' ', false, json::error_handler_t::replace));
 }
@@ -420,31 +420,37 @@ static std::string checkNode(const SearchNode &N,
   size_t Next = Before.size();
   if (N.Id < Next)
     return formatv("node id {0} appears twice (first on line {1})", N.Id,
-                   LineOf[N.Id]).str();
+                   LineOf[N.Id])
+        .str();
   if (N.Id > Next)
-    return formatv("node {0} out of order: expected node {1}", N.Id, Next).str();
+    return formatv("node {0} out of order: expected node {1}", N.Id, Next)
+        .str();
   if (N.Id == 0) {
     if (N.Status != NodeStatus::Original || N.Parent != -1)
       return formatv("node 0 must be the original (status \"original\", "
                      "parent -1), found status \"{0}\" and parent {1}",
-                     toString(N.Status), N.Parent).str();
+                     toString(N.Status), N.Parent)
+          .str();
     return "";
   }
   if (N.Status == NodeStatus::Original)
-    return formatv("node {0} claims to be the original; only node 0 is",
-                   N.Id).str();
+    return formatv("node {0} claims to be the original; only node 0 is", N.Id)
+        .str();
   if (N.Parent < 0 || unsigned(N.Parent) >= N.Id)
     return formatv("node {0} has parent {1}, which is not an earlier node "
                    "(0 to {2})",
-                   N.Id, N.Parent, N.Id - 1).str();
+                   N.Id, N.Parent, N.Id - 1)
+        .str();
   if (N.Depth != Before[N.Parent].Depth + 1)
     return formatv("node {0} has depth {1}, but its parent {2} has depth {3}",
-                   N.Id, N.Depth, N.Parent, Before[N.Parent].Depth).str();
+                   N.Id, N.Depth, N.Parent, Before[N.Parent].Depth)
+        .str();
   if (N.Status == NodeStatus::Duplicate &&
       (N.DuplicateOf < 0 || unsigned(N.DuplicateOf) >= N.Id))
     return formatv("node {0} duplicates node {1}, which is not an earlier "
                    "node (0 to {2})",
-                   N.Id, N.DuplicateOf, N.Id - 1).str();
+                   N.Id, N.DuplicateOf, N.Id - 1)
+        .str();
   return "";
 }
 
@@ -460,8 +466,7 @@ Expected<JournalContents> readJournal(StringRef RunDir) {
   if (!Text)
     return Text.takeError();
   auto Bad = [&](unsigned LineNo, const Twine &Why) {
-    return createStringError("%s:%u: %s", P.c_str(), LineNo,
-                             Why.str().c_str());
+    return createStringError("%s:%u: %s", P.c_str(), LineNo, Why.str().c_str());
   };
   std::vector<unsigned> LineOf; // line of each node, for messages
   StringRef Rest = *Text;
@@ -474,7 +479,8 @@ Expected<JournalContents> readJournal(StringRef RunDir) {
       C.DroppedPartialLine = true;
       C.Dropped = formatv("{0}:{1}: dropped an incomplete last line (no "
                           "newline: the run was stopped while writing it)",
-                          P, LineNo).str();
+                          P, LineNo)
+                      .str();
       break;
     }
     StringRef Line = Rest.take_front(NL);
@@ -495,11 +501,12 @@ Expected<JournalContents> readJournal(StringRef RunDir) {
         C.DroppedPartialLine = true;
         C.Dropped = formatv("{0}:{1}: dropped an unreadable last line (the "
                             "run was stopped while writing it?)",
-                            P, LineNo).str();
+                            P, LineNo)
+                        .str();
         break;
       }
-      return Bad(LineNo, Twine("malformed journal line (not JSON): ") +
-                             E.what());
+      return Bad(LineNo,
+                 Twine("malformed journal line (not JSON): ") + E.what());
     }
     Offset += NL + 1;
     C.ValidBytes = Offset;
@@ -508,20 +515,20 @@ Expected<JournalContents> readJournal(StringRef RunDir) {
       Type = J.at("type").get<std::string>();
       if (Type == "run") {
         if (C.Header || !C.Nodes.empty())
-          return Bad(LineNo, C.Header
-                                 ? formatv("a second header (the first is "
-                                           "on line {0})",
-                                           C.HeaderLine)
-                                       .str()
-                                 : std::string("the header comes after "
-                                               "nodes"));
+          return Bad(LineNo, C.Header ? formatv("a second header (the first is "
+                                                "on line {0})",
+                                                C.HeaderLine)
+                                            .str()
+                                      : std::string("the header comes after "
+                                                    "nodes"));
         if (!J.contains("version"))
           return Bad(LineNo, "the header has no version");
         unsigned V = J.at("version").get<unsigned>();
         if (V != JournalVersion)
           return Bad(LineNo, formatv("journal version {0} is not supported "
                                      "(this clang-optiml reads version {1})",
-                                     V, JournalVersion).str());
+                                     V, JournalVersion)
+                                 .str());
         C.Header = headerFromJ(J);
         C.HeaderLine = LineNo;
         continue;
@@ -533,7 +540,8 @@ Expected<JournalContents> readJournal(StringRef RunDir) {
       return Bad(LineNo,
                  formatv("the journal has no header: its first line is a "
                          "\"{0}\" line, not the run's header (\"run\")",
-                         Type).str());
+                         Type)
+                     .str());
     if (Type == "final")
       continue; // a finished run, resumed with more budget, goes on after it
     if (Type != "node")
@@ -550,8 +558,9 @@ Expected<JournalContents> readJournal(StringRef RunDir) {
       sys::path::append(S, "sources", formatv("node-{0}.cu", N->Id).str());
       auto Src = readFile(S);
       if (!Src)
-        return Bad(LineNo, formatv("node {0}: {1}", N->Id,
-                                   toString(Src.takeError())).str());
+        return Bad(
+            LineNo,
+            formatv("node {0}: {1}", N->Id, toString(Src.takeError())).str());
       N->Source = std::move(*Src);
     }
     LineOf.push_back(LineNo);

@@ -257,16 +257,14 @@ Error Searcher::checkHeader(const JournalContents &JC) {
   };
   StringRef Strat = toString(O.Strat);
   if (H.Strategy != Strat)
-    return Mismatch("strategy", H.Strategy,
-                    ("asks for " + Strat).str(),
+    return Mismatch("strategy", H.Strategy, ("asks for " + Strat).str(),
                     ("resume with --strategy " + H.Strategy));
   if (H.Policy != P.name())
     return Mismatch("policy", H.Policy, ("uses " + P.name()).str(),
                     ("resume with --policy " + H.Policy));
   if (H.Kernels != O.Kernels)
     return Mismatch(H.Kernels.size() == 1 ? "kernel" : "kernels",
-                    join(H.Kernels, ", "),
-                    ("targets " + join(O.Kernels, ", ")),
+                    join(H.Kernels, ", "), ("targets " + join(O.Kernels, ", ")),
                     "resume with the same --kernel options");
   return Error::success();
 }

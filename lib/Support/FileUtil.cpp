@@ -59,12 +59,12 @@ static Expected<std::string> resolveLinks(StringRef Path) {
     char Buf[PATH_MAX];
     ssize_t N = ::readlink(Cur.c_str(), Buf, sizeof(Buf));
     if (N < 0 || size_t(N) >= sizeof(Buf))
-      return createStringError(N < 0 ? lastError()
-                                     : std::make_error_code(
-                                           std::errc::filename_too_long),
-                               "cannot write '%s': cannot read the link "
-                               "'%s'",
-                               Path.str().c_str(), Cur.c_str());
+      return createStringError(
+          N < 0 ? lastError()
+                : std::make_error_code(std::errc::filename_too_long),
+          "cannot write '%s': cannot read the link "
+          "'%s'",
+          Path.str().c_str(), Cur.c_str());
     StringRef Link(Buf, size_t(N));
     if (sys::path::is_absolute(Link)) {
       Cur = Link;
@@ -234,8 +234,7 @@ Error checkOutputFile(StringRef Path) {
     return createStringError(lastError(),
                              "cannot write '%s': cannot create a file in "
                              "'%s': %s",
-                             Path.str().c_str(), Dir.c_str(),
-                             strerror(errno));
+                             Path.str().c_str(), Dir.c_str(), strerror(errno));
   return Error::success();
 }
 

@@ -1,12 +1,12 @@
 //===- JournalTest.cpp - Journal format, and resuming a killed search -----===//
 
-#include "ToyWorld.h"
 #include "optiml/Search/Journal.h"
+#include "ToyWorld.h"
 #include "optiml/Support/FileUtil.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "gtest/gtest.h"
 #include <chrono>
 #include <csignal>
@@ -218,21 +218,21 @@ TEST(JournalResumeTest, UnknownVersionIsAnError) {
   L[0] = edited(L[0], "\"version\":1", "\"version\":99");
   T.rewrite(L);
   EXPECT_TRUE(contains(T.resumeError(),
-              "journal.jsonl:1: journal version 99 is not "
-                        "supported (this clang-optiml reads version 1)"));
+                       "journal.jsonl:1: journal version 99 is not "
+                       "supported (this clang-optiml reads version 1)"));
   L[0] = edited(L[0], ",\"version\":99", "");
   T.rewrite(L);
-  EXPECT_TRUE(contains(T.resumeError(),
-              "journal.jsonl:1: the header has no version"));
+  EXPECT_TRUE(
+      contains(T.resumeError(), "journal.jsonl:1: the header has no version"));
 }
 
 TEST(JournalResumeTest, SettingsMustMatchTheJournal) {
   DamagedJournal T;
   T.S.O.Strat = Strategy::Greedy;
   EXPECT_TRUE(contains(T.resumeError(),
-              "journal.jsonl:1: cannot resume: the journal's "
-                        "search uses strategy mcts, this run asks for "
-                        "greedy; resume with --strategy mcts"));
+                       "journal.jsonl:1: cannot resume: the journal's "
+                       "search uses strategy mcts, this run asks for "
+                       "greedy; resume with --strategy mcts"));
   T.S.O.Strat = Strategy::MCTS;
   struct Renamed : ScriptedPolicy {
     using ScriptedPolicy::ScriptedPolicy;
@@ -243,8 +243,8 @@ TEST(JournalResumeTest, SettingsMustMatchTheJournal) {
   auto R = runSearch(original(), T.S.O, Llm, T.S.App, E);
   ASSERT_FALSE(bool(R));
   EXPECT_TRUE(contains(toString(R.takeError()),
-              "the journal's search uses policy scripted, this run "
-                        "uses llm; resume with --policy scripted"));
+                       "the journal's search uses policy scripted, this run "
+                       "uses llm; resume with --policy scripted"));
   T.S.O.Kernels = {"other"};
   EXPECT_TRUE(contains(T.resumeError(), "this run targets other"));
   T.S.O.Kernels = {};
@@ -259,12 +259,12 @@ TEST(JournalResumeTest, ParentMustBeAnEarlierNode) {
   L[2] = edited(L[2], "\"parent\":0", "\"parent\":99");
   T.rewrite(L);
   EXPECT_TRUE(contains(T.resumeError(),
-              "journal.jsonl:3: node 1 has parent 99, which is not "
-                        "an earlier node (0 to 0)"));
+                       "journal.jsonl:3: node 1 has parent 99, which is not "
+                       "an earlier node (0 to 0)"));
   L[2] = edited(L[2], "\"parent\":99", "\"parent\":-1");
   T.rewrite(L);
   EXPECT_TRUE(contains(T.resumeError(), "journal.jsonl:3: node 1 has parent "
-                                         "-1"));
+                                        "-1"));
 }
 
 TEST(JournalResumeTest, NodeIdsMustRunInOrder) {
@@ -275,14 +275,14 @@ TEST(JournalResumeTest, NodeIdsMustRunInOrder) {
   Dup.insert(Dup.begin() + 3, L[2]); // node 1 twice
   T.rewrite(Dup);
   EXPECT_TRUE(contains(T.resumeError(),
-              "journal.jsonl:4: node id 1 appears twice (first on "
-                        "line 3)"));
+                       "journal.jsonl:4: node id 1 appears twice (first on "
+                       "line 3)"));
   auto Skip = L;
   Skip.erase(Skip.begin() + 2); // node 1 missing
   T.rewrite(Skip);
   EXPECT_TRUE(contains(T.resumeError(),
-              "journal.jsonl:3: node 2 out of order: expected "
-                        "node 1"));
+                       "journal.jsonl:3: node 2 out of order: expected "
+                       "node 1"));
 }
 
 TEST(JournalResumeTest, BadLineInTheMiddleIsAnError) {
@@ -291,8 +291,8 @@ TEST(JournalResumeTest, BadLineInTheMiddleIsAnError) {
   L[2] = L[2].substr(0, L[2].size() / 2);
   T.rewrite(L);
   EXPECT_TRUE(contains(T.resumeError(),
-              "journal.jsonl:3: malformed journal line (not "
-                        "JSON)"));
+                       "journal.jsonl:3: malformed journal line (not "
+                       "JSON)"));
 }
 
 TEST(JournalResumeTest, TornLastLineIsDroppedWithAWarning) {
@@ -304,10 +304,10 @@ TEST(JournalResumeTest, TornLastLineIsDroppedWithAWarning) {
   EXPECT_EQ(T.resumeError(), "");
   ASSERT_EQ(T.Warnings.size(), 1u);
   EXPECT_TRUE(contains(T.Warnings[0],
-              formatv("journal.jsonl:{0}: dropped an unreadable "
-                                "last line",
-                                N + 1)
-                            .str()));
+                       formatv("journal.jsonl:{0}: dropped an unreadable "
+                               "last line",
+                               N + 1)
+                           .str()));
   // Cut from the journal, which reads cleanly again.
   auto C = readJournal(T.D);
   ASSERT_TRUE(bool(C)) << toString(C.takeError());
@@ -324,14 +324,14 @@ TEST(JournalResumeTest, ResumeNeedsAJournal) {
   auto R = runSearch(original(), S.O, S.Pol, S.App, E);
   ASSERT_FALSE(bool(R));
   EXPECT_TRUE(contains(toString(R.takeError()),
-              "cannot resume: there is no run directory"));
+                       "cannot resume: there is no run directory"));
   EXPECT_FALSE(sys::fs::exists(D + "/run"));
   ASSERT_FALSE(sys::fs::create_directory(D + "/run"));
   R = runSearch(original(), S.O, S.Pol, S.App, E);
   ASSERT_FALSE(bool(R));
   EXPECT_TRUE(contains(toString(R.takeError()),
-              "holds no search journal (journal.jsonl); drop "
-                        "--resume to start a new search there"));
+                       "holds no search journal (journal.jsonl); drop "
+                       "--resume to start a new search there"));
   EXPECT_FALSE(sys::fs::exists(D + "/run/journal.jsonl"));
   EXPECT_TRUE(E.calls().empty()) << "evaluated something";
   sys::fs::remove_directories(D);
@@ -360,11 +360,11 @@ TEST(JournalResumeTest, LockedRunDirectoryIsRefused) {
   ASSERT_TRUE(L && *L);
   std::string Err = T.resumeError();
   EXPECT_TRUE(contains(Err, formatv("is in use by another search (pid {0} "
-                                     "on host ",
-                                     ::getpid())
-                                 .str()));
+                                    "on host ",
+                                    ::getpid())
+                                .str()));
   EXPECT_TRUE(contains(Err, "wait for it to finish, or choose another "
-                             "--run-dir"));
+                            "--run-dir"));
   EXPECT_EQ(lines(T.J), Before);
   // A fresh search in a new directory locked the same way fails the same.
   std::string D2 = tempDir();

@@ -249,8 +249,7 @@ TEST(FileLockTest, SecondAttemptFailsAndNamesTheHolder) {
   auto Second = FileLock::tryAcquire(P, &Holder);
   ASSERT_TRUE(bool(Second));
   EXPECT_FALSE(Second->has_value());
-  EXPECT_EQ(Holder.find("pid " + std::to_string(::getpid()) + " on host "),
-            0u)
+  EXPECT_EQ(Holder.find("pid " + std::to_string(::getpid()) + " on host "), 0u)
       << Holder;
   EXPECT_NE(Holder.find(", started 20"), std::string::npos) << Holder;
   *First = std::nullopt; // released
