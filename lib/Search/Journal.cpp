@@ -262,7 +262,8 @@ JournalWriter::~JournalWriter() {
 }
 
 Expected<std::unique_ptr<JournalWriter>>
-JournalWriter::open(StringRef RunDir, bool Append, uint64_t TruncateTo) {
+JournalWriter::open(StringRef RunDir, bool Append,
+                    std::optional<uint64_t> TruncateTo) {
   if (std::error_code EC = sys::fs::create_directories(RunDir))
     return createStringError(EC, "cannot create run directory '%s': %s",
                              RunDir.str().c_str(), EC.message().c_str());
@@ -284,7 +285,7 @@ JournalWriter::open(StringRef RunDir, bool Append, uint64_t TruncateTo) {
                              strerror(errno));
   // Drop a partial last line left by a killed run.
   if (Append && TruncateTo)
-    if (::ftruncate(W->FD, TruncateTo) != 0)
+    if (::ftruncate(W->FD, *TruncateTo) != 0)
       return createStringError(
           std::error_code(errno, std::generic_category()),
           "cannot truncate journal '%s': %s", W->Path.c_str(),
@@ -315,10 +316,10 @@ Error JournalWriter::writeLine(const std::string &Line) {
 }
 
 Error JournalWriter::writeHeader(const JournalHeader &H) {
-  json J = {{"type", "run"},         {"version", 1},
-            {"file", H.File},        {"original_key", H.OriginalKey},
+  json J = {{"type", "run"},          {"version", JournalVersion},
+            {"file", H.File},         {"original_key", H.OriginalKey},
             {"strategy", H.Strategy}, {"policy", H.Policy},
-            {"seed", H.Seed},        {"budget", H.Budget},
+            {"seed", H.Seed},         {"budget", H.Budget},
             {"kernels", H.Kernels}};
   return writeLine(J.dump(-1, ' ', false, json::error_handler_t::replace));
 }
@@ -398,68 +399,171 @@ std::string summaryToJSON(const SearchResult &R, const JournalHeader &H,
   return J.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
+static JournalHeader headerFromJ(const json &J) {
+  JournalHeader H;
+  H.Version = J.at("version").get<unsigned>();
+  H.File = J.at("file").get<std::string>();
+  H.OriginalKey = J.at("original_key").get<std::string>();
+  H.Strategy = J.at("strategy").get<std::string>();
+  H.Policy = J.at("policy").get<std::string>();
+  H.Seed = J.at("seed").get<uint64_t>();
+  H.Budget = J.at("budget").get<unsigned>();
+  H.Kernels = J.at("kernels").get<std::vector<std::string>>();
+  return H;
+}
+
+/// Whether \p N fits after the nodes read so far: ids in order, the tree
+/// made only of earlier nodes. Returns what is wrong, or empty.
+static std::string checkNode(const SearchNode &N,
+                             const std::vector<SearchNode> &Before,
+                             const std::vector<unsigned> &LineOf) {
+  size_t Next = Before.size();
+  if (N.Id < Next)
+    return formatv("node id {0} appears twice (first on line {1})", N.Id,
+                   LineOf[N.Id])
+        .str();
+  if (N.Id > Next)
+    return formatv("node {0} out of order: expected node {1}", N.Id, Next)
+        .str();
+  if (N.Id == 0) {
+    if (N.Status != NodeStatus::Original || N.Parent != -1)
+      return formatv("node 0 must be the original (status \"original\", "
+                     "parent -1), found status \"{0}\" and parent {1}",
+                     toString(N.Status), N.Parent)
+          .str();
+    return "";
+  }
+  if (N.Status == NodeStatus::Original)
+    return formatv("node {0} claims to be the original; only node 0 is", N.Id)
+        .str();
+  if (N.Parent < 0 || unsigned(N.Parent) >= N.Id)
+    return formatv("node {0} has parent {1}, which is not an earlier node "
+                   "(0 to {2})",
+                   N.Id, N.Parent, N.Id - 1)
+        .str();
+  if (N.Depth != Before[N.Parent].Depth + 1)
+    return formatv("node {0} has depth {1}, but its parent {2} has depth {3}",
+                   N.Id, N.Depth, N.Parent, Before[N.Parent].Depth)
+        .str();
+  if (N.Status == NodeStatus::Duplicate &&
+      (N.DuplicateOf < 0 || unsigned(N.DuplicateOf) >= N.Id))
+    return formatv("node {0} duplicates node {1}, which is not an earlier "
+                   "node (0 to {2})",
+                   N.Id, N.DuplicateOf, N.Id - 1)
+        .str();
+  return "";
+}
+
 Expected<JournalContents> readJournal(StringRef RunDir) {
   JournalContents C;
   SmallString<256> P(RunDir);
   sys::path::append(P, "journal.jsonl");
+  C.Path = std::string(P);
   if (!sys::fs::exists(P))
     return C;
+  C.Found = true;
   auto Text = readFile(P);
   if (!Text)
     return Text.takeError();
+  auto Bad = [&](unsigned LineNo, const Twine &Why) {
+    return createStringError("%s:%u: %s", P.c_str(), LineNo, Why.str().c_str());
+  };
+  std::vector<unsigned> LineOf; // line of each node, for messages
   StringRef Rest = *Text;
   unsigned LineNo = 0;
   uint64_t Offset = 0;
   while (!Rest.empty()) {
     size_t NL = Rest.find('\n');
+    ++LineNo;
     if (NL == StringRef::npos) { // killed mid-write
       C.DroppedPartialLine = true;
+      C.Dropped = formatv("{0}:{1}: dropped an incomplete last line (no "
+                          "newline: the run was stopped while writing it)",
+                          P, LineNo)
+                      .str();
       break;
     }
     StringRef Line = Rest.take_front(NL);
     Rest = Rest.drop_front(NL + 1);
-    ++LineNo;
+    bool Last = Rest.empty();
+    if (Line.trim().empty()) {
+      Offset += NL + 1;
+      C.ValidBytes = Offset;
+      continue;
+    }
+    json J;
+    try {
+      J = json::parse(Line.begin(), Line.end());
+    } catch (const json::exception &E) {
+      // Only the last line can be torn by a crash; anything earlier was
+      // complete once and has been damaged since.
+      if (Last) {
+        C.DroppedPartialLine = true;
+        C.Dropped = formatv("{0}:{1}: dropped an unreadable last line (the "
+                            "run was stopped while writing it?)",
+                            P, LineNo)
+                        .str();
+        break;
+      }
+      return Bad(LineNo,
+                 Twine("malformed journal line (not JSON): ") + E.what());
+    }
     Offset += NL + 1;
     C.ValidBytes = Offset;
-    if (Line.trim().empty())
-      continue;
     std::string Type;
     try {
-      json J = json::parse(Line.begin(), Line.end());
       Type = J.at("type").get<std::string>();
       if (Type == "run") {
-        JournalHeader H;
-        H.File = J.at("file").get<std::string>();
-        H.OriginalKey = J.at("original_key").get<std::string>();
-        H.Strategy = J.at("strategy").get<std::string>();
-        H.Policy = J.at("policy").get<std::string>();
-        H.Seed = J.at("seed").get<uint64_t>();
-        H.Budget = J.at("budget").get<unsigned>();
-        H.Kernels = J.at("kernels").get<std::vector<std::string>>();
-        C.Header = std::move(H);
+        if (C.Header || !C.Nodes.empty())
+          return Bad(LineNo, C.Header ? formatv("a second header (the first is "
+                                                "on line {0})",
+                                                C.HeaderLine)
+                                            .str()
+                                      : std::string("the header comes after "
+                                                    "nodes"));
+        if (!J.contains("version"))
+          return Bad(LineNo, "the header has no version");
+        unsigned V = J.at("version").get<unsigned>();
+        if (V != JournalVersion)
+          return Bad(LineNo, formatv("journal version {0} is not supported "
+                                     "(this clang-optiml reads version {1})",
+                                     V, JournalVersion)
+                                 .str());
+        C.Header = headerFromJ(J);
+        C.HeaderLine = LineNo;
+        continue;
       }
     } catch (const json::exception &E) {
-      return createStringError("%s:%u: malformed journal line: %s", P.c_str(),
-                               LineNo, E.what());
+      return Bad(LineNo, Twine("malformed journal line: ") + E.what());
     }
+    if (!C.Header)
+      return Bad(LineNo,
+                 formatv("the journal has no header: its first line is a "
+                         "\"{0}\" line, not the run's header (\"run\")",
+                         Type)
+                     .str());
+    if (Type == "final")
+      continue; // a finished run, resumed with more budget, goes on after it
     if (Type != "node")
-      continue;
+      return Bad(LineNo, formatv("unknown line type \"{0}\"", Type).str());
     auto N = nodeFromJSON(Line);
     if (!N)
-      return createStringError("%s:%u: %s", P.c_str(), LineNo,
-                               toString(N.takeError()).c_str());
-    if (N->Id != C.Nodes.size())
-      return createStringError("%s:%u: node %u out of order (expected %zu)",
-                               P.c_str(), LineNo, N->Id, C.Nodes.size());
+      return Bad(LineNo, toString(N.takeError()));
+    std::string Wrong = checkNode(*N, C.Nodes, LineOf);
+    if (!Wrong.empty())
+      return Bad(LineNo, Wrong);
     if (N->Status == NodeStatus::Evaluated ||
         N->Status == NodeStatus::Failed) {
       SmallString<256> S(RunDir);
       sys::path::append(S, "sources", formatv("node-{0}.cu", N->Id).str());
       auto Src = readFile(S);
       if (!Src)
-        return Src.takeError();
+        return Bad(
+            LineNo,
+            formatv("node {0}: {1}", N->Id, toString(Src.takeError())).str());
       N->Source = std::move(*Src);
     }
+    LineOf.push_back(LineNo);
     C.Nodes.push_back(std::move(*N));
   }
   return C;

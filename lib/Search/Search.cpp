@@ -2,9 +2,13 @@
 
 #include "optiml/Search/Search.h"
 #include "optiml/Search/Journal.h"
+#include "optiml/Support/FileUtil.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/WithColor.h"
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -88,7 +92,10 @@ public:
 
 private:
   Error init();
+  Error lockRunDir();
+  Error checkHeader(const JournalContents &JC);
   Error resume(JournalContents &JC);
+  void warn(StringRef Message);
   bool haveBudget() {
     if (Stopped)
       return false;
@@ -154,6 +161,8 @@ private:
   EditApplier &A;
   CandidateEvaluator &E;
   std::mt19937_64 Rng;
+  /// Held while the search runs; declared first so it is released last.
+  std::optional<FileLock> Lock;
   std::vector<SearchNode> Nodes;
   std::map<std::string, unsigned> ByKey;
   /// Edits applied ahead of their expansion (prefetchAfter), by parent and
@@ -175,12 +184,105 @@ private:
 
 } // namespace
 
+Error Searcher::lockRunDir() {
+  SmallString<256> JPath(O.RunDir);
+  sys::path::append(JPath, "journal.jsonl");
+  // Checked before anything is created: a mistyped directory must not
+  // become a fresh run.
+  if (O.Resume && !sys::fs::exists(JPath))
+    return createStringError(
+        std::make_error_code(std::errc::no_such_file_or_directory),
+        sys::fs::is_directory(O.RunDir)
+            ? "cannot resume: '%s' holds no search journal (journal.jsonl); "
+              "drop --resume to start a new search there"
+            : "cannot resume: there is no run directory '%s'; drop --resume "
+              "to start a new search there",
+        O.RunDir.c_str());
+  if (std::error_code EC = sys::fs::create_directories(O.RunDir))
+    return createStringError(EC, "cannot create run directory '%s': %s",
+                             O.RunDir.c_str(), EC.message().c_str());
+  SmallString<256> LockPath(O.RunDir);
+  sys::path::append(LockPath, "lock");
+  std::string Holder;
+  auto L = FileLock::tryAcquire(LockPath, &Holder);
+  if (!L) {
+    std::string Msg;
+    std::error_code EC;
+    handleAllErrors(L.takeError(), [&](const ErrorInfoBase &EI) {
+      Msg = EI.message();
+      EC = EI.convertToErrorCode();
+    });
+    // A file system without locks (some network and FUSE ones) should not
+    // stop the search; say what is lost.
+    if (EC == std::errc::no_lock_available ||
+        EC == std::errc::operation_not_supported ||
+        EC == std::errc::function_not_supported) {
+      warn(Msg + "; nothing stops a second search from writing this run "
+                 "directory at the same time");
+      return Error::success();
+    }
+    return createStringError(EC, "%s", Msg.c_str());
+  }
+  if (!*L)
+    return createStringError(
+        std::make_error_code(std::errc::device_or_resource_busy),
+        "run directory '%s' is in use by another search (%s); wait for it "
+        "to finish, or choose another --run-dir",
+        O.RunDir.c_str(), Holder.c_str());
+  Lock = std::move(*L);
+  return Error::success();
+}
+
+void Searcher::warn(StringRef Message) {
+  if (O.OnWarning)
+    O.OnWarning(Message);
+  else
+    WithColor::warning() << Message << "\n";
+}
+
+Error Searcher::checkHeader(const JournalContents &JC) {
+  const JournalHeader &H = *JC.Header;
+  if (H.OriginalKey != sourceKey(OriginalSrc))
+    return createStringError(
+        "the run directory '%s' holds a search of a different program "
+        "(the input changed since the run started); use another --run-dir",
+        O.RunDir.c_str());
+  auto Mismatch = [&](StringRef What, StringRef Journaled, StringRef Now,
+                      StringRef Fix) {
+    return createStringError(
+        "%s:%u: cannot resume: the journal's search uses %s %s, this run "
+        "%s; %s, or choose another --run-dir",
+        JC.Path.c_str(), JC.HeaderLine, What.str().c_str(),
+        Journaled.str().c_str(), Now.str().c_str(), Fix.str().c_str());
+  };
+  StringRef Strat = toString(O.Strat);
+  if (H.Strategy != Strat)
+    return Mismatch("strategy", H.Strategy, ("asks for " + Strat).str(),
+                    ("resume with --strategy " + H.Strategy));
+  if (H.Policy != P.name())
+    return Mismatch("policy", H.Policy, ("uses " + P.name()).str(),
+                    ("resume with --policy " + H.Policy));
+  if (H.Kernels != O.Kernels)
+    return Mismatch(H.Kernels.size() == 1 ? "kernel" : "kernels",
+                    join(H.Kernels, ", "), ("targets " + join(O.Kernels, ", ")),
+                    "resume with the same --kernel options");
+  return Error::success();
+}
+
 Error Searcher::init() {
+  if (!O.RunDir.empty())
+    if (Error Err = lockRunDir())
+      return Err;
   if (!O.RunDir.empty() && O.Resume) {
     auto JC = readJournal(O.RunDir);
     if (!JC)
       return JC.takeError();
-    if (JC->Header) {
+    if (!JC->Dropped.empty())
+      warn(JC->Dropped);
+    if (JC->Header)
+      if (Error Err = checkHeader(*JC))
+        return Err;
+    if (!JC->Nodes.empty()) {
       if (auto Err = resume(*JC))
         return Err;
       auto W = JournalWriter::open(O.RunDir, /*Append=*/true, JC->ValidBytes);
@@ -189,10 +291,18 @@ Error Searcher::init() {
       J = std::move(*W);
       return Error::success();
     }
-    // Nothing journaled yet (killed before the first line): start afresh.
-  }
-  if (!O.RunDir.empty()) {
-    auto W = JournalWriter::open(O.RunDir, O.Resume);
+    // The header and node 0 are written once the original is measured: a
+    // run stopped before that left nothing to continue.
+    warn(formatv("{0} holds no search node yet (the run was stopped while "
+                 "measuring the original); starting the search afresh",
+                 JC->Path)
+             .str());
+    auto W = JournalWriter::open(O.RunDir, /*Append=*/true, /*TruncateTo=*/0);
+    if (!W)
+      return W.takeError();
+    J = std::move(*W);
+  } else if (!O.RunDir.empty()) {
+    auto W = JournalWriter::open(O.RunDir, /*Append=*/false);
     if (!W)
       return W.takeError();
     J = std::move(*W);
@@ -239,12 +349,7 @@ Error Searcher::init() {
 }
 
 Error Searcher::resume(JournalContents &JC) {
-  std::string Key = sourceKey(OriginalSrc);
-  if (JC.Header->OriginalKey != Key)
-    return createStringError(
-        "the run directory '%s' holds a search of a different program "
-        "(the input changed since the run started); use another --run-dir",
-        O.RunDir.c_str());
+  // readJournal checked the tree: node 0 the original, parents earlier.
   if (JC.Nodes.empty() || JC.Nodes[0].Status != NodeStatus::Original)
     return createStringError("journal in '%s' has no original node",
                              O.RunDir.c_str());

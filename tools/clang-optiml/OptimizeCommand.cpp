@@ -766,6 +766,15 @@ int runOptimize(const CommandContext &Ctx) {
                  .str();
   }
 
+  // Refused now rather than after the search: a read-only file for -i, a
+  // directory, a directory we cannot write in.
+  for (const std::string &Out :
+       {InPlace ? InputFile.getValue() : Output.getValue(),
+        ReportFile.getValue(), SummaryJSON.getValue()})
+    if (!Out.empty())
+      if (Error E = checkOutputFile(Out))
+        return reportError(std::move(E));
+
   GpuEvaluatorOptions GO;
   GO.OriginalPath = A->Path;
   GO.Model = &A->Model;
@@ -810,6 +819,9 @@ int runOptimize(const CommandContext &Ctx) {
   SO.Reward = RO;
   SO.RunDir = RunDir;
   SO.Resume = Resume;
+  SO.OnWarning = [](StringRef M) {
+    WithColor::warning(errs(), "clang-optiml") << M << "\n";
+  };
   SO.Final.Sanitize = !NoSanitize && !GO.Eval.Runner.ComputeSanitizer.empty();
   SO.Final.Rounds = FinalRounds;
 

@@ -1,10 +1,11 @@
 //===- JournalTest.cpp - Journal format, and resuming a killed search -----===//
 
-#include "ToyWorld.h"
 #include "optiml/Search/Journal.h"
+#include "ToyWorld.h"
 #include "optiml/Support/FileUtil.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "gtest/gtest.h"
 #include <chrono>
@@ -142,6 +143,283 @@ TEST(JournalTest, PartialLastLineIsDroppedAndTruncatedOnResume) {
   auto C2 = readJournal(D);
   ASSERT_TRUE(bool(C2)) << toString(C2.takeError());
   EXPECT_FALSE(C2->DroppedPartialLine);
+}
+
+// A journal made by a short finished search, for the damage tests below.
+struct DamagedJournal {
+  std::string D = tempDir();
+  std::string J = D + "/journal.jsonl";
+  ToyRun S{D};
+  std::vector<std::string> Warnings;
+  DamagedJournal() {
+    StandInEvaluator E;
+    S.W.install(E);
+    S.O.Budget = 3;
+    EXPECT_TRUE(bool(runSearch(original(), S.O, S.Pol, S.App, E)));
+    S.O.Resume = true;
+    S.O.Budget = 5;
+    S.O.OnWarning = [this](StringRef M) { Warnings.push_back(M.str()); };
+  }
+  ~DamagedJournal() { sys::fs::remove_directories(D); }
+  /// Replaces the journal's lines (complete ones end with "\n").
+  void rewrite(const std::vector<std::string> &Lines, StringRef Tail = "") {
+    std::string T;
+    for (const std::string &L : Lines)
+      T += L + "\n";
+    T += Tail.str();
+    ASSERT_FALSE(errorToBool(writeFileAtomically(J, T)));
+  }
+  /// The resumed search's error ("" if it ran).
+  std::string resumeError() {
+    StandInEvaluator E;
+    S.W.install(E);
+    auto R = runSearch(original(), S.O, S.Pol, S.App, E);
+    return R ? std::string() : toString(R.takeError());
+  }
+};
+
+/// Line \p L with \p From replaced by \p To (which must be there once).
+std::string edited(const std::string &L, StringRef From, StringRef To) {
+  size_t At = L.find(From.str());
+  EXPECT_NE(At, std::string::npos) << From.str() << " not in " << L;
+  if (At == std::string::npos)
+    return L;
+  return L.substr(0, At) + To.str() + L.substr(At + From.size());
+}
+
+unsigned lastEvaluation(const JournalContents &C) {
+  unsigned Last = 0;
+  for (const SearchNode &N : C.Nodes)
+    Last = std::max(Last, N.Evaluation);
+  return Last;
+}
+
+testing::AssertionResult contains(const std::string &Text, StringRef Part) {
+  if (Text.find(Part.str()) != std::string::npos)
+    return testing::AssertionSuccess();
+  return testing::AssertionFailure()
+         << "'" << Part.str() << "' not in '" << Text << "'";
+}
+
+TEST(JournalResumeTest, MissingHeaderIsAnError) {
+  DamagedJournal T;
+  auto L = lines(T.J);
+  L.erase(L.begin());
+  T.rewrite(L);
+  std::string Err = T.resumeError();
+  EXPECT_TRUE(contains(Err, "journal.jsonl:1: the journal has no header"));
+  // Not restarted: the journal is as it was.
+  EXPECT_EQ(lines(T.J), L);
+}
+
+TEST(JournalResumeTest, UnknownVersionIsAnError) {
+  DamagedJournal T;
+  auto L = lines(T.J);
+  L[0] = edited(L[0], "\"version\":1", "\"version\":99");
+  T.rewrite(L);
+  EXPECT_TRUE(contains(T.resumeError(),
+                       "journal.jsonl:1: journal version 99 is not "
+                       "supported (this clang-optiml reads version 1)"));
+  L[0] = edited(L[0], ",\"version\":99", "");
+  T.rewrite(L);
+  EXPECT_TRUE(
+      contains(T.resumeError(), "journal.jsonl:1: the header has no version"));
+}
+
+TEST(JournalResumeTest, SettingsMustMatchTheJournal) {
+  DamagedJournal T;
+  T.S.O.Strat = Strategy::Greedy;
+  EXPECT_TRUE(contains(T.resumeError(),
+                       "journal.jsonl:1: cannot resume: the journal's "
+                       "search uses strategy mcts, this run asks for "
+                       "greedy; resume with --strategy mcts"));
+  T.S.O.Strat = Strategy::MCTS;
+  struct Renamed : ScriptedPolicy {
+    using ScriptedPolicy::ScriptedPolicy;
+    StringRef name() const override { return "llm"; }
+  } Llm("abcdefg");
+  StandInEvaluator E;
+  T.S.W.install(E);
+  auto R = runSearch(original(), T.S.O, Llm, T.S.App, E);
+  ASSERT_FALSE(bool(R));
+  EXPECT_TRUE(contains(toString(R.takeError()),
+                       "the journal's search uses policy scripted, this run "
+                       "uses llm; resume with --policy scripted"));
+  T.S.O.Kernels = {"other"};
+  EXPECT_TRUE(contains(T.resumeError(), "this run targets other"));
+  T.S.O.Kernels = {};
+  EXPECT_EQ(T.resumeError(), "");
+}
+
+TEST(JournalResumeTest, ParentMustBeAnEarlierNode) {
+  DamagedJournal T;
+  auto L = lines(T.J);
+  ASSERT_GE(L.size(), 4u);
+  // Line 3 is node 1 (line 2 is node 0, the original).
+  L[2] = edited(L[2], "\"parent\":0", "\"parent\":99");
+  T.rewrite(L);
+  EXPECT_TRUE(contains(T.resumeError(),
+                       "journal.jsonl:3: node 1 has parent 99, which is not "
+                       "an earlier node (0 to 0)"));
+  L[2] = edited(L[2], "\"parent\":99", "\"parent\":-1");
+  T.rewrite(L);
+  EXPECT_TRUE(contains(T.resumeError(), "journal.jsonl:3: node 1 has parent "
+                                        "-1"));
+}
+
+TEST(JournalResumeTest, NodeIdsMustRunInOrder) {
+  DamagedJournal T;
+  auto L = lines(T.J);
+  ASSERT_GE(L.size(), 5u);
+  auto Dup = L;
+  Dup.insert(Dup.begin() + 3, L[2]); // node 1 twice
+  T.rewrite(Dup);
+  EXPECT_TRUE(contains(T.resumeError(),
+                       "journal.jsonl:4: node id 1 appears twice (first on "
+                       "line 3)"));
+  auto Skip = L;
+  Skip.erase(Skip.begin() + 2); // node 1 missing
+  T.rewrite(Skip);
+  EXPECT_TRUE(contains(T.resumeError(),
+                       "journal.jsonl:3: node 2 out of order: expected "
+                       "node 1"));
+}
+
+TEST(JournalResumeTest, BadLineInTheMiddleIsAnError) {
+  DamagedJournal T;
+  auto L = lines(T.J);
+  L[2] = L[2].substr(0, L[2].size() / 2);
+  T.rewrite(L);
+  EXPECT_TRUE(contains(T.resumeError(),
+                       "journal.jsonl:3: malformed journal line (not "
+                       "JSON)"));
+}
+
+TEST(JournalResumeTest, TornLastLineIsDroppedWithAWarning) {
+  DamagedJournal T;
+  auto L = lines(T.J);
+  unsigned N = L.size();
+  // With a newline but not JSON (a block of zeros after a crash, say).
+  T.rewrite(L, "{\"type\":\"node\",\"id\":" + std::string(3, '\0') + "\n");
+  EXPECT_EQ(T.resumeError(), "");
+  ASSERT_EQ(T.Warnings.size(), 1u);
+  EXPECT_TRUE(contains(T.Warnings[0],
+                       formatv("journal.jsonl:{0}: dropped an unreadable "
+                               "last line",
+                               N + 1)
+                           .str()));
+  // Cut from the journal, which reads cleanly again.
+  auto C = readJournal(T.D);
+  ASSERT_TRUE(bool(C)) << toString(C.takeError());
+  EXPECT_FALSE(C->DroppedPartialLine);
+  EXPECT_EQ(lastEvaluation(*C), 5u);
+}
+
+TEST(JournalResumeTest, ResumeNeedsAJournal) {
+  std::string D = tempDir();
+  ToyRun S(D + "/run");
+  S.O.Resume = true;
+  StandInEvaluator E;
+  S.W.install(E);
+  auto R = runSearch(original(), S.O, S.Pol, S.App, E);
+  ASSERT_FALSE(bool(R));
+  EXPECT_TRUE(contains(toString(R.takeError()),
+                       "cannot resume: there is no run directory"));
+  EXPECT_FALSE(sys::fs::exists(D + "/run"));
+  ASSERT_FALSE(sys::fs::create_directory(D + "/run"));
+  R = runSearch(original(), S.O, S.Pol, S.App, E);
+  ASSERT_FALSE(bool(R));
+  EXPECT_TRUE(contains(toString(R.takeError()),
+                       "holds no search journal (journal.jsonl); drop "
+                       "--resume to start a new search there"));
+  EXPECT_FALSE(sys::fs::exists(D + "/run/journal.jsonl"));
+  EXPECT_TRUE(E.calls().empty()) << "evaluated something";
+  sys::fs::remove_directories(D);
+}
+
+// Stopped while measuring the original: the journal exists but is empty.
+// Resuming starts afresh, and says so.
+TEST(JournalResumeTest, EmptyJournalStartsAfreshWithAWarning) {
+  DamagedJournal T;
+  T.rewrite({});
+  EXPECT_EQ(T.resumeError(), "");
+  ASSERT_EQ(T.Warnings.size(), 1u);
+  EXPECT_TRUE(contains(T.Warnings[0], "holds no search node yet"));
+  auto C = readJournal(T.D);
+  ASSERT_TRUE(bool(C)) << toString(C.takeError());
+  ASSERT_TRUE(C->Header.has_value());
+  EXPECT_EQ(lastEvaluation(*C), 5u);
+}
+
+// One writer per run directory: a search whose directory is locked by
+// another process fails at once, naming that process, and changes nothing.
+TEST(JournalResumeTest, LockedRunDirectoryIsRefused) {
+  DamagedJournal T;
+  auto Before = lines(T.J);
+  auto L = FileLock::tryAcquire(T.D + "/lock");
+  ASSERT_TRUE(L && *L);
+  std::string Err = T.resumeError();
+  EXPECT_TRUE(contains(Err, formatv("is in use by another search (pid {0} "
+                                    "on host ",
+                                    ::getpid())
+                                .str()));
+  EXPECT_TRUE(contains(Err, "wait for it to finish, or choose another "
+                            "--run-dir"));
+  EXPECT_EQ(lines(T.J), Before);
+  // A fresh search in a new directory locked the same way fails the same.
+  std::string D2 = tempDir();
+  auto L2 = FileLock::tryAcquire(D2 + "/lock");
+  ASSERT_TRUE(L2 && *L2);
+  ToyRun S(D2);
+  StandInEvaluator E;
+  S.W.install(E);
+  auto R = runSearch(original(), S.O, S.Pol, S.App, E);
+  ASSERT_FALSE(bool(R));
+  EXPECT_TRUE(contains(toString(R.takeError()), "is in use by another"));
+  EXPECT_FALSE(sys::fs::exists(D2 + "/journal.jsonl"));
+  // Released: the resume goes ahead.
+  *L = std::nullopt;
+  EXPECT_EQ(T.resumeError(), "");
+  sys::fs::remove_directories(D2);
+}
+
+// Two searches on one directory at once: the second fails while the first
+// runs, and the journal stays readable (before the lock, both appended
+// nodes with clashing ids and every later resume failed).
+TEST(JournalResumeTest, ConcurrentSearchesOnOneDirectory) {
+  std::string D = tempDir();
+  ToyRun S1(D);
+  StandInEvaluator E1;
+  S1.W.install(E1);
+  E1.setDelayMs(20);
+  S1.O.Budget = 6;
+  std::string Calls = D + "-calls";
+  E1.setCallLog(Calls);
+  bool FirstRan = false;
+  std::thread First([&] {
+    auto R = runSearch(original(), S1.O, S1.Pol, S1.App, E1);
+    FirstRan = bool(R);
+    if (!R)
+      consumeError(R.takeError());
+  });
+  // Once the first has evaluated the original it holds the lock.
+  auto Deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (lines(Calls).empty() && std::chrono::steady_clock::now() < Deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ToyRun S2(D);
+  S2.O.Resume = true;
+  StandInEvaluator E2;
+  S2.W.install(E2);
+  auto R = runSearch(original(), S2.O, S2.Pol, S2.App, E2);
+  First.join();
+  EXPECT_TRUE(FirstRan);
+  ASSERT_FALSE(bool(R));
+  EXPECT_TRUE(contains(toString(R.takeError()), "is in use by another"));
+  auto C = readJournal(D);
+  ASSERT_TRUE(bool(C)) << toString(C.takeError());
+  EXPECT_EQ(lastEvaluation(*C), 6u);
+  sys::fs::remove_directories(D);
+  sys::fs::remove(Calls);
 }
 
 // The acceptance test of resumability: a child process runs a search with

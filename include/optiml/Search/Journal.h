@@ -5,7 +5,10 @@
 // parent), then a line for the final check. Each line is written with one
 // write() and fsynced; each candidate's full source goes to
 // <run-dir>/sources/node-<id>.cu first. A run killed mid-line leaves a
-// partial last line, which readJournal drops.
+// partial last line, which readJournal drops (and says so).
+//
+// One process writes a run directory at a time: runSearch holds an
+// exclusive lock on <run-dir>/lock (see FileLock) for the whole search.
 //
 //===----------------------------------------------------------------------===//
 #ifndef OPTIML_SEARCH_JOURNAL_H
@@ -20,7 +23,11 @@
 
 namespace optiml {
 
+/// The journal format this build writes and reads.
+constexpr unsigned JournalVersion = 1;
+
 struct JournalHeader {
+  unsigned Version = JournalVersion;
   std::string File;
   std::string OriginalKey;
   std::string Strategy;
@@ -34,8 +41,11 @@ class JournalWriter {
 public:
   /// Opens (creating \p RunDir) <RunDir>/journal.jsonl. Without \p Append an
   /// existing journal is an error (use --resume, or another run directory).
+  /// With \p Append and \p TruncateTo, the journal is first cut to that
+  /// many bytes (a torn last line dropped, or everything).
   static llvm::Expected<std::unique_ptr<JournalWriter>>
-  open(llvm::StringRef RunDir, bool Append, uint64_t TruncateTo = 0);
+  open(llvm::StringRef RunDir, bool Append,
+       std::optional<uint64_t> TruncateTo = std::nullopt);
   ~JournalWriter();
 
   llvm::Error writeHeader(const JournalHeader &H);
@@ -51,15 +61,27 @@ private:
 };
 
 struct JournalContents {
+  /// <RunDir>/journal.jsonl exists (it may still be empty).
+  bool Found = false;
+  std::string Path;
   std::optional<JournalHeader> Header;
+  unsigned HeaderLine = 0;
   std::vector<SearchNode> Nodes; ///< in the order written; Id == index
-  /// Bytes of complete lines; a partial last line starts here.
+  /// Bytes of the lines kept; a dropped last line starts here.
   uint64_t ValidBytes = 0;
   bool DroppedPartialLine = false;
+  /// Why the last line was dropped, naming it (for a warning); empty: none.
+  std::string Dropped;
 };
 
-/// Reads a journal and the sources it references. Malformed complete lines
-/// are errors naming the line; a partial last line is dropped.
+/// Reads a journal and the sources it references, and checks its structure:
+/// the first line is the header, of a known version; node ids run 0, 1,
+/// 2, ... in order; node 0 is the original and every other node's parent
+/// (and the node it duplicates) is an earlier node. Any violation, and any
+/// malformed line, is an error naming the file, the line and what is wrong.
+/// Only the last line may be incomplete (no newline, or not JSON: a run
+/// killed while writing it): it is dropped and \c Dropped says so. No
+/// journal is not an error (\c Found is false).
 llvm::Expected<JournalContents> readJournal(llvm::StringRef RunDir);
 
 /// The run in one JSON document (optimize --summary-json), for drivers

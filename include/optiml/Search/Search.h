@@ -129,14 +129,21 @@ struct SearchOptions {
   /// Candidates handed to CandidateEvaluator::prefetch ahead of time.
   unsigned Prefetch = 2;
 
-  /// Journal and candidate sources go here; empty: no journal.
+  /// Journal and candidate sources go here; empty: no journal. The search
+  /// holds an exclusive lock on <RunDir>/lock while it runs: a second search
+  /// on the same directory fails at once, naming the first.
   std::string RunDir;
+  /// Continue the journal in RunDir; it must exist, and its header must
+  /// match this search (input, strategy, policy, kernels).
   bool Resume = false;
 
   bool Finalize = true;
   RemeasureOptions Final{5, 100, true};
 
   std::function<void(const SearchProgress &)> OnProgress;
+  /// Something the user should know that does not stop the search (a torn
+  /// journal line dropped on resume); unset: printed to stderr.
+  std::function<void(llvm::StringRef)> OnWarning;
   /// Stops the search early when it returns true (checked between nodes).
   std::function<bool()> ShouldStop;
 };
@@ -173,8 +180,10 @@ struct SearchResult {
 };
 
 /// Runs a search from \p Original. Errors: the evaluator cannot run, the
-/// original does not pass its own evaluation, the journal cannot be
-/// written, or a resumed journal belongs to another input.
+/// original does not pass its own evaluation, the run directory is in use
+/// by another search, the journal cannot be written, or (resuming) there
+/// is no journal, it is damaged, or it belongs to another input or other
+/// settings.
 llvm::Expected<SearchResult> runSearch(llvm::StringRef Original,
                                        const SearchOptions &Opts, Policy &P,
                                        EditApplier &Applier,
