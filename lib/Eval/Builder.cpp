@@ -22,6 +22,75 @@ using namespace llvm;
 namespace optiml {
 
 //===----------------------------------------------------------------------===//
+// What nvcc's shell would misread
+//===----------------------------------------------------------------------===//
+
+std::optional<char> shellUnsafeChar(StringRef Arg) {
+  for (char C : Arg) {
+    unsigned char U = C;
+    if (U < 0x20 || U == 0x7f || StringRef(" \"'\\$`;&|<>()*?[~#{}").contains(C))
+      return C;
+  }
+  return std::nullopt;
+}
+
+/// \p S with every byte outside printable ASCII written as \xNN, for
+/// messages.
+static std::string printable(StringRef S) {
+  std::string Out;
+  for (char C : S) {
+    unsigned char U = C;
+    if (U >= 0x20 && U < 0x7f) {
+      Out += C;
+      continue;
+    }
+    Out += "\\x";
+    Out += hexdigit(U >> 4, /*LowerCase=*/true);
+    Out += hexdigit(U & 15, /*LowerCase=*/true);
+  }
+  return Out;
+}
+
+Error checkNvccArgument(StringRef Arg, StringRef What) {
+  std::optional<char> C = shellUnsafeChar(Arg);
+  if (!C)
+    return Error::success();
+  std::string Char = *C == ' '    ? std::string("a space")
+                     : *C == '\n' ? std::string("a newline")
+                     : *C == '\t' ? std::string("a tab")
+                     : (unsigned char)*C < 0x20 || *C == 0x7f
+                         ? "the control character " + printable(StringRef(&*C, 1))
+                         : "'" + std::string(1, *C) + "'";
+  return createStringError(
+      inconvertibleErrorCode(),
+      "%s '%s' contains %s, which the shell that nvcc runs its steps "
+      "through would interpret; it is refused",
+      What.str().c_str(), printable(Arg).c_str(), Char.c_str());
+}
+
+std::string lineDirective(StringRef Name) {
+  std::string S = "#line 1 \"";
+  for (char C : Name) {
+    unsigned char U = C;
+    if (C == '"' || C == '\\' || C == '?') {
+      // '?' too: no trigraph (??/ is a backslash) can form.
+      S += '\\';
+      S += C;
+    } else if (U < 0x20 || U >= 0x7f) {
+      // Octal, three digits: a following digit cannot join the escape.
+      S += '\\';
+      S += char('0' + (U >> 6));
+      S += char('0' + ((U >> 3) & 7));
+      S += char('0' + (U & 7));
+    } else {
+      S += C;
+    }
+  }
+  S += "\"\n";
+  return S;
+}
+
+//===----------------------------------------------------------------------===//
 // Flags from a compilation database
 //===----------------------------------------------------------------------===//
 
@@ -106,8 +175,15 @@ Expected<NvccFlags> nvccFlagsFromCompileDatabase(StringRef BuildDir,
                              "'%s' has no entry in '%s'; run without -p to "
                              "build it with default flags",
                              File.str().c_str(), DbPath.c_str());
-  return nvccFlagsFromCommand(Cmds.front().CommandLine, Cmds.front().Directory,
-                              Abs);
+  NvccFlags F = nvccFlagsFromCommand(Cmds.front().CommandLine,
+                                     Cmds.front().Directory, Abs);
+  for (const std::string &Flag : F.Flags)
+    if (Error E = checkNvccArgument(
+            Flag, ("the compilation database's flag for '" + File + "'")
+                      .str()))
+      return createStringError(inconvertibleErrorCode(), "%s (%s)",
+                               toString(std::move(E)).c_str(), DbPath.c_str());
+  return F;
 }
 
 //===----------------------------------------------------------------------===//
@@ -161,16 +237,28 @@ Expected<std::unique_ptr<Builder>> Builder::create(BuildOptions Opts) {
   if (B->Flags.empty())
     B->Flags = {"-O3", "-arch=" + O.GpuArch};
   B->Flags.insert(B->Flags.end(), O.ExtraFlags.begin(), O.ExtraFlags.end());
+  for (const std::string &F : B->Flags)
+    if (Error E = checkNvccArgument(F, "nvcc flag"))
+      return std::move(E);
+  if (Error E = checkNvccArgument(B->NvccPath, "the path of nvcc"))
+    return std::move(E);
   for (const std::string &P : O.ExtraSources)
     if (!sys::fs::is_regular_file(P))
       return createStringError(inconvertibleErrorCode(),
                                "the source file '%s' does not exist",
                                P.c_str());
-  B->CacheRoot = O.CacheDir.empty() ? defaultCacheRoot() : O.CacheDir;
-  if (O.UseCache)
+  SmallString<256> Root(O.CacheDir.empty() ? defaultCacheRoot() : O.CacheDir);
+  // Binaries are run from other directories: the cache is named absolutely.
+  sys::fs::make_absolute(Root);
+  B->CacheRoot = std::string(Root);
+  if (O.UseCache) {
     if (std::error_code EC = sys::fs::create_directories(B->CacheRoot))
       return createStringError(EC, "cannot create the build cache '%s': %s",
                                B->CacheRoot.c_str(), EC.message().c_str());
+    // nvcc's output goes there: its name is part of nvcc's command lines.
+    if (Error E = checkNvccArgument(B->CacheRoot, "the build cache directory"))
+      return std::move(E);
+  }
   return std::move(B);
 }
 
@@ -278,6 +366,16 @@ Expected<BuildResult> Builder::build(const BuildRequest &Req) {
   SmallString<256> AbsSource(Req.SourcePath);
   sys::fs::make_absolute(AbsSource);
   std::string Key = cacheKey(Req, Source);
+  // A candidate's own flags (an edit's) are refused like a compile error:
+  // the candidate fails, the search goes on.
+  for (const std::string &F : Req.ExtraFlags)
+    if (Error E = checkNvccArgument(F, "the candidate's nvcc flag")) {
+      BuildResult R;
+      R.Key = Key;
+      R.ErrorSummary = toString(std::move(E)) + "\n";
+      R.Log = R.ErrorSummary;
+      return R;
+    }
   std::vector<std::string> Cmd = {NvccPath};
   Cmd.insert(Cmd.end(), Flags.begin(), Flags.end());
   Cmd.insert(Cmd.end(), Req.ExtraFlags.begin(), Req.ExtraFlags.end());
@@ -307,29 +405,100 @@ Expected<BuildResult> Builder::build(const BuildRequest &Req) {
     sys::path::append(Model, ".tmp-" + Key.substr(0, 16));
     EC = sys::fs::createUniqueDirectory(Model, Staging);
   } else {
-    EC = sys::fs::createUniqueDirectory("optiml-build", Staging);
+    // In the temporary directory, named absolutely: the binary it holds is
+    // run from elsewhere.
+    SmallString<256> Model;
+    sys::path::system_temp_directory(/*ErasedOnReboot=*/true, Model);
+    sys::path::append(Model, "optiml-build");
+    EC = sys::fs::createUniqueDirectory(Model, Staging);
   }
   if (EC)
     return createStringError(EC, "cannot create a build directory in '%s': %s",
                              CacheRoot.c_str(), EC.message().c_str());
+  auto Fail = [&](Error E) -> Expected<BuildResult> {
+    sys::fs::remove_directories(Staging, /*IgnoreErrors=*/true);
+    return std::move(E);
+  };
+
+  // nvcc pastes file names into shell commands: a source whose path a shell
+  // would misread is given as a copy under a safe name, starting with a
+  // #line that names the original (nvcc's messages and __FILE__ say it),
+  // and a directory searched for its quoted includes through a link.
+  std::vector<std::string> Links;
+  auto IncludeDir = [&](StringRef Dir) -> Expected<std::string> {
+    if (!shellUnsafeChar(Dir))
+      return Dir.str();
+    SmallString<256> Link(Staging);
+    sys::path::append(Link, "include-dir-" + std::to_string(Links.size()));
+    if (std::error_code EC = sys::fs::create_link(Dir, Link))
+      return createStringError(EC, "cannot link '%s' in the build directory: %s",
+                               printable(Dir).c_str(), EC.message().c_str());
+    Links.push_back(std::string(Link));
+    return std::string(Link);
+  };
+  auto SafeName = [](StringRef Name) {
+    std::string S;
+    for (char C : Name)
+      S += isAlnum(C) || StringRef("._-+").contains(C) ? C : '_';
+    return S;
+  };
 
   std::string SrcArg = std::string(AbsSource);
-  if (!Req.Source.empty()) {
-    // The candidate's text, under the original's name so messages read
+  StringRef FileName = sys::path::filename(AbsSource);
+  bool UnsafeName = shellUnsafeChar(FileName).has_value();
+  if (!Req.Source.empty() || shellUnsafeChar(AbsSource)) {
+    // The candidate's text (or the original's, when its path is unsafe),
+    // under the original's name where that is safe so messages read
     // naturally; quoted includes still resolve beside the original.
     SmallString<256> P(Staging);
-    sys::path::append(P, sys::path::filename(AbsSource));
-    if (Error E = writeFileAtomically(P, Source))
-      return std::move(E);
+    sys::path::append(P, UnsafeName ? SafeName(FileName) : FileName.str());
+    std::string Text = Source;
+    if (Req.Source.empty())
+      Text = lineDirective(AbsSource) + Source;
+    else if (UnsafeName)
+      Text = lineDirective(FileName) + Source;
+    if (Error E = writeFileAtomically(P, Text))
+      return Fail(std::move(E));
     SrcArg = std::string(P);
-    Cmd.push_back("-I" + sys::path::parent_path(AbsSource).str());
+    auto Dir = IncludeDir(sys::path::parent_path(AbsSource));
+    if (!Dir)
+      return Fail(Dir.takeError());
+    Cmd.push_back("-I" + *Dir);
   }
   SmallString<256> Bin(Staging);
   sys::path::append(Bin, "prog");
   Cmd.push_back("-o");
   Cmd.push_back(std::string(Bin));
-  Cmd.insert(Cmd.end(), Opts.ExtraSources.begin(), Opts.ExtraSources.end());
+  for (const std::string &P : Opts.ExtraSources) {
+    if (!shellUnsafeChar(P)) {
+      Cmd.push_back(P);
+      continue;
+    }
+    auto Text = readFile(P);
+    if (!Text)
+      return Fail(Text.takeError());
+    StringRef Ext = sys::path::extension(P);
+    // Object files and libraries are copied as they are.
+    bool IsSource =
+        is_contained({".cu", ".cpp", ".cc", ".cxx", ".c", ".C"}, Ext);
+    SmallString<256> Copy(Staging);
+    sys::path::append(Copy, "source-" + std::to_string(&P -
+                                                       Opts.ExtraSources.data()) +
+                                "-" + SafeName(sys::path::filename(P)));
+    if (Error E = writeFileAtomically(
+            Copy, IsSource ? lineDirective(P) + *Text : *Text))
+      return Fail(std::move(E));
+    auto Dir = IncludeDir(sys::path::parent_path(P));
+    if (!Dir)
+      return Fail(Dir.takeError());
+    Cmd.push_back("-I" + *Dir);
+    Cmd.push_back(std::string(Copy));
+  }
   Cmd.push_back(SrcArg);
+  // The last word: nothing nvcc's shell could misread reaches it.
+  for (const std::string &A : Cmd)
+    if (Error E = checkNvccArgument(A, "internal error: an nvcc argument"))
+      return Fail(std::move(E));
 
   BuildResult R;
   R.Key = Key;
@@ -348,6 +517,9 @@ Expected<BuildResult> Builder::build(const BuildRequest &Req) {
     std::lock_guard<std::mutex> L(Mu);
     ++Compilations;
   }
+  // The links served this compile only; the cache keeps no way out of it.
+  for (const std::string &L : Links)
+    sys::fs::remove(L);
   if (!P) {
     sys::fs::remove_directories(Staging, /*IgnoreErrors=*/true);
     return P.takeError();

@@ -640,8 +640,22 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
     RunDir = std::string(D);
     OwnRunDir = true;
   } else if (std::error_code EC = sys::fs::create_directories(RunDir)) {
-    return createStringError(EC, "cannot create run directory '%s': %s",
+    return createStringError(EC,
+                             "internal error: the tool could not create its "
+                             "run directory '%s': %s",
                              RunDir.c_str(), EC.message().c_str());
+  }
+  // The probe is told where its configuration, result and snapshots are
+  // while the program runs elsewhere: only an absolute path means the same
+  // there.
+  {
+    SmallString<256> Abs(RunDir);
+    if (std::error_code EC = sys::fs::make_absolute(Abs))
+      return createStringError(EC,
+                               "internal error: the tool could not make the "
+                               "run directory '%s' absolute: %s",
+                               RunDir.c_str(), EC.message().c_str());
+    RunDir = std::string(Abs);
   }
   Rep.RunDir = RunDir;
   auto Cleanup = [&] {
@@ -1277,10 +1291,23 @@ void printReport(raw_ostream &OS, const EvalReport &R) {
   OS << ")\n";
 }
 
+/// Text for llvm::json, which needs UTF-8 (and asserts on anything else
+/// where assertions are on): paths and the output of nvcc, the program and
+/// the sanitizer may hold any bytes; those that are not UTF-8 become U+FFFD.
+static std::string utf8(StringRef S) {
+  return json::isUTF8(S) ? S.str() : json::fixUTF8(S);
+}
+static json::Array utf8Array(ArrayRef<std::string> L) {
+  json::Array A;
+  for (const std::string &S : L)
+    A.push_back(utf8(S));
+  return A;
+}
+
 static json::Value toJSON(const TimingReport &T) {
   json::Object O{{"available", T.Available}};
   if (!T.Available) {
-    O["problem"] = T.Problem;
+    O["problem"] = utf8(T.Problem);
     return O;
   }
   O["median_ms"] = T.MedianMs;
@@ -1293,12 +1320,12 @@ static json::Value toJSON(const TimingReport &T) {
 }
 
 static json::Value toJSON(const BuildSummary &B) {
-  json::Object O{{"path", B.Path},
+  json::Object O{{"path", utf8(B.Path)},
                  {"compiles", B.Succeeded},
                  {"cached", B.CacheHit},
                  {"seconds", B.Seconds}};
   if (!B.Succeeded)
-    O["errors"] = B.ErrorSummary;
+    O["errors"] = utf8(B.ErrorSummary);
   json::Array Rs;
   for (const KernelResources &R : B.Resources)
     Rs.push_back(json::Object{{"kernel", R.Name},
@@ -1314,15 +1341,15 @@ static json::Value toJSON(const BuildSummary &B) {
 }
 
 std::string reportToJSON(const EvalReport &R) {
-  json::Object O{{"file", R.File}, {"passed", R.passed()}};
+  json::Object O{{"file", utf8(R.File)}, {"passed", R.passed()}};
   if (!R.Against.empty())
-    O["against"] = R.Against;
+    O["against"] = utf8(R.Against);
   O["build"] = toJSON(R.Candidate);
   if (R.Original)
     O["original_build"] = toJSON(*R.Original);
   O["gpu"] = R.GpuAvailable ? json::Value(R.GpuName) : json::Value(nullptr);
   if (!R.GpuProblem.empty())
-    O["gpu_problem"] = R.GpuProblem;
+    O["gpu_problem"] = utf8(R.GpuProblem);
   json::Object V{{"status", toString(R.Verify.Status)},
                  {"launches", R.Verify.LaunchesCompared},
                  {"buffers", R.Verify.BuffersCompared},
@@ -1331,8 +1358,8 @@ std::string reportToJSON(const EvalReport &R) {
                  {"abs_tol", R.Verify.CandidateTol.AbsTol},
                  {"scale_rel_tol", R.Verify.CandidateTol.ScaleRelTol}};
   if (!R.Verify.Detail.empty())
-    V["detail"] = R.Verify.Detail;
-  V["notes"] = json::Array(R.Verify.Notes);
+    V["detail"] = utf8(R.Verify.Detail);
+  V["notes"] = utf8Array(R.Verify.Notes);
   O["verify"] = std::move(V);
   json::Array Ks;
   for (const KernelReport &K : R.Kernels) {
@@ -1358,7 +1385,7 @@ std::string reportToJSON(const EvalReport &R) {
           {"profiler", K.Metrics.FreshProfiler ? "per launch" : "shared"},
           {"run", K.Metrics.OwnRun ? "own" : "shared"}};
     } else if (!K.Metrics.Problem.empty()) {
-      M["problem"] = K.Metrics.Problem;
+      M["problem"] = utf8(K.Metrics.Problem);
     }
     KO["metrics"] = std::move(M);
     Ks.push_back(std::move(KO));
@@ -1370,24 +1397,24 @@ std::string reportToJSON(const EvalReport &R) {
     if (S.Errors)
       SO["errors"] = *S.Errors;
     if (!S.FirstError.empty())
-      SO["first_error"] = S.FirstError;
+      SO["first_error"] = utf8(S.FirstError);
     if (!S.Problem.empty())
-      SO["problem"] = S.Problem;
+      SO["problem"] = utf8(S.Problem);
     Ss.push_back(std::move(SO));
   }
   O["sanitizers"] = std::move(Ss);
   json::Array Runs;
   for (const RunSummary &S : R.Runs) {
     json::Object RO{{"label", S.Label},
-                    {"outcome", S.Outcome},
+                    {"outcome", utf8(S.Outcome)},
                     {"seconds", S.WallSeconds},
                     {"stdout_sha256", S.StdoutHash}};
     if (S.Device)
       RO["gpu"] = *S.Device;
     if (!S.ProbeProblem.empty())
-      RO["probe_problem"] = S.ProbeProblem;
+      RO["probe_problem"] = utf8(S.ProbeProblem);
     if (!S.ProbeErrors.empty())
-      RO["probe_errors"] = json::Array(S.ProbeErrors);
+      RO["probe_errors"] = utf8Array(S.ProbeErrors);
     Runs.push_back(std::move(RO));
   }
   O["runs"] = std::move(Runs);
@@ -1397,7 +1424,7 @@ std::string reportToJSON(const EvalReport &R) {
   O["stages_seconds"] = std::move(St);
   O["wall_seconds"] = R.WallSeconds;
   O["reference_reused"] = R.ReusedReference;
-  O["notes"] = json::Array(R.Notes);
+  O["notes"] = utf8Array(R.Notes);
   std::string S;
   raw_string_ostream OS(S);
   OS << formatv("{0:2}", json::Value(std::move(O)));

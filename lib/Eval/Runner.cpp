@@ -105,10 +105,33 @@ static void addDeviceEnv(std::map<std::string, std::string> &Env,
   Env["CUDA_VISIBLE_DEVICES"] = std::to_string(*Device);
 }
 
+static SmallString<256> absolute(StringRef Path) {
+  SmallString<256> P(Path);
+  if (!P.empty())
+    sys::fs::make_absolute(P);
+  return P;
+}
+
+std::string probeMachineryFailure(StringRef Stderr) {
+  // What the probe prints when it cannot read its configuration ("...: the
+  // program runs unobserved") or cannot write its result ("cannot write").
+  SmallVector<StringRef, 16> Lines;
+  Stderr.split(Lines, '\n');
+  for (StringRef L : Lines) {
+    L = L.trim();
+    if (!L.consume_front("optiml-probe: "))
+      continue;
+    if (L.ends_with(": the program runs unobserved") ||
+        L.starts_with("cannot write "))
+      return ("optiml-probe: " + L).str();
+  }
+  return "";
+}
+
 static ProcessOptions programOptions(StringRef Binary,
                                      const RunnerOptions &Opts) {
   ProcessOptions PO;
-  PO.Args = {Binary.str()};
+  PO.Args = {std::string(absolute(Binary))};
   PO.Args.insert(PO.Args.end(), Opts.ProgramArgs.begin(),
                  Opts.ProgramArgs.end());
   PO.WorkDir = Opts.ProgramWorkDir;
@@ -147,19 +170,26 @@ Expected<ProgramRun> runWithProbe(StringRef Binary, ProbeConfig Config,
   ProgramRun R;
   R.Label = Label.str();
   R.Device = Device;
-  SmallString<256> ConfigPath(RunDir), ResultPath(RunDir);
+  // The program runs in a private directory (or the user's --workdir): every
+  // path the probe is given must be absolute.
+  SmallString<256> ConfigPath = absolute(RunDir), ResultPath = ConfigPath;
   sys::path::append(ConfigPath, Label + ".config.json");
   sys::path::append(ResultPath, Label + ".result.json");
   R.ConfigPath = std::string(ConfigPath);
   R.ResultPath = std::string(ResultPath);
   Config.ResultPath = R.ResultPath;
+  if (!Config.SnapshotDir.empty())
+    Config.SnapshotDir = std::string(absolute(Config.SnapshotDir));
   sys::fs::remove(ResultPath);
   if (Error E = writeFileAtomically(ConfigPath, writeProbeConfig(Config)))
-    return std::move(E);
+    return createStringError(inconvertibleErrorCode(),
+                             "internal error: the tool could not write the "
+                             "probe's configuration: %s",
+                             toString(std::move(E)).c_str());
 
   ProcessOptions PO = programOptions(Binary, Opts);
   PO.Env[ProbeConfigEnv] = R.ConfigPath;
-  PO.Env["CUDA_INJECTION64_PATH"] = Opts.ProbeLibrary;
+  PO.Env["CUDA_INJECTION64_PATH"] = std::string(absolute(Opts.ProbeLibrary));
   std::string LibPath = Opts.CudaPath + "/lib64:" + Opts.CudaPath +
                         "/extras/CUPTI/lib64";
   if (auto Old = sys::Process::GetEnv("LD_LIBRARY_PATH"); Old && !Old->empty())
@@ -172,6 +202,18 @@ Expected<ProgramRun> runWithProbe(StringRef Binary, ProbeConfig Config,
   R.Process = std::move(*P);
 
   if (!sys::fs::exists(ResultPath)) {
+    // The probe could not read its configuration or write its result: the
+    // tool's own machinery failed, not the program.
+    // Only a complaint about this run's own files counts, not a line alike
+    // that the program prints about something else.
+    std::string Why = probeMachineryFailure(R.Process.Stderr);
+    if (!Why.empty() && (StringRef(Why).contains(R.ConfigPath) ||
+                         StringRef(Why).contains(R.ResultPath)))
+      return createStringError(
+          inconvertibleErrorCode(),
+          "internal error: the tool could not observe the %s run of '%s' "
+          "(%s); this is not a fault of the program",
+          Label.str().c_str(), Binary.str().c_str(), Why.c_str());
     // Every report of it says how the program ended beside it.
     R.ProbeProblem = "the probe wrote no result";
     return R;

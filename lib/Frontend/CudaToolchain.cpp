@@ -96,6 +96,11 @@ Expected<Toolchain> discoverToolchain(const ToolchainOptions &Opts) {
         "CUDA installation '%s' (from %s) does not exist; point --cuda-path "
         "or $CUDA_PATH at the toolkit's root",
         T.CudaPath.c_str(), T.CudaPathOrigin.c_str());
+  // nvcc, the sanitizer and the probed program's LD_LIBRARY_PATH get it;
+  // they run in other directories.
+  SmallString<256> AbsCuda(T.CudaPath);
+  if (!sys::fs::make_absolute(AbsCuda))
+    T.CudaPath = std::string(AbsCuda);
 
   T.GpuArch = Opts.GpuArch.empty() ? "sm_90" : Opts.GpuArch;
   if (!isValidGpuArch(T.GpuArch))

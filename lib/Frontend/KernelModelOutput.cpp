@@ -146,7 +146,9 @@ std::string kernelModelToJSON(const KernelModel &M, int Indent) {
   for (const KernelInfo &K : M.Kernels)
     Kernels.push_back(kernelToJSON(K));
   J["kernels"] = std::move(Kernels);
-  return J.dump(Indent);
+  // A path or a name may hold bytes that are not UTF-8 (a file name is any
+  // bytes): they become U+FFFD rather than an exception.
+  return J.dump(Indent, ' ', false, json::error_handler_t::replace);
 }
 
 void printKernelSummary(raw_ostream &OS, const KernelModel &M, bool Color) {

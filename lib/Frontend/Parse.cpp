@@ -6,6 +6,7 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/ASTUnit.h"
 #include "clang/Tooling/Tooling.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/Path.h"
 
 using namespace llvm;
@@ -120,6 +121,11 @@ std::vector<std::string> parseArguments(StringRef FileName,
   return Args;
 }
 
+bool runOnLargeStack(function_ref<void()> Fn) {
+  CrashRecoveryContext CRC;
+  return CRC.RunSafelyOnThread(Fn, LargeStackSize);
+}
+
 Expected<ParsedTU> parseCuda(StringRef Code, StringRef FileName,
                              const ParseConfig &Config, CudaSide Side) {
   ParsedTU TU;
@@ -127,11 +133,24 @@ Expected<ParsedTU> parseCuda(StringRef Code, StringRef FileName,
   sys::fs::make_absolute(Abs);
   TU.FileName = std::string(Abs);
   CollectingConsumer Consumer(TU.Diags);
-  TU.AST = clang::tooling::buildASTFromCodeWithArgs(
-      Code, toolArgs(Config, Side), TU.FileName, "clang-optiml",
-      std::make_shared<clang::PCHContainerOperations>(),
-      clang::tooling::getClangStripDependencyFileAdjuster(),
-      clang::tooling::FileContentMappings(), &Consumer);
+  // Whatever thread calls this (a search applies edits on worker threads),
+  // clang parses on a large stack; a crash inside it is an error here.
+  bool Finished = runOnLargeStack([&] {
+    TU.AST = clang::tooling::buildASTFromCodeWithArgs(
+        Code, toolArgs(Config, Side), TU.FileName, "clang-optiml",
+        std::make_shared<clang::PCHContainerOperations>(),
+        clang::tooling::getClangStripDependencyFileAdjuster(),
+        clang::tooling::FileContentMappings(), &Consumer);
+  });
+  if (!Finished) {
+    // Whatever clang left half built is not touched again.
+    (void)TU.AST.release();
+    return createStringError(inconvertibleErrorCode(),
+                             "internal error: clang crashed while parsing "
+                             "'%s' (%s side); nothing was written",
+                             TU.FileName.c_str(),
+                             Side == CudaSide::Host ? "host" : "device");
+  }
   if (!TU.AST) {
     std::string Why;
     for (const Diagnostic &D : TU.Diags)

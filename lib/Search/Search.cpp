@@ -1,6 +1,7 @@
 //===- Search.cpp - MCTS, greedy, beam and random search over edits -------===//
 
 #include "optiml/Search/Search.h"
+#include "optiml/Frontend/Parse.h"
 #include "optiml/Search/Journal.h"
 #include "optiml/Support/FileUtil.h"
 #include "llvm/ADT/STLExtras.h"
@@ -616,8 +617,13 @@ void Searcher::startPrefetch(
     const SearchNode &N = Nodes[Parent];
     std::shared_future<ApplyOutcome> F;
     if (A.concurrent()) {
+      // On a large stack: the edit checks walk the AST, as deep as the
+      // source's expressions.
       F = std::async(std::launch::async, [&Ap = A, Source = N.Source, Ed = Ed] {
-            return Ap.apply(Source, Ed);
+            ApplyOutcome O;
+            if (!runOnLargeStack([&] { O = Ap.apply(Source, Ed); }))
+              O.Error = "internal error: the edit checks crashed";
+            return O;
           }).share();
     } else {
       std::promise<ApplyOutcome> Done;

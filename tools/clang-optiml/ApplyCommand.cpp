@@ -70,22 +70,23 @@ static cl::list<std::string>
                  cl::cat(ApplyCategory));
 
 static int reportRejection(const EditRejected &R) {
+  // A rejection is the checks' verdict on the edit, not a failure.
   if (Json) {
     outs() << rejectionToJSON(R) << "\n";
-    return 1;
+    return ExitNotAccepted;
   }
   WithColor::error(errs(), "clang-optiml") << R.message() << "\n";
   for (size_t I = 1; I < R.Failures.size(); ++I)
     WithColor::note(errs(), "clang-optiml") << R.Failures[I].str() << "\n";
   errs() << "clang-optiml: nothing was written\n";
-  return 1;
+  return ExitNotAccepted;
 }
 
 int runApply(const CommandContext &Ctx) {
   int Modes = (OutputFile.empty() ? 0 : 1) + (InPlace ? 1 : 0) +
               (ShowDiff ? 1 : 0);
   if (Modes > 1)
-    return reportError(createStringError(
+    return reportUsageError(createStringError(
         inconvertibleErrorCode(), "-o, -i and --diff are mutually exclusive"));
 
   auto Buf = MemoryBuffer::getFileOrSTDIN(EditFile, /*IsText=*/true);

@@ -6,7 +6,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "optiml/Frontend/Parse.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cstring>
@@ -48,21 +50,47 @@ int main(int Argc, const char **Argv) {
           "                                            build, run, verify and "
           "profile\n\n"
           "Run 'clang-optiml <subcommand> --help' for a subcommand's "
-          "options.\n",
+          "options.\n"
+          "\nExit status (every subcommand):\n"
+          "  0  success: a verified faster variant written, the candidate "
+          "passed, the edits applied\n"
+          "  1  error: the input does not parse or build, no GPU, I/O, "
+          "internal\n"
+          "  2  usage error: unknown option, bad or conflicting values\n"
+          "  3  a negative verdict: nothing verified faster was found (the "
+          "input\n"
+          "     is left alone), the candidate failed verification, an edit "
+          "was\n"
+          "     rejected\n",
           &errs()))
-    return 1;
+    return ExitUsage;
 
-  if (AnalyzeCommand)
-    return runAnalyze(Ctx);
-  if (TransformsCommand)
-    return runTransforms(Ctx);
-  if (ApplyCommand)
-    return runApply(Ctx);
-  if (EvalCommand)
-    return runEval(Ctx);
-  if (OptimizeCommand)
-    return runOptimize(Ctx);
-
-  errs() << "clang-optiml: no subcommand given; run 'clang-optiml --help'\n";
-  return 1;
+  int (*Run)(const CommandContext &) = AnalyzeCommand      ? runAnalyze
+                                       : TransformsCommand ? runTransforms
+                                       : ApplyCommand      ? runApply
+                                       : EvalCommand       ? runEval
+                                       : OptimizeCommand   ? runOptimize
+                                                           : nullptr;
+  if (!Run) {
+    errs() << "clang-optiml: no subcommand given; run 'clang-optiml --help'\n";
+    return ExitUsage;
+  }
+  // Parsing, the kernel model's visitors and the edit checks all recurse
+  // over the AST: 2000 nested parentheses or a sum of 50,000 terms need far
+  // more than the main thread's 8 MB. The subcommand runs on a thread with
+  // a large stack (virtual: only what is touched is committed), as clang's
+  // own driver does, and a crash there becomes an error message.
+  int RC = ExitError;
+  CrashRecoveryContext::Enable();
+  CrashRecoveryContext CRC;
+  if (!CRC.RunSafelyOnThread([&] { RC = Run(Ctx); }, optiml::LargeStackSize)) {
+    outs().flush();
+    // RetCode is 128 + the signal's number.
+    errs() << "clang-optiml: error: internal error: the tool crashed (signal "
+           << (CRC.RetCode - 128)
+           << ") on this input; nothing was written. Please report it with "
+              "the input\n";
+    return ExitError;
+  }
+  return RC;
 }

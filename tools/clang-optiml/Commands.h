@@ -56,8 +56,45 @@ bool useColor();
 /// Hides LLVM's own command-line options from --help (call before parsing).
 void hideUnrelatedOptions();
 
-/// Prints "clang-optiml: error: <message>" and returns 1.
+/// Exit statuses, the same for every subcommand (docs/user-guide.md, "Exit
+/// status"): scripts tell a negative verdict from a failure.
+enum ExitStatus : int {
+  /// Done: optimize wrote (or kept) a verified faster variant, eval's
+  /// candidate passed, apply's edits were applied.
+  ExitSuccess = 0,
+  /// Something failed: the input does not parse or build, no GPU, an I/O
+  /// error, an internal error.
+  ExitError = 1,
+  /// The command line is wrong (unknown option, bad or conflicting values);
+  /// nothing was done.
+  ExitUsage = 2,
+  /// The work ran to the end with a negative verdict: optimize found nothing
+  /// verified faster (the input is left alone), eval's candidate did not
+  /// pass verification, apply's edit was rejected by the checks.
+  ExitNotAccepted = 3,
+};
+
+/// The exit statuses, for the subcommands' --help.
+#define OPTIML_EXIT_STATUS_HELP                                                \
+  "\nExit status: 0 success, 1 error, 2 usage error, 3 a negative verdict "    \
+  "(docs/user-guide.md)\n"
+
+/// Prints "clang-optiml: error: <message>" and returns ExitError.
 int reportError(llvm::Error E);
+/// The same for a command-line mistake; returns ExitUsage.
+int reportUsageError(llvm::Error E);
+
+/// \p Path made absolute against the current directory, lexically (no
+/// symlink is resolved, "./" is dropped). Every path the user gives or the
+/// tool makes goes through this before it is stored or handed to a child:
+/// children run in private directories, where a relative path means nothing.
+/// Empty stays empty.
+std::string absolutePath(llvm::StringRef Path);
+
+/// Refuses a flag for nvcc (\p Option: "--build-arg", "--nvcc-arg") that
+/// holds a character the shell nvcc runs its steps through would interpret.
+llvm::Error checkNvccFlags(llvm::ArrayRef<std::string> Flags,
+                           llvm::StringRef Option);
 
 /// --source files as absolute paths, each checked to be a file.
 llvm::Expected<std::vector<std::string>>

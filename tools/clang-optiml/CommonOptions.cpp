@@ -1,6 +1,7 @@
 //===- CommonOptions.cpp - Options every subcommand takes -----------------===//
 
 #include "Commands.h"
+#include "optiml/Eval/Builder.h"
 #include "optiml/Eval/Runner.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -49,13 +50,24 @@ static cl::opt<bool>
             cl::sub(cl::SubCommand::getAll()), cl::cat(CommonCategory));
 
 
+std::string absolutePath(StringRef Path) {
+  if (Path.empty())
+    return "";
+  SmallString<256> Abs(Path);
+  // make_absolute only fails when the current directory is unknown; the
+  // path is then kept as given and the first use of it says why.
+  sys::fs::make_absolute(Abs);
+  sys::path::remove_dots(Abs, /*remove_dot_dot=*/false);
+  return std::string(Abs);
+}
+
 AnalyzeOptions commonAnalyzeOptions(const CommandContext &Ctx) {
   AnalyzeOptions O;
-  O.Tools.CudaPath = CudaPath;
+  O.Tools.CudaPath = absolutePath(CudaPath);
   O.Tools.GpuArch = GpuArch;
-  O.Tools.ResourceDir = ResourceDir;
+  O.Tools.ResourceDir = absolutePath(ResourceDir);
   O.Tools.Argv0 = Ctx.Argv0 ? Ctx.Argv0 : "";
-  O.BuildDir = BuildPath;
+  O.BuildDir = absolutePath(BuildPath);
   O.ExtraArgs = Ctx.ExtraArgs;
   if (Verbose)
     O.Verbose = &errs();
@@ -87,6 +99,13 @@ void hideUnrelatedOptions() {
     Hide(*Sub);
 }
 
+Error checkNvccFlags(ArrayRef<std::string> Flags, StringRef Option) {
+  for (const std::string &F : Flags)
+    if (Error E = checkNvccArgument(F, Option))
+      return E;
+  return Error::success();
+}
+
 Expected<std::vector<std::string>>
 programSources(const std::vector<std::string> &Paths) {
   std::vector<std::string> Out;
@@ -105,10 +124,11 @@ programSources(const std::vector<std::string> &Paths) {
 }
 
 std::string findProbeLibrary(const char *Argv0, StringRef Explicit) {
+  // The program loads it (CUDA_INJECTION64_PATH) from its own directory.
   if (!Explicit.empty())
-    return Explicit.str();
+    return absolutePath(Explicit);
   if (auto P = sys::Process::GetEnv("OPTIML_PROBE"); P && !P->empty())
-    return *P;
+    return absolutePath(*P);
   std::string Exe = sys::fs::getMainExecutable(
       Argv0, reinterpret_cast<void *>(&findProbeLibrary));
   if (Exe.empty())
@@ -153,7 +173,12 @@ int reportError(Error E) {
   }, [](const ErrorInfoBase &EI) {
     WithColor::error(errs(), "clang-optiml") << EI.message() << "\n";
   });
-  return 1;
+  return ExitError;
+}
+
+int reportUsageError(Error E) {
+  reportError(std::move(E));
+  return ExitUsage;
 }
 
 } // namespace tool

@@ -25,7 +25,11 @@ cl::SubCommand EvalCommand(
     "  clang-optiml eval solver.cu -p build --run-arg input.dat "
     "--json\n"
     "  clang-optiml eval gemm.cu --build-arg=-lcublas "
-    "--no-sanitize\n" OPTIML_ENVIRONMENT_HELP);
+    "--no-sanitize\n"
+    "\nExit status: 0 the candidate passed (verified, deterministic, "
+    "sanitizers clean where run), 1 error (does not compile, no GPU, the "
+    "tool failed), 2 usage error, 3 it ran but did not pass\n"
+    OPTIML_ENVIRONMENT_HELP);
 
 static cl::OptionCategory EvalCategory("eval options");
 
@@ -176,12 +180,16 @@ static Error checkOptions() {
   if (!(Timeout > 0))
     return createStringError(inconvertibleErrorCode(),
                              "--timeout must be a positive number of seconds");
+  if (Error E = checkNvccFlags(BuildArgs, "--build-arg"))
+    return E;
+  if (Error E = checkNvccFlags(NvccArgs, "--nvcc-arg"))
+    return E;
   return Error::success();
 }
 
 int runEval(const CommandContext &Ctx) {
   if (Error E = checkOptions())
-    return reportError(std::move(E));
+    return reportUsageError(std::move(E));
   if (Error E = checkInput(InputFile, false))
     return reportError(std::move(E));
   if (!Against.empty())
@@ -201,7 +209,7 @@ int runEval(const CommandContext &Ctx) {
   BO.GpuArch = !Gpu.Gpus.empty() ? Gpu.Gpus.front().Arch
                : !AO.Tools.GpuArch.empty() ? AO.Tools.GpuArch
                                            : std::string("sm_90");
-  BO.CacheDir = CacheDir;
+  BO.CacheDir = absolutePath(CacheDir);
   BO.UseCache = !NoCache;
   BO.ExtraFlags = BuildArgs;
   auto Srcs = programSources(Sources);
@@ -256,7 +264,9 @@ int runEval(const CommandContext &Ctx) {
   EvalInput In;
   In.CandidatePath = A->Path;
   In.CandidateFlags = NvccArgs;
-  In.OriginalPath = Against;
+  // Absolute: it is compared with the prepared reference's path and handed
+  // to nvcc, which runs elsewhere.
+  In.OriginalPath = absolutePath(Against);
   In.Model = &A->Model;
 
   EvalOptions EO;
@@ -269,7 +279,9 @@ int runEval(const CommandContext &Ctx) {
   applyMetricsEnvironment(EO);
   EO.Sanitize = !NoSanitize;
   EO.PrecisionChanging = PrecisionChanging;
-  EO.RunDir = RunDir;
+  // The probe reads its configuration from here while the program runs in
+  // a private directory: a relative path would name nothing there.
+  EO.RunDir = absolutePath(RunDir);
   EO.KeepRunDir = !RunDir.empty();
   EO.Devices.assign(Gpus.begin(), Gpus.end());
   EO.Gpus = Gpu;
@@ -321,7 +333,9 @@ int runEval(const CommandContext &Ctx) {
         "a CUDA GPU is needed to run, verify and time '%s' (%s); it was "
         "built, nothing was run",
         InputFile.c_str(), R->GpuProblem.c_str()));
-  return R->passed() ? 0 : 1;
+  // Ran to the end: a candidate that is not verified is a verdict, not an
+  // error.
+  return R->passed() ? ExitSuccess : ExitNotAccepted;
 }
 
 } // namespace tool

@@ -29,9 +29,11 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/WithColor.h"
 #include <chrono>
 #include <ctime>
+#include <future>
 
 using namespace llvm;
 
@@ -48,7 +50,11 @@ cl::SubCommand OptimizeCommand(
     "  clang-optiml optimize k.cu --kernel transpose -i --time 10m "
     "--report r.html\n"
     "  clang-optiml optimize k.cu --dry-run     (any machine: the first "
-    "level of candidate edits)\n" OPTIML_ENVIRONMENT_HELP);
+    "level of candidate edits)\n"
+    "\nExit status: 0 a verified faster variant was found (and written "
+    "with -o or -i), 1 error, 2 usage error, 3 nothing verified faster was "
+    "found (the input is left alone); --dry-run: 0, or 1 when the original "
+    "does not compile\n" OPTIML_ENVIRONMENT_HELP);
 
 static cl::OptionCategory OptimizeCategory("Optimize options");
 
@@ -366,6 +372,8 @@ static Error checkOptions() {
   if (!WorkDir.empty() && !sys::fs::is_directory(WorkDir))
     return createStringError("--workdir '%s' is not a directory",
                              WorkDir.c_str());
+  if (Error E = checkNvccFlags(BuildArgs, "--build-arg"))
+    return E;
   if (NoCompile && !DryRun)
     return createStringError("--no-compile only applies to --dry-run");
   if (DryRun && !EvalCacheDir.empty())
@@ -632,67 +640,83 @@ static int runDry(const Analysis &A, ArrayRef<std::string> Targets,
   if (!NoBuild.empty())
     outs() << "compile skipped: " << NoBuild << "\n";
   outs().flush();
-  // Apply and check each edit, then build the survivors in parallel.
-  std::vector<ApplyOutcome> Outs;
-  std::vector<BuildRequest> Reqs;
-  std::vector<int> ReqOf;
-  for (const Action &Ac : *Acts) {
-    Outs.push_back(App.apply(A.Code, Ac.E));
-    ReqOf.push_back(-1);
-    if (!B || !Outs.back().Applied)
-      continue;
-    ReqOf.back() = Reqs.size();
-    BuildRequest Req;
-    Req.SourcePath = A.Path;
-    Req.Source = Outs.back().NewCode;
-    Req.ExtraFlags = Outs.back().ExtraNvccFlags;
-    Reqs.push_back(std::move(Req));
-  }
-  std::vector<Expected<BuildResult>> Built;
-  if (B && !Reqs.empty()) {
-    errs() << "compiling " << Reqs.size() << " candidate"
-           << (Reqs.size() == 1 ? "" : "s") << " with nvcc...\n";
-    Built = B->buildAll(Reqs);
-  }
+  // Each edit is applied and checked here, its build started at once (a few
+  // at a time), and its lines printed, in order, as soon as its build is
+  // done: a long list shows its first results within seconds. Each block is
+  // flushed, so a pipe or a log sees it then too.
+  if (B)
+    errs() << "compiling each candidate with nvcc as it passes the "
+              "checks...\n";
   unsigned Applied = 0, Compiled = 0;
-  for (size_t I = 0; I < Acts->size(); ++I) {
+  std::vector<ApplyOutcome> Outs(Acts->size());
+  std::vector<std::shared_future<Expected<BuildResult> *>> Builds(
+      Acts->size());
+  std::vector<std::unique_ptr<Expected<BuildResult>>> Built(Acts->size());
+  DefaultThreadPool Pool(hardware_concurrency(std::max(1u, B ? B->options().Jobs : 1u)));
+  size_t Printed = 0;
+  auto Print = [&](size_t I) {
     const Action &Ac = (*Acts)[I];
     const ApplyOutcome &AO2 = Outs[I];
-    outs() << formatv("[{0}] {1}{2}  (prior {3:F2})\n", I + 1,
-                      Setup.Name == "catalog" ? "" : Ac.Origin + ": ",
-                      AO2.Summary.empty() ? editKey(Ac.E) : AO2.Summary,
-                      Sum > 0 ? Ac.Prior / Sum : 0);
+    std::string Text;
+    raw_string_ostream OS(Text);
+    OS << formatv("[{0}] {1}{2}  (prior {3:F2})\n", I + 1,
+                  Setup.Name == "catalog" ? "" : Ac.Origin + ": ",
+                  AO2.Summary.empty() ? editKey(Ac.E) : AO2.Summary,
+                  Sum > 0 ? Ac.Prior / Sum : 0);
     if (Ac.Origin == "llm" && !Ac.Rationale.empty() &&
         !StringRef(Ac.Rationale).starts_with("refused: "))
-      outs() << "    why: " << Ac.Rationale << "\n";
+      OS << "    why: " << Ac.Rationale << "\n";
     if (!AO2.Applied) {
-      outs() << "    rejected: " << AO2.reason() << "\n";
-      continue;
-    }
-    ++Applied;
-    std::string Verdict = "applied, checks passed";
-    if (AO2.NewCode == A.Code && AO2.ExtraNvccFlags.empty())
-      Verdict += " (no change)";
-    if (AO2.ChangesPrecision)
-      Verdict += ", may change floating-point results";
-    if (!AO2.ExtraNvccFlags.empty())
-      Verdict += ", nvcc flags: " + join(AO2.ExtraNvccFlags, " ");
-    outs() << "    " << Verdict << "\n";
-    if (ReqOf[I] < 0)
-      continue;
-    auto &R = Built[ReqOf[I]];
-    if (!R) {
-      outs() << "    nvcc could not run: " << toString(R.takeError()) << "\n";
-      continue;
-    }
-    if (R->Succeeded) {
-      ++Compiled;
-      outs() << "    compiles with nvcc\n";
+      OS << "    rejected: " << AO2.reason() << "\n";
     } else {
-      outs() << "    does not compile with nvcc: "
+      ++Applied;
+      std::string Verdict = "applied, checks passed";
+      if (AO2.NewCode == A.Code && AO2.ExtraNvccFlags.empty())
+        Verdict += " (no change)";
+      if (AO2.ChangesPrecision)
+        Verdict += ", may change floating-point results";
+      if (!AO2.ExtraNvccFlags.empty())
+        Verdict += ", nvcc flags: " + join(AO2.ExtraNvccFlags, " ");
+      OS << "    " << Verdict << "\n";
+      if (Builds[I].valid()) {
+        Expected<BuildResult> &R = *Builds[I].get();
+        if (!R)
+          OS << "    nvcc could not run: " << toString(R.takeError()) << "\n";
+        else if (R->Succeeded) {
+          ++Compiled;
+          OS << "    compiles with nvcc\n";
+        } else {
+          OS << "    does not compile with nvcc: "
              << lastLines(R->ErrorSummary, 3) << "\n";
+        }
+      }
     }
+    outs() << Text;
+    outs().flush();
+  };
+  auto Ready = [&](size_t I) {
+    return !Builds[I].valid() ||
+           Builds[I].wait_for(std::chrono::seconds(0)) ==
+               std::future_status::ready;
+  };
+  for (size_t I = 0; I < Acts->size(); ++I) {
+    Outs[I] = App.apply(A.Code, (*Acts)[I].E);
+    if (B && Outs[I].Applied) {
+      BuildRequest Req;
+      Req.SourcePath = A.Path;
+      Req.Source = Outs[I].NewCode;
+      Req.ExtraFlags = Outs[I].ExtraNvccFlags;
+      Builds[I] = Pool.async([&B, &Built, I, Req = std::move(Req)] {
+        Built[I] = std::make_unique<Expected<BuildResult>>(B->build(Req));
+        return Built[I].get();
+      });
+    }
+    while (Printed <= I && Ready(Printed))
+      Print(Printed++);
   }
+  while (Printed < Acts->size())
+    Print(Printed++);
+  Pool.wait();
   outs() << formatv("{0} of {1} applied and checked", Applied, Acts->size());
   if (B)
     outs() << formatv(", {0} compiled", Compiled);
@@ -708,18 +732,18 @@ static int runDry(const Analysis &A, ArrayRef<std::string> Targets,
 
 int runOptimize(const CommandContext &Ctx) {
   if (Error E = checkOptions())
-    return reportError(std::move(E));
+    return reportUsageError(std::move(E));
   double Seconds = 0;
   if (!TimeLimit.empty()) {
     auto D = parseDuration(TimeLimit);
     if (!D)
-      return reportError(D.takeError());
+      return reportUsageError(D.takeError());
     Seconds = *D;
   }
   RewardOptions RO;
   if (!RewardWeightsSpec.empty())
     if (Error E = parseRewardWeights(RewardWeightsSpec, RO.Weights))
-      return reportError(std::move(E));
+      return reportUsageError(std::move(E));
   if (!sys::fs::exists(InputFile))
     return reportError(createStringError(
         "cannot open '%s': No such file or directory", InputFile.c_str()));
@@ -756,15 +780,18 @@ int runOptimize(const CommandContext &Ctx) {
   if (!B)
     return reportError(B.takeError());
 
-  std::string RunDir = RunDirOpt;
+  // Absolute from here on: the probe, nvcc and the sanitizer each run in a
+  // private directory, where `.optiml/...` would name nothing.
+  std::string RunDir = absolutePath(RunDirOpt);
   if (RunDir.empty()) {
     std::time_t Now = std::time(nullptr);
     char Stamp[32];
     std::strftime(Stamp, sizeof(Stamp), "%Y%m%d-%H%M%S",
                   std::localtime(&Now));
-    RunDir = (Twine(".optiml/") + sys::path::stem(InputFile) + "-" + Stamp)
-                 .str();
+    RunDir = absolutePath(
+        (Twine(".optiml/") + sys::path::stem(InputFile) + "-" + Stamp).str());
   }
+  std::string EvalCache = absolutePath(EvalCacheDir);
 
   // Refused now rather than after the search: a read-only file for -i, a
   // directory, a directory we cannot write in.
@@ -798,7 +825,7 @@ int runOptimize(const CommandContext &Ctx) {
   GpuEvaluator Gpu0(**B, GO);
   std::unique_ptr<CachingEvaluator> Caching;
   if (!EvalCacheDir.empty()) {
-    auto Cache = EvalCache::open(EvalCacheDir, Gpu0.cacheContext());
+    auto Cache = EvalCache::open(EvalCache, Gpu0.cacheContext());
     if (!Cache)
       return reportError(Cache.takeError());
     Caching = std::make_unique<CachingEvaluator>(Gpu0, std::move(*Cache));
@@ -899,17 +926,19 @@ int runOptimize(const CommandContext &Ctx) {
     H.Policy = ResolvedPolicy;
     H.Seed = Seed;
     H.Budget = SO.Budget;
-    if (Error E = writeFileAtomically(SummaryJSON,
+    if (Error E = writeFileAtomically(absolutePath(SummaryJSON),
                                       summaryToJSON(*R, H, Eval.describe())))
       return reportError(std::move(E));
   }
   if (!ReportFile.empty()) {
-    if (Error E = writeFileAtomically(ReportFile, renderHtmlReport(*R, Info)))
+    if (Error E = writeFileAtomically(absolutePath(ReportFile), renderHtmlReport(*R, Info)))
       return reportError(std::move(E));
     outs() << "report: " << ReportFile << "\n";
   }
+  // Nothing verified faster: the input is left alone, and the status says
+  // so (summary, report and journal are written all the same).
   if (!R->Improved)
-    return 0;
+    return ExitNotAccepted;
 
   // Kept in the run directory whatever else happens.
   if (Error E = writeFileAtomically(RunDir + "/best.cu", R->FinalSource))
@@ -918,7 +947,7 @@ int runOptimize(const CommandContext &Ctx) {
     return reportError(std::move(E));
   std::string Dest = InPlace ? InputFile.getValue() : Output.getValue();
   if (!Dest.empty()) {
-    if (Error E = writeFileAtomically(Dest, R->FinalSource))
+    if (Error E = writeFileAtomically(absolutePath(Dest), R->FinalSource))
       return reportError(std::move(E));
     outs() << "wrote " << Dest << "\n";
   } else {

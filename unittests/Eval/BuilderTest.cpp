@@ -1,6 +1,8 @@
 #include "EvalTestUtil.h"
 #include "optiml/Eval/Builder.h"
 #include "optiml/Support/FileUtil.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "gtest/gtest.h"
 
 using namespace llvm;
@@ -223,6 +225,95 @@ TEST_F(BuilderTest, MissingNvccAndSourceAreErrors) {
   auto R = Good->build({D.file("missing.cu"), "", {}});
   ASSERT_FALSE(bool(R));
   EXPECT_NE(toString(R.takeError()).find("missing.cu"), std::string::npos);
+}
+
+TEST_F(BuilderTest, UnsafeSourceNamesAreBuiltFromSafeCopies) {
+  // nvcc pastes file names into shell commands: none may reach it as is.
+  std::string Src =
+      D.write("src dir;x/k$(touch y).cu", "#!/bin/sh\necho original\n");
+  std::string Other = D.write("o`id`/util.cu", "int util;\n");
+  Opts.ExtraSources = {Other};
+  auto B = make();
+  ASSERT_TRUE(B);
+  for (const std::string &Text : {std::string(), std::string("candidate\n")}) {
+    auto R = B->build({Src, Text, {}});
+    ASSERT_TRUE(bool(R)) << toString(R.takeError());
+    ASSERT_TRUE(R->Succeeded) << R->Log;
+    for (StringRef Unsafe : {"$", "`", ";", " "})
+      EXPECT_EQ(R->Command.find(Unsafe), std::string::npos)
+          << Unsafe << " in " << R->Command;
+    // The fake nvcc copies the source to the binary: the copy starts with a
+    // #line naming the original (the whole path for the file on disk, the
+    // file's name for a candidate's text).
+    auto Bin = readFile(R->Binary);
+    ASSERT_TRUE(bool(Bin));
+    std::string Named = Text.empty() ? Src : std::string("k$(touch y).cu");
+    EXPECT_EQ(*Bin, lineDirective(Named) +
+                        (Text.empty() ? "#!/bin/sh\necho original\n" : Text));
+    // Quoted includes: the directories are reached through links.
+    EXPECT_NE(R->Command.find("/include-dir-0"), std::string::npos);
+  }
+  // The links do not stay in the cache.
+  auto R = B->build({Src, "", {}});
+  ASSERT_TRUE(bool(R));
+  EXPECT_FALSE(sys::fs::exists(sys::path::parent_path(R->Binary) +
+                               "/include-dir-0"));
+}
+
+TEST_F(BuilderTest, SafeSourceIsBuiltInPlace) {
+  std::string Src = D.write("src/k.cu", "#!/bin/sh\necho original\n");
+  auto B = make();
+  auto R = B->build({Src, "", {}});
+  ASSERT_TRUE(bool(R));
+  SmallString<256> Abs(Src);
+  sys::fs::make_absolute(Abs);
+  EXPECT_TRUE(StringRef(R->Command).ends_with(" " + std::string(Abs)));
+}
+
+TEST_F(BuilderTest, FlagsWithShellCharactersAreRefused) {
+  Opts.ExtraFlags = {"-DX=$(touch y)"};
+  auto Bad = Builder::create(Opts);
+  ASSERT_FALSE(bool(Bad));
+  EXPECT_EQ(toString(Bad.takeError()),
+            "nvcc flag '-DX=$(touch y)' contains '$', which the shell that "
+            "nvcc runs its steps through would interpret; it is refused");
+  Opts.ExtraFlags = {"-DN=4096", "-Xcompiler=-fopenmp,-O2", "-lcublas"};
+  auto B = make();
+  ASSERT_TRUE(B);
+  // A candidate's own flag is a failed build, not an error: the search
+  // goes on.
+  std::string Src = D.write("src/k.cu", "#!/bin/sh\n");
+  auto R = B->build({Src, "", {"-maxrregcount=32;touch y"}});
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_FALSE(R->Succeeded);
+  EXPECT_NE(R->ErrorSummary.find("contains ';'"), std::string::npos);
+  EXPECT_EQ(countLines(Count), 0u);
+}
+
+TEST(ShellSafetyTest, RefusesWhatAShellInterprets) {
+  for (StringRef Safe :
+       {"-O3", "-arch=sm_90", "-DN=4096", "-I/usr/include/x-y_z.1",
+        "-Xcompiler=-fopenmp,-O2", "--std=c++17", "-maxrregcount=64",
+        "-lcublas", "-DPATH=/a/b:c", "-DV=1%2^3@4!", "k\xc3\xa9.cu"})
+    EXPECT_FALSE(shellUnsafeChar(Safe).has_value()) << Safe.str();
+  for (char C : StringRef(" \t\n\r\"'\\$`;&|<>()*?[~#{}\x01\x7f")) {
+    std::string Arg = std::string("-DX=a") + C + "b";
+    auto Got = shellUnsafeChar(Arg);
+    ASSERT_TRUE(Got.has_value()) << int(C);
+    EXPECT_EQ(*Got, C);
+  }
+  EXPECT_EQ(toString(checkNvccArgument("-DX=a\nb", "--build-arg")),
+            "--build-arg '-DX=a\\x0ab' contains a newline, which the shell "
+            "that nvcc runs its steps through would interpret; it is refused");
+  EXPECT_FALSE(bool(checkNvccArgument("-DN=1", "--build-arg")));
+}
+
+TEST(ShellSafetyTest, LineDirectiveNamesAnyBytesExactly) {
+  EXPECT_EQ(lineDirective("/a/k.cu"), "#line 1 \"/a/k.cu\"\n");
+  // Quotes, backslashes, newlines (which would end the directive and put
+  // the rest of the name into the program), trigraphs, bytes beyond ASCII.
+  EXPECT_EQ(lineDirective("a\"b\\c\nd??/e\xff"),
+            "#line 1 \"a\\\"b\\\\c\\012d\\?\\?/e\\377\"\n");
 }
 
 TEST(NvccFlagsTest, KeepsNvccFlagsDropsOutputs) {

@@ -2,6 +2,7 @@
 #include "EvalTestUtil.h"
 #include "optiml/Eval/ProbeProtocol.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "gtest/gtest.h"
@@ -697,4 +698,21 @@ TEST_F(EvaluatorTest, UnknownKernelIsAnError) {
             std::string::npos);
 }
 
+} // namespace
+
+namespace {
+// Paths and the output of nvcc and the program are any bytes; the report's
+// JSON is UTF-8 all the same (U+FFFD for a bad byte), never an abort.
+TEST(EvalReportJSONTest, BytesThatAreNotUTF8) {
+  optiml::EvalReport R;
+  R.File = "/d/k\xff.cu";
+  R.Against = "/d/o\xfe.cu";
+  R.Candidate.Path = R.File;
+  R.Candidate.ErrorSummary = "k\xff.cu(3): error\n";
+  R.Notes.push_back("note \xc3");
+  std::string J = optiml::reportToJSON(R);
+  EXPECT_TRUE(llvm::json::isUTF8(J));
+  EXPECT_NE(J.find("/d/k\xef\xbf\xbd.cu"), std::string::npos) << J;
+  EXPECT_NE(J.find("note \xef\xbf\xbd"), std::string::npos) << J;
+}
 } // namespace

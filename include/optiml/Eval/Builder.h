@@ -17,6 +17,7 @@
 #include "llvm/Support/Error.h"
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,13 +88,35 @@ NvccFlags nvccFlagsFromCommand(llvm::ArrayRef<std::string> Argv,
                                llvm::StringRef Directory,
                                llvm::StringRef File);
 
+/// nvcc runs its steps (gcc, cudafe++, cicc, ptxas, the linker) through a
+/// shell, pasting its arguments into command lines: some in double quotes,
+/// some bare, split again at commas and `=`. So an argument is safe only if
+/// it holds nothing a shell interprets in a bare word or in double quotes:
+/// whitespace and control characters, quotes and `\`, `$` and backquotes,
+/// `; & | < > ( )`, the globs `* ? [`, `~`, `#` (a comment where a word
+/// starts, which may be anywhere once nvcc splits a flag) and the braces of
+/// bash's brace expansion. The first such character, or nullopt.
+std::optional<char> shellUnsafeChar(llvm::StringRef Arg);
+
+/// An error naming \p What (e.g. "--build-arg") when \p Arg holds a character
+/// nvcc's shell would interpret.
+llvm::Error checkNvccArgument(llvm::StringRef Arg, llvm::StringRef What);
+
+/// A `#line 1 "NAME"` directive whose string literal names \p Name exactly,
+/// whatever bytes it holds (quotes, backslashes, newlines are escaped).
+std::string lineDirective(llvm::StringRef Name);
+
 class Builder {
 public:
-  /// Finds nvcc and reads its version (part of every cache key).
+  /// Finds nvcc and reads its version (part of every cache key). Refuses
+  /// flags and directories that nvcc's shell would interpret.
   static llvm::Expected<std::unique_ptr<Builder>> create(BuildOptions Opts);
 
   /// Builds one candidate. Errors are for the builder's own failures (no
-  /// cache directory, nvcc cannot start); a compile error is a result.
+  /// cache directory, nvcc cannot start); a compile error is a result, and
+  /// so is a per-candidate flag that nvcc's shell would interpret. A source
+  /// whose path a shell would misread is compiled from a copy under a safe
+  /// name that starts with a #line naming the original.
   llvm::Expected<BuildResult> build(const BuildRequest &Req);
 
   /// Builds several at once (Opts.Jobs at a time), results in order.

@@ -68,6 +68,11 @@ struct ProgramRun {
   std::string ConfigPath, ResultPath;
 };
 
+/// The probe's own complaint in a program's stderr when it could not read
+/// its configuration or write its result (a failure of the tool, not of the
+/// program); empty when there is none.
+std::string probeMachineryFailure(llvm::StringRef Stderr);
+
 /// Runs \p Binary with the probe in \p Config's mode; the config and result
 /// files go to \p RunDir as <Label>.config.json / <Label>.result.json.
 /// Errors only when the run cannot be set up.

@@ -8,6 +8,7 @@
 #define OPTIML_FRONTEND_PARSE_H
 
 #include "optiml/Frontend/CudaToolchain.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
@@ -20,6 +21,17 @@ class ASTUnit;
 } // namespace clang
 
 namespace optiml {
+
+/// The stack clang's parser and our AST visitors get. They recurse with the
+/// source's nesting: 2000 nested parentheses or a sum of 50,000 terms (a
+/// tree 50,000 deep) need far more than a thread's usual 8 MB. Virtual
+/// memory: only what is touched is committed.
+inline constexpr unsigned LargeStackSize = 512u << 20;
+
+/// Runs \p Fn on a new thread with LargeStackSize of stack and waits for it.
+/// Returns false if \p Fn crashed (where crash recovery is enabled, as the
+/// tool does: llvm::CrashRecoveryContext::Enable()).
+bool runOnLargeStack(llvm::function_ref<void()> Fn);
 
 /// A diagnostic from clang, kept as plain data: the search and the LLM read
 /// them, and the CLI prints them.
