@@ -29,29 +29,24 @@ using namespace llvm;
 
 namespace optiml {
 
-bool isSecretEnvName(StringRef Name) {
-  std::string Upper = Name.upper();
-  StringRef U(Upper);
-  return U.ends_with("_API_KEY") || U.ends_with("_TOKEN") ||
-         U.ends_with("_SECRET") || U.ends_with("_SECRET_KEY") ||
-         U == "API_KEY" || U == "TOKEN" || U.ends_with("_ACCESS_KEY") ||
-         U.ends_with("_PASSWORD");
-}
-
 std::vector<std::string>
 childEnvironment(const std::map<std::string, std::string> &Set,
                  ArrayRef<std::string> Unset) {
+  // An allow-list: a variable nobody thought of (a key under a name of the
+  // user's choosing) stays out.
   std::vector<std::string> Env;
   for (char **E = environ; E && *E; ++E) {
     StringRef Entry(*E);
+    if (!Entry.contains('='))
+      continue; // a slot scrubEnvironmentAtStartup wiped
     StringRef Name = Entry.split('=').first;
-    if (isSecretEnvName(Name) || Set.count(Name.str()) ||
+    if (!isChildEnvAllowed(Name) || Set.count(Name.str()) ||
         llvm::is_contained(Unset, Name))
       continue;
     Env.push_back(Entry.str());
   }
   for (const auto &[Name, Value] : Set)
-    if (!isSecretEnvName(Name))
+    if (!isSecretEnvName(Name) && !isCapturedSecretName(Name))
       Env.push_back(Name + "=" + Value);
   return Env;
 }
