@@ -342,7 +342,10 @@ Expected<ChatResponse> ChatClient::completeInMode(const ChatRequest &Request,
     // here, before anything is derived from the reply, so proposals, their
     // rationales and code, the journal, the report, the cache and the
     // prompts fed back never hold it.
-    Reply->Text = Redact.redact(Reply->Text);
+    StringRef Trimmed = StringRef(Reply->Text).ltrim();
+    Reply->Text = Trimmed.starts_with("{") || Trimmed.starts_with("[")
+                      ? redactReplyJSON(Reply->Text, Redact)
+                      : Redact.redact(Reply->Text);
     if (Reply->ToolInput)
       Reply->ToolInput = redactReplyJSON(*Reply->ToolInput, Redact);
     ChatResponse Out;

@@ -19,7 +19,9 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -217,6 +219,11 @@ Expected<ProcessResult> runProcess(const ProcessOptions &Opts) {
     ::dup2(ErrPipe[1], 2);
     // Default signal dispositions for the program.
     ::signal(SIGPIPE, SIG_DFL);
+    // Run as root, the child could still read this process's memory (the
+    // keys) through /proc/<ppid>/mem: non-dumpable only stops those
+    // without CAP_SYS_PTRACE. Fails harmlessly without CAP_SETPCAP.
+    ::prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
+    ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, CAP_SYS_PTRACE, 0, 0);
     int Err = 0;
     if (::chdir(WorkDir.c_str()) != 0)
       Err = errno;

@@ -205,23 +205,21 @@ ScrubSummary scrubEnvironmentAtStartup() {
   std::vector<const EnvEntry *> ToWipe;
   std::vector<std::string> Seen;
   Store &S = store();
-  {
-    std::lock_guard<std::mutex> L(S.Mu);
-    for (const EnvEntry &E : Entries) {
-      bool First = !is_contained(Seen, E.Name);
-      Seen.push_back(E.Name);
-      if (isSecretEnvName(E.Name)) {
-        if (First) {
-          S.Captured[E.Name] = E.Value; // getenv would have given the first
-          S.addValueLocked(E.Value);
-          Sum.Captured.push_back(E.Name);
-        }
-        ToWipe.push_back(&E);
-      } else if (!isChildEnvAllowed(E.Name)) {
-        ToWipe.push_back(&E);
-        if (First)
-          ++Sum.Moved;
+  for (const EnvEntry &E : Entries) {
+    bool First = !is_contained(Seen, E.Name);
+    Seen.push_back(E.Name);
+    if (isSecretEnvName(E.Name)) {
+      if (First) {
+        std::lock_guard<std::mutex> L(S.Mu);
+        S.Captured[E.Name] = E.Value; // getenv would have given the first
+        S.addValueLocked(E.Value);
+        Sum.Captured.push_back(E.Name);
       }
+      ToWipe.push_back(&E);
+    } else if (!isChildEnvAllowed(E.Name)) {
+      ToWipe.push_back(&E);
+      if (First)
+        ++Sum.Moved;
     }
   }
   for (const std::string &N : Sum.Captured)

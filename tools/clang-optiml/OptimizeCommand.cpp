@@ -509,6 +509,11 @@ makePolicy(const Analysis &A, const CommandContext &Ctx,
       return createStringError("--llm-provider: " + toString(P.takeError()));
     Explicit.Prov = *P;
   }
+  if (PolicyName == "catalog") {
+    errs() << "clang-optiml: policy catalog (--policy catalog)\n";
+    ResolvedPolicy = S->Name;
+    return std::move(S);
+  }
   // The project's config: next to the source or above it, up to the
   // project root; never the current directory's.
   SmallString<256> SourceDir(A.Path);
@@ -522,10 +527,8 @@ makePolicy(const Analysis &A, const CommandContext &Ctx,
     S->Name = "mixed";
   ResolvedPolicy = S->Name;
   if (S->Name == "catalog") {
-    errs() << "clang-optiml: policy catalog ("
-           << (PolicyName.empty() ? "no LLM configured for this project"
-                                  : "--policy catalog")
-           << ")\n";
+    errs() << "clang-optiml: policy catalog (no LLM configured for this "
+              "project)\n";
     return std::move(S);
   }
 
