@@ -342,9 +342,13 @@ TEST_F(LLMPolicyTest, EchoedKeyReachesNoJournalReportOrPrompt) {
   std::string Html = renderHtmlReport(*R, ReportInfo{FileName, "cmd", "greedy",
                                                      "llm", "stand-in"});
   EXPECT_EQ(Html.find("5151-6262"), std::string::npos);
-  // The prompts fed back.
-  for (unsigned I = 1; I < count(); ++I)
-    EXPECT_EQ(prompt(I).find("5151-6262"), std::string::npos) << prompt(I);
+  // The prompts fed back (the request's body: its headers carry the key).
+  for (unsigned I = 1; I < count(); ++I) {
+    std::string Req = prompt(I);
+    StringRef Body = StringRef(Req).split("\"headers\":").first;
+    EXPECT_NE(Body.find("\"messages\""), StringRef::npos);
+    EXPECT_EQ(Body.find("5151-6262"), StringRef::npos) << Body.str();
+  }
 }
 
 TEST_F(LLMPolicyTest, SpentBudgetSendsNothing) {

@@ -7,14 +7,13 @@ so a search of the disk finds it only where the tool (or a reply) put it.
   canary.py exec VAR [VAR...] -- CMD ARGS...
       sets each VAR to the key and execs CMD: no process but CMD ever holds
       the key (the shell that ran this never sees it).
-  canary.py probe REPORT ROOT [ARGS...]
+  canary.py probe REPORT ROOT
       what a candidate process would do: looks for the key (and the names of
       the variables that held it) in its own environment, in
       /proc/<pid>/environ and cmdline of every ancestor, the memory of those
       up to clang-optiml, in every file
       under ROOT, in every .clang-optiml.json from the working directory up,
       and in ~/.cache/clang-optiml/llm; appends one line per route to REPORT.
-      As a stand-in nvcc it then answers --version, and fails to compile.
   canary.py grep PATH...
       looks for the key in files (recursively); exit status 1 when found.
 """
@@ -183,12 +182,7 @@ def main():
         os.execvp(cmd[0], cmd)
     if mode == "probe":
         probe(sys.argv[2], sys.argv[3])
-        if "--version" in sys.argv[4:]:
-            print("nvcc: NVIDIA (R) Cuda compiler driver (canary stand-in)")
-            print("Cuda compilation tools, release 13.0, V13.0.0")
-            return 0
-        sys.stderr.write("canary stand-in for nvcc: compiles nothing\n")
-        return 1
+        return 0
     if mode == "grep":
         return grep(sys.argv[2:])
     sys.exit(__doc__)
