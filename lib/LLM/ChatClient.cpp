@@ -137,6 +137,8 @@ ChatClient::ChatClient(LLMConfig C, std::shared_ptr<HttpTransport> T,
   if (!Config.NoCache && !Config.CacheDir.empty())
     Cache.emplace(Config.CacheDir);
   Redact.addSecret(Config.APIKey);
+  // Also for what is redacted outside the client (journal, report).
+  registerSecretValue(Config.APIKey);
 }
 
 void ChatClient::setLogger(std::function<void(StringRef)> L) {
@@ -187,6 +189,9 @@ Expected<ChatResponse> ChatClient::complete(const ChatRequest &Request) {
     if (std::optional<std::string> Entry = Cache->lookup(Key)) {
       Expected<ChatResponse> R = deserializeResponse(*Entry);
       if (R) {
+        // Entries written before replies were redacted on arrival.
+        R->Text = Redact.redact(R->Text);
+        R->JSON = redactReplyJSON(R->JSON, Redact);
         R->FromCache = true;
         R->Attempts = 0;
         log("llm: cache hit " + Key.substr(0, 16));
@@ -333,6 +338,16 @@ Expected<ChatResponse> ChatClient::completeInMode(const ChatRequest &Request,
     Expected<WireReply> Reply = parseReply(Config.Prov, Resp->Body);
     if (!Reply)
       return Reply.takeError();
+    // A server may echo the key (or another) anywhere in its reply: masked
+    // here, before anything is derived from the reply, so proposals, their
+    // rationales and code, the journal, the report, the cache and the
+    // prompts fed back never hold it.
+    StringRef Trimmed = StringRef(Reply->Text).ltrim();
+    Reply->Text = Trimmed.starts_with("{") || Trimmed.starts_with("[")
+                      ? redactReplyJSON(Reply->Text, Redact)
+                      : Redact.redact(Reply->Text);
+    if (Reply->ToolInput)
+      Reply->ToolInput = redactReplyJSON(*Reply->ToolInput, Redact);
     ChatResponse Out;
     Out.Attempts = Attempt;
     Out.Mode = Mode;
@@ -390,7 +405,9 @@ Expected<ChatResponse> ChatClient::completeInMode(const ChatRequest &Request,
                           "the model's reply does not match the schema '" +
                               Schema.Name + "': " + S.Message);
     }
-    Out.JSON = std::move(*Doc);
+    // Masked again as a document: a key spelt with \u escapes in the JSON
+    // text is only visible once its strings are decoded.
+    Out.JSON = redactReplyJSON(*Doc, Redact);
     return Out;
   }
 }

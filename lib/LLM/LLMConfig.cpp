@@ -2,6 +2,7 @@
 
 #include "optiml/LLM/LLMConfig.h"
 #include "optiml/LLM/LLMError.h"
+#include "optiml/Support/Secrets.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -58,12 +59,9 @@ std::string LLMConfig::endpointURL() const {
 }
 
 EnvLookup processEnvironment() {
-  return [](StringRef Name) -> std::optional<std::string> {
-    std::optional<std::string> V = sys::Process::GetEnv(Name);
-    if (V && V->empty())
-      return std::nullopt;
-    return V;
-  };
+  // The keys captured at start-up first: they are no longer in the
+  // environment.
+  return [](StringRef Name) { return lookupEnvironment(Name); };
 }
 
 StringRef configFileName() { return ".clang-optiml.json"; }
@@ -203,18 +201,76 @@ Expected<LLMSettings> loadConfigFile(StringRef Path) {
   return parseConfigText((*Buf)->getBuffer(), Path);
 }
 
-std::optional<std::string> findConfigFile(StringRef Dir) {
-  SmallString<256> Abs(Dir);
+static bool isProjectRoot(StringRef Dir) {
+  for (StringRef Marker : {".git", ".hg"}) {
+    SmallString<256> P(Dir);
+    sys::path::append(P, Marker);
+    if (sys::fs::exists(P)) // a directory, or a file in a worktree
+      return true;
+  }
+  return false;
+}
+
+std::vector<std::string> configSearchPath(StringRef Dir) {
+  SmallString<256> Abs(Dir.empty() ? StringRef(".") : Dir);
   if (sys::fs::make_absolute(Abs))
-    return std::nullopt;
+    return {};
   sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
+  std::vector<std::string> Path;
   for (StringRef D = Abs; !D.empty(); D = sys::path::parent_path(D)) {
+    Path.push_back(D.str());
+    if (isProjectRoot(D))
+      return Path;
+    if (D == sys::path::parent_path(D))
+      break;
+  }
+  // No project root above: only the source's own directory.
+  return {std::string(Abs)};
+}
+
+std::optional<std::string> findConfigFile(StringRef Dir) {
+  for (const std::string &D : configSearchPath(Dir)) {
     SmallString<256> Candidate(D);
     sys::path::append(Candidate, configFileName());
     if (sys::fs::is_regular_file(Candidate))
       return std::string(Candidate);
   }
   return std::nullopt;
+}
+
+std::string urlHost(StringRef URL) {
+  StringRef Rest = URL;
+  size_t Scheme = Rest.find("://");
+  if (Scheme != StringRef::npos)
+    Rest = Rest.drop_front(Scheme + 3);
+  Rest = Rest.take_until([](char C) { return C == '/' || C == '?' || C == '#'; });
+  size_t At = Rest.rfind('@');
+  if (At != StringRef::npos)
+    Rest = Rest.drop_front(At + 1); // credentials are not the host
+  return Rest.lower();
+}
+
+bool isLoopbackURL(StringRef URL) {
+  std::string HostPort = urlHost(URL);
+  StringRef H(HostPort);
+  if (H.starts_with("[")) {
+    StringRef Inside = H.drop_front().take_until([](char C) { return C == ']'; });
+    return Inside == "::1" || Inside == "0:0:0:0:0:0:0:1";
+  }
+  H = H.take_until([](char C) { return C == ':'; });
+  if (H == "localhost" || H == "localhost.")
+    return true;
+  // 127.0.0.0/8 in dotted decimal, four parts.
+  SmallVector<StringRef, 4> Parts;
+  H.split(Parts, '.', -1, /*KeepEmpty=*/true);
+  if (Parts.size() != 4 || Parts[0] != "127")
+    return false;
+  for (StringRef P : Parts) {
+    unsigned V;
+    if (P.empty() || P.size() > 3 || P.getAsInteger(10, V) || V > 255)
+      return false;
+  }
+  return true;
 }
 
 std::string defaultCacheDir(const EnvLookup &Env) {
@@ -277,12 +333,22 @@ Expected<LLMConfig> resolveLLMConfig(const LLMSettings &Explicit,
   StringRef B(C.BaseURL);
   if (!B.starts_with("http://") && !B.starts_with("https://"))
     return makeLLMError(LLMErrorCode::Config,
-                        "LLM base URL '" + C.BaseURL +
+                        "LLM base URL '" + redactSecrets(C.BaseURL) +
                             "' must start with http:// or https://");
+  if (B.starts_with("http://") && !isLoopbackURL(B) &&
+      !Explicit.AllowInsecureHTTP.value_or(false))
+    return makeLLMError(
+        LLMErrorCode::Config,
+        "LLM base URL '" + redactSecrets(C.BaseURL) +
+            "' is plain http:// to another machine: the key and the "
+            "program's source would cross the network unencrypted; use "
+            "https://, a loopback address (an SSH tunnel to 127.0.0.1), or "
+            "pass --allow-insecure-http");
 
   std::string KeyVar =
       pick(Explicit.APIKeyEnv, File.APIKeyEnv)
           .value_or(IsAnthropic ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY");
+  C.APIKeyEnv = KeyVar;
   if (std::optional<std::string> Key = Env(KeyVar))
     C.APIKey = StringRef(*Key).trim().str();
   if (C.APIKey.empty() && isOfficialEndpoint(C.BaseURL))
@@ -309,6 +375,19 @@ Expected<LLMConfig> resolveLLMConfig(const LLMSettings &Explicit,
 }
 
 Expected<LLMConfig> loadLLMConfig(const LLMSettings &Explicit,
+                                  const LLMSettings &File) {
+  Expected<LLMConfig> C = resolveLLMConfig(Explicit, File, processEnvironment());
+  if (!C)
+    return C.takeError();
+  // Whatever its name, the key's variable now lives only in this process's
+  // memory: no child inherits it, /proc/<pid>/environ does not show it.
+  if (std::optional<std::string> Key = takeSecretVariable(C->APIKeyEnv))
+    C->APIKey = StringRef(*Key).trim().str();
+  registerSecretValue(C->APIKey);
+  return C;
+}
+
+Expected<LLMConfig> loadLLMConfig(const LLMSettings &Explicit,
                                   StringRef ProjectDir) {
   LLMSettings File;
   if (std::optional<std::string> Path = findConfigFile(ProjectDir)) {
@@ -317,12 +396,34 @@ Expected<LLMConfig> loadLLMConfig(const LLMSettings &Explicit,
       return S.takeError();
     File = std::move(*S);
   }
-  return resolveLLMConfig(Explicit, File, processEnvironment());
+  return loadLLMConfig(Explicit, File);
+}
+
+Expected<ProjectLLM> findProjectLLM(const LLMSettings &Explicit,
+                                    StringRef SourceDir, const EnvLookup &Env) {
+  ProjectLLM P;
+  P.ConfigPath = findConfigFile(SourceDir);
+  if (P.ConfigPath) {
+    Expected<LLMSettings> S = loadConfigFile(*P.ConfigPath);
+    if (!S)
+      return S.takeError();
+    P.File = std::move(*S);
+  }
+  P.Configured = isLLMConfigured(Explicit, P.File, Env);
+  if (Explicit.Model)
+    P.EnabledBy = "--llm-model";
+  else if (P.ConfigPath && P.File.Model)
+    P.EnabledBy = *P.ConfigPath;
+  return P;
 }
 
 bool isLLMConfigured(const LLMSettings &Explicit, const LLMSettings &File,
                      const EnvLookup &Env) {
-  Expected<LLMConfig> C = resolveLLMConfig(Explicit, File, Env);
+  // An http:// URL to another machine is still a configured LLM: using it
+  // then fails with the reason, rather than quietly falling back.
+  LLMSettings Lenient = Explicit;
+  Lenient.AllowInsecureHTTP = true;
+  Expected<LLMConfig> C = resolveLLMConfig(Lenient, File, Env);
   if (!C) {
     consumeError(C.takeError());
     return false;

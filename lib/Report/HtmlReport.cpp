@@ -1,6 +1,7 @@
 //===- HtmlReport.cpp - The self-contained search report ------------------===//
 
 #include "optiml/Report/Report.h"
+#include "optiml/Support/Secrets.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -267,7 +268,8 @@ std::string renderHtmlReport(const SearchResult &R, const ReportInfo &Info) {
   if (!R.Nodes.empty())
     renderTree(OS, R, 0, OnBest);
   OS << "</ul>\n</body></html>\n";
-  return S;
+  // Rationales and reasons quote model replies; the report may be shared.
+  return redactSecrets(S);
 }
 
 void printSummary(raw_ostream &OS, const SearchResult &R,

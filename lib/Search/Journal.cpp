@@ -8,6 +8,7 @@
 #include "optiml/Search/Journal.h"
 #include "JSONInternal.h"
 #include "optiml/Support/FileUtil.h"
+#include "optiml/Support/Secrets.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
@@ -335,7 +336,9 @@ Error JournalWriter::writeNode(const SearchNode &N) {
     if (Error E = writeFileAtomically(P, N.Source))
       return E;
   }
-  return writeLine(nodeToJSON(N));
+  // Replies are redacted as they arrive; this also masks a key that came
+  // another way (a check's message quoting the program's output).
+  return writeLine(redactSecrets(nodeToJSON(N)));
 }
 
 Error JournalWriter::writeFinal(const SearchResult &R) {

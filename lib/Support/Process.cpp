@@ -19,7 +19,9 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,29 +31,24 @@ using namespace llvm;
 
 namespace optiml {
 
-bool isSecretEnvName(StringRef Name) {
-  std::string Upper = Name.upper();
-  StringRef U(Upper);
-  return U.ends_with("_API_KEY") || U.ends_with("_TOKEN") ||
-         U.ends_with("_SECRET") || U.ends_with("_SECRET_KEY") ||
-         U == "API_KEY" || U == "TOKEN" || U.ends_with("_ACCESS_KEY") ||
-         U.ends_with("_PASSWORD");
-}
-
 std::vector<std::string>
 childEnvironment(const std::map<std::string, std::string> &Set,
                  ArrayRef<std::string> Unset) {
+  // An allow-list: a variable nobody thought of (a key under a name of the
+  // user's choosing) stays out.
   std::vector<std::string> Env;
   for (char **E = environ; E && *E; ++E) {
     StringRef Entry(*E);
+    if (!Entry.contains('='))
+      continue; // a slot scrubEnvironmentAtStartup wiped
     StringRef Name = Entry.split('=').first;
-    if (isSecretEnvName(Name) || Set.count(Name.str()) ||
+    if (!isChildEnvAllowed(Name) || Set.count(Name.str()) ||
         llvm::is_contained(Unset, Name))
       continue;
     Env.push_back(Entry.str());
   }
   for (const auto &[Name, Value] : Set)
-    if (!isSecretEnvName(Name))
+    if (!isSecretEnvName(Name) && !isCapturedSecretName(Name))
       Env.push_back(Name + "=" + Value);
   return Env;
 }
@@ -222,6 +219,11 @@ Expected<ProcessResult> runProcess(const ProcessOptions &Opts) {
     ::dup2(ErrPipe[1], 2);
     // Default signal dispositions for the program.
     ::signal(SIGPIPE, SIG_DFL);
+    // Run as root, the child could still read this process's memory (the
+    // keys) through /proc/<ppid>/mem: non-dumpable only stops those
+    // without CAP_SYS_PTRACE. Fails harmlessly without CAP_SETPCAP.
+    ::prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
+    ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, CAP_SYS_PTRACE, 0, 0);
     int Err = 0;
     if (::chdir(WorkDir.c_str()) != 0)
       Err = errno;

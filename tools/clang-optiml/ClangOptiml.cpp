@@ -7,6 +7,7 @@
 
 #include "Commands.h"
 #include "optiml/Frontend/Parse.h"
+#include "optiml/Support/Secrets.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/InitLLVM.h"
@@ -22,6 +23,9 @@ static void printVersion(raw_ostream &OS) {
 }
 
 int main(int Argc, const char **Argv) {
+  // Before anything else, no thread or child yet: keys move into memory and
+  // out of the environment block children could read in /proc.
+  optiml::scrubEnvironmentAtStartup();
   InitLLVM X(Argc, Argv);
   CommandContext Ctx;
   Ctx.Argv0 = Argv[0];

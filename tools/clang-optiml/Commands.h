@@ -21,7 +21,9 @@
   "  OPTIML_PROBE_FRESH_PROFILER: 1 (default) sets the range profiler up\n"    \
   "    anew for every profiled launch; 0 keeps one for the whole program\n"    \
   "  OPTIML_METRICS_PER_KERNEL: 1 makes one metrics run per target kernel,\n"  \
-  "    each profiling it alone; 0 (default) one run for all of them\n"
+  "    each profiling it alone; 0 (default) one run for all of them\n"         \
+  "  OPTIML_PASS_ENV: variables the program needs, comma-separated (its\n"     \
+  "    environment is otherwise PATH, HOME, locale, CUDA and loader ones)\n"
 
 /// Help of the options eval and optimize both declare (each subcommand
 /// declares its own, in its own category).

@@ -20,8 +20,6 @@
 #include "optiml/LLM/LLMConfig.h"
 #include "optiml/LLM/Secrets.h"
 #include "optiml/Search/LLMPolicy.h"
-#include <cstdlib>
-#include <unistd.h>
 #endif
 #include "optiml/Support/FileUtil.h"
 #include "llvm/ADT/StringExtras.h"
@@ -110,6 +108,11 @@ static cl::opt<std::string>
                         "(http://host:8000/v1)"),
                cl::value_desc("url"), cl::sub(OptimizeCommand),
                cl::cat(OptimizeCategory));
+static cl::opt<bool> AllowInsecureHTTP(
+    "allow-insecure-http",
+    cl::desc("Allow an http:// LLM base URL to another machine (the key and "
+             "the source then cross the network unencrypted)"),
+    cl::sub(OptimizeCommand), cl::cat(OptimizeCategory));
 static cl::opt<bool> NoLLMCache("no-llm-cache",
                                 cl::desc("Do not read or write the LLM "
                                          "response cache"),
@@ -491,20 +494,9 @@ static llm::LLMSettings explicitLLMSettings() {
     S.TokenBudget = LLMTokenBudget;
   if (NoLLMCache)
     S.NoCache = true;
+  if (AllowInsecureHTTP)
+    S.AllowInsecureHTTP = true;
   return S;
-}
-
-/// Keys stay in this process: the programs and compilers it starts (which
-/// inherit its environment) never see them.
-static void dropSecretVariables() {
-  std::vector<std::string> Names;
-  for (char **E = environ; E && *E; ++E) {
-    StringRef Name = StringRef(*E).split('=').first;
-    if (llm::isSecretVariable(Name))
-      Names.push_back(Name.str());
-  }
-  for (const std::string &N : Names)
-    ::unsetenv(N.c_str());
 }
 #endif
 
@@ -525,29 +517,47 @@ makePolicy(const Analysis &A, const CommandContext &Ctx,
       return createStringError("--llm-provider: " + toString(P.takeError()));
     Explicit.Prov = *P;
   }
-  SmallString<256> Cwd;
-  sys::fs::current_path(Cwd);
-  if (PolicyName.empty()) {
-    llm::LLMSettings File;
-    if (auto Path = llm::findConfigFile(Cwd)) {
-      auto F = llm::loadConfigFile(*Path);
-      if (!F)
-        return F.takeError();
-      File = std::move(*F);
-    }
-    if (llm::isLLMConfigured(Explicit, File, llm::processEnvironment()))
-      S->Name = "mixed";
-  }
-  ResolvedPolicy = S->Name;
-  if (S->Name == "catalog")
+  if (PolicyName == "catalog") {
+    errs() << "clang-optiml: policy catalog (--policy catalog)\n";
+    ResolvedPolicy = S->Name;
     return std::move(S);
+  }
+  // The project's config: next to the source or above it, up to the
+  // project root; never the current directory's.
+  SmallString<256> SourceDir(A.Path);
+  sys::fs::make_absolute(SourceDir);
+  sys::path::remove_filename(SourceDir);
+  auto Project =
+      llm::findProjectLLM(Explicit, SourceDir, llm::processEnvironment());
+  if (!Project)
+    return Project.takeError();
+  if (PolicyName.empty() && Project->Configured)
+    S->Name = "mixed";
+  ResolvedPolicy = S->Name;
+  if (S->Name == "catalog") {
+    errs() << "clang-optiml: policy catalog (no LLM configured for this "
+              "project)\n";
+    return std::move(S);
+  }
 
-  auto Config = llm::loadLLMConfig(Explicit, Cwd);
+  auto Config = llm::loadLLMConfig(Explicit, Project->File);
   if (!Config)
-    return createStringError("--policy " + S->Name + " needs an LLM: " +
-                             toString(Config.takeError()) +
-                             " (see docs/llm.md)");
-  dropSecretVariables();
+    return createStringError(
+        (PolicyName.empty()
+             ? "the LLM configured by " + Project->EnabledBy + " cannot be used: "
+             : "--policy " + S->Name + " needs an LLM: ") +
+        toString(Config.takeError()) + " (see docs/llm.md)");
+  errs() << "clang-optiml: policy " << S->Name << ": model '" << Config->Model
+         << "' at " << llm::urlHost(Config->BaseURL)
+         << (StringRef(Config->BaseURL).starts_with("https://") ? ""
+                                                                 : " (http)")
+         << (Config->APIKey.empty() ? ", no key"
+                                    : ", key from " + Config->APIKeyEnv)
+         << (PolicyName.empty() ? ", enabled by " + Project->EnabledBy
+                                : ", --policy " + S->Name)
+         << (Project->ConfigPath ? "; config " + *Project->ConfigPath
+                                 : std::string())
+         << "\n";
   auto Dir = llm::findPromptDirectory("", Ctx.Argv0,
                                       reinterpret_cast<void *>(&makePolicy));
   if (!Dir)

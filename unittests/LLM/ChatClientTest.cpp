@@ -336,6 +336,63 @@ TEST_F(ChatClientTest, KeyNeverAppearsInErrorsOrLogs) {
     EXPECT_EQ(L.find(FakeKey), std::string::npos) << L;
 }
 
+// Finding 3(a): a key the server echoes in a successful reply reached
+// everything derived from it (proposals, journal, report, stdout, cache).
+TEST_F(ChatClientTest, EchoedKeyIsMaskedInRepliesAndTheCache) {
+  // Not shaped like a key: only knowing the value masks it.
+  const std::string Key = "local-canary-7788-9900-key";
+  const std::string Escaped = "\\u006cocal-canary-7788-9900-key";
+  std::string Schema = R"({"type": "object", "properties": {"note":
+    {"type": "string"}, "other": {"type": "string"}}, "required": ["note"]})";
+  // json_raw goes out as the model's text: the escaped spelling survives
+  // into the client.
+  std::string Raw = "{\"note\": \"your key is " + Key + "\", \"other\": \"" +
+                    Escaped + "\"}";
+  json::Object S{
+      {"steps",
+       json::Array{
+           json::Object{{"reply", json::Object{{"json_raw", Raw}}}},
+           json::Object{{"reply", json::Object{{"text", "echo: " + Key +
+                                                            " and " + FakeKey}}}}}}};
+  std::string Text;
+  raw_string_ostream(Text) << json::Value(std::move(S));
+  script(Text);
+  LLMConfig C = config(Provider::OpenAI);
+  C.APIKey = Key;
+  C.NoCache = false;
+  C.CacheDir = TempDir + "/cache";
+  ChatClient Client(C, Transport);
+  ChatRequest Req = pointRequest();
+  Req.Schema = OutputSchema{"note", "A note.", Schema, false, ""};
+  Expected<ChatResponse> R = Client.complete(Req);
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_EQ(R->JSON.find("7788-9900"), std::string::npos) << R->JSON;
+  EXPECT_NE(R->JSON.find("your key is [REDACTED]"), std::string::npos)
+      << R->JSON;
+  EXPECT_EQ(R->Text.find("7788-9900"), std::string::npos) << R->Text;
+
+  ChatRequest Plain = pointRequest("Say it");
+  Plain.Schema.reset();
+  Expected<ChatResponse> T = Client.complete(Plain);
+  ASSERT_TRUE(bool(T)) << toString(T.takeError());
+  EXPECT_EQ(T->Text, "echo: [REDACTED] and [REDACTED]");
+
+  // Nothing in the cache either.
+  std::error_code EC;
+  unsigned Files = 0;
+  for (sys::fs::recursive_directory_iterator It(C.CacheDir, EC), End;
+       It != End && !EC; It.increment(EC)) {
+    auto B = MemoryBuffer::getFile(It->path());
+    if (!B)
+      continue;
+    ++Files;
+    EXPECT_EQ((*B)->getBuffer().find("7788-9900"), StringRef::npos)
+        << It->path();
+    EXPECT_EQ((*B)->getBuffer().find(FakeKey), StringRef::npos) << It->path();
+  }
+  EXPECT_EQ(Files, 2u);
+}
+
 TEST_F(ChatClientTest, TokenBudgetRefusesOnceSpent) {
   script(
       R"({"default": {"reply": {"json": {"x": 1, "y": 1}, "usage": [80, 20]}}})");

@@ -58,31 +58,31 @@ TEST(LLMConfig, AnthropicFromEnvironment) {
   Expected<LLMConfig> C =
       resolveLLMConfig(withModel("claude-x"), {},
                        envOf({{"ANTHROPIC_API_KEY", "k-ant-1234"},
-                              {"ANTHROPIC_BASE_URL", "http://proxy:8080/"}}));
+                              {"ANTHROPIC_BASE_URL", "https://proxy:8080/"}}));
   ASSERT_TRUE(bool(C)) << toString(C.takeError());
   EXPECT_EQ(C->Prov, Provider::Anthropic);
-  EXPECT_EQ(C->endpointURL(), "http://proxy:8080/v1/messages");
+  EXPECT_EQ(C->endpointURL(), "https://proxy:8080/v1/messages");
 }
 
 TEST(LLMConfig, Precedence) {
   LLMSettings File;
   File.Prov = Provider::OpenAI;
   File.Model = "file-model";
-  File.BaseURL = "http://file:1/v1";
+  File.BaseURL = "https://file:1/v1";
   File.TokenBudget = 1000;
   LLMSettings Explicit;
   Explicit.Model = "option-model";
-  EnvLookup Env = envOf({{"OPENAI_BASE_URL", "http://env:2/v1"}});
+  EnvLookup Env = envOf({{"OPENAI_BASE_URL", "https://env:2/v1"}});
   Expected<LLMConfig> C = resolveLLMConfig(Explicit, File, Env);
   ASSERT_TRUE(bool(C)) << toString(C.takeError());
   EXPECT_EQ(C->Model, "option-model");
-  EXPECT_EQ(C->BaseURL, "http://env:2/v1");
+  EXPECT_EQ(C->BaseURL, "https://env:2/v1");
   EXPECT_EQ(C->TokenBudget, 1000u);
   EXPECT_TRUE(C->APIKey.empty()) << "local servers need no key";
-  Explicit.BaseURL = "http://option:3/v1";
+  Explicit.BaseURL = "https://option:3/v1";
   C = resolveLLMConfig(Explicit, File, Env);
   ASSERT_TRUE(bool(C));
-  EXPECT_EQ(C->BaseURL, "http://option:3/v1");
+  EXPECT_EQ(C->BaseURL, "https://option:3/v1");
 }
 
 TEST(LLMConfig, Errors) {
@@ -165,28 +165,32 @@ TEST(ConfigFile, Rejects) {
       std::string::npos);
 }
 
-TEST(ConfigFile, FoundInParentDirectories) {
+static void writeConfig(StringRef Dir, StringRef Text) {
+  SmallString<128> File(Dir);
+  sys::path::append(File, configFileName());
+  std::error_code EC;
+  raw_fd_ostream OS(File, EC);
+  ASSERT_FALSE(EC);
+  OS << Text;
+}
+
+TEST(ConfigFile, FoundInParentDirectoriesUpToTheProjectRoot) {
   SmallString<128> Root;
   ASSERT_FALSE(sys::fs::createUniqueDirectory("llm-config", Root));
-  SmallString<128> Deep(Root);
-  sys::path::append(Deep, "a", "b");
+  SmallString<128> Project(Root), Deep(Root);
+  sys::path::append(Project, "project");
+  sys::path::append(Deep, "project", "a", "b");
   ASSERT_FALSE(sys::fs::create_directories(Deep));
-  EXPECT_FALSE(findConfigFile(Deep).has_value() &&
-               StringRef(*findConfigFile(Deep)).starts_with(Root));
-  SmallString<128> File(Root);
-  sys::path::append(File, configFileName());
-  {
-    std::error_code EC;
-    raw_fd_ostream OS(File, EC);
-    ASSERT_FALSE(EC);
-    OS << R"({"llm": {"model": "m"}})";
-  }
+  ASSERT_FALSE(sys::fs::create_directories(Project + "/.git"));
+  EXPECT_FALSE(findConfigFile(Deep).has_value());
+  writeConfig(Project, R"({"llm": {"model": "m"}})");
   std::optional<std::string> Found = findConfigFile(Deep);
   ASSERT_TRUE(Found.has_value());
-  EXPECT_EQ(*Found, std::string(File));
+  EXPECT_EQ(*Found, (Project + "/" + configFileName()).str());
   Expected<LLMSettings> S = loadConfigFile(*Found);
   ASSERT_TRUE(bool(S));
   EXPECT_EQ(*S->Model, "m");
+  EXPECT_EQ(configSearchPath(Deep).back(), std::string(Project));
 
   // The tool's entry point: file plus options; the option wins.
   LLMSettings Explicit;
@@ -196,6 +200,71 @@ TEST(ConfigFile, FoundInParentDirectories) {
   EXPECT_EQ(C->Model, "m");
   EXPECT_EQ(C->BaseURL, "http://127.0.0.1:9/v1");
   sys::fs::remove_directories(Root);
+}
+
+// Finding 3(d): a config in a directory above the project (a home
+// directory) switched every run below it to an LLM.
+TEST(ConfigFile, NeverBeyondTheProject) {
+  SmallString<128> Root;
+  ASSERT_FALSE(sys::fs::createUniqueDirectory("llm-config", Root));
+  writeConfig(Root, R"({"llm": {"model": "m", "base_url": "http://gpu-box:8000/v1"}})");
+  // A project below it: its root stops the search.
+  SmallString<128> Project(Root), Src(Root);
+  sys::path::append(Project, "project");
+  sys::path::append(Src, "project", "src");
+  ASSERT_FALSE(sys::fs::create_directories(Src));
+  ASSERT_FALSE(sys::fs::create_directories(Project + "/.git"));
+  EXPECT_FALSE(findConfigFile(Src).has_value());
+  // No project at all: only the source's own directory counts.
+  SmallString<128> Loose(Root);
+  sys::path::append(Loose, "loose", "dir");
+  ASSERT_FALSE(sys::fs::create_directories(Loose));
+  EXPECT_FALSE(findConfigFile(Loose).has_value());
+  EXPECT_EQ(configSearchPath(Loose), std::vector<std::string>{std::string(Loose)});
+  Expected<ProjectLLM> P = findProjectLLM({}, Loose, envOf({}));
+  ASSERT_TRUE(bool(P)) << toString(P.takeError());
+  EXPECT_FALSE(P->Configured);
+  // Next to the source it applies, and says so.
+  P = findProjectLLM({}, Root, envOf({}));
+  ASSERT_TRUE(bool(P)) << toString(P.takeError());
+  EXPECT_TRUE(P->Configured);
+  EXPECT_EQ(P->EnabledBy, (Root + "/" + configFileName()).str());
+  sys::fs::remove_directories(Root);
+}
+
+// Finding 3(d): the key went to a plain http:// server on another machine.
+TEST(LLMConfig, PlainHTTPOnlyToLoopback) {
+  for (const char *URL :
+       {"http://127.0.0.1:8000/v1", "http://localhost:11434/v1",
+        "http://127.3.4.5/v1", "http://[::1]:8080/v1", "https://gpu-box/v1"}) {
+    LLMSettings S = withModel("m");
+    S.BaseURL = URL;
+    Expected<LLMConfig> C = resolveLLMConfig(S, {}, envOf({}));
+    EXPECT_TRUE(bool(C)) << URL;
+    if (!C)
+      consumeError(C.takeError());
+  }
+  for (const char *URL :
+       {"http://gpu-box:8000/v1", "http://10.0.0.1/v1", "http://127.0.0.1.evil.com/v1",
+        "http://localhost.evil.com/v1", "http://127.0.0.1@evil.com/v1"}) {
+    LLMSettings S = withModel("m");
+    S.BaseURL = URL;
+    Expected<LLMConfig> C = resolveLLMConfig(
+        {}, S, envOf({{"OPENAI_API_KEY", "sk-abcdefghijklmnop1234"}}));
+    ASSERT_FALSE(bool(C)) << URL;
+    std::string Msg = toString(C.takeError());
+    EXPECT_NE(Msg.find("--allow-insecure-http"), std::string::npos) << Msg;
+    // Configured all the same: the run fails with the reason instead of
+    // quietly using the catalog.
+    EXPECT_TRUE(isLLMConfigured({}, S, envOf({{"OPENAI_API_KEY", "sk-1234"}})));
+    LLMSettings Allow;
+    Allow.AllowInsecureHTTP = true;
+    C = resolveLLMConfig(Allow, S, envOf({}));
+    EXPECT_TRUE(bool(C)) << URL;
+    if (!C)
+      consumeError(C.takeError());
+  }
+  EXPECT_EQ(urlHost("http://bob:pw@Gpu-Box:8000/v1"), "gpu-box:8000");
 }
 
 } // namespace

@@ -10,10 +10,12 @@
 #include "optiml/Search/CatalogPolicy.h"
 #include "optiml/Search/Journal.h"
 #include "optiml/Search/LLMPolicy.h"
+#include "optiml/Report/Report.h"
 #include "optiml/Search/Search.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "gtest/gtest.h"
 
 using namespace llvm;
@@ -269,6 +271,84 @@ TEST_F(LLMPolicyTest, TokenBudgetStopsTheSearchAndRefusalsAreJournaled) {
   }
   EXPECT_EQ(Refused, 2u);
   EXPECT_GE(Evaluated, 1u);
+}
+
+// Finding 3(a): a key the server echoes (in a rationale, in code, in a
+// refused proposal's kind and its reason) reached journal.jsonl, the
+// sources the journal keeps, the HTML report and the next prompt.
+TEST_F(LLMPolicyTest, EchoedKeyReachesNoJournalReportOrPrompt) {
+  const std::string Key = "local-canary-5151-6262-key"; // not key-shaped
+  std::string Code = "__global__ void scale(int n, float a, float *x) {\n"
+                     "  // " + Key + "\n"
+                     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                     "  if (i < n)\n    x[i] = a * x[i];\n}";
+  json::Object Proposals{{"proposals", json::Array{
+      json::Object{{"kind", "vectorize"}, {"target", "scale"},
+                   {"params", json::Object{{"width", 4}}},
+                   {"rationale", "your key is " + Key}},
+      json::Object{{"kind", "replace-function"}, {"target", "scale"},
+                   {"params", json::Object{}}, {"code", Code},
+                   {"rationale", "same, commented"}},
+      json::Object{{"kind", Key}, {"target", "scale"},
+                   {"params", json::Object{}}, {"rationale", Key}}}}};
+  json::Object S{{"default", json::Object{{"reply", json::Object{
+      {"json", std::move(Proposals)}, {"usage", json::Array{100, 50}}}}}}};
+  std::string Text;
+  raw_string_ostream(Text) << json::Value(std::move(S));
+  script(Text);
+  llm::LLMConfig C = config(Provider::OpenAI);
+  C.APIKey = Key;
+  ChatClient Client(C, Transport);
+  LLMPolicy P = policy(Client);
+  RewriterApplier Real(FileName, Config);
+  LLMCheckedApplier App(P, Real);
+  StandInEvaluator Eval;
+  Eval.setOriginal(Program, StandInEvaluator::passing(2.0));
+  Eval.setFallback([](StringRef) {
+    return StandInEvaluator::Script{StandInEvaluator::passing(1.0),
+                                    std::nullopt, true};
+  });
+  SmallString<128> RunDir(TempDir);
+  sys::path::append(RunDir, "run");
+  SearchOptions O;
+  O.FileName = FileName;
+  O.Budget = 4;
+  O.RunDir = std::string(RunDir);
+  O.Finalize = false;
+  O.Strat = Strategy::Greedy;
+  auto R = runSearch(Program, O, P, App, Eval);
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  ASSERT_GE(count(), 2u) << "a second prompt carries the history";
+
+  // Every file of the run directory.
+  std::error_code EC;
+  unsigned Files = 0;
+  for (sys::fs::recursive_directory_iterator It(O.RunDir, EC), End;
+       It != End && !EC; It.increment(EC)) {
+    auto B = MemoryBuffer::getFile(It->path());
+    if (!B)
+      continue;
+    ++Files;
+    EXPECT_EQ((*B)->getBuffer().find("5151-6262"), StringRef::npos)
+        << It->path();
+  }
+  EXPECT_GE(Files, 2u);
+  auto J = readJournal(O.RunDir);
+  ASSERT_TRUE(bool(J)) << toString(J.takeError());
+  bool SawMask = false;
+  for (const SearchNode &N : J->Nodes)
+    SawMask |= StringRef(N.RejectReason + N.Rationale).contains("[REDACTED]");
+  EXPECT_TRUE(SawMask);
+  std::string Html = renderHtmlReport(*R, ReportInfo{FileName, "cmd", "greedy",
+                                                     "llm", "stand-in"});
+  EXPECT_EQ(Html.find("5151-6262"), std::string::npos);
+  // The prompts fed back (the request's body: its headers carry the key).
+  for (unsigned I = 1; I < count(); ++I) {
+    std::string Req = prompt(I);
+    StringRef Body = StringRef(Req).split("\"headers\":").first;
+    EXPECT_NE(Body.find("\"messages\""), StringRef::npos);
+    EXPECT_EQ(Body.find("5151-6262"), StringRef::npos) << Body.str();
+  }
 }
 
 TEST_F(LLMPolicyTest, SpentBudgetSendsNothing) {

@@ -6,9 +6,15 @@
 //   2. the environment (OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY,
 //      ANTHROPIC_BASE_URL),
 //   3. the project config file, the "llm" object of .clang-optiml.json
-//      (docs/llm.md lists its fields).
+//      (docs/llm.md lists its fields), found next to the source or in a
+//      parent up to the project root (findConfigFile).
 // API keys come only from the environment: the config file may name the
-// variable to read ("api_key_env") but may not hold a key.
+// variable to read ("api_key_env") but may not hold a key. The tool takes
+// keys out of its environment at start-up (optiml/Support/Secrets.h);
+// processEnvironment() looks there first.
+//
+// Plain http:// is refused except to this machine (127.0.0.0/8, ::1,
+// localhost), unless explicitly allowed (--allow-insecure-http).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +29,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace optiml {
 namespace llm {
@@ -56,6 +63,9 @@ struct LLMSettings {
   std::optional<std::string> CacheDir;
   std::optional<bool> NoCache;
   std::optional<uint64_t> MaxResponseBytes;
+  /// Allows http:// to a host other than this machine. Only an explicit
+  /// option sets it; the config file cannot.
+  std::optional<bool> AllowInsecureHTTP;
 };
 
 /// Fully resolved settings.
@@ -67,6 +77,8 @@ struct LLMConfig {
   std::string BaseURL;
   /// Empty when the server needs none (a local vLLM or Ollama).
   std::string APIKey;
+  /// The variable the key is read from (whether it was set or not).
+  std::string APIKeyEnv;
   std::chrono::milliseconds Timeout{120000};
   std::chrono::milliseconds ConnectTimeout{10000};
   /// Attempts per call, the first included.
@@ -105,8 +117,38 @@ llvm::Expected<LLMSettings> parseConfigText(llvm::StringRef Text,
                                             llvm::StringRef Path);
 llvm::Expected<LLMSettings> loadConfigFile(llvm::StringRef Path);
 
-/// Looks for .clang-optiml.json in Dir and its parents.
+/// The directories searched for .clang-optiml.json from \p Dir, nearest
+/// first: Dir and its parents up to the project root, the nearest one
+/// holding .git or .hg (the way clang-format looks for .clang-format, but
+/// never beyond the project). Without a project root above Dir, Dir alone:
+/// a config in an unrelated parent (a home directory) never applies.
+std::vector<std::string> configSearchPath(llvm::StringRef Dir);
+
+/// The first .clang-optiml.json on configSearchPath(Dir).
 std::optional<std::string> findConfigFile(llvm::StringRef Dir);
+
+/// Whether a URL's host is this machine: localhost, 127.0.0.0/8, ::1.
+bool isLoopbackURL(llvm::StringRef URL);
+/// The host (and port) of a URL, without credentials: "api.openai.com",
+/// "127.0.0.1:8000".
+std::string urlHost(llvm::StringRef URL);
+
+/// How the LLM of a project is configured, as the tool reports it.
+struct ProjectLLM {
+  /// The config file that applies, if any.
+  std::optional<std::string> ConfigPath;
+  LLMSettings File;
+  /// Whether an LLM is configured (isLLMConfigured).
+  bool Configured = false;
+  /// What configured it: "--llm-model", "<path>/.clang-optiml.json".
+  std::string EnabledBy;
+};
+
+/// Finds and reads the config for a source file in \p SourceDir, and says
+/// whether an LLM is configured for it.
+llvm::Expected<ProjectLLM> findProjectLLM(const LLMSettings &Explicit,
+                                          llvm::StringRef SourceDir,
+                                          const EnvLookup &Env);
 
 /// The default cache directory: $XDG_CACHE_HOME/clang-optiml/llm or
 /// ~/.cache/clang-optiml/llm.
@@ -121,9 +163,14 @@ llvm::Expected<LLMConfig> resolveLLMConfig(const LLMSettings &Explicit,
                                            const EnvLookup &Env);
 
 /// What the tool calls: finds .clang-optiml.json from ProjectDir upwards
-/// (if any), and resolves it with Explicit and the process environment.
+/// (findConfigFile), and resolves it with Explicit and the process
+/// environment. The key's variable is then taken out of the environment
+/// (takeSecretVariable), whatever its name.
 llvm::Expected<LLMConfig> loadLLMConfig(const LLMSettings &Explicit,
                                         llvm::StringRef ProjectDir);
+/// The same with the file's settings already read.
+llvm::Expected<LLMConfig> loadLLMConfig(const LLMSettings &Explicit,
+                                        const LLMSettings &File);
 
 /// Whether any LLM is configured at all (a model and either a key or an
 /// explicit base URL): decides whether the tool defaults to the mixed

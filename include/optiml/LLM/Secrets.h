@@ -1,49 +1,30 @@
-//===- Secrets.h - Keeping API keys out of logs and child processes ------===//
+//===- Secrets.h - Keeping API keys out of what the LLM client writes -----===//
 //
-// API keys travel only in HTTP headers. Everything the client writes
-// (errors, log lines, cache files) goes through a Redactor first, and child
-// processes (the user's program under evaluation, nvcc) get an environment
-// without key variables.
+// The secret policy itself (which variables are credentials, what a child
+// may inherit, the redactor) is in optiml/Support/Secrets.h. The client
+// redacts every reply as it arrives (redactReplyJSON for structured
+// output), so nothing derived from a reply (proposals, rationales, code,
+// errors, cache entries, the prompts fed back) can carry a key further.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef OPTIML_LLM_SECRETS_H
 #define OPTIML_LLM_SECRETS_H
 
-#include "llvm/ADT/ArrayRef.h"
+#include "optiml/Support/Secrets.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
-#include <vector>
 
 namespace optiml {
 namespace llm {
 
-/// Replaces known secrets, and anything shaped like a key or a bearer token,
-/// with "[REDACTED]".
-class Redactor {
-public:
-  /// Registers a secret; values shorter than 4 characters are ignored (they
-  /// would redact ordinary words).
-  void addSecret(llvm::StringRef Secret);
-  std::string redact(llvm::StringRef Text) const;
+using optiml::Redactor;
 
-private:
-  std::vector<std::string> Secrets;
-};
-
-/// Whether an environment variable holds a credential: the provider key
-/// variables and any name ending in _API_KEY, _AUTH_TOKEN, _ACCESS_TOKEN or
-/// _SECRET_KEY.
-bool isSecretVariable(llvm::StringRef Name);
-
-/// Returns Env ("NAME=value" entries) without the secret variables.
-std::vector<std::string>
-environmentWithoutSecrets(llvm::ArrayRef<std::string> Env);
-
-/// The current process environment without the secret variables, for
-/// launching children.
-std::vector<std::string> currentEnvironmentWithoutSecrets();
+/// Redacts every string (keys included) of a JSON document and prints it
+/// again, so a key spelt with \u escapes is masked too. Text that is not
+/// JSON is redacted as text.
+std::string redactReplyJSON(llvm::StringRef JSON, const Redactor &R);
 
 } // namespace llm
 } // namespace optiml

@@ -4,12 +4,14 @@
 // sanitizer) goes through runProcess: its own process group with a wall-time
 // limit (the whole group is killed on timeout), stdin closed, stdout/stderr
 // captured with a size cap (the tail is kept), a private temporary directory
-// as cwd and TMPDIR, and an environment without API keys or tokens.
+// as cwd and TMPDIR, and an environment built from an allow-list
+// (isChildEnvAllowed in Secrets.h) plus the variables the caller sets.
 //
 //===----------------------------------------------------------------------===//
 #ifndef OPTIML_SUPPORT_PROCESS_H
 #define OPTIML_SUPPORT_PROCESS_H
 
+#include "optiml/Support/Secrets.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -28,9 +30,11 @@ struct ProcessOptions {
   /// given as TMPDIR, removed afterwards unless KeepTempDir.
   std::string WorkDir;
   bool KeepTempDir = false;
-  /// Set (or override) these variables in the child's environment.
+  /// Set (or override) these variables in the child's environment, whatever
+  /// their name, except credentials (isSecretEnvName, captured ones).
   std::map<std::string, std::string> Env;
-  /// Removed from the child's environment (besides the secrets).
+  /// Removed from the child's environment (besides what the allow-list
+  /// leaves out).
   std::vector<std::string> UnsetEnv;
   /// Wall-clock limit in seconds; 0 means none.
   double TimeoutSeconds = 0;
@@ -66,12 +70,9 @@ struct ProcessResult {
 /// Thread-safe: several processes may run at once from different threads.
 llvm::Expected<ProcessResult> runProcess(const ProcessOptions &Opts);
 
-/// Whether an environment variable must not reach a child: API keys and
-/// tokens (OPENAI_API_KEY, ANTHROPIC_API_KEY, any *_API_KEY, *_TOKEN, ...).
-bool isSecretEnvName(llvm::StringRef Name);
-
-/// The current environment minus secrets, with \p Set applied and \p Unset
-/// removed, as NAME=VALUE strings.
+/// The child's environment, as NAME=VALUE strings: the variables of the
+/// current environment that isChildEnvAllowed lets through, without \p
+/// Unset, with \p Set applied (credentials never).
 std::vector<std::string>
 childEnvironment(const std::map<std::string, std::string> &Set,
                  llvm::ArrayRef<std::string> Unset = {});

@@ -21,6 +21,9 @@ A STEP is an object:
   body        the response body as text, sent as is
   body_b64    the response body as base64 (for bytes that are not UTF-8)
   huge        send a body of this many bytes
+  echo_key    replace "{{KEY}}" anywhere in the step with the key the
+              request carried (Authorization: Bearer, or x-api-key): a
+              server that echoes the key back
   reply       {"text": str, "json": obj, "json_raw": str, "usage": [in, out]
                or null, "finish": "stop" | "length"}: wrapped in the wire
                format of the request's path. "json" goes where the request
@@ -284,6 +287,10 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 self.answered_by = "default"
                 step = STATE["default"] or {"status": 500, "body": '{"error": {"message": "no scripted reply left"}}'}
+        if step.get("echo_key"):
+            auth = headers.get("authorization", "")
+            key = auth[7:] if auth.lower().startswith("bearer ") else headers.get("x-api-key", "")
+            step = json.loads(json.dumps(step).replace("{{KEY}}", json.dumps(key)[1:-1]))
         if step.get("delay"):
             time.sleep(step["delay"])
         if step.get("drop"):
