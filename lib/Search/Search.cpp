@@ -162,7 +162,8 @@ private:
   EditApplier &A;
   CandidateEvaluator &E;
   std::mt19937_64 Rng;
-  /// Held while the search runs; declared first so it is released last.
+  /// Held while the search runs; declared before the journal and the
+  /// background work so that it is released after them.
   std::optional<FileLock> Lock;
   std::vector<SearchNode> Nodes;
   std::map<std::string, unsigned> ByKey;
