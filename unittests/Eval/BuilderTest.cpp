@@ -241,7 +241,7 @@ TEST_F(BuilderTest, UnsafeSourceNamesAreBuiltFromSafeCopies) {
     ASSERT_TRUE(R->Succeeded) << R->Log;
     for (StringRef Unsafe : {"$", "`", ";", " "})
       EXPECT_EQ(R->Command.find(Unsafe), std::string::npos)
-          << Unsafe << " in " << R->Command;
+          << Unsafe.str() << " in " << R->Command;
     // The fake nvcc copies the source to the binary: the copy starts with a
     // #line naming the original (the whole path for the file on disk, the
     // file's name for a candidate's text).
@@ -312,7 +312,7 @@ TEST(ShellSafetyTest, LineDirectiveNamesAnyBytesExactly) {
   EXPECT_EQ(lineDirective("/a/k.cu"), "#line 1 \"/a/k.cu\"\n");
   // Quotes, backslashes, newlines (which would end the directive and put
   // the rest of the name into the program), trigraphs, bytes beyond ASCII.
-  EXPECT_EQ(lineDirective("a\"b\\c\nd??/e\xff"),
+  EXPECT_EQ(lineDirective("a\"b\\c\nd?\?/e\xff"),
             "#line 1 \"a\\\"b\\\\c\\012d\\?\\?/e\\377\"\n");
 }
 
