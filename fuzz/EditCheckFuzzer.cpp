@@ -18,7 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CatalogInternal.h"
+#include "FunctionText.h"
 #include "optiml/Edit/Checks.h"
 #include "optiml/Frontend/Parse.h"
 #include "clang/AST/ASTContext.h"

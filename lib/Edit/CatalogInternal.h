@@ -150,12 +150,10 @@ struct FunctionText {
 /// Checks text meant to be exactly one function definition (replace-function,
 /// add-device-function) before anything is parsed: empty, NUL bytes, invalid
 /// UTF-8, markdown fences, preprocessor directives, unbalanced or truncated
-/// braces, more than one definition, text after the body. The text is lexed
-/// with \p LO, the compiler's options for the file. Failures are
+/// braces, more than one definition, text after the body. Failures are
 /// EditRejected naming params.code and the line within it.
 llvm::Expected<FunctionText> scanFunctionText(const Edit &E,
-                                              llvm::StringRef Code,
-                                              const clang::LangOptions &LO);
+                                              llvm::StringRef Code);
 
 /// The file offset where a kernel's definition starts, including its
 /// `template <...>` header.

@@ -756,10 +756,32 @@ public:
   }
 
   bool VisitAsmStmt(AsmStmt *S) {
-    if (!Opts.AllowAsm && inEdit(S->getBeginLoc()))
+    if (!inEdit(S->getBeginLoc()))
+      return true;
+    if (!Opts.AllowAsm)
       add(S->getBeginLoc(), "uses inline asm (not allowed unless --allow-asm)",
           /*Countable=*/true);
+    else if (Fn && (Fn->hasAttr<CUDAHostAttr>() || !isDeviceSide(Fn)))
+      // --allow-asm is for PTX; the host's assembler would read files
+      // (.incbin) into the program.
+      add(S->getBeginLoc(), "uses inline asm in code compiled for the host "
+                            "(--allow-asm allows PTX in device code only)");
     return true;
+  }
+
+  bool TraverseFunctionDecl(FunctionDecl *FD) {
+    const FunctionDecl *Saved = Fn;
+    Fn = FD;
+    bool R = RecursiveASTVisitor::TraverseFunctionDecl(FD);
+    Fn = Saved;
+    return R;
+  }
+  bool TraverseCXXMethodDecl(CXXMethodDecl *MD) {
+    const FunctionDecl *Saved = Fn;
+    Fn = MD;
+    bool R = RecursiveASTVisitor::TraverseCXXMethodDecl(MD);
+    Fn = Saved;
+    return R;
   }
 
   struct Fact {
@@ -795,6 +817,7 @@ private:
   const SourceManager &SM;
   ArrayRef<ByteRange> Edited;
   const CheckOptions &Opts;
+  const FunctionDecl *Fn = nullptr; ///< the function being traversed
 };
 } // namespace
 

@@ -432,19 +432,17 @@ static PPResult preprocess(StringRef FileName, StringRef Code,
   PPResult Out;
   SmallString<256> Abs(FileName);
   sys::fs::make_absolute(Abs);
-  // parseArguments: {"clang", "-fsyntax-only", args..., file}.
-  std::vector<std::string> All = parseArguments(Abs, Config, Side);
-  std::vector<std::string> Args(All.begin() + 2, All.end() - 1);
-  Args = tooling::getClangStripDependencyFileAdjuster()(Args, Abs);
+  // The parse's own command line: {"clang", "-fsyntax-only", args..., file}.
+  std::vector<std::string> Args = tooling::getClangStripDependencyFileAdjuster()(
+      parseArguments(Abs, Config, Side), Abs);
   auto Overlay = makeIntrusiveRefCnt<vfs::OverlayFileSystem>(
       vfs::getRealFileSystem());
   auto Memory = makeIntrusiveRefCnt<vfs::InMemoryFileSystem>();
   Overlay->pushOverlay(Memory);
   auto Files = makeIntrusiveRefCnt<FileManager>(FileSystemOptions(), Overlay);
   Memory->addFile(Abs, 0, MemoryBuffer::getMemBufferCopy(Code, Abs));
-  tooling::ToolInvocation Inv(
-      tooling::getSyntaxOnlyToolArgs("clang-optiml", Args, Abs),
-      std::make_unique<CollectTokens>(Out), Files.get());
+  tooling::ToolInvocation Inv(Args, std::make_unique<CollectTokens>(Out),
+                              Files.get());
   // Nothing the preprocessor says is shown: the checks below speak in
   // offsets of the main file only.
   IgnoringDiagConsumer Ignore;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../CatalogInternal.h"
+#include "../FunctionText.h"
 #include "optiml/Edit/Checks.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/Attr.h"
@@ -93,7 +94,7 @@ Expected<FunctionText> scanFunctionText(const Edit &E, StringRef Code,
   FunctionText Out;
   int Depth = 0;
   unsigned TopLevelBodies = 0;
-  size_t LastClose = StringRef::npos, LastEnd = 0;
+  size_t LastClose = StringRef::npos, LastEnd = 0, AfterBody = StringRef::npos;
   std::string LastIdent, NameBeforeParen;
   bool SawParen = false;
   Token T;
@@ -106,12 +107,9 @@ Expected<FunctionText> scanFunctionText(const Edit &E, StringRef Code,
     StringRef Text = StringRef(Buf).substr(I, T.getLength());
     if (T.is(tok::comment))
       continue;
-    if (LastClose != StringRef::npos && Depth == 0) {
-      // Text after the body.
-      return codeError(E, Code, I,
-                       "has text after the function body: '" +
-                           StringRef(Code).substr(I).take_front(40) + "'");
-    }
+    if (LastClose != StringRef::npos && Depth == 0 &&
+        AfterBody == StringRef::npos)
+      AfterBody = I;
     if (T.is(tok::unknown) && (Text.contains('"') || Text.contains('\'')))
       return codeError(E, Code, I,
                        Twine("has an unterminated ") +
@@ -165,6 +163,11 @@ Expected<FunctionText> scanFunctionText(const Edit &E, StringRef Code,
     return reject(E, "code",
                   "params.code has no function body ('{ ... }'); give a "
                   "whole definition, not a declaration");
+  if (AfterBody != StringRef::npos)
+    return codeError(E, Code, AfterBody,
+                     "has text after the function body: '" +
+                         StringRef(Code).substr(AfterBody).take_front(40) +
+                         "'");
   if (NameBeforeParen.empty())
     return reject(E, "code",
                   "params.code does not look like a function definition "

@@ -119,9 +119,10 @@ case("param-type", "checks", rf(saxpy(head=HEAD.replace("float a", "double a")))
 case("markdown", "checks", rf("```cuda\n" + saxpy() + "\n```"), C, "markdown fence")
 # --- nvcc -------------------------------------------------------------------
 case("nvcc-bad-ptx", "nvcc", rf(saxpy(inner='  asm volatile("this.is.not.ptx;");\n' + BODY)), "", "invalid PTX", flags=["--allow-asm"])
-case("nvcc-bad-ptx-reg", "nvcc", rf(saxpy(inner='  unsigned r;\n  asm("mov.u32 %0, %%nosuchreg;" : "=r"(r));\n  (void)r;\n' + BODY)), "", "PTX naming a register that does not exist", flags=["--allow-asm"])
+case("nvcc-bad-ptx-reg", "nvcc", rf(saxpy(inner='  unsigned r;\n  asm volatile("mov.u32 %0, %%nosuchreg;" : "=r"(r));\n  if (i == 0)\n    y[0] = r;\n' + BODY)), "", "PTX naming a register that does not exist", flags=["--allow-asm"])
 case("nvcc-bad-ptx-operand", "nvcc", rf(saxpy(inner='  asm("add.f32 %0, %0;" :: "f"(a));\n' + BODY)), "", "PTX with a wrong operand count", flags=["--allow-asm"])
 case("nvcc-shared-overflow", "nvcc", rf(saxpy(inner="  __shared__ float big[1 << 20];\n  big[threadIdx.x] = a;\n  __syncthreads();\n  if (i < n)\n    y[i] = big[threadIdx.x ^ 1] * x[i] + y[i];\n")), "", "4 MiB of static shared memory")
+case("asm-host-incbin", "checks", helper('__host__ __device__ int peek() {\n  asm(".incbin \\"/etc/passwd\\"");\n  return 0;\n}'), "compiled for the host", "host assembler .incbin through an HD helper", flags=["--allow-asm"])
 case("nvcc-ptx-incbin", "nvcc", rf(saxpy(inner='  asm(".incbin \\"/etc/passwd\\"");\n' + BODY)), "", "PTX .incbin of a file", flags=["--allow-asm"])
 # --- run time: verification, sanitizer, time limit -------------------------
 V = "verify"
@@ -156,7 +157,7 @@ case("ok-unicode-comment", OK, rf(saxpy(inner="  // \u00e9t\u00e9 \u2713 fast pa
 case("ok-trigraph-string", OK, rf(saxpy(inner='  const char *t = "?\?=define";\n  (void)t;\n' + BODY)), what="trigraph-looking text in a string")
 case("ok-lambda", OK, rf(saxpy(inner="  auto f = [&](int k) { return a * x[k] + y[k]; };\n  if (i < n)\n    y[i] = f(i);\n")), what="a lambda in the kernel")
 case("ok-restrict", OK, rf("__global__ void saxpy(int n, float a, const float *__restrict__ x,\n                      float *__restrict__ y) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n)\n    y[i] = a * x[i] + y[i];\n}"), what="__restrict__ added")
-case("ok-trap-guard", OK, rf(saxpy(inner="  if (n < 0)\n    __builtin_trap();\n" + BODY)), what="__builtin_trap on an impossible path")
+case("ok-trap-guard", OK, rf(saxpy(inner="  if (n < 0)\n    __trap();\n" + BODY)), what="__trap on an impossible path")
 case("ok-helper", OK, helper("__device__ __forceinline__ float fma2(float a, float b, float c) {\n  // } a brace in a comment\n  return a * b + c;\n}"), what="a helper with a } in a comment")
 case("ok-comment-after-body", OK, rf(saxpy(after=" // done")), what="a // comment after the body")
 case("ok-fixed-array", OK, rf(saxpy(inner="  float t[4] = {0, 0, 0, 0};\n  if (i < n)\n    y[i] = a * x[i] + y[i] + t[i & 3];\n")), what="a constant-size local array")
