@@ -37,10 +37,13 @@ const clang::LangOptions &langOpts() {
   return In.TU.AST->getASTContext().getLangOpts();
 }
 
-/// Replaces `k`'s body by \p Body in \p Code; \p Repls gets the replacement.
+/// Replaces the lines of the first function body in \p Code (from the line
+/// after its `{` up to its `}`, or past it with \p WithClose) by \p Body;
+/// \p Repls gets the replacement.
 std::string replaceBody(const std::string &Code, const std::string &Body,
-                        clang::tooling::Replacements &Repls) {
-  size_t B = Code.find("{\n") + 1, E = Code.find("\n}") + 1;
+                        clang::tooling::Replacements &Repls,
+                        bool WithClose = false) {
+  size_t B = Code.find("{\n") + 2, E = Code.find("\n}") + 1 + WithClose;
   EXPECT_FALSE(bool(Repls.add(
       clang::tooling::Replacement(testFile(), B, E - B, Body))));
   return *clang::tooling::applyAllReplacements(Code, Repls);
@@ -116,10 +119,21 @@ TEST(EditText, TextThatReachesPastTheEditIsRefused) {
   // An unterminated block comment, string and raw string.
   EXPECT_FALSE(lexical(Code, "  p[0] = 2; /*").empty());
   EXPECT_FALSE(lexical(Code, "  const char *s = R\"(").empty());
-  // Text glued to the token after the edit.
-  EXPECT_FALSE(lexical(Code, "  p[0] = 2;\n}\nint y").empty());
+  // A comment that swallows the closing brace.
+  EXPECT_FALSE(lexical(Code, "  p[0] = 2; // fine").empty());
   // A harmless rewrite.
-  EXPECT_TRUE(lexical(Code, "  p[0] = 2; // fine").empty());
+  EXPECT_TRUE(lexical(Code, "  p[0] = 2; // fine\n").empty());
+}
+
+TEST(EditText, TextGluedToItsNeighbourIsRefused) {
+  std::string Code = "int f() { return 1; }\n";
+  clang::tooling::Replacements R;
+  ASSERT_FALSE(bool(R.add(clang::tooling::Replacement(
+      testFile(), Code.find("return "), 7, "return"))));
+  std::string New = *clang::tooling::applyAllReplacements(Code, R);
+  auto F = checkLexicalInvariance(langOpts(), Code, New, R);
+  ASSERT_FALSE(F.empty());
+  EXPECT_NE(F[0].Message.find("crosses the edge"), std::string::npos);
 }
 
 TEST(EditText, EditsThatCutADirectiveAreRefused) {
@@ -134,9 +148,10 @@ TEST(EditText, EditsThatCutADirectiveAreRefused) {
 
 std::vector<CheckFailure> preprocessed(const std::string &Code,
                                        const std::string &Body,
-                                       CudaSide Side = CudaSide::Host) {
+                                       CudaSide Side = CudaSide::Host,
+                                       bool WithClose = false) {
   clang::tooling::Replacements R;
-  std::string New = replaceBody(Code, Body, R);
+  std::string New = replaceBody(Code, Body, R, WithClose);
   return checkPreprocessedInvariance(testFile(), Code, New, R, testConfig(),
                                      Side);
 }
@@ -148,7 +163,8 @@ TEST(EditText, MacroInvocationAcrossTheEdgeIsRefused) {
                      "#define DROP(...)\n"
                      "__device__ int f(int v) {\n  return v;\n}\n"
                      "(int);\n";
-  auto F = preprocessed(Code, "  return v;\n} DROP");
+  auto F = preprocessed(Code, "  return v;\n} DROP", CudaSide::Host,
+                        /*WithClose=*/true);
   ASSERT_FALSE(F.empty());
   EXPECT_EQ(F[0].Check, "tokens");
 }
