@@ -31,7 +31,7 @@
 
 using namespace optiml;
 
-static const char *Prefix = "#define SCALE 2.0f\n"
+static const char *Prefix = "#define SCALE 2\n"
                             "#define DROP(...)\n"
                             "__attribute__((global)) void k(float *p, int n) {";
 static const char *Suffix = "}\n"
@@ -68,6 +68,9 @@ static State &state() {
                        CudaSide::Host);
     if (!P || P->errorCount()) {
       fprintf(stderr, "edit-check-fuzzer: the fixed file does not parse\n");
+      if (P)
+        for (const Diagnostic &D : P->Diags)
+          fprintf(stderr, "%s\n", D.str().c_str());
       abort();
     }
     S.TU = std::make_unique<ParsedTU>(std::move(*P));
