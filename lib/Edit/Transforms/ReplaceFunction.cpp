@@ -163,8 +163,9 @@ Expected<FunctionText> scanFunctionText(const Edit &E, StringRef Code,
     return reject(E, "code",
                   "params.code has no function body ('{ ... }'); give a "
                   "whole definition, not a declaration");
+  // Reported where the body ends, as a reader sees it.
   if (AfterBody != StringRef::npos)
-    return codeError(E, Code, AfterBody,
+    return codeError(E, Code, LastClose + 1,
                      "has text after the function body: '" +
                          StringRef(Code).substr(AfterBody).take_front(40) +
                          "'");

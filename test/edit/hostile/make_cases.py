@@ -122,7 +122,6 @@ case("nvcc-bad-ptx", "nvcc", rf(saxpy(inner='  asm volatile("this.is.not.ptx;");
 case("nvcc-bad-ptx-reg", "nvcc", rf(saxpy(inner='  unsigned r;\n  asm volatile("mov.u32 %0, %%nosuchreg;" : "=r"(r));\n  if (i == 0)\n    y[0] = r;\n' + BODY)), "", "PTX naming a register that does not exist", flags=["--allow-asm"])
 case("nvcc-bad-ptx-operand", "nvcc", rf(saxpy(inner='  asm("add.f32 %0, %0;" :: "f"(a));\n' + BODY)), "", "PTX with a wrong operand count", flags=["--allow-asm"])
 case("nvcc-shared-overflow", "nvcc", rf(saxpy(inner="  __shared__ float big[1 << 20];\n  big[threadIdx.x] = a;\n  __syncthreads();\n  if (i < n)\n    y[i] = big[threadIdx.x ^ 1] * x[i] + y[i];\n")), "", "4 MiB of static shared memory")
-case("asm-host-incbin", "checks", helper('__host__ __device__ int peek() {\n  asm(".incbin \\"/etc/passwd\\"");\n  return 0;\n}'), "compiled for the host", "host assembler .incbin through an HD helper", flags=["--allow-asm"])
 case("nvcc-ptx-incbin", "nvcc", rf(saxpy(inner='  asm(".incbin \\"/etc/passwd\\"");\n' + BODY)), "", "PTX .incbin of a file", flags=["--allow-asm"])
 # --- run time: verification, sanitizer, time limit -------------------------
 V = "verify"
