@@ -31,7 +31,7 @@ config.substitutions.append(("%cuda_root", config.cuda_root))
 config.environment["CLANG_NO_DEFAULT_CONFIG"] = "1"
 # Children get an allow-listed environment: the stand-in programs of
 # Inputs/fake-gpu read these.
-config.environment["OPTIML_PASS_ENV"] = "OPTIML_FAKE_LOG,OPTIML_FAKE_NOISY"
+config.environment["OPTIML_PASS_ENV"] = "OPTIML_FAKE_LOG,OPTIML_FAKE_NOISY,OPTIML_FAKE_PROBE_BROKEN"
 # Tests must not depend on the developer's environment.
 for var in ["CUDA_PATH", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
             "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"]:

@@ -147,13 +147,7 @@ struct FunctionText {
   bool IsGlobal = false; ///< mentions __global__
   bool IsDevice = false; ///< mentions __device__
 };
-/// Checks text meant to be exactly one function definition (replace-function,
-/// add-device-function) before anything is parsed: empty, NUL bytes, invalid
-/// UTF-8, markdown fences, preprocessor directives, unbalanced or truncated
-/// braces, more than one definition, text after the body. Failures are
-/// EditRejected naming params.code and the line within it.
-llvm::Expected<FunctionText> scanFunctionText(const Edit &E,
-                                              llvm::StringRef Code);
+/// The screen of such text is scanFunctionText (FunctionText.h).
 
 /// The file offset where a kernel's definition starts, including its
 /// `template <...>` header.

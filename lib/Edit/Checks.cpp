@@ -14,23 +14,14 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "clang/Basic/Builtins.h"
 #include <map>
+#include <set>
 
 using namespace llvm;
 using namespace clang;
 
 namespace optiml {
-
-ArrayRef<std::string> defaultIncludeAllowList() {
-  static const std::vector<std::string> List = {
-      "cuda_fp16.h",          "cuda_bf16.h",         "cuda_fp8.h",
-      "cooperative_groups.h", "cooperative_groups/reduce.h",
-      "cuda_pipeline.h",      "cuda/pipeline",       "cuda/barrier",
-      "mma.h",                "cuda_runtime.h",      "cstdint",
-      "stdint.h",             "math_constants.h",    "cub/cub.cuh",
-      "cuda/std/cstdint"};
-  return List;
-}
 
 static CheckFailure failure(StringRef Check, const Twine &Msg,
                             SourcePos Pos = {}) {
@@ -178,16 +169,13 @@ namespace {
 struct TokenFacts {
   /// fact -> offsets (within the lexed text) where it occurs
   std::map<std::string, std::vector<unsigned>> Facts;
-  std::vector<std::pair<std::string, unsigned>> Includes;
 };
 } // namespace
 
-static TokenFacts lexFacts(StringRef Text, const CheckOptions &Opts) {
+static TokenFacts lexFacts(const LangOptions &LO, StringRef Text,
+                           const CheckOptions &Opts) {
   TokenFacts F;
   std::string Buf = Text.str();
-  LangOptions LO;
-  LO.CPlusPlus = LO.CPlusPlus11 = LO.CPlusPlus14 = LO.CPlusPlus17 = true;
-  LO.CUDA = true;
   Lexer L(SourceLocation(), LO, Buf.c_str(), Buf.c_str(),
           Buf.c_str() + Buf.size());
   L.SetCommentRetentionState(false);
@@ -204,35 +192,21 @@ static TokenFacts lexFacts(StringRef Text, const CheckOptions &Opts) {
   auto Off = [&](size_t I) {
     return unsigned(OffsetOf(Toks[I]) - OffsetOf(Toks.front()));
   };
-  auto IdentAt = [&](size_t I) -> StringRef {
+  // What the compiler reads: `pri\<newline>ntf` is printf.
+  auto IdentAt = [&](size_t I) -> std::string {
     if (I >= Toks.size() || Toks[I].isNot(tok::raw_identifier))
       return "";
-    return Toks[I].getRawIdentifier();
+    return withoutSplices(Toks[I].getRawIdentifier());
   };
   for (size_t I = 0; I + 1 < Toks.size(); ++I) {
     const Token &Tk = Toks[I];
-    if (Tk.is(tok::hash) && Tk.isAtStartOfLine()) {
-      if (IdentAt(I + 1) == "include") {
-        // The header name: <...> or "..." up to the end of the line.
-        unsigned B = Off(I + 1) + 7;
-        size_t E = Buf.find('\n', B);
-        std::string Rest =
-            StringRef(Buf).slice(B, E == std::string::npos ? Buf.size() : E)
-                .trim()
-                .str();
-        if (Rest.size() >= 2)
-          Rest = Rest.substr(1, Rest.size() - 2);
-        F.Includes.push_back({Rest, Off(I)});
-      }
-      continue;
-    }
     if (Tk.is(tok::lesslessless)) {
       F.Facts["launches a kernel with <<<...>>> (dynamic parallelism is not "
               "allowed)"]
           .push_back(Off(I));
       continue;
     }
-    StringRef Id = IdentAt(I);
+    std::string Id = IdentAt(I);
     if (Id.empty())
       continue;
     bool Call = I + 1 < Toks.size() && Toks[I + 1].is(tok::l_paren);
@@ -242,24 +216,21 @@ static TokenFacts lexFacts(StringRef Text, const CheckOptions &Opts) {
             Off(I));
     } else if (Call && (Id == "printf" || Id == "fprintf" || Id == "puts")) {
       if (!Opts.AllowPrintf)
-        F.Facts[("calls " + Id + " (not allowed in kernels unless "
-                                 "--allow-printf)")
-                    .str()]
+        F.Facts["calls " + Id +
+                " (not allowed in kernels unless --allow-printf)"]
             .push_back(Off(I));
     } else if ((Call && (Id == "malloc" || Id == "calloc" ||
                          Id == "realloc" || Id == "free")) ||
                Id == "new" || Id == "delete") {
       if (!Opts.AllowMalloc)
-        F.Facts[("allocates device heap memory with '" + Id +
-                 "' (not allowed unless --allow-malloc)")
-                    .str()]
+        F.Facts["allocates device heap memory with '" + Id +
+                "' (not allowed unless --allow-malloc)"]
             .push_back(Off(I));
     } else if (Call && (Id == "cudaLaunchKernel" || Id == "cudaLaunchDevice" ||
                         Id == "cudaGetParameterBuffer" ||
                         Id == "cudaLaunchCooperativeKernel")) {
-      F.Facts[("launches a kernel with " + Id +
-               " (dynamic parallelism is not allowed)")
-                  .str()]
+      F.Facts["launches a kernel with " + Id +
+              " (dynamic parallelism is not allowed)"]
           .push_back(Off(I));
     }
   }
@@ -267,38 +238,23 @@ static TokenFacts lexFacts(StringRef Text, const CheckOptions &Opts) {
 }
 
 std::vector<CheckFailure>
-checkIntroducedTokens(StringRef OldCode, StringRef NewCode,
-                      const tooling::Replacements &Repls,
+checkIntroducedTokens(const LangOptions &LO, StringRef OldCode,
+                      StringRef NewCode, const tooling::Replacements &Repls,
                       const CheckOptions &Opts) {
   std::vector<CheckFailure> Failures;
-  ArrayRef<std::string> Defaults = defaultIncludeAllowList();
   int Delta = 0;
   for (const tooling::Replacement &R : Repls) {
     unsigned NewBegin = R.getOffset() + Delta;
     Delta += int(R.getReplacementText().size()) - int(R.getLength());
     StringRef OldText = OldCode.substr(R.getOffset(), R.getLength());
-    TokenFacts Before = lexFacts(OldText, Opts);
-    TokenFacts After = lexFacts(R.getReplacementText(), Opts);
+    TokenFacts Before = lexFacts(LO, OldText, Opts);
+    TokenFacts After = lexFacts(LO, R.getReplacementText(), Opts);
     for (const auto &[Fact, Offsets] : After.Facts) {
       size_t Had = Before.Facts.count(Fact) ? Before.Facts[Fact].size() : 0;
       if (Offsets.size() <= Had)
         continue;
       Failures.push_back(failure("forbidden", "the new code " + Fact,
                                  posOf(NewCode, NewBegin + Offsets[Had])));
-    }
-    for (const auto &[Header, Offset] : After.Includes) {
-      bool Existed = any_of(Before.Includes, [&](const auto &P) {
-        return P.first == Header;
-      });
-      if (Existed || is_contained(Defaults, Header) ||
-          is_contained(Opts.ExtraIncludes, Header))
-        continue;
-      Failures.push_back(failure(
-          "include",
-          "the new code adds #include of '" + Header +
-              "', which is not in the allow-list (" + join(Defaults, ", ") +
-              ")",
-          posOf(NewCode, NewBegin + Offset)));
     }
   }
   return Failures;
@@ -612,6 +568,310 @@ std::vector<CheckFailure> checkDeclarations(ASTContext &Old, ASTContext &New,
                                  "the new code removes the " + E.Describe,
                                  filePos(OSM, E.Loc)));
     }
+  return Failures;
+}
+
+//===-- Introduced code --------------------------------------------------===//
+
+namespace {
+/// Device functions of the main file and the device functions each calls
+/// directly (templates as their patterns).
+struct CallGraph {
+  std::map<const FunctionDecl *, std::set<const FunctionDecl *>> Calls;
+
+  static const FunctionDecl *key(const FunctionDecl *FD) {
+    if (const FunctionDecl *P = FD->getTemplateInstantiationPattern())
+      FD = P;
+    return FD->getCanonicalDecl();
+  }
+  /// Main-file device functions that can reach themselves.
+  std::set<std::string> recursive() const {
+    std::set<std::string> Out;
+    for (const auto &[F, _] : Calls) {
+      std::set<const FunctionDecl *> Seen;
+      std::vector<const FunctionDecl *> Work(Calls.at(F).begin(),
+                                             Calls.at(F).end());
+      while (!Work.empty()) {
+        const FunctionDecl *G = Work.back();
+        Work.pop_back();
+        if (G == F) {
+          Out.insert(F->getQualifiedNameAsString());
+          break;
+        }
+        if (!Seen.insert(G).second)
+          continue;
+        auto It = Calls.find(G);
+        if (It != Calls.end())
+          Work.insert(Work.end(), It->second.begin(), It->second.end());
+      }
+    }
+    return Out;
+  }
+};
+
+class CallGraphBuilder : public RecursiveASTVisitor<CallGraphBuilder> {
+public:
+  CallGraphBuilder(const SourceManager &SM, CallGraph &G) : SM(SM), G(G) {}
+  bool shouldVisitTemplateInstantiations() const { return true; }
+  bool TraverseFunctionDecl(FunctionDecl *FD) {
+    const FunctionDecl *Saved = Current;
+    if (FD->doesThisDeclarationHaveABody() && isDeviceSide(FD) &&
+        isMainFileDecl(SM, FD))
+      Current = CallGraph::key(FD);
+    bool R = RecursiveASTVisitor::TraverseFunctionDecl(FD);
+    Current = Saved;
+    return R;
+  }
+  bool TraverseCXXMethodDecl(CXXMethodDecl *MD) {
+    const FunctionDecl *Saved = Current;
+    if (MD->doesThisDeclarationHaveABody() && isDeviceSide(MD) &&
+        isMainFileDecl(SM, MD))
+      Current = CallGraph::key(MD);
+    bool R = RecursiveASTVisitor::TraverseCXXMethodDecl(MD);
+    Current = Saved;
+    return R;
+  }
+  bool VisitCallExpr(CallExpr *C) {
+    if (!Current)
+      return true;
+    G.Calls[Current];
+    if (const FunctionDecl *F = C->getDirectCallee())
+      if (isMainFileDecl(SM, F))
+        G.Calls[Current].insert(CallGraph::key(F));
+    return true;
+  }
+
+private:
+  const SourceManager &SM;
+  CallGraph &G;
+  const FunctionDecl *Current = nullptr;
+};
+
+/// What the edit's own declarations and statements do.
+class IntroducedCode : public RecursiveASTVisitor<IntroducedCode> {
+public:
+  IntroducedCode(ASTContext &Ctx, ArrayRef<ByteRange> Edited,
+                 const CheckOptions &Opts)
+      : SM(Ctx.getSourceManager()), Edited(Edited), Opts(Opts) {}
+  // Dependent calls resolve only in instantiations.
+  bool shouldVisitTemplateInstantiations() const { return true; }
+  bool shouldVisitImplicitCode() const { return false; }
+
+  bool VisitDecl(Decl *D) {
+    if (!inEdit(D->getLocation()))
+      return true;
+    for (const Attr *A : D->attrs()) {
+      if (A->isImplicit() || !inEdit(A->getLocation()))
+        continue;
+      const char *Why = nullptr;
+      switch (A->getKind()) {
+      case attr::Constructor:
+      case attr::Destructor:
+      case attr::InitPriority:
+        Why = "runs code before or after the program (outside any kernel)";
+        break;
+      case attr::Cleanup:
+        Why = "runs a function implicitly at the end of a scope";
+        break;
+      case attr::Section:
+      case attr::CodeSeg:
+        Why = "places code or data in a chosen section";
+        break;
+      case attr::Alias:
+      case attr::IFunc:
+      case attr::WeakRef:
+        Why = "binds a symbol to other code at link or load time";
+        break;
+      default:
+        break;
+      }
+      if (Why)
+        add(A->getLocation(), "has the attribute '" +
+                                  std::string(A->getSpelling()) + "', which " +
+                                  Why);
+    }
+    if (const auto *V = dyn_cast<DeclaratorDecl>(D))
+      if (V->getType()->isVariablyModifiedType() && isa<VarDecl, FieldDecl>(V))
+        add(V->getLocation(),
+            "declares '" + V->getNameAsString() +
+                "' with a variable-length array type (stack growth without "
+                "bound)");
+    if (const auto *T = dyn_cast<TypedefNameDecl>(D))
+      if (T->getUnderlyingType()->isVariablyModifiedType())
+        add(T->getLocation(), "declares a variable-length array type");
+    return true;
+  }
+
+  bool VisitCallExpr(CallExpr *C) {
+    if (!inEdit(C->getBeginLoc()))
+      return true;
+    const FunctionDecl *F = C->getDirectCallee();
+    if (!F)
+      return true;
+    unsigned ID = F->getBuiltinID();
+    StringRef Name = F->getIdentifier() ? F->getName() : "";
+    switch (ID) {
+    case Builtin::BI__builtin_alloca:
+    case Builtin::BI__builtin_alloca_uninitialized:
+    case Builtin::BI__builtin_alloca_with_align:
+    case Builtin::BI__builtin_alloca_with_align_uninitialized:
+    case Builtin::BIalloca:
+    case Builtin::BI_alloca:
+      add(C->getBeginLoc(), "calls '" + Name.str() +
+                                "' (stack allocation without bound)");
+      return true;
+    default:
+      break;
+    }
+    if (Name == "alloca" || Name == "_alloca")
+      add(C->getBeginLoc(),
+          "calls '" + Name.str() + "' (stack allocation without bound)");
+    else if (!Opts.AllowPrintf &&
+             (Name == "printf" || Name == "vprintf" || Name == "puts" ||
+              Name == "fprintf") &&
+             F->getDeclContext()->isTranslationUnit())
+      add(C->getBeginLoc(),
+          "calls " + Name.str() +
+              " (not allowed in kernels unless --allow-printf)",
+          /*Countable=*/true);
+    else if (!Opts.AllowMalloc &&
+             (Name == "malloc" || Name == "free" || Name == "calloc" ||
+              Name == "realloc" || Name == "__nv_aligned_device_malloc") &&
+             F->getDeclContext()->isTranslationUnit())
+      add(C->getBeginLoc(),
+          "allocates device heap memory with '" + Name.str() +
+              "' (not allowed unless --allow-malloc)",
+          /*Countable=*/true);
+    return true;
+  }
+
+  bool VisitCXXNewExpr(CXXNewExpr *E) {
+    if (!Opts.AllowMalloc && inEdit(E->getBeginLoc()) &&
+        !E->getNumPlacementArgs())
+      add(E->getBeginLoc(),
+          "allocates device heap memory with 'new' (not allowed unless "
+          "--allow-malloc)",
+          /*Countable=*/true);
+    return true;
+  }
+
+  bool VisitAsmStmt(AsmStmt *S) {
+    if (!inEdit(S->getBeginLoc()))
+      return true;
+    if (!Opts.AllowAsm)
+      add(S->getBeginLoc(), "uses inline asm (not allowed unless --allow-asm)",
+          /*Countable=*/true);
+    else if (Fn && (Fn->hasAttr<CUDAHostAttr>() || !isDeviceSide(Fn)))
+      // --allow-asm is for PTX; the host's assembler would read files
+      // (.incbin) into the program.
+      add(S->getBeginLoc(), "uses inline asm in code compiled for the host "
+                            "(--allow-asm allows PTX in device code only)");
+    return true;
+  }
+
+  bool TraverseFunctionDecl(FunctionDecl *FD) {
+    const FunctionDecl *Saved = Fn;
+    Fn = FD;
+    bool R = RecursiveASTVisitor::TraverseFunctionDecl(FD);
+    Fn = Saved;
+    return R;
+  }
+  bool TraverseCXXMethodDecl(CXXMethodDecl *MD) {
+    const FunctionDecl *Saved = Fn;
+    Fn = MD;
+    bool R = RecursiveASTVisitor::TraverseCXXMethodDecl(MD);
+    Fn = Saved;
+    return R;
+  }
+
+  struct Fact {
+    SourceLocation Loc;
+    std::string What;
+    /// Allowed when the replaced text had as many (printf in a kernel
+    /// that already printed); the others are refused outright.
+    bool Countable;
+  };
+  std::vector<Fact> Facts;
+
+private:
+  bool inEdit(SourceLocation Loc) const {
+    if (Loc.isInvalid())
+      return false;
+    Loc = SM.getExpansionLoc(Loc);
+    if (!SM.isInMainFile(Loc))
+      return false;
+    unsigned O = SM.getFileOffset(Loc);
+    return any_of(Edited, [&](const ByteRange &R) {
+      return O >= R.Begin && O < R.End;
+    });
+  }
+  void add(SourceLocation Loc, std::string What, bool Countable = false) {
+    Loc = SM.getExpansionLoc(Loc);
+    // A template's pattern and its instantiations share the place.
+    if (any_of(Facts, [&](const Fact &F) {
+          return F.Loc == Loc && F.What == What;
+        }))
+      return;
+    Facts.push_back({Loc, std::move(What), Countable});
+  }
+  const SourceManager &SM;
+  ArrayRef<ByteRange> Edited;
+  const CheckOptions &Opts;
+  const FunctionDecl *Fn = nullptr; ///< the function being traversed
+};
+} // namespace
+
+std::vector<CheckFailure>
+checkIntroducedCode(ASTContext *Old, ASTContext &New,
+                    const tooling::Replacements &Repls,
+                    const CheckOptions &Opts, StringRef Side) {
+  std::vector<CheckFailure> Failures;
+  const SourceManager &SM = New.getSourceManager();
+  std::string Where = Side.empty() ? "" : " (" + Side.str() + " side)";
+  std::vector<ByteRange> Edited = editedRanges(Repls);
+  IntroducedCode V(New, Edited, Opts);
+  V.TraverseDecl(New.getTranslationUnitDecl());
+  std::map<std::string, int> Had;
+  if (Old) {
+    std::vector<ByteRange> Replaced;
+    for (const tooling::Replacement &R : Repls)
+      Replaced.push_back({R.getOffset(), R.getOffset() + R.getLength(), ""});
+    IntroducedCode OV(*Old, Replaced, Opts);
+    OV.TraverseDecl(Old->getTranslationUnitDecl());
+    for (const auto &F : OV.Facts)
+      ++Had[F.What];
+  }
+  for (const auto &F : V.Facts) {
+    // Without the old side (\p Old null), counted facts are left to the
+    // other side's check and to the lexical one.
+    if (F.Countable && (!Old || Had[F.What]-- > 0))
+      continue;
+    Failures.push_back(failure("forbidden", "the new code " + F.What + Where,
+                               filePos(SM, F.Loc)));
+  }
+
+  // Recursion: device functions that the edit makes able to call
+  // themselves. The stack of a device thread is small and fixed; a
+  // recursive call the original did not have is refused.
+  if (!Old)
+    return Failures;
+  CallGraph OG, NG;
+  CallGraphBuilder(Old->getSourceManager(), OG)
+      .TraverseDecl(Old->getTranslationUnitDecl());
+  CallGraphBuilder(SM, NG).TraverseDecl(New.getTranslationUnitDecl());
+  std::set<std::string> Before = OG.recursive(), After = NG.recursive();
+  for (const auto &[F, _] : NG.Calls) {
+    std::string Name = F->getQualifiedNameAsString();
+    if (Before.count(Name) || !After.count(Name))
+      continue;
+    // Report at a function the edit wrote, if it wrote one in the cycle.
+    Failures.push_back(failure(
+        "forbidden",
+        "the new code makes the device function '" + Name +
+            "' recursive (unbounded stack use on the device)" + Where,
+        filePos(SM, SM.getExpansionLoc(F->getLocation()))));
+    break;
+  }
   return Failures;
 }
 

@@ -121,7 +121,33 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
     return reject(E, "internal",
                   "the replacements do not apply: " +
                       toString(NewCode.takeError()));
-  append_range(Failures, checkIntroducedTokens(Code, *NewCode, *Repls, Opts));
+  // Edit text is lexed in place with the compiler's own options. A
+  // directive in it is refused before anything preprocesses the new text,
+  // so no file it names is ever opened and no diagnostic can quote one.
+  const clang::LangOptions &LO = OldAST.getLangOpts();
+  std::vector<ByteRange> Edited = editedRanges(*Repls);
+  append_range(Failures, checkEditDirectives(LO, *NewCode, Edited));
+  if (Failures.empty())
+    append_range(Failures, checkLexicalInvariance(LO, Code, *NewCode, *Repls));
+  append_range(Failures,
+               checkIntroducedTokens(LO, Code, *NewCode, *Repls, Opts));
+  if (!Failures.empty())
+    return rejected(E, std::move(Failures), OldTU->FileName);
+  // The same token stream outside the edit, host and device side, before
+  // anything is parsed.
+  {
+    std::vector<CheckFailure> DeviceTokens;
+    std::thread DeviceThread([&] {
+      DeviceTokens = checkPreprocessedInvariance(
+          FileName, Code, *NewCode, *Repls, Config, CudaSide::Device);
+    });
+    append_range(Failures,
+                 checkPreprocessedInvariance(FileName, Code, *NewCode, *Repls,
+                                             Config, CudaSide::Host));
+    DeviceThread.join();
+    if (Failures.empty())
+      append_range(Failures, DeviceTokens);
+  }
   if (!Failures.empty())
     return rejected(E, std::move(Failures), OldTU->FileName);
 
@@ -144,6 +170,20 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
     return NewDevice.takeError();
   clang::ASTContext &NewAST = NewHost->AST->getASTContext();
   append_range(Failures, checkDeviceCode(OldAST, NewAST, Opts));
+  // What the edit's own code does, found on both sides' ASTs (code under
+  // __CUDA_ARCH__ exists only in the device parse); one report per place.
+  {
+    std::vector<CheckFailure> Host =
+        checkIntroducedCode(&OldAST, NewAST, *Repls, Opts, "");
+    std::vector<CheckFailure> Dev = checkIntroducedCode(
+        nullptr, NewDevice->AST->getASTContext(), *Repls, Opts, "");
+    for (CheckFailure &F : Dev)
+      if (none_of(Host, [&](const CheckFailure &H) {
+            return H.Line == F.Line && H.Message == F.Message;
+          }))
+        Host.push_back(std::move(F));
+    append_range(Failures, Host);
+  }
   append_range(Failures, checkCompiles(*NewHost, "host"));
   if (NewDevice->errorCount()) {
     // Errors the input already had on the device side are not the edit's.

@@ -62,12 +62,6 @@ static cl::opt<bool> AllowMalloc("allow-malloc",
                                  cl::cat(ApplyCategory));
 static cl::opt<bool> AllowAsm("allow-asm", cl::desc("Allow inline asm"),
                               cl::sub(ApplyCommand), cl::cat(ApplyCategory));
-static cl::list<std::string>
-    AllowInclude("allow-include",
-                 cl::desc("A header edits may add with #include, beyond the "
-                          "built-in allow-list (repeatable)"),
-                 cl::value_desc("header"), cl::sub(ApplyCommand),
-                 cl::cat(ApplyCategory));
 
 static int reportRejection(const EditRejected &R) {
   // A rejection is the checks' verdict on the edit, not a failure.
@@ -118,7 +112,6 @@ int runApply(const CommandContext &Ctx) {
   Opts.AllowPrintf = AllowPrintf;
   Opts.AllowMalloc = AllowMalloc;
   Opts.AllowAsm = AllowAsm;
-  Opts.ExtraIncludes.assign(AllowInclude.begin(), AllowInclude.end());
 
   auto Result = applyEdits(A->Path, A->Code, A->Config, *Edits, Opts);
   if (!Result) {

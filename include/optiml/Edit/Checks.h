@@ -18,6 +18,7 @@
 namespace clang {
 class ASTContext;
 class FunctionDecl;
+class LangOptions;
 } // namespace clang
 
 namespace optiml {
@@ -27,12 +28,7 @@ struct CheckOptions {
   bool AllowPrintf = false; ///< printf/puts in device code
   bool AllowMalloc = false; ///< malloc/free/new in device code
   bool AllowAsm = false;    ///< inline PTX
-  /// Headers an edit may add with #include, beyond defaultIncludeAllowList().
-  std::vector<std::string> ExtraIncludes;
 };
-
-/// <cuda_fp16.h>, <cuda_bf16.h>, <cooperative_groups.h>, ...
-llvm::ArrayRef<std::string> defaultIncludeAllowList();
 
 /// A half-open byte range of the input.
 struct ByteRange {
@@ -55,12 +51,70 @@ std::vector<CheckFailure> checkScope(clang::ASTContext &Old,
 
 /// Forbidden constructs the replacements' text introduces (printf, malloc,
 /// asm, kernel launches from device code), counted against the text they
-/// replace, and #includes outside the allow-list. Works on any text, even
-/// text that does not parse.
+/// replace. \p LO are the compiler's options for the file. Works on any
+/// text, even text that does not parse.
 std::vector<CheckFailure>
-checkIntroducedTokens(llvm::StringRef OldCode, llvm::StringRef NewCode,
+checkIntroducedTokens(const clang::LangOptions &LO, llvm::StringRef OldCode,
+                      llvm::StringRef NewCode,
                       const clang::tooling::Replacements &Repls,
                       const CheckOptions &Opts);
+
+//===-- Edit text through the compiler's lexer (EditText.cpp) --------------===//
+//
+// Edit text is untrusted. It is lexed in place, inside the whole new file,
+// with the language options the compiler uses for that file (digraphs, line
+// splices, raw strings, CUDA), so what these checks see is what clang and
+// nvcc see, whatever the spelling.
+
+/// \p Text with its line splices (backslash, spaces, newline) removed: the
+/// spelling the compiler reads.
+std::string withoutSplices(llvm::StringRef Text);
+
+/// Where each replacement's text lies in the code after \p Repls.
+std::vector<ByteRange> editedRanges(const clang::tooling::Replacements &Repls);
+
+/// Preprocessing in edit text: every directive (`#`, `%:`, after splices or
+/// comments) with a token inside an edited range of \p NewCode, and every
+/// `_Pragma` / `__pragma` there. The one directive edit text may hold is a
+/// loop hint, `#pragma unroll [N]` or `#pragma nounroll`, whose arguments are
+/// only numbers, names, parentheses and arithmetic.
+std::vector<CheckFailure>
+checkEditDirectives(const clang::LangOptions &LO, llvm::StringRef NewCode,
+                    llvm::ArrayRef<ByteRange> Edited);
+
+/// Lexical invariance: outside the replaced ranges, \p NewCode lexes to the
+/// same tokens as \p OldCode (same text at the shifted offsets, and every
+/// `#` still starts, or does not start, a directive); no token of the new
+/// code straddles an edge of an edit; no directive of the old code is cut by
+/// one.
+std::vector<CheckFailure>
+checkLexicalInvariance(const clang::LangOptions &LO, llvm::StringRef OldCode,
+                       llvm::StringRef NewCode,
+                       const clang::tooling::Replacements &Repls);
+
+/// Preprocessed invariance: runs clang's preprocessor over \p OldCode and
+/// \p NewCode for \p Side and checks that every token outside the edited
+/// ranges expands to the same tokens (kind and spelling) at the shifted
+/// place, that no macro invocation spans an edge of an edit, and that no
+/// pragma comes from the edit's tokens other than a loop hint.
+std::vector<CheckFailure>
+checkPreprocessedInvariance(llvm::StringRef FileName, llvm::StringRef OldCode,
+                            llvm::StringRef NewCode,
+                            const clang::tooling::Replacements &Repls,
+                            const ParseConfig &Config, CudaSide Side);
+
+/// Code the edit introduces (declarations and statements inside the text of
+/// \p Repls in \p New) that runs outside the kernel or grows the stack without bound:
+/// constructor, destructor, cleanup, init_priority, section, alias and ifunc
+/// attributes (any spelling: they are Attr kinds), alloca builtins, variable
+/// length arrays; and device functions the edit makes recursive (compared
+/// with \p Old, skipped when it is null); inline asm and calls to printf or heap functions, found by
+/// what they are rather than how they are spelled, unless \p Opts allows
+/// them. \p Side names the parse in messages.
+std::vector<CheckFailure>
+checkIntroducedCode(clang::ASTContext *Old, clang::ASTContext &New,
+                    const clang::tooling::Replacements &Repls,
+                    const CheckOptions &Opts, llvm::StringRef Side);
 
 /// Device code in \p New that calls host-only functions or launches kernels
 /// (dynamic parallelism) where \p Old did not.

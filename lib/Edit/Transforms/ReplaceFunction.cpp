@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../CatalogInternal.h"
+#include "../FunctionText.h"
 #include "optiml/Edit/Checks.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/Attr.h"
@@ -29,7 +30,8 @@ static Error codeError(const Edit &E, StringRef Code, size_t Offset,
   return reject(E, "code", "params.code line " + Twine(Line) + ": " + Msg);
 }
 
-Expected<FunctionText> scanFunctionText(const Edit &E, StringRef Code) {
+Expected<FunctionText> scanFunctionText(const Edit &E, StringRef Code,
+                                        const LangOptions &LO) {
   if (Code.trim().empty())
     return reject(E, "code", "params.code is empty");
   if (size_t Nul = Code.find('\0'); Nul != StringRef::npos)
@@ -43,7 +45,8 @@ Expected<FunctionText> scanFunctionText(const Edit &E, StringRef Code) {
                          utohexstr(uint8_t(Code[Off]), /*LowerCase=*/true) +
                          " at offset " + Twine(Off) + ")");
   }
-  // Line-based screens.
+  // A markdown fence is the common way a model's answer goes wrong; say so
+  // before the lexer reads the backticks as stray characters.
   {
     size_t Off = 0;
     for (StringRef Line : split(Code, '\n')) {
@@ -53,79 +56,84 @@ Expected<FunctionText> scanFunctionText(const Edit &E, StringRef Code) {
                          "is wrapped in a markdown code fence ('" +
                              T.take_front(12) +
                              "'); send only the C++ text of the function");
-      if (T.starts_with("#")) {
-        StringRef D = T.drop_front().ltrim();
-        if (D.starts_with("include"))
-          return codeError(E, Code, Off,
-                           "has '" + T +
-                               "': a function's text cannot add #includes "
-                               "(headers are not part of the edit)");
-        if (!D.starts_with("pragma"))
-          return codeError(E, Code, Off,
-                           "has the preprocessor directive '" + T +
-                               "'; only #pragma is allowed inside a function");
-      }
       Off += Line.size() + 1;
     }
   }
-  // Braces, skipping comments and literals.
+  // Directives, however spelled: the compiler's lexer decides.
+  for (const CheckFailure &F :
+       checkEditDirectives(LO, Code, {ByteRange{0, unsigned(Code.size()), ""}})) {
+    StringRef M = F.Message;
+    size_t Q = M.find("('");
+    std::string Name =
+        Q == StringRef::npos ? "" : M.substr(Q + 2, M.find("')", Q) - Q - 2).str();
+    std::string Where = "params.code line " + std::to_string(F.Line) + ": ";
+    if (Name == "include" || Name == "include_next" || Name == "import" ||
+        Name == "embed")
+      return reject(E, "code",
+                    Where + "has the directive '#" + Name +
+                        "': a function's text cannot add #includes (headers "
+                        "are not part of the edit)");
+    if (M.contains("pragma operator"))
+      return reject(E, "code",
+                    Where + "uses " +
+                        M.drop_front(strlen("the new code uses ")).str());
+    return reject(E, "code",
+                  Where + "has the preprocessor directive" +
+                      (Name.empty() ? std::string() : " '#" + Name + "'") +
+                      "; edit text may hold no directive (only '#pragma "
+                      "unroll')");
+  }
+  // Braces and names, from the compiler's tokens: comments (a `//` comment
+  // continued by a line splice too), strings and raw strings are skipped as
+  // clang skips them.
+  std::string Buf = Code.str();
+  Lexer L(SourceLocation(), LO, Buf.c_str(), Buf.c_str(),
+          Buf.c_str() + Buf.size());
+  L.SetCommentRetentionState(true);
+  unsigned Base = SourceLocation().getRawEncoding();
   FunctionText Out;
   int Depth = 0;
   unsigned TopLevelBodies = 0;
-  size_t LastClose = StringRef::npos;
+  size_t LastClose = StringRef::npos, LastEnd = 0, AfterBody = StringRef::npos;
   std::string LastIdent, NameBeforeParen;
   bool SawParen = false;
-  size_t I = 0, N = Code.size();
-  while (I < N) {
-    char C = Code[I];
-    if (C == '/' && I + 1 < N && Code[I + 1] == '/') {
-      while (I < N && Code[I] != '\n')
-        ++I;
+  Token T;
+  while (true) {
+    L.LexFromRawLexer(T);
+    if (T.is(tok::eof))
+      break;
+    size_t I = T.getLocation().getRawEncoding() - Base;
+    LastEnd = I + T.getLength();
+    StringRef Text = StringRef(Buf).substr(I, T.getLength());
+    if (T.is(tok::comment))
       continue;
-    }
-    if (C == '/' && I + 1 < N && Code[I + 1] == '*') {
-      size_t End = Code.find("*/", I + 2);
-      if (End == StringRef::npos)
-        return codeError(E, Code, I,
-                         "is truncated: a /* comment is never closed");
-      I = End + 2;
-      continue;
-    }
-    if (C == '"' || C == '\'') {
-      size_t J = I + 1;
-      while (J < N && Code[J] != C && Code[J] != '\n')
-        J += Code[J] == '\\' ? 2 : 1;
-      if (J >= N || Code[J] != C)
-        return codeError(E, Code, I,
-                         Twine("has an unterminated ") +
-                             (C == '"' ? "string" : "character") +
-                             " literal");
-      I = J + 1;
-      continue;
-    }
-    if (isAlpha(C) || C == '_') {
-      size_t J = I;
-      while (J < N && (isAlnum(Code[J]) || Code[J] == '_'))
-        ++J;
-      StringRef Id = Code.slice(I, J);
+    if (LastClose != StringRef::npos && Depth == 0 &&
+        AfterBody == StringRef::npos)
+      AfterBody = I;
+    if (T.is(tok::unknown) && (Text.contains('"') || Text.contains('\'')))
+      return codeError(E, Code, I,
+                       Twine("has an unterminated ") +
+                           (Text.contains('"') ? "string" : "character") +
+                           " literal");
+    if (T.is(tok::raw_identifier)) {
+      std::string Id = withoutSplices(Text);
       if (Depth == 0) {
         if (Id == "__global__")
           Out.IsGlobal = true;
         if (Id == "__device__")
           Out.IsDevice = true;
-        LastIdent = Id.str();
+        LastIdent = Id;
       }
-      I = J;
       continue;
     }
-    if (C == '(' && Depth == 0 && !SawParen && !LastIdent.empty() &&
+    if (T.is(tok::l_paren) && Depth == 0 && !SawParen && !LastIdent.empty() &&
         LastIdent != "__launch_bounds__" && LastIdent != "__attribute__" &&
         LastIdent != "alignas" && LastIdent != "__declspec" &&
         LastIdent != "decltype") {
       NameBeforeParen = LastIdent;
       SawParen = true;
     }
-    if (C == '{') {
+    if (T.is(tok::l_brace)) {
       if (Depth == 0 && TopLevelBodies == 1)
         return codeError(
             E, Code, I,
@@ -133,7 +141,7 @@ Expected<FunctionText> scanFunctionText(const Edit &E, StringRef Code) {
             "exactly one function definition (add helpers with an "
             "add-device-function edit)");
       ++Depth;
-    } else if (C == '}') {
+    } else if (T.is(tok::r_brace)) {
       if (--Depth < 0)
         return codeError(E, Code, I, "has an unmatched '}'");
       if (Depth == 0) {
@@ -141,10 +149,13 @@ Expected<FunctionText> scanFunctionText(const Edit &E, StringRef Code) {
         LastClose = I;
       }
     }
-    ++I;
   }
+  // The raw lexer skips an unterminated /* comment to the end silently.
+  if (!StringRef(Buf).substr(LastEnd).trim().empty())
+    return codeError(E, Code, LastEnd,
+                     "is truncated: a /* comment is never closed");
   if (Depth > 0)
-    return codeError(E, Code, N,
+    return codeError(E, Code, Code.size(),
                      "is truncated: " + Twine(Depth) + " '{' " +
                          (Depth == 1 ? "is" : "are") +
                          " never closed (the body ends early)");
@@ -152,15 +163,12 @@ Expected<FunctionText> scanFunctionText(const Edit &E, StringRef Code) {
     return reject(E, "code",
                   "params.code has no function body ('{ ... }'); give a "
                   "whole definition, not a declaration");
-  StringRef After = Code.substr(LastClose + 1).trim();
-  while (After.starts_with("//")) {
-    size_t NL = After.find('\n');
-    After = NL == StringRef::npos ? StringRef() : After.substr(NL).trim();
-  }
-  if (!After.empty())
+  // Reported where the body ends, as a reader sees it.
+  if (AfterBody != StringRef::npos)
     return codeError(E, Code, LastClose + 1,
                      "has text after the function body: '" +
-                         After.take_front(40) + "'");
+                         StringRef(Code).substr(AfterBody).take_front(40) +
+                         "'");
   if (NameBeforeParen.empty())
     return reject(E, "code",
                   "params.code does not look like a function definition "
@@ -228,7 +236,7 @@ public:
       return reject(E, "macro",
                     "'" + E.Target + "' is defined by a macro expansion");
     std::string Code = *E.getString("code");
-    auto Text = scanFunctionText(E, Code);
+    auto Text = scanFunctionText(E, Code, Ctx.AST.getLangOpts());
     if (!Text)
       return Text.takeError();
     std::string OldName = FD->getNameAsString();
@@ -296,7 +304,7 @@ public:
     if (!K)
       return K.takeError();
     std::string Code = *E.getString("code");
-    auto Text = scanFunctionText(E, Code);
+    auto Text = scanFunctionText(E, Code, Ctx.AST.getLangOpts());
     if (!Text)
       return Text.takeError();
     if (Text->IsGlobal)
