@@ -69,8 +69,8 @@ TEST(RunnerTest, ProbedRunGetsAbsolutePaths) {
     EXPECT_TRUE(sys::path::is_absolute(P)) << P;
   EXPECT_EQ(Got[0], D.file("run/reference.config.json"));
   EXPECT_EQ(Got[1], D.file("probe.so"));
-  EXPECT_EQ(Got[2], D.file("run/snapshots"));
-  EXPECT_EQ(Got[3], D.file("run/reference.result.json"));
+  EXPECT_EQ(Got[2], D.file("run/reference.result.json"));
+  EXPECT_EQ(Got[3], D.file("run/snapshots"));
   EXPECT_TRUE(sys::path::is_absolute(R->ConfigPath));
 }
 
