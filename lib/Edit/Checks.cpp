@@ -756,16 +756,19 @@ public:
   }
 
   bool VisitAsmStmt(AsmStmt *S) {
-    if (!inEdit(S->getBeginLoc()))
+    // AsmStmt::getBeginLoc() hides the subclasses' and is always invalid;
+    // the statement starts at its 'asm' keyword.
+    SourceLocation Loc = S->getAsmLoc();
+    if (!inEdit(Loc))
       return true;
     if (!Opts.AllowAsm)
-      add(S->getBeginLoc(), "uses inline asm (not allowed unless --allow-asm)",
+      add(Loc, "uses inline asm (not allowed unless --allow-asm)",
           /*Countable=*/true);
     else if (Fn && (Fn->hasAttr<CUDAHostAttr>() || !isDeviceSide(Fn)))
       // --allow-asm is for PTX; the host's assembler would read files
       // (.incbin) into the program.
-      add(S->getBeginLoc(), "uses inline asm in code compiled for the host "
-                            "(--allow-asm allows PTX in device code only)");
+      add(Loc, "uses inline asm in code compiled for the host "
+               "(--allow-asm allows PTX in device code only)");
     return true;
   }
 

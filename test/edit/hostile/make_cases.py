@@ -105,6 +105,9 @@ case("recursion-helper", "checks", helper("__device__ int depth(int d) { return 
 case("asm", "checks", rf(saxpy(inner='  asm volatile("trap;");\n' + BODY)), F, "inline asm")
 case("asm-spliced", "checks", rf(saxpy(inner='  as\\\nm volatile("trap;");\n' + BODY)), F, "asm keyword split by a splice")
 case("asm-underscored", "checks", rf(saxpy(inner='  __asm__ __volatile__("trap;");\n' + BODY)), F, "__asm__")
+HOST_ASM = "compiled for the host"
+case("asm-host-device", "checks", rf('__host__ __device__ float square(float v) {\n  asm volatile(".incbin \\"/etc/passwd\\"");\n  return v * v;\n}', target="square"), HOST_ASM, "host-side asm (.incbin) in a __host__ __device__ function, --allow-asm", flags=["--allow-asm"])
+case("asm-host-helper", "checks", helper('__host__ __device__ inline int probe(int v) {\n  asm volatile(".incbin \\"/etc/passwd\\"");\n  return v;\n}'), HOST_ASM, "a new __host__ __device__ helper with host asm, --allow-asm", flags=["--allow-asm"])
 case("host-call", "checks", rf(saxpy(inner="  if (i < n)\n    y[i] = hostScale(x[i]);\n")), "[type-checks]", "calls a host function")
 case("host-system", "checks", rf(saxpy(inner='  if (i == 0)\n    system("touch pwned");\n' + BODY)), "[type-checks]", "system() from a kernel")
 case("host-fopen", "checks", rf(saxpy(inner='  if (i == 0)\n    fopen("/etc/passwd", "r");\n' + BODY)), "[type-checks]", "fopen from a kernel")

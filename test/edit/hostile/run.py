@@ -14,7 +14,11 @@ No output of any case may hold the content of a file an edit tried to pull
 in (/etc/passwd's first line is looked for everywhere).
 
   run.py --tool build/bin/clang-optiml [--nvcc nvcc] [--gpu] [-j N]
-         [--only ID ...] [--keep DIR] [-v]
+         [--only ID ...] [--layer L ...] [--keep DIR] [-v]
+
+apply and nvcc run in parallel (-j); with --gpu the evals then run one at a
+time, each printed as it ends. On the H200 the whole corpus takes minutes;
+--layer verify sanitizer timeout runs the hostile run-time cases alone.
 """
 import argparse
 import concurrent.futures
@@ -100,17 +104,31 @@ def check_case(c, args, markers):
         return False, "nvcc failed: " + (out.strip().splitlines() or [""])[0]
     if not args.gpu:
         return True, "accepted and compiled (run-time layer not run: no --gpu)"
-    rc, out = run([args.tool, "eval", "cand.cu", "--against", "orig.cu",
-                   "--json", "--timeout", str(args.timeout)], d,
-                  args.timeout * 30 + 120)
-    outputs.append(out)
+    return None, "accepted and compiled"
+
+
+def eval_case(c, args, markers):
+    """The GPU layer: eval the candidate against the original. Returns
+    (ok, message)."""
+    d = os.path.join(args.work, c["id"])
+    layer = c["layer"]
+    cmd = [args.tool, "eval", "cand.cu", "--against", "orig.cu", "--json",
+           "--timeout", str(args.timeout)]
+    if layer in ("valid", "verify", "timeout"):
+        # Sanitizers and metrics are not what these layers are about; they
+        # would multiply the run time by ten or more.
+        cmd += ["--no-sanitize", "--no-metrics"]
+    elif layer == "sanitizer":
+        cmd += ["--no-metrics"]
+    rc, out = run(cmd, d, args.timeout * 30 + 120)
     with open(os.path.join(d, "eval.out"), "w") as f:
         f.write(out)
-    if leaked():
+    if any(m in out for m in markers):
         return False, "eval output quotes a file the edit pulled in"
     report = eval_report(out)
     if report is None:
-        return False, "eval printed no JSON report (exit %d)" % rc
+        return False, "eval printed no JSON report (exit %d): %s" % (
+            rc, (out.strip().splitlines() or [""])[-1])
     status = report.get("verify", {}).get("status", "")
     if layer == "valid":
         if rc != 0 or status != "verified":
@@ -118,6 +136,8 @@ def check_case(c, args, markers):
         return True, "verified"
     if rc == 0:
         return False, "eval accepted it (expected the %s layer to stop it)" % layer
+    if rc != 3:
+        return False, "eval failed with exit %d instead of a verdict" % rc
     if layer == "verify":
         if status not in ("mismatch", "failed"):
             return False, "verification did not fail (%s)" % status
@@ -162,6 +182,8 @@ def main():
                     help="eval --timeout for each program run (GPU mode)")
     ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--only", nargs="*")
+    ap.add_argument("--layer", nargs="*",
+                    help="only the cases meant for these layers")
     ap.add_argument("--keep", help="keep the work files in this directory")
     ap.add_argument("-v", action="store_true")
     args = ap.parse_args()
@@ -172,24 +194,53 @@ def main():
         cases = [json.loads(l) for l in f if l.strip()]
     if args.only:
         cases = [c for c in cases if c["id"] in args.only]
+    if args.layer:
+        cases = [c for c in cases if c["layer"] in args.layer]
     args.work = os.path.abspath(args.keep) if args.keep else tempfile.mkdtemp(
         prefix="hostile-")
     os.makedirs(args.work, exist_ok=True)
     markers = secret_markers()
     start = time.time()
-    # One GPU: the eval runs go one at a time.
-    jobs = 1 if args.gpu else max(1, args.j)
-    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        results = list(pool.map(lambda c: (c, check_case(c, args, markers)),
-                                cases))
-    stopped = sum(1 for c, (ok, _) in results if ok and c["layer"] in HOSTILE)
-    hostile = sum(1 for c in cases if c["layer"] in HOSTILE)
-    accepted = sum(1 for c, (ok, _) in results if ok and c["layer"] == "valid")
-    valid = sum(1 for c in cases if c["layer"] == "valid")
-    for c, (ok, msg) in results:
+
+    def report(c, ok, msg):
         if not ok or args.v:
             print("%s %s [%s] %s: %s" % ("ok  " if ok else "FAIL", c["id"],
-                                         c["layer"], c["what"], msg))
+                                         c["layer"], c["what"], msg),
+                  flush=True)
+
+    # apply and nvcc in parallel; then, with --gpu, the evals one at a time
+    # (one GPU), each reported as it ends.
+    results = {}
+    pending = []
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.j)) as pool:
+        futures = {pool.submit(check_case, c, args, markers): c for c in cases}
+        for f in concurrent.futures.as_completed(futures):
+            c = futures[f]
+            ok, msg = f.result()
+            if ok is None:
+                pending.append(c)
+                continue
+            results[c["id"]] = (ok, msg)
+            report(c, ok, msg)
+    if pending:
+        print("apply and nvcc done for %d cases (%.0f s); %d evals on the GPU"
+              % (len(cases), time.time() - start, len(pending)), flush=True)
+    for c in sorted(pending, key=lambda c: c["id"]):
+        t0 = time.time()
+        ok, msg = eval_case(c, args, markers)
+        results[c["id"]] = (ok, "%s (%.0f s)" % (msg, time.time() - t0))
+        report(c, *results[c["id"]])
+    results = [(c, results[c["id"]]) for c in cases]
+    # Without --gpu the run-time cases are only brought to the GPU layer
+    # (applied and compiled); they are counted apart, not as stopped.
+    checked = HOSTILE if args.gpu else HOSTILE - RUNTIME
+    stopped = sum(1 for c, (ok, _) in results if ok and c["layer"] in checked)
+    hostile = sum(1 for c in cases if c["layer"] in checked)
+    ready = sum(1 for c, (ok, _) in results
+                if ok and not args.gpu and c["layer"] in RUNTIME)
+    runtime = sum(1 for c in cases if not args.gpu and c["layer"] in RUNTIME)
+    accepted = sum(1 for c, (ok, _) in results if ok and c["layer"] == "valid")
+    valid = sum(1 for c in cases if c["layer"] == "valid")
     by_layer = {}
     for c, (ok, _) in results:
         t = by_layer.setdefault(c["layer"], [0, 0])
@@ -200,11 +251,13 @@ def main():
     print("hostile corpus: %d of %d stopped at the expected layer, "
           "%d of %d valid accepted (%s, %.0f s)" %
           (stopped, hostile, accepted, valid,
-           "GPU layers run" if args.gpu else "GPU layers not run",
-           time.time() - start))
+           "GPU layers run" if args.gpu else
+           "GPU layers not run: %d of %d run-time cases applied and compiled"
+           % (ready, runtime), time.time() - start))
     if not args.keep:
         shutil.rmtree(args.work, ignore_errors=True)
-    return 0 if stopped == hostile and accepted == valid else 1
+    return 0 if (stopped == hostile and accepted == valid and
+                 ready == runtime) else 1
 
 
 if __name__ == "__main__":
