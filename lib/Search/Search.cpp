@@ -97,6 +97,8 @@ private:
   Error checkHeader(const JournalContents &JC);
   Error resume(JournalContents &JC);
   void warn(StringRef Message);
+  void note(llvm::StringRef Message);
+  std::string resumeNote(llvm::StringRef Path) const;
   bool haveBudget() {
     if (Stopped)
       return false;
@@ -235,6 +237,31 @@ Error Searcher::lockRunDir() {
   return Error::success();
 }
 
+void Searcher::note(StringRef Message) {
+  if (O.OnNote)
+    O.OnNote(Message);
+  else
+    WithColor::note() << Message << "\n";
+}
+
+std::string Searcher::resumeNote(StringRef Path) const {
+  unsigned Failed = 0, Verified = 0;
+  for (const SearchNode &N : Nodes) {
+    Failed += N.Status == NodeStatus::Failed;
+    Verified += N.Status == NodeStatus::Evaluated;
+  }
+  std::string Budget =
+      O.Budget ? formatv(" of the budget of {0}", O.Budget).str() : "";
+  std::string Best =
+      BestSpeedup > 1 ? formatv("; best so far {0:F2}x", BestSpeedup).str()
+                      : "; nothing faster yet";
+  return formatv("resuming the search in {0}: {1} evaluation{2}{3} already "
+                 "made ({4} verified, {5} failed){6}",
+                 Path, Evals, Evals == 1 ? "" : "s", Budget, Verified, Failed,
+                 Best)
+      .str();
+}
+
 void Searcher::warn(StringRef Message) {
   if (O.OnWarning)
     O.OnWarning(Message);
@@ -287,6 +314,7 @@ Error Searcher::init() {
     if (!JC->Nodes.empty()) {
       if (auto Err = resume(*JC))
         return Err;
+      note(resumeNote(JC->Path));
       auto W = JournalWriter::open(O.RunDir, /*Append=*/true, JC->ValidBytes);
       if (!W)
         return W.takeError();

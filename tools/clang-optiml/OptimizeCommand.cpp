@@ -859,6 +859,9 @@ int runOptimize(const CommandContext &Ctx) {
   SO.OnWarning = [](StringRef M) {
     WithColor::warning(errs(), "clang-optiml") << M << "\n";
   };
+  SO.OnNote = [](StringRef M) {
+    WithColor::note(errs(), "clang-optiml") << M << "\n";
+  };
   SO.Final.Sanitize = !NoSanitize && !GO.Eval.Runner.ComputeSanitizer.empty();
   SO.Final.Rounds = FinalRounds;
 

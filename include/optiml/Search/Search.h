@@ -144,6 +144,9 @@ struct SearchOptions {
   /// Something the user should know that does not stop the search (a torn
   /// journal line dropped on resume); unset: printed to stderr.
   std::function<void(llvm::StringRef)> OnWarning;
+  /// What the search did that the user should hear of (a resumed journal);
+  /// unset: printed to stderr.
+  std::function<void(llvm::StringRef)> OnNote;
   /// Stops the search early when it returns true (checked between nodes).
   std::function<bool()> ShouldStop;
 };
