@@ -46,6 +46,7 @@
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/STLExtras.h"
+#include <optional>
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/VirtualFileSystem.h"
@@ -77,6 +78,35 @@ std::vector<ByteRange> editedRanges(const tooling::Replacements &Repls) {
     Delta += int(R.getReplacementText().size()) - int(R.getLength());
   }
   return Out;
+}
+
+namespace {
+/// Where the tokens outside an edit first disagree: at a pair that differs
+/// (\c Count false) or where one side runs out (\c Count true).
+struct Disagreement {
+  unsigned At; ///< offset in the new code
+  bool Count;
+};
+} // namespace
+
+/// Compares the old and new tokens outside the edit pairwise, in order: a
+/// pair agrees when the kinds match, the new token sits where the edit
+/// shifted the old one, and \p Same holds for the two.
+template <typename Tok, typename SameFn>
+static std::optional<Disagreement>
+firstDisagreement(ArrayRef<const Tok *> O, ArrayRef<const Tok *> N,
+                  const tooling::Replacements &Repls, unsigned NewSize,
+                  SameFn Same) {
+  size_t Count = std::min(O.size(), N.size());
+  for (size_t I = 0; I < Count; ++I) {
+    const Tok &A = *O[I], &B = *N[I];
+    unsigned Shifted = Repls.getShiftedCodePosition(A.Begin);
+    if (A.Kind != B.Kind || Shifted != B.Begin || !Same(A, B))
+      return Disagreement{std::min(B.Begin, Shifted), false};
+  }
+  if (O.size() == N.size())
+    return std::nullopt;
+  return Disagreement{Count < N.size() ? N[Count]->Begin : NewSize, true};
 }
 
 std::string withoutSplices(StringRef Text) {
@@ -311,32 +341,21 @@ checkLexicalInvariance(const LangOptions &LO, StringRef OldCode,
   };
   std::vector<const RawToken *> O = Outside(OldToks, Replaced),
                                 N = Outside(NewToks, Edited);
-  size_t Count = std::min(O.size(), N.size());
-  for (size_t I = 0; I <= Count; ++I) {
-    if (I == Count) {
-      if (O.size() == N.size())
-        break;
-      unsigned At = I < N.size() ? N[I]->Begin : NewCode.size();
-      Failures.push_back(failureAt(
-          "tokens", NewCode, At,
-          "the code after the edit no longer lexes as before (the edit's "
-          "text swallows or adds tokens outside itself)"));
-      break;
-    }
-    const RawToken &A = *O[I], &B = *N[I];
-    unsigned Shifted = Repls.getShiftedCodePosition(A.Begin);
-    bool Same = A.Kind == B.Kind && Shifted == B.Begin &&
-                OldCode.slice(A.Begin, A.End) == NewCode.slice(B.Begin, B.End) &&
-                (A.Kind != tok::hash || A.StartOfLine == B.StartOfLine);
-    if (!Same) {
-      Failures.push_back(failureAt(
-          "tokens", NewCode, std::min(B.Begin, Shifted),
-          "the edit changes how the code outside it is read (a comment, "
-          "string, raw string or line splice opened in the edit reaches "
-          "past it, or a directive outside it is joined or split)"));
-      break;
-    }
-  }
+  if (auto D = firstDisagreement<RawToken>(
+          O, N, Repls, NewCode.size(),
+          [&](const RawToken &A, const RawToken &B) {
+            return OldCode.slice(A.Begin, A.End) ==
+                       NewCode.slice(B.Begin, B.End) &&
+                   (A.Kind != tok::hash || A.StartOfLine == B.StartOfLine);
+          }))
+    Failures.push_back(failureAt(
+        "tokens", NewCode, D->At,
+        D->Count ? "the code after the edit no longer lexes as before (the "
+                   "edit's text swallows or adds tokens outside itself)"
+                 : "the edit changes how the code outside it is read (a "
+                   "comment, string, raw string or line splice opened in the "
+                   "edit reaches past it, or a directive outside it is "
+                   "joined or split)"));
   return Failures;
 }
 
@@ -508,33 +527,19 @@ checkPreprocessedInvariance(StringRef FileName, StringRef OldCode,
     if (!Inside)
       N.push_back(&T);
   }
-  size_t Count = std::min(O.size(), N.size());
-  for (size_t I = 0; I <= Count; ++I) {
-    if (I == Count) {
-      if (O.size() == N.size())
-        break;
-      unsigned At = I < N.size() ? N[I]->Begin : NewCode.size();
-      Failures.push_back(failureAt(
-          "tokens", NewCode, At,
-          "the code outside the edit preprocesses differently (" + SideName +
-              " side): the edit's text swallows or adds tokens outside "
-              "itself"));
-      break;
-    }
-    const PPToken &A = *O[I], &B = *N[I];
-    unsigned Shifted = Repls.getShiftedCodePosition(A.Begin);
-    bool Same = A.Kind == B.Kind && Shifted == B.Begin &&
-                (A.Spelling == B.Spelling ||
-                 (A.PositionDependent && B.PositionDependent));
-    if (!Same) {
-      Failures.push_back(failureAt(
-          "tokens", NewCode, std::min(Shifted, B.Begin),
-          "the code outside the edit preprocesses differently (" + SideName +
-              " side): the edit changes what a macro or directive outside "
-              "it does"));
-      break;
-    }
-  }
+  if (auto D = firstDisagreement<PPToken>(
+          O, N, Repls, NewCode.size(),
+          [](const PPToken &A, const PPToken &B) {
+            return A.Spelling == B.Spelling ||
+                   (A.PositionDependent && B.PositionDependent);
+          }))
+    Failures.push_back(failureAt(
+        "tokens", NewCode, D->At,
+        "the code outside the edit preprocesses differently (" + SideName +
+            (D->Count ? " side): the edit's text swallows or adds tokens "
+                        "outside itself"
+                      : " side): the edit changes what a macro or directive "
+                        "outside it does")));
   return Failures;
 }
 
