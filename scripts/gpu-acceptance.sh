@@ -117,6 +117,8 @@ step "optimize --resume after the kill" 0,3 \
   --resume -o resumed.cu --report resumed.html --eval-cache cache
 resumed_out=$out/step$total.out
 expect "the resumed report is written" test -s resumed.html
+expect "the resumed run says it resumed" \
+  grep -q "note: resuming the search in .*runs/$name/journal.jsonl" "$resumed_out"
 # The resumed search starts from what the journal holds: its first progress
 # line already shows the killed run's best, and the journal's node ids run
 # on without a gap.
