@@ -37,6 +37,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "optiml/Edit/Checks.h"
+#include "optiml/Frontend/NvccCompat.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
@@ -460,6 +461,9 @@ static PPResult preprocess(StringRef FileName, StringRef Code,
   Overlay->pushOverlay(Memory);
   auto Files = makeIntrusiveRefCnt<FileManager>(FileSystemOptions(), Overlay);
   Memory->addFile(Abs, 0, MemoryBuffer::getMemBufferCopy(Code, Abs));
+  Memory->addFile(nvccCompatHeaderPath(), 0,
+                  MemoryBuffer::getMemBuffer(nvccCompatHeaderText(),
+                                             nvccCompatHeaderPath()));
   tooling::ToolInvocation Inv(Args, std::make_unique<CollectTokens>(Out),
                               Files.get());
   // Nothing the preprocessor says is shown: the checks below speak in

@@ -48,11 +48,14 @@ static std::vector<ByteRange> allowedRanges(const EditContext &Ctx,
             clang::Lexer::MeasureTokenLength(End, SM, Ctx.AST.getLangOpts());
   Def.What = "the definition of '" + Fn.str() + "'";
   Allowed.push_back(Def);
+  // The text clang parsed: a launch spelled `>> >` reads `>>> ` there, at
+  // the same offsets (NvccCompat.h).
+  StringRef Parsed = SM.getBufferData(SM.getMainFileID());
   if (const KernelInfo *K = Ctx.Model.findKernel(Fn.str())) {
     for (const LaunchSite &L : K->Launches) {
       if (L.InMacro || L.GridRange.Begin.Offset == 0)
         continue;
-      size_t Close = Ctx.Code.find(">>>", L.BlockRange.End.Offset);
+      size_t Close = Parsed.find(">>>", L.BlockRange.End.Offset);
       if (Close == StringRef::npos || Close > L.Range.End.Offset)
         continue;
       Allowed.push_back({L.GridRange.Begin.Offset, unsigned(Close),

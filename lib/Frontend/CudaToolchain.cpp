@@ -1,6 +1,7 @@
 //===- CudaToolchain.cpp --------------------------------------------------===//
 
 #include "optiml/Frontend/CudaToolchain.h"
+#include "optiml/Frontend/NvccCompat.h"
 #include "clang/Basic/Cuda.h"
 #include "clang/Basic/Version.h"
 #include "llvm/Support/FileSystem.h"
@@ -145,6 +146,9 @@ std::vector<std::string> Toolchain::clangArgs(CudaSide Side) const {
     Args.push_back("-isystem");
     Args.push_back(std::string(Cccl));
   }
+  // What nvcc declares implicitly (NvccCompat.h), from memory.
+  Args.push_back("-include");
+  Args.push_back(nvccCompatHeaderPath().str());
   return Args;
 }
 

@@ -1,6 +1,7 @@
 //===- Parse.cpp - Parse CUDA with clang's frontend -----------------------===//
 
 #include "optiml/Frontend/Parse.h"
+#include "optiml/Frontend/NvccCompat.h"
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/DiagnosticIDs.h"
 #include "clang/Basic/SourceManager.h"
@@ -135,12 +136,17 @@ Expected<ParsedTU> parseCuda(StringRef Code, StringRef FileName,
   CollectingConsumer Consumer(TU.Diags);
   // Whatever thread calls this (a search applies edits on worker threads),
   // clang parses on a large stack; a crash inside it is an error here.
+  // What clang reads is what nvcc accepts (NvccCompat.h): the same
+  // length as Code, so offsets into either are the same.
+  std::string Text = normalizeLaunchChevrons(Code);
+  clang::tooling::FileContentMappings Compat = {
+      {nvccCompatHeaderPath().str(), nvccCompatHeaderText().str()}};
   bool Finished = runOnLargeStack([&] {
     TU.AST = clang::tooling::buildASTFromCodeWithArgs(
-        Code, toolArgs(Config, Side), TU.FileName, "clang-optiml",
+        Text, toolArgs(Config, Side), TU.FileName, "clang-optiml",
         std::make_shared<clang::PCHContainerOperations>(),
-        clang::tooling::getClangStripDependencyFileAdjuster(),
-        clang::tooling::FileContentMappings(), &Consumer);
+        clang::tooling::getClangStripDependencyFileAdjuster(), Compat,
+        &Consumer);
   });
   if (!Finished) {
     // Whatever clang left half built is not touched again.
