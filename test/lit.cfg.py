@@ -25,6 +25,7 @@ llvm_config.add_tool_substitutions(["clang-optiml", "clangd-optiml"],
 # Hermetic CUDA: the mock header, no SDK headers or libdevice.
 inputs = os.path.join(config.test_source_root, "Inputs")
 config.substitutions.append(("%inputs", inputs))
+config.substitutions.append(("%optiml_tools", config.optiml_tools_dir))
 config.substitutions.append(
     ("%mock_args", "-nocudainc -nocudalib -I%s" % inputs))
 config.substitutions.append(("%cuda_root", config.cuda_root))
