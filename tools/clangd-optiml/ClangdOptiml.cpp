@@ -208,8 +208,13 @@ std::string pathOfUri(StringRef Uri) {
 struct Document {
   std::string Uri, Path, Text, LanguageId;
   int64_t Version = 0;
-  /// The analysis of Text at AnalyzedVersion (-1: none yet).
+  /// The analysis of AnalyzedText, the text at AnalyzedVersion (-1: none
+  /// yet). Code actions are answered from it at once, even when the buffer
+  /// has changed since: targets are stable ids (a kernel's name, a loop's
+  /// id) that survive unrelated edits, and the edit itself is made on the
+  /// text of the moment it is chosen, with every check.
   int64_t AnalyzedVersion = -1;
+  std::string AnalyzedText;
   BufferAnalysis Analysis;
   json ClangdDiagnostics = json::array();
   bool HaveClangdDiagnostics = false;
@@ -336,7 +341,7 @@ json mergedDiagnostics(const Document &D) {
   json Params = {{"uri", D.Uri}, {"diagnostics", D.ClangdDiagnostics}};
   if (D.AnalyzedVersion == D.Version)
     for (const Hint &H : D.Analysis.Hints)
-      Params["diagnostics"].push_back(hintDiagnostic(D.Text, H));
+      Params["diagnostics"].push_back(hintDiagnostic(D.AnalyzedText, H));
   Params["version"] = D.Version;
   return {{"jsonrpc", "2.0"},
           {"method", "textDocument/publishDiagnostics"},
@@ -367,6 +372,7 @@ void analyzeNow(const std::string &Uri) {
       return; // changed meanwhile: a newer analysis is queued
     It->second.Analysis = std::move(A);
     It->second.AnalyzedVersion = Version;
+    It->second.AnalyzedText = Text;
     // Published with clangd's once clangd has said something for the file,
     // so ours never replace clangd's with an empty list.
     if (It->second.HaveClangdDiagnostics || !It->second.Analysis.Hints.empty())
@@ -395,19 +401,39 @@ bool overlaps(size_t B1, size_t E1, size_t B2, size_t E2) {
   return B1 <= E2 && B2 <= E1;
 }
 
-/// Our code actions for a codeAction request (on the worker).
+/// \p X, an offset in \p Now, as an offset in \p Then (the text an analysis
+/// was made on): shifted past the changed blocks before it; inside a changed
+/// block, the block's start.
+size_t offsetThen(StringRef Then, StringRef Now, size_t X) {
+  if (Then == Now)
+    return X;
+  int64_t Delta = 0;
+  for (const TextChange &C : lineChanges(Then, Now)) {
+    int64_t NewBegin = int64_t(C.Offset) + Delta;
+    if (int64_t(X) < NewBegin)
+      break;
+    if (int64_t(X) < NewBegin + int64_t(C.Text.size()))
+      return C.Offset;
+    Delta += int64_t(C.Text.size()) - int64_t(C.Length);
+  }
+  return size_t(std::max<int64_t>(0, int64_t(X) - Delta));
+}
+
+/// Our code actions for a codeAction request, from the last analysis of the
+/// document (no parsing here: the answer never waits for the worker).
+/// Called with S.Mu held.
 json actionsFor(const json &Req) {
   json Out = json::array();
   const json &P = Req.at("params");
   std::string Uri = P.at("textDocument").at("uri").get<std::string>();
-  analyzeNow(Uri);
-  std::lock_guard<std::mutex> L(S.Mu);
   auto It = S.Docs.find(Uri);
-  if (It == S.Docs.end() || It->second.AnalyzedVersion != It->second.Version)
+  if (It == S.Docs.end() || It->second.AnalyzedVersion < 0)
     return Out;
   const Document &D = It->second;
-  size_t B = offsetOf(D.Text, P.at("range").at("start"));
-  size_t E = offsetOf(D.Text, P.at("range").at("end"));
+  size_t B = offsetThen(D.AnalyzedText, D.Text,
+                        offsetOf(D.Text, P.at("range").at("start")));
+  size_t E = offsetThen(D.AnalyzedText, D.Text,
+                        offsetOf(D.Text, P.at("range").at("end")));
   for (const Offer &O : D.Analysis.Offers) {
     if (none_of(O.Ranges, [&](const std::pair<size_t, size_t> &R) {
           return overlaps(B, E, R.first, R.second);
@@ -425,7 +451,7 @@ json actionsFor(const json &Req) {
     json Diags = json::array();
     for (const Hint &H : D.Analysis.Hints)
       if (H.Kernel == O.Kernel && is_contained(O.Addresses, H.Code))
-        Diags.push_back(hintDiagnostic(D.Text, H));
+        Diags.push_back(hintDiagnostic(D.AnalyzedText, H));
     if (!Diags.empty())
       Action["diagnostics"] = Diags;
     Out.push_back(Action);
@@ -979,25 +1005,13 @@ bool fromEditor(const std::string &Body) {
     if (Method == "shutdown")
       S.ShuttingDown = true;
     if (Method == "textDocument/codeAction" && Msg.contains("params")) {
-      S.Actions[Key].Request = Msg;
-      post([Key, Msg] {
-        json Ours = json::array();
-        try {
-          Ours = actionsFor(Msg);
-        } catch (const json::exception &) {
-        }
-        std::optional<json> Send;
-        {
-          std::lock_guard<std::mutex> L(S.Mu);
-          auto It = S.Actions.find(Key);
-          if (It == S.Actions.end())
-            return;
-          It->second.Ours = Ours;
-          Send = completeAction(Key);
-        }
-        if (Send)
-          sendToEditor(*Send);
-      });
+      PendingAction &PA = S.Actions[Key];
+      PA.Request = Msg;
+      try {
+        PA.Ours = actionsFor(Msg);
+      } catch (const json::exception &) {
+        PA.Ours = json::array();
+      }
     }
   }
   {

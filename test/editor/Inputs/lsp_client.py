@@ -202,7 +202,8 @@ def main():
 
     # Unsaved text: a second kernel exists only in the buffer.
     added = ("\n__global__ void unsaved_kernel(float *q) {\n"
-             "  for (int j = 0; j < 8; ++j)\n    q[j] += 1;\n}\n")
+             "  for (int j = 0; j < 8; ++j)\n"
+             "    q[threadIdx.x * 8 + j] += 1;\n}\n")
     buf = new_text + added
     c.notify("textDocument/didChange", {
         "textDocument": {"uri": uri, "version": 2},
@@ -213,6 +214,13 @@ def main():
         "contentChanges": [{"range": {
             "start": {"line": end_line, "character": 0},
             "end": {"line": end_line, "character": 0}}, "text": added}]})
+    # Code actions are answered at once from the last analysis; the hints
+    # of the new text say when it is in.
+    if not c.wait_for(lambda m: m.get("method") ==
+                      "textDocument/publishDiagnostics" and any(
+                          "q[threadIdx.x * 8 + j]" in x["message"]
+                          for x in m["params"]["diagnostics"])):
+        raise SystemExit("FAIL: no hints for the unsaved text")
     kline = buf.split("\n").index("__global__ void unsaved_kernel(float *q) {")
     r = c.request("textDocument/codeAction", {
         "textDocument": {"uri": uri},
