@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include <condition_variable>
+#include <cstring>
 #include <csignal>
 #include <deque>
 #include <fcntl.h>
@@ -34,6 +35,7 @@
 #include <mutex>
 #include <set>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -66,15 +68,38 @@ const char *const OptimizeCommand = "clang-optiml.optimize";
 // Framing
 //===----------------------------------------------------------------------===//
 
-bool readAll(int Fd, char *Buf, size_t N) {
-  while (N) {
-    ssize_t R = ::read(Fd, Buf, N);
+/// Buffered reads per descriptor (one reader thread each): a message's
+/// headers and body usually come in one read.
+struct ReadBuffer {
+  int Fd = -1;
+  std::string Data;
+  size_t Pos = 0;
+};
+
+bool fill(ReadBuffer &B) {
+  char Chunk[65536];
+  while (true) {
+    ssize_t R = ::read(B.Fd, Chunk, sizeof(Chunk));
     if (R < 0 && errno == EINTR)
       continue;
     if (R <= 0)
       return false;
-    Buf += R;
-    N -= size_t(R);
+    B.Data.erase(0, B.Pos);
+    B.Pos = 0;
+    B.Data.append(Chunk, size_t(R));
+    return true;
+  }
+}
+
+bool readAll(ReadBuffer &B, char *Buf, size_t N) {
+  while (N) {
+    if (B.Pos == B.Data.size() && !fill(B))
+      return false;
+    size_t Take = std::min(N, B.Data.size() - B.Pos);
+    memcpy(Buf, B.Data.data() + B.Pos, Take);
+    B.Pos += Take;
+    Buf += Take;
+    N -= Take;
   }
   return true;
 }
@@ -95,7 +120,7 @@ bool writeAll(int Fd, StringRef S) {
 }
 
 /// One message body (Content-Length framing); false at end of input.
-bool readMessage(int Fd, std::string &Body) {
+bool readMessage(ReadBuffer &Fd, std::string &Body) {
   std::string Header;
   size_t Length = 0;
   bool HaveLength = false;
@@ -308,6 +333,9 @@ void post(std::function<void()> F) {
 }
 
 void workerLoop() {
+  // Parsing is the heavy part; the threads that forward clangd's traffic
+  // go first (a per-thread nice value on Linux).
+  setpriority(PRIO_PROCESS, gettid(), 10);
   while (true) {
     std::function<void()> F;
     {
@@ -883,7 +911,9 @@ void clangdReaderLoop() {
       Fd = S.ClangdOut;
     }
     std::string Body;
-    while (Fd >= 0 && readMessage(Fd, Body))
+    ReadBuffer B;
+    B.Fd = Fd;
+    while (Fd >= 0 && readMessage(B, Body))
       fromClangd(Body);
     if (!restartClangd())
       return;
@@ -1099,7 +1129,9 @@ int main(int argc, char **argv) {
   std::thread Worker(workerLoop);
   std::thread Reader(clangdReaderLoop);
   std::string Body;
-  while (readMessage(STDIN_FILENO, Body))
+  ReadBuffer In;
+  In.Fd = STDIN_FILENO;
+  while (readMessage(In, Body))
     if (!fromEditor(Body))
       break;
   {
