@@ -26,8 +26,8 @@
 #include <nlohmann/json.hpp>
 
 #include <condition_variable>
-#include <cstring>
 #include <csignal>
+#include <cstring>
 #include <deque>
 #include <fcntl.h>
 #include <functional>
@@ -188,7 +188,11 @@ size_t offsetOf(StringRef Text, const json &Pos) {
   size_t Units = 0, I = Off;
   while (I < End && Units < size_t(std::max<int64_t>(Char, 0))) {
     unsigned char C = Text[I];
-    size_t Len = C < 0x80 ? 1 : C >= 0xF0 ? 4 : C >= 0xE0 ? 3 : C >= 0xC0 ? 2 : 1;
+    size_t Len = C < 0x80    ? 1
+                 : C >= 0xF0 ? 4
+                 : C >= 0xE0 ? 3
+                 : C >= 0xC0 ? 2
+                             : 1;
     Units += (!Utf8Positions && Len == 4) ? 2 : Utf8Positions ? Len : 1;
     I += Len;
   }
@@ -246,7 +250,7 @@ struct Document {
 };
 
 struct PendingAction {
-  json Request;           ///< the editor's codeAction request
+  json Request;               ///< the editor's codeAction request
   std::optional<json> Clangd; ///< clangd's answer, once in
   std::optional<json> Ours;   ///< our actions, once computed
 };
@@ -590,8 +594,8 @@ pid_t spawnPiped(const std::vector<std::string> &Argv, int &OutFd) {
     Args.push_back(const_cast<char *>(A.c_str()));
   Args.push_back(nullptr);
   pid_t Pid = -1;
-  int RC = posix_spawn(&Pid, Argv[0].c_str(), &FA, nullptr, Args.data(),
-                       environ);
+  int RC =
+      posix_spawn(&Pid, Argv[0].c_str(), &FA, nullptr, Args.data(), environ);
   posix_spawn_file_actions_destroy(&FA);
   close(P[1]);
   if (RC) {
@@ -687,9 +691,9 @@ void runOptimize(const json &Args) {
   } else if (RC == 0) {
     auto Best = MemoryBuffer::getFile(Out);
     if (Best)
-      requestApplyEdit("clang-optiml: the verified best variant of " + Kernel,
-                       workspaceEdit(Uri, Text,
-                                     lineChanges(Text, (*Best)->getBuffer())));
+      requestApplyEdit(
+          "clang-optiml: the verified best variant of " + Kernel,
+          workspaceEdit(Uri, Text, lineChanges(Text, (*Best)->getBuffer())));
     showMessage(3, "clang-optiml: the verified best variant of " + Kernel +
                        " is offered as an edit; report: file://" +
                        std::string(Report));
@@ -734,8 +738,8 @@ bool startClangd() {
     Args.push_back(const_cast<char *>(A.c_str()));
   Args.push_back(nullptr);
   pid_t Pid;
-  int RC = posix_spawn(&Pid, ClangdExe.c_str(), &FA, nullptr, Args.data(),
-                       environ);
+  int RC =
+      posix_spawn(&Pid, ClangdExe.c_str(), &FA, nullptr, Args.data(), environ);
   posix_spawn_file_actions_destroy(&FA);
   close(In[0]);
   close(Out[1]);
@@ -765,15 +769,14 @@ bool restartClangd() {
     close(S.ClangdOut);
     S.ClangdIn = S.ClangdOut = -1;
     waitpid(S.ClangdPid, nullptr, 0);
-    if (S.ShuttingDown || S.InitializeParams.is_null() ||
-        ++S.Restarts > 20)
+    if (S.ShuttingDown || S.InitializeParams.is_null() || ++S.Restarts > 20)
       return false;
     for (auto &[Id, Method] : S.Forwarded)
-      Owed.push_back({{"jsonrpc", "2.0"},
-                      {"id", json::parse(Id)},
-                      {"error",
-                       {{"code", -32801},
-                        {"message", "clangd restarted; ask again"}}}});
+      Owed.push_back(
+          {{"jsonrpc", "2.0"},
+           {"id", json::parse(Id)},
+           {"error",
+            {{"code", -32801}, {"message", "clangd restarted; ask again"}}}});
     S.Forwarded.clear();
     S.Actions.clear();
     S.Restarting = true;
@@ -814,8 +817,7 @@ void finishRestart() {
                                {"languageId", D.LanguageId},
                                {"version", D.Version},
                                {"text", D.Text}}}}}})
-                         .dump(-1, ' ', false,
-                               json::error_handler_t::replace));
+                         .dump(-1, ' ', false, json::error_handler_t::replace));
     S.Restarting = false;
     append_range(Msgs, S.Held);
     S.Held.clear();
@@ -988,7 +990,8 @@ bool fromEditor(const std::string &Body) {
     std::string Cmd = Msg["params"].value("command", "");
     if (Cmd == ApplyCommand || Cmd == OptimizeCommand) {
       json Args = Msg["params"].value("arguments", json::array());
-      sendToEditor({{"jsonrpc", "2.0"}, {"id", Msg["id"]}, {"result", nullptr}});
+      sendToEditor(
+          {{"jsonrpc", "2.0"}, {"id", Msg["id"]}, {"result", nullptr}});
       if (!Args.is_array() || Args.empty() || !Args[0].is_object())
         return true;
       json A = Args[0];
@@ -1067,8 +1070,8 @@ std::string findClangd() {
 std::string findOptiml(const char *Argv0) {
   if (!OptimlPath.empty())
     return OptimlPath;
-  std::string Self = sys::fs::getMainExecutable(
-      Argv0, reinterpret_cast<void *>(&findClangd));
+  std::string Self =
+      sys::fs::getMainExecutable(Argv0, reinterpret_cast<void *>(&findClangd));
   SmallString<256> Beside(sys::path::parent_path(Self));
   sys::path::append(Beside, "clang-optiml");
   if (sys::fs::can_execute(Beside))

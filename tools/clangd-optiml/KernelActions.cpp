@@ -93,8 +93,9 @@ BufferAnalysis analyzeBuffer(StringRef Path, StringRef Text,
                             size_t(K.Range.End.Offset)});
 
     auto Applies = [&](StringRef Sub) {
-      return any_of(Applicable,
-                    [&](const std::string &A) { return StringRef(A).contains(Sub); });
+      return any_of(Applicable, [&](const std::string &A) {
+        return StringRef(A).contains(Sub);
+      });
     };
     if (K.LaunchBounds.empty() && Applies("launch-bounds"))
       Out.Hints.push_back({SigBegin, SigEnd, true,
