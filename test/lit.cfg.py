@@ -19,11 +19,13 @@ llvm_config.use_default_substitutions()
 # 'not', 'count', 'split-file' for RUN lines that start with them.
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.optiml_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["clang-optiml"], [config.optiml_tools_dir])
+llvm_config.add_tool_substitutions(["clang-optiml", "clangd-optiml"],
+                                  [config.optiml_tools_dir])
 
 # Hermetic CUDA: the mock header, no SDK headers or libdevice.
 inputs = os.path.join(config.test_source_root, "Inputs")
 config.substitutions.append(("%inputs", inputs))
+config.substitutions.append(("%optiml_tools", config.optiml_tools_dir))
 config.substitutions.append(
     ("%mock_args", "-nocudainc -nocudalib -I%s" % inputs))
 config.substitutions.append(("%cuda_root", config.cuda_root))
@@ -52,3 +54,19 @@ if smi:
             config.available_features.add("cuda-gpu")
     except Exception:
         pass
+
+# Editor integration: clang-apply-replacements reads --export-fixes' YAML;
+# clangd and Neovim drive clangd-optiml (Debian: clang-tools-22, clangd-22,
+# neovim).
+for feature, names in [("clang-apply-replacements",
+                         ["clang-apply-replacements-22",
+                          "clang-apply-replacements"]),
+                        ("clangd", ["clangd-22", "clangd"]),
+                        ("nvim", ["nvim"])]:
+    for name in names:
+        path = shutil.which(name)
+        if path:
+            config.available_features.add(feature)
+            config.substitutions.append(
+                ("%" + feature.replace("-", "_"), path))
+            break

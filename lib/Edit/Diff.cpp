@@ -7,7 +7,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "optiml/Edit/Diff.h"
+#include "clang/Tooling/Core/Diagnostic.h"
+#include "clang/Tooling/DiagnosticsYaml.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/YAMLTraits.h"
 #include "llvm/Support/raw_ostream.h"
 #include <algorithm>
 #include <vector>
@@ -157,6 +160,82 @@ std::string unifiedDiff(StringRef Old, StringRef New, StringRef OldName,
     }
     K = End;
   }
+  return Out;
+}
+
+std::vector<TextChange> lineChanges(StringRef Old, StringRef New) {
+  std::vector<TextChange> Out;
+  if (Old == New)
+    return Out;
+  std::vector<Op> Ops = diffLines(splitLines(Old), splitLines(New));
+  size_t Offset = 0;
+  for (size_t K = 0; K < Ops.size();) {
+    if (Ops[K].Tag == ' ') {
+      Offset += Ops[K++].Line.size();
+      continue;
+    }
+    TextChange C;
+    C.Offset = Offset;
+    for (; K < Ops.size() && Ops[K].Tag != ' '; ++K) {
+      if (Ops[K].Tag == '-')
+        C.Length += Ops[K].Line.size();
+      else
+        C.Text += Ops[K].Line;
+    }
+    Offset += C.Length;
+    Out.push_back(std::move(C));
+  }
+  return Out;
+}
+
+Expected<std::string> fixesYAML(StringRef FilePath, StringRef Old,
+                                StringRef New, StringRef DiagnosticName,
+                                StringRef Message) {
+  clang::tooling::Replacements Repls;
+  for (const TextChange &C : lineChanges(Old, New))
+    if (Error E = Repls.add(clang::tooling::Replacement(FilePath, C.Offset,
+                                                        C.Length, C.Text)))
+      return std::move(E);
+  clang::tooling::TranslationUnitDiagnostics TUD;
+  TUD.MainSourceFile = FilePath.str();
+  clang::tooling::DiagnosticMessage Msg;
+  Msg.Message = Message.str();
+  Msg.FilePath = FilePath.str();
+  Msg.FileOffset = Repls.empty() ? 0 : Repls.begin()->getOffset();
+  Msg.Fix[FilePath] = Repls;
+  TUD.Diagnostics.emplace_back(DiagnosticName.str(), Msg,
+                               SmallVector<clang::tooling::DiagnosticMessage>{},
+                               clang::tooling::Diagnostic::Warning,
+                               /*BuildDirectory=*/"");
+  std::string Out;
+  {
+    raw_string_ostream OS(Out);
+    yaml::Output YAML(OS);
+    YAML << TUD;
+  }
+
+  // Read it back as clang-apply-replacements will: the text must survive
+  // YAML's quoting (control characters, bytes that are not UTF-8).
+  clang::tooling::TranslationUnitDiagnostics Back;
+  yaml::Input In(Out);
+  In >> Back;
+  auto Bad = [&](StringRef Why) {
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot export the fixes for '%s' as YAML: %s",
+                             FilePath.str().c_str(), Why.str().c_str());
+  };
+  if (In.error() || Back.Diagnostics.size() != 1)
+    return Bad("the document does not read back");
+  const auto &Fix = Back.Diagnostics.front().Message.Fix;
+  auto It = Fix.find(FilePath);
+  clang::tooling::Replacements BackRepls;
+  if (It != Fix.end())
+    BackRepls = It->second;
+  auto Applied = clang::tooling::applyAllReplacements(Old, BackRepls);
+  if (!Applied)
+    return Bad(toString(Applied.takeError()));
+  if (*Applied != New)
+    return Bad("the replacement text does not survive YAML quoting");
   return Out;
 }
 

@@ -55,13 +55,12 @@ Expected<std::string> readCudaSource(StringRef Path, bool ForcedCuda) {
 Expected<ParseConfig> makeParseConfig(StringRef Path,
                                       const AnalyzeOptions &Opts,
                                       TranslatedFlags *FlagsOut) {
-  TranslatedFlags Flags;
-  if (!Opts.BuildDir.empty()) {
-    auto Loaded = loadCompileFlags(Opts.BuildDir, Path);
-    if (!Loaded)
-      return Loaded.takeError();
-    Flags = std::move(*Loaded);
-  }
+  // Like clangd: -p names the database, else the one above the file.
+  auto Loaded = Opts.BuildDir.empty() ? discoverCompileFlags(Path)
+                                      : loadCompileFlags(Opts.BuildDir, Path);
+  if (!Loaded)
+    return Loaded.takeError();
+  TranslatedFlags Flags = std::move(*Loaded);
   ToolchainOptions TO = Opts.Tools;
   if (TO.GpuArch.empty() && Flags.GpuArch)
     TO.GpuArch = *Flags.GpuArch;
@@ -70,6 +69,13 @@ Expected<ParseConfig> makeParseConfig(StringRef Path,
     return Tools.takeError();
 
   if (raw_ostream *V = Opts.Verbose) {
+    if (!Flags.Database.empty())
+      *V << "note: compilation database " << Flags.Database << "\n";
+    if (!Flags.InferredFrom.empty())
+      *V << "note: " << Path << " has no entry in it; flags borrowed from "
+         << Flags.InferredFrom << "\n";
+    if (!Flags.Note.empty())
+      *V << "note: " << Flags.Note << "\n";
     *V << "note: CUDA at " << Tools->CudaPath << " (" << Tools->CudaPathOrigin
        << ")";
     if (!Tools->CudaVersion.empty())

@@ -1,7 +1,9 @@
 //===- CompileFlags.cpp - nvcc and clang compile commands -> clang flags --===//
 
 #include "optiml/Frontend/CompileFlags.h"
+#include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/JSONCompilationDatabase.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -55,6 +57,10 @@ public:
     Out.Original.assign(Argv.begin(), Argv.end());
     for (size_t I = 1; I < Argv.size(); ++I) {
       StringRef A = Argv[I];
+      // Only inputs follow "--" (clang's interpolating database puts the
+      // file there).
+      if (A == "--")
+        break;
       auto Next = [&]() -> std::optional<StringRef> {
         if (I + 1 < Argv.size())
           return StringRef(Argv[++I]);
@@ -340,11 +346,146 @@ TranslatedFlags translateCompileCommand(ArrayRef<std::string> Argv,
   return Translator(Directory).run(Argv);
 }
 
-Expected<TranslatedFlags> loadCompileFlags(StringRef BuildDir,
-                                           StringRef File) {
+namespace {
+
+/// A compile database's entries with absolute, normalized paths (a relative
+/// "directory" is taken against the database's own directory, as the file
+/// that holds it is the only anchor it has).
+class EntryDatabase : public clang::tooling::CompilationDatabase {
+public:
+  explicit EntryDatabase(std::vector<clang::tooling::CompileCommand> Cmds)
+      : Cmds(std::move(Cmds)) {}
+
+  std::vector<clang::tooling::CompileCommand>
+  getCompileCommands(StringRef FilePath) const override {
+    std::vector<clang::tooling::CompileCommand> Out;
+    for (const auto &C : Cmds)
+      if (C.Filename == FilePath)
+        Out.push_back(C);
+    return Out;
+  }
+  std::vector<std::string> getAllFiles() const override {
+    std::vector<std::string> Out;
+    for (const auto &C : Cmds)
+      Out.push_back(C.Filename);
+    return Out;
+  }
+  std::vector<clang::tooling::CompileCommand>
+  getAllCompileCommands() const override {
+    return Cmds;
+  }
+
+private:
+  std::vector<clang::tooling::CompileCommand> Cmds;
+};
+
+std::string normalized(StringRef Path, StringRef Base) {
+  SmallString<256> Abs(Path);
+  if (sys::path::is_relative(Abs)) {
+    if (!Base.empty())
+      sys::path::make_absolute(Base, Abs);
+    else
+      sys::fs::make_absolute(Abs);
+  }
+  sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
+  return std::string(Abs);
+}
+
+/// Whether an entry compiles CUDA: a .cu/.cuh file, nvcc, or `-x cuda`.
+bool isCudaEntry(const clang::tooling::CompileCommand &C) {
+  StringRef Ext = sys::path::extension(C.Filename);
+  if (Ext == ".cu" || Ext == ".cuh")
+    return true;
+  if (C.CommandLine.empty())
+    return false;
+  if (sys::path::filename(C.CommandLine.front()).starts_with("nvcc"))
+    return true;
+  for (size_t I = 0; I + 1 < C.CommandLine.size(); ++I)
+    if (C.CommandLine[I] == "-x" &&
+        (C.CommandLine[I + 1] == "cuda" || C.CommandLine[I + 1] == "cu"))
+      return true;
+  return is_contained(C.CommandLine, "-xcuda");
+}
+
+Expected<std::vector<clang::tooling::CompileCommand>>
+loadEntries(StringRef DbPath) {
+  sys::fs::file_status Status;
+  if (std::error_code EC = sys::fs::status(DbPath, Status))
+    return createStringError(EC, "cannot read compilation database '%s': %s",
+                             DbPath.str().c_str(), EC.message().c_str());
+  if (!sys::fs::is_regular_file(Status))
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot read compilation database '%s': not a "
+                             "regular file",
+                             DbPath.str().c_str());
+  std::string Message;
+  auto Db = clang::tooling::JSONCompilationDatabase::loadFromFile(
+      DbPath, Message, clang::tooling::JSONCommandLineSyntax::AutoDetect);
+  if (!Db)
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot read compilation database '%s': %s",
+                             DbPath.str().c_str(), Message.c_str());
+  std::string DbDir = normalized(sys::path::parent_path(DbPath), "");
+  std::vector<clang::tooling::CompileCommand> Cmds;
+  for (clang::tooling::CompileCommand C : Db->getAllCompileCommands()) {
+    if (C.CommandLine.empty() || C.Filename.empty())
+      continue; // nothing to borrow from an entry without a command
+    C.Directory = normalized(C.Directory, DbDir);
+    C.Filename = normalized(C.Filename, C.Directory);
+    Cmds.push_back(std::move(C));
+  }
+  return Cmds;
+}
+
+/// The entry for \p Abs in \p Cmds, else its closest CUDA neighbour's
+/// command transferred to it; nullopt if the database has no CUDA entry.
+std::optional<clang::tooling::CompileCommand>
+commandFor(std::vector<clang::tooling::CompileCommand> Cmds, StringRef Abs) {
+  for (const auto &C : Cmds)
+    if (C.Filename == Abs)
+      return C;
+  // Borrowing a C++ file's flags for a CUDA file would bring host-only
+  // flags (and, for the tool's own build tree, LLVM's): only CUDA entries
+  // are neighbours.
+  llvm::erase_if(Cmds, [](const clang::tooling::CompileCommand &C) {
+    return !isCudaEntry(C);
+  });
+  if (Cmds.empty())
+    return std::nullopt;
+  auto Interp = clang::tooling::inferMissingCompileCommands(
+      std::make_unique<EntryDatabase>(std::move(Cmds)));
+  std::vector<clang::tooling::CompileCommand> Found =
+      Interp->getCompileCommands(Abs);
+  if (Found.empty())
+    return std::nullopt;
+  return Found.front();
+}
+
+TranslatedFlags translateEntry(const clang::tooling::CompileCommand &C,
+                               StringRef DbPath) {
+  TranslatedFlags F = translateCompileCommand(C.CommandLine, C.Directory);
+  F.Database = DbPath.str();
+  // The interpolating database says "inferred from <file>".
+  StringRef H = C.Heuristic;
+  if (H.consume_front("inferred from "))
+    F.InferredFrom = H.str();
+  else if (!H.empty())
+    F.InferredFrom = H.str();
+  return F;
+}
+
+std::string databasePath(StringRef BuildDir) {
   SmallString<256> DbPath(BuildDir);
   if (sys::path::filename(BuildDir) != "compile_commands.json")
     sys::path::append(DbPath, "compile_commands.json");
+  return std::string(DbPath);
+}
+
+} // namespace
+
+Expected<TranslatedFlags> loadCompileFlags(StringRef BuildDir,
+                                           StringRef File) {
+  std::string DbPath = databasePath(BuildDir);
   if (!sys::fs::exists(DbPath))
     return createStringError(
         inconvertibleErrorCode(),
@@ -352,25 +493,57 @@ Expected<TranslatedFlags> loadCompileFlags(StringRef BuildDir,
         "holds compile_commands.json (CMake writes it with "
         "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON)",
         DbPath.c_str());
-  std::string Message;
-  auto Db = clang::tooling::JSONCompilationDatabase::loadFromFile(
-      DbPath, Message, clang::tooling::JSONCommandLineSyntax::AutoDetect);
-  if (!Db)
+  auto Cmds = loadEntries(DbPath);
+  if (!Cmds)
+    return Cmds.takeError();
+  std::string Abs = normalized(File, "");
+  auto C = commandFor(std::move(*Cmds), Abs);
+  if (!C)
     return createStringError(inconvertibleErrorCode(),
-                             "cannot read compilation database '%s': %s",
-                             DbPath.c_str(), Message.c_str());
-  SmallString<256> Abs(File);
-  sys::fs::make_absolute(Abs);
-  sys::path::remove_dots(Abs, true);
-  std::vector<clang::tooling::CompileCommand> Cmds =
-      Db->getCompileCommands(Abs);
-  if (Cmds.empty())
-    return createStringError(inconvertibleErrorCode(),
-                             "'%s' has no entry in '%s'; run without -p to "
-                             "parse it with default flags",
+                             "'%s' has no entry in '%s', nor a CUDA file to "
+                             "borrow flags from; run without -p to parse it "
+                             "with default flags",
                              File.str().c_str(), DbPath.c_str());
-  return translateCompileCommand(Cmds.front().CommandLine,
-                                 Cmds.front().Directory);
+  return translateEntry(*C, DbPath);
+}
+
+std::string findCompilationDatabase(StringRef File) {
+  std::string Abs = normalized(File, "");
+  for (StringRef Dir = sys::path::parent_path(Abs); !Dir.empty();
+       Dir = sys::path::parent_path(Dir)) {
+    for (StringRef Sub : {"", "build"}) {
+      SmallString<256> P(Dir);
+      sys::path::append(P, Sub, "compile_commands.json");
+      if (sys::fs::exists(P))
+        return std::string(P);
+    }
+  }
+  return "";
+}
+
+Expected<TranslatedFlags> discoverCompileFlags(StringRef File) {
+  std::string DbPath = findCompilationDatabase(File);
+  if (DbPath.empty()) {
+    TranslatedFlags F;
+    F.Note = "no compile_commands.json above '" + File.str() +
+             "'; default flags";
+    return F;
+  }
+  auto Cmds = loadEntries(DbPath);
+  if (!Cmds)
+    return createStringError(
+        inconvertibleErrorCode(),
+        "%s (found above '%s'); fix or remove it, or name a build directory "
+        "with -p",
+        toString(Cmds.takeError()).c_str(), File.str().c_str());
+  auto C = commandFor(std::move(*Cmds), normalized(File, ""));
+  if (!C) {
+    TranslatedFlags F;
+    F.Note = "compilation database '" + DbPath +
+             "' has no CUDA entry; default flags";
+    return F;
+  }
+  return translateEntry(*C, DbPath);
 }
 
 } // namespace optiml

@@ -25,8 +25,8 @@ void run(float *f, double *d, int n) {
   scale<<<1, 128>>>(d, 2.0, n);
 }
 
-// DIFF:      --- a/replace-function.cu.tmp.cu
-// DIFF-NEXT: +++ b/replace-function.cu.tmp.cu
+// DIFF:      --- a/{{(.*/)?}}replace-function.cu.tmp.cu
+// DIFF-NEXT: +++ b/{{(.*/)?}}replace-function.cu.tmp.cu
 // DIFF-NEXT: @@ -{{[0-9]+}},8 +{{[0-9]+}},7 @@
 // DIFF-NEXT:  #include "cuda_mock.h"
 // DIFF-NEXT:  template <typename T>

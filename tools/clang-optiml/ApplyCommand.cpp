@@ -22,7 +22,11 @@ cl::SubCommand ApplyCommand(
     "  clang-optiml apply saxpy.cu --edit unroll.json            # to stdout\n"
     "  clang-optiml apply saxpy.cu --edit edits.json -o fast.cu\n"
     "  clang-optiml apply saxpy.cu --edit edits.json -i          # in place\n"
-    "  clang-optiml apply saxpy.cu --edit edits.json --diff\n");
+    "  clang-optiml apply saxpy.cu --edit edits.json --diff\n"
+    "  clang-optiml apply saxpy.cu --edit edits.json --export-fixes "
+    "fixes/saxpy.yaml\n"
+    "\nDiffs name the file relative to the project root (the directory "
+    "holding .git), so `git apply` works there.\n");
 
 static cl::OptionCategory ApplyCategory("apply options");
 
@@ -47,6 +51,13 @@ static cl::opt<bool> ShowDiff("diff",
                               cl::desc("Print a unified diff instead of the "
                                        "new file"),
                               cl::sub(ApplyCommand), cl::cat(ApplyCategory));
+static cl::opt<std::string> ExportFixes(
+    "export-fixes",
+    cl::desc("Write the change as YAML replacements for "
+             "clang-apply-replacements (as clang-tidy --export-fixes does); "
+             "the input is left alone"),
+    cl::value_desc("fixes.yaml"), cl::sub(ApplyCommand),
+    cl::cat(ApplyCategory));
 static cl::opt<bool> Json("json",
                           cl::desc("Print the outcome as JSON (applied edits "
                                    "with their diffs, or the failed checks)"),
@@ -82,6 +93,11 @@ int runApply(const CommandContext &Ctx) {
   if (Modes > 1)
     return reportUsageError(createStringError(
         inconvertibleErrorCode(), "-o, -i and --diff are mutually exclusive"));
+  if (InPlace && !ExportFixes.empty())
+    return reportUsageError(createStringError(
+        inconvertibleErrorCode(),
+        "-i and --export-fixes are mutually exclusive (the fixes apply to "
+        "the file as it is)"));
 
   auto Buf = MemoryBuffer::getFileOrSTDIN(EditFile, /*IsText=*/true);
   if (!Buf)
@@ -125,6 +141,19 @@ int runApply(const CommandContext &Ctx) {
     return RC;
   }
 
+  for (AppliedEdit &S : Result->Steps)
+    S.Diff = projectRelativeDiff(S.Diff, A->Path);
+  Result->Diff = projectRelativeDiff(Result->Diff, A->Path);
+  // Written before anything else, so a failure leaves nothing half-done.
+  if (!ExportFixes.empty()) {
+    std::string Message;
+    for (const AppliedEdit &S : Result->Steps)
+      Message += (Message.empty() ? "" : "; ") + S.Summary;
+    if (Error Err = exportFixes(ExportFixes, A->Path, A->Code,
+                                Result->NewCode, Message))
+      return reportError(std::move(Err));
+  }
+
   if (Json) {
     outs() << "[";
     for (size_t I = 0; I < Result->Steps.size(); ++I)
@@ -155,7 +184,7 @@ int runApply(const CommandContext &Ctx) {
       return reportError(std::move(Err));
     return 0;
   }
-  if (Json)
+  if (Json || (!ExportFixes.empty() && !ShowDiff))
     return 0;
   if (ShowDiff) {
     outs() << Result->Diff;

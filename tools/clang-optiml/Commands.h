@@ -93,6 +93,22 @@ int reportUsageError(llvm::Error E);
 /// Empty stays empty.
 std::string absolutePath(llvm::StringRef Path);
 
+/// The directory a diff of \p AbsFile is relative to, so that `git apply`
+/// works there: the closest directory above it holding `.git`, else its own
+/// directory.
+std::string projectRoot(llvm::StringRef AbsFile);
+
+/// \p Diff (made by the library with "a/<file name>" headers) with its
+/// headers naming \p AbsFile relative to projectRoot.
+std::string projectRelativeDiff(llvm::StringRef Diff, llvm::StringRef AbsFile);
+
+/// --export-fixes: writes (atomically) the change from \p Old to \p New of
+/// \p AbsFile as a clang-apply-replacements YAML document to \p YamlPath,
+/// refused if that is the source file itself.
+llvm::Error exportFixes(llvm::StringRef YamlPath, llvm::StringRef AbsFile,
+                        llvm::StringRef Old, llvm::StringRef New,
+                        llvm::StringRef Message);
+
 /// Refuses a flag for nvcc (\p Option: "--build-arg", "--nvcc-arg") that
 /// holds a character the shell nvcc runs its steps through would interpret.
 llvm::Error checkNvccFlags(llvm::ArrayRef<std::string> Flags,

@@ -1,8 +1,10 @@
 //===- CommonOptions.cpp - Options every subcommand takes -----------------===//
 
 #include "Commands.h"
+#include "optiml/Edit/Diff.h"
 #include "optiml/Eval/Builder.h"
 #include "optiml/Eval/Runner.h"
+#include "optiml/Support/FileUtil.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -97,6 +99,49 @@ void hideUnrelatedOptions() {
   Hide(cl::SubCommand::getTopLevel());
   for (cl::SubCommand *Sub : cl::getRegisteredSubcommands())
     Hide(*Sub);
+}
+
+std::string projectRoot(StringRef AbsFile) {
+  StringRef Dir = sys::path::parent_path(AbsFile);
+  for (StringRef D = Dir; !D.empty(); D = sys::path::parent_path(D)) {
+    SmallString<256> Git(D);
+    sys::path::append(Git, ".git");
+    if (sys::fs::exists(Git))
+      return D.str();
+  }
+  return Dir.str();
+}
+
+std::string projectRelativeDiff(StringRef Diff, StringRef AbsFile) {
+  std::string Root = projectRoot(AbsFile);
+  SmallString<256> Rel(AbsFile);
+  if (!sys::path::replace_path_prefix(Rel, Root, ""))
+    return Diff.str();
+  StringRef R = sys::path::relative_path(Rel);
+  std::string RelPosix = sys::path::convert_to_slash(R);
+  // The library's headers are the first two lines.
+  StringRef Rest = Diff;
+  if (!Rest.consume_front("--- "))
+    return Diff.str();
+  Rest = Rest.split('\n').second;
+  if (!Rest.consume_front("+++ "))
+    return Diff.str();
+  Rest = Rest.split('\n').second;
+  return "--- a/" + RelPosix + "\n+++ b/" + RelPosix + "\n" + Rest.str();
+}
+
+Error exportFixes(StringRef YamlPath, StringRef AbsFile, StringRef Old,
+                  StringRef New, StringRef Message) {
+  std::string Path = absolutePath(YamlPath);
+  if (sys::fs::equivalent(Path, AbsFile))
+    return createStringError(inconvertibleErrorCode(),
+                             "--export-fixes '%s' is the source file itself; "
+                             "name a .yaml file",
+                             YamlPath.str().c_str());
+  auto Yaml = fixesYAML(AbsFile, Old, New, "clang-optiml-edit", Message);
+  if (!Yaml)
+    return Yaml.takeError();
+  return writeFileAtomically(Path, *Yaml);
 }
 
 Error checkNvccFlags(ArrayRef<std::string> Flags, StringRef Option) {

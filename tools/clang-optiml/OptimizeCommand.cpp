@@ -76,6 +76,12 @@ static cl::opt<bool> InPlace("i",
                                       "variant (atomically)"),
                              cl::sub(OptimizeCommand),
                              cl::cat(OptimizeCategory));
+static cl::opt<std::string> ExportFixes(
+    "export-fixes",
+    cl::desc("Also write the best verified variant's change as YAML "
+             "replacements for clang-apply-replacements"),
+    cl::value_desc("fixes.yaml"), cl::sub(OptimizeCommand),
+    cl::cat(OptimizeCategory));
 static cl::opt<unsigned>
     Budget("budget",
            cl::desc("Candidate evaluations (default 30, or no limit with "
@@ -332,6 +338,9 @@ static Error checkOptions() {
     return createStringError("-o and -i are exclusive: write the best "
                              "variant to a new file or over the input, not "
                              "both");
+  if (InPlace && !ExportFixes.empty())
+    return createStringError("-i and --export-fixes are exclusive: the fixes "
+                             "apply to the input as it is");
   if (Resume && RunDirOpt.empty())
     return createStringError("--resume needs --run-dir: the directory of the "
                              "run to continue");
@@ -807,7 +816,8 @@ int runOptimize(const CommandContext &Ctx) {
   // directory, a directory we cannot write in.
   for (const std::string &Out :
        {InPlace ? InputFile.getValue() : Output.getValue(),
-        ReportFile.getValue(), SummaryJSON.getValue()})
+        ReportFile.getValue(), SummaryJSON.getValue(),
+        ExportFixes.getValue()})
     if (!Out.empty())
       if (Error E = checkOutputFile(Out))
         return reportError(std::move(E));
@@ -956,8 +966,16 @@ int runOptimize(const CommandContext &Ctx) {
   // Kept in the run directory whatever else happens.
   if (Error E = writeFileAtomically(RunDir + "/best.cu", R->FinalSource))
     return reportError(std::move(E));
-  if (Error E = writeFileAtomically(RunDir + "/best.diff", R->FinalDiff))
+  if (Error E = writeFileAtomically(
+          RunDir + "/best.diff", projectRelativeDiff(R->FinalDiff, A->Path)))
     return reportError(std::move(E));
+  if (!ExportFixes.empty()) {
+    if (Error E = exportFixes(ExportFixes, A->Path, A->Code, R->FinalSource,
+                              "the best verified variant found by "
+                              "clang-optiml optimize"))
+      return reportError(std::move(E));
+    outs() << "fixes: " << ExportFixes << "\n";
+  }
   std::string Dest = InPlace ? InputFile.getValue() : Output.getValue();
   if (!Dest.empty()) {
     if (Error E = writeFileAtomically(absolutePath(Dest), R->FinalSource))

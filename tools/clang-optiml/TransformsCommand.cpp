@@ -18,13 +18,15 @@ cl::SubCommand TransformsCommand(
     "the others do not apply).\n\n"
     "  clang-optiml transforms saxpy.cu\n"
     "  clang-optiml transforms solver.cu --kernel 'ns::step' --json\n"
-    "  clang-optiml transforms --schema > edit.schema.json\n");
+    "  clang-optiml transforms --schema > edit.schema.json\n"
+    "  clang-optiml transforms src/*.cu --json   # a JSON array, one per file\n");
 
 static cl::OptionCategory TransformsCategory("transforms options");
 
-static cl::opt<std::string> InputFile(cl::Positional, cl::desc("<file.cu>"),
-                                      cl::sub(TransformsCommand),
-                                      cl::cat(TransformsCategory));
+static cl::list<std::string> InputFiles(cl::Positional,
+                                        cl::desc("<file.cu>..."),
+                                        cl::sub(TransformsCommand),
+                                        cl::cat(TransformsCategory));
 static cl::opt<std::string>
     KernelName("kernel", cl::desc("Only this kernel (qualified name)"),
                cl::value_desc("name"), cl::sub(TransformsCommand),
@@ -37,15 +39,8 @@ static cl::opt<bool> Schema(
     cl::desc("Print the JSON Schema of edits (docs/edit.schema.json) and exit"),
     cl::sub(TransformsCommand), cl::cat(TransformsCategory));
 
-int runTransforms(const CommandContext &Ctx) {
-  if (Schema) {
-    outs() << editJSONSchema();
-    return 0;
-  }
-  if (InputFile.empty())
-    return reportError(createStringError(
-        inconvertibleErrorCode(),
-        "no input file; run 'clang-optiml transforms FILE.cu'"));
+/// One file's candidates; prints them (JSON: without a newline).
+static int transformsOf(const CommandContext &Ctx, StringRef InputFile) {
   auto A = analyzeFile(InputFile, commonAnalyzeOptions(Ctx));
   if (!A)
     return reportError(A.takeError());
@@ -55,7 +50,7 @@ int runTransforms(const CommandContext &Ctx) {
       Names += (Names.empty() ? "" : ", ") + ("'" + K.QualifiedName + "'");
     return reportError(createStringError(
         inconvertibleErrorCode(), "no kernel named '%s' in '%s' (kernels: %s)",
-        KernelName.c_str(), InputFile.c_str(),
+        KernelName.c_str(), InputFile.str().c_str(),
         Names.empty() ? "none" : Names.c_str()));
   }
   EditContext ECtx{A->Path, A->Code, A->Model, A->TU.AST->getASTContext(),
@@ -67,7 +62,7 @@ int runTransforms(const CommandContext &Ctx) {
     All.push_back({K.QualifiedName, listCandidates(ECtx, K)});
   }
   if (Json) {
-    outs() << candidatesToJSON(A->Path, All, verbose()) << "\n";
+    outs() << candidatesToJSON(A->Path, All, verbose());
     return 0;
   }
   if (All.empty()) {
@@ -98,6 +93,36 @@ int runTransforms(const CommandContext &Ctx) {
                << C.A.Reason << "\n";
   }
   return 0;
+}
+
+int runTransforms(const CommandContext &Ctx) {
+  if (Schema) {
+    outs() << editJSONSchema();
+    return 0;
+  }
+  if (InputFiles.empty())
+    return reportError(createStringError(
+        inconvertibleErrorCode(),
+        "no input file; run 'clang-optiml transforms FILE.cu'"));
+  // Several files: a JSON array, or the text listings one after another; a
+  // file that fails is reported and the others still are.
+  bool Several = InputFiles.size() > 1;
+  int RC = ExitSuccess;
+  if (Json && Several)
+    outs() << "[\n";
+  for (size_t I = 0; I < InputFiles.size(); ++I) {
+    if (Json && Several && I)
+      outs() << ",\n";
+    uint64_t Before = outs().tell();
+    if (int R = transformsOf(Ctx, InputFiles[I])) {
+      RC = R;
+      if (Json && Several && outs().tell() == Before)
+        outs() << "null"; // keeps the array's positions the files' order
+    }
+  }
+  if (Json && (Several || RC == ExitSuccess))
+    outs() << (Several ? "\n]\n" : "\n");
+  return RC;
 }
 
 } // namespace tool

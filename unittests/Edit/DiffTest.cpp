@@ -36,4 +36,34 @@ TEST(Diff, MissingFinalNewline) {
             "\\ No newline at end of file\n");
 }
 
+TEST(Diff, LineChangesRebuildTheNewText) {
+  std::string Old = "a\nb\nc\nd\ne\n", New = "a\nB\nc\nd\ne\nf";
+  auto Changes = lineChanges(Old, New);
+  ASSERT_EQ(Changes.size(), 2u);
+  EXPECT_EQ(Changes[0].Offset, 2u);
+  EXPECT_EQ(Changes[0].Length, 2u);
+  EXPECT_EQ(Changes[0].Text, "B\n");
+  EXPECT_EQ(Changes[1].Offset, 10u); // an insertion at the end
+  EXPECT_EQ(Changes[1].Length, 0u);
+  EXPECT_EQ(Changes[1].Text, "f");
+  EXPECT_TRUE(lineChanges(Old, Old).empty());
+}
+
+TEST(Diff, FixesYAMLCarriesAwkwardText) {
+  // Quotes, tabs, a carriage return, a NUL-free control character, UTF-8.
+  std::string Old = "int a;\n", New = "int a;\n// 'q' \"d\"\t\r\x01 \xc3\xa9\n";
+  auto Y = fixesYAML("/p/k.cu", Old, New, "clang-optiml-edit", "msg");
+  ASSERT_TRUE(bool(Y)) << llvm::toString(Y.takeError());
+  EXPECT_NE(Y->find("MainSourceFile:  '/p/k.cu'"), std::string::npos) << *Y;
+  EXPECT_NE(Y->find("Offset:          7"), std::string::npos) << *Y;
+}
+
+TEST(Diff, FixesYAMLRefusesTextThatDoesNotSurvive) {
+  // A byte that is not UTF-8 cannot go through YAML unchanged.
+  auto Y = fixesYAML("/p/k.cu", "a\n", "a\n\xff\xfe\n", "n", "m");
+  if (!Y)
+    EXPECT_NE(llvm::toString(Y.takeError()).find("cannot export"),
+              std::string::npos);
+}
+
 } // namespace

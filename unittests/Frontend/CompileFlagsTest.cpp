@@ -1,5 +1,7 @@
 #include "optiml/Frontend/CompileFlags.h"
 #include "optiml/Frontend/CudaToolchain.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
 #include <algorithm>
 
@@ -92,6 +94,71 @@ TEST(CompileFlagsTest, MissingDatabaseIsAnError) {
   std::string Msg = llvm::toString(F.takeError());
   EXPECT_NE(Msg.find("/nonexistent-build/compile_commands.json"),
             std::string::npos);
+}
+
+TEST(CompileFlagsTest, InputsAfterDoubleDashAreNotFlags) {
+  TranslatedFlags F =
+      translateCompileCommand({"nvcc", "-DA=1", "--", "-DB=2"}, "/");
+  EXPECT_TRUE(has(F.Args, "-DA=1"));
+  EXPECT_FALSE(has(F.Args, "-DB=2"));
+  EXPECT_TRUE(F.Dropped.empty());
+}
+
+/// A temporary project: root/{build/compile_commands.json, src/...}.
+struct TempProject {
+  llvm::SmallString<128> Root;
+  TempProject() {
+    EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("optiml-db", Root));
+    llvm::sys::fs::create_directories(Root + "/build");
+    llvm::sys::fs::create_directories(Root + "/src/deep");
+  }
+  ~TempProject() { llvm::sys::fs::remove_directories(Root); }
+  void write(llvm::StringRef Rel, llvm::StringRef Text) {
+    std::error_code EC;
+    llvm::raw_fd_ostream OS((Root + "/" + Rel).str(), EC);
+    OS << Text;
+  }
+  std::string path(llvm::StringRef Rel) { return (Root + "/" + Rel).str(); }
+};
+
+TEST(CompileFlagsTest, FindsDatabaseInBuildDirectoryAbove) {
+  TempProject P;
+  P.write("build/compile_commands.json", "[]");
+  EXPECT_EQ(findCompilationDatabase(P.path("src/deep/k.cu")),
+            P.path("build/compile_commands.json"));
+  // One beside the file wins over one further up.
+  P.write("src/compile_commands.json", "[]");
+  EXPECT_EQ(findCompilationDatabase(P.path("src/deep/k.cu")),
+            P.path("src/compile_commands.json"));
+}
+
+TEST(CompileFlagsTest, MissingFileBorrowsClosestCudaNeighbour) {
+  TempProject P;
+  P.write("build/compile_commands.json",
+          R"([{"directory": ".", "file": "../src/a.cu",
+               "command": "nvcc -DFROM_A -c ../src/a.cu"},
+              {"directory": ".", "file": "../src/deep/b.cu",
+               "command": "nvcc -DFROM_B -c ../src/deep/b.cu"},
+              {"directory": ".", "file": "../src/deep/host.cpp",
+               "command": "c++ -DFROM_HOST -c ../src/deep/host.cpp"}])");
+  auto Own = discoverCompileFlags(P.path("src/a.cu"));
+  ASSERT_TRUE(bool(Own)) << llvm::toString(Own.takeError());
+  EXPECT_TRUE(has(Own->Args, "-DFROM_A"));
+  EXPECT_EQ(Own->InferredFrom, "");
+  auto New = discoverCompileFlags(P.path("src/deep/new.cu"));
+  ASSERT_TRUE(bool(New)) << llvm::toString(New.takeError());
+  EXPECT_TRUE(has(New->Args, "-DFROM_B"));
+  EXPECT_EQ(New->InferredFrom, P.path("src/deep/b.cu"));
+  EXPECT_EQ(New->Database, P.path("build/compile_commands.json"));
+}
+
+TEST(CompileFlagsTest, NoDatabaseMeansDefaultFlags) {
+  TempProject P;
+  auto F = discoverCompileFlags(P.path("src/k.cu"));
+  ASSERT_TRUE(bool(F));
+  // (A database further up, outside the temporary directory, may exist.)
+  if (F->Database.empty())
+    EXPECT_FALSE(F->Note.empty());
 }
 
 TEST(CudaToolchainTest, ValidatesArch) {
