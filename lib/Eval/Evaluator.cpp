@@ -6,7 +6,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include <algorithm>
 #include <chrono>
@@ -14,11 +13,14 @@
 #include <cstdlib>
 #include <functional>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 using namespace llvm;
 
 namespace optiml {
+
+using nlohmann::json;
 
 const char *const DefaultMetrics[6] = {
     "gpu__time_duration.sum",
@@ -1519,23 +1521,15 @@ void printReport(raw_ostream &OS, const EvalReport &R) {
   OS << ")\n";
 }
 
-/// Text for llvm::json, which needs UTF-8 (and asserts on anything else
-/// where assertions are on): paths and the output of nvcc, the program and
-/// the sanitizer may hold any bytes; those that are not UTF-8 become U+FFFD.
-static std::string utf8(StringRef S) {
-  return json::isUTF8(S) ? S.str() : json::fixUTF8(S);
-}
-static json::Array utf8Array(ArrayRef<std::string> L) {
-  json::Array A;
-  for (const std::string &S : L)
-    A.push_back(utf8(S));
-  return A;
-}
+// nlohmann/json writes paths and the output of nvcc, the program and the
+// sanitizer, which may hold any bytes: the dump replaces those that are not
+// UTF-8 with U+FFFD rather than throwing.
 
-static json::Value toJSON(const TimingReport &T) {
-  json::Object O{{"available", T.Available}};
+static json toJSON(const TimingReport &T) {
+  json O = json::object();
+  O["available"] = T.Available;
   if (!T.Available) {
-    O["problem"] = utf8(T.Problem);
+    O["problem"] = T.Problem;
     return O;
   }
   O["median_ms"] = T.MedianMs;
@@ -1547,116 +1541,143 @@ static json::Value toJSON(const TimingReport &T) {
   return O;
 }
 
-static json::Value toJSON(const BuildSummary &B) {
-  json::Object O{{"path", utf8(B.Path)},
-                 {"compiles", B.Succeeded},
-                 {"cached", B.CacheHit},
-                 {"seconds", B.Seconds}};
+static json toJSON(const BuildSummary &B) {
+  json O = json::object();
+  O["path"] = B.Path;
+  O["compiles"] = B.Succeeded;
+  O["cached"] = B.CacheHit;
+  O["seconds"] = B.Seconds;
   if (!B.Succeeded)
-    O["errors"] = utf8(B.ErrorSummary);
-  json::Array Rs;
-  for (const KernelResources &R : B.Resources)
-    Rs.push_back(json::Object{{"kernel", R.Name},
-                              {"mangled", R.Mangled},
-                              {"arch", R.Arch},
-                              {"registers", R.Registers},
-                              {"spill_stores", R.SpillStoreBytes},
-                              {"spill_loads", R.SpillLoadBytes},
-                              {"shared_bytes", R.SharedBytes},
-                              {"stack_bytes", R.StackBytes}});
+    O["errors"] = B.ErrorSummary;
+  json Rs = json::array();
+  for (const KernelResources &R : B.Resources) {
+    json RO = json::object();
+    RO["kernel"] = R.Name;
+    RO["mangled"] = R.Mangled;
+    RO["arch"] = R.Arch;
+    RO["registers"] = R.Registers;
+    RO["spill_stores"] = R.SpillStoreBytes;
+    RO["spill_loads"] = R.SpillLoadBytes;
+    RO["shared_bytes"] = R.SharedBytes;
+    RO["stack_bytes"] = R.StackBytes;
+    Rs.push_back(std::move(RO));
+  }
   O["resources"] = std::move(Rs);
   return O;
 }
 
+static json toJSON(const VerifyReport &V) {
+  json O = json::object();
+  O["status"] = toString(V.Status);
+  O["launches"] = V.LaunchesCompared;
+  O["buffers"] = V.BuffersCompared;
+  O["stdout_compared"] = V.StdoutCompared;
+  O["rel_tol"] = V.CandidateTol.RelTol;
+  O["abs_tol"] = V.CandidateTol.AbsTol;
+  O["scale_rel_tol"] = V.CandidateTol.ScaleRelTol;
+  if (!V.Detail.empty())
+    O["detail"] = V.Detail;
+  O["notes"] = V.Notes;
+  return O;
+}
+
+static json toJSON(const MetricsReport &M) {
+  json O = json::object();
+  O["available"] = M.Available;
+  if (M.Available) {
+    O["bound"] = M.Bound;
+    O["verdict"] = M.Verdict;
+    O["dram_gbs"] = M.DramGBs;
+    if (M.DramFraction >= 0)
+      O["dram_fraction"] = M.DramFraction;
+    json Vals = json::object();
+    for (const auto &[Name, Val] : M.Values)
+      Vals[Name] = Val;
+    O["values"] = std::move(Vals);
+    json C = json::object();
+    C["replay"] = M.Replay;
+    C["l2_cleaned"] = M.L2Cleaned;
+    C["passes"] = M.Passes;
+    C["profiler"] = M.FreshProfiler ? "per launch" : "shared";
+    C["run"] = M.OwnRun ? "own" : "shared";
+    O["collection"] = std::move(C);
+  } else if (!M.Problem.empty()) {
+    O["problem"] = M.Problem;
+  }
+  return O;
+}
+
+static json toJSON(const SanitizerReport &S) {
+  json O = json::object();
+  O["tool"] = S.Tool;
+  O["ran"] = S.Ran;
+  O["clean"] = S.clean();
+  if (S.Errors)
+    O["errors"] = *S.Errors;
+  if (!S.FirstError.empty())
+    O["first_error"] = S.FirstError;
+  if (!S.Problem.empty())
+    O["problem"] = S.Problem;
+  return O;
+}
+
+static json toJSON(const RunSummary &S) {
+  json O = json::object();
+  O["label"] = S.Label;
+  O["outcome"] = S.Outcome;
+  O["seconds"] = S.WallSeconds;
+  O["stdout_sha256"] = S.StdoutHash;
+  if (S.Device)
+    O["gpu"] = *S.Device;
+  if (!S.ProbeProblem.empty())
+    O["probe_problem"] = S.ProbeProblem;
+  if (!S.ProbeErrors.empty())
+    O["probe_errors"] = S.ProbeErrors;
+  return O;
+}
+
 std::string reportToJSON(const EvalReport &R) {
-  json::Object O{{"file", utf8(R.File)}, {"passed", R.passed()}};
+  json O = json::object();
+  O["file"] = R.File;
+  O["passed"] = R.passed();
   if (!R.Against.empty())
-    O["against"] = utf8(R.Against);
+    O["against"] = R.Against;
   O["build"] = toJSON(R.Candidate);
   if (R.Original)
     O["original_build"] = toJSON(*R.Original);
-  O["gpu"] = R.GpuAvailable ? json::Value(R.GpuName) : json::Value(nullptr);
+  O["gpu"] = R.GpuAvailable ? json(R.GpuName) : json(nullptr);
   if (!R.GpuProblem.empty())
-    O["gpu_problem"] = utf8(R.GpuProblem);
-  json::Object V{{"status", toString(R.Verify.Status)},
-                 {"launches", R.Verify.LaunchesCompared},
-                 {"buffers", R.Verify.BuffersCompared},
-                 {"stdout_compared", R.Verify.StdoutCompared},
-                 {"rel_tol", R.Verify.CandidateTol.RelTol},
-                 {"abs_tol", R.Verify.CandidateTol.AbsTol},
-                 {"scale_rel_tol", R.Verify.CandidateTol.ScaleRelTol}};
-  if (!R.Verify.Detail.empty())
-    V["detail"] = utf8(R.Verify.Detail);
-  V["notes"] = utf8Array(R.Verify.Notes);
-  O["verify"] = std::move(V);
-  json::Array Ks;
+    O["gpu_problem"] = R.GpuProblem;
+  O["verify"] = toJSON(R.Verify);
+  json Ks = json::array();
   for (const KernelReport &K : R.Kernels) {
-    json::Object KO{{"name", K.Name}, {"launches", K.Launches}};
+    json KO = json::object();
+    KO["name"] = K.Name;
+    KO["launches"] = K.Launches;
     KO["time"] = toJSON(K.Time);
     if (K.OriginalTime)
       KO["original_time"] = toJSON(*K.OriginalTime);
-    json::Object M{{"available", K.Metrics.Available}};
-    if (K.Metrics.Available) {
-      M["bound"] = K.Metrics.Bound;
-      M["verdict"] = K.Metrics.Verdict;
-      M["dram_gbs"] = K.Metrics.DramGBs;
-      if (K.Metrics.DramFraction >= 0)
-        M["dram_fraction"] = K.Metrics.DramFraction;
-      json::Object Vals;
-      for (const auto &[Name, Val] : K.Metrics.Values)
-        Vals[Name] = Val;
-      M["values"] = std::move(Vals);
-      M["collection"] = json::Object{
-          {"replay", K.Metrics.Replay},
-          {"l2_cleaned", K.Metrics.L2Cleaned},
-          {"passes", K.Metrics.Passes},
-          {"profiler", K.Metrics.FreshProfiler ? "per launch" : "shared"},
-          {"run", K.Metrics.OwnRun ? "own" : "shared"}};
-    } else if (!K.Metrics.Problem.empty()) {
-      M["problem"] = utf8(K.Metrics.Problem);
-    }
-    KO["metrics"] = std::move(M);
+    KO["metrics"] = toJSON(K.Metrics);
     Ks.push_back(std::move(KO));
   }
   O["kernels"] = std::move(Ks);
-  json::Array Ss;
-  for (const SanitizerReport &S : R.Sanitizers) {
-    json::Object SO{{"tool", S.Tool}, {"ran", S.Ran}, {"clean", S.clean()}};
-    if (S.Errors)
-      SO["errors"] = *S.Errors;
-    if (!S.FirstError.empty())
-      SO["first_error"] = utf8(S.FirstError);
-    if (!S.Problem.empty())
-      SO["problem"] = utf8(S.Problem);
-    Ss.push_back(std::move(SO));
-  }
+  json Ss = json::array();
+  for (const SanitizerReport &S : R.Sanitizers)
+    Ss.push_back(toJSON(S));
   O["sanitizers"] = std::move(Ss);
-  json::Array Runs;
-  for (const RunSummary &S : R.Runs) {
-    json::Object RO{{"label", S.Label},
-                    {"outcome", utf8(S.Outcome)},
-                    {"seconds", S.WallSeconds},
-                    {"stdout_sha256", S.StdoutHash}};
-    if (S.Device)
-      RO["gpu"] = *S.Device;
-    if (!S.ProbeProblem.empty())
-      RO["probe_problem"] = utf8(S.ProbeProblem);
-    if (!S.ProbeErrors.empty())
-      RO["probe_errors"] = utf8Array(S.ProbeErrors);
-    Runs.push_back(std::move(RO));
-  }
+  json Runs = json::array();
+  for (const RunSummary &S : R.Runs)
+    Runs.push_back(toJSON(S));
   O["runs"] = std::move(Runs);
-  json::Object St;
+  json St = json::object();
   for (const auto &[Name, S] : R.Stages)
     St[Name] = S;
   O["stages_seconds"] = std::move(St);
   O["wall_seconds"] = R.WallSeconds;
   O["reference_reused"] = R.ReusedReference;
-  O["notes"] = utf8Array(R.Notes);
-  std::string S;
-  raw_string_ostream OS(S);
-  OS << formatv("{0:2}", json::Value(std::move(O)));
-  return S;
+  O["notes"] = R.Notes;
+  return O.dump(2, ' ', /*ensure_ascii=*/false,
+                json::error_handler_t::replace);
 }
 
 } // namespace optiml
