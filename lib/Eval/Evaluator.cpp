@@ -589,11 +589,11 @@ TimingReport timingOf(const std::optional<ProgramRun> &R, const ProbeKernel &K,
     *Launches = N;
   T = summarizeTimes(All);
   if (!T.Available)
-    T.Problem = N ? "the probe returned no replay times" +
-                        (R->Probe->Errors.empty()
-                             ? std::string()
-                             : ": " + R->Probe->Errors.front())
-                  : "the kernel was not launched";
+    T.Problem =
+        N ? "the probe returned no replay times" +
+                (R->Probe->Errors.empty() ? std::string()
+                                          : ": " + R->Probe->Errors.front())
+          : "the kernel was not launched";
   return T;
 }
 
@@ -912,8 +912,8 @@ void Evaluation::planRuns() {
   // run. Then (when asked) the candidate's verification run comes first and
   // times the candidate too, sparing one program run, and a candidate that
   // fails it gets no metrics or sanitizer runs.
-  VerifyFirstRun = Reusing && Opts.TimeInVerification &&
-                   Opts.VerifyCandidate && !SelfOnly &&
+  VerifyFirstRun = Reusing && Opts.TimeInVerification && Opts.VerifyCandidate &&
+                   !SelfOnly &&
                    Reuse->SelfCheck.Status == VerifyStatus::Deterministic;
   MetricsRuns.resize(
       Opts.MetricsPerKernel && Targets.size() > 1 ? Targets.size() : 1);
@@ -1234,8 +1234,7 @@ void Evaluation::collectTimesAndMetrics() {
 /// report; none when it could not be set up (the first such error is kept
 /// in SetupError). Called from the tasks, so it locks Mu.
 std::optional<ProgramRun> Evaluation::runProgram(StringRef Binary,
-                                                 ProbeConfig C,
-                                                 StringRef Label,
+                                                 ProbeConfig C, StringRef Label,
                                                  unsigned Dev) {
   auto T = std::chrono::steady_clock::now();
   if (Log) {
@@ -1309,7 +1308,6 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
                                          OriginalReference *Capture) {
   return Evaluation(In, B, Opts, Reuse, Capture).run();
 }
-
 
 Expected<EvalReport> evaluate(const EvalInput &In, Builder &B,
                               const EvalOptions &Opts,
@@ -1676,8 +1674,7 @@ std::string reportToJSON(const EvalReport &R) {
   O["wall_seconds"] = R.WallSeconds;
   O["reference_reused"] = R.ReusedReference;
   O["notes"] = R.Notes;
-  return O.dump(2, ' ', /*ensure_ascii=*/false,
-                json::error_handler_t::replace);
+  return O.dump(2, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
 }
 
 } // namespace optiml

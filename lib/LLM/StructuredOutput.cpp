@@ -26,8 +26,8 @@ std::string fixUTF8(StringRef Text) {
   std::vector<UTF32> CodePoints(Text.size());
   const UTF8 *In = reinterpret_cast<const UTF8 *>(Text.data());
   UTF32 *Out32 = CodePoints.data();
-  ConvertUTF8toUTF32(&In, In + Text.size(), &Out32,
-                     Out32 + CodePoints.size(), lenientConversion);
+  ConvertUTF8toUTF32(&In, In + Text.size(), &Out32, Out32 + CodePoints.size(),
+                     lenientConversion);
   CodePoints.resize(Out32 - CodePoints.data());
   std::string Fixed(4 * CodePoints.size(), '\0');
   char *Out8 = Fixed.data();

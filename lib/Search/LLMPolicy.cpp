@@ -25,8 +25,8 @@ Expected<Edit> proposalToEdit(const Proposal &P, const KernelModel *Model) {
   using nlohmann::json;
   // The model wrote the parameters: parse without exceptions, and write
   // text that is not UTF-8 (the code, the kind) with U+FFFD, not a throw.
-  json Params = json::parse(P.ParamsJSON.empty() ? "{}" : P.ParamsJSON,
-                            nullptr, /*allow_exceptions=*/false);
+  json Params = json::parse(P.ParamsJSON.empty() ? "{}" : P.ParamsJSON, nullptr,
+                            /*allow_exceptions=*/false);
   if (Params.is_discarded())
     return createStringError("params: not valid JSON");
   if (!Params.is_object())

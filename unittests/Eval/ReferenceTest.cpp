@@ -378,8 +378,7 @@ TEST_F(ReferenceTest, RunsInStageOrder) {
   EXPECT_TRUE(R.ReusedReference);
   EXPECT_EQ(R.Verify.Status, VerifyStatus::Verified) << R.Verify.Detail;
   EXPECT_EQ(Order(R), (Strings{"candidate", "time-original", "metrics"}));
-  EXPECT_EQ(Log(),
-            (Strings{"cand candidate", "orig time", "cand metrics"}));
+  EXPECT_EQ(Log(), (Strings{"cand candidate", "orig time", "cand metrics"}));
 
   auto Bad = good(0.5);
   Bad[ProbeMode::Candidate].Launches[0].Buffers[1].Status = "mismatch";

@@ -57,8 +57,7 @@ json lastRequest(ScriptedServer &S) {
 /// The string at \p Path in \p J ("" when there is none).
 std::string str(const json &J, const char *Path) {
   Ptr P(Path);
-  return J.contains(P) && J.at(P).is_string() ? J.at(P).get<std::string>()
-                                              : "";
+  return J.contains(P) && J.at(P).is_string() ? J.at(P).get<std::string>() : "";
 }
 
 int64_t stat(ScriptedServer &S, StringRef Name) {

@@ -108,8 +108,7 @@ unsigned ScriptedServer::count() {
     return 0;
   }
   auto It = S->find("count");
-  return It != S->end() && It->is_number_unsigned() ? It->get<unsigned>()
-                                                      : 0;
+  return It != S->end() && It->is_number_unsigned() ? It->get<unsigned>() : 0;
 }
 
 ScriptedServer *ServerTest::Server = nullptr;

@@ -7,14 +7,14 @@
 #include "TestServer.h"
 
 #include "optiml/Frontend/CudaToolchain.h"
+#include "optiml/Report/Report.h"
 #include "optiml/Search/CatalogPolicy.h"
 #include "optiml/Search/Journal.h"
 #include "optiml/Search/LLMPolicy.h"
-#include "optiml/Report/Report.h"
 #include "optiml/Search/Search.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "gtest/gtest.h"
 
 using namespace llvm;
@@ -23,9 +23,9 @@ namespace optiml {
 namespace {
 
 using llm::ChatClient;
-using nlohmann::json;
 using llm::PromptLibrary;
 using llm::Provider;
+using nlohmann::json;
 
 const char *const Program = R"(#include "cuda_mock.h"
 
@@ -115,8 +115,7 @@ protected:
     auto Reqs = St->find("requests");
     if (Reqs == St->end() || !Reqs->is_array() || Reqs->size() <= Index)
       return "";
-    return (*Reqs)[Index].dump(-1, ' ', false,
-                               json::error_handler_t::replace);
+    return (*Reqs)[Index].dump(-1, ' ', false, json::error_handler_t::replace);
   }
 
   PromptLibrary Prompts;
