@@ -15,10 +15,10 @@
 #include "optiml/LLM/StructuredOutput.h"
 #include "optiml/Support/Secrets.h"
 #include "llvm/Support/Error.h"
-#include "llvm/Support/JSON.h"
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 
 using namespace optiml;
 using namespace optiml::llm;
@@ -38,7 +38,7 @@ static void proposals(llvm::StringRef Doc, const Redactor &R) {
   llvm::consumeError(validateJSONSchema(Doc, proposalReplySchema()));
   std::string Clean = redactReplyJSON(Doc, R);
   checkNoKey(Clean, "redactReplyJSON");
-  if (!llvm::json::parse(Clean)) {
+  if (!nlohmann::json::accept(Clean)) {
     // Doc came out of extractJSON, so it parsed; its redaction must too.
     fprintf(stderr, "redacted document is not JSON: %s\n", Clean.c_str());
     abort();

@@ -6,7 +6,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include <algorithm>
 #include <chrono>
@@ -14,11 +13,14 @@
 #include <cstdlib>
 #include <functional>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 using namespace llvm;
 
 namespace optiml {
+
+using nlohmann::json;
 
 const char *const DefaultMetrics[6] = {
     "gpu__time_duration.sum",
@@ -514,29 +516,250 @@ static const LaunchRecord *firstProfiled(const ProbeResult &R, StringRef Name) {
   return nullptr;
 }
 
-/// evaluate() and prepareReference(): \p Reuse skips the original's
-/// reference run and self-check; \p Capture keeps them (self-only).
+namespace {
 
-static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
-                                         const EvalOptions &Opts,
-                                         const OriginalReference *Reuse,
-                                         OriginalReference *Capture) {
-  auto Start = std::chrono::steady_clock::now();
+/// What a stage of an evaluation says: go on, or the report is final (a
+/// build failed, there is no GPU, the reference run failed).
+enum class Next { Continue, Finish };
+
+/// A run that ended without an exit status (killed, timed out, not started).
+bool runFailed(const ProgramRun &R) {
+  return !R.Process.succeeded() && !R.Process.ExitCode.has_value();
+}
+
+/// \p Tol widened to the widest tolerance calibration may reach for the
+/// targets' floating-point buffers: the self-check measures noise under it.
+Tolerance widenToNoiseCeiling(Tolerance Tol, ArrayRef<ProbeKernel> Targets) {
+  for (const ProbeKernel &K : Targets)
+    for (const ProbeParam &P : K.Params)
+      if (P.Pointer) {
+        ElementType T = elementTypeFor(P);
+        if (!T.isFloatingPoint())
+          continue;
+        Tolerance Ceil = noiseCeiling(T.Kind);
+        Tol.RelTol = std::max(Tol.RelTol, Ceil.RelTol);
+        Tol.AbsTol = std::max(Tol.AbsTol, Ceil.AbsTol);
+      }
+  return Tol;
+}
+
+/// The tolerance a candidate is verified under: the calibrated one, widened
+/// for edits that declare precision changes.
+Tolerance candidateTolerance(Tolerance Tol, ArrayRef<ProbeKernel> Targets,
+                             bool PrecisionChanging) {
+  if (!PrecisionChanging)
+    return Tol;
+  for (const ProbeKernel &K : Targets)
+    for (const ProbeParam &P : K.Params) {
+      ElementType T = elementTypeFor(P);
+      if (!P.Pointer || !T.isFloatingPoint())
+        continue;
+      Tolerance D = defaultTolerance(T.Kind);
+      Tol.RelTol = std::max(Tol.RelTol, 10 * D.RelTol);
+      Tol.AbsTol = std::max(Tol.AbsTol, 10 * D.AbsTol);
+      // Reordered sums: rounding error relative to the buffer's largest
+      // value, not to each (possibly cancelled) result.
+      Tol.ScaleRelTol = std::max(Tol.ScaleRelTol, 10 * D.RelTol);
+    }
+  return Tol;
+}
+
+/// Kernel \p K's replay times in timing run \p R (the number of its
+/// launches in \p Launches when given), or why there are none.
+TimingReport timingOf(const std::optional<ProgramRun> &R, const ProbeKernel &K,
+                      unsigned *Launches) {
+  TimingReport T;
+  if (!R) {
+    T.Problem = "not run";
+    return T;
+  }
+  if (!R->Probe) {
+    T.Problem = "the timing run " + R->Process.describe() +
+                (R->ProbeProblem.empty() ? "" : "; " + R->ProbeProblem);
+    return T;
+  }
+  std::vector<double> All;
+  unsigned N = 0;
+  for (const LaunchRecord &L : R->Probe->Launches)
+    if (kernelNameMatches(K.Name, kernelBaseName(L.Kernel))) {
+      ++N;
+      All.insert(All.end(), L.TimesMs.begin(), L.TimesMs.end());
+    }
+  if (Launches)
+    *Launches = N;
+  T = summarizeTimes(All);
+  if (!T.Available)
+    T.Problem =
+        N ? "the probe returned no replay times" +
+                (R->Probe->Errors.empty() ? std::string()
+                                          : ": " + R->Probe->Errors.front())
+          : "the kernel was not launched";
+  return T;
+}
+
+/// One evaluation (evaluate() and prepareReference()), in named stages. The
+/// members are what the stages hand each other; run() says their order, and
+/// so the order of the child processes:
+///
+///   build -> findDevices -> decideReuse -> makeRunDir -> planRuns
+///   -> runReference -> [self-check, timing, metrics, sanitizers]
+///   -> judgeSelfCheckRun -> captureReference -> verifyCandidate
+///   -> collectTimesAndMetrics -> report
+///
+/// With a prepared reference whose self-check passed (and timing in the
+/// verification run asked for), verifyCandidate comes before the other runs:
+/// its run times the candidate too, and a candidate that fails it gets no
+/// metrics or sanitizer runs.
+class Evaluation {
+public:
+  /// \p Reuse skips the original's reference run and self-check; \p Capture
+  /// keeps them (self-only).
+  Evaluation(const EvalInput &In, Builder &B, const EvalOptions &Opts,
+             const OriginalReference *Reuse, OriginalReference *Capture)
+      : In(In), B(B), Opts(Opts), Reuse(Reuse), Capture(Capture),
+        Log(Opts.Log) {}
+
+  Expected<EvalReport> run();
+
+private:
+  // The stages, in the order run() calls them.
+  Error findTargets();
+  Expected<Next> build();
+  Expected<Next> findDevices();
+  void decideReuse();
+  Error makeRunDir();
+  void planRuns();
+  Expected<Next> runReference();
+  void runIndependent();
+  bool judgeAndVerify();
+  void judgeSelfCheckRun();
+  void captureReference();
+  bool verifyCandidate();
+  void collectTimesAndMetrics();
+
+  // What the stages share.
+  std::optional<ProgramRun> runProgram(StringRef Binary, ProbeConfig C,
+                                       StringRef Label, unsigned Dev);
+  void runSanitizerTool(const char *Tool, ArrayRef<std::string> KernelNames,
+                        unsigned Dev);
+  void addMetricsTasks(std::vector<std::function<void(unsigned)>> &Tasks);
+  void addSanitizerTasks(std::vector<std::function<void(unsigned)>> &Tasks);
+  void cleanup();
+  Error setupFailed();
+  EvalReport finish();
+
+  const EvalInput &In;
+  Builder &B;
+  const EvalOptions &Opts;
+  const OriginalReference *Reuse;
+  OriginalReference *Capture;
+  raw_ostream *Log;
+
+  std::chrono::steady_clock::time_point Start;
   EvalReport Rep;
+  StageClock Clock;
+  std::vector<ProbeKernel> Targets;
+
+  // Devices and reuse (findDevices, decideReuse).
+  std::vector<unsigned> Devices;
+  std::optional<DevicePool> Pool;
+  std::string Setup; ///< referenceSetup() of this evaluation
+  bool Reusing = false;
+
+  // The run directory and the probe's base configuration (makeRunDir,
+  // planRuns).
+  std::string RunDir;
+  bool OwnRunDir = false;
+  SmallString<128> SnapDir;
+  ProbeConfig Base;
+  bool SelfOnly = false;
+  bool VerifyFirstRun = false;
+
+  // The runs. Mu guards Rep and the runs while tasks run in parallel.
+  std::mutex Mu;
+  std::optional<Error> SetupError; ///< the first run that could not be set up
+  std::optional<ProgramRun> Ref, Self, CandTime, OrigTime;
+  /// One metrics run for all targets, or one per target (MetricsPerKernel).
+  std::vector<std::optional<ProgramRun>> MetricsRuns;
+
+  // The self-check's verdict.
+  Tolerance Calibrated;
+  bool StdoutStable = false;
+
+  const std::string &candidateBinary() const { return Rep.Candidate.Binary; }
+  const std::string &referenceBinary() const {
+    return Rep.Original ? Rep.Original->Binary : Rep.Candidate.Binary;
+  }
+};
+
+Expected<EvalReport> Evaluation::run() {
+  Start = std::chrono::steady_clock::now();
   Rep.File = In.CandidatePath;
   Rep.Against = In.OriginalPath;
-  raw_ostream *Log = Opts.Log;
-  StageClock Clock;
+  if (Error E = findTargets())
+    return std::move(E);
 
-  std::vector<ProbeKernel> Targets;
-  if (In.Model) {
-    auto T = targetKernels(*In.Model, Opts.Kernels);
-    if (!T)
-      return T.takeError();
-    Targets = std::move(*T);
+  // CPU: the builds.
+  Expected<Next> N = build();
+  if (!N)
+    return N.takeError();
+  if (*N == Next::Finish)
+    return finish();
+
+  // GPU: the reference run, then the others.
+  N = findDevices();
+  if (!N)
+    return N.takeError();
+  if (*N == Next::Finish)
+    return finish();
+  decideReuse();
+  if (Error E = makeRunDir())
+    return std::move(E);
+  planRuns();
+  N = runReference();
+  if (!N)
+    return N.takeError();
+  if (*N == Next::Finish)
+    return finish();
+
+  if (VerifyFirstRun) {
+    if (!judgeAndVerify())
+      return setupFailed();
+    runIndependent();
+  } else {
+    runIndependent();
+    if (SetupError)
+      return setupFailed();
+    if (!judgeAndVerify())
+      return setupFailed();
   }
+  if (SetupError)
+    return setupFailed();
+  llvm::sort(Rep.Sanitizers,
+             [](const SanitizerReport &A, const SanitizerReport &B) {
+               return A.Tool < B.Tool;
+             });
 
-  // 1. Builds (CPU).
+  collectTimesAndMetrics();
+  cleanup();
+  return finish();
+}
+
+/// The target kernels, from the kernel model (none without one).
+Error Evaluation::findTargets() {
+  if (!In.Model)
+    return Error::success();
+  auto T = targetKernels(*In.Model, Opts.Kernels);
+  if (!T)
+    return T.takeError();
+  Targets = std::move(*T);
+  return Error::success();
+}
+
+/// Builds the candidate and (with --against) the original with nvcc, and
+/// records each target's resources. A program that does not compile ends
+/// the evaluation with a report.
+Expected<Next> Evaluation::build() {
   auto T0 = std::chrono::steady_clock::now();
   std::vector<BuildRequest> Reqs(1);
   Reqs[0].SourcePath = In.CandidatePath;
@@ -559,27 +782,27 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
   for (const ProbeKernel &K : Targets) {
     KernelReport KR;
     KR.Name = K.Name;
-    for (const KernelResources *R : findResources(Rep.Candidate.Resources, K.Name))
+    for (const KernelResources *R :
+         findResources(Rep.Candidate.Resources, K.Name))
       KR.Resources.push_back(*R);
     Rep.Kernels.push_back(std::move(KR));
   }
-  auto Finish = [&]() -> EvalReport {
-    Rep.Stages = std::move(Clock.Stages);
-    Rep.WallSeconds = secondsSince(Start);
-    return std::move(Rep);
-  };
   if (!Rep.Candidate.Succeeded) {
     Rep.Verify.Detail = "the candidate does not compile";
-    return Finish();
+    return Next::Finish;
   }
   if (Rep.Original && !Rep.Original->Succeeded) {
-    Rep.Verify.Detail = "the original ('" + In.OriginalPath +
-                        "') does not compile";
-    return Finish();
+    Rep.Verify.Detail =
+        "the original ('" + In.OriginalPath + "') does not compile";
+    return Next::Finish;
   }
+  return Next::Continue;
+}
 
-  // 2. A GPU?
-  std::vector<unsigned> Devices = Opts.Devices;
+/// The GPUs to run on: those asked for (an error if one is missing), else
+/// all there are. Without a GPU the evaluation ends with a report.
+Expected<Next> Evaluation::findDevices() {
+  Devices = Opts.Devices;
   GpuQuery Q = Opts.Gpus ? *Opts.Gpus : queryGpus();
   if (!Devices.empty()) {
     for (unsigned D : Devices)
@@ -592,7 +815,7 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
     if (Q.Gpus.empty()) {
       Rep.GpuProblem = Q.Problem;
       Rep.Verify.Detail = "a CUDA GPU is needed to run the program";
-      return Finish();
+      return Next::Finish;
     }
     for (const GpuInfo &G : Q.Gpus)
       Devices.push_back(G.Index);
@@ -601,12 +824,17 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
       Rep.GpuName += " (x" + std::to_string(Q.Gpus.size()) + ")";
   }
   Rep.GpuAvailable = true;
-  DevicePool Pool(Devices);
+  Pool.emplace(Devices);
+  return Next::Continue;
+}
 
-  // The prepared reference holds only for the same original binary and the
-  // same probe setup; anything else runs the original again.
-  std::string Setup = referenceSetup(Targets, Opts);
-  bool Reusing = false;
+/// Whether the prepared reference can stand in for the original's
+/// reference run and self-check. It holds only for the same original binary
+/// and the same probe setup; anything else runs the original again, and a
+/// note says why.
+void Evaluation::decideReuse() {
+  Setup = referenceSetup(Targets, Opts);
+  Reusing = false;
   if (Reuse && Rep.Original) {
     if (!Reuse->usable())
       Rep.Notes.push_back("the prepared reference of the original is not "
@@ -628,10 +856,13 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
       Reusing = true;
   }
   Rep.ReusedReference = Reusing;
+}
 
-  // Run directory.
-  std::string RunDir = Opts.RunDir;
-  bool OwnRunDir = false;
+/// The run directory (the one asked for, or a fresh one removed at the
+/// end unless kept), as an absolute path, and the snapshot directory in it
+/// (or the prepared reference's).
+Error Evaluation::makeRunDir() {
+  RunDir = Opts.RunDir;
   if (RunDir.empty()) {
     SmallString<128> D;
     if (std::error_code EC = sys::fs::createUniqueDirectory("optiml-eval", D))
@@ -648,35 +879,28 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
   // The probe is told where its configuration, result and snapshots are
   // while the program runs elsewhere: only an absolute path means the same
   // there.
-  {
-    SmallString<256> Abs(RunDir);
-    if (std::error_code EC = sys::fs::make_absolute(Abs))
-      return createStringError(EC,
-                               "internal error: the tool could not make the "
-                               "run directory '%s' absolute: %s",
-                               RunDir.c_str(), EC.message().c_str());
-    RunDir = std::string(Abs);
-  }
+  SmallString<256> Abs(RunDir);
+  if (std::error_code EC = sys::fs::make_absolute(Abs))
+    return createStringError(EC,
+                             "internal error: the tool could not make the "
+                             "run directory '%s' absolute: %s",
+                             RunDir.c_str(), EC.message().c_str());
+  RunDir = std::string(Abs);
   Rep.RunDir = RunDir;
-  auto Cleanup = [&] {
-    if (OwnRunDir && !Opts.KeepRunDir) {
-      sys::fs::remove_directories(RunDir, /*IgnoreErrors=*/true);
-      Rep.RunDir.clear();
-    }
-  };
-  SmallString<128> SnapDir(RunDir);
+  SnapDir = RunDir;
   if (Reusing) {
     SnapDir = Reuse->SnapshotDir;
   } else {
     sys::path::append(SnapDir, "snapshots");
     sys::fs::create_directories(SnapDir);
   }
+  return Error::success();
+}
 
-  const std::string &CandBin = Rep.Candidate.Binary;
-  const std::string &RefBin = Rep.Original ? Rep.Original->Binary : CandBin;
-  bool SelfOnly = !Rep.Original;
-
-  ProbeConfig Base;
+/// The probe configuration every run starts from, and which runs there
+/// will be.
+void Evaluation::planRuns() {
+  SelfOnly = !Rep.Original;
   Base.Kernels = Targets;
   Base.VerifyFirst = Opts.VerifyFirst;
   Base.VerifyLast = Opts.VerifyLast;
@@ -684,357 +908,284 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
   Base.Replays = Opts.Replays;
   Base.TimeLaunches = Opts.TimeLaunches;
   Base.FlushL2 = Opts.FlushL2;
+  // With a prepared reference the self-check's verdict is known before any
+  // run. Then (when asked) the candidate's verification run comes first and
+  // times the candidate too, sparing one program run, and a candidate that
+  // fails it gets no metrics or sanitizer runs.
+  VerifyFirstRun = Reusing && Opts.TimeInVerification && Opts.VerifyCandidate &&
+                   !SelfOnly &&
+                   Reuse->SelfCheck.Status == VerifyStatus::Deterministic;
+  MetricsRuns.resize(
+      Opts.MetricsPerKernel && Targets.size() > 1 ? Targets.size() : 1);
+}
 
-  std::mutex Mu; // guards Rep and the run results below
-  std::optional<Error> SetupError;
-  auto Run = [&](StringRef Binary, ProbeConfig C, StringRef Label,
-                 unsigned Dev) -> std::optional<ProgramRun> {
-    auto T = std::chrono::steady_clock::now();
-    if (Log) {
-      std::lock_guard<std::mutex> L(Mu);
-      *Log << Label << " run on GPU " << Dev << "...\n";
-    }
-    auto R = runWithProbe(Binary, std::move(C), RunDir, Label, Dev,
-                          Opts.Runner);
-    Clock.add(Label, secondsSince(T));
-    std::lock_guard<std::mutex> L(Mu);
-    if (!R) {
-      if (!SetupError)
-        SetupError = R.takeError();
-      else
-        consumeError(R.takeError());
-      return std::nullopt;
-    }
-    Rep.Runs.push_back(summarize(*R));
-    return std::move(*R);
-  };
-  auto SetupFailed = [&]() -> Expected<EvalReport> {
-    Cleanup();
-    Error E = std::move(*SetupError);
-    return std::move(E);
-  };
-
-  // 3. Reference run (or the prepared one).
-  std::optional<ProgramRun> Ref;
+/// The original's reference run, which saves the snapshots every other run
+/// is compared with (or the prepared one). If it fails, nothing can be
+/// verified: the evaluation ends with a report that says how it failed.
+Expected<Next> Evaluation::runReference() {
   if (Reusing) {
     Ref = Reuse->Reference;
   } else {
     ProbeConfig C = Base;
     C.Mode = ProbeMode::Reference;
-    runTasks({[&](unsigned D) { Ref = Run(RefBin, C, "reference", D); }}, Pool);
+    runTasks({[&](unsigned D) {
+               Ref = runProgram(referenceBinary(), C, "reference", D);
+             }},
+             *Pool);
   }
   if (SetupError)
-    return SetupFailed();
-  auto RunFailed = [](const ProgramRun &R) {
-    return !R.Process.succeeded() && !R.Process.ExitCode.has_value();
-  };
-  if (RunFailed(*Ref) || !Ref->Probe) {
-    Rep.Verify.Status = VerifyStatus::Failed;
-    Rep.Verify.ReferenceFailed = true;
-    // A program that failed by itself left no probe result; saying so
-    // again adds nothing.
-    bool Redundant =
-        !Ref->Process.succeeded() &&
-        StringRef(Ref->ProbeProblem).starts_with("the probe wrote no result");
-    Rep.Verify.Detail =
-        (SelfOnly ? "the program " : "the original program ") +
-        Ref->Process.describe() + " in the reference run" +
-        (Ref->ProbeProblem.empty() || Redundant ? ""
-                                                : "; " + Ref->ProbeProblem);
-    std::string Tail =
-        StringRef(lastLines(Ref->Process.Stderr, 3)).rtrim().str();
-    if (!Tail.empty())
-      Rep.Verify.Detail += ":\n" + Tail;
-    Cleanup();
-    return Finish();
-  }
+    return setupFailed();
+  if (!runFailed(*Ref) && Ref->Probe)
+    return Next::Continue;
+  Rep.Verify.Status = VerifyStatus::Failed;
+  Rep.Verify.ReferenceFailed = true;
+  // A program that failed by itself left no probe result; saying so again
+  // adds nothing.
+  bool Redundant =
+      !Ref->Process.succeeded() &&
+      StringRef(Ref->ProbeProblem).starts_with("the probe wrote no result");
+  Rep.Verify.Detail =
+      (SelfOnly ? "the program " : "the original program ") +
+      Ref->Process.describe() + " in the reference run" +
+      (Ref->ProbeProblem.empty() || Redundant ? "" : "; " + Ref->ProbeProblem);
+  std::string Tail = StringRef(lastLines(Ref->Process.Stderr, 3)).rtrim().str();
+  if (!Tail.empty())
+    Rep.Verify.Detail += ":\n" + Tail;
+  cleanup();
+  return Next::Finish;
+}
 
-  // With a prepared reference the self-check's verdict is known before any
-  // run. Then (when asked) the candidate's verification run comes first and
-  // times the candidate too, sparing one program run, and a candidate that
-  // fails it gets no metrics or sanitizer runs.
-  bool VerifyFirstRun = Reusing && Opts.TimeInVerification &&
-                        Opts.VerifyCandidate && !SelfOnly &&
-                        Reuse->SelfCheck.Status == VerifyStatus::Deterministic;
-  std::optional<ProgramRun> Self, CandTime, OrigTime;
-  /// One metrics run for all targets, or one per target (MetricsPerKernel).
-  std::vector<std::optional<ProgramRun>> MetricsRuns(
-      Opts.MetricsPerKernel && Targets.size() > 1 ? Targets.size() : 1);
+/// The runs that do not depend on each other: the original's second run
+/// (the self-check), the timing runs, the metrics runs and the sanitizers,
+/// one per GPU at a time, in that order.
+void Evaluation::runIndependent() {
+  std::vector<std::function<void(unsigned)>> Tasks;
+  if (!Reusing) {
+    ProbeConfig C = Base;
+    C.Mode = ProbeMode::Candidate;
+    // Noise is measured under the widest tolerance calibration may reach.
+    C.Tol = widenToNoiseCeiling(C.Tol, Targets);
+    Tasks.push_back([this, C](unsigned D) {
+      Self = runProgram(referenceBinary(), C, "self-check", D);
+    });
+  }
+  // A candidate that failed its verification run (which timed it) needs
+  // nothing more.
+  bool Failed = VerifyFirstRun && Rep.Verify.Status != VerifyStatus::Verified;
+  if (Failed)
+    Rep.Notes.push_back("the candidate failed verification: not profiled");
+  ProbeConfig C = Base;
+  C.Mode = ProbeMode::Time;
+  if (!VerifyFirstRun)
+    Tasks.push_back([this, C](unsigned D) {
+      CandTime = runProgram(candidateBinary(), C, "time", D);
+    });
+  if (!SelfOnly && Opts.TimeOriginal)
+    Tasks.push_back([this, C](unsigned D) {
+      OrigTime = runProgram(referenceBinary(), C, "time-original", D);
+    });
+  if (Opts.Metrics && !Failed)
+    addMetricsTasks(Tasks);
+  else if (!Opts.Metrics)
+    Rep.Notes.push_back("metrics not collected (--no-metrics)");
+  // Sanitizers only add to a verdict already reached.
+  if (!Failed)
+    addSanitizerTasks(Tasks);
+  runTasks(std::move(Tasks), *Pool);
+}
+
+/// One metrics run for all targets, or one per target.
+void Evaluation::addMetricsTasks(
+    std::vector<std::function<void(unsigned)>> &Tasks) {
+  ProbeConfig C = Base;
+  C.Mode = ProbeMode::Metrics;
+  C.Metrics.assign(std::begin(DefaultMetrics), std::end(DefaultMetrics));
+  C.FreshProfiler = Opts.FreshProfiler;
+  if (MetricsRuns.size() == 1) {
+    Tasks.push_back([this, C](unsigned D) {
+      MetricsRuns[0] = runProgram(candidateBinary(), C, "metrics", D);
+    });
+    return;
+  }
+  for (size_t I = 0; I < Targets.size(); ++I) {
+    ProbeConfig One = C;
+    One.Kernels = {Targets[I]};
+    // Labels name files: the kernel's index, not its name.
+    Tasks.push_back([this, One, I](unsigned D) {
+      MetricsRuns[I] = runProgram(candidateBinary(), One,
+                                  "metrics-" + std::to_string(I + 1), D);
+    });
+  }
+}
+
+/// compute-sanitizer's memcheck and racecheck on the target kernels, where
+/// compute-sanitizer is found.
+void Evaluation::addSanitizerTasks(
+    std::vector<std::function<void(unsigned)>> &Tasks) {
+  if (!Opts.Sanitize)
+    return;
+  if (Opts.Runner.ComputeSanitizer.empty()) {
+    Rep.Notes.push_back("compute-sanitizer not found: out-of-bounds accesses "
+                        "and races are caught only through outputs");
+    return;
+  }
+  std::vector<std::string> KernelNames;
+  for (const ProbeKernel &K : Targets)
+    KernelNames.push_back(K.Name);
+  for (const char *Tool : {"memcheck", "racecheck"})
+    Tasks.push_back([this, Tool, KernelNames](unsigned D) {
+      runSanitizerTool(Tool, KernelNames, D);
+    });
+}
+
+/// Judges the self-check, keeps it for prepareReference(), then (with an
+/// original) verifies the candidate; false: a run could not be set up
+/// (SetupError).
+bool Evaluation::judgeAndVerify() {
+  judgeSelfCheckRun();
+  if (Capture)
+    captureReference();
+  return verifyCandidate();
+}
+
+/// The self-check's verdict (or the prepared one): two runs of the original
+/// agree within calibrated tolerances, exit alike, and verify some launch;
+/// whether its stdout is stable enough to compare.
+void Evaluation::judgeSelfCheckRun() {
   VerifyReport &V = Rep.Verify;
-  Tolerance Calibrated;
-  bool StdoutStable = false;
-
-  // 4. Self-check, timing, metrics, sanitizers (independent of each other).
-  auto RunOthers = [&] {
-    std::vector<std::function<void(unsigned)>> Tasks;
-    if (!Reusing) {
-      ProbeConfig C = Base;
-      C.Mode = ProbeMode::Candidate;
-      // Noise is measured under the widest tolerance calibration may reach.
-      for (const ProbeKernel &K : Targets)
-        for (const ProbeParam &P : K.Params)
-          if (P.Pointer) {
-            ElementType T = elementTypeFor(P);
-            if (!T.isFloatingPoint())
-              continue;
-            Tolerance Ceil = noiseCeiling(T.Kind);
-            C.Tol.RelTol = std::max(C.Tol.RelTol, Ceil.RelTol);
-            C.Tol.AbsTol = std::max(C.Tol.AbsTol, Ceil.AbsTol);
-          }
-      Tasks.push_back(
-          [&, C](unsigned D) { Self = Run(RefBin, C, "self-check", D); });
-    }
-    // A candidate that failed its verification run (which timed it) needs
-    // nothing more.
-    bool Failed = VerifyFirstRun && Rep.Verify.Status != VerifyStatus::Verified;
-    if (Failed)
-      Rep.Notes.push_back("the candidate failed verification: not profiled");
-    {
-      ProbeConfig C = Base;
-      C.Mode = ProbeMode::Time;
-      if (!VerifyFirstRun)
-        Tasks.push_back(
-            [&, C](unsigned D) { CandTime = Run(CandBin, C, "time", D); });
-      if (!SelfOnly && Opts.TimeOriginal)
-        Tasks.push_back([&, C](unsigned D) {
-          OrigTime = Run(RefBin, C, "time-original", D);
-        });
-    }
-    if (Opts.Metrics && !Failed) {
-      ProbeConfig C = Base;
-      C.Mode = ProbeMode::Metrics;
-      C.Metrics.assign(std::begin(DefaultMetrics), std::end(DefaultMetrics));
-      C.FreshProfiler = Opts.FreshProfiler;
-      if (MetricsRuns.size() == 1) {
-        Tasks.push_back([&, C](unsigned D) {
-          MetricsRuns[0] = Run(CandBin, C, "metrics", D);
-        });
-      } else {
-        for (size_t I = 0; I < Targets.size(); ++I) {
-          ProbeConfig One = C;
-          One.Kernels = {Targets[I]};
-          // Labels name files: the kernel's index, not its name.
-          Tasks.push_back([&, One, I](unsigned D) {
-            MetricsRuns[I] =
-                Run(CandBin, One, "metrics-" + std::to_string(I + 1), D);
-          });
-        }
-      }
-    } else if (!Opts.Metrics) {
-      Rep.Notes.push_back("metrics not collected (--no-metrics)");
-    }
-    std::vector<std::string> KernelNames;
-    for (const ProbeKernel &K : Targets)
-      KernelNames.push_back(K.Name);
-    if (Failed) {
-      // Sanitizers only add to a verdict already reached.
-    } else if (Opts.Sanitize && !Opts.Runner.ComputeSanitizer.empty()) {
-      for (const char *Tool : {"memcheck", "racecheck"})
-        Tasks.push_back([&, Tool](unsigned D) {
-          auto T = std::chrono::steady_clock::now();
-          if (Log) {
-            std::lock_guard<std::mutex> L(Mu);
-            *Log << Tool << " run on GPU " << D << "...\n";
-          }
-          auto S = runSanitizer(Tool, CandBin, KernelNames, D, Opts.Runner);
-          Clock.add(Tool, secondsSince(T));
-          std::lock_guard<std::mutex> L(Mu);
-          if (!S) {
-            SanitizerReport R;
-            R.Tool = Tool;
-            R.Problem = toString(S.takeError());
-            Rep.Sanitizers.push_back(std::move(R));
-            return;
-          }
-          Rep.Sanitizers.push_back(std::move(*S));
-        });
-    } else if (Opts.Sanitize) {
-      Rep.Notes.push_back("compute-sanitizer not found: out-of-bounds accesses "
-                          "and races are caught only through outputs");
-    }
-    runTasks(std::move(Tasks), Pool);
-  };
-
-  // Judges the self-check, then (with an original) verifies the candidate;
-  // false: a run could not be set up (SetupError).
-  auto JudgeAndVerify = [&]() -> bool {
-    // Judge the self-check.
-    if (Reusing) {
-      V = Reuse->SelfCheck;
-      Calibrated = Reuse->Calibrated;
-      StdoutStable = Reuse->StdoutStable;
-    } else if (!Self || !Self->Probe) {
-      V.Status = VerifyStatus::Failed;
-      V.Detail = "the second run of the original " +
-                 (Self ? Self->Process.describe() + "; " + Self->ProbeProblem
-                       : std::string("did not run"));
-    } else {
-      V.Status = VerifyStatus::Deterministic;
-      judgeSelfCheck(*Self->Probe, Targets, In.Model, V, Calibrated);
-      if (V.Status == VerifyStatus::Deterministic &&
-          Self->Process.ExitCode != Ref->Process.ExitCode) {
-        V.Status = VerifyStatus::Nondeterministic;
-        V.Detail = "two runs of the original exit differently (" +
-                   Ref->Process.describe() + ", then " +
-                   Self->Process.describe() + ")";
-      }
-      StdoutStable = Self->Process.StdoutHash == Ref->Process.StdoutHash &&
-                     !Ref->Process.stdoutTruncated();
-      if (!StdoutStable)
-        V.Notes.push_back("the program's stdout differs between two runs (it "
-                          "may print timings): stdout is not compared");
-      if (V.Status == VerifyStatus::Deterministic && V.LaunchesCompared == 0) {
-        V.Status = VerifyStatus::Failed;
-        V.Detail = "no launch of the target kernels was verified (does the "
-                   "program launch them?)";
-      }
-    }
-
-    if (Capture) {
-      Capture->Path = In.CandidatePath;
-      Capture->BuildKey = Rep.Candidate.Key;
-      Capture->Setup = Setup;
-      Capture->RunDir = RunDir;
-      Capture->SnapshotDir = std::string(SnapDir);
-      Capture->Targets = Targets;
-      Capture->Devices = Devices;
-      Capture->Reference = *Ref;
-      Capture->SelfCheck = V;
-      Capture->Calibrated = Calibrated;
-      Capture->StdoutStable = StdoutStable;
-    }
-
-    // 5. The candidate against the reference (only with --against).
-    if (!SelfOnly && V.Status == VerifyStatus::Deterministic &&
-        !Opts.VerifyCandidate) {
-      Rep.Notes.push_back("the candidate was timed, not verified, in this "
-                          "evaluation");
-    } else if (!SelfOnly && V.Status == VerifyStatus::Deterministic) {
-      VerifyReport CV;
-      CV.Notes = V.Notes;
-      Tolerance Tol = Calibrated;
-      if (Opts.PrecisionChanging)
-        for (const ProbeKernel &K : Targets)
-          for (const ProbeParam &P : K.Params) {
-            ElementType T = elementTypeFor(P);
-            if (!P.Pointer || !T.isFloatingPoint())
-              continue;
-            Tolerance D = defaultTolerance(T.Kind);
-            Tol.RelTol = std::max(Tol.RelTol, 10 * D.RelTol);
-            Tol.AbsTol = std::max(Tol.AbsTol, 10 * D.AbsTol);
-            // Reordered sums: rounding error relative to the buffer's
-            // largest value, not to each (possibly cancelled) result.
-            Tol.ScaleRelTol = std::max(Tol.ScaleRelTol, 10 * D.RelTol);
-          }
-      CV.CandidateTol = Tol;
-      ProbeConfig C = Base;
-      C.Mode = ProbeMode::Candidate;
-      C.Tol = Tol;
-      C.TimeVerified = VerifyFirstRun;
-      std::optional<ProgramRun> Cand;
-      runTasks({[&](unsigned D) { Cand = Run(CandBin, C, "candidate", D); }},
-               Pool);
-      if (SetupError)
-        return false;
-      if (VerifyFirstRun)
-        CandTime = Cand;
-      if (RunFailed(*Cand) || !Cand->Probe) {
-        CV.Status = VerifyStatus::Failed;
-        CV.Detail =
-            "the candidate " + Cand->Process.describe() +
-            (Cand->ProbeProblem.empty() ? "" : "; " + Cand->ProbeProblem);
-        std::string Tail = lastLines(Cand->Process.Stderr, 3);
-        if (!Tail.empty())
-          CV.Detail += ":\n" + Tail;
-      } else {
-        judgeCandidate(*Ref->Probe, *Cand->Probe, Targets, In.Model, CV);
-        if (Cand->Process.ExitCode != Ref->Process.ExitCode &&
-            (CV.Status == VerifyStatus::Verified || CV.LaunchesCompared == 0 ||
-             !Cand->Probe->Errors.empty())) {
-          // A candidate that failed at run time: say how, with the probe's
-          // first error (e.g. an illegal address after the launch).
-          CV.Status = VerifyStatus::Failed;
-          CV.Detail = "the candidate " + Cand->Process.describe() +
-                      ", the original " + Ref->Process.describe();
-          if (!Cand->Probe->Errors.empty())
-            CV.Detail += ": " + Cand->Probe->Errors.front();
-        }
-        if (StdoutStable) {
-          CV.StdoutCompared = true;
-          if (CV.Status == VerifyStatus::Verified &&
-              Cand->Process.StdoutHash != Ref->Process.StdoutHash) {
-            CV.Status = VerifyStatus::Mismatch;
-            CV.Detail = "the program's output (stdout) differs from the "
-                        "original's";
-          }
-        }
-      }
-      V = std::move(CV);
-    } else if (SelfOnly) {
-      V.CandidateTol = Calibrated;
-      V.StdoutCompared = StdoutStable;
-    }
-
-    return true;
-  };
-
-  if (VerifyFirstRun) {
-    if (!JudgeAndVerify())
-      return SetupFailed();
-    RunOthers();
-  } else {
-    RunOthers();
-    if (SetupError)
-      return SetupFailed();
-    if (!JudgeAndVerify())
-      return SetupFailed();
+  if (Reusing) {
+    V = Reuse->SelfCheck;
+    Calibrated = Reuse->Calibrated;
+    StdoutStable = Reuse->StdoutStable;
+    return;
   }
-  if (SetupError)
-    return SetupFailed();
-  llvm::sort(Rep.Sanitizers,
-             [](const SanitizerReport &A, const SanitizerReport &B) {
-               return A.Tool < B.Tool;
-             });
+  if (!Self || !Self->Probe) {
+    V.Status = VerifyStatus::Failed;
+    V.Detail = "the second run of the original " +
+               (Self ? Self->Process.describe() + "; " + Self->ProbeProblem
+                     : std::string("did not run"));
+    return;
+  }
+  V.Status = VerifyStatus::Deterministic;
+  judgeSelfCheck(*Self->Probe, Targets, In.Model, V, Calibrated);
+  if (V.Status == VerifyStatus::Deterministic &&
+      Self->Process.ExitCode != Ref->Process.ExitCode) {
+    V.Status = VerifyStatus::Nondeterministic;
+    V.Detail = "two runs of the original exit differently (" +
+               Ref->Process.describe() + ", then " + Self->Process.describe() +
+               ")";
+  }
+  StdoutStable = Self->Process.StdoutHash == Ref->Process.StdoutHash &&
+                 !Ref->Process.stdoutTruncated();
+  if (!StdoutStable)
+    V.Notes.push_back("the program's stdout differs between two runs (it "
+                      "may print timings): stdout is not compared");
+  if (V.Status == VerifyStatus::Deterministic && V.LaunchesCompared == 0) {
+    V.Status = VerifyStatus::Failed;
+    V.Detail = "no launch of the target kernels was verified (does the "
+               "program launch them?)";
+  }
+}
 
-  // 6. Timing and metrics per kernel.
-  auto Times = [&](const std::optional<ProgramRun> &R, const ProbeKernel &K,
-                   unsigned *Launches) {
-    TimingReport T;
-    if (!R) {
-      T.Problem = "not run";
-      return T;
+/// Keeps what prepareReference() returns: the reference run, its
+/// snapshots and the self-check's verdict.
+void Evaluation::captureReference() {
+  Capture->Path = In.CandidatePath;
+  Capture->BuildKey = Rep.Candidate.Key;
+  Capture->Setup = Setup;
+  Capture->RunDir = RunDir;
+  Capture->SnapshotDir = std::string(SnapDir);
+  Capture->Targets = Targets;
+  Capture->Devices = Devices;
+  Capture->Reference = *Ref;
+  Capture->SelfCheck = Rep.Verify;
+  Capture->Calibrated = Calibrated;
+  Capture->StdoutStable = StdoutStable;
+}
+
+/// The candidate against the reference (only with --against, and only when
+/// the original agreed with itself): its verification run compares each
+/// verified launch's buffers on the GPU, then exit status and stdout are
+/// compared. False: the run could not be set up (SetupError).
+bool Evaluation::verifyCandidate() {
+  VerifyReport &V = Rep.Verify;
+  if (SelfOnly) {
+    V.CandidateTol = Calibrated;
+    V.StdoutCompared = StdoutStable;
+    return true;
+  }
+  if (V.Status != VerifyStatus::Deterministic)
+    return true;
+  if (!Opts.VerifyCandidate) {
+    Rep.Notes.push_back("the candidate was timed, not verified, in this "
+                        "evaluation");
+    return true;
+  }
+  VerifyReport CV;
+  CV.Notes = V.Notes;
+  Tolerance Tol =
+      candidateTolerance(Calibrated, Targets, Opts.PrecisionChanging);
+  CV.CandidateTol = Tol;
+  ProbeConfig C = Base;
+  C.Mode = ProbeMode::Candidate;
+  C.Tol = Tol;
+  C.TimeVerified = VerifyFirstRun;
+  std::optional<ProgramRun> Cand;
+  runTasks({[&](unsigned D) {
+             Cand = runProgram(candidateBinary(), C, "candidate", D);
+           }},
+           *Pool);
+  if (SetupError)
+    return false;
+  if (VerifyFirstRun)
+    CandTime = Cand;
+  if (runFailed(*Cand) || !Cand->Probe) {
+    CV.Status = VerifyStatus::Failed;
+    CV.Detail = "the candidate " + Cand->Process.describe() +
+                (Cand->ProbeProblem.empty() ? "" : "; " + Cand->ProbeProblem);
+    std::string Tail = lastLines(Cand->Process.Stderr, 3);
+    if (!Tail.empty())
+      CV.Detail += ":\n" + Tail;
+    V = std::move(CV);
+    return true;
+  }
+  judgeCandidate(*Ref->Probe, *Cand->Probe, Targets, In.Model, CV);
+  if (Cand->Process.ExitCode != Ref->Process.ExitCode &&
+      (CV.Status == VerifyStatus::Verified || CV.LaunchesCompared == 0 ||
+       !Cand->Probe->Errors.empty())) {
+    // A candidate that failed at run time: say how, with the probe's first
+    // error (e.g. an illegal address after the launch).
+    CV.Status = VerifyStatus::Failed;
+    CV.Detail = "the candidate " + Cand->Process.describe() +
+                ", the original " + Ref->Process.describe();
+    if (!Cand->Probe->Errors.empty())
+      CV.Detail += ": " + Cand->Probe->Errors.front();
+  }
+  if (StdoutStable) {
+    CV.StdoutCompared = true;
+    if (CV.Status == VerifyStatus::Verified &&
+        Cand->Process.StdoutHash != Ref->Process.StdoutHash) {
+      CV.Status = VerifyStatus::Mismatch;
+      CV.Detail = "the program's output (stdout) differs from the "
+                  "original's";
     }
-    if (!R->Probe) {
-      T.Problem = "the timing run " + R->Process.describe() +
-                  (R->ProbeProblem.empty() ? "" : "; " + R->ProbeProblem);
-      return T;
-    }
-    std::vector<double> All;
-    unsigned N = 0;
-    for (const LaunchRecord &L : R->Probe->Launches)
-      if (kernelNameMatches(K.Name, kernelBaseName(L.Kernel))) {
-        ++N;
-        All.insert(All.end(), L.TimesMs.begin(), L.TimesMs.end());
-      }
-    if (Launches)
-      *Launches = N;
-    T = summarizeTimes(All);
-    if (!T.Available)
-      T.Problem = N ? "the probe returned no replay times" +
-                          (R->Probe->Errors.empty()
-                               ? std::string()
-                               : ": " + R->Probe->Errors.front())
-                    : "the kernel was not launched";
-    return T;
-  };
+  }
+  V = std::move(CV);
+  return true;
+}
+
+/// Per target kernel: the candidate's (and the original's) replay times,
+/// and the hardware metrics of its first profiled launch with the
+/// bottleneck they point to; notes for what could not be measured.
+void Evaluation::collectTimesAndMetrics() {
   double Peak = Opts.PeakDramGBs > 0 ? Opts.PeakDramGBs
                                      : knownPeakDramGBs(Rep.GpuName);
   std::string DirtyL2; ///< kernels profiled without a clean L2
   for (size_t I = 0; I < Targets.size(); ++I) {
     KernelReport &KR = Rep.Kernels[I];
-    KR.Time = Times(CandTime, Targets[I], &KR.Launches);
+    KR.Time = timingOf(CandTime, Targets[I], &KR.Launches);
     if (!SelfOnly && Opts.TimeOriginal)
-      KR.OriginalTime = Times(OrigTime, Targets[I], nullptr);
+      KR.OriginalTime = timingOf(OrigTime, Targets[I], nullptr);
     if (!Opts.Metrics)
       continue;
     const std::optional<ProgramRun> &Metrics =
@@ -1077,8 +1228,85 @@ static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
                           KR.Metrics.Problem + "): timing alone");
       break;
     }
-  Cleanup();
-  return Finish();
+}
+
+/// One program run under the probe, timed as a stage and summarized in the
+/// report; none when it could not be set up (the first such error is kept
+/// in SetupError). Called from the tasks, so it locks Mu.
+std::optional<ProgramRun> Evaluation::runProgram(StringRef Binary,
+                                                 ProbeConfig C, StringRef Label,
+                                                 unsigned Dev) {
+  auto T = std::chrono::steady_clock::now();
+  if (Log) {
+    std::lock_guard<std::mutex> L(Mu);
+    *Log << Label << " run on GPU " << Dev << "...\n";
+  }
+  auto R = runWithProbe(Binary, std::move(C), RunDir, Label, Dev, Opts.Runner);
+  Clock.add(Label, secondsSince(T));
+  std::lock_guard<std::mutex> L(Mu);
+  if (!R) {
+    if (!SetupError)
+      SetupError = R.takeError();
+    else
+      consumeError(R.takeError());
+    return std::nullopt;
+  }
+  Rep.Runs.push_back(summarize(*R));
+  return std::move(*R);
+}
+
+/// One compute-sanitizer tool on the candidate; a tool that could not run
+/// is reported as such.
+void Evaluation::runSanitizerTool(const char *Tool,
+                                  ArrayRef<std::string> KernelNames,
+                                  unsigned Dev) {
+  auto T = std::chrono::steady_clock::now();
+  if (Log) {
+    std::lock_guard<std::mutex> L(Mu);
+    *Log << Tool << " run on GPU " << Dev << "...\n";
+  }
+  auto S = runSanitizer(Tool, candidateBinary(), KernelNames, Dev, Opts.Runner);
+  Clock.add(Tool, secondsSince(T));
+  std::lock_guard<std::mutex> L(Mu);
+  if (!S) {
+    SanitizerReport R;
+    R.Tool = Tool;
+    R.Problem = toString(S.takeError());
+    Rep.Sanitizers.push_back(std::move(R));
+    return;
+  }
+  Rep.Sanitizers.push_back(std::move(*S));
+}
+
+/// Removes a run directory this evaluation made, unless asked to keep it.
+void Evaluation::cleanup() {
+  if (OwnRunDir && !Opts.KeepRunDir) {
+    sys::fs::remove_directories(RunDir, /*IgnoreErrors=*/true);
+    Rep.RunDir.clear();
+  }
+}
+
+/// A run could not be set up: the evaluation is an error, not a report.
+Error Evaluation::setupFailed() {
+  cleanup();
+  Error E = std::move(*SetupError);
+  return E;
+}
+
+/// The report, with the stages' times.
+EvalReport Evaluation::finish() {
+  Rep.Stages = std::move(Clock.Stages);
+  Rep.WallSeconds = secondsSince(Start);
+  return std::move(Rep);
+}
+
+} // namespace
+
+static Expected<EvalReport> evaluateImpl(const EvalInput &In, Builder &B,
+                                         const EvalOptions &Opts,
+                                         const OriginalReference *Reuse,
+                                         OriginalReference *Capture) {
+  return Evaluation(In, B, Opts, Reuse, Capture).run();
 }
 
 Expected<EvalReport> evaluate(const EvalInput &In, Builder &B,
@@ -1291,23 +1519,15 @@ void printReport(raw_ostream &OS, const EvalReport &R) {
   OS << ")\n";
 }
 
-/// Text for llvm::json, which needs UTF-8 (and asserts on anything else
-/// where assertions are on): paths and the output of nvcc, the program and
-/// the sanitizer may hold any bytes; those that are not UTF-8 become U+FFFD.
-static std::string utf8(StringRef S) {
-  return json::isUTF8(S) ? S.str() : json::fixUTF8(S);
-}
-static json::Array utf8Array(ArrayRef<std::string> L) {
-  json::Array A;
-  for (const std::string &S : L)
-    A.push_back(utf8(S));
-  return A;
-}
+// nlohmann/json writes paths and the output of nvcc, the program and the
+// sanitizer, which may hold any bytes: the dump replaces those that are not
+// UTF-8 with U+FFFD rather than throwing.
 
-static json::Value toJSON(const TimingReport &T) {
-  json::Object O{{"available", T.Available}};
+static json toJSON(const TimingReport &T) {
+  json O = json::object();
+  O["available"] = T.Available;
   if (!T.Available) {
-    O["problem"] = utf8(T.Problem);
+    O["problem"] = T.Problem;
     return O;
   }
   O["median_ms"] = T.MedianMs;
@@ -1319,116 +1539,142 @@ static json::Value toJSON(const TimingReport &T) {
   return O;
 }
 
-static json::Value toJSON(const BuildSummary &B) {
-  json::Object O{{"path", utf8(B.Path)},
-                 {"compiles", B.Succeeded},
-                 {"cached", B.CacheHit},
-                 {"seconds", B.Seconds}};
+static json toJSON(const BuildSummary &B) {
+  json O = json::object();
+  O["path"] = B.Path;
+  O["compiles"] = B.Succeeded;
+  O["cached"] = B.CacheHit;
+  O["seconds"] = B.Seconds;
   if (!B.Succeeded)
-    O["errors"] = utf8(B.ErrorSummary);
-  json::Array Rs;
-  for (const KernelResources &R : B.Resources)
-    Rs.push_back(json::Object{{"kernel", R.Name},
-                              {"mangled", R.Mangled},
-                              {"arch", R.Arch},
-                              {"registers", R.Registers},
-                              {"spill_stores", R.SpillStoreBytes},
-                              {"spill_loads", R.SpillLoadBytes},
-                              {"shared_bytes", R.SharedBytes},
-                              {"stack_bytes", R.StackBytes}});
+    O["errors"] = B.ErrorSummary;
+  json Rs = json::array();
+  for (const KernelResources &R : B.Resources) {
+    json RO = json::object();
+    RO["kernel"] = R.Name;
+    RO["mangled"] = R.Mangled;
+    RO["arch"] = R.Arch;
+    RO["registers"] = R.Registers;
+    RO["spill_stores"] = R.SpillStoreBytes;
+    RO["spill_loads"] = R.SpillLoadBytes;
+    RO["shared_bytes"] = R.SharedBytes;
+    RO["stack_bytes"] = R.StackBytes;
+    Rs.push_back(std::move(RO));
+  }
   O["resources"] = std::move(Rs);
   return O;
 }
 
+static json toJSON(const VerifyReport &V) {
+  json O = json::object();
+  O["status"] = toString(V.Status);
+  O["launches"] = V.LaunchesCompared;
+  O["buffers"] = V.BuffersCompared;
+  O["stdout_compared"] = V.StdoutCompared;
+  O["rel_tol"] = V.CandidateTol.RelTol;
+  O["abs_tol"] = V.CandidateTol.AbsTol;
+  O["scale_rel_tol"] = V.CandidateTol.ScaleRelTol;
+  if (!V.Detail.empty())
+    O["detail"] = V.Detail;
+  O["notes"] = V.Notes;
+  return O;
+}
+
+static json toJSON(const MetricsReport &M) {
+  json O = json::object();
+  O["available"] = M.Available;
+  if (M.Available) {
+    O["bound"] = M.Bound;
+    O["verdict"] = M.Verdict;
+    O["dram_gbs"] = M.DramGBs;
+    if (M.DramFraction >= 0)
+      O["dram_fraction"] = M.DramFraction;
+    json Vals = json::object();
+    for (const auto &[Name, Val] : M.Values)
+      Vals[Name] = Val;
+    O["values"] = std::move(Vals);
+    json C = json::object();
+    C["replay"] = M.Replay;
+    C["l2_cleaned"] = M.L2Cleaned;
+    C["passes"] = M.Passes;
+    C["profiler"] = M.FreshProfiler ? "per launch" : "shared";
+    C["run"] = M.OwnRun ? "own" : "shared";
+    O["collection"] = std::move(C);
+  } else if (!M.Problem.empty()) {
+    O["problem"] = M.Problem;
+  }
+  return O;
+}
+
+static json toJSON(const SanitizerReport &S) {
+  json O = json::object();
+  O["tool"] = S.Tool;
+  O["ran"] = S.Ran;
+  O["clean"] = S.clean();
+  if (S.Errors)
+    O["errors"] = *S.Errors;
+  if (!S.FirstError.empty())
+    O["first_error"] = S.FirstError;
+  if (!S.Problem.empty())
+    O["problem"] = S.Problem;
+  return O;
+}
+
+static json toJSON(const RunSummary &S) {
+  json O = json::object();
+  O["label"] = S.Label;
+  O["outcome"] = S.Outcome;
+  O["seconds"] = S.WallSeconds;
+  O["stdout_sha256"] = S.StdoutHash;
+  if (S.Device)
+    O["gpu"] = *S.Device;
+  if (!S.ProbeProblem.empty())
+    O["probe_problem"] = S.ProbeProblem;
+  if (!S.ProbeErrors.empty())
+    O["probe_errors"] = S.ProbeErrors;
+  return O;
+}
+
 std::string reportToJSON(const EvalReport &R) {
-  json::Object O{{"file", utf8(R.File)}, {"passed", R.passed()}};
+  json O = json::object();
+  O["file"] = R.File;
+  O["passed"] = R.passed();
   if (!R.Against.empty())
-    O["against"] = utf8(R.Against);
+    O["against"] = R.Against;
   O["build"] = toJSON(R.Candidate);
   if (R.Original)
     O["original_build"] = toJSON(*R.Original);
-  O["gpu"] = R.GpuAvailable ? json::Value(R.GpuName) : json::Value(nullptr);
+  O["gpu"] = R.GpuAvailable ? json(R.GpuName) : json(nullptr);
   if (!R.GpuProblem.empty())
-    O["gpu_problem"] = utf8(R.GpuProblem);
-  json::Object V{{"status", toString(R.Verify.Status)},
-                 {"launches", R.Verify.LaunchesCompared},
-                 {"buffers", R.Verify.BuffersCompared},
-                 {"stdout_compared", R.Verify.StdoutCompared},
-                 {"rel_tol", R.Verify.CandidateTol.RelTol},
-                 {"abs_tol", R.Verify.CandidateTol.AbsTol},
-                 {"scale_rel_tol", R.Verify.CandidateTol.ScaleRelTol}};
-  if (!R.Verify.Detail.empty())
-    V["detail"] = utf8(R.Verify.Detail);
-  V["notes"] = utf8Array(R.Verify.Notes);
-  O["verify"] = std::move(V);
-  json::Array Ks;
+    O["gpu_problem"] = R.GpuProblem;
+  O["verify"] = toJSON(R.Verify);
+  json Ks = json::array();
   for (const KernelReport &K : R.Kernels) {
-    json::Object KO{{"name", K.Name}, {"launches", K.Launches}};
+    json KO = json::object();
+    KO["name"] = K.Name;
+    KO["launches"] = K.Launches;
     KO["time"] = toJSON(K.Time);
     if (K.OriginalTime)
       KO["original_time"] = toJSON(*K.OriginalTime);
-    json::Object M{{"available", K.Metrics.Available}};
-    if (K.Metrics.Available) {
-      M["bound"] = K.Metrics.Bound;
-      M["verdict"] = K.Metrics.Verdict;
-      M["dram_gbs"] = K.Metrics.DramGBs;
-      if (K.Metrics.DramFraction >= 0)
-        M["dram_fraction"] = K.Metrics.DramFraction;
-      json::Object Vals;
-      for (const auto &[Name, Val] : K.Metrics.Values)
-        Vals[Name] = Val;
-      M["values"] = std::move(Vals);
-      M["collection"] = json::Object{
-          {"replay", K.Metrics.Replay},
-          {"l2_cleaned", K.Metrics.L2Cleaned},
-          {"passes", K.Metrics.Passes},
-          {"profiler", K.Metrics.FreshProfiler ? "per launch" : "shared"},
-          {"run", K.Metrics.OwnRun ? "own" : "shared"}};
-    } else if (!K.Metrics.Problem.empty()) {
-      M["problem"] = utf8(K.Metrics.Problem);
-    }
-    KO["metrics"] = std::move(M);
+    KO["metrics"] = toJSON(K.Metrics);
     Ks.push_back(std::move(KO));
   }
   O["kernels"] = std::move(Ks);
-  json::Array Ss;
-  for (const SanitizerReport &S : R.Sanitizers) {
-    json::Object SO{{"tool", S.Tool}, {"ran", S.Ran}, {"clean", S.clean()}};
-    if (S.Errors)
-      SO["errors"] = *S.Errors;
-    if (!S.FirstError.empty())
-      SO["first_error"] = utf8(S.FirstError);
-    if (!S.Problem.empty())
-      SO["problem"] = utf8(S.Problem);
-    Ss.push_back(std::move(SO));
-  }
+  json Ss = json::array();
+  for (const SanitizerReport &S : R.Sanitizers)
+    Ss.push_back(toJSON(S));
   O["sanitizers"] = std::move(Ss);
-  json::Array Runs;
-  for (const RunSummary &S : R.Runs) {
-    json::Object RO{{"label", S.Label},
-                    {"outcome", utf8(S.Outcome)},
-                    {"seconds", S.WallSeconds},
-                    {"stdout_sha256", S.StdoutHash}};
-    if (S.Device)
-      RO["gpu"] = *S.Device;
-    if (!S.ProbeProblem.empty())
-      RO["probe_problem"] = utf8(S.ProbeProblem);
-    if (!S.ProbeErrors.empty())
-      RO["probe_errors"] = utf8Array(S.ProbeErrors);
-    Runs.push_back(std::move(RO));
-  }
+  json Runs = json::array();
+  for (const RunSummary &S : R.Runs)
+    Runs.push_back(toJSON(S));
   O["runs"] = std::move(Runs);
-  json::Object St;
+  json St = json::object();
   for (const auto &[Name, S] : R.Stages)
     St[Name] = S;
   O["stages_seconds"] = std::move(St);
   O["wall_seconds"] = R.WallSeconds;
   O["reference_reused"] = R.ReusedReference;
-  O["notes"] = utf8Array(R.Notes);
-  std::string S;
-  raw_string_ostream OS(S);
-  OS << formatv("{0:2}", json::Value(std::move(O)));
-  return S;
+  O["notes"] = R.Notes;
+  return O.dump(2, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
 }
 
 } // namespace optiml

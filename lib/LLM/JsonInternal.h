@@ -30,6 +30,12 @@ llvm::Error validateSchema(const nlohmann::json &Doc,
 /// Serializes without throwing on invalid UTF-8 in strings.
 std::string dumpJSON(const nlohmann::json &J);
 
+/// Whether Text is valid UTF-8 (nlohmann/json refuses anything else).
+bool isUTF8(llvm::StringRef Text);
+
+/// Text with every byte sequence that is not UTF-8 replaced by U+FFFD.
+std::string fixUTF8(llvm::StringRef Text);
+
 /// The first N characters of Text, on one line, for error messages.
 std::string excerpt(llvm::StringRef Text, size_t N = 120);
 

@@ -5,7 +5,7 @@
 #include "optiml/LLM/LLMError.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/JSON.h"
+#include "llvm/Support/ConvertUTF.h"
 
 #include <cmath>
 
@@ -15,6 +15,28 @@ namespace llm {
 
 using json = nlohmann::json;
 
+bool isUTF8(StringRef Text) {
+  const UTF8 *Begin = reinterpret_cast<const UTF8 *>(Text.data());
+  return isLegalUTF8String(&Begin, Begin + Text.size());
+}
+
+std::string fixUTF8(StringRef Text) {
+  // Lenient conversion turns each ill-formed sequence into U+FFFD; one code
+  // point per byte, four bytes per code point suffice.
+  std::vector<UTF32> CodePoints(Text.size());
+  const UTF8 *In = reinterpret_cast<const UTF8 *>(Text.data());
+  UTF32 *Out32 = CodePoints.data();
+  ConvertUTF8toUTF32(&In, In + Text.size(), &Out32, Out32 + CodePoints.size(),
+                     lenientConversion);
+  CodePoints.resize(Out32 - CodePoints.data());
+  std::string Fixed(4 * CodePoints.size(), '\0');
+  char *Out8 = Fixed.data();
+  for (UTF32 C : CodePoints)
+    ConvertCodePointToUTF8(C, Out8);
+  Fixed.resize(Out8 - Fixed.data());
+  return Fixed;
+}
+
 std::string excerpt(StringRef Text, size_t N) {
   std::string Out;
   for (char C : Text.take_front(N))
@@ -23,8 +45,8 @@ std::string excerpt(StringRef Text, size_t N) {
     Out += "...";
   // An excerpt cut inside a multibyte sequence is fixed up rather than
   // passed on as invalid UTF-8.
-  if (!llvm::json::isUTF8(Out))
-    Out = llvm::json::fixUTF8(Out);
+  if (!isUTF8(Out))
+    Out = fixUTF8(Out);
   return Out;
 }
 
@@ -33,7 +55,7 @@ std::string dumpJSON(const json &J) {
 }
 
 Error diagnoseBadJSON(StringRef Text, StringRef What) {
-  if (!llvm::json::isUTF8(Text))
+  if (!isUTF8(Text))
     return makeLLMError(LLMErrorCode::NotUTF8, What + " is not valid UTF-8");
   try {
     (void)json::parse(Text.begin(), Text.end());
@@ -56,13 +78,15 @@ Error diagnoseBadJSON(StringRef Text, StringRef What) {
 }
 
 Expected<json> parseJSON(StringRef Text, StringRef What) {
-  if (!llvm::json::isUTF8(Text))
+  if (!isUTF8(Text))
     return makeLLMError(LLMErrorCode::NotUTF8, What + " is not valid UTF-8");
-  try {
-    return json::parse(Text.begin(), Text.end());
-  } catch (const json::exception &) {
-    return diagnoseBadJSON(Text, What);
-  }
+  json J = json::parse(Text.begin(), Text.end(), nullptr,
+                       /*allow_exceptions=*/false);
+  if (!J.is_discarded())
+    return J;
+  if (Error E = diagnoseBadJSON(Text, What))
+    return std::move(E);
+  return makeLLMError(LLMErrorCode::BadResponse, What + " is not valid JSON");
 }
 
 /// The end (one past the closing bracket) of the JSON value starting at
@@ -104,12 +128,10 @@ static size_t matchBrackets(StringRef Text, size_t Start) {
 }
 
 static std::optional<json> tryParseStructured(StringRef Text) {
-  try {
-    json J = json::parse(Text.begin(), Text.end());
-    if (J.is_object() || J.is_array())
-      return J;
-  } catch (const json::exception &) {
-  }
+  json J = json::parse(Text.begin(), Text.end(), nullptr,
+                       /*allow_exceptions=*/false);
+  if (J.is_object() || J.is_array())
+    return J;
   return std::nullopt;
 }
 
@@ -138,7 +160,7 @@ static SmallVector<StringRef, 4> fencedBlocks(StringRef Text) {
 }
 
 Expected<std::string> extractJSON(StringRef Text) {
-  if (!llvm::json::isUTF8(Text))
+  if (!isUTF8(Text))
     return makeLLMError(LLMErrorCode::NotUTF8,
                         "the model's reply is not valid UTF-8");
   StringRef Trimmed = Text.trim();

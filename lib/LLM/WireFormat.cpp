@@ -11,7 +11,6 @@
 #include "optiml/LLM/LLMError.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/JSON.h"
 
 using namespace llvm;
 
@@ -249,17 +248,15 @@ Expected<WireReply> parseReply(Provider P, StringRef Body) {
 }
 
 std::string serverErrorMessage(StringRef Body) {
-  if (llvm::json::isUTF8(Body)) {
-    try {
-      json Doc = json::parse(Body.begin(), Body.end());
-      if (Doc.is_object() && Doc.contains("error")) {
-        const json &E = Doc["error"];
-        if (E.is_string())
-          return excerpt(E.get<std::string>(), 300);
-        if (E.is_object() && E.contains("message") && E["message"].is_string())
-          return excerpt(E["message"].get<std::string>(), 300);
-      }
-    } catch (const json::exception &) {
+  json Doc = json::parse(Body.begin(), Body.end(), nullptr,
+                         /*allow_exceptions=*/false);
+  if (Doc.is_object()) {
+    if (auto E = Doc.find("error"); E != Doc.end()) {
+      if (E->is_string())
+        return excerpt(E->get_ref<const std::string &>(), 300);
+      if (auto M = E->is_object() ? E->find("message") : E->end();
+          M != E->end() && M->is_string())
+        return excerpt(M->get_ref<const std::string &>(), 300);
     }
   }
   if (Body.empty())

@@ -2,6 +2,7 @@
 
 #include "optiml/Report/Report.h"
 #include "optiml/Support/Secrets.h"
+#include "optiml/Support/Sort.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -54,8 +55,8 @@ std::vector<std::string> metricChanges(const EvalOutcome &Before,
        << format("%.0f", Rel * 100) << "%)";
     Moves.push_back({std::fabs(Rel), Line});
   }
-  std::stable_sort(Moves.begin(), Moves.end(),
-                   [](auto &L, auto &R) { return L.first > R.first; });
+  stableSort(Moves,
+             [](const auto &L, const auto &R) { return L.first > R.first; });
   std::vector<std::string> Out;
   for (auto &M : Moves) {
     if (Out.size() == Max)

@@ -10,9 +10,9 @@
 #include "clang/Frontend/ASTUnit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 using namespace llvm;
 
@@ -22,19 +22,22 @@ using llm::EditAttempt;
 using llm::Proposal;
 
 Expected<Edit> proposalToEdit(const Proposal &P, const KernelModel *Model) {
-  Expected<json::Value> Params =
-      json::parse(P.ParamsJSON.empty() ? "{}" : P.ParamsJSON);
-  if (!Params)
-    return createStringError("params: " + toString(Params.takeError()));
-  json::Object *PO = Params->getAsObject();
-  if (!PO)
+  using nlohmann::json;
+  // The model wrote the parameters: parse without exceptions, and write
+  // text that is not UTF-8 (the code, the kind) with U+FFFD, not a throw.
+  json Params = json::parse(P.ParamsJSON.empty() ? "{}" : P.ParamsJSON, nullptr,
+                            /*allow_exceptions=*/false);
+  if (Params.is_discarded())
+    return createStringError("params: not valid JSON");
+  if (!Params.is_object())
     return createStringError("params: expected an object");
   if (!P.Code.empty())
-    (*PO)["code"] = P.Code;
-  json::Object Doc{{"kind", P.Kind}, {"target", P.Target},
-                   {"params", std::move(*Params)}};
-  std::string Text;
-  raw_string_ostream(Text) << json::Value(std::move(Doc));
+    Params["code"] = P.Code;
+  json Doc = json::object();
+  Doc["kind"] = P.Kind;
+  Doc["target"] = P.Target;
+  Doc["params"] = std::move(Params);
+  std::string Text = Doc.dump(-1, ' ', false, json::error_handler_t::replace);
   Expected<Edit> E = parseEdit(Text);
   if (!E)
     return E.takeError();

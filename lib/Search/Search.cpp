@@ -4,6 +4,7 @@
 #include "optiml/Frontend/Parse.h"
 #include "optiml/Search/Journal.h"
 #include "optiml/Support/FileUtil.h"
+#include "optiml/Support/Sort.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -539,10 +540,9 @@ Error Searcher::ensureProposed(unsigned Id) {
   for (Action &Ac : Fresh)
     Ac.Prior /= Sum;
   // Best first; ties keep the policy's order.
-  std::stable_sort(Fresh.begin(), Fresh.end(),
-                   [](const Action &L, const Action &R) {
-                     return L.Prior > R.Prior;
-                   });
+  stableSort(Fresh, [](const Action &L, const Action &R) {
+    return L.Prior > R.Prior;
+  });
   for (Action &Ac : Fresh)
     N.Untried.push_back(std::move(Ac));
   return Error::success();
@@ -908,7 +908,7 @@ Error Searcher::runBeam() {
         if (selectable(Nodes[C]))
           Next.push_back(C);
     }
-    std::stable_sort(Next.begin(), Next.end(), [&](unsigned L, unsigned R) {
+    stableSort(Next, [&](unsigned L, unsigned R) {
       return Nodes[L].Reward.Total > Nodes[R].Reward.Total;
     });
     if (Next.size() > O.BeamWidth)
@@ -949,7 +949,7 @@ Error Searcher::finalize(SearchResult &R) {
     if (N.Status == NodeStatus::Evaluated &&
         N.Reward.Speed.Cmp == Comparison::Faster)
       Order.push_back(N.Id);
-  std::stable_sort(Order.begin(), Order.end(), [&](unsigned L, unsigned Rr) {
+  stableSort(Order, [&](unsigned L, unsigned Rr) {
     return Nodes[L].Reward.Speed.Counted > Nodes[Rr].Reward.Speed.Counted;
   });
   if (Order.size() > 3)

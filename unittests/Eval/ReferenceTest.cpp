@@ -330,6 +330,68 @@ TEST_F(ReferenceTest, RetimeRunsTheOriginalOnceMore) {
   EXPECT_EQ(runs("orig reference"), 1u);
 }
 
+// The evaluation's stages run the programs in a fixed order (one GPU: one
+// at a time): the reference run, then the self-check, timing and metrics,
+// then the candidate's verification; with a prepared reference and timing
+// in the verification run, the candidate's run comes first, and a candidate
+// that fails it is not profiled.
+TEST_F(ReferenceTest, RunsInStageOrder) {
+  auto Order = [](const EvalReport &R) {
+    std::vector<std::string> L;
+    for (const RunSummary &S : R.Runs)
+      L.push_back(S.Label);
+    return L;
+  };
+  auto Log = [&] {
+    auto Buf = MemoryBuffer::getFile(D.file("runs.log"));
+    std::vector<std::string> L;
+    if (!Buf)
+      return L;
+    SmallVector<StringRef> Lines;
+    (*Buf)->getBuffer().split(Lines, '\n', -1, false);
+    for (StringRef Line : Lines)
+      L.push_back(Line.str());
+    sys::fs::remove(D.file("runs.log"));
+    return L;
+  };
+  using Strings = std::vector<std::string>;
+  std::string Orig = program("orig", good(1.0));
+  OriginalReference Ref = prepare(Orig);
+  ASSERT_TRUE(Ref.usable());
+  EXPECT_EQ(Order(Ref.Report),
+            (Strings{"reference", "self-check", "time", "metrics"}));
+  EXPECT_EQ(Log(), (Strings{"orig reference", "orig candidate", "orig time",
+                            "orig metrics"}));
+
+  std::string Cand = program("cand", good(0.5));
+  EvalReport R = eval(Cand, Orig, nullptr, Opts);
+  EXPECT_EQ(R.Verify.Status, VerifyStatus::Verified) << R.Verify.Detail;
+  EXPECT_EQ(Order(R), (Strings{"reference", "self-check", "time",
+                               "time-original", "metrics", "candidate"}));
+  EXPECT_EQ(Log(), (Strings{"orig reference", "orig candidate", "cand time",
+                            "orig time", "cand metrics", "cand candidate"}));
+  EXPECT_EQ(R.Stages.front().first, "build");
+
+  EvalOptions O = Opts;
+  O.TimeInVerification = true;
+  R = eval(Cand, Orig, &Ref, O);
+  EXPECT_TRUE(R.ReusedReference);
+  EXPECT_EQ(R.Verify.Status, VerifyStatus::Verified) << R.Verify.Detail;
+  EXPECT_EQ(Order(R), (Strings{"candidate", "time-original", "metrics"}));
+  EXPECT_EQ(Log(), (Strings{"cand candidate", "orig time", "cand metrics"}));
+
+  auto Bad = good(0.5);
+  Bad[ProbeMode::Candidate].Launches[0].Buffers[1].Status = "mismatch";
+  Bad[ProbeMode::Candidate].Launches[0].Buffers[1].Mismatches = 1;
+  std::string Wrong = program("wrong", Bad);
+  R = eval(Wrong, Orig, &Ref, O);
+  EXPECT_EQ(R.Verify.Status, VerifyStatus::Mismatch);
+  EXPECT_EQ(Order(R), (Strings{"candidate", "time-original"}));
+  EXPECT_NE(llvm::find(R.Notes, "the candidate failed verification: not "
+                                "profiled"),
+            R.Notes.end());
+}
+
 TEST_F(ReferenceTest, PrepareRejectsAnAgainst) {
   EvalInput In;
   In.CandidatePath = program("orig", good());

@@ -20,6 +20,8 @@ namespace llm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+using Ptr = json::json_pointer;
 
 const char *const PointSchema = R"({
   "type": "object",
@@ -37,18 +39,36 @@ ChatRequest pointRequest(StringRef Question = "Where?") {
 }
 
 /// The request the server saw, as JSON.
-json::Object lastRequest(ScriptedServer &S) {
-  Expected<json::Value> Stats = S.stats();
-  EXPECT_TRUE(bool(Stats));
-  json::Array *Reqs = Stats->getAsObject()->getArray("requests");
-  EXPECT_TRUE(Reqs && !Reqs->empty());
-  return *Reqs->back().getAsObject();
+json lastRequest(ScriptedServer &S) {
+  Expected<json> Stats = S.stats();
+  if (!Stats) {
+    ADD_FAILURE() << toString(Stats.takeError());
+    return json::object();
+  }
+  auto Reqs = Stats->find("requests");
+  if (Reqs == Stats->end() || !Reqs->is_array() || Reqs->empty() ||
+      !Reqs->back().is_object()) {
+    ADD_FAILURE() << "no request in " << Stats->dump();
+    return json::object();
+  }
+  return Reqs->back();
+}
+
+/// The string at \p Path in \p J ("" when there is none).
+std::string str(const json &J, const char *Path) {
+  Ptr P(Path);
+  return J.contains(P) && J.at(P).is_string() ? J.at(P).get<std::string>() : "";
 }
 
 int64_t stat(ScriptedServer &S, StringRef Name) {
-  Expected<json::Value> Stats = S.stats();
-  EXPECT_TRUE(bool(Stats));
-  return Stats->getAsObject()->getInteger(Name).value_or(-1);
+  Expected<json> Stats = S.stats();
+  if (!Stats) {
+    ADD_FAILURE() << toString(Stats.takeError());
+    return -1;
+  }
+  auto It = Stats->find(Name.str());
+  return It != Stats->end() && It->is_number_integer() ? It->get<int64_t>()
+                                                       : -1;
 }
 
 ErrorSummary failure(Expected<ChatResponse> R) {
@@ -74,18 +94,13 @@ TEST_F(ChatClientTest, OpenAIJsonSchemaRoundTrip) {
   EXPECT_FALSE(R->UsageEstimated);
   EXPECT_EQ(Client.ledger().used().total(), 37u);
 
-  json::Object Req = lastRequest(*Server);
-  EXPECT_EQ(*Req.getString("path"), "/v1/chat/completions");
-  json::Object *Headers = Req.getObject("headers");
-  EXPECT_EQ(*Headers->getString("authorization"),
+  json Req = lastRequest(*Server);
+  EXPECT_EQ(str(Req, "/path"), "/v1/chat/completions");
+  EXPECT_EQ(str(Req, "/headers/authorization"),
             std::string("Bearer ") + FakeKey);
-  json::Object *Body = Req.getObject("body");
-  EXPECT_EQ(*Body->getString("model"), "gpt-test");
-  EXPECT_EQ(*Body->getObject("response_format")->getString("type"),
-            "json_schema");
-  EXPECT_EQ(
-      *Body->getArray("messages")->front().getAsObject()->getString("role"),
-      "system");
+  EXPECT_EQ(str(Req, "/body/model"), "gpt-test");
+  EXPECT_EQ(str(Req, "/body/response_format/type"), "json_schema");
+  EXPECT_EQ(str(Req, "/body/messages/0/role"), "system");
   EXPECT_EQ(stat(*Server, "invalid"), 0);
 }
 
@@ -99,15 +114,13 @@ TEST_F(ChatClientTest, AnthropicToolUseRoundTrip) {
   EXPECT_EQ(R->Mode, StructuredMode::ToolCall);
   EXPECT_EQ(R->Usage.total(), 16u);
 
-  json::Object Req = lastRequest(*Server);
-  EXPECT_EQ(*Req.getString("path"), "/v1/messages");
-  json::Object *Headers = Req.getObject("headers");
-  EXPECT_EQ(*Headers->getString("x-api-key"), FakeKey);
-  EXPECT_TRUE(Headers->getString("anthropic-version"));
-  EXPECT_FALSE(Headers->getString("authorization"));
-  json::Object *Body = Req.getObject("body");
-  EXPECT_EQ(*Body->getString("system"), "You answer with points.");
-  EXPECT_EQ(*Body->getObject("tool_choice")->getString("name"), "point");
+  json Req = lastRequest(*Server);
+  EXPECT_EQ(str(Req, "/path"), "/v1/messages");
+  EXPECT_EQ(str(Req, "/headers/x-api-key"), FakeKey);
+  EXPECT_NE(str(Req, "/headers/anthropic-version"), "");
+  EXPECT_FALSE(Req.contains(Ptr("/headers/authorization")));
+  EXPECT_EQ(str(Req, "/body/system"), "You answer with points.");
+  EXPECT_EQ(str(Req, "/body/tool_choice/name"), "point");
   EXPECT_EQ(stat(*Server, "invalid"), 0);
 }
 
@@ -135,13 +148,9 @@ TEST_F(ChatClientTest, FallsBackToTextAndReadsFencedJSON) {
   EXPECT_EQ(R->Mode, StructuredMode::Text);
   EXPECT_EQ(R->JSON, R"({"x":7,"y":8})");
   // The schema went into the system prompt.
-  json::Object Req = lastRequest(*Server);
-  StringRef System = *Req.getObject("body")
-                          ->getArray("messages")
-                          ->front()
-                          .getAsObject()
-                          ->getString("content");
-  EXPECT_TRUE(System.contains("JSON Schema")) << System.str();
+  json Req = lastRequest(*Server);
+  std::string System = str(Req, "/body/messages/0/content");
+  EXPECT_TRUE(StringRef(System).contains("JSON Schema")) << System;
 }
 
 TEST_F(ChatClientTest, A400ForTheRequestItselfKeepsItsMessage) {
@@ -317,11 +326,12 @@ TEST_F(ChatClientTest, KeyNeverAppearsInErrorsOrLogs) {
       std::string(R"({"error": {"message": "Incorrect API key provided: )") +
       FakeKey + R"(. Bearer )" + FakeKey + R"("}})";
   // Built as JSON to escape the body.
-  json::Object S{
-      {"steps", json::Array{json::Object{{"status", 401}, {"body", Body}}}}};
-  std::string Text;
-  raw_string_ostream(Text) << json::Value(std::move(S));
-  script(Text);
+  json Step = json::object();
+  Step["status"] = 401;
+  Step["body"] = Body;
+  json S = json::object();
+  S["steps"] = json::array({Step});
+  script(S.dump());
   std::vector<std::string> Lines;
   ChatClient Client(config(Provider::OpenAI), Transport);
   Client.setLogger([&](StringRef L) { Lines.push_back(L.str()); });
@@ -348,15 +358,12 @@ TEST_F(ChatClientTest, EchoedKeyIsMaskedInRepliesAndTheCache) {
   // into the client.
   std::string Raw = "{\"note\": \"your key is " + Key + "\", \"other\": \"" +
                     Escaped + "\"}";
-  json::Object S{
-      {"steps",
-       json::Array{
-           json::Object{{"reply", json::Object{{"json_raw", Raw}}}},
-           json::Object{{"reply", json::Object{{"text", "echo: " + Key +
-                                                            " and " + FakeKey}}}}}}};
-  std::string Text;
-  raw_string_ostream(Text) << json::Value(std::move(S));
-  script(Text);
+  json First = json::object(), Second = json::object();
+  First["reply"]["json_raw"] = Raw;
+  Second["reply"]["text"] = "echo: " + Key + " and " + FakeKey;
+  json S = json::object();
+  S["steps"] = json::array({First, Second});
+  script(S.dump());
   LLMConfig C = config(Provider::OpenAI);
   C.APIKey = Key;
   C.NoCache = false;

@@ -93,17 +93,22 @@ TEST_F(LLMProposerTest, ProposalsParsedCheckedAndRejectedWithReasons) {
 
   // What was sent: the kernel, the model, the profile, the verdict, the
   // history with its reasons, and the reply schema.
-  Expected<json::Value> Stats = Server->stats();
-  ASSERT_TRUE(bool(Stats));
-  json::Object *Body = Stats->getAsObject()
-                           ->getArray("requests")
-                           ->back()
-                           .getAsObject()
-                           ->getObject("body");
-  json::Array *Messages = Body->getArray("messages");
-  ASSERT_EQ(Messages->size(), 2u);
-  StringRef System = *(*Messages)[0].getAsObject()->getString("content");
-  StringRef User = *(*Messages)[1].getAsObject()->getString("content");
+  using nlohmann::json;
+  Expected<json> Stats = Server->stats();
+  ASSERT_TRUE(bool(Stats)) << toString(Stats.takeError());
+  auto Reqs = Stats->find("requests");
+  ASSERT_TRUE(Reqs != Stats->end() && Reqs->is_array() && !Reqs->empty());
+  json Body = Reqs->back().value("body", json::object());
+  auto Text = [&](const char *Path) {
+    json::json_pointer P(Path);
+    return Body.contains(P) && Body.at(P).is_string()
+               ? Body.at(P).get<std::string>()
+               : std::string();
+  };
+  ASSERT_EQ(Body.value("messages", json::array()).size(), 2u);
+  std::string SystemText = Text("/messages/0/content");
+  std::string UserText = Text("/messages/1/content");
+  StringRef System = SystemText, User = UserText;
   EXPECT_TRUE(System.contains("vectorize-loads(width)"));
   EXPECT_TRUE(System.contains("H200 (sm_90)"));
   EXPECT_TRUE(User.contains("Propose 3 different edits"));
@@ -114,10 +119,7 @@ TEST_F(LLMProposerTest, ProposalsParsedCheckedAndRejectedWithReasons) {
   EXPECT_TRUE(User.contains("outcome: rejected\n   detail: saxpy has no loop"));
   EXPECT_TRUE(User.contains("y[17]: 3.5 vs 3.25"));
   EXPECT_FALSE(User.contains("{{")) << "every placeholder was filled";
-  EXPECT_EQ(*Body->getObject("response_format")
-                 ->getObject("json_schema")
-                 ->getString("name"),
-            "propose_edits");
+  EXPECT_EQ(Text("/response_format/json_schema/name"), "propose_edits");
 }
 
 TEST_F(LLMProposerTest, AnthropicAndFencedTextReplies) {

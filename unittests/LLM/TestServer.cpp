@@ -87,21 +87,28 @@ Error ScriptedServer::script(StringRef Script) {
   return Error::success();
 }
 
-Expected<json::Value> ScriptedServer::stats() {
+Expected<nlohmann::json> ScriptedServer::stats() {
   Expected<HttpResponse> R =
       controlPost(*Control, Port, "/_control/stats", "{}");
   if (!R)
     return R.takeError();
-  return json::parse(R->Body);
+  nlohmann::json J = nlohmann::json::parse(R->Body, nullptr,
+                                           /*allow_exceptions=*/false);
+  if (!J.is_object())
+    return createStringError("the server's statistics are not a JSON "
+                             "object: " +
+                             R->Body);
+  return J;
 }
 
 unsigned ScriptedServer::count() {
-  Expected<json::Value> S = stats();
+  Expected<nlohmann::json> S = stats();
   if (!S) {
     ADD_FAILURE() << toString(S.takeError());
     return 0;
   }
-  return S->getAsObject()->getInteger("count").value_or(0);
+  auto It = S->find("count");
+  return It != S->end() && It->is_number_unsigned() ? It->get<unsigned>() : 0;
 }
 
 ScriptedServer *ServerTest::Server = nullptr;

@@ -14,10 +14,10 @@
 #include "optiml/LLM/LLMConfig.h"
 
 #include "llvm/Support/Error.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/Program.h"
 
 #include "gtest/gtest.h"
+#include <nlohmann/json.hpp>
 
 #include <memory>
 #include <string>
@@ -36,8 +36,9 @@ public:
 
   /// Replaces the script; Script is the JSON object server.py documents.
   llvm::Error script(llvm::StringRef Script);
-  /// The server's statistics: count, max_in_flight, invalid, requests.
-  llvm::Expected<llvm::json::Value> stats();
+  /// The server's statistics, a JSON object: count, max_in_flight,
+  /// invalid, requests.
+  llvm::Expected<nlohmann::json> stats();
   /// Requests the server has seen since the last script.
   unsigned count();
 

@@ -7,15 +7,14 @@
 #include "TestServer.h"
 
 #include "optiml/Frontend/CudaToolchain.h"
+#include "optiml/Report/Report.h"
 #include "optiml/Search/CatalogPolicy.h"
 #include "optiml/Search/Journal.h"
 #include "optiml/Search/LLMPolicy.h"
-#include "optiml/Report/Report.h"
 #include "optiml/Search/Search.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "gtest/gtest.h"
 
 using namespace llvm;
@@ -26,6 +25,7 @@ namespace {
 using llm::ChatClient;
 using llm::PromptLibrary;
 using llm::Provider;
+using nlohmann::json;
 
 const char *const Program = R"(#include "cuda_mock.h"
 
@@ -107,16 +107,15 @@ protected:
 
   /// The prompt of the request the server saw at \p Index.
   std::string prompt(unsigned Index) {
-    Expected<json::Value> St = Server->stats();
-    EXPECT_TRUE(bool(St));
-    if (!St)
+    Expected<json> St = Server->stats();
+    if (!St) {
+      ADD_FAILURE() << toString(St.takeError());
       return "";
-    json::Array *Reqs = St->getAsObject()->getArray("requests");
-    if (!Reqs || Reqs->size() <= Index)
+    }
+    auto Reqs = St->find("requests");
+    if (Reqs == St->end() || !Reqs->is_array() || Reqs->size() <= Index)
       return "";
-    std::string S;
-    raw_string_ostream(S) << (*Reqs)[Index];
-    return S;
+    return (*Reqs)[Index].dump(-1, ' ', false, json::error_handler_t::replace);
   }
 
   PromptLibrary Prompts;
@@ -282,20 +281,25 @@ TEST_F(LLMPolicyTest, EchoedKeyReachesNoJournalReportOrPrompt) {
                      "  // " + Key + "\n"
                      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
                      "  if (i < n)\n    x[i] = a * x[i];\n}";
-  json::Object Proposals{{"proposals", json::Array{
-      json::Object{{"kind", "vectorize"}, {"target", "scale"},
-                   {"params", json::Object{{"width", 4}}},
-                   {"rationale", "your key is " + Key}},
-      json::Object{{"kind", "replace-function"}, {"target", "scale"},
-                   {"params", json::Object{}}, {"code", Code},
-                   {"rationale", "same, commented"}},
-      json::Object{{"kind", Key}, {"target", "scale"},
-                   {"params", json::Object{}}, {"rationale", Key}}}}};
-  json::Object S{{"default", json::Object{{"reply", json::Object{
-      {"json", std::move(Proposals)}, {"usage", json::Array{100, 50}}}}}}};
-  std::string Text;
-  raw_string_ostream(Text) << json::Value(std::move(S));
-  script(Text);
+  json Vectorize = {{"kind", "vectorize"},
+                    {"target", "scale"},
+                    {"params", {{"width", 4}}},
+                    {"rationale", "your key is " + Key}};
+  json Replace = {{"kind", "replace-function"},
+                  {"target", "scale"},
+                  {"params", json::object()},
+                  {"code", Code},
+                  {"rationale", "same, commented"}};
+  json Unknown = {{"kind", Key},
+                  {"target", "scale"},
+                  {"params", json::object()},
+                  {"rationale", Key}};
+  json Reply = json::object();
+  Reply["json"]["proposals"] = json::array({Vectorize, Replace, Unknown});
+  Reply["usage"] = json::array({100, 50});
+  json S = json::object();
+  S["default"]["reply"] = std::move(Reply);
+  script(S.dump());
   llm::LLMConfig C = config(Provider::OpenAI);
   C.APIKey = Key;
   ChatClient Client(C, Transport);
@@ -384,6 +388,34 @@ TEST(ProposalToEdit, CodeGoesToParamsAndTargetsAreChecked) {
   ASSERT_FALSE(bool(Bad));
   EXPECT_NE(toString(Bad.takeError()).find("params.width"),
             std::string::npos);
+}
+
+// The model writes the parameters and the code: text that is not JSON or
+// not UTF-8 is refused or repaired, never thrown out of proposalToEdit.
+TEST(ProposalToEdit, HostileTextIsAnErrorNotAThrow) {
+  llm::Proposal P;
+  P.Kind = "vectorize";
+  P.Target = "k";
+  P.ParamsJSON = R"({"width": )";
+  auto Cut = proposalToEdit(P);
+  ASSERT_FALSE(bool(Cut));
+  EXPECT_NE(toString(Cut.takeError()).find("params"), std::string::npos);
+  P.ParamsJSON = "[4]";
+  auto NotObject = proposalToEdit(P);
+  ASSERT_FALSE(bool(NotObject));
+  EXPECT_NE(toString(NotObject.takeError()).find("expected an object"),
+            std::string::npos);
+  P.ParamsJSON = "{\"width\": \"\xff\"}";
+  auto BadBytes = proposalToEdit(P);
+  ASSERT_FALSE(bool(BadBytes));
+  consumeError(BadBytes.takeError());
+  P.Kind = "replace-function";
+  P.ParamsJSON = "{}";
+  P.Code = "__global__ void k() { /* caf\xe9 */ }";
+  auto Latin1 = proposalToEdit(P);
+  ASSERT_TRUE(bool(Latin1)) << toString(Latin1.takeError());
+  EXPECT_EQ(Latin1->getString("code").value_or(""),
+            "__global__ void k() { /* caf\xef\xbf\xbd */ }");
 }
 
 } // namespace

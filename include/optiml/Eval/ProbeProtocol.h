@@ -3,8 +3,9 @@
 // liboptiml-probe.so is loaded into the unmodified candidate program with
 // CUDA_INJECTION64_PATH. The evaluator tells it what to do through a JSON
 // file named by $OPTIML_PROBE_CONFIG and reads back a JSON result file. Both
-// sides use these types and the (de)serializers in ProbeProtocol.cpp, which
-// is compiled into the probe and into optimlEval.
+// sides use these types and the (de)serializers in
+// lib/Eval/Protocol/ProbeProtocol.cpp, part of the optimlProbeProtocol
+// library that the probe and optimlEval both link.
 //
 //===----------------------------------------------------------------------===//
 #ifndef OPTIML_EVAL_PROBEPROTOCOL_H

@@ -1,9 +1,9 @@
 //===- ProbeProtocol.cpp - JSON for the evaluator <-> probe exchange ------===//
 //
-// Compiled twice: into optimlEval and into liboptiml-probe.so. So it uses
-// only nlohmann/json, the standard library and the parts of LLVMSupport that
-// the probe links statically (Error, StringRef). Every nlohmann exception is
-// caught here and becomes an llvm::Error.
+// Part of optimlProbeProtocol, which optimlEval and liboptiml-probe.so both
+// link. So it uses only nlohmann/json, the standard library and the parts of
+// LLVMSupport that the probe links statically (Error, StringRef). Every
+// nlohmann exception is caught here and becomes an llvm::Error.
 //
 //===----------------------------------------------------------------------===//
 

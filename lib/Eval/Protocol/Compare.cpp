@@ -1,4 +1,9 @@
 //===- Compare.cpp - Element-wise comparison of kernel buffers ------------===//
+//
+// Part of optimlProbeProtocol, which optimlEval and liboptiml-probe.so both
+// link: the standard library and LLVM's ADT headers only.
+//
+//===----------------------------------------------------------------------===//
 
 #include "optiml/Eval/Compare.h"
 
