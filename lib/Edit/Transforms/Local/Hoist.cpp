@@ -30,9 +30,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../CatalogInternal.h"
-#include "KernelPatterns.h"
-#include "RestructureSupport.h"
+#include "../../CatalogInternal.h"
+#include "../TransformSupport.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
@@ -131,7 +130,7 @@ public:
       Written.insert(D);
     collectAddressTaken(Body);
     collectDeclaredIn(L.S);
-    Writes = restructure::memoryWrites(L.S);
+    Writes = memoryWrites(L.S);
     findSync(L.S);
   }
 
@@ -142,7 +141,7 @@ private:
   const ResolvedLoop &L;
   bool Loads;
   SmallPtrSet<const ValueDecl *, 16> Written, AddressTaken, DeclaredIn;
-  std::vector<restructure::MemWrite> Writes;
+  std::vector<MemWrite> Writes;
   const Stmt *Sync = nullptr; ///< a barrier, fence, atomic or opaque call
   std::vector<std::pair<const Expr *, bool /*unconditional*/>> Candidates;
   std::vector<std::string> Kept;
@@ -188,14 +187,14 @@ private:
       }
     }
     if (!Sync)
-      Sync = restructure::opaqueCall(S) ? restructure::opaqueCall(S) : nullptr;
+      Sync = opaqueCall(S) ? opaqueCall(S) : nullptr;
     if (Sync)
       return;
     for (const Stmt *C : S->children())
       findSync(C);
   }
 
-  std::string at(const Stmt *S) { return restructure::where(Ctx, S); }
+  std::string at(const Stmt *S) { return where(Ctx, S); }
   std::string text(const Expr *E) { return exprText(Ctx, E); }
 
   Inv judge(const Expr *E);
@@ -385,13 +384,13 @@ std::string Analyzer::loadBlocker(const Expr *Access, const VarDecl *Ptr,
            ", after which other threads' stores can be visible ('" + Name +
            "' is not both __restrict__ and read-only)";
   }
-  for (const restructure::MemWrite &W : Writes) {
+  for (const MemWrite &W : Writes) {
     const ValueDecl *Base = referencedDecl(W.Base);
     if (Base == Ptr)
       return Load + " may alias the store to '" + text(W.Target) + "' at " +
              at(W.Target);
   }
-  for (const restructure::MemWrite &W : Writes) {
+  for (const MemWrite &W : Writes) {
     const ValueDecl *Base = referencedDecl(W.Base);
     if (Base && !Base->getType()->isPointerType())
       continue; // a local array cannot alias a pointer parameter's memory
@@ -495,7 +494,7 @@ void Analyzer::walk(const Stmt *S, bool Unconditional, const Expr *Parent) {
     bool Jumped = false;
     for (const Stmt *C : CS->body()) {
       walk(C, Unconditional && !Jumped, nullptr);
-      if (restructure::firstJump(C) || isa<ReturnStmt>(C))
+      if (firstJump(C) || isa<ReturnStmt>(C))
         Jumped = true;
     }
     return;
@@ -561,7 +560,7 @@ std::string Analyzer::entryCondition(std::string &WhyNot) {
   // The condition before the first iteration: the induction variable
   // replaced by its initial value; everything else must be invariant.
   std::string CondText = exprText(Ctx, Cond);
-  auto CS = restructure::exprSpan(Ctx, Cond);
+  auto CS = looseExprSpan(Ctx, Cond);
   if (CondText.empty() || !CS) {
     WhyNot = "the loop condition has no place in the file";
     return "";
@@ -573,12 +572,12 @@ std::string Analyzer::entryCondition(std::string &WhyNot) {
       return;
     if (const auto *DR = dyn_cast<DeclRefExpr>(S)) {
       if (IV && DR->getDecl() == IV) {
-        auto RS = restructure::exprSpan(Ctx, DR);
+        auto RS = looseExprSpan(Ctx, DR);
         if (!RS) {
           Bad = "macro";
           return;
         }
-        Edits.push_back({RS->Begin, RS->End - RS->Begin,
+        Edits.push_back({RS->Begin.Offset, RS->End.Offset - RS->Begin.Offset,
                          parenthesize(exprText(Ctx, Init))});
         return;
       }
@@ -613,7 +612,7 @@ std::string Analyzer::entryCondition(std::string &WhyNot) {
     return "";
   }
   return parenthesize(
-      spliceText(Ctx.Code, CS->Begin, CS->End, std::move(Edits)));
+      spliceText(Ctx.Code, CS->Begin.Offset, CS->End.Offset, std::move(Edits)));
 }
 
 HoistPlan Analyzer::run() {
@@ -837,15 +836,16 @@ HoistTransform::rewrite(const EditContext &Ctx, const Edit &E,
                            : "const " + I.Type + " " + Name;
     Decls += Indent + Decl + " = " + Init + ";\n";
     for (const Expr *U : I.Uses) {
-      auto S = restructure::exprSpan(Ctx, U);
+      auto S = looseExprSpan(Ctx, U);
       if (!S)
         return reject(E, "internal",
                       "loop " + E.Target + ": '" + I.Text +
                           "' has no place in the file");
       if (Error Err =
               addReplacement(R,
-                             tooling::Replacement(Ctx.FileName, S->Begin,
-                                                  S->End - S->Begin, Name),
+                             tooling::Replacement(Ctx.FileName, S->Begin.Offset,
+                                                  S->End.Offset - S->Begin.Offset,
+                                                  Name),
                              E))
         return std::move(Err);
     }

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../CatalogInternal.h"
+#include "../../CatalogInternal.h"
 #include "llvm/ADT/StringExtras.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "optiml/Frontend/ModelBuilder.h"

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../CatalogInternal.h"
+#include "../../CatalogInternal.h"
 #include "llvm/ADT/StringExtras.h"
 #include "clang/AST/Stmt.h"
 

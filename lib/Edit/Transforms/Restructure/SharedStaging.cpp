@@ -1,13 +1,12 @@
 //===- SharedStaging.cpp - Staging global data in shared tiles ------------===//
 
 #include "SharedStaging.h"
-#include "RestructureSupport.h"
+#include "../TransformSupport.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace llvm;
 
 namespace optiml {
-namespace restructure {
 
 std::string sharedTileDecl(StringRef ElemType, StringRef Name,
                            ArrayRef<int64_t> Dims, int64_t Pad) {
@@ -23,7 +22,7 @@ std::string ceilDivText(StringRef N, int64_t D) {
   int64_t V;
   if (!N.getAsInteger(10, V))
     return std::to_string((V + D - 1) / D);
-  return "(" + paren(N) + " + " + std::to_string(D - 1) + ") / " +
+  return "(" + parenthesize(N) + " + " + std::to_string(D - 1) + ") / " +
          std::to_string(D);
 }
 
@@ -73,5 +72,4 @@ std::string haloTileLoad(const HaloTile &T, StringRef Indent) {
   return Out;
 }
 
-} // namespace restructure
 } // namespace optiml

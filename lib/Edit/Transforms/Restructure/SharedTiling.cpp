@@ -28,9 +28,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../CatalogInternal.h"
-#include "KernelPatterns.h"
-#include "RestructureSupport.h"
+#include "../../CatalogInternal.h"
+#include "../TransformSupport.h"
 #include "SharedStaging.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/ASTContext.h"
@@ -449,7 +448,7 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
       else if (Dim == 'y' && !S.Y)
         S.Y = VD;
     }
-    if (restructure::firstJump(DS) || callsFunction(DS, "__sync"))
+    if (firstJump(DS) || callsFunction(DS, "__sync"))
       return NotApplicable("a declaration before the guard jumps or "
                            "synchronizes");
   }
@@ -531,7 +530,7 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
   for (const Stmt *St : Inner)
     if (const Stmt *J = AnyJump(St))
       return NotApplicable("the guarded code leaves early at " +
-                           restructure::where(Ctx, J) +
+                           where(Ctx, J) +
                            ": the reads after it do not always run");
 
   // Loops with constant ranges inside the guarded code.
@@ -597,7 +596,7 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
     if (!analyzePointerParam(Ctx.AST, FD, C.Param).Blocker.empty() ||
         !C.Param->getType()->getPointeeType().isConstQualified()) {
       bool Written = false;
-      for (const restructure::MemWrite &W : restructure::memoryWrites(Body))
+      for (const MemWrite &W : memoryWrites(Body))
         if (referencedDecl(W.Base) == C.Param)
           Written = true;
       if (Written)
@@ -608,12 +607,12 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
   }
   if (!Best) {
     for (const Cand &C : Cands)
-      for (const restructure::MemWrite &W : restructure::memoryWrites(Body))
+      for (const MemWrite &W : memoryWrites(Body))
         if (referencedDecl(W.Base) == C.Param && C.Reads.size() > 1)
           return NotApplicable("the kernel writes into the array '" +
                                C.Param->getName() +
                                "' it reads at neighbouring points (at " +
-                               restructure::where(Ctx, W.Target) +
+                               where(Ctx, W.Target) +
                                "): a staged copy would be stale");
     return NotApplicable("no array is read at offsets from (" + S.Y->getName() +
                          ", " + S.X->getName() + ")");
@@ -622,13 +621,13 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
   if (std::string B = analyzePointerParam(Ctx.AST, FD, P.In).Blocker;
       !B.empty())
     return NotApplicable("the staged array cannot be followed: " + B);
-  for (const restructure::MemWrite &W : restructure::memoryWrites(Body))
+  for (const MemWrite &W : memoryWrites(Body))
     if (referencedDecl(W.Base) == P.In)
       return NotApplicable("the kernel writes into its input '" +
                            P.In->getName() + "' at " +
-                           restructure::where(Ctx, W.Target));
-  if (const Stmt *Call = restructure::opaqueCall(Body))
-    return NotApplicable("the call at " + restructure::where(Ctx, Call) +
+                           where(Ctx, W.Target));
+  if (const Stmt *Call = opaqueCall(Body))
+    return NotApplicable("the call at " + where(Ctx, Call) +
                          " may write memory");
   for (const Stmt *St : Inner)
     if (callsFunction(St, "atomic") || callsFunction(St, "__shfl"))
@@ -869,10 +868,10 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
   if (Bytes > 48 * 1024)
     return NotApplicable("the tile would take " + std::to_string(Bytes) +
                          " bytes of shared memory (more than 48 KiB)");
-  auto IfSpan = restructure::stmtSpan(Ctx, If);
+  auto IfSpan = looseStmtSpan(Ctx, If);
   if (!IfSpan)
     return NotApplicable("the guard has no place in the file");
-  P.InsertAt = IfSpan->Begin;
+  P.InsertAt = IfSpan->Begin.Offset;
   P.Indent = indentationAt(Ctx.Code, P.InsertAt);
   P.Shape = std::to_string(P.Reads.size()) + " read" +
             (P.Reads.size() > 1 ? "s" : "") + " of '" + P.In->getName().str() +
@@ -906,7 +905,7 @@ rewriteStencil(const EditContext &Ctx, const Edit &E, const StencilPlan &P) {
   const KernelInfo &K = *P.Kernel.Info;
   std::string FnText =
       Ctx.Code.slice(K.Range.Begin.Offset, K.Range.End.Offset).str();
-  restructure::HaloTile T;
+  HaloTile T;
   T.ElemType = P.ElemType;
   T.Tile = freshName(FnText, P.In->getName().str() + "Tile");
   T.Slot = freshName(FnText, "slot");
@@ -997,11 +996,11 @@ rewriteStencil(const EditContext &Ctx, const Edit &E, const StencilPlan &P) {
 
   tooling::Replacements R;
   std::string Staging =
-      restructure::haloTileLoad(T, P.Indent) + "\n" + P.Indent;
+      haloTileLoad(T, P.Indent) + "\n" + P.Indent;
   if (Error Err = addReplacement(R, insertAt(Ctx, P.InsertAt, Staging), E))
     return std::move(Err);
   for (const StencilRead &Rd : P.Reads) {
-    auto S = restructure::exprSpan(Ctx, Rd.Access);
+    auto S = looseExprSpan(Ctx, Rd.Access);
     if (!S)
       return reject(E, "internal",
                     "kernel '" + E.Target + "': the read '" +
@@ -1018,8 +1017,9 @@ rewriteStencil(const EditContext &Ctx, const Edit &E, const StencilPlan &P) {
                        "]";
     if (Error Err =
             addReplacement(R,
-                           tooling::Replacement(Ctx.FileName, S->Begin,
-                                                S->End - S->Begin, Text),
+                           tooling::Replacement(
+                               Ctx.FileName, S->Begin.Offset,
+                               S->End.Offset - S->Begin.Offset, Text),
                            E))
       return std::move(Err);
   }
@@ -1401,9 +1401,6 @@ Expected<MatmulPlan> SharedTilingTransform::analyze(const EditContext &Ctx,
 Expected<tooling::Replacements>
 SharedTilingTransform::rewrite(const EditContext &Ctx, const Edit &E,
                                const MatmulPlan &P) const {
-  using restructure::guardedTileLoad;
-  using restructure::sharedTileDecl;
-  using restructure::tileLoopHead;
   int64_t T = P.Block[0];
   std::string TS = std::to_string(T);
   StringRef Code = Ctx.Code;

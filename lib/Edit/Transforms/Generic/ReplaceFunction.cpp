@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../CatalogInternal.h"
-#include "../FunctionText.h"
+#include "../../CatalogInternal.h"
+#include "../../FunctionText.h"
 #include "optiml/Edit/Checks.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/Attr.h"

@@ -15,8 +15,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../CatalogInternal.h"
-#include "RestructureSupport.h"
+#include "../../CatalogInternal.h"
+#include "../../Patterns/ThreadPerItem.h"
+#include "../TransformSupport.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclTemplate.h"
@@ -30,7 +31,6 @@
 #include <functional>
 
 using namespace llvm;
-using namespace optiml::restructure;
 using clang::dyn_cast;
 using clang::dyn_cast_or_null;
 using clang::isa;
@@ -122,7 +122,7 @@ bool isZero(const clang::Expr *E, const clang::ASTContext &AST, int One) {
   E = stripCasts(E);
   if (const auto *F = dyn_cast<clang::FloatingLiteral>(E))
     return F->getValueAsApproximateDouble() == One;
-  if (auto V = intValue(E, AST))
+  if (auto V = integerConstantValue(E, AST))
     return *V == One;
   return false;
 }
@@ -258,7 +258,7 @@ RowLength rowLength(const EditContext &Ctx, const Plan &P,
                     const InnerLoop &L) {
   RowLength R;
   std::string At = "the loop at " + where(Ctx, L.For);
-  std::optional<int64_t> Start = intValue(L.Start, Ctx.AST);
+  std::optional<int64_t> Start = integerConstantValue(L.Start, Ctx.AST);
   if (!Start) {
     R.WhyNot = At + " starts at '" + writtenText(Ctx, L.Start) +
                "', not at a compile-time constant";
@@ -266,7 +266,7 @@ RowLength rowLength(const EditContext &Ctx, const Plan &P,
   }
   const clang::Expr *End = L.Cond->getRHS();
   std::string EndText = writtenText(Ctx, End);
-  std::optional<int64_t> Max = intValue(End, Ctx.AST);
+  std::optional<int64_t> Max = integerConstantValue(End, Ctx.AST);
   const clang::ValueDecl *D = Max ? nullptr : declOf(End);
   if (Max) {
     // A constant: a literal, a macro, a constexpr or static const.
@@ -286,10 +286,10 @@ RowLength rowLength(const EditContext &Ctx, const Plan &P,
       return R;
     }
     for (const LaunchSite &LS : P.Kernel.Info->Launches) {
-      const clang::CUDAKernelCallExpr *C = findLaunch(Ctx, LS);
+      const clang::CUDAKernelCallExpr *C = findLaunchCall(Ctx, LS);
       std::optional<int64_t> V;
       if (C && I < C->getNumArgs())
-        V = intValue(C->getArg(I), Ctx.AST);
+        V = integerConstantValue(C->getArg(I), Ctx.AST);
       if (!V) {
         R.WhyNot = At + " runs to the parameter '" + EndText + "', and " +
                    LS.Id + " passes '" +
@@ -473,7 +473,7 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
   }
   if (!isBlockUniform(Item->Bound, K->Decl))
     return reject(E, "not-applicable",
-                  "the bound '" + exprText(Ctx, Item->Bound) +
+                  "the bound '" + looseExprText(Ctx, Item->Bound) +
                       "' differs between threads");
   for (const clang::Stmt *S : Item->Body) {
     if (mentionsBuiltin(S))
@@ -584,7 +584,7 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
   std::string D;
   raw_string_ostream OS(D);
   OS << "one thread per item '" << IName << "' (bound '"
-     << exprText(Ctx, Item->Bound) << "') with " << P.Loops.size()
+     << looseExprText(Ctx, Item->Bound) << "') with " << P.Loops.size()
      << " inner loop" << (P.Loops.size() > 1 ? "s" : "") << ":";
   for (const InnerLoop &L : P.Loops) {
     OS << " " << (L.Id.empty() ? std::string("loop") : L.Id) << " (";
@@ -624,8 +624,8 @@ Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
   InnerLoop L;
   L.For = For;
   for (const LoopInfo &LI : P.Kernel.Info->Loops)
-    if (auto Sp = exprSpan(Ctx, For))
-      if (LI.Range.Begin.Offset == Sp->Begin)
+    if (auto Sp = looseExprSpan(Ctx, For))
+      if (LI.Range.Begin.Offset == Sp->Begin.Offset)
         L.Id = LI.Id;
   std::string At = "the loop at " + where(Ctx, For);
   // Induction variable and start.
@@ -744,7 +744,7 @@ Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
     bool OwnElement = W.Index && mentions(W.Index, L.Var);
     if (!OwnElement || !Base)
       return reject(E, "not-applicable",
-                    At + " writes '" + exprText(Ctx, W.Target) +
+                    At + " writes '" + looseExprText(Ctx, W.Target) +
                         "', which does not depend on '" + J +
                         "'; every lane would write it");
     if (declaredIn(Base, For, Ctx))
@@ -752,17 +752,17 @@ Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
     L.Writes = true;
     // Reads of the same array at another element are a dependence
     // between iterations that other lanes now run.
-    std::string WIdx = exprText(Ctx, W.Index);
+    std::string WIdx = looseExprText(Ctx, W.Index);
     std::function<Error(const clang::Stmt *)> Check =
         [&](const clang::Stmt *N) -> Error {
       if (!N)
         return Error::success();
       if (const auto *AS = dyn_cast<clang::ArraySubscriptExpr>(N))
         if (declOf(AS->getBase()) == Base &&
-            exprText(Ctx, AS->getIdx()) != WIdx)
+            looseExprText(Ctx, AS->getIdx()) != WIdx)
           return reject(E, "not-applicable",
-                        At + " reads '" + exprText(Ctx, AS) +
-                            "' and writes '" + exprText(Ctx, W.Target) +
+                        At + " reads '" + looseExprText(Ctx, AS) +
+                            "' and writes '" + looseExprText(Ctx, W.Target) +
                             "': a dependence between iterations");
       for (const clang::Stmt *Ch : N->children())
         if (Error Err = Check(Ch))
@@ -1078,8 +1078,8 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
     return addReplacement(
         Repls, clang::tooling::Replacement(Ctx.FileName, Off, Len, Text), E);
   };
-  auto SpanOr = [&](const clang::Stmt *S) -> Expected<Span> {
-    if (auto Sp = stmtSpan(Ctx, S))
+  auto SpanOr = [&](const clang::Stmt *S) -> Expected<SourceSpan> {
+    if (auto Sp = looseStmtSpan(Ctx, S))
       return *Sp;
     return reject(E, "macro",
                   "the statement at " + where(Ctx, S) +
@@ -1122,17 +1122,17 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
 
   // The item index and the lane.
   const clang::VarDecl *Idx = P.Item.Index;
-  auto InitSp = exprSpan(Ctx, Idx->getInit());
-  auto DeclSp = stmtSpan(Ctx, P.Item.IndexDecl);
+  auto InitSp = looseExprSpan(Ctx, Idx->getInit());
+  auto DeclSp = looseStmtSpan(Ctx, P.Item.IndexDecl);
   if (!InitSp || !DeclSp)
     return reject(E, "macro", "the item index is written inside a macro");
-  std::string Indent = lineIndent(Ctx.Code, DeclSp->Begin);
+  std::string Indent = indentationAt(Ctx.Code, DeclSp->Begin.Offset);
   std::string IndexInit =
       P.PerBlock ? "blockIdx.x"
       : Groups   ? "blockIdx.x * (blockDim.x / " + LanesText +
                      ") + threadIdx.x / " + LanesText
                  : "blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32";
-  if (Error Err = Add(InitSp->Begin, InitSp->End - InitSp->Begin, IndexInit))
+  if (Error Err = Add(InitSp->Begin.Offset, InitSp->End.Offset - InitSp->Begin.Offset, IndexInit))
     return std::move(Err);
   std::string LaneDecl = "\n" + Indent + "int " + Lane + " = threadIdx.x" +
                          (P.PerBlock ? "" : " % " + LanesText) + ";";
@@ -1143,7 +1143,7 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
     LaneDecl += "\n" + Indent + "unsigned " + Mask + " = " + Bits +
                 " << (threadIdx.x % 32 - " + Lane + ");";
   }
-  if (Error Err = Add(DeclSp->End, 0, LaneDecl))
+  if (Error Err = Add(DeclSp->End.Offset, 0, LaneDecl))
     return std::move(Err);
 
   // The register form: each lane's elements of the row are loaded once,
@@ -1171,12 +1171,12 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
     auto FS = SpanOr(L.For);
     if (!FS)
       return FS.takeError();
-    std::string In = lineIndent(Ctx.Code, FS->Begin);
+    std::string In = indentationAt(Ctx.Code, FS->Begin.Offset);
     bool OnlineMax = P.Fused && LI == P.Fused->MaxLoop;
     std::string OnlineBody;
     if (P.Fused && LI == P.Fused->SumLoop) {
       // The max pass already summed the exponentials, in every lane.
-      if (Error Err = Add(FS->Begin, FS->End - FS->Begin,
+      if (Error Err = Add(FS->Begin.Offset, FS->End.Offset - FS->Begin.Offset,
                           P.Fused->Sum->getName().str() + " += " + Run + ";"))
         return std::move(Err);
       continue;
@@ -1205,16 +1205,16 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
              rowReads(P.Fused->Elem, L.Var))
           for (const CachedArray &C : P.Cached)
             if (C.Array == declOf(A->getBase()))
-              if (auto ASp = exprSpan(Ctx, A))
-                ElemEdits.push_back({ASp->Begin, ASp->End - ASp->Begin,
+              if (auto ASp = looseExprSpan(Ctx, A))
+                ElemEdits.push_back({ASp->Begin.Offset, ASp->End.Offset - ASp->Begin.Offset,
                                      C.Name + "[" + K + "]"});
-      auto ESp = exprSpan(Ctx, P.Fused->Elem);
+      auto ESp = looseExprSpan(Ctx, P.Fused->Elem);
       if (!ESp)
         return reject(E, "macro", "the element at " +
                                       where(Ctx, P.Fused->Elem) +
                                       " is written inside a macro");
       std::string Elem =
-          splice(Ctx.Code, ESp->Begin, ESp->End, std::move(ElemEdits));
+          spliceText(Ctx.Code, ESp->Begin.Offset, ESp->End.Offset, std::move(ElemEdits));
       OnlineBody =
           " {\n" + In + "  " + OnlineType + " " + ElemVar + " = " + Elem +
           ";\n" + In + "  " + OnlineType + " " + MNew + " = " +
@@ -1226,8 +1226,8 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
     if (FromRegisters) {
       // `#pragma unroll` needs a line of its own.
       std::string Load;
-      if (lineIndent(Ctx.Code, FS->Begin).size() !=
-          FS->Begin - (Ctx.Code.rfind('\n', FS->Begin) + 1))
+      if (indentationAt(Ctx.Code, FS->Begin.Offset).size() !=
+          FS->Begin.Offset - (Ctx.Code.rfind('\n', FS->Begin.Offset) + 1))
         Load = "\n" + In;
       if (LI == P.CachedLoops.front()) {
         std::vector<std::string> Steps;
@@ -1242,7 +1242,7 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
                                   : "{ " + join(Steps, " ") + " }";
         Load += "\n" + In;
       }
-      if (Error Err = Add(FS->Begin, HeaderEnd - FS->Begin,
+      if (Error Err = Add(FS->Begin.Offset, HeaderEnd - FS->Begin.Offset,
                           Load + Before + "#pragma unroll\n" + In +
                               RegisterHeader(L)))
         return std::move(Err);
@@ -1255,18 +1255,18 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
         });
         if (It == P.Cached.end())
           continue;
-        auto ASp = exprSpan(Ctx, A);
+        auto ASp = looseExprSpan(Ctx, A);
         if (!ASp)
           return reject(E, "macro", "the read at " + where(Ctx, A) +
                                         " is written inside a macro");
-        if (Error Err = Add(ASp->Begin, ASp->End - ASp->Begin,
+        if (Error Err = Add(ASp->Begin.Offset, ASp->End.Offset - ASp->Begin.Offset,
                             It->Name + "[" + K + "]"))
           return std::move(Err);
       }
     } else {
       // Start at the lane, step by the lanes.
-      auto St = exprSpan(Ctx, L.Start);
-      auto IncSp = exprSpan(Ctx, L.For->getInc());
+      auto St = looseExprSpan(Ctx, L.Start);
+      auto IncSp = looseExprSpan(Ctx, L.For->getInc());
       if (!St || !IncSp)
         return reject(E, "macro", "the loop header at " + where(Ctx, L.For) +
                                       " is written inside a macro");
@@ -1274,16 +1274,16 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
       if (isZero(L.Start, Ctx.AST, 0))
         Start = Lane;
       else if (addsWithoutParens(L.Start))
-        Start = exprText(Ctx, L.Start) + " + " + Lane;
+        Start = looseExprText(Ctx, L.Start) + " + " + Lane;
       else
-        Start = "(" + exprText(Ctx, L.Start) + ") + " + Lane;
-      if (Error Err = Add(St->Begin, St->End - St->Begin, Start))
+        Start = "(" + looseExprText(Ctx, L.Start) + ") + " + Lane;
+      if (Error Err = Add(St->Begin.Offset, St->End.Offset - St->Begin.Offset, Start))
         return std::move(Err);
-      if (Error Err = Add(IncSp->Begin, IncSp->End - IncSp->Begin,
+      if (Error Err = Add(IncSp->Begin.Offset, IncSp->End.Offset - IncSp->Begin.Offset,
                           L.Var->getName().str() + " += " + Stride))
         return std::move(Err);
       if (!Before.empty())
-        if (Error Err = Add(FS->Begin, 0, Before))
+        if (Error Err = Add(FS->Begin.Offset, 0, Before))
           return std::move(Err);
     }
     // Combine the lanes' partial results; every lane gets the total.
@@ -1338,7 +1338,7 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
         After += "\n" + In + "}";
       }
       if (Error Err =
-              Add(HeaderEnd, FS->End - HeaderEnd, OnlineBody + After))
+              Add(HeaderEnd, FS->End.Offset - HeaderEnd, OnlineBody + After))
         return std::move(Err);
       continue;
     }
@@ -1386,18 +1386,18 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
     if (llvm::is_contained(P.SyncAfter, L.For))
       After += "\n" + In + (P.PerBlock ? "__syncthreads();" : SyncWarp);
     if (!After.empty())
-      if (Error Err = Add(FS->End, 0, After))
+      if (Error Err = Add(FS->End.Offset, 0, After))
         return std::move(Err);
   }
   for (const clang::Stmt *S : P.LaneZero) {
     auto Sp = SpanOr(S);
     if (!Sp)
       return Sp.takeError();
-    if (Error Err = Add(Sp->Begin, 0, "if (" + Lane + " == 0) "))
+    if (Error Err = Add(Sp->Begin.Offset, 0, "if (" + Lane + " == 0) "))
       return std::move(Err);
     if (llvm::is_contained(P.SyncAfter, S))
-      if (Error Err = Add(Sp->End, 0,
-                          "\n" + lineIndent(Ctx.Code, Sp->Begin) +
+      if (Error Err = Add(Sp->End.Offset, 0,
+                          "\n" + indentationAt(Ctx.Code, Sp->Begin.Offset) +
                               (P.PerBlock ? "__syncthreads();" : SyncWarp)))
         return std::move(Err);
   }
@@ -1410,7 +1410,7 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
       return reject(E, "launch", Why, L.Range.Begin);
     std::string Grid =
         P.PerBlock ? *N
-                   : "(" + paren(*N) + " + " +
+                   : "(" + parenthesize(*N) + " + " +
                          std::to_string(PerBlockItems - 1) + ") / " +
                          std::to_string(PerBlockItems);
     if (PerBlockItems == 1 && !P.PerBlock)

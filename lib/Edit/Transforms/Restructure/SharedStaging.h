@@ -19,7 +19,6 @@
 #include <string>
 
 namespace optiml {
-namespace restructure {
 
 /// `__shared__ T Name[D0][D1 + Pad];` (the padding goes on the last
 /// dimension, written as one number).
@@ -63,7 +62,6 @@ struct HaloTile {
 /// after the first are indented by \p Indent.
 std::string haloTileLoad(const HaloTile &T, llvm::StringRef Indent);
 
-} // namespace restructure
 } // namespace optiml
 
 #endif

@@ -1,12 +1,16 @@
-//===- KernelPatterns.cpp - Kernel shapes the restructuring edits share ---===//
+//===- TransformSupport.cpp - Text, expressions and launch sites ----------===//
 
-#include "KernelPatterns.h"
+#include "TransformSupport.h"
 #include "../CatalogInternal.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/Stmt.h"
+#include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -18,13 +22,14 @@ using namespace llvm;
 
 namespace optiml {
 
-//===--- Text --------------------------------------------------------------===//
+//===--- Spans and text ----------------------------------------------------===//
 
 std::string spliceText(StringRef Code, unsigned Begin, unsigned End,
                        std::vector<TextEdit> Edits) {
-  llvm::sort(Edits, [](const TextEdit &A, const TextEdit &B) {
-    return A.Offset < B.Offset;
-  });
+  std::stable_sort(Edits.begin(), Edits.end(),
+                   [](const TextEdit &A, const TextEdit &B) {
+                     return A.Offset < B.Offset;
+                   });
   std::string Out;
   unsigned Pos = Begin;
   for (const TextEdit &T : Edits) {
@@ -38,7 +43,7 @@ std::string spliceText(StringRef Code, unsigned Begin, unsigned End,
   return Out;
 }
 
-static std::optional<SourceSpan> exprSpan(const EditContext &Ctx,
+static std::optional<SourceSpan> tokenSpan(const EditContext &Ctx,
                                           const Stmt *S) {
   return fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
                   S->getSourceRange());
@@ -47,7 +52,7 @@ static std::optional<SourceSpan> exprSpan(const EditContext &Ctx,
 std::optional<SourceSpan> stmtSpan(const EditContext &Ctx, const Stmt *S) {
   if (containsMacro(S))
     return std::nullopt;
-  auto Span = exprSpan(Ctx, S);
+  auto Span = tokenSpan(Ctx, S);
   if (!Span)
     return std::nullopt;
   if (isa<CompoundStmt>(S) || isa<DeclStmt>(S) || isa<NullStmt>(S))
@@ -64,7 +69,7 @@ std::optional<SourceSpan> stmtSpan(const EditContext &Ctx, const Stmt *S) {
 }
 
 std::string exprText(const EditContext &Ctx, const Expr *E) {
-  auto Span = exprSpan(Ctx, E);
+  auto Span = tokenSpan(Ctx, E);
   if (!Span || containsMacro(E))
     return "";
   return Ctx.Code.slice(Span->Begin.Offset, Span->End.Offset).str();
@@ -168,6 +173,72 @@ std::string freshName(StringRef Code, StringRef Base) {
   }
 }
 
+std::optional<SourceSpan> looseExprSpan(const EditContext &Ctx, const Stmt *S) {
+  if (!S)
+    return std::nullopt;
+  const SourceManager &SM = Ctx.AST.getSourceManager();
+  SourceRange R = S->getSourceRange();
+  if (R.getBegin().isMacroID() || R.getEnd().isMacroID())
+    return std::nullopt;
+  auto FS = fileSpan(SM, Ctx.AST.getLangOpts(), R);
+  if (!FS)
+    return std::nullopt;
+  return FS;
+}
+
+std::optional<SourceSpan> looseStmtSpan(const EditContext &Ctx, const Stmt *S) {
+  auto Sp = looseExprSpan(Ctx, S);
+  if (!Sp)
+    return std::nullopt;
+  // Statements ending in ';' (also loops and ifs whose body is one) do not
+  // include it in their range.
+  StringRef Code = Ctx.Code;
+  unsigned E = Sp->End.Offset;
+  if (E > 0 && (Code[E - 1] == ';' || Code[E - 1] == '}'))
+    return Sp;
+  unsigned P = E;
+  while (P < Code.size() && (Code[P] == ' ' || Code[P] == '\t'))
+    ++P;
+  if (P < Code.size() && Code[P] == ';')
+    Sp->End.Offset = P + 1;
+  return Sp;
+}
+
+std::string looseExprText(const EditContext &Ctx, const Stmt *S) {
+  auto Sp = looseExprSpan(Ctx, S);
+  if (!Sp)
+    return "";
+  return Ctx.Code.substr(Sp->Begin.Offset, Sp->End.Offset - Sp->Begin.Offset)
+      .str();
+}
+
+std::string indentLines(StringRef Text, StringRef Prefix) {
+  std::string Out;
+  size_t Start = 0;
+  bool First = true;
+  while (Start <= Text.size()) {
+    size_t NL = Text.find('\n', Start);
+    StringRef Line = Text.substr(Start, NL == StringRef::npos
+                                            ? StringRef::npos
+                                            : NL - Start);
+    if (!First && !Line.trim().empty())
+      Out += Prefix.str();
+    Out += Line.str();
+    First = false;
+    if (NL == StringRef::npos)
+      break;
+    Out += "\n";
+    Start = NL + 1;
+  }
+  return Out;
+}
+
+std::string where(const EditContext &Ctx, const Stmt *S) {
+  const SourceManager &SM = Ctx.AST.getSourceManager();
+  SourcePos P = filePos(SM, SM.getExpansionLoc(S->getBeginLoc()));
+  return std::to_string(P.Line) + ":" + std::to_string(P.Column);
+}
+
 //===--- Expressions -------------------------------------------------------===//
 
 static bool isBuiltin(const Expr *E, StringRef Var, char Dim) {
@@ -175,9 +246,22 @@ static bool isBuiltin(const Expr *E, StringRef Var, char Dim) {
   return B && B->Var == Var && B->Dim == Dim;
 }
 
-std::optional<char> linearIndexDim(const Expr *E) {
+std::optional<char> linearIndexDim(const Expr *E, bool ThroughHelpers) {
   if (!E)
     return std::nullopt;
+  if (ThroughHelpers)
+    if (const auto *Call = dyn_cast<CallExpr>(stripCasts(E))) {
+      const FunctionDecl *FD = Call->getDirectCallee();
+      if (!FD || Call->getNumArgs() != 0 || !FD->hasBody())
+        return std::nullopt;
+      const auto *Body = dyn_cast<CompoundStmt>(FD->getBody());
+      if (!Body || Body->size() != 1)
+        return std::nullopt;
+      const auto *Ret = dyn_cast<ReturnStmt>(Body->body_front());
+      if (!Ret || !Ret->getRetValue())
+        return std::nullopt;
+      return linearIndexDim(Ret->getRetValue(), /*ThroughHelpers=*/true);
+    }
   const auto *Add = dyn_cast<BinaryOperator>(E->IgnoreParenCasts());
   if (!Add || Add->getOpcode() != BO_Add)
     return std::nullopt;
@@ -198,6 +282,24 @@ std::optional<char> linearIndexDim(const Expr *E) {
       return D;
   }
   return std::nullopt;
+}
+
+const Expr *stripCasts(const Expr *E) {
+  while (E) {
+    const Expr *N = E->IgnoreParenImpCasts();
+    if (const auto *C = dyn_cast<ExplicitCastExpr>(N))
+      N = C->getSubExpr();
+    if (N == E)
+      return E;
+    E = N;
+  }
+  return E;
+}
+
+const ValueDecl *declOf(const Expr *E) {
+  if (const auto *D = dyn_cast_or_null<DeclRefExpr>(stripCasts(E)))
+    return D->getDecl();
+  return nullptr;
 }
 
 const ValueDecl *referencedDecl(const Expr *E) {
@@ -272,6 +374,16 @@ bool callsFunction(const Stmt *S, StringRef Prefix) {
       return true;
   return false;
 }
+
+namespace {
+template <class F> void forEachStmt(const Stmt *S, F Fn) {
+  if (!S)
+    return;
+  Fn(S);
+  for (const Stmt *C : S->children())
+    forEachStmt(C, Fn);
+}
+} // namespace
 
 namespace {
 struct WriteFinder : RecursiveASTVisitor<WriteFinder> {
@@ -401,234 +513,163 @@ Variance threadVariance(const Expr *E, const FunctionDecl *Kernel) {
   return varianceOf(E, W, Visiting);
 }
 
-//===--- The map shape -----------------------------------------------------===//
-
-static std::string typeText(const VarDecl *VD) {
-  PrintingPolicy PP(VD->getASTContext().getLangOpts());
-  PP.SuppressTagKeyword = true;
-  return VD->getType().getUnqualifiedType().getAsString(PP);
+static bool uniformImpl(const Expr *E, const FunctionDecl *K, unsigned Depth) {
+  if (Depth > 16)
+    return false;
+  bool Ok = true;
+  forEachStmt(E, [&](const Stmt *N) {
+    if (!Ok)
+      return;
+    if (const auto *X = dyn_cast<Expr>(N)) {
+      if (auto B = asBuiltinVar(X)) {
+        Ok = B->Var == "blockIdx" || B->Var == "blockDim" ||
+             B->Var == "gridDim";
+        return;
+      }
+    }
+    if (isa<CallExpr>(N) && !isa<CXXConstructExpr>(N)) {
+      const auto *C = cast<CallExpr>(N);
+      const FunctionDecl *FD = C->getDirectCallee();
+      Ok = FD && isMathFunction(FD->getName());
+      return;
+    }
+    if (const auto *R = dyn_cast<DeclRefExpr>(N)) {
+      const auto *V = dyn_cast<VarDecl>(R->getDecl());
+      if (!V || isa<ParmVarDecl>(V))
+        return;
+      if (!V->isLocalVarDecl()) {
+        Ok = V->getType().isConstQualified() || V->isConstexpr();
+        return;
+      }
+      if (!V->getInit() || llvm::is_contained(writtenDecls(K->getBody()), V)) {
+        Ok = false;
+        return;
+      }
+      Ok = uniformImpl(V->getInit(), K, Depth + 1);
+    }
+    // Loads from memory may differ between calls, but not between threads
+    // reading the same address; an address is uniform when its parts are.
+  });
+  return Ok;
 }
 
-std::optional<MapPattern> matchMapPattern(const EditContext &Ctx,
-                                          const FunctionDecl *Kernel,
-                                          std::string &WhyNot) {
-  const auto *Body = dyn_cast_or_null<CompoundStmt>(Kernel->getBody());
-  if (!Body) {
-    WhyNot = "the kernel has no body";
-    return std::nullopt;
-  }
-  SmallVector<const Stmt *, 16> Stmts(Body->body_begin(), Body->body_end());
-  MapPattern P;
-  size_t DeclAt = Stmts.size();
-  for (size_t I = 0; I < Stmts.size(); ++I) {
-    const auto *DS = dyn_cast<DeclStmt>(Stmts[I]);
-    if (!DS || !DS->isSingleDecl())
-      continue;
-    const auto *VD = dyn_cast<VarDecl>(DS->getSingleDecl());
-    if (!VD || !VD->hasInit() || !VD->getType()->isIntegerType())
-      continue;
-    if (auto D = linearIndexDim(VD->getInit()); D && *D == 'x') {
-      P.Index = VD;
-      P.IndexDecl = DS;
-      DeclAt = I;
-      break;
-    }
-  }
-  if (!P.Index) {
-    WhyNot = "no index of the form 'i = blockIdx.x * blockDim.x + "
-             "threadIdx.x' at the top level of the kernel body";
-    return std::nullopt;
-  }
-  P.IndexName = P.Index->getNameAsString();
-  P.IndexType = typeText(P.Index);
-  // The type as written ("unsigned", "size_t"), without const.
-  {
-    const SourceManager &SM = Ctx.AST.getSourceManager();
-    SourceLocation B = P.IndexDecl->getBeginLoc(), N = P.Index->getLocation();
-    if (B.isFileID() && N.isFileID()) {
-      StringRef T = StringRef(Ctx.Code)
-                        .slice(SM.getFileOffset(B), SM.getFileOffset(N))
-                        .trim();
-      SmallVector<StringRef, 4> Words;
-      T.split(Words, ' ', -1, false);
-      std::string Kept;
-      for (StringRef W : Words)
-        if (W != "const" && W != "register") {
-          if (!Kept.empty())
-            Kept += ' ';
-          Kept += W.str();
-        }
-      if (!Kept.empty() && Kept.find_first_of(",=*&") == std::string::npos)
-        P.IndexType = Kept;
-    }
-  }
-  P.InitText = exprText(Ctx, P.Index->getInit());
-  if (P.InitText.empty() || containsMacro(P.IndexDecl)) {
-    WhyNot = "the index declaration is written with a macro";
-    return std::nullopt;
-  }
-  if (DeclAt + 1 >= Stmts.size()) {
-    WhyNot = "nothing follows the index '" + P.IndexName + "'";
-    return std::nullopt;
-  }
-  const auto *If = dyn_cast<IfStmt>(Stmts[DeclAt + 1]);
-  if (!If || If->getElse() || If->getInit() || If->getConditionVariable()) {
-    WhyNot = "the index '" + P.IndexName +
-             "' is not followed at once by a bounds guard 'if (" +
-             P.IndexName + " < n)' (found '" +
-             StringRef(stmtText(Ctx, Stmts[DeclAt + 1])).split('\n').first.str() +
-             "')";
-    return std::nullopt;
-  }
-  P.Guard = If;
-  const auto *Cond = dyn_cast<BinaryOperator>(If->getCond()->IgnoreParenImpCasts());
-  std::string CondText = exprText(Ctx, If->getCond());
-  auto Bad = [&](StringRef What) {
-    WhyNot = ("the guard 'if (" + CondText + ")' " + What).str();
-    return std::nullopt;
-  };
-  if (!Cond || !Cond->isComparisonOp())
-    return Bad("is not a single comparison of the index with a bound");
-  BinaryOperatorKind Op = Cond->getOpcode();
-  const Expr *Bound = nullptr;
-  if (refersTo(Cond->getLHS(), P.Index)) {
-    Bound = Cond->getRHS();
-  } else if (refersTo(Cond->getRHS(), P.Index)) {
-    Bound = Cond->getLHS();
-    Op = BinaryOperator::reverseComparisonOp(Op);
-  } else {
-    return Bad("does not compare the index '" + P.IndexName + "' itself");
-  }
-  const Stmt *Then = If->getThen();
-  auto IsBareReturn = [](const Stmt *S) {
-    if (const auto *CS = dyn_cast<CompoundStmt>(S); CS && CS->size() == 1)
-      S = CS->body_front();
-    const auto *R = dyn_cast<ReturnStmt>(S);
-    return R && !R->getRetValue();
-  };
-  if (Op == BO_LT) {
-    if (DeclAt + 2 != Stmts.size())
-      return Bad("is not the last statement of the kernel");
-    P.EarlyReturn = false;
-    if (const auto *CS = dyn_cast<CompoundStmt>(Then))
-      P.Body.assign(CS->body_begin(), CS->body_end());
-    else
-      P.Body.push_back(Then);
-  } else if (Op == BO_GE && IsBareReturn(Then)) {
-    P.EarlyReturn = true;
-    P.Body.assign(Stmts.begin() + DeclAt + 2, Stmts.end());
-    if (P.Body.empty())
-      return Bad("is followed by nothing");
-  } else {
-    return Bad("is neither 'if (" + P.IndexName + " < n) ...' nor 'if (" +
-               P.IndexName + " >= n) return;'");
-  }
-  P.Bound = Bound;
-  P.BoundText = exprText(Ctx, Bound);
-  if (!threadVariance(Bound, Kernel).uniform())
-    return Bad("bounds the index with a value that is not the same for "
-               "every thread");
-  if (containsMacro(If))
-    return Bad("is written with a macro");
-  for (const Stmt *S : P.Body)
-    if (containsMacro(S)) {
-      WhyNot = "the guarded body uses a macro";
-      return std::nullopt;
-    }
-  auto DeclSpan = stmtSpan(Ctx, P.IndexDecl);
-  auto IfSpan = stmtSpan(Ctx, If);
-  if (!DeclSpan || !IfSpan) {
-    WhyNot = "the kernel's index or guard has no place in the file";
-    return std::nullopt;
-  }
-  P.RegionBegin = DeclSpan->Begin.Offset;
-  P.Indent = indentationAt(Ctx.Code, P.RegionBegin);
-  if (P.EarlyReturn) {
-    auto First = stmtSpan(Ctx, P.Body.front());
-    auto Last = stmtSpan(Ctx, P.Body.back());
-    if (!First || !Last) {
-      WhyNot = "the guarded body has no place in the file";
-      return std::nullopt;
-    }
-    P.BodyBegin = First->Begin.Offset;
-    P.BodyEnd = Last->End.Offset;
-    P.RegionEnd = P.BodyEnd;
-    std::string Inner = Ctx.Code.slice(P.BodyBegin, P.BodyEnd).str();
-    P.BodyBlock = "{\n" + P.Indent + "  " + reindent(Inner, 2) + "\n" +
-                  P.Indent + "}";
-  } else {
-    auto ThenSpan = stmtSpan(Ctx, Then);
-    if (!ThenSpan) {
-      WhyNot = "the guarded body has no place in the file";
-      return std::nullopt;
-    }
-    P.BodyBegin = ThenSpan->Begin.Offset;
-    P.BodyEnd = ThenSpan->End.Offset;
-    P.RegionEnd = IfSpan->End.Offset;
-    std::string Inner = Ctx.Code.slice(P.BodyBegin, P.BodyEnd).str();
-    if (isa<CompoundStmt>(Then)) {
-      // Written `if (i < n) {` on one line: the block's lines are already
-      // one level in from the declaration.
-      P.BodyBlock = Inner;
-    } else {
-      std::string ThenIndent = indentationAt(Ctx.Code, P.BodyBegin);
-      bool OwnLine =
-          StringRef(Ctx.Code)
-              .slice(P.BodyBegin - (P.BodyBegin > 0 ? 1 : 0), P.BodyBegin)
-              .trim(" \t")
-              .empty() &&
-          Ctx.Code.rfind('\n', P.BodyBegin) >
-              Ctx.Code.rfind(')', P.BodyBegin);
-      (void)OwnLine;
-      P.BodyBlock = "{\n" + P.Indent + "  " +
-                    reindent(Inner, int(P.Indent.size() + 2) -
-                                        int(ThenIndent.size())) +
-                    "\n" + P.Indent + "}";
-    }
-  }
-  return P;
+bool isBlockUniform(const Expr *E, const FunctionDecl *Kernel) {
+  return uniformImpl(E, Kernel, 0);
 }
 
-std::string elementwiseBodyProblem(const EditContext &Ctx,
-                                   const MapPattern &P) {
-  for (const Stmt *S : P.Body) {
-    if (mentionsBuiltin(S))
-      return "the body uses a thread or block index directly ('" +
-             StringRef(stmtText(Ctx, S)).split('\n').first.trim().str() +
-             "'): its meaning would change";
-    if (callsFunction(S, "__syncthreads") || callsFunction(S, "__syncwarp"))
-      return "the body synchronizes threads";
-    if (callsFunction(S, "__shfl") || callsFunction(S, "__ballot") ||
-        callsFunction(S, "__any_sync") || callsFunction(S, "__all_sync"))
-      return "the body uses warp primitives";
-    DenseSet<const ValueDecl *> W = writtenVars(S);
-    if (W.contains(P.Index))
-      return "the body writes the index '" + P.IndexName + "'";
-    if (const ValueDecl *B = referencedDecl(P.Bound); B && W.contains(B))
-      return "the body writes the bound '" + P.BoundText + "'";
+std::optional<int64_t> integerConstantValue(const Expr *E, const ASTContext &AST) {
+  if (!E || E->isValueDependent() || E->isTypeDependent())
+    return std::nullopt;
+  if (auto V = E->getIntegerConstantExpr(AST))
+    return V->getExtValue();
+  return std::nullopt;
+}
+
+std::vector<const ValueDecl *> writtenDecls(const Stmt *S) {
+  std::vector<const ValueDecl *> Out;
+  auto Add = [&](const Expr *E) {
+    if (const ValueDecl *D = declOf(E))
+      if (!llvm::is_contained(Out, D))
+        Out.push_back(D);
+  };
+  forEachStmt(S, [&](const Stmt *N) {
+    if (const auto *B = dyn_cast<BinaryOperator>(N)) {
+      if (B->isAssignmentOp())
+        Add(B->getLHS());
+    } else if (const auto *U = dyn_cast<UnaryOperator>(N)) {
+      if (U->isIncrementDecrementOp() || U->getOpcode() == UO_AddrOf)
+        Add(U->getSubExpr());
+    } else if (const auto *C = dyn_cast<CXXOperatorCallExpr>(N)) {
+      if (C->isAssignmentOp() && C->getNumArgs() > 0)
+        Add(C->getArg(0));
+    }
+  });
+  return Out;
+}
+
+static void addWrite(std::vector<MemWrite> &Out, const Expr *LHS) {
+  const Expr *L = LHS->IgnoreParens();
+  if (const auto *A = dyn_cast<ArraySubscriptExpr>(L)) {
+    Out.push_back({A, A->getBase()->IgnoreParenImpCasts(), A->getIdx()});
+  } else if (const auto *U = dyn_cast<UnaryOperator>(L)) {
+    if (U->getOpcode() == UO_Deref)
+      Out.push_back({U, U->getSubExpr()->IgnoreParenImpCasts(), nullptr});
+  } else if (const auto *M = dyn_cast<MemberExpr>(L)) {
+    addWrite(Out, M->getBase());
   }
-  struct Finder : RecursiveASTVisitor<Finder> {
-    bool Return = false, Shared = false;
-    bool VisitReturnStmt(ReturnStmt *) {
-      Return = true;
-      return true;
+}
+
+std::vector<MemWrite> memoryWrites(const Stmt *S) {
+  std::vector<MemWrite> Out;
+  forEachStmt(S, [&](const Stmt *N) {
+    if (const auto *B = dyn_cast<BinaryOperator>(N)) {
+      if (B->isAssignmentOp())
+        addWrite(Out, B->getLHS());
+    } else if (const auto *U = dyn_cast<UnaryOperator>(N)) {
+      if (U->isIncrementDecrementOp())
+        addWrite(Out, U->getSubExpr());
     }
-    bool VisitDeclRefExpr(DeclRefExpr *DR) {
-      if (const auto *VD = dyn_cast<VarDecl>(DR->getDecl()))
-        if (VD->hasAttr<CUDASharedAttr>())
-          Shared = true;
-      return true;
+  });
+  return Out;
+}
+
+const Stmt *opaqueCall(const Stmt *S) {
+  const Stmt *Found = nullptr;
+  forEachStmt(S, [&](const Stmt *N) {
+    const auto *C = dyn_cast<CallExpr>(N);
+    if (Found || !C || isa<CXXOperatorCallExpr>(C))
+      return;
+    const FunctionDecl *FD = C->getDirectCallee();
+    StringRef Name = FD && FD->getIdentifier() ? FD->getName() : "";
+    if (isMathFunction(Name) || Name.starts_with("atomic") ||
+        Name.starts_with("__shfl") || Name.starts_with("__ldg") ||
+        Name == "__syncthreads" || Name == "__syncwarp")
+      return;
+    for (const Expr *A : C->arguments()) {
+      QualType T = A->IgnoreParenImpCasts()->getType();
+      if (T->isPointerType() || T->isReferenceType() || T->isArrayType())
+        Found = C;
     }
-    // Lambdas may return.
-    bool TraverseLambdaExpr(LambdaExpr *) { return true; }
-  } F;
-  for (const Stmt *S : P.Body)
-    F.TraverseStmt(const_cast<Stmt *>(S));
-  if (F.Return)
-    return "the body returns early";
-  if (F.Shared)
-    return "the body uses shared memory";
-  return "";
+    if (FD)
+      for (const ParmVarDecl *P : FD->parameters())
+        if (P->getType()->isReferenceType() &&
+            !P->getType().getNonReferenceType().isConstQualified())
+          Found = C;
+  });
+  return Found;
+}
+
+static const Stmt *jumpImpl(const Stmt *S, bool InLoop) {
+  if (!S)
+    return nullptr;
+  if (isa<ReturnStmt, GotoStmt>(S))
+    return S;
+  if (!InLoop && isa<BreakStmt, ContinueStmt>(S))
+    return S;
+  bool Loop = isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(S);
+  if (isa<SwitchStmt>(S)) {
+    // `break` leaves the switch only.
+    for (const Stmt *C : S->children()) {
+      if (const Stmt *J = jumpImpl(C, true))
+        if (!isa<BreakStmt>(J) || !InLoop)
+          if (isa<ReturnStmt, GotoStmt>(J) || !InLoop)
+            return isa<BreakStmt>(J) ? nullptr : J;
+    }
+    return nullptr;
+  }
+  for (const Stmt *C : S->children())
+    if (const Stmt *J = jumpImpl(C, InLoop || Loop))
+      return J;
+  return nullptr;
+}
+
+const Stmt *firstJump(const Stmt *S) {
+  // S itself is the region: a loop's own break/continue stay inside it.
+  bool Loop = isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(S);
+  for (const Stmt *C : S->children())
+    if (const Stmt *J = jumpImpl(C, Loop))
+      return J;
+  return isa<ReturnStmt, GotoStmt>(S) ? S : nullptr;
 }
 
 //===--- Launch sites ------------------------------------------------------===//
@@ -704,7 +745,7 @@ std::optional<GridExpr> grid1D(const EditContext &Ctx, const LaunchSite &L,
              "') is not a one-dimensional integer expression";
     return std::nullopt;
   }
-  auto Span = exprSpan(Ctx, X);
+  auto Span = tokenSpan(Ctx, X);
   if (!Span || isa<CXXDefaultArgExpr>(X) || containsMacro(X)) {
     WhyNot = "the grid of " + L.Id + " cannot be rewritten in place";
     return std::nullopt;
@@ -839,6 +880,56 @@ std::optional<std::vector<int64_t>> launchBlockSizesX(const EditContext &Ctx,
     Sizes.push_back(*V);
   }
   return Sizes;
+}
+
+std::optional<std::string> boundAtLaunch(const EditContext &Ctx,
+                                         const Expr *Bound,
+                                         const LaunchSite &L,
+                                         std::string &WhyNot) {
+  if (const auto *P = dyn_cast_or_null<ParmVarDecl>(declOf(Bound))) {
+    unsigned I = P->getFunctionScopeIndex();
+    if (I >= L.Args.size()) {
+      WhyNot = L.Id + " passes no argument for '" + P->getName().str() + "'";
+      return std::nullopt;
+    }
+    return L.Args[I];
+  }
+  if (integerConstantValue(Bound, Ctx.AST))
+    return looseExprText(Ctx, Bound);
+  WhyNot = "the bound '" + looseExprText(Ctx, Bound) +
+           "' is neither a kernel parameter nor a constant, so the launch "
+           "cannot size the grid from it";
+  return std::nullopt;
+}
+
+std::string launchProblem(const KernelInfo &K) {
+  for (const LaunchSite &L : K.Launches)
+    if (L.InMacro)
+      return L.Id + " is written inside a macro; its grid cannot be rewritten";
+  return "";
+}
+
+std::string cappedGrid(StringRef Grid, int64_t Max) {
+  int64_t Literal;
+  if (!Grid.trim().getAsInteger(10, Literal))
+    return std::to_string(std::min(Literal, Max));
+  std::string G = parenthesize(Grid), M = std::to_string(Max);
+  return G + " < " + M + " ? " + G + " : " + M;
+}
+
+bool gridIsInteger(const EditContext &Ctx, const LaunchSite &L) {
+  if (StringRef(L.Grid).contains("dim3"))
+    return false;
+  const CUDAKernelCallExpr *C = findLaunchCall(Ctx, L);
+  if (!C || !C->getConfig() || C->getConfig()->getNumArgs() < 1)
+    return false;
+  const Expr *G = C->getConfig()->getArg(0)->IgnoreImplicit();
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(G))
+    if (CE->getNumArgs() >= 1 && !CE->getArg(0)->isDefaultArgument() &&
+        CE->getArg(0)->getType()->isIntegerType() &&
+        (CE->getNumArgs() < 2 || CE->getArg(1)->isDefaultArgument()))
+      G = CE->getArg(0);
+  return G->IgnoreParenImpCasts()->getType()->isIntegerType();
 }
 
 } // namespace optiml

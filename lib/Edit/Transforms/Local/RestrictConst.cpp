@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../CatalogInternal.h"
+#include "../../CatalogInternal.h"
 #include "llvm/ADT/StringExtras.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"

@@ -23,8 +23,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../CatalogInternal.h"
-#include "RestructureSupport.h"
+#include "../../CatalogInternal.h"
+#include "../../Patterns/ThreadPerItem.h"
+#include "../TransformSupport.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
@@ -38,7 +39,6 @@
 #include <map>
 
 using namespace llvm;
-using namespace optiml::restructure;
 using clang::dyn_cast;
 using clang::dyn_cast_or_null;
 using clang::isa;
@@ -101,7 +101,7 @@ std::optional<int64_t> indexRange(const clang::Expr *E,
                                   unsigned Depth = 0) {
   if (!E || Depth > 8)
     return std::nullopt;
-  if (auto V = intValue(E, AST))
+  if (auto V = integerConstantValue(E, AST))
     return *V >= 0 ? std::optional<int64_t>(*V + 1) : std::nullopt;
   const clang::Expr *I = E->IgnoreParenImpCasts();
   auto Small = [](clang::QualType T) -> std::optional<int64_t> {
@@ -126,7 +126,7 @@ std::optional<int64_t> indexRange(const clang::Expr *E,
            indexRange(X, AST, K, Depth + 1).has_value();
   };
   if (const auto *B = dyn_cast<clang::BinaryOperator>(I)) {
-    auto L = intValue(B->getLHS(), AST), R = intValue(B->getRHS(), AST);
+    auto L = integerConstantValue(B->getLHS(), AST), R = integerConstantValue(B->getRHS(), AST);
     switch (B->getOpcode()) {
     case clang::BO_Rem:
       if (R && *R > 0 && NonNeg(B->getLHS()))
@@ -434,7 +434,7 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
     } else {
       AllProven = false;
       if (Unproven.empty())
-        Unproven = exprText(Ctx, U.Index);
+        Unproven = looseExprText(Ctx, U.Index);
     }
   }
   if (auto B = E.getInt("bins")) {
@@ -444,7 +444,7 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
         P.Guarded = true;
         if (U.Index && U.Index->HasSideEffects(Ctx.AST))
           return reject(E, "not-applicable",
-                        "the index '" + exprText(Ctx, U.Index) +
+                        "the index '" + looseExprText(Ctx, U.Index) +
                             "' has side effects and its range is not "
                             "known; it cannot be checked against the bins");
       }
@@ -610,14 +610,14 @@ Expected<InputLoop> PrivatizeAtomics::inputLoop(const EditContext &Ctx,
                           ? dyn_cast<clang::VarDecl>(DS->getSingleDecl())
                           : nullptr;
       auto C = binaryOp(F->getCond());
-      if (L.For || !V || !V->getInit() || linearIndexDim(V->getInit()) != 'x' ||
+      if (L.For || !V || !V->getInit() || linearIndexDim(V->getInit(), /*ThroughHelpers=*/true) != 'x' ||
           !C || C->Op != clang::BO_LT || declOf(C->LHS) != V ||
           !isGridStrideStep(F->getInc(), V))
         return No("the loop at " + where(Ctx, F) +
                   " is not 'for (i = blockIdx.x * blockDim.x + threadIdx.x; "
                   "i < n; i += blockDim.x * gridDim.x)'");
       if (!isBlockUniform(C->RHS, K) || mentions(C->RHS, V))
-        return No("the loop bound '" + exprText(Ctx, C->RHS) +
+        return No("the loop bound '" + looseExprText(Ctx, C->RHS) +
                   "' is not the same in every thread");
       if (llvm::is_contained(writtenDecls(F->getBody()), V))
         return No("the loop variable '" + V->getName() + "' is written in "
@@ -654,7 +654,7 @@ Expected<InputLoop> PrivatizeAtomics::inputLoop(const EditContext &Ctx,
             const auto *PV = Base ? dyn_cast<clang::ParmVarDecl>(Base->getDecl())
                                   : nullptr;
             if (!PV || !PV->getType()->isPointerType()) {
-              Problem = "'" + exprText(Ctx, A) +
+              Problem = "'" + looseExprText(Ctx, A) +
                         "' is not a load from a pointer parameter";
               return;
             }
@@ -671,7 +671,7 @@ Expected<InputLoop> PrivatizeAtomics::inputLoop(const EditContext &Ctx,
         if (const auto *R = dyn_cast<clang::DeclRefExpr>(S))
           if (R->getDecl() == L.Index) {
             if (Enclosing)
-              Problem = "the load '" + exprText(Ctx, Enclosing) +
+              Problem = "the load '" + looseExprText(Ctx, Enclosing) +
                         "' is not unit-stride in '" + I + "'";
             else
               Problem = "'" + I + "' is used at " + where(Ctx, R) +
@@ -732,7 +732,7 @@ Expected<InputLoop> PrivatizeAtomics::inputLoop(const EditContext &Ctx,
     auto Writes = memoryWrites(S);
     if (!Writes.empty())
       return No("the loop body writes memory ('" +
-                exprText(Ctx, Writes.front().Target) +
+                looseExprText(Ctx, Writes.front().Target) +
                 "'); only atomics may be reordered");
   }
   std::vector<const clang::ValueDecl *> Local;
@@ -760,10 +760,10 @@ Expected<clang::tooling::Replacements>
 PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
                           const Plan &P) const {
   const auto *Body = cast<clang::CompoundStmt>(P.Kernel.Decl->getBody());
-  auto BodySp = exprSpan(Ctx, Body);
+  auto BodySp = looseExprSpan(Ctx, Body);
   if (!BodySp)
     return reject(E, "macro", "the kernel body is written inside a macro");
-  unsigned Begin = BodySp->Begin + 1, End = BodySp->End - 1;
+  unsigned Begin = BodySp->Begin.Offset + 1, End = BodySp->End.Offset - 1;
   std::string AName = P.Array->getName().str();
   std::string Priv = freshName(Ctx.Code, AName + "_private");
   std::string B = freshName(Ctx.Code, "bin");
@@ -778,7 +778,7 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
     for (const TextEdit &T : Inner)
       if (T.Offset >= From && T.Offset + T.Length <= To)
         In.push_back(T);
-    return splice(Ctx.Code, From, To, In);
+    return spliceText(Ctx.Code, From, To, In);
   };
   auto Outside = [](const TextEdit &T, const std::vector<TextEdit> &Spans) {
     return llvm::none_of(Spans, [&](const TextEdit &S) {
@@ -791,21 +791,21 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
       [&](const std::vector<TextEdit> &Loads) -> Expected<std::vector<TextEdit>> {
     std::vector<TextEdit> Out;
     for (const AtomicUse &U : P.Uses) {
-      auto RefSp = exprSpan(Ctx, U.BaseRef);
-      auto CallSp = exprSpan(Ctx, U.Call);
-      auto ArgSp = exprSpan(Ctx, U.Call->getArg(0));
-      auto IdxSp = U.Index ? exprSpan(Ctx, U.Index) : std::optional<Span>();
+      auto RefSp = looseExprSpan(Ctx, U.BaseRef);
+      auto CallSp = looseExprSpan(Ctx, U.Call);
+      auto ArgSp = looseExprSpan(Ctx, U.Call->getArg(0));
+      auto IdxSp = U.Index ? looseExprSpan(Ctx, U.Index) : std::optional<SourceSpan>();
       if (!RefSp || !CallSp || !ArgSp || (U.Index && !IdxSp))
         return reject(E, "macro",
                       "the atomic at " + where(Ctx, U.Call) +
                           " is written inside a macro expansion");
-      std::string Idx = U.Index ? Render(IdxSp->Begin, IdxSp->End, Loads) : "0";
+      std::string Idx = U.Index ? Render(IdxSp->Begin.Offset, IdxSp->End.Offset, Loads) : "0";
       TextEdit Target;
       if (P.Layout == Copies::Lane)
-        Target = {ArgSp->Begin, ArgSp->End - ArgSp->Begin,
+        Target = {ArgSp->Begin.Offset, ArgSp->End.Offset - ArgSp->Begin.Offset,
                   "&" + Priv + "[" + Idx + "][threadIdx.x % 32]"};
       else
-        Target = {RefSp->Begin, RefSp->End - RefSp->Begin,
+        Target = {RefSp->Begin.Offset, RefSp->End.Offset - RefSp->Begin.Offset,
                   P.Layout == Copies::Warp ? Priv + "[threadIdx.x / 32]"
                                            : Priv};
       if (!P.Guarded || (U.Range && *U.Range <= P.Bins)) {
@@ -816,10 +816,10 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
       for (const TextEdit &T : Loads)
         if (Outside(T, {Target}))
           PrivEdits.push_back(T);
-      std::string PrivCall = Render(CallSp->Begin, CallSp->End, PrivEdits);
-      std::string Call = Render(CallSp->Begin, CallSp->End, Loads);
-      std::string Cond = "(size_t)" + paren(Idx) + " < " + Bins;
-      Out.push_back({CallSp->Begin, CallSp->End - CallSp->Begin,
+      std::string PrivCall = Render(CallSp->Begin.Offset, CallSp->End.Offset, PrivEdits);
+      std::string Call = Render(CallSp->Begin.Offset, CallSp->End.Offset, Loads);
+      std::string Cond = "(size_t)" + parenthesize(Idx) + " < " + Bins;
+      Out.push_back({CallSp->Begin.Offset, CallSp->End.Offset - CallSp->Begin.Offset,
                      "(" + Cond + " ? " + PrivCall + " : " + Call + ")"});
     }
     for (const TextEdit &T : Loads)
@@ -834,8 +834,8 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
 
   std::string Indent = "  ";
   if (!Body->body_empty())
-    if (auto Sp = stmtSpan(Ctx, Body->body_front()))
-      Indent = lineIndent(Ctx.Code, Sp->Begin);
+    if (auto Sp = looseStmtSpan(Ctx, Body->body_front()))
+      Indent = indentationAt(Ctx.Code, Sp->Begin.Offset);
   const std::string &I = Indent;
   std::string Step = " += blockDim.x * gridDim.x";
 
@@ -844,40 +844,40 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
     // and a scalar loop for the rest.
     const InputLoop &L = *P.Loop;
     const clang::Stmt *First, *Last;
-    std::optional<Span> Region;
+    std::optional<SourceSpan> Region;
     std::string TypeName; // "int i", as written
-    std::string Init = exprText(Ctx, L.Index->getInit());
-    auto DeclSp = stmtSpan(Ctx, L.For ? L.For->getInit() : P.Map->IndexDecl);
-    auto InitSp = exprSpan(Ctx, L.Index->getInit());
+    std::string Init = looseExprText(Ctx, L.Index->getInit());
+    auto DeclSp = looseStmtSpan(Ctx, L.For ? L.For->getInit() : P.Map->IndexDecl);
+    auto InitSp = looseExprSpan(Ctx, L.Index->getInit());
     bool Wrap = false; // several statements: braces around them
     if (L.For) {
-      Region = stmtSpan(Ctx, L.For);
+      Region = looseStmtSpan(Ctx, L.For);
       First = Last = L.For->getBody();
     } else if (!P.Map->EarlyReturn) {
-      auto GuardSp = stmtSpan(Ctx, P.Map->Guard);
+      auto GuardSp = looseStmtSpan(Ctx, P.Map->Guard);
       if (DeclSp && GuardSp)
-        Region = Span{DeclSp->Begin, GuardSp->End};
+        Region = offsetSpan(DeclSp->Begin.Offset, GuardSp->End.Offset);
       First = Last = P.Map->Guard->getThen();
     } else {
       First = P.Map->Body.front();
       Last = P.Map->Body.back();
-      auto LastSp = stmtSpan(Ctx, Last);
+      auto LastSp = looseStmtSpan(Ctx, Last);
       if (DeclSp && LastSp)
-        Region = Span{DeclSp->Begin, LastSp->End};
+        Region = offsetSpan(DeclSp->Begin.Offset, LastSp->End.Offset);
       Wrap = true;
     }
-    auto FirstSp = stmtSpan(Ctx, First), LastSp = stmtSpan(Ctx, Last);
+    auto FirstSp = looseStmtSpan(Ctx, First), LastSp = looseStmtSpan(Ctx, Last);
     if (!Region || !DeclSp || !InitSp || !FirstSp || !LastSp)
       return reject(E, "macro", "the loop or its body is in a macro");
-    TypeName = StringRef(Ctx.Code.substr(DeclSp->Begin,
-                                         InitSp->Begin - DeclSp->Begin))
+    TypeName = StringRef(Ctx.Code.substr(DeclSp->Begin.Offset,
+                                         InitSp->Begin.Offset - DeclSp->Begin.Offset))
                    .rtrim(" =")
                    .str();
     std::string Name = L.Index->getName().str();
     std::string Type = L.Index->getType().getUnqualifiedType().getAsString(
         Ctx.AST.getPrintingPolicy());
-    std::string N = exprText(Ctx, L.Bound);
-    std::string PN = paren(N);
+    std::string N = looseExprText(Ctx, L.Bound);
+    std::string PN = parenthesize(N);
     int64_t Per = P.VectorBytes / L.ElemBytes;
     std::string PerText = std::to_string(Per);
     std::string From = freshName(Ctx.Code, "scalar_from");
@@ -897,20 +897,20 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
     }
     std::vector<TextEdit> Loads;
     for (const InputLoad &Ld : L.Loads) {
-      auto Sp = exprSpan(Ctx, Ld.Access);
+      auto Sp = looseExprSpan(Ctx, Ld.Access);
       if (!Sp)
         return reject(E, "macro",
                       "the load at " + where(Ctx, Ld.Access) +
                           " is written inside a macro expansion");
       Loads.push_back(
-          {Sp->Begin, Sp->End - Sp->Begin, ElemName[Ld.Array] + "[" + K + "]"});
+          {Sp->Begin.Offset, Sp->End.Offset - Sp->Begin.Offset, ElemName[Ld.Array] + "[" + K + "]"});
     }
     auto VecEdits = BodyEdits(Loads);
     if (!VecEdits)
       return VecEdits.takeError();
     // The body as the statement of a loop whose head is at indent I.
     auto BodyText = [&](const std::vector<TextEdit> &Inner) {
-      std::string T = Render(FirstSp->Begin, LastSp->End, Inner);
+      std::string T = Render(FirstSp->Begin.Offset, LastSp->End.Offset, Inner);
       if (!Wrap)
         return T;
       return "{\n" + I + "  " + indentLines(T, "  ") + "\n" + I + "}";
@@ -942,45 +942,45 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
     Out += I + "for (" + TypeName + " = " + From + " + " + Init + "; " + Name +
            " < " + N + "; " + Name + Step + ") " + BodyText(Edits);
     llvm::erase_if(Edits, [&](const TextEdit &T) {
-      return T.Offset >= Region->Begin && T.Offset < Region->End;
+      return T.Offset >= Region->Begin.Offset && T.Offset < Region->End.Offset;
     });
-    Edits.push_back({Region->Begin, Region->End - Region->Begin, Out});
+    Edits.push_back({Region->Begin.Offset, Region->End.Offset - Region->Begin.Offset, Out});
   } else if (P.Map) {
     // One element per thread becomes a grid-stride loop.
     const ThreadItem &M = *P.Map;
-    auto DeclSp = stmtSpan(Ctx, M.IndexDecl);
-    auto GuardSp = stmtSpan(Ctx, M.Guard);
-    auto InitSp = exprSpan(Ctx, M.Index->getInit());
+    auto DeclSp = looseStmtSpan(Ctx, M.IndexDecl);
+    auto GuardSp = looseStmtSpan(Ctx, M.Guard);
+    auto InitSp = looseExprSpan(Ctx, M.Index->getInit());
     if (!DeclSp || !GuardSp || !InitSp)
       return reject(E, "macro", "the index or its guard is in a macro");
     std::string Name = M.Index->getName().str();
     std::string Type =
-        Ctx.Code.substr(DeclSp->Begin, InitSp->Begin - DeclSp->Begin).str();
+        Ctx.Code.substr(DeclSp->Begin.Offset, InitSp->Begin.Offset - DeclSp->Begin.Offset).str();
     // "int i = " -> "int i"
     Type = StringRef(Type).rtrim(" =").str();
     std::string Head = "for (" + Type + " = " +
-                       exprText(Ctx, M.Index->getInit()) + "; " + Name +
-                       " < " + exprText(Ctx, M.Bound) + "; " + Name + Step +
+                       looseExprText(Ctx, M.Index->getInit()) + "; " + Name +
+                       " < " + looseExprText(Ctx, M.Bound) + "; " + Name + Step +
                        ")";
     if (!M.EarlyReturn) {
       // `T i = ...; if (i < n)` -> `for (...)`; the guarded statement
       // stays as it is.
-      auto CondSp = exprSpan(Ctx, M.Guard->getCond());
-      unsigned RParen = CondSp->End;
+      auto CondSp = looseExprSpan(Ctx, M.Guard->getCond());
+      unsigned RParen = CondSp->End.Offset;
       while (RParen < Ctx.Code.size() && Ctx.Code[RParen] != ')')
         ++RParen;
-      Edits.push_back({DeclSp->Begin, RParen + 1 - DeclSp->Begin, Head});
+      Edits.push_back({DeclSp->Begin.Offset, RParen + 1 - DeclSp->Begin.Offset, Head});
     } else {
       // `T i = ...; if (i >= n) return; rest` -> `for (...) { rest }`.
-      auto LastSp = stmtSpan(Ctx, M.Body.back());
-      auto FirstSp = stmtSpan(Ctx, M.Body.front());
+      auto LastSp = looseStmtSpan(Ctx, M.Body.back());
+      auto FirstSp = looseStmtSpan(Ctx, M.Body.front());
       if (!LastSp || !FirstSp)
         return reject(E, "macro", "the kernel body has macro statements");
-      std::string Rest = Render(FirstSp->Begin, LastSp->End, Edits);
+      std::string Rest = Render(FirstSp->Begin.Offset, LastSp->End.Offset, Edits);
       llvm::erase_if(Edits, [&](const TextEdit &T) {
-        return T.Offset >= FirstSp->Begin && T.Offset < LastSp->End;
+        return T.Offset >= FirstSp->Begin.Offset && T.Offset < LastSp->End.Offset;
       });
-      Edits.push_back({DeclSp->Begin, LastSp->End - DeclSp->Begin,
+      Edits.push_back({DeclSp->Begin.Offset, LastSp->End.Offset - DeclSp->Begin.Offset,
                        Head + " {\n" + Indent + "  " +
                            indentLines(Rest, "  ") + "\n" + Indent + "}"});
     }
@@ -1030,11 +1030,11 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
   // Prologue after '{', epilogue after the last statement.
   unsigned EpiAt = End;
   if (!Body->body_empty())
-    if (auto Sp = stmtSpan(Ctx, Body->body_back()))
-      EpiAt = Sp->End;
+    if (auto Sp = looseStmtSpan(Ctx, Body->body_back()))
+      EpiAt = Sp->End.Offset;
   Edits.push_back({Begin, 0, Pro});
   Edits.push_back({EpiAt, 0, Epi});
-  std::string NewBody = splice(Ctx.Code, Begin, End, Edits);
+  std::string NewBody = spliceText(Ctx.Code, Begin, End, Edits);
 
   clang::tooling::Replacements Repls;
   if (Error Err = addReplacement(

@@ -15,8 +15,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../CatalogInternal.h"
-#include "KernelPatterns.h"
+#include "../../CatalogInternal.h"
+#include "../../Patterns/ThreadPerItem.h"
+#include "../TransformSupport.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../CatalogInternal.h"
+#include "../../CatalogInternal.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace llvm;

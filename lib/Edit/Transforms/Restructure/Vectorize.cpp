@@ -12,8 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../CatalogInternal.h"
-#include "KernelPatterns.h"
+#include "../../CatalogInternal.h"
+#include "../../Patterns/ThreadPerItem.h"
+#include "../TransformSupport.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"

@@ -15,8 +15,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../CatalogInternal.h"
-#include "RestructureSupport.h"
+#include "../../CatalogInternal.h"
+#include "../TransformSupport.h"
 #include "SharedStaging.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -28,7 +28,6 @@
 #include <functional>
 
 using namespace llvm;
-using namespace optiml::restructure;
 using clang::dyn_cast;
 using clang::dyn_cast_or_null;
 using clang::isa;
@@ -194,7 +193,7 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
     const auto *V = dyn_cast<clang::VarDecl>(DS->getSingleDecl());
     if (!V || !V->getInit())
       break;
-    if (auto D = linearIndexDim(V->getInit())) {
+    if (auto D = linearIndexDim(V->getInit(), /*ThroughHelpers=*/true)) {
       IndexVar &Slot = *D == 'x' ? P.X : *D == 'y' ? P.Y : P.X;
       if (*D == 'z' || Slot.V)
         return reject(E, "not-applicable",
@@ -264,8 +263,8 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
   const clang::VarDecl *RU = unitVar(Reads[0]->getIdx(), P.X, P.Y);
   if (!WU || !RU)
     return reject(E, "not-applicable",
-                  "the indices '" + exprText(Ctx, W->getIdx()) + "' and '" +
-                      exprText(Ctx, Reads[0]->getIdx()) +
+                  "the indices '" + looseExprText(Ctx, W->getIdx()) + "' and '" +
+                      looseExprText(Ctx, Reads[0]->getIdx()) +
                       "' are not of the form 'a * stride + b' in the two "
                       "thread indices");
   if (WU == RU)
@@ -310,22 +309,22 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
                     "the tile needs " + Twine(Bytes) +
                         " bytes of shared memory, more than 49152");
   }
-  auto First = stmtSpan(Ctx, Stmts[0]);
+  auto First = looseStmtSpan(Ctx, Stmts[0]);
   for (size_t J = 0; J < I; ++J)
     if (Stmts[J] == P.X.Decl || Stmts[J] == P.Y.Decl) {
-      First = stmtSpan(Ctx, Stmts[J]);
+      First = looseStmtSpan(Ctx, Stmts[J]);
       break;
     }
-  auto Last = stmtSpan(Ctx, Stmts.back());
+  auto Last = looseStmtSpan(Ctx, Stmts.back());
   if (!First || !Last)
     return reject(E, "macro", "the kernel body has statements written in a "
                               "macro expansion");
-  P.RegionBegin = First->Begin;
-  P.RegionEnd = Last->End;
+  P.RegionBegin = First->Begin.Offset;
+  P.RegionEnd = Last->End.Offset;
   // Statements between the two index declarations would be reordered.
   for (size_t J = 0; J < I; ++J) {
-    auto Sp = stmtSpan(Ctx, Stmts[J]);
-    if (Sp && Sp->Begin > P.RegionBegin && Stmts[J] != P.X.Decl &&
+    auto Sp = looseStmtSpan(Ctx, Stmts[J]);
+    if (Sp && Sp->Begin.Offset > P.RegionBegin && Stmts[J] != P.X.Decl &&
         Stmts[J] != P.Y.Decl)
       return reject(E, "not-applicable",
                     "a declaration sits between the thread indices");
@@ -339,7 +338,7 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
       return reject(E, "launch", Why, L.Range.Begin);
   }
   P.Description =
-      (Twine("2D copy '") + exprText(Ctx, Copy) + "': the read is unit-stride in '" +
+      (Twine("2D copy '") + looseExprText(Ctx, Copy) + "': the read is unit-stride in '" +
        RU->getName() + "', the write in '" + WU->getName() +
        "'; rewrite: " + Twine(P.Tile) + "x" + Twine(P.Tile) +
        " shared tile padded by " + Twine(P.Pad) + ", blocks of " +
@@ -351,15 +350,15 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
 Expected<clang::tooling::Replacements>
 TransposeThroughShared::rewrite(const EditContext &Ctx, const Edit &E,
                                 const Plan &P) const {
-  std::string Indent = lineIndent(Ctx.Code, P.RegionBegin);
+  std::string Indent = indentationAt(Ctx.Code, P.RegionBegin);
   std::string Tile = freshName(Ctx.Code, "tile");
   std::string K = freshName(Ctx.Code, "k");
   std::string T = std::to_string(P.Tile);
   std::string Rows = std::to_string(P.Rows);
   auto DeclHead = [&](const IndexVar &V) {
-    auto Sp = stmtSpan(Ctx, V.Decl);
-    auto InitSp = exprSpan(Ctx, V.V->getInit());
-    return StringRef(Ctx.Code.substr(Sp->Begin, InitSp->Begin - Sp->Begin))
+    auto Sp = looseStmtSpan(Ctx, V.Decl);
+    auto InitSp = looseExprSpan(Ctx, V.V->getInit());
+    return StringRef(Ctx.Code.substr(Sp->Begin.Offset, InitSp->Begin.Offset - Sp->Begin.Offset))
         .rtrim(" =")
         .str();
   };
@@ -371,16 +370,16 @@ TransposeThroughShared::rewrite(const EditContext &Ctx, const Edit &E,
     std::string YE = "blockIdx.y * " + T + " + " +
                      (LanesAlongX ? K : std::string("threadIdx.x"));
     // Keep the source order of the two declarations.
-    auto XS = stmtSpan(Ctx, P.X.Decl), YS = stmtSpan(Ctx, P.Y.Decl);
+    auto XS = looseStmtSpan(Ctx, P.X.Decl), YS = looseStmtSpan(Ctx, P.Y.Decl);
     std::string XD = DeclHead(P.X) + " = " + XE + ";";
     std::string YD = DeclHead(P.Y) + " = " + YE + ";";
     std::string S = "for (int " + K + " = threadIdx.y; " + K + " < " + T +
                     "; " + K + " += " + Rows + ") {\n";
-    if (XS->Begin < YS->Begin)
+    if (XS->Begin.Offset < YS->Begin.Offset)
       S += I2 + XD + "\n" + I2 + YD + "\n";
     else
       S += I2 + YD + "\n" + I2 + XD + "\n";
-    std::string Cond = exprText(Ctx, P.Guard->getCond());
+    std::string Cond = looseExprText(Ctx, P.Guard->getCond());
     if (P.EarlyReturn)
       S += I2 + "if (" + Cond + ")\n" + I2 + "  continue;\n" + I2 + Action +
            "\n";
@@ -390,8 +389,8 @@ TransposeThroughShared::rewrite(const EditContext &Ctx, const Edit &E,
     return S;
   };
   // The tile holds element (y, x) at [y - y0][x - x0].
-  std::string Lhs = exprText(Ctx, P.Copy->getLHS());
-  std::string Rhs = exprText(Ctx, P.Copy->getRHS());
+  std::string Lhs = looseExprText(Ctx, P.Copy->getLHS());
+  std::string Rhs = looseExprText(Ctx, P.Copy->getRHS());
   std::string AlongX = Tile + "[" + K + "][threadIdx.x]";
   std::string AlongY = Tile + "[threadIdx.x][" + K + "]";
   std::string First, Second;

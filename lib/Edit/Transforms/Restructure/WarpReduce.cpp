@@ -58,9 +58,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../CatalogInternal.h"
-#include "KernelPatterns.h"
-#include "RestructureSupport.h"
+#include "../../CatalogInternal.h"
+#include "../TransformSupport.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -196,7 +195,7 @@ bool isCallTo(const Stmt *S, StringRef Name) {
 }
 
 bool isThreadX(const Expr *E) {
-  auto B = asBuiltinVar(restructure::stripCasts(E));
+  auto B = asBuiltinVar(stripCasts(E));
   return B && B->Var == "threadIdx" && B->Dim == 'x';
 }
 
@@ -283,7 +282,7 @@ private:
   bool isTid(const Expr *X) const {
     if (isThreadX(X))
       return true;
-    const auto *VD = dyn_cast_or_null<VarDecl>(restructure::declOf(X));
+    const auto *VD = dyn_cast_or_null<VarDecl>(declOf(X));
     return VD && VD->isLocalVarDecl() && VD->hasInit() &&
            isThreadX(VD->getInit()) && !Written.contains(VD);
   }
@@ -292,15 +291,15 @@ private:
   bool isLinearIndex(const Expr *X) const {
     if (linearIndexDim(X) == 'x')
       return true;
-    auto B = binaryOf(restructure::stripCasts(X));
+    auto B = binaryOf(stripCasts(X));
     if (!B || B->Op != BO_Add)
       return false;
     auto BlockOffset = [](const Expr *Y) {
-      auto M = binaryOf(restructure::stripCasts(Y));
+      auto M = binaryOf(stripCasts(Y));
       if (!M || M->Op != BO_Mul)
         return false;
-      auto L = asBuiltinVar(restructure::stripCasts(M->L));
-      auto R = asBuiltinVar(restructure::stripCasts(M->R));
+      auto L = asBuiltinVar(stripCasts(M->L));
+      auto R = asBuiltinVar(stripCasts(M->R));
       return L && R && L->Dim == 'x' && R->Dim == 'x' &&
              ((L->Var == "blockIdx" && R->Var == "blockDim") ||
               (L->Var == "blockDim" && R->Var == "blockIdx"));
@@ -311,7 +310,7 @@ private:
   /// Base[i] with Base naming \p Base: the index i, or null.
   static const Expr *indexInto(const Expr *X, const ValueDecl *Base) {
     const auto *AS = dyn_cast_or_null<ArraySubscriptExpr>(strip(X));
-    if (!AS || restructure::declOf(AS->getBase()) != Base)
+    if (!AS || declOf(AS->getBase()) != Base)
       return nullptr;
     return AS->getIdx();
   }
@@ -406,7 +405,7 @@ const VarDecl *halvedVar(const Expr *Inc) {
     uint64_t V = Lit->getValue().getZExtValue();
     return (Op == BO_Shr && V == 1) || (Op == BO_Div && V == 2);
   };
-  const auto *V = dyn_cast_or_null<VarDecl>(restructure::declOf(B->L));
+  const auto *V = dyn_cast_or_null<VarDecl>(declOf(B->L));
   if (!V)
     return nullptr;
   if (B->Op == BO_ShrAssign || B->Op == BO_DivAssign)
@@ -414,7 +413,7 @@ const VarDecl *halvedVar(const Expr *Inc) {
   if (B->Op != BO_Assign)
     return nullptr;
   auto R = binaryOf(B->R);
-  if (R && restructure::declOf(R->L) == V && IsHalf(R->Op, R->R))
+  if (R && declOf(R->L) == V && IsHalf(R->Op, R->R))
     return V;
   return nullptr;
 }
@@ -430,7 +429,7 @@ Error TreeMatcher::matchLoop(const ForStmt *L, bool &Tail,
     if (V == S)
       Init = V->getInit();
   } else if (auto B = binaryOf(L->getInit());
-             B && B->Op == BO_Assign && restructure::declOf(B->L) == S) {
+             B && B->Op == BO_Assign && declOf(B->L) == S) {
     Init = B->R;
   }
   if (!Init)
@@ -438,10 +437,10 @@ Error TreeMatcher::matchLoop(const ForStmt *L, bool &Tail,
                   S->getName() + "' in its header",
               L);
   StartText = text(Init);
-  auto SB = binaryOf(restructure::stripCasts(Init));
+  auto SB = binaryOf(stripCasts(Init));
   bool BlockHalf = false;
   if (SB && (SB->Op == BO_Div || SB->Op == BO_Shr)) {
-    auto D = asBuiltinVar(restructure::stripCasts(SB->L));
+    auto D = asBuiltinVar(stripCasts(SB->L));
     auto V = intValue(SB->R, Ctx.AST);
     BlockHalf = D && D->Var == "blockDim" && D->Dim == 'x' && V &&
                 *V == (SB->Op == BO_Div ? 2 : 1);
@@ -474,12 +473,12 @@ Error TreeMatcher::matchLoop(const ForStmt *L, bool &Tail,
   std::optional<int64_t> Bound;
   bool Ge = false;
   if (C && (C->Op == BO_GT || C->Op == BO_GE || C->Op == BO_NE) &&
-      restructure::declOf(C->L) == S) {
+      declOf(C->L) == S) {
     Bound = intValue(C->R, Ctx.AST);
     Ge = C->Op == BO_GE;
     if (C->Op == BO_NE && Bound != 0)
       Bound.reset();
-  } else if (C && C->Op == BO_LT && restructure::declOf(C->R) == S) {
+  } else if (C && C->Op == BO_LT && declOf(C->R) == S) {
     Bound = intValue(C->L, Ctx.AST);
   }
   // The last stride the loop runs: the least power of two above the bound.
@@ -524,14 +523,14 @@ Error TreeMatcher::matchTail(const Stmt *St) {
     const FunctionDecl *FD = Call->getDirectCallee();
     const FunctionDecl *Def = nullptr;
     if (FD && FD->getNumParams() == 2 && Call->getNumArgs() == 2 &&
-        FD->hasBody(Def) && restructure::declOf(Call->getArg(0)) == P.Array &&
+        FD->hasBody(Def) && declOf(Call->getArg(0)) == P.Array &&
         isTid(Call->getArg(1))) {
       Base = Def->getParamDecl(0);
       const ParmVarDecl *T = Def->getParamDecl(1);
-      IsTid = [T](const Expr *X) { return restructure::declOf(X) == T; };
+      IsTid = [T](const Expr *X) { return declOf(X) == T; };
       if (const auto *CS = dyn_cast<CompoundStmt>(Def->getBody()))
         Steps.assign(CS->body_begin(), CS->body_end());
-      if (is_contained(restructure::writtenDecls(Def->getBody()), T))
+      if (is_contained(writtenDecls(Def->getBody()), T))
         return no(Shape(), St);
     }
   } else if (const auto *CS = dyn_cast<CompoundStmt>(Then)) {
@@ -541,7 +540,7 @@ Error TreeMatcher::matchTail(const Stmt *St) {
           DS && DS->isSingleDecl()) {
         const auto *V = dyn_cast<VarDecl>(DS->getSingleDecl());
         if (V && V->getType()->isPointerType() && V->hasInit() &&
-            restructure::declOf(V->getInit()) == P.Array &&
+            declOf(V->getInit()) == P.Array &&
             !Written.contains(V)) {
           Base = V;
           Steps.erase(Steps.begin());
@@ -577,13 +576,13 @@ Error TreeMatcher::matchFinal(const IfStmt *If) {
       return true;
     }
     bool VisitArraySubscriptExpr(ArraySubscriptExpr *AS) {
-      if (restructure::declOf(AS->getBase()) == A)
+      if (declOf(AS->getBase()) == A)
         Reads.push_back(AS);
       return true;
     }
     void write(const Expr *X, const Stmt *At) {
       if (const auto *AS = dyn_cast<ArraySubscriptExpr>(strip(X));
-          AS && restructure::declOf(AS->getBase()) == A && !Bad)
+          AS && declOf(AS->getBase()) == A && !Bad)
         Bad = At;
     }
     bool VisitBinaryOperator(BinaryOperator *B) {
@@ -689,7 +688,7 @@ public:
   const Stmt *At = nullptr;
 
   bool check(const Stmt *S) {
-    if (restructure::mentionsBuiltin(S))
+    if (mentionsBuiltin(S))
       return fail("uses a thread or block index other than through '" +
                       Index->getName().str() + "'",
                   S);
@@ -701,7 +700,7 @@ public:
       return fail("calls '" + Helper->getName().str() +
                       "', which reads memory ('" + Text(AS) + "')",
                   AS);
-    if (restructure::declOf(AS->getIdx()) != Index)
+    if (declOf(AS->getIdx()) != Index)
       return fail("reads '" + Text(AS) + "' at an index other than '" +
                       Index->getName().str() + "'",
                   AS);
@@ -762,7 +761,7 @@ public:
       return true; // a math function
     if (Depth >= 4)
       return fail("calls helpers nested too deeply ('" + Name.str() + "')", C);
-    if (restructure::mentionsBuiltin(Def->getBody()))
+    if (mentionsBuiltin(Def->getBody()))
       return fail(
           "calls '" + Name.str() + "', which reads thread or block indices", C);
     const FunctionDecl *Outer = Helper;
@@ -779,8 +778,8 @@ public:
   /// and no local it reads comes from blockIdx.
   static bool gridUniform(const Expr *E, const FunctionDecl *K,
                           unsigned Depth) {
-    if (Depth > 16 || !restructure::isBlockUniform(E, K) ||
-        restructure::mentionsBuiltin(E, "blockIdx"))
+    if (Depth > 16 || !isBlockUniform(E, K) ||
+        mentionsBuiltin(E, "blockIdx"))
       return false;
     bool Ok = true;
     struct Refs : RecursiveASTVisitor<Refs> {
@@ -848,7 +847,7 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
     return false;
   };
   size_t StoreIdx = find(Stmts, Store) - Stmts.begin();
-  if (const auto *LV = dyn_cast_or_null<VarDecl>(restructure::declOf(Value));
+  if (const auto *LV = dyn_cast_or_null<VarDecl>(declOf(Value));
       LV && LV->isLocalVarDecl() && !isa<ParmVarDecl>(LV) &&
       isa<DeclRefExpr>(Value)) {
     Local = LV;
@@ -869,7 +868,7 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
       auto B = binaryOf(Then);
       if (LocalDecl && !LocalIf && If && !If->getElse() && !If->getInit() &&
           !If->getConditionVariable() && B && B->Op == BO_Assign &&
-          restructure::declOf(B->L) == LV && !mentions(If->getCond(), LV) &&
+          declOf(B->L) == LV && !mentions(If->getCond(), LV) &&
           !mentions(B->R, LV) && Ix < StoreIdx) {
         LocalIf = X;
         Cond = If->getCond();
@@ -926,14 +925,14 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
                   "' does not start with 'i < n'; grid_stride expects " +
                   Shapes(),
               Cond);
-  const auto *Index = dyn_cast_or_null<VarDecl>(restructure::declOf(IdxE));
+  const auto *Index = dyn_cast_or_null<VarDecl>(declOf(IdxE));
   if (!Index || !Index->isLocalVarDecl() || !Index->hasInit() ||
       !isLinearIndex(Index->getInit()) || Written.contains(Index))
     return no("the leaf's guard compares '" + text(IdxE) +
                   "', not a local index 'i = blockIdx.x * blockDim.x + "
                   "threadIdx.x' that is never written",
               Cond);
-  if (const ValueDecl *BD = restructure::declOf(Bound);
+  if (const ValueDecl *BD = declOf(Bound);
       BD && Written.contains(BD))
     return no("the bound '" + text(Bound) +
                   "' is written in the kernel; the grid-stride loop needs "
@@ -970,13 +969,13 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
   for (const Stmt *X : Stmts) {
     if (X == Final || is_contained(TreeStmts, X))
       continue;
-    for (const restructure::MemWrite &W : restructure::memoryWrites(X))
-      if (restructure::declOf(W.Base) != P.Array)
+    for (const MemWrite &W : memoryWrites(X))
+      if (declOf(W.Base) != P.Array)
         return no("writes '" + text(W.Target) + "' at " + at(X) +
                       " (per thread): with a capped grid, grid_stride would "
                       "skip it for the blocks that no longer exist",
                   X);
-    if (const Stmt *C = restructure::opaqueCall(X))
+    if (const Stmt *C = opaqueCall(X))
       return no("calls '" + text(C) + "' at " + at(X) +
                     ", whose writes cannot be followed; grid_stride needs a "
                     "kernel that only reduces",
@@ -1000,7 +999,7 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
   if (!Combines) {
     std::string Per;
     if (auto B = binaryOf(Then); B && B->Op == BO_Assign &&
-                                 restructure::mentionsBuiltin(B->L, "blockIdx"))
+                                 mentionsBuiltin(B->L, "blockIdx"))
       Per = "stores one result per block ('" + text(B->L) +
             "'): capping the grid would change which blocks exist, so "
             "grid_stride needs the blocks' results combined by ";
@@ -1050,7 +1049,7 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
     if (!G) {
       // A plain integer grid written with a macro ('(n + BLOCK - 1) /
       // BLOCK') is capped as written, like privatize-atomics does.
-      const CUDAKernelCallExpr *C = restructure::findLaunch(Ctx, L);
+      const CUDAKernelCallExpr *C = findLaunchCall(Ctx, L);
       const Expr *GE = C && C->getConfig() && C->getConfig()->getNumArgs()
                            ? C->getConfig()->getArg(0)->IgnoreImplicit()
                            : nullptr;
@@ -1058,10 +1057,10 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
           CE && CE->getNumArgs() >= 1)
         GE = CE->getArg(0); // the implicit dim3(g)
       if (!L.InMacro && GE && !GE->HasSideEffects(Ctx.AST) &&
-          restructure::gridIsInteger(Ctx, L) &&
+          gridIsInteger(Ctx, L) &&
           L.GridRange.End.Offset > L.GridRange.Begin.Offset) {
         P.Caps.push_back({{L.GridRange.Begin.Offset, L.GridRange.End.Offset},
-                          restructure::cappedGrid(L.Grid, Max)});
+                          cappedGrid(L.Grid, Max)});
         continue;
       }
       return no(Why + "; grid_stride must cap the grid of every launch (a "
@@ -1232,7 +1231,7 @@ Expected<TreePlan> TreeMatcher::match() {
   if (Info.Uses2DThreads)
     return no("uses 2D thread indices; warp lanes are threadIdx.x % 32 only "
               "in one-dimensional blocks");
-  if (const Stmt *J = restructure::firstJump(Body))
+  if (const Stmt *J = firstJump(Body))
     return no("returns or jumps at " + at(J) +
                   ": every lane of a warp must reach the shuffles",
               J);
@@ -1283,9 +1282,9 @@ Expected<TreePlan> TreeMatcher::match() {
               Loop);
   auto GC = binaryOf(Guard->getCond());
   const Expr *TidE = nullptr;
-  if (GC && GC->Op == BO_LT && restructure::declOf(GC->R) == S)
+  if (GC && GC->Op == BO_LT && declOf(GC->R) == S)
     TidE = GC->L;
-  else if (GC && GC->Op == BO_GT && restructure::declOf(GC->L) == S)
+  else if (GC && GC->Op == BO_GT && declOf(GC->L) == S)
     TidE = GC->R;
   if (Guard->getElse() || !TidE)
     return no("the tree loop's guard '" + text(Guard->getCond()) +
@@ -1303,7 +1302,7 @@ Expected<TreePlan> TreeMatcher::match() {
   const ValueDecl *A = nullptr;
   if (auto B = binaryOf(StepS))
     if (const auto *AS = dyn_cast<ArraySubscriptExpr>(strip(B->L)))
-      A = restructure::declOf(AS->getBase());
+      A = declOf(AS->getBase());
   const auto *AV = dyn_cast_or_null<VarDecl>(A);
   if (!AV)
     return no("the tree loop's step '" + text(StepS) +
@@ -1325,7 +1324,7 @@ Expected<TreePlan> TreeMatcher::match() {
                 StepS);
   }
   const Expr *Off = step(StepS, AV, [&](const Expr *X) { return isTid(X); });
-  if (!Off || restructure::declOf(Off) != S)
+  if (!Off || declOf(Off) != S)
     return no("the tree loop's step '" + text(StepS) + "' is not '" +
                   P.ArrayName + "[" + P.Tid + "] += " + P.ArrayName + "[" +
                   P.Tid + " + " + S->getName() + "]' (or max/min of the two)",

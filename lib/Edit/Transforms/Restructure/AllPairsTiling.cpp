@@ -15,8 +15,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../CatalogInternal.h"
-#include "RestructureSupport.h"
+#include "../../CatalogInternal.h"
+#include "../../Patterns/ThreadPerItem.h"
+#include "../TransformSupport.h"
 #include "SharedStaging.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -28,7 +29,6 @@
 #include <functional>
 
 using namespace llvm;
-using namespace optiml::restructure;
 using clang::dyn_cast;
 using clang::dyn_cast_or_null;
 using clang::isa;
@@ -88,10 +88,10 @@ std::string flipped(const EditContext &Ctx, const clang::Expr *Cond) {
       break;
     }
     if (Op)
-      return exprText(Ctx, B->getLHS()) + " " + Op + " " +
-             exprText(Ctx, B->getRHS());
+      return looseExprText(Ctx, B->getLHS()) + " " + Op + " " +
+             looseExprText(Ctx, B->getRHS());
   }
-  return "!(" + exprText(Ctx, Cond) + ")";
+  return "!(" + looseExprText(Ctx, Cond) + ")";
 }
 
 /// Removes up to \p N leading spaces from every line but the first.
@@ -342,8 +342,8 @@ Expected<Plan> AllPairsTiling::analyze(const EditContext &Ctx,
   for (const Staged &S : P.Arrays)
     Names.push_back("'" + S.Base->getName().str() + "[" + J + "]'");
   P.Description = "every thread of a block walks " + J + " over [" +
-                  exprText(Ctx, P.Var->getInit()) + ", " +
-                  exprText(Ctx, P.End) + ") reading " + join(Names, ", ") +
+                  looseExprText(Ctx, P.Var->getInit()) + ", " +
+                  looseExprText(Ctx, P.End) + ") reading " + join(Names, ", ") +
                   "; rewrite: stage tiles of " + std::to_string(P.Tile) +
                   " elements in shared memory" +
                   (P.Item ? " (threads outside the bounds help copy)" : "");
@@ -353,25 +353,25 @@ Expected<Plan> AllPairsTiling::analyze(const EditContext &Ctx,
 Expected<clang::tooling::Replacements>
 AllPairsTiling::rewrite(const EditContext &Ctx, const Edit &E,
                         const Plan &P) const {
-  auto ForSp = stmtSpan(Ctx, P.For);
+  auto ForSp = looseStmtSpan(Ctx, P.For);
   if (!ForSp)
     return reject(E, "macro", "the loop is written inside a macro");
   std::string Base = freshName(Ctx.Code, "base");
   std::string T = freshName(Ctx.Code, "t");
   std::string Tile = std::to_string(P.Tile);
   std::string Active = freshName(Ctx.Code, "active");
-  std::string End = exprText(Ctx, P.End);
+  std::string End = looseExprText(Ctx, P.End);
   std::string J = P.Var->getName().str();
 
   // Where the new text goes and its indentation.
-  unsigned RegionBegin = ForSp->Begin, RegionEnd = ForSp->End;
+  unsigned RegionBegin = ForSp->Begin.Offset, RegionEnd = ForSp->End.Offset;
   if (P.Item) {
-    auto GSp = stmtSpan(Ctx, P.Item->Guard);
-    RegionBegin = GSp->Begin;
-    RegionEnd = P.Item->EarlyReturn ? stmtSpan(Ctx, P.Item->Body.back())->End
-                                    : GSp->End;
+    auto GSp = looseStmtSpan(Ctx, P.Item->Guard);
+    RegionBegin = GSp->Begin.Offset;
+    RegionEnd = P.Item->EarlyReturn ? looseStmtSpan(Ctx, P.Item->Body.back())->End.Offset
+                                    : GSp->End.Offset;
   }
-  std::string I = lineIndent(Ctx.Code, RegionBegin);
+  std::string I = indentationAt(Ctx.Code, RegionBegin);
   // Lines of the loop as written sit one level deeper inside a guard.
   unsigned Depth = P.Item && !P.Item->EarlyReturn ? 2 : 0;
 
@@ -379,17 +379,17 @@ AllPairsTiling::rewrite(const EditContext &Ctx, const Edit &E,
   std::vector<TextEdit> Reads;
   for (const Staged &S : P.Arrays)
     for (const clang::ArraySubscriptExpr *A : S.Reads) {
-      auto Sp = exprSpan(Ctx, A);
+      auto Sp = looseExprSpan(Ctx, A);
       if (!Sp)
         return reject(E, "macro", "a read is written inside a macro");
-      Reads.push_back({Sp->Begin, Sp->End - Sp->Begin,
+      Reads.push_back({Sp->Begin.Offset, Sp->End.Offset - Sp->Begin.Offset,
                        S.Tile + "[" + J + " - " + Base + "]"});
     }
-  auto CondSp = exprSpan(Ctx, P.For->getCond());
-  auto InitSp = exprSpan(Ctx, P.Var->getInit());
-  Reads.push_back({InitSp->Begin, InitSp->End - InitSp->Begin, Base});
-  Reads.push_back({CondSp->Begin, 0, J + " < " + Base + " + " + Tile + " && "});
-  std::string Loop = splice(Ctx.Code, ForSp->Begin, ForSp->End, Reads);
+  auto CondSp = looseExprSpan(Ctx, P.For->getCond());
+  auto InitSp = looseExprSpan(Ctx, P.Var->getInit());
+  Reads.push_back({InitSp->Begin.Offset, InitSp->End.Offset - InitSp->Begin.Offset, Base});
+  Reads.push_back({CondSp->Begin.Offset, 0, J + " < " + Base + " + " + Tile + " && "});
+  std::string Loop = spliceText(Ctx.Code, ForSp->Begin.Offset, ForSp->End.Offset, Reads);
   std::string Inner = I + "  ";
   std::string LoopText =
       P.Item ? "if (" + Active + ")\n" + Inner + "  " +
@@ -419,7 +419,7 @@ AllPairsTiling::rewrite(const EditContext &Ctx, const Edit &E,
   if (P.Item) {
     std::string Cond = P.Item->EarlyReturn
                            ? flipped(Ctx, P.Item->Guard->getCond())
-                           : exprText(Ctx, P.Item->Guard->getCond());
+                           : looseExprText(Ctx, P.Item->Guard->getCond());
     Line("bool " + Active + " = " + Cond + ";");
     for (const clang::Stmt *S : P.Pre) {
       // Loads of threads outside the bounds are skipped.
@@ -429,20 +429,20 @@ AllPairsTiling::rewrite(const EditContext &Ctx, const Edit &E,
         const auto *V = cast<clang::VarDecl>(D);
         if (!V->getInit() || !readsMemory(V->getInit()))
           continue;
-        auto Sp = exprSpan(Ctx, V->getInit());
+        auto Sp = looseExprSpan(Ctx, V->getInit());
         std::string Ty = V->getType().getUnqualifiedType().getAsString(
             Ctx.AST.getPrintingPolicy());
-        Guarded.push_back({Sp->Begin, Sp->End - Sp->Begin,
-                           Active + " ? " + paren(exprText(Ctx, V->getInit())) +
+        Guarded.push_back({Sp->Begin.Offset, Sp->End.Offset - Sp->Begin.Offset,
+                           Active + " ? " + parenthesize(looseExprText(Ctx, V->getInit())) +
                                " : " + Ty + "()"});
       }
-      auto Sp = stmtSpan(Ctx, S);
-      Line(dedent(splice(Ctx.Code, Sp->Begin, Sp->End, Guarded), Depth));
+      auto Sp = looseStmtSpan(Ctx, S);
+      Line(dedent(spliceText(Ctx.Code, Sp->Begin.Offset, Sp->End.Offset, Guarded), Depth));
     }
   }
   for (const Staged &S : P.Arrays)
     Line(sharedTileDecl(S.ElemType, S.Tile, {P.Tile}));
-  Line(tileLoopHead(Base, exprText(Ctx, P.Var->getInit()), End, P.Tile) +
+  Line(tileLoopHead(Base, looseExprText(Ctx, P.Var->getInit()), End, P.Tile) +
        " {");
   Line("  " + cooperativeLoop(T, Count, Load, Inner));
   Line("  __syncthreads();");
@@ -452,9 +452,9 @@ AllPairsTiling::rewrite(const EditContext &Ctx, const Edit &E,
   if (P.Item && !P.Post.empty()) {
     Line("if (" + Active + ") {");
     for (const clang::Stmt *S : P.Post) {
-      auto Sp = stmtSpan(Ctx, S);
-      Line("  " + indentLines(dedent(Ctx.Code.substr(Sp->Begin,
-                                                     Sp->End - Sp->Begin),
+      auto Sp = looseStmtSpan(Ctx, S);
+      Line("  " + indentLines(dedent(Ctx.Code.substr(Sp->Begin.Offset,
+                                                     Sp->End.Offset - Sp->Begin.Offset),
                                      Depth),
                               "  "));
     }

@@ -11,8 +11,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../CatalogInternal.h"
-#include "KernelPatterns.h"
+#include "../../CatalogInternal.h"
+#include "../../Patterns/ThreadPerItem.h"
+#include "../TransformSupport.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/Stmt.h"
