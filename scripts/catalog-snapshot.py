@@ -6,7 +6,8 @@ A refactoring of lib/Edit must leave the catalog's behaviour unchanged:
 record a snapshot with the build before the change, another after it, and
 compare them.
 
-    scripts/catalog-snapshot.py record OUTDIR [--tool BIN] [--full] [--jobs N]
+    scripts/catalog-snapshot.py record OUTDIR [--tool BIN] [--quick | --full]
+                                [--jobs N] [--resume]
     scripts/catalog-snapshot.py compare BEFORE AFTER [--subset]
 
 For every program (examples/*.cu and bench/kernels/*/naive.cu, which parse
@@ -23,7 +24,11 @@ plus schema.json (`transforms --schema`). Every apply re-parses the file
 twice for its checks (several seconds each), so by default only the first
 suggestion of each (kernel, kind) is applied and the dry run covers the
 examples; --full applies every suggestion and dry-runs every program (about
-600 parses: half an hour on two cores). Paths of the checkout and of the
+600 parses: an hour or more on two busy cores); --quick applies the first
+suggestion of each kind over all programs (one apply per kind) and dry-runs
+examples/reduction.cu only. --resume keeps what OUTDIR already holds and
+runs only what is missing (a record that was stopped, or a quick record
+grown into a fuller one). Paths of the checkout and of the
 snapshot are replaced by $ROOT and $OUT so that records from two checkouts
 compare.
 
@@ -82,8 +87,15 @@ class Recorder:
         self.write(base + ".err", err)
         self.write(base + ".rc", "%d\n" % rc)
 
+    def done(self, path):
+        return self.resume and os.path.exists(path)
+
     def transforms(self, rel):
         d = os.path.join(self.out, tag(rel))
+        if self.done(os.path.join(d, "transforms.txt.rc")):
+            with open(os.path.join(d, "transforms.json")) as f:
+                text = f.read()
+            return json.loads(text) if text else None
         rc, out, err = self.run(["transforms", rel, "--json"])
         self.write(os.path.join(d, "transforms.json"), out)
         self.write(os.path.join(d, "transforms.json.err"), err + "rc=%d\n" % rc)
@@ -94,6 +106,8 @@ class Recorder:
     def apply(self, rel, n, edit):
         d = os.path.join(self.out, tag(rel), "apply")
         base = os.path.join(d, "%03d-%s" % (n, edit["kind"]))
+        if self.done(base + ".rc"):
+            return
         self.write(base + ".edit.json", json.dumps(edit, indent=1) + "\n")
         cu = base + ".result.cu"
         rc, out, err = self.run(["apply", rel, "--edit", base + ".edit.json",
@@ -106,34 +120,43 @@ class Recorder:
 
     def dry_run(self, rel):
         d = os.path.join(self.out, tag(rel))
+        if self.done(os.path.join(d, "dryrun.txt.rc")):
+            return
         rc, out, err = self.run(["optimize", rel, "--dry-run", "--no-compile"])
         self.save(os.path.join(d, "dryrun.txt"), rc, out, err)
 
 
-def edits_of(listing, full):
+def edits_of(listing, mode, kinds_seen):
     """The suggested edits of a `transforms --json` listing, numbered in its
-    order: every one, or the first of each (kernel, kind). The numbers are
-    the same either way, so a default record is a subset of a full one."""
+    order: every one (full), the first of each (kernel, kind) (default), or
+    the first of each kind not in \p kinds_seen (quick). The numbers are the
+    same in every mode, so a smaller record is a subset of a fuller one."""
     n = 0
     for k in listing.get("kernels", []):
         seen = set()
         for a in k.get("applicable", []):
             for s in a.get("suggestions", []):
                 key = (k["kernel"], s["kind"])
-                if full or key not in seen:
+                if mode == "full" or (mode == "default" and key not in seen) \
+                        or (mode == "quick" and s["kind"] not in kinds_seen):
                     yield n, s
                 seen.add(key)
+                kinds_seen.add(s["kind"])
                 n += 1
 
 
 def record(args):
-    if os.path.exists(args.outdir) and os.listdir(args.outdir):
-        raise SystemExit("%s exists and is not empty" % args.outdir)
+    if os.path.exists(args.outdir) and os.listdir(args.outdir) and \
+            not args.resume:
+        raise SystemExit("%s exists and is not empty (--resume adds what "
+                         "it lacks)" % args.outdir)
     tool = os.path.abspath(args.tool)
     if not os.access(tool, os.X_OK):
         raise SystemExit("%s: not an executable (build clang-optiml first, "
                          "or pass --tool)" % tool)
     rec = Recorder(tool, args.outdir)
+    rec.resume = args.resume
+    mode = "full" if args.full else "quick" if args.quick else "default"
     os.makedirs(rec.out, exist_ok=True)
     began = time.time()
     rc, out, err = rec.run(["transforms", "--schema"])
@@ -144,12 +167,15 @@ def record(args):
     with cf.ThreadPoolExecutor(max_workers=args.jobs) as ex:
         listings = dict(zip(files, ex.map(rec.transforms, files)))
         jobs = []
+        kinds_seen = set()
         for rel in files:
             if listings[rel] is None:
                 continue
-            for n, e in edits_of(listings[rel], args.full):
+            for n, e in edits_of(listings[rel], mode, kinds_seen):
                 jobs.append(ex.submit(rec.apply, rel, n, e))
-            if args.full or rel.startswith("examples/"):
+            if mode == "full" or (mode == "default" and
+                                  rel.startswith("examples/")) or \
+                    (mode == "quick" and rel == "examples/reduction.cu"):
                 jobs.append(ex.submit(rec.dry_run, rel))
         for j in jobs:
             j.result()
@@ -211,8 +237,13 @@ def main():
     r.add_argument("outdir")
     r.add_argument("--tool", default=os.path.join(ROOT, "build", "bin",
                                                   "clang-optiml"))
-    r.add_argument("--full", action="store_true",
-                   help="apply every suggestion and dry-run every program")
+    size = r.add_mutually_exclusive_group()
+    size.add_argument("--full", action="store_true",
+                      help="apply every suggestion and dry-run every program")
+    size.add_argument("--quick", action="store_true",
+                      help="apply one suggestion per kind, dry-run one example")
+    r.add_argument("--resume", action="store_true",
+                   help="keep what OUTDIR holds, run only what is missing")
     r.add_argument("--jobs", type=int, default=2)
     r.add_argument("--only", help="programs whose path contains one of these "
                    "comma-separated strings")
