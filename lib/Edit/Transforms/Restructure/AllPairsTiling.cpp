@@ -18,6 +18,7 @@
 #include "../../CatalogInternal.h"
 #include "../../Patterns/ThreadPerItem.h"
 #include "../TransformSupport.h"
+#include "PlannedTransform.h"
 #include "SharedStaging.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -107,7 +108,7 @@ std::string dedent(StringRef Text, unsigned N) {
   return Out;
 }
 
-class AllPairsTiling : public Transform {
+class AllPairsTiling : public PlannedTransform<Plan> {
 public:
   StringRef kind() const override { return "all-pairs-tiling"; }
   StringRef description() const override {
@@ -123,8 +124,8 @@ public:
   Applicability prepare(const EditContext &Ctx,
                         StringRef Target) const override {
     Applicability A;
-    Edit E = defaultEdit(kind(), Target);
-    auto P = planOrReason(A, analyze(Ctx, E));
+    Edit E;
+    auto P = planDefault(Ctx, Target, A, E);
     if (!P)
       return A;
     A.Reason = P->Description;
@@ -134,18 +135,12 @@ public:
     return A;
   }
 
-  Expected<clang::tooling::Replacements>
-  apply(const EditContext &Ctx, const Edit &E) const override {
-    auto P = analyze(Ctx, E);
-    if (!P)
-      return P.takeError();
-    return rewrite(Ctx, E, *P);
-  }
-
 private:
-  Expected<Plan> analyze(const EditContext &Ctx, const Edit &E) const;
+  Expected<Plan> analyze(const EditContext &Ctx,
+                         const Edit &E) const override;
   Expected<clang::tooling::Replacements>
-  rewrite(const EditContext &Ctx, const Edit &E, const Plan &P) const;
+  rewrite(const EditContext &Ctx, const Edit &E,
+          const Plan &P) const override;
 };
 
 Expected<Plan> AllPairsTiling::analyze(const EditContext &Ctx,

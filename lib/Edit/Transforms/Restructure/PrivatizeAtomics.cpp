@@ -26,6 +26,7 @@
 #include "../../CatalogInternal.h"
 #include "../../Patterns/ThreadPerItem.h"
 #include "../TransformSupport.h"
+#include "PlannedTransform.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
@@ -174,7 +175,7 @@ std::optional<int64_t> indexRange(const clang::Expr *E,
   return std::nullopt;
 }
 
-class PrivatizeAtomics : public Transform {
+class PrivatizeAtomics : public PlannedTransform<Plan> {
 public:
   StringRef kind() const override { return "privatize-atomics"; }
   StringRef description() const override {
@@ -221,8 +222,8 @@ public:
   Applicability prepare(const EditContext &Ctx,
                         StringRef Target) const override {
     Applicability A;
-    Edit E = defaultEdit(kind(), Target);
-    auto P = planOrReason(A, analyze(Ctx, E));
+    Edit E;
+    auto P = planDefault(Ctx, Target, A, E);
     if (!P)
       return A;
     A.Reason = P->Description;
@@ -253,20 +254,14 @@ public:
     return A;
   }
 
-  Expected<clang::tooling::Replacements>
-  apply(const EditContext &Ctx, const Edit &E) const override {
-    auto P = analyze(Ctx, E);
-    if (!P)
-      return P.takeError();
-    return rewrite(Ctx, E, *P);
-  }
-
 private:
-  Expected<Plan> analyze(const EditContext &Ctx, const Edit &E) const;
+  Expected<Plan> analyze(const EditContext &Ctx,
+                         const Edit &E) const override;
   Expected<InputLoop> inputLoop(const EditContext &Ctx, const Edit &E,
                                 const Plan &P) const;
   Expected<clang::tooling::Replacements>
-  rewrite(const EditContext &Ctx, const Edit &E, const Plan &P) const;
+  rewrite(const EditContext &Ctx, const Edit &E,
+          const Plan &P) const override;
 };
 
 Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,

@@ -17,6 +17,7 @@
 
 #include "../../CatalogInternal.h"
 #include "../TransformSupport.h"
+#include "PlannedTransform.h"
 #include "SharedStaging.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -74,7 +75,7 @@ const clang::VarDecl *unitVar(const clang::Expr *Index, const IndexVar &X,
   return nullptr;
 }
 
-class TransposeThroughShared : public Transform {
+class TransposeThroughShared : public PlannedTransform<Plan> {
 public:
   StringRef kind() const override { return "transpose-through-shared"; }
   StringRef description() const override {
@@ -101,8 +102,8 @@ public:
   Applicability prepare(const EditContext &Ctx,
                         StringRef Target) const override {
     Applicability A;
-    Edit E = defaultEdit(kind(), Target);
-    auto P = planOrReason(A, analyze(Ctx, E));
+    Edit E;
+    auto P = planDefault(Ctx, Target, A, E);
     if (!P)
       return A;
     A.Reason = P->Description;
@@ -114,18 +115,12 @@ public:
     return A;
   }
 
-  Expected<clang::tooling::Replacements>
-  apply(const EditContext &Ctx, const Edit &E) const override {
-    auto P = analyze(Ctx, E);
-    if (!P)
-      return P.takeError();
-    return rewrite(Ctx, E, *P);
-  }
-
 private:
-  Expected<Plan> analyze(const EditContext &Ctx, const Edit &E) const;
+  Expected<Plan> analyze(const EditContext &Ctx,
+                         const Edit &E) const override;
   Expected<clang::tooling::Replacements>
-  rewrite(const EditContext &Ctx, const Edit &E, const Plan &P) const;
+  rewrite(const EditContext &Ctx, const Edit &E,
+          const Plan &P) const override;
 };
 
 /// Collects `v < n` conjuncts (or `v >= n` disjuncts when \p Negated).

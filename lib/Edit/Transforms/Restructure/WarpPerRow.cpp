@@ -18,6 +18,7 @@
 #include "../../CatalogInternal.h"
 #include "../../Patterns/ThreadPerItem.h"
 #include "../TransformSupport.h"
+#include "PlannedTransform.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclTemplate.h"
@@ -340,7 +341,7 @@ int64_t nextPowerOfTwo(int64_t V) {
   return P;
 }
 
-class WarpPerRow : public Transform {
+class WarpPerRow : public PlannedTransform<Plan> {
 public:
   StringRef kind() const override { return "warp-per-row"; }
   StringRef description() const override {
@@ -382,8 +383,8 @@ public:
   Applicability prepare(const EditContext &Ctx,
                         StringRef Target) const override {
     Applicability A;
-    Edit E = defaultEdit(kind(), Target);
-    auto P = planOrReason(A, analyze(Ctx, E));
+    Edit E;
+    auto P = planDefault(Ctx, Target, A, E);
     if (!P)
       return A;
     A.Reason = P->Description;
@@ -391,16 +392,9 @@ public:
     return A;
   }
 
-  Expected<clang::tooling::Replacements>
-  apply(const EditContext &Ctx, const Edit &E) const override {
-    auto P = analyze(Ctx, E);
-    if (!P)
-      return P.takeError();
-    return rewrite(Ctx, E, *P);
-  }
-
 private:
-  Expected<Plan> analyze(const EditContext &Ctx, const Edit &E) const;
+  Expected<Plan> analyze(const EditContext &Ctx,
+                         const Edit &E) const override;
   Error planRegisters(const EditContext &Ctx, const Edit &E, Plan &P) const;
   Error planOnline(const EditContext &Ctx, const Edit &E, Plan &P) const;
   std::vector<Edit> suggest(const EditContext &Ctx, const Edit &E,
@@ -409,7 +403,8 @@ private:
                     const clang::ForStmt *For,
                     ArrayRef<const clang::Stmt *> Later) const;
   Expected<clang::tooling::Replacements>
-  rewrite(const EditContext &Ctx, const Edit &E, const Plan &P) const;
+  rewrite(const EditContext &Ctx, const Edit &E,
+          const Plan &P) const override;
 };
 
 Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
