@@ -1,8 +1,8 @@
 //===- CatalogInternal.h - Transform factories and shared helpers -*- C++ -*-===//
 //
-// Private to lib/Edit. Every transform is one .cpp under Transforms/ with a
-// factory declared here; Catalog.cpp lists them in a fixed order. The helpers
-// below resolve targets and build rejections the same way for every
+// Private to lib/Edit. Every transform is one .cpp under Transforms/<family>/
+// with a factory declared here; Catalog.cpp lists them in a fixed order. The
+// helpers below resolve targets and build rejections the same way for every
 // transform, so messages read alike.
 //
 //===----------------------------------------------------------------------===//

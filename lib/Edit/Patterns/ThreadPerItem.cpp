@@ -1,0 +1,348 @@
+//===- ThreadPerItem.cpp - One item per thread behind a bounds guard ------===//
+
+#include "ThreadPerItem.h"
+#include "../CatalogInternal.h"
+#include "../Transforms/TransformSupport.h"
+#include "optiml/Frontend/ASTUtil.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/Stmt.h"
+#include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+using namespace clang;
+using namespace llvm;
+
+namespace optiml {
+
+//===--- The map shape -----------------------------------------------------===//
+
+static std::string typeText(const VarDecl *VD) {
+  PrintingPolicy PP(VD->getASTContext().getLangOpts());
+  PP.SuppressTagKeyword = true;
+  return VD->getType().getUnqualifiedType().getAsString(PP);
+}
+
+std::optional<MapPattern> matchMapPattern(const EditContext &Ctx,
+                                          const FunctionDecl *Kernel,
+                                          std::string &WhyNot) {
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(Kernel->getBody());
+  if (!Body) {
+    WhyNot = "the kernel has no body";
+    return std::nullopt;
+  }
+  SmallVector<const Stmt *, 16> Stmts(Body->body_begin(), Body->body_end());
+  MapPattern P;
+  size_t DeclAt = Stmts.size();
+  for (size_t I = 0; I < Stmts.size(); ++I) {
+    const auto *DS = dyn_cast<DeclStmt>(Stmts[I]);
+    if (!DS || !DS->isSingleDecl())
+      continue;
+    const auto *VD = dyn_cast<VarDecl>(DS->getSingleDecl());
+    if (!VD || !VD->hasInit() || !VD->getType()->isIntegerType())
+      continue;
+    if (auto D = linearIndexDim(VD->getInit()); D && *D == 'x') {
+      P.Index = VD;
+      P.IndexDecl = DS;
+      DeclAt = I;
+      break;
+    }
+  }
+  if (!P.Index) {
+    WhyNot = "no index of the form 'i = blockIdx.x * blockDim.x + "
+             "threadIdx.x' at the top level of the kernel body";
+    return std::nullopt;
+  }
+  P.IndexName = P.Index->getNameAsString();
+  P.IndexType = typeText(P.Index);
+  // The type as written ("unsigned", "size_t"), without const.
+  {
+    const SourceManager &SM = Ctx.AST.getSourceManager();
+    SourceLocation B = P.IndexDecl->getBeginLoc(), N = P.Index->getLocation();
+    if (B.isFileID() && N.isFileID()) {
+      StringRef T = StringRef(Ctx.Code)
+                        .slice(SM.getFileOffset(B), SM.getFileOffset(N))
+                        .trim();
+      SmallVector<StringRef, 4> Words;
+      T.split(Words, ' ', -1, false);
+      std::string Kept;
+      for (StringRef W : Words)
+        if (W != "const" && W != "register") {
+          if (!Kept.empty())
+            Kept += ' ';
+          Kept += W.str();
+        }
+      if (!Kept.empty() && Kept.find_first_of(",=*&") == std::string::npos)
+        P.IndexType = Kept;
+    }
+  }
+  P.InitText = exprText(Ctx, P.Index->getInit());
+  if (P.InitText.empty() || containsMacro(P.IndexDecl)) {
+    WhyNot = "the index declaration is written with a macro";
+    return std::nullopt;
+  }
+  if (DeclAt + 1 >= Stmts.size()) {
+    WhyNot = "nothing follows the index '" + P.IndexName + "'";
+    return std::nullopt;
+  }
+  const auto *If = dyn_cast<IfStmt>(Stmts[DeclAt + 1]);
+  if (!If || If->getElse() || If->getInit() || If->getConditionVariable()) {
+    WhyNot = "the index '" + P.IndexName +
+             "' is not followed at once by a bounds guard 'if (" +
+             P.IndexName + " < n)' (found '" +
+             StringRef(stmtText(Ctx, Stmts[DeclAt + 1])).split('\n').first.str() +
+             "')";
+    return std::nullopt;
+  }
+  P.Guard = If;
+  const auto *Cond = dyn_cast<BinaryOperator>(If->getCond()->IgnoreParenImpCasts());
+  std::string CondText = exprText(Ctx, If->getCond());
+  auto Bad = [&](StringRef What) {
+    WhyNot = ("the guard 'if (" + CondText + ")' " + What).str();
+    return std::nullopt;
+  };
+  if (!Cond || !Cond->isComparisonOp())
+    return Bad("is not a single comparison of the index with a bound");
+  BinaryOperatorKind Op = Cond->getOpcode();
+  const Expr *Bound = nullptr;
+  if (refersTo(Cond->getLHS(), P.Index)) {
+    Bound = Cond->getRHS();
+  } else if (refersTo(Cond->getRHS(), P.Index)) {
+    Bound = Cond->getLHS();
+    Op = BinaryOperator::reverseComparisonOp(Op);
+  } else {
+    return Bad("does not compare the index '" + P.IndexName + "' itself");
+  }
+  const Stmt *Then = If->getThen();
+  auto IsBareReturn = [](const Stmt *S) {
+    if (const auto *CS = dyn_cast<CompoundStmt>(S); CS && CS->size() == 1)
+      S = CS->body_front();
+    const auto *R = dyn_cast<ReturnStmt>(S);
+    return R && !R->getRetValue();
+  };
+  if (Op == BO_LT) {
+    if (DeclAt + 2 != Stmts.size())
+      return Bad("is not the last statement of the kernel");
+    P.EarlyReturn = false;
+    if (const auto *CS = dyn_cast<CompoundStmt>(Then))
+      P.Body.assign(CS->body_begin(), CS->body_end());
+    else
+      P.Body.push_back(Then);
+  } else if (Op == BO_GE && IsBareReturn(Then)) {
+    P.EarlyReturn = true;
+    P.Body.assign(Stmts.begin() + DeclAt + 2, Stmts.end());
+    if (P.Body.empty())
+      return Bad("is followed by nothing");
+  } else {
+    return Bad("is neither 'if (" + P.IndexName + " < n) ...' nor 'if (" +
+               P.IndexName + " >= n) return;'");
+  }
+  P.Bound = Bound;
+  P.BoundText = exprText(Ctx, Bound);
+  if (!threadVariance(Bound, Kernel).uniform())
+    return Bad("bounds the index with a value that is not the same for "
+               "every thread");
+  if (containsMacro(If))
+    return Bad("is written with a macro");
+  for (const Stmt *S : P.Body)
+    if (containsMacro(S)) {
+      WhyNot = "the guarded body uses a macro";
+      return std::nullopt;
+    }
+  auto DeclSpan = stmtSpan(Ctx, P.IndexDecl);
+  auto IfSpan = stmtSpan(Ctx, If);
+  if (!DeclSpan || !IfSpan) {
+    WhyNot = "the kernel's index or guard has no place in the file";
+    return std::nullopt;
+  }
+  P.RegionBegin = DeclSpan->Begin.Offset;
+  P.Indent = indentationAt(Ctx.Code, P.RegionBegin);
+  if (P.EarlyReturn) {
+    auto First = stmtSpan(Ctx, P.Body.front());
+    auto Last = stmtSpan(Ctx, P.Body.back());
+    if (!First || !Last) {
+      WhyNot = "the guarded body has no place in the file";
+      return std::nullopt;
+    }
+    P.BodyBegin = First->Begin.Offset;
+    P.BodyEnd = Last->End.Offset;
+    P.RegionEnd = P.BodyEnd;
+    std::string Inner = Ctx.Code.slice(P.BodyBegin, P.BodyEnd).str();
+    P.BodyBlock = "{\n" + P.Indent + "  " + reindent(Inner, 2) + "\n" +
+                  P.Indent + "}";
+  } else {
+    auto ThenSpan = stmtSpan(Ctx, Then);
+    if (!ThenSpan) {
+      WhyNot = "the guarded body has no place in the file";
+      return std::nullopt;
+    }
+    P.BodyBegin = ThenSpan->Begin.Offset;
+    P.BodyEnd = ThenSpan->End.Offset;
+    P.RegionEnd = IfSpan->End.Offset;
+    std::string Inner = Ctx.Code.slice(P.BodyBegin, P.BodyEnd).str();
+    if (isa<CompoundStmt>(Then)) {
+      // Written `if (i < n) {` on one line: the block's lines are already
+      // one level in from the declaration.
+      P.BodyBlock = Inner;
+    } else {
+      std::string ThenIndent = indentationAt(Ctx.Code, P.BodyBegin);
+      bool OwnLine =
+          StringRef(Ctx.Code)
+              .slice(P.BodyBegin - (P.BodyBegin > 0 ? 1 : 0), P.BodyBegin)
+              .trim(" \t")
+              .empty() &&
+          Ctx.Code.rfind('\n', P.BodyBegin) >
+              Ctx.Code.rfind(')', P.BodyBegin);
+      (void)OwnLine;
+      P.BodyBlock = "{\n" + P.Indent + "  " +
+                    reindent(Inner, int(P.Indent.size() + 2) -
+                                        int(ThenIndent.size())) +
+                    "\n" + P.Indent + "}";
+    }
+  }
+  return P;
+}
+
+std::string elementwiseBodyProblem(const EditContext &Ctx,
+                                   const MapPattern &P) {
+  for (const Stmt *S : P.Body) {
+    if (mentionsBuiltin(S))
+      return "the body uses a thread or block index directly ('" +
+             StringRef(stmtText(Ctx, S)).split('\n').first.trim().str() +
+             "'): its meaning would change";
+    if (callsFunction(S, "__syncthreads") || callsFunction(S, "__syncwarp"))
+      return "the body synchronizes threads";
+    if (callsFunction(S, "__shfl") || callsFunction(S, "__ballot") ||
+        callsFunction(S, "__any_sync") || callsFunction(S, "__all_sync"))
+      return "the body uses warp primitives";
+    DenseSet<const ValueDecl *> W = writtenVars(S);
+    if (W.contains(P.Index))
+      return "the body writes the index '" + P.IndexName + "'";
+    if (const ValueDecl *B = referencedDecl(P.Bound); B && W.contains(B))
+      return "the body writes the bound '" + P.BoundText + "'";
+  }
+  struct Finder : RecursiveASTVisitor<Finder> {
+    bool Return = false, Shared = false;
+    bool VisitReturnStmt(ReturnStmt *) {
+      Return = true;
+      return true;
+    }
+    bool VisitDeclRefExpr(DeclRefExpr *DR) {
+      if (const auto *VD = dyn_cast<VarDecl>(DR->getDecl()))
+        if (VD->hasAttr<CUDASharedAttr>())
+          Shared = true;
+      return true;
+    }
+    // Lambdas may return.
+    bool TraverseLambdaExpr(LambdaExpr *) { return true; }
+  } F;
+  for (const Stmt *S : P.Body)
+    F.TraverseStmt(const_cast<Stmt *>(S));
+  if (F.Return)
+    return "the body returns early";
+  if (F.Shared)
+    return "the body uses shared memory";
+  return "";
+}
+
+//===--- The one-item-per-thread shape, any dimension ----------------------===//
+
+/// `i < n`, `n > i`, `i <= n - 1`: the bound n. For the early-return form
+/// the negation: `i >= n`, `n <= i`.
+static const Expr *boundOf(const Expr *Cond, const VarDecl *I, bool Negated) {
+  const auto *B = dyn_cast<BinaryOperator>(Cond->IgnoreParenImpCasts());
+  if (!B)
+    return nullptr;
+  BinaryOperatorKind Lt = Negated ? BO_GE : BO_LT;
+  BinaryOperatorKind Gt = Negated ? BO_LE : BO_GT;
+  if (B->getOpcode() == Lt && declOf(B->getLHS()) == I)
+    return B->getRHS();
+  if (B->getOpcode() == Gt && declOf(B->getRHS()) == I)
+    return B->getLHS();
+  return nullptr;
+}
+
+std::optional<ThreadItem> matchThreadItem(const FunctionDecl *Kernel,
+                                          std::string &WhyNot) {
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(Kernel->getBody());
+  if (!Body) {
+    WhyNot = "the kernel has no body";
+    return std::nullopt;
+  }
+  ThreadItem T;
+  auto It = Body->body_begin(), End = Body->body_end();
+  for (; It != End; ++It) {
+    const auto *DS = dyn_cast<DeclStmt>(*It);
+    const VarDecl *V =
+        DS && DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl())
+                                 : nullptr;
+    if (V && V->getInit() && V->getType()->isIntegerType()) {
+      if (auto D = linearIndexDim(V->getInit(), /*ThroughHelpers=*/true)) {
+        T.Index = V;
+        T.IndexDecl = DS;
+        T.Dim = *D;
+        ++It;
+        break;
+      }
+    }
+    T.Before.push_back(*It);
+  }
+  if (!T.Index) {
+    WhyNot = "no thread index: expected 'int i = blockIdx.x * blockDim.x + "
+             "threadIdx.x;' at the top of the kernel";
+    return std::nullopt;
+  }
+  if (It == End) {
+    WhyNot = "the index '" + T.Index->getName().str() +
+             "' is not followed by a bounds guard";
+    return std::nullopt;
+  }
+  const auto *If = dyn_cast<IfStmt>(*It);
+  if (!If || If->getInit() || If->getConditionVariable()) {
+    WhyNot = "the statement after the index '" + T.Index->getName().str() +
+             "' is not a bounds guard 'if (" + T.Index->getName().str() +
+             " < n)'";
+    return std::nullopt;
+  }
+  T.Guard = If;
+  if (const Expr *B = boundOf(If->getCond(), T.Index, /*Negated=*/false)) {
+    if (If->getElse() || std::next(It) != End) {
+      WhyNot = "statements follow the bounds guard or it has an else branch";
+      return std::nullopt;
+    }
+    T.Bound = B;
+    if (const auto *CS = dyn_cast<CompoundStmt>(If->getThen()))
+      T.Body.assign(CS->body_begin(), CS->body_end());
+    else
+      T.Body.push_back(If->getThen());
+  } else if (const Expr *B =
+                 boundOf(If->getCond(), T.Index, /*Negated=*/true)) {
+    const Stmt *Then = If->getThen();
+    if (const auto *CS = dyn_cast<CompoundStmt>(Then))
+      Then = CS->size() == 1 ? CS->body_front() : nullptr;
+    const auto *Ret = dyn_cast_or_null<ReturnStmt>(Then);
+    if (!Ret || Ret->getRetValue() || If->getElse()) {
+      WhyNot = "the bounds guard does not return";
+      return std::nullopt;
+    }
+    T.Bound = B;
+    T.EarlyReturn = true;
+    T.Body.assign(std::next(It), End);
+  } else {
+    WhyNot = "the guard '" + T.Index->getName().str() +
+             "' is compared with is not a single 'i < n' bound";
+    return std::nullopt;
+  }
+  if (mentions(T.Bound, T.Index) || llvm::is_contained(
+                                        writtenDecls(Body), T.Index)) {
+    WhyNot = "the index '" + T.Index->getName().str() + "' is written";
+    return std::nullopt;
+  }
+  return T;
+}
+
+} // namespace optiml

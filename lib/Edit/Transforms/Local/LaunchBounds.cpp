@@ -1,0 +1,202 @@
+//===- LaunchBounds.cpp - Add or change __launch_bounds__ -----------------===//
+//
+// __launch_bounds__(MaxThreads, MinBlocks) lets ptxas budget registers for a
+// known block size. A launch with more threads per block than MaxThreads
+// fails at run time, so the edit applies only when every launch site's block
+// size is a constant no larger than MaxThreads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../../CatalogInternal.h"
+#include "llvm/ADT/StringExtras.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+
+using namespace llvm;
+using namespace clang;
+
+namespace optiml {
+namespace {
+
+/// Threads per block at a launch site when it is a constant.
+std::optional<int64_t> constantBlockSize(ASTContext &Ctx,
+                                         const LaunchSite &L) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const SourceManager &SM;
+    unsigned Offset;
+    const CUDAKernelCallExpr *Found = nullptr;
+    bool shouldVisitTemplateInstantiations() const { return false; }
+    bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr *C) {
+      SourceLocation B = SM.getExpansionLoc(C->getBeginLoc());
+      if (SM.isInMainFile(B) && SM.getFileOffset(B) == Offset)
+        Found = C;
+      return !Found;
+    }
+  } F{{}, SM, L.Range.Begin.Offset};
+  F.TraverseDecl(Ctx.getTranslationUnitDecl());
+  if (!F.Found || !F.Found->getConfig() ||
+      F.Found->getConfig()->getNumArgs() < 2)
+    return std::nullopt;
+  const Expr *Block = F.Found->getConfig()->getArg(1)->IgnoreImplicit();
+  if (Block->isValueDependent())
+    return std::nullopt;
+  auto Eval = [&](const Expr *E) -> std::optional<int64_t> {
+    Expr::EvalResult R;
+    if (E->isValueDependent() || !E->EvaluateAsInt(R, Ctx))
+      return std::nullopt;
+    return R.Val.getInt().getExtValue();
+  };
+  // dim3(x, y, z) or an integer converted to dim3.
+  while (const auto *M = dyn_cast<MaterializeTemporaryExpr>(Block))
+    Block = M->getSubExpr()->IgnoreImplicit();
+  if (const auto *C = dyn_cast<CXXConstructExpr>(Block)) {
+    int64_t Threads = 1;
+    for (const Expr *A : C->arguments()) {
+      if (isa<CXXDefaultArgExpr>(A))
+        continue;
+      auto V = Eval(A->IgnoreImplicit());
+      if (!V)
+        return std::nullopt;
+      Threads *= *V;
+    }
+    return Threads;
+  }
+  return Eval(Block);
+}
+
+class LaunchBounds : public Transform {
+public:
+  StringRef kind() const override { return "launch-bounds"; }
+  StringRef description() const override {
+    return "add or change __launch_bounds__(max_threads, min_blocks) on a "
+           "kernel whose launches all use a constant block size";
+  }
+  TargetKind targetKind() const override { return TargetKind::Kernel; }
+  std::vector<ParamSpec> params() const override {
+    return {
+        ParamSpec::integer("max_threads",
+                           "most threads per block any launch uses", 32, 1024)
+            .required(),
+        ParamSpec::integer("min_blocks",
+                           "blocks per multiprocessor to budget registers for",
+                           1, 32)};
+  }
+
+  /// The largest constant block size over all launches, or why not known.
+  Expected<int64_t> largestBlock(const EditContext &Ctx, const Edit &E,
+                                 const KernelInfo &K) const {
+    if (K.Launches.empty())
+      return reject(E, "not-applicable",
+                    "kernel '" + K.QualifiedName +
+                        "' is never launched in this file, so its block size "
+                        "is unknown");
+    int64_t Largest = 0;
+    for (const LaunchSite &L : K.Launches) {
+      auto B = constantBlockSize(Ctx.AST, L);
+      if (!B)
+        return reject(E, "not-applicable",
+                      "the block size '" + L.Block + "' at " + L.Id +
+                          " is not a constant, so a bound cannot be shown "
+                          "to hold",
+                      L.BlockRange.Begin);
+      Largest = std::max(Largest, *B);
+    }
+    return Largest;
+  }
+
+  Applicability prepare(const EditContext &Ctx,
+                        StringRef Target) const override {
+    Applicability A;
+    Edit E{"launch-bounds", Target.str(), {}};
+    const KernelInfo *K = Ctx.Model.findKernel(Target.str());
+    if (!K) {
+      A.Reason = "no such kernel";
+      return A;
+    }
+    if (K->InMacro) {
+      A.Reason = "the kernel is defined inside a macro";
+      return A;
+    }
+    auto B = largestBlock(Ctx, E, *K);
+    if (!B) {
+      A.Reason = rejectionReason(B.takeError());
+      return A;
+    }
+    A.Applies = true;
+    A.Reason = (K->LaunchBounds.empty()
+                    ? "no __launch_bounds__ yet"
+                    : "has __launch_bounds__(" + join(K->LaunchBounds, ", ") +
+                          ")") +
+               std::string("; every launch uses at most ") +
+               std::to_string(*B) + " threads per block";
+    for (int64_t MinBlocks : {0, 2, 4}) {
+      Edit S{"launch-bounds", Target.str(), {{"max_threads", *B}}};
+      if (MinBlocks)
+        S.Params["min_blocks"] = int64_t(MinBlocks);
+      A.Suggestions.push_back(S);
+    }
+    return A;
+  }
+
+  Expected<tooling::Replacements> apply(const EditContext &Ctx,
+                                        const Edit &E) const override {
+    auto K = resolveKernel(Ctx, E, E.Target);
+    if (!K)
+      return K.takeError();
+    if (K->Info->InMacro)
+      return reject(E, "macro", "the kernel is defined inside a macro");
+    int64_t Max = *E.getInt("max_threads");
+    auto B = largestBlock(Ctx, E, *K->Info);
+    if (!B)
+      return B.takeError();
+    if (*B > Max)
+      return reject(E, "not-applicable",
+                    "a launch uses " + Twine(*B) +
+                        " threads per block, more than max_threads=" +
+                        Twine(Max) + " (the launch would fail)");
+    std::string Text = "__launch_bounds__(" + std::to_string(Max);
+    if (auto Min = E.getInt("min_blocks"))
+      Text += ", " + std::to_string(*Min);
+    Text += ")";
+
+    const SourceManager &SM = Ctx.AST.getSourceManager();
+    tooling::Replacements Repls;
+    if (const auto *LB = K->Decl->getAttr<CUDALaunchBoundsAttr>()) {
+      CharSourceRange R = SM.getExpansionRange(LB->getRange());
+      SourceLocation End = R.getEnd();
+      unsigned BO = SM.getFileOffset(R.getBegin());
+      unsigned EO = SM.getFileOffset(End) +
+                    (R.isTokenRange() ? Lexer::MeasureTokenLength(
+                                            End, SM, Ctx.AST.getLangOpts())
+                                      : 0);
+      // The attribute may be spelled __attribute__((launch_bounds(...))).
+      StringRef Old = Ctx.Code.slice(BO, EO);
+      if (!Old.starts_with("__launch_bounds__"))
+        return reject(E, "not-applicable",
+                      "the existing launch bounds are written as '" + Old +
+                          "'; only __launch_bounds__(...) is rewritten");
+      if (Error Err = addReplacement(
+              Repls, tooling::Replacement(Ctx.FileName, BO, EO - BO, Text), E))
+        return std::move(Err);
+      return Repls;
+    }
+    SourceLocation Name = SM.getExpansionLoc(K->Decl->getLocation());
+    if (Error Err = addReplacement(
+            Repls, insertAt(Ctx, SM.getFileOffset(Name), Text + " "), E))
+      return std::move(Err);
+    return Repls;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Transform> createLaunchBoundsTransform() {
+  return std::make_unique<LaunchBounds>();
+}
+
+} // namespace optiml

@@ -1,0 +1,522 @@
+//===- LaunchConfig.cpp - Change a launch's block, keep the grid covering -===//
+//
+// A launch `k<<<G, B>>>(...)` gets a new block size in x (and y). Shown
+// safe only when the kernel's work depends on the global indices alone:
+//   - every thread coordinate appears only in top-level index declarations
+//     `i = blockIdx.D * blockDim.D + threadIdx.D`,
+//   - those indices are guarded at once (`if (i < n && j < m) body`, or
+//     `if (i >= n || j >= m) return;`) with bounds that are parameters,
+//   - no shared memory, barriers or warp primitives, no __launch_bounds__
+//     below the new block,
+// and when each changed grid dimension is `(E + B - 1) / B` over the old
+// block B with E the very argument the launch passes for that index's
+// bound: then both launches run every index below the bound exactly once,
+// and the rest do nothing. Grids and blocks held in local variables are
+// rewritten where they are declared when this launch is their only use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../../CatalogInternal.h"
+#include "../TransformSupport.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/Stmt.h"
+#include "clang/Basic/SourceManager.h"
+#include "optiml/Frontend/ASTUtil.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include <array>
+#include <functional>
+
+using namespace clang;
+using namespace llvm;
+
+namespace optiml {
+namespace {
+
+unsigned countRefs(const Stmt *S, const ValueDecl *D) {
+  if (!S)
+    return 0;
+  unsigned N = 0;
+  if (const auto *DR = dyn_cast<DeclRefExpr>(S); DR && DR->getDecl() == D)
+    ++N;
+  if (const auto *DS = dyn_cast<DeclStmt>(S))
+    for (const Decl *X : DS->decls())
+      if (const auto *VD = dyn_cast<VarDecl>(X); VD && VD->hasInit())
+        N += countRefs(VD->getInit(), D);
+  for (const Stmt *C : S->children())
+    N += countRefs(C, D);
+  return N;
+}
+
+/// An expression's span in the main file (no trailing `;`), or nothing when
+/// a macro wrote part of it.
+std::optional<SourceSpan> exprSpan(const EditContext &Ctx, const Expr *E) {
+  if (containsMacro(E))
+    return std::nullopt;
+  return fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
+                  E->getSourceRange());
+}
+
+const Expr *stripTemporaries(const Expr *A) {
+  while (true) {
+    A = A->IgnoreParenImpCasts();
+    if (const auto *M = dyn_cast<MaterializeTemporaryExpr>(A))
+      A = M->getSubExpr();
+    else if (const auto *B = dyn_cast<CXXBindTemporaryExpr>(A))
+      A = B->getSubExpr();
+    else if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(A))
+      A = FC->getSubExpr();
+    else if (const auto *CE = dyn_cast<CXXConstructExpr>(A);
+             CE && CE->getNumArgs() == 1 &&
+             CE->getArg(0)->getType()->isRecordType())
+      A = CE->getArg(0); // a copy of a dim3
+    else
+      return A;
+  }
+}
+
+/// The per-dimension expressions of a launch configuration argument:
+/// `e` (x only), `dim3(x, y, z)`, or a local variable initialized with one
+/// of those whose only use is this launch. Defaulted dimensions are null.
+struct Dims {
+  std::array<const Expr *, 3> D{nullptr, nullptr, nullptr};
+  std::string Via; ///< the local variable it came through, if any
+  bool IsInt = false; ///< an integer, not a dim3
+};
+
+Expected<Dims> configDims(const EditContext &Ctx, const Edit &E,
+                          const Expr *Arg, const FunctionDecl *Caller,
+                          StringRef What) {
+  const Expr *A = stripTemporaries(Arg);
+  Dims Out;
+  // `t` converted to a dim3: look at `t` itself.
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(A);
+      CE && CE->getNumArgs() >= 1 &&
+      isa_and_nonnull<VarDecl>(referencedDecl(CE->getArg(0))) &&
+      llvm::all_of(llvm::drop_begin(CE->arguments()),
+                   [](const Expr *X) { return isa<CXXDefaultArgExpr>(X); }))
+    A = CE->getArg(0)->IgnoreParenImpCasts();
+  if (const auto *VD = dyn_cast_or_null<VarDecl>(referencedDecl(A))) {
+    if (!VD->isLocalVarDecl() || !VD->hasInit() || !Caller ||
+        !Caller->getBody() || VD->getDeclContext() != Caller)
+      return reject(E, "not-applicable",
+                    "the " + What + " '" + VD->getName() +
+                        "' is not a local variable of '" +
+                        (Caller ? Caller->getNameAsString() : "?") + "'");
+    if (countRefs(Caller->getBody(), VD) != 1 ||
+        writtenVars(Caller->getBody()).contains(VD))
+      return reject(E, "not-applicable",
+                    "the " + What + " variable '" + VD->getName() +
+                        "' is used elsewhere in '" + Caller->getName() +
+                        "'; changing it would change those uses too");
+    Out.Via = VD->getNameAsString();
+    A = stripTemporaries(VD->getInit());
+    // Its initializer moves to the launch: what it names must not change in
+    // between.
+    DenseSet<const ValueDecl *> W = writtenVars(Caller->getBody());
+    for (const ValueDecl *X : W)
+      if (mentions(A, X))
+        return reject(E, "not-applicable",
+                      "the " + What + " variable '" + VD->getName() +
+                          "' is computed from '" + X->getName() +
+                          "', which '" + Caller->getName() + "' changes");
+  }
+  if (A->getType()->isIntegerType()) {
+    Out.D[0] = A;
+    Out.IsInt = true;
+    return Out;
+  }
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(A);
+      CE && CE->getNumArgs() >= 1 && CE->getNumArgs() <= 3) {
+    for (unsigned I = 0; I < CE->getNumArgs(); ++I)
+      if (!isa<CXXDefaultArgExpr>(CE->getArg(I)))
+        Out.D[I] = CE->getArg(I)->IgnoreImpCasts();
+    return Out;
+  }
+  return reject(E, "not-applicable",
+                "the " + What + " is not an integer or a dim3(...) "
+                "(found '" + exprText(Ctx, Arg) + "')");
+}
+
+const FunctionDecl *enclosingFunction(ASTContext &AST, const Stmt *S) {
+  DynTypedNode N = DynTypedNode::create(*S);
+  while (true) {
+    DynTypedNodeList Ps = AST.getParents(N);
+    if (Ps.empty())
+      return nullptr;
+    if (const auto *FD = Ps[0].get<FunctionDecl>())
+      return FD;
+    N = Ps[0];
+  }
+}
+
+struct KernelIndex {
+  const VarDecl *V = nullptr;
+  const ParmVarDecl *Bound = nullptr; ///< guarded `V < Bound`
+};
+
+class LaunchConfigTransform : public Transform {
+public:
+  StringRef kind() const override { return "launch-config"; }
+  StringRef description() const override {
+    return "change the block size at a launch site and rescale its "
+           "(n + B - 1) / B grid to match";
+  }
+  TargetKind targetKind() const override { return TargetKind::Launch; }
+  std::vector<ParamSpec> params() const override {
+    return {ParamSpec::integer("block",
+                               "threads per block in x (one-dimensional form)",
+                               1, 1024),
+            ParamSpec::integer("block_x", "threads per block in x", 1, 1024),
+            ParamSpec::integer("block_y", "threads per block in y", 1, 1024)};
+  }
+
+  Applicability prepare(const EditContext &Ctx,
+                        StringRef Target) const override {
+    Applicability A;
+    Edit E = defaultEdit(kind(), Target);
+    auto Plan = planOrReason(A, analyze(Ctx, E));
+    if (!Plan)
+      return A;
+    A.Reason = "the kernel's work depends on its guarded global indices only "
+               "and the grid is sized from the block (" +
+               join(Plan->Explain, "; ") + ")";
+    bool TwoD = Plan->Old[1].has_value() && *Plan->Old[1] > 1;
+    std::vector<std::pair<int64_t, int64_t>> Options =
+        TwoD ? std::vector<std::pair<int64_t, int64_t>>{{32, 8}, {16, 16},
+                                                        {32, 32}}
+             : std::vector<std::pair<int64_t, int64_t>>{{128, 1}, {256, 1},
+                                                        {512, 1}};
+    for (auto [X, Y] : Options) {
+      if (X == Plan->Old[0] && Y == Plan->Old[1].value_or(1))
+        continue;
+      Edit S = E;
+      if (TwoD) {
+        S.Params["block_x"] = X;
+        S.Params["block_y"] = Y;
+      } else {
+        S.Params["block"] = X;
+      }
+      if (Plan->LaunchBound && X * Y > *Plan->LaunchBound)
+        continue;
+      A.Suggestions.push_back(S);
+    }
+    return A;
+  }
+
+  Expected<tooling::Replacements> apply(const EditContext &Ctx,
+                                        const Edit &E) const override {
+    std::optional<int64_t> BX = E.getInt("block_x"), BY = E.getInt("block_y");
+    if (auto B = E.getInt("block")) {
+      if (BX && *BX != *B)
+        return reject(E, "params", "give either block or block_x, not both");
+      BX = B;
+    }
+    if (!BX && !BY)
+      return reject(E, "params", "give block (or block_x and/or block_y)");
+    auto Plan = analyze(Ctx, E);
+    if (!Plan)
+      return Plan.takeError();
+    std::array<std::optional<int64_t>, 2> New{BX, BY};
+    int64_t Total = New[0].value_or(*Plan->Old[0]) *
+                    New[1].value_or(Plan->Old[1].value_or(1)) *
+                    Plan->OldZ;
+    if (Total > 1024)
+      return reject(E, "params",
+                    "a block of " + Twine(Total) +
+                        " threads exceeds the limit of 1024");
+    if (Plan->LaunchBound && Total > *Plan->LaunchBound)
+      return reject(E, "not-applicable",
+                    "kernel '" + Plan->Kernel.Info->Name +
+                        "' declares __launch_bounds__(" +
+                        Twine(*Plan->LaunchBound) + "), fewer than the " +
+                        Twine(Total) + " threads of the new block");
+    // A configuration held in a local variable is rewritten in the launch
+    // itself (only launch configurations may change); the variable, used
+    // nowhere else, is left as it was.
+    std::array<std::string, 3> BText, GText;
+    bool BChanged = false, GChanged = false;
+    for (int D = 0; D < 3; ++D) {
+      if (Plan->Block.D[D])
+        BText[D] = exprText(Ctx, Plan->Block.D[D]);
+      if (Plan->GridDims.D[D])
+        GText[D] = exprText(Ctx, Plan->GridDims.D[D]);
+    }
+    tooling::Replacements R;
+    for (int D = 0; D < 2; ++D) {
+      if (!New[D] || New[D] == Plan->Old[D])
+        continue;
+      char Dim = "xy"[D];
+      if (!Plan->Block.D[D])
+        return reject(E, "not-applicable",
+                      "the block of " + E.Target + " has no " + Twine(Dim) +
+                          " dimension written out to change");
+      if (!Plan->Grid[D])
+        return reject(E, "not-applicable", Plan->WhyNotGrid[D]);
+      auto BSpan = exprSpan(Ctx, Plan->Block.D[D]);
+      auto GSpan = exprSpan(Ctx, Plan->Grid[D]->E);
+      if (!BSpan || !GSpan || BText[D].empty() || GText[D].empty())
+        return reject(E, "not-applicable",
+                      "the launch configuration of " + E.Target +
+                          " is written with a macro");
+      std::string NB = std::to_string(*New[D]);
+      std::string Num = exprText(Ctx, Plan->Grid[D]->C.Numerator);
+      std::string GridText =
+          "(" + Num + " + " + std::to_string(*New[D] - 1) + ") / " + NB;
+      BText[D] = NB;
+      GText[D] = GridText;
+      BChanged = GChanged = true;
+      if (Plan->Block.Via.empty())
+        if (Error Err = addReplacement(R, replaceSpan(Ctx, *BSpan, NB), E))
+          return std::move(Err);
+      if (Plan->GridDims.Via.empty())
+        if (Error Err =
+                addReplacement(R, replaceSpan(Ctx, *GSpan, GridText), E))
+          return std::move(Err);
+    }
+    auto Whole = [](const Dims &Ds, const std::array<std::string, 3> &T) {
+      if (Ds.IsInt)
+        return T[0];
+      std::string S = "dim3(" + T[0];
+      for (int D = 1; D < 3 && Ds.D[D]; ++D)
+        S += ", " + T[D];
+      return S + ")";
+    };
+    const LaunchSite &L = *Plan->Launch.Info;
+    if (BChanged && !Plan->Block.Via.empty())
+      if (Error Err = addReplacement(
+              R, replaceSpan(Ctx, L.BlockRange, Whole(Plan->Block, BText)), E))
+        return std::move(Err);
+    if (GChanged && !Plan->GridDims.Via.empty())
+      if (Error Err = addReplacement(
+              R, replaceSpan(Ctx, L.GridRange, Whole(Plan->GridDims, GText)),
+              E))
+        return std::move(Err);
+    return R;
+  }
+
+private:
+  struct GridDim {
+    const Expr *E = nullptr;
+    CeilDiv C;
+  };
+  struct Plan {
+    ResolvedLaunch Launch;
+    ResolvedKernel Kernel;
+    Dims Block, GridDims;
+    std::array<std::optional<int64_t>, 2> Old; ///< block x, y (y: if written)
+    int64_t OldZ = 1;
+    std::array<std::optional<GridDim>, 2> Grid; ///< rewritable dims
+    std::array<std::string, 2> WhyNotGrid;
+    std::optional<int64_t> LaunchBound;
+    std::vector<std::string> Explain;
+  };
+
+  Expected<Plan> analyze(const EditContext &Ctx, const Edit &E) const;
+};
+
+Expected<LaunchConfigTransform::Plan>
+LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
+  auto L = resolveLaunch(Ctx, E, E.Target);
+  if (!L)
+    return L.takeError();
+  Plan P;
+  P.Launch = *L;
+  P.Kernel = L->Kernel;
+  const KernelInfo &KI = *L->Kernel.Info;
+  const FunctionDecl *FD = L->Kernel.Decl;
+  std::string KName = "kernel '" + KI.Name + "'";
+  auto NotApplicable = [&](const Twine &Why) {
+    return reject(E, "not-applicable", Why);
+  };
+  if (L->Info->InMacro)
+    return NotApplicable("launch " + E.Target + " is written inside a macro");
+
+  // The kernel: work that depends on guarded global indices only.
+  if (!KI.Shared.empty())
+    return NotApplicable(KName + " uses the __shared__ array '" +
+                         KI.Shared.front().Name +
+                         "', which is sized and shared per block");
+  if (!KI.Syncthreads.empty())
+    return NotApplicable(KName + " synchronizes the threads of a block");
+  if (!KI.WarpPrimitives.empty())
+    return NotApplicable(KName + " uses warp primitives ('" +
+                         KI.WarpPrimitives.front().Name + "')");
+  if (!KI.LaunchBounds.empty()) {
+    int64_t V;
+    if (StringRef(KI.LaunchBounds.front()).trim().getAsInteger(10, V))
+      return NotApplicable(KName + " declares __launch_bounds__(" +
+                           KI.LaunchBounds.front() +
+                           "), which is not a number");
+    P.LaunchBound = V;
+  }
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(FD->getBody());
+  if (!Body || containsMacro(Body))
+    return NotApplicable(KName + " has no body or is written with macros");
+  std::array<KernelIndex, 2> Idx;
+  SmallVector<const Stmt *, 8> Stmts(Body->body_begin(), Body->body_end());
+  size_t At = 0;
+  DenseSet<const ValueDecl *> Written = writtenVars(Body);
+  for (; At < Stmts.size(); ++At) {
+    const auto *DS = dyn_cast<DeclStmt>(Stmts[At]);
+    const VarDecl *VD =
+        DS && DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl())
+                                 : nullptr;
+    auto Dim = VD && VD->hasInit() ? linearIndexDim(VD->getInit())
+                                   : std::nullopt;
+    if (!Dim || (*Dim != 'x' && *Dim != 'y') || Idx[*Dim - 'x'].V ||
+        Written.contains(VD))
+      break;
+    Idx[*Dim - 'x'].V = VD;
+  }
+  for (size_t I = At; I < Stmts.size(); ++I)
+    if (mentionsBuiltin(Stmts[I]))
+      return NotApplicable(
+          KName + " uses a thread or block coordinate outside a global index "
+                  "'blockIdx.x * blockDim.x + threadIdx.x' (in '" +
+          StringRef(stmtText(Ctx, Stmts[I])).split('\n').first.trim() +
+          "'): its work may depend on the block size");
+  // The guard, at once.
+  const auto *If = At < Stmts.size() ? dyn_cast<IfStmt>(Stmts[At]) : nullptr;
+  bool Guarded = If && !If->getElse() && !If->getInit();
+  bool EarlyReturn = false;
+  if (Guarded) {
+    SmallVector<const Expr *, 2> Terms;
+    const Expr *C = If->getCond()->IgnoreParens();
+    const auto *Top = dyn_cast<BinaryOperator>(C);
+    EarlyReturn = Top && Top->getOpcode() == BO_LOr;
+    BinaryOperatorKind Join = EarlyReturn ? BO_LOr : BO_LAnd;
+    std::function<void(const Expr *)> Split = [&](const Expr *X) {
+      X = X->IgnoreParens();
+      if (const auto *B = dyn_cast<BinaryOperator>(X);
+          B && B->getOpcode() == Join) {
+        Split(B->getLHS());
+        Split(B->getRHS());
+      } else {
+        Terms.push_back(X);
+      }
+    };
+    Split(C);
+    if (EarlyReturn) {
+      const Stmt *T = If->getThen();
+      if (const auto *CS = dyn_cast<CompoundStmt>(T); CS && CS->size() == 1)
+        T = CS->body_front();
+      const auto *R = dyn_cast<ReturnStmt>(T);
+      Guarded = R && !R->getRetValue();
+    } else {
+      Guarded = At + 1 == Stmts.size();
+    }
+    for (const Expr *T : Terms) {
+      const auto *B = dyn_cast<BinaryOperator>(T->IgnoreParenImpCasts());
+      if (!B)
+        continue;
+      BinaryOperatorKind Op = B->getOpcode();
+      for (KernelIndex &K : Idx) {
+        if (!K.V)
+          continue;
+        const Expr *Bd = nullptr;
+        if (refersTo(B->getLHS(), K.V) && Op == (EarlyReturn ? BO_GE : BO_LT))
+          Bd = B->getRHS();
+        else if (refersTo(B->getRHS(), K.V) &&
+                 Op == (EarlyReturn ? BO_LE : BO_GT))
+          Bd = B->getLHS();
+        if (const auto *PV = dyn_cast_or_null<ParmVarDecl>(referencedDecl(Bd));
+            PV && !Written.contains(PV))
+          K.Bound = PV;
+      }
+    }
+  }
+
+  // The launch configuration.
+  const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, *L->Info);
+  if (!Call || !Call->getConfig() || Call->getConfig()->getNumArgs() < 2)
+    return NotApplicable("launch " + E.Target + " was not found in the AST");
+  const FunctionDecl *Caller = enclosingFunction(Ctx.AST, Call);
+  auto B = configDims(Ctx, E, Call->getConfig()->getArg(1), Caller, "block");
+  if (!B)
+    return B.takeError();
+  P.Block = *B;
+  for (int D = 0; D < 3; ++D) {
+    std::optional<int64_t> V =
+        P.Block.D[D] ? intValue(P.Block.D[D], Ctx.AST) : int64_t(1);
+    if (!V)
+      return NotApplicable("the block of " + E.Target + " ('" +
+                           L->Info->Block + "') is not a constant");
+    if (D < 2)
+      P.Old[D] = V;
+    else
+      P.OldZ = *V;
+  }
+  auto G = configDims(Ctx, E, Call->getConfig()->getArg(0), Caller, "grid");
+  if (!G)
+    return G.takeError();
+  P.GridDims = *G;
+  for (int D = 0; D < 2; ++D) {
+    char Dim = "xy"[D];
+    std::string DimS(1, Dim);
+    const Expr *GE = P.GridDims.D[D];
+    auto Why = [&](const Twine &T) { P.WhyNotGrid[D] = T.str(); };
+    std::optional<CeilDiv> C = GE ? matchCeilDiv(GE) : std::nullopt;
+    if (!C || C->Divisor != *P.Old[D]) {
+      Why("the grid's " + DimS + " dimension ('" +
+          (GE ? exprText(Ctx, GE) : std::string("1")) +
+          "') is not (E + " + std::to_string(*P.Old[D] - 1) + ") / " +
+          std::to_string(*P.Old[D]) + " over the block");
+      continue;
+    }
+    const KernelIndex &K = Idx[D];
+    if (!K.V || !Guarded || !K.Bound) {
+      Why(KName + " has no global " + DimS + " index 'blockIdx." + DimS +
+          " * blockDim." + DimS + " + threadIdx." + DimS +
+          "' guarded at once by a parameter bound; the threads past the "
+          "data might do work");
+      continue;
+    }
+    unsigned PI = K.Bound->getFunctionScopeIndex();
+    if (PI >= Call->getNumArgs()) {
+      Why("launch " + E.Target + " passes no argument for '" +
+          K.Bound->getName() + "'");
+      continue;
+    }
+    const Expr *Arg = Call->getArg(PI);
+    std::string ArgText = exprText(Ctx, Arg), NumText =
+                                                  exprText(Ctx, C->Numerator);
+    auto AV = intValue(Arg, Ctx.AST), NV = intValue(C->Numerator, Ctx.AST);
+    bool Same = (!ArgText.empty() && ArgText == NumText &&
+                 !Arg->HasSideEffects(Ctx.AST)) ||
+                (AV && NV && *AV == *NV);
+    if (const auto *VD = dyn_cast_or_null<VarDecl>(referencedDecl(Arg));
+        Same && !AV && VD && Caller && Caller->getBody() &&
+        writtenVars(Caller->getBody()).contains(VD))
+      Same = false;
+    if (!Same) {
+      Why("the grid's " + DimS + " dimension is sized from '" + NumText +
+          "' but the kernel's " + DimS + " index is bounded by '" +
+          K.Bound->getName() + "' = '" + ArgText + "'");
+      continue;
+    }
+    GridDim GD;
+    GD.E = GE;
+    GD.C = *C;
+    P.Grid[D] = GD;
+    P.Explain.push_back(std::string(1, Dim) + ": '" + exprText(Ctx, GE) +
+                        "' covers '" + K.V->getName().str() + " < " +
+                        K.Bound->getName().str() + "'");
+  }
+  if (!P.Grid[0] && !P.Grid[1])
+    return NotApplicable(P.WhyNotGrid[0]);
+  return P;
+}
+
+} // namespace
+
+std::unique_ptr<Transform> createLaunchConfigTransform() {
+  return std::make_unique<LaunchConfigTransform>();
+}
+
+} // namespace optiml

@@ -1,0 +1,283 @@
+//===- RestrictConst.cpp - const and __restrict__ on pointer parameters ---===//
+//
+// `const` goes on pointer parameters the kernel only reads (and never lets
+// escape). `__restrict__` promises the compiler that no two pointers alias;
+// it goes on only when every launch site in the file passes distinct
+// allocations: different local variables, each filled by cudaMalloc in the
+// function that launches.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../../CatalogInternal.h"
+#include "llvm/ADT/StringExtras.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/TypeLoc.h"
+#include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace llvm;
+using namespace clang;
+
+namespace optiml {
+namespace {
+
+const CUDAKernelCallExpr *findLaunch(ASTContext &Ctx, unsigned Offset) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const SourceManager &SM;
+    unsigned Offset;
+    const CUDAKernelCallExpr *Found = nullptr;
+    bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr *C) {
+      SourceLocation B = SM.getExpansionLoc(C->getBeginLoc());
+      if (!Found && SM.isInMainFile(B) && SM.getFileOffset(B) == Offset)
+        Found = C;
+      return true;
+    }
+  } F{{}, Ctx.getSourceManager(), Offset};
+  F.TraverseDecl(Ctx.getTranslationUnitDecl());
+  return F.Found;
+}
+
+/// Whether \p Body calls cudaMalloc with `&V` (possibly cast) as its first
+/// argument.
+bool filledByCudaMalloc(const Stmt *Body, const VarDecl *V) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const VarDecl *V;
+    bool Found = false;
+    bool VisitCallExpr(CallExpr *C) {
+      const FunctionDecl *F = C->getDirectCallee();
+      if (!F || F->getName() != "cudaMalloc" || C->getNumArgs() < 1)
+        return true;
+      const Expr *A = C->getArg(0)->IgnoreParenCasts();
+      if (const auto *U = dyn_cast<UnaryOperator>(A))
+        if (U->getOpcode() == UO_AddrOf)
+          if (const auto *D =
+                  dyn_cast<DeclRefExpr>(U->getSubExpr()->IgnoreParenImpCasts()))
+            Found |= D->getDecl() == V;
+      return true;
+    }
+  } F{{}, V};
+  F.TraverseStmt(const_cast<Stmt *>(Body));
+  return F.Found;
+}
+
+struct Plan {
+  std::vector<const ParmVarDecl *> Const;    ///< gain const
+  std::vector<const ParmVarDecl *> Restrict; ///< gain __restrict__
+  std::vector<std::string> ConstWhyNot;
+  std::string RestrictWhyNot;
+};
+
+/// Why __restrict__ cannot be shown safe, or empty.
+std::string restrictBlocker(const EditContext &Ctx, const KernelInfo &K,
+                            const FunctionDecl *FD) {
+  std::vector<unsigned> Ptrs;
+  for (unsigned I = 0; I < FD->getNumParams(); ++I)
+    if (FD->getParamDecl(I)->getType()->isPointerType())
+      Ptrs.push_back(I);
+  if (Ptrs.size() < 2)
+    return "the kernel has fewer than two pointer parameters";
+  if (K.Launches.empty())
+    return "the kernel is never launched in this file, so aliasing between "
+           "its pointers cannot be ruled out";
+  for (const LaunchSite &L : K.Launches) {
+    const CUDAKernelCallExpr *C = findLaunch(Ctx.AST, L.Range.Begin.Offset);
+    if (!C)
+      return "launch site " + L.Id + " was not found in the AST";
+    const FunctionDecl *Caller = nullptr;
+    {
+      auto Ps = Ctx.AST.getParents(*C);
+      while (!Ps.empty()) {
+        if ((Caller = Ps[0].get<FunctionDecl>()))
+          break;
+        if (const auto *S = Ps[0].get<Stmt>())
+          Ps = Ctx.AST.getParents(*S);
+        else if (const auto *D = Ps[0].get<Decl>())
+          Ps = Ctx.AST.getParents(*D);
+        else
+          break;
+      }
+    }
+    if (!Caller || !Caller->getBody())
+      return "the function around " + L.Id + " was not found";
+    std::vector<const VarDecl *> Seen;
+    for (unsigned I : Ptrs) {
+      if (I >= C->getNumArgs())
+        return L.Id + " passes fewer arguments than the kernel has";
+      const Expr *A = C->getArg(I)->IgnoreParenImpCasts();
+      const auto *D = dyn_cast<DeclRefExpr>(A);
+      const auto *V = D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
+      std::string Param = FD->getParamDecl(I)->getName().str();
+      if (!V || !V->isLocalVarDecl())
+        return L.Id + " passes '" + L.Args[I] + "' for '" + Param +
+               "', not a local variable holding its own allocation";
+      if (is_contained(Seen, V))
+        return L.Id + " passes '" + V->getName().str() +
+               "' for two pointer parameters (they alias)";
+      if (!filledByCudaMalloc(Caller->getBody(), V))
+        return L.Id + " passes '" + V->getName().str() + "' for '" + Param +
+               "', which is not allocated by cudaMalloc in '" +
+               Caller->getNameAsString() + "'";
+      Seen.push_back(V);
+    }
+  }
+  return "";
+}
+
+Plan plan(const EditContext &Ctx, const KernelInfo &K, const FunctionDecl *FD,
+          bool WantConst, bool WantRestrict) {
+  Plan P;
+  for (const ParmVarDecl *Param : FD->parameters()) {
+    QualType T = Param->getType();
+    if (!T->isPointerType())
+      continue;
+    std::string Name = Param->getName().str();
+    auto PTL = Param->getTypeSourceInfo()->getTypeLoc().getAs<PointerTypeLoc>();
+    if (PTL.isNull() || Param->getBeginLoc().isMacroID()) {
+      P.ConstWhyNot.push_back("'" + Name +
+                              "' is not written as a plain pointer type");
+      continue;
+    }
+    if (WantConst) {
+      if (T->getPointeeType().isConstQualified()) {
+        // already const
+      } else {
+        PointerUses U = analyzePointerParam(Ctx.AST, FD, Param);
+        if (U.Blocker.empty())
+          P.Const.push_back(Param);
+        else
+          P.ConstWhyNot.push_back(U.Blocker);
+      }
+    }
+    if (WantRestrict && !T.isRestrictQualified())
+      P.Restrict.push_back(Param);
+  }
+  if (WantRestrict && !P.Restrict.empty()) {
+    P.RestrictWhyNot = restrictBlocker(Ctx, K, FD);
+    if (!P.RestrictWhyNot.empty())
+      P.Restrict.clear();
+  }
+  return P;
+}
+
+std::vector<std::string> names(ArrayRef<const ParmVarDecl *> Ps) {
+  std::vector<std::string> N;
+  for (const ParmVarDecl *P : Ps)
+    N.push_back("'" + P->getName().str() + "'");
+  return N;
+}
+
+class RestrictConst : public Transform {
+public:
+  StringRef kind() const override { return "restrict-const"; }
+  StringRef description() const override {
+    return "add const to pointer parameters the kernel only reads, and "
+           "__restrict__ when every launch passes distinct allocations";
+  }
+  TargetKind targetKind() const override { return TargetKind::Kernel; }
+  std::vector<ParamSpec> params() const override {
+    return {
+        ParamSpec::boolean("const", "add const to read-only pointer parameters",
+                           true),
+        ParamSpec::boolean(
+            "restrict", "add __restrict__ to every pointer parameter; when "
+                        "omitted, added only if the launches provably pass "
+                        "distinct allocations; when true, refused otherwise")};
+  }
+
+  Applicability prepare(const EditContext &Ctx,
+                        StringRef Target) const override {
+    Applicability A;
+    Edit E{"restrict-const", Target.str(), {}};
+    auto K = resolveKernel(Ctx, E, Target);
+    if (!K) {
+      A.Reason = rejectionReason(K.takeError());
+      return A;
+    }
+    Plan P = plan(Ctx, *K->Info, K->Decl, true, true);
+    std::vector<std::string> Parts;
+    if (!P.Const.empty())
+      Parts.push_back("const for " + join(names(P.Const), ", "));
+    if (!P.Restrict.empty())
+      Parts.push_back("__restrict__ for " + join(names(P.Restrict), ", ") +
+                      " (every launch passes distinct cudaMalloc buffers)");
+    if (Parts.empty()) {
+      std::vector<std::string> Why = P.ConstWhyNot;
+      if (!P.RestrictWhyNot.empty())
+        Why.push_back("no __restrict__: " + P.RestrictWhyNot);
+      A.Reason = Why.empty() ? "pointer parameters are already const and "
+                               "__restrict__ (or there are none)"
+                             : join(Why, "; ");
+      return A;
+    }
+    A.Applies = true;
+    A.Reason = join(Parts, "; ");
+    if (!P.RestrictWhyNot.empty())
+      A.Reason += "; no __restrict__: " + P.RestrictWhyNot;
+    if (!P.Const.empty() && !P.Restrict.empty())
+      A.Suggestions.push_back(E);
+    if (!P.Const.empty())
+      A.Suggestions.push_back(
+          Edit{"restrict-const", Target.str(), {{"restrict", false}}});
+    if (!P.Restrict.empty())
+      A.Suggestions.push_back(
+          Edit{"restrict-const", Target.str(), {{"const", false}}});
+    return A;
+  }
+
+  Expected<tooling::Replacements> apply(const EditContext &Ctx,
+                                        const Edit &E) const override {
+    auto K = resolveKernel(Ctx, E, E.Target);
+    if (!K)
+      return K.takeError();
+    bool WantConst = E.getBool("const").value_or(true);
+    bool WantRestrict = E.getBool("restrict").value_or(true);
+    if (!WantConst && !WantRestrict)
+      return reject(E, "params", "both const and restrict are false");
+    Plan P = plan(Ctx, *K->Info, K->Decl, WantConst, WantRestrict);
+    // An explicit request for __restrict__ that cannot be shown safe is
+    // refused outright rather than silently dropped.
+    if (WantRestrict && E.Params.count("restrict") &&
+        !P.RestrictWhyNot.empty())
+      return reject(E, "not-applicable",
+                    "__restrict__ refused: " + P.RestrictWhyNot);
+    if (P.Const.empty() && P.Restrict.empty()) {
+      std::vector<std::string> Why = P.ConstWhyNot;
+      if (!P.RestrictWhyNot.empty())
+        Why.push_back("__restrict__ refused: " + P.RestrictWhyNot);
+      return reject(E, "not-applicable",
+                    "nothing to add" +
+                        (Why.empty() ? std::string(": pointer parameters are "
+                                                   "already const/__restrict__")
+                                     : ": " + join(Why, "; ")));
+    }
+    const SourceManager &SM = Ctx.AST.getSourceManager();
+    tooling::Replacements Repls;
+    for (const ParmVarDecl *Param : P.Const) {
+      unsigned Off = SM.getFileOffset(
+          SM.getExpansionLoc(Param->getTypeSpecStartLoc()));
+      if (Error Err = addReplacement(Repls, insertAt(Ctx, Off, "const "), E))
+        return std::move(Err);
+    }
+    for (const ParmVarDecl *Param : P.Restrict) {
+      auto PTL =
+          Param->getTypeSourceInfo()->getTypeLoc().getAs<PointerTypeLoc>();
+      unsigned Off = SM.getFileOffset(SM.getExpansionLoc(PTL.getStarLoc())) + 1;
+      if (Error Err =
+              addReplacement(Repls, insertAt(Ctx, Off, "__restrict__ "), E))
+        return std::move(Err);
+    }
+    return Repls;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Transform> createRestrictConstTransform() {
+  return std::make_unique<RestrictConst>();
+}
+
+} // namespace optiml

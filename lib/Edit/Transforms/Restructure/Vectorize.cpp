@@ -1,0 +1,412 @@
+//===- Vectorize.cpp - Vector loads and stores in map kernels -------------===//
+//
+// A map kernel whose every global access is p[i] at the thread's own element
+//   int i = blockIdx.x * blockDim.x + threadIdx.x;
+//   if (i < n) y[i] = a * x[i] + y[i];
+// becomes a grid-stride loop over W-wide vectors (one load per array of
+// float2/4, int2/4, uint2/4, short2/4, ushort2/4, char2/4, uchar2/4 or
+// __half2, and lane copies of the body on the components), a scalar loop for the
+// tail n % W, and the plain scalar loop when any pointer is not aligned to
+// the vector size. Because every loop is grid-stride, any grid is correct;
+// launch grids are divided by W so each thread gets one vector.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../../CatalogInternal.h"
+#include "../../Patterns/ThreadPerItem.h"
+#include "../TransformSupport.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/Stmt.h"
+#include "optiml/Frontend/ASTUtil.h"
+#include "llvm/ADT/MapVector.h"
+
+using namespace clang;
+using namespace llvm;
+
+namespace optiml {
+namespace {
+
+/// A scalar type with CUDA vector types: `<Prefix>2`, `<Prefix>4`, or for
+/// __half only `__half2`.
+struct VectorForm {
+  std::string Prefix; ///< "float", "uchar", "__half"
+  int64_t Bytes = 0;  ///< of one element
+  int64_t MaxWidth = 4;
+  std::string type(int64_t W) const { return Prefix + std::to_string(W); }
+};
+
+std::optional<VectorForm> vectorForm(QualType T, const ASTContext &AST) {
+  QualType C = T.getCanonicalType().getUnqualifiedType();
+  int64_t Bytes = AST.getTypeSizeInChars(C).getQuantity();
+  static const std::pair<BuiltinType::Kind, const char *> Builtins[] = {
+      {BuiltinType::Float, "float"},   {BuiltinType::Int, "int"},
+      {BuiltinType::UInt, "uint"},     {BuiltinType::Short, "short"},
+      {BuiltinType::UShort, "ushort"}, {BuiltinType::SChar, "char"},
+      {BuiltinType::Char_S, "char"},   {BuiltinType::UChar, "uchar"},
+      {BuiltinType::Char_U, "uchar"}};
+  for (const auto &[Kind, Prefix] : Builtins)
+    if (C->isSpecificBuiltinType(Kind))
+      return VectorForm{Prefix, Bytes, 4};
+  if (const auto *RD = C->getAsRecordDecl())
+    if (RD->getName() == "__half")
+      return VectorForm{"__half", Bytes, 2};
+  return std::nullopt;
+}
+
+struct ArrayUse {
+  const ParmVarDecl *Param = nullptr;
+  VectorForm Form;
+  bool Read = false, Written = false;
+  bool OnlyPlainWrites = true; ///< every write is a top-level `p[i] = ...;`
+};
+
+/// One rewrite inside a body statement: an access p[i] (Param set) or
+/// another use of the index.
+struct BodyUse {
+  unsigned Offset, Length;
+  const ParmVarDecl *Param; ///< null: a use of the index itself
+};
+
+struct VectorizePlan {
+  ResolvedKernel Kernel;
+  MapPattern Map;
+  std::map<unsigned, ArrayUse> Arrays; ///< by parameter index
+  std::vector<std::vector<BodyUse>> Uses; ///< per body statement
+  std::vector<GridExpr> Grids;
+  bool NeedsScope = false; ///< the body declares locals
+};
+
+class VectorizeTransform : public Transform {
+public:
+  StringRef kind() const override { return "vectorize"; }
+  StringRef description() const override {
+    return "float2/float4 (int, uint, short, ushort, char, uchar; __half2) "
+           "loads and stores in map kernels, with a scalar tail and a scalar "
+           "fallback for unaligned pointers";
+  }
+  TargetKind targetKind() const override { return TargetKind::Kernel; }
+  std::vector<ParamSpec> params() const override {
+    return {
+        ParamSpec::integer("width", "elements per vector: 2 or 4", 2, 4, 4)};
+  }
+
+  Applicability prepare(const EditContext &Ctx,
+                        StringRef Target) const override {
+    Applicability A;
+    Edit E = defaultEdit(kind(), Target);
+    auto Plan = planOrReason(A, analyze(Ctx, E));
+    if (!Plan)
+      return A;
+    std::vector<std::string> Names;
+    for (auto &[Idx, U] : Plan->Arrays)
+      Names.push_back(U.Param->getNameAsString());
+    A.Reason = "map kernel: every global access is at the thread's own "
+               "element (" + join(Names, ", ") + ")";
+    int64_t MaxWidth = 4;
+    for (auto &[Idx, U] : Plan->Arrays)
+      MaxWidth = std::min(MaxWidth, U.Form.MaxWidth);
+    for (int64_t W : {4, 2}) {
+      if (W > MaxWidth)
+        continue;
+      Edit S = E;
+      S.Params["width"] = W;
+      A.Suggestions.push_back(S);
+    }
+    return A;
+  }
+
+  Expected<tooling::Replacements> apply(const EditContext &Ctx,
+                                        const Edit &E) const override {
+    int64_t W = E.getInt("width").value_or(4);
+    if (W != 2 && W != 4)
+      return reject(E, "params", "width must be 2 or 4");
+    auto PlanOr = analyze(Ctx, E);
+    if (!PlanOr)
+      return PlanOr.takeError();
+    VectorizePlan &Plan = *PlanOr;
+    for (auto &[Idx, U] : Plan.Arrays)
+      if (W > U.Form.MaxWidth)
+        return reject(E, "not-applicable",
+                      "kernel '" + E.Target + "': '" + U.Param->getName() +
+                          "' has element type '" + U.Form.Prefix +
+                          "', whose vector type " + U.Form.type(U.Form.MaxWidth) +
+                          " holds " + Twine(U.Form.MaxWidth) +
+                          " elements; use width " + Twine(U.Form.MaxWidth));
+    const MapPattern &P = Plan.Map;
+    const std::string &I = P.Indent;
+    std::string Wd = std::to_string(W);
+    // Fresh names need only be new within the kernel.
+    StringRef KText = StringRef(Ctx.Code).slice(
+        Plan.Kernel.Info->Range.Begin.Offset, Plan.Kernel.Info->Range.End.Offset);
+    std::string Tid = freshName(KText, "tid");
+    std::string V = freshName(KText, "v");
+    std::string Stride = " += blockDim.x * gridDim.x";
+    std::string N = parenthesize(P.BoundText);
+    static const char Comp[] = {'x', 'y', 'z', 'w'};
+
+    std::map<const ParmVarDecl *, std::string> VecName, VecType;
+    std::vector<std::string> Aligned;
+    for (auto &[Idx, U] : Plan.Arrays) {
+      const ParmVarDecl *Param = U.Param;
+      VecName[Param] = freshName(KText, Param->getName().str() + "_v");
+      VecType[Param] = U.Form.type(W);
+      Aligned.push_back("reinterpret_cast<unsigned long long>(" +
+                        Param->getNameAsString() + ") % " +
+                        std::to_string(W * U.Form.Bytes) + " == 0");
+    }
+
+    std::string Out = P.IndexType + " " + Tid + " = " + P.InitText + ";\n";
+    Out += I + "if (" + join(Aligned, " &&\n" + I + "    ") + ") {\n";
+    std::string In2 = I + "  ", In3 = I + "    ";
+    Out += In2 + "for (" + P.IndexType + " " + V + " = " + Tid + "; " + V +
+           " < " + N + " / " + Wd + "; " + V + Stride + ") {\n";
+    for (auto &[Idx, U] : Plan.Arrays) {
+      const ParmVarDecl *Param = U.Param;
+      bool Const = Param->getType()->getPointeeType().isConstQualified();
+      if (U.Read || !U.OnlyPlainWrites)
+        Out += In3 + VecType[Param] + " " + VecName[Param] +
+               " = reinterpret_cast<" + (Const ? "const " : "") +
+               VecType[Param] + " *>(" + Param->getNameAsString() + ")[" + V +
+               "];\n";
+      else
+        Out += In3 + VecType[Param] + " " + VecName[Param] + ";\n";
+    }
+    for (int64_t K = 0; K < W; ++K) {
+      std::string Lane;
+      for (size_t S = 0; S < P.Body.size(); ++S) {
+        auto Span = stmtSpan(Ctx, P.Body[S]);
+        std::vector<TextEdit> Edits;
+        for (const BodyUse &U : Plan.Uses[S]) {
+          std::string T =
+              U.Param ? VecName[U.Param] + "." + Comp[K]
+                      : "(" + V + " * " + Wd + " + " + std::to_string(K) + ")";
+          Edits.push_back({U.Offset, U.Length, T});
+        }
+        std::string Text = spliceText(Ctx.Code, Span->Begin.Offset,
+                                      Span->End.Offset, std::move(Edits));
+        int Col = int(indentationAt(Ctx.Code, Span->Begin.Offset).size());
+        std::string Target = Plan.NeedsScope ? In3 + "  " : In3;
+        Lane += Target + reindent(Text, int(Target.size()) - Col) + "\n";
+      }
+      if (Plan.NeedsScope)
+        Out += In3 + "{\n" + Lane + In3 + "}\n";
+      else
+        Out += Lane;
+    }
+    for (auto &[Idx, U] : Plan.Arrays)
+      if (const ParmVarDecl *Param = U.Param; U.Written)
+        Out += In3 + "reinterpret_cast<" + VecType[Param] + " *>(" +
+               Param->getNameAsString() + ")[" + V + "] = " + VecName[Param] +
+               ";\n";
+    Out += In2 + "}\n";
+    std::string Body2 = reindent(P.BodyBlock, 2);
+    Out += In2 + "for (" + P.IndexType + " " + P.IndexName + " = " + N +
+           " / " + Wd + " * " + Wd + " + " + Tid + "; " + P.IndexName + " < " +
+           P.BoundText + "; " + P.IndexName + Stride + ") " + Body2 + "\n";
+    Out += I + "} else {\n";
+    Out += In2 + "for (" + P.IndexType + " " + P.IndexName + " = " + Tid +
+           "; " + P.IndexName + " < " + P.BoundText + "; " + P.IndexName +
+           Stride + ") " + Body2 + "\n";
+    Out += I + "}";
+
+    tooling::Replacements R;
+    SourceSpan S{{0, 0, P.RegionBegin}, {0, 0, P.RegionEnd}};
+    if (Error Err = addReplacement(R, replaceSpan(Ctx, S, Out), E))
+      return std::move(Err);
+    for (const GridExpr &G : Plan.Grids)
+      if (Error Err = addReplacement(
+              R, replaceSpan(Ctx, G.Span, ceilDivGridText(Ctx, G, W)), E))
+        return std::move(Err);
+    return R;
+  }
+
+private:
+  Expected<VectorizePlan> analyze(const EditContext &Ctx,
+                                  const Edit &E) const {
+    auto K = resolveKernel(Ctx, E, E.Target);
+    if (!K)
+      return K.takeError();
+    VectorizePlan Plan;
+    Plan.Kernel = *K;
+    auto No = [&](const Twine &Why) {
+      return reject(E, "not-applicable", "kernel '" + E.Target + "': " + Why);
+    };
+    if (K->Info->Uses2DThreads)
+      return No("uses 2D thread or block indices; vectorize handles "
+                "one-dimensional map kernels");
+    std::string Why;
+    auto P = matchMapPattern(Ctx, K->Decl, Why);
+    if (!P)
+      return No(Why);
+    if (std::string Problem = elementwiseBodyProblem(Ctx, *P); !Problem.empty())
+      return No(Problem);
+    Plan.Map = std::move(*P);
+    const MapPattern &M = Plan.Map;
+
+    // Every access must be p[i] for a pointer parameter p.
+    struct Walker : RecursiveASTVisitor<Walker> {
+      const EditContext &Ctx;
+      const MapPattern &M;
+      VectorizePlan &Plan;
+      std::vector<BodyUse> *Uses = nullptr;
+      bool TopLevelAssign = false;
+      std::string Problem;
+      Walker(const EditContext &Ctx, const MapPattern &M, VectorizePlan &Plan)
+          : Ctx(Ctx), M(M), Plan(Plan) {}
+      void fail(const Twine &Why) {
+        if (Problem.empty())
+          Problem = Why.str();
+      }
+      bool access(ArraySubscriptExpr *A, bool Read, bool Write, bool Plain) {
+        const auto *Param = dyn_cast_or_null<ParmVarDecl>(
+            referencedDecl(A->getBase()));
+        std::string Text = exprText(Ctx, A);
+        if (!Param || !Param->getType()->isPointerType()) {
+          fail("access '" + Text + "' is not through a pointer parameter");
+          return false;
+        }
+        if (!refersTo(A->getIdx(), M.Index)) {
+          fail("access '" + Text + "' is not at the thread's own element '" +
+               M.IndexName + "'");
+          return false;
+        }
+        QualType T = Param->getType()->getPointeeType();
+        if (T->isDependentType()) {
+          fail("'" + Param->getName() + "' has a dependent element type");
+          return false;
+        }
+        auto Form = vectorForm(T, Ctx.AST);
+        if (!Form) {
+          fail("'" + Param->getName() + "' has element type '" +
+               T.getUnqualifiedType().getAsString(
+                   Ctx.AST.getPrintingPolicy()) +
+               "': only float, int, uint, short, ushort, char, uchar and "
+               "__half have vector types here");
+          return false;
+        }
+        if (T.isVolatileQualified()) {
+          fail("'" + Param->getName() + "' is volatile");
+          return false;
+        }
+        auto Span = fileSpan(Ctx.AST.getSourceManager(),
+                             Ctx.AST.getLangOpts(), A->getSourceRange());
+        if (!Span) {
+          fail("access '" + Text + "' is written with a macro");
+          return false;
+        }
+        ArrayUse &U = Plan.Arrays[Param->getFunctionScopeIndex()];
+        U.Param = Param;
+        U.Form = *Form;
+        U.Read |= Read;
+        U.Written |= Write;
+        if (Write && !Plain)
+          U.OnlyPlainWrites = false;
+        Uses->push_back({Span->Begin.Offset,
+                         Span->End.Offset - Span->Begin.Offset, Param});
+        return true;
+      }
+      bool TraverseBinaryOperator(BinaryOperator *B) {
+        if (B->isAssignmentOp())
+          if (auto *A = dyn_cast<ArraySubscriptExpr>(
+                  B->getLHS()->IgnoreParens())) {
+            bool Plain = TopLevelAssign && B->getOpcode() == BO_Assign;
+            TopLevelAssign = false;
+            if (!access(A, B->getOpcode() != BO_Assign, true, Plain))
+              return false;
+            return TraverseStmt(B->getRHS());
+          }
+        TopLevelAssign = false;
+        return RecursiveASTVisitor::TraverseBinaryOperator(B);
+      }
+      bool TraverseCompoundAssignOperator(CompoundAssignOperator *B) {
+        return TraverseBinaryOperator(B);
+      }
+      // Elements of class type (__half) are assigned through operators.
+      bool TraverseCXXOperatorCallExpr(CXXOperatorCallExpr *C) {
+        bool Top = TopLevelAssign;
+        TopLevelAssign = false;
+        OverloadedOperatorKind Op = C->getOperator();
+        if (C->getNumArgs() > 0)
+          if (auto *A = dyn_cast<ArraySubscriptExpr>(
+                  C->getArg(0)->IgnoreParens())) {
+            if (C->isAssignmentOp()) {
+              if (!access(A, Op != OO_Equal, true, Top && Op == OO_Equal))
+                return false;
+              return TraverseStmt(C->getArg(1));
+            }
+            if (Op == OO_PlusPlus || Op == OO_MinusMinus)
+              return access(A, true, true, false);
+          }
+        return RecursiveASTVisitor::TraverseCXXOperatorCallExpr(C);
+      }
+      bool TraverseUnaryOperator(UnaryOperator *U) {
+        if (U->isIncrementDecrementOp())
+          if (auto *A = dyn_cast<ArraySubscriptExpr>(
+                  U->getSubExpr()->IgnoreParens()))
+            return access(A, true, true, false);
+        if (U->getOpcode() == UO_Deref) {
+          fail("access '" + exprText(Ctx, U) + "' is not of the form p[" +
+               M.IndexName + "]");
+          return false;
+        }
+        if (U->getOpcode() == UO_AddrOf) {
+          fail("the body takes an address ('" + exprText(Ctx, U) + "')");
+          return false;
+        }
+        return RecursiveASTVisitor::TraverseUnaryOperator(U);
+      }
+      bool TraverseArraySubscriptExpr(ArraySubscriptExpr *A) {
+        return access(A, true, false, false);
+      }
+      bool VisitDeclRefExpr(DeclRefExpr *DR) {
+        if (DR->getDecl() == M.Index) {
+          auto Span = fileSpan(Ctx.AST.getSourceManager(),
+                               Ctx.AST.getLangOpts(), DR->getSourceRange());
+          if (!Span) {
+            fail("the index is used inside a macro");
+            return false;
+          }
+          Uses->push_back({Span->Begin.Offset,
+                           Span->End.Offset - Span->Begin.Offset, nullptr});
+        } else if (const auto *PV = dyn_cast<ParmVarDecl>(DR->getDecl());
+                   PV && PV->getType()->isPointerType()) {
+          fail("pointer '" + PV->getName() +
+               "' is used other than as " + PV->getName() + "[" +
+               M.IndexName + "]");
+          return false;
+        }
+        return true;
+      }
+      bool VisitDeclStmt(DeclStmt *) {
+        Plan.NeedsScope = true;
+        return true;
+      }
+    } Walk(Ctx, M, Plan);
+    for (const Stmt *S : M.Body) {
+      Plan.Uses.emplace_back();
+      Walk.Uses = &Plan.Uses.back();
+      Walk.TopLevelAssign = isa<Expr>(S);
+      if (!Walk.TraverseStmt(const_cast<Stmt *>(S)) || !Walk.Problem.empty())
+        return No(Walk.Problem);
+    }
+    if (Plan.Arrays.empty())
+      return No("the body accesses no global array at '" + M.IndexName + "'");
+    for (const LaunchSite &L : K->Info->Launches) {
+      std::string WhyNot;
+      if (auto G = grid1D(Ctx, L, WhyNot); G && !G->E->HasSideEffects(Ctx.AST))
+        Plan.Grids.push_back(*G);
+    }
+    return Plan;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Transform> createVectorizeTransform() {
+  return std::make_unique<VectorizeTransform>();
+}
+
+} // namespace optiml

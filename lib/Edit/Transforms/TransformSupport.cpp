@@ -1,0 +1,935 @@
+//===- TransformSupport.cpp - Text, expressions and launch sites ----------===//
+
+#include "TransformSupport.h"
+#include "../CatalogInternal.h"
+#include "optiml/Frontend/ASTUtil.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/Stmt.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include <algorithm>
+
+using namespace clang;
+using namespace llvm;
+
+namespace optiml {
+
+//===--- Spans and text ----------------------------------------------------===//
+
+std::string spliceText(StringRef Code, unsigned Begin, unsigned End,
+                       std::vector<TextEdit> Edits) {
+  std::stable_sort(Edits.begin(), Edits.end(),
+                   [](const TextEdit &A, const TextEdit &B) {
+                     return A.Offset < B.Offset;
+                   });
+  std::string Out;
+  unsigned Pos = Begin;
+  for (const TextEdit &T : Edits) {
+    if (T.Offset < Pos || T.Offset + T.Length > End)
+      continue; // overlapping or outside: callers never produce these
+    Out += Code.slice(Pos, T.Offset).str();
+    Out += T.Text;
+    Pos = T.Offset + T.Length;
+  }
+  Out += Code.slice(Pos, End).str();
+  return Out;
+}
+
+static std::optional<SourceSpan> tokenSpan(const EditContext &Ctx,
+                                          const Stmt *S) {
+  return fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
+                  S->getSourceRange());
+}
+
+std::optional<SourceSpan> stmtSpan(const EditContext &Ctx, const Stmt *S) {
+  if (containsMacro(S))
+    return std::nullopt;
+  auto Span = tokenSpan(Ctx, S);
+  if (!Span)
+    return std::nullopt;
+  if (isa<CompoundStmt>(S) || isa<DeclStmt>(S) || isa<NullStmt>(S))
+    return Span;
+  // A statement's source range stops before its `;`.
+  unsigned P = Span->End.Offset;
+  while (P < Ctx.Code.size() && (Ctx.Code[P] == ' ' || Ctx.Code[P] == '\t'))
+    ++P;
+  if (P < Ctx.Code.size() && Ctx.Code[P] == ';') {
+    Span->End.Column += P + 1 - Span->End.Offset;
+    Span->End.Offset = P + 1;
+  }
+  return Span;
+}
+
+std::string exprText(const EditContext &Ctx, const Expr *E) {
+  auto Span = tokenSpan(Ctx, E);
+  if (!Span || containsMacro(E))
+    return "";
+  return Ctx.Code.slice(Span->Begin.Offset, Span->End.Offset).str();
+}
+
+std::string stmtText(const EditContext &Ctx, const Stmt *S) {
+  auto Span = stmtSpan(Ctx, S);
+  if (!Span)
+    return "";
+  return Ctx.Code.slice(Span->Begin.Offset, Span->End.Offset).str();
+}
+
+bool containsMacro(const Stmt *S) {
+  if (!S)
+    return false;
+  // `__shared__ float s[256];`: attribute macros in declarations are not
+  // rewritten; their initializers are what matter.
+  if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+    for (const Decl *D : DS->decls())
+      if (const auto *VD = dyn_cast<VarDecl>(D))
+        if (VD->getLocation().isMacroID() ||
+            (VD->hasInit() && containsMacro(VD->getInit())))
+          return true;
+    return false;
+  }
+  if (S->getBeginLoc().isMacroID() || S->getEndLoc().isMacroID())
+    return true;
+  for (const Stmt *C : S->children())
+    if (containsMacro(C))
+      return true;
+  return false;
+}
+
+std::string parenthesize(StringRef Text) {
+  Text = Text.trim();
+  bool Simple = !Text.empty() && llvm::all_of(Text, [](char C) {
+    return isAlnum(C) || C == '_' || C == '.';
+  });
+  if (Simple)
+    return Text.str();
+  if (Text.starts_with("(") && Text.ends_with(")")) {
+    // Parenthesized as a whole only if the first '(' closes at the end.
+    int Depth = 0;
+    for (size_t I = 0; I < Text.size(); ++I) {
+      if (Text[I] == '(')
+        ++Depth;
+      else if (Text[I] == ')' && --Depth == 0)
+        return I + 1 == Text.size() ? Text.str() : "(" + Text.str() + ")";
+    }
+  }
+  return "(" + Text.str() + ")";
+}
+
+std::string reindent(StringRef Text, int Delta) {
+  if (Delta == 0)
+    return Text.str();
+  SmallVector<StringRef, 16> Lines;
+  Text.split(Lines, '\n');
+  std::string Out;
+  for (size_t I = 0; I < Lines.size(); ++I) {
+    StringRef L = Lines[I];
+    if (I > 0) {
+      Out += '\n';
+      if (L.trim().empty()) {
+        continue;
+      } else if (Delta > 0) {
+        Out += std::string(Delta, ' ');
+      } else {
+        size_t Drop = 0;
+        while (Drop < L.size() && Drop < size_t(-Delta) && L[Drop] == ' ')
+          ++Drop;
+        L = L.drop_front(Drop);
+      }
+    }
+    Out += L.str();
+  }
+  return Out;
+}
+
+static bool hasIdentifier(StringRef Code, StringRef Name) {
+  size_t Pos = 0;
+  while ((Pos = Code.find(Name, Pos)) != StringRef::npos) {
+    bool Before = Pos > 0 && (isAlnum(Code[Pos - 1]) || Code[Pos - 1] == '_');
+    size_t After = Pos + Name.size();
+    bool AfterId =
+        After < Code.size() && (isAlnum(Code[After]) || Code[After] == '_');
+    if (!Before && !AfterId)
+      return true;
+    Pos = After;
+  }
+  return false;
+}
+
+std::string freshName(StringRef Code, StringRef Base) {
+  if (!hasIdentifier(Code, Base))
+    return Base.str();
+  for (unsigned N = 1;; ++N) {
+    std::string Name = (Base + Twine(N)).str();
+    if (!hasIdentifier(Code, Name))
+      return Name;
+  }
+}
+
+std::optional<SourceSpan> looseExprSpan(const EditContext &Ctx, const Stmt *S) {
+  if (!S)
+    return std::nullopt;
+  const SourceManager &SM = Ctx.AST.getSourceManager();
+  SourceRange R = S->getSourceRange();
+  if (R.getBegin().isMacroID() || R.getEnd().isMacroID())
+    return std::nullopt;
+  auto FS = fileSpan(SM, Ctx.AST.getLangOpts(), R);
+  if (!FS)
+    return std::nullopt;
+  return FS;
+}
+
+std::optional<SourceSpan> looseStmtSpan(const EditContext &Ctx, const Stmt *S) {
+  auto Sp = looseExprSpan(Ctx, S);
+  if (!Sp)
+    return std::nullopt;
+  // Statements ending in ';' (also loops and ifs whose body is one) do not
+  // include it in their range.
+  StringRef Code = Ctx.Code;
+  unsigned E = Sp->End.Offset;
+  if (E > 0 && (Code[E - 1] == ';' || Code[E - 1] == '}'))
+    return Sp;
+  unsigned P = E;
+  while (P < Code.size() && (Code[P] == ' ' || Code[P] == '\t'))
+    ++P;
+  if (P < Code.size() && Code[P] == ';')
+    Sp->End.Offset = P + 1;
+  return Sp;
+}
+
+std::string looseExprText(const EditContext &Ctx, const Stmt *S) {
+  auto Sp = looseExprSpan(Ctx, S);
+  if (!Sp)
+    return "";
+  return Ctx.Code.substr(Sp->Begin.Offset, Sp->End.Offset - Sp->Begin.Offset)
+      .str();
+}
+
+std::string indentLines(StringRef Text, StringRef Prefix) {
+  std::string Out;
+  size_t Start = 0;
+  bool First = true;
+  while (Start <= Text.size()) {
+    size_t NL = Text.find('\n', Start);
+    StringRef Line = Text.substr(Start, NL == StringRef::npos
+                                            ? StringRef::npos
+                                            : NL - Start);
+    if (!First && !Line.trim().empty())
+      Out += Prefix.str();
+    Out += Line.str();
+    First = false;
+    if (NL == StringRef::npos)
+      break;
+    Out += "\n";
+    Start = NL + 1;
+  }
+  return Out;
+}
+
+std::string where(const EditContext &Ctx, const Stmt *S) {
+  const SourceManager &SM = Ctx.AST.getSourceManager();
+  SourcePos P = filePos(SM, SM.getExpansionLoc(S->getBeginLoc()));
+  return std::to_string(P.Line) + ":" + std::to_string(P.Column);
+}
+
+//===--- Expressions -------------------------------------------------------===//
+
+static bool isBuiltin(const Expr *E, StringRef Var, char Dim) {
+  auto B = asBuiltinVar(E ? E->IgnoreParenCasts() : nullptr);
+  return B && B->Var == Var && B->Dim == Dim;
+}
+
+std::optional<char> linearIndexDim(const Expr *E, bool ThroughHelpers) {
+  if (!E)
+    return std::nullopt;
+  if (ThroughHelpers)
+    if (const auto *Call = dyn_cast<CallExpr>(stripCasts(E))) {
+      const FunctionDecl *FD = Call->getDirectCallee();
+      if (!FD || Call->getNumArgs() != 0 || !FD->hasBody())
+        return std::nullopt;
+      const auto *Body = dyn_cast<CompoundStmt>(FD->getBody());
+      if (!Body || Body->size() != 1)
+        return std::nullopt;
+      const auto *Ret = dyn_cast<ReturnStmt>(Body->body_front());
+      if (!Ret || !Ret->getRetValue())
+        return std::nullopt;
+      return linearIndexDim(Ret->getRetValue(), /*ThroughHelpers=*/true);
+    }
+  const auto *Add = dyn_cast<BinaryOperator>(E->IgnoreParenCasts());
+  if (!Add || Add->getOpcode() != BO_Add)
+    return std::nullopt;
+  for (int Swap = 0; Swap < 2; ++Swap) {
+    const Expr *MulE = Swap ? Add->getRHS() : Add->getLHS();
+    const Expr *TidE = Swap ? Add->getLHS() : Add->getRHS();
+    const auto *Mul = dyn_cast<BinaryOperator>(MulE->IgnoreParenCasts());
+    if (!Mul || Mul->getOpcode() != BO_Mul)
+      continue;
+    auto T = asBuiltinVar(TidE->IgnoreParenCasts());
+    if (!T || T->Var != "threadIdx")
+      continue;
+    char D = T->Dim;
+    if ((isBuiltin(Mul->getLHS(), "blockIdx", D) &&
+         isBuiltin(Mul->getRHS(), "blockDim", D)) ||
+        (isBuiltin(Mul->getLHS(), "blockDim", D) &&
+         isBuiltin(Mul->getRHS(), "blockIdx", D)))
+      return D;
+  }
+  return std::nullopt;
+}
+
+const Expr *stripCasts(const Expr *E) {
+  while (E) {
+    const Expr *N = E->IgnoreParenImpCasts();
+    if (const auto *C = dyn_cast<ExplicitCastExpr>(N))
+      N = C->getSubExpr();
+    if (N == E)
+      return E;
+    E = N;
+  }
+  return E;
+}
+
+const ValueDecl *declOf(const Expr *E) {
+  if (const auto *D = dyn_cast_or_null<DeclRefExpr>(stripCasts(E)))
+    return D->getDecl();
+  return nullptr;
+}
+
+const ValueDecl *referencedDecl(const Expr *E) {
+  if (!E)
+    return nullptr;
+  if (const auto *DR = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts()))
+    return DR->getDecl();
+  return nullptr;
+}
+
+bool refersTo(const Expr *E, const ValueDecl *D) {
+  return D && referencedDecl(E) == D;
+}
+
+bool mentions(const Stmt *S, const ValueDecl *D) {
+  if (!S)
+    return false;
+  if (const auto *DR = dyn_cast<DeclRefExpr>(S))
+    if (DR->getDecl() == D)
+      return true;
+  if (const auto *DS = dyn_cast<DeclStmt>(S))
+    for (const Decl *X : DS->decls())
+      if (const auto *VD = dyn_cast<VarDecl>(X))
+        if (VD->hasInit() && mentions(VD->getInit(), D))
+          return true;
+  for (const Stmt *C : S->children())
+    if (mentions(C, D))
+      return true;
+  return false;
+}
+
+bool mentionsBuiltin(const Stmt *S, StringRef Var) {
+  if (!S)
+    return false;
+  if (const auto *E = dyn_cast<Expr>(S))
+    if (auto B = asBuiltinVar(E))
+      return Var.empty() || B->Var == Var;
+  if (const auto *DS = dyn_cast<DeclStmt>(S))
+    for (const Decl *X : DS->decls())
+      if (const auto *VD = dyn_cast<VarDecl>(X))
+        if (VD->hasInit() && mentionsBuiltin(VD->getInit(), Var))
+          return true;
+  for (const Stmt *C : S->children())
+    if (mentionsBuiltin(C, Var))
+      return true;
+  return false;
+}
+
+bool isThreadCall(StringRef Name) {
+  return Name.starts_with("__sync") || Name.starts_with("__threadfence") ||
+         Name.starts_with("atomic") || Name.starts_with("__shfl") ||
+         Name.starts_with("__ballot") || Name.starts_with("__any") ||
+         Name.starts_with("__all") || Name == "__activemask" ||
+         Name.starts_with("__reduce_") || Name.starts_with("__match_");
+}
+
+bool callsFunction(const Stmt *S, StringRef Prefix) {
+  if (!S)
+    return false;
+  if (const auto *C = dyn_cast<CallExpr>(S))
+    if (const FunctionDecl *FD = C->getDirectCallee())
+      if (FD->getDeclName().isIdentifier() &&
+          FD->getName().starts_with(Prefix))
+        return true;
+  if (const auto *DS = dyn_cast<DeclStmt>(S))
+    for (const Decl *X : DS->decls())
+      if (const auto *VD = dyn_cast<VarDecl>(X))
+        if (VD->hasInit() && callsFunction(VD->getInit(), Prefix))
+          return true;
+  for (const Stmt *C : S->children())
+    if (callsFunction(C, Prefix))
+      return true;
+  return false;
+}
+
+namespace {
+template <class F> void forEachStmt(const Stmt *S, F Fn) {
+  if (!S)
+    return;
+  Fn(S);
+  for (const Stmt *C : S->children())
+    forEachStmt(C, Fn);
+}
+} // namespace
+
+namespace {
+struct WriteFinder : RecursiveASTVisitor<WriteFinder> {
+  DenseSet<const ValueDecl *> Written;
+  static const ValueDecl *root(const Expr *E) {
+    E = E->IgnoreParenImpCasts();
+    while (const auto *ME = dyn_cast<MemberExpr>(E))
+      E = ME->getBase()->IgnoreParenImpCasts();
+    return referencedDecl(E);
+  }
+  void note(const Expr *E) {
+    if (const ValueDecl *D = root(E))
+      Written.insert(D);
+  }
+  bool VisitBinaryOperator(BinaryOperator *B) {
+    if (B->isAssignmentOp())
+      note(B->getLHS());
+    return true;
+  }
+  bool VisitUnaryOperator(UnaryOperator *U) {
+    if (U->isIncrementDecrementOp() || U->getOpcode() == UO_AddrOf)
+      note(U->getSubExpr());
+    return true;
+  }
+  bool VisitCallExpr(CallExpr *C) {
+    const FunctionDecl *FD = C->getDirectCallee();
+    if (!FD)
+      return true;
+    for (unsigned I = 0; I < C->getNumArgs() && I < FD->getNumParams(); ++I) {
+      QualType T = FD->getParamDecl(I)->getType();
+      if (T->isReferenceType() && !T.getNonReferenceType().isConstQualified())
+        note(C->getArg(I));
+    }
+    return true;
+  }
+};
+} // namespace
+
+DenseSet<const ValueDecl *> writtenVars(const Stmt *S) {
+  WriteFinder F;
+  F.TraverseStmt(const_cast<Stmt *>(S));
+  return std::move(F.Written);
+}
+
+static Variance join(Variance A, Variance B) {
+  A.X |= B.X;
+  A.Y |= B.Y;
+  A.Z |= B.Z;
+  A.Unknown |= B.Unknown;
+  return A;
+}
+
+static Variance varianceOf(const Expr *E, const DenseSet<const ValueDecl *> &W,
+                           SmallPtrSetImpl<const VarDecl *> &Visiting) {
+  Variance V;
+  if (!E)
+    return V;
+  E = E->IgnoreParenImpCasts();
+  if (auto B = asBuiltinVar(E)) {
+    if (B->Var == "threadIdx") {
+      V.X = B->Dim == 'x';
+      V.Y = B->Dim == 'y';
+      V.Z = B->Dim == 'z';
+    }
+    return V;
+  }
+  if (const auto *DR = dyn_cast<DeclRefExpr>(E)) {
+    const ValueDecl *D = DR->getDecl();
+    if (isa<EnumConstantDecl>(D) || isa<FunctionDecl>(D))
+      return V;
+    const auto *VD = dyn_cast<VarDecl>(D);
+    if (!VD || W.contains(VD)) {
+      V.Unknown = true;
+      return V;
+    }
+    if (isa<ParmVarDecl>(VD))
+      return V;
+    if (!VD->isLocalVarDecl()) {
+      V.Unknown = !VD->getType().isConstQualified() &&
+                  !VD->hasAttr<CUDAConstantAttr>();
+      return V;
+    }
+    if (VD->hasAttr<CUDASharedAttr>() || !VD->hasInit() ||
+        !Visiting.insert(VD).second) {
+      V.Unknown = true;
+      return V;
+    }
+    V = varianceOf(VD->getInit(), W, Visiting);
+    Visiting.erase(VD);
+    return V;
+  }
+  if (isa<ArraySubscriptExpr>(E) || isa<CXXMemberCallExpr>(E)) {
+    V.Unknown = true;
+    return V;
+  }
+  // &p[i] is an address, not a load.
+  if (const auto *U = dyn_cast<UnaryOperator>(E); U && U->getOpcode() == UO_AddrOf)
+    if (const auto *A =
+            dyn_cast<ArraySubscriptExpr>(U->getSubExpr()->IgnoreParens()))
+      return join(varianceOf(A->getBase(), W, Visiting),
+                  varianceOf(A->getIdx(), W, Visiting));
+  if (const auto *U = dyn_cast<UnaryOperator>(E);
+      U && (U->getOpcode() == UO_Deref || U->isIncrementDecrementOp())) {
+    V.Unknown = true;
+    return V;
+  }
+  if (const auto *C = dyn_cast<CallExpr>(E)) {
+    const FunctionDecl *FD = C->getDirectCallee();
+    if (!FD || !FD->getDeclName().isIdentifier() ||
+        !isMathFunction(FD->getName())) {
+      V.Unknown = true;
+      return V;
+    }
+    for (const Expr *A : C->arguments())
+      V = join(V, varianceOf(A, W, Visiting));
+    return V;
+  }
+  for (const Stmt *C : E->children())
+    if (const auto *CE = dyn_cast_or_null<Expr>(C))
+      V = join(V, varianceOf(CE, W, Visiting));
+  return V;
+}
+
+Variance threadVariance(const Expr *E, const FunctionDecl *Kernel) {
+  DenseSet<const ValueDecl *> W = writtenVars(Kernel->getBody());
+  SmallPtrSet<const VarDecl *, 8> Visiting;
+  return varianceOf(E, W, Visiting);
+}
+
+static bool uniformImpl(const Expr *E, const FunctionDecl *K, unsigned Depth) {
+  if (Depth > 16)
+    return false;
+  bool Ok = true;
+  forEachStmt(E, [&](const Stmt *N) {
+    if (!Ok)
+      return;
+    if (const auto *X = dyn_cast<Expr>(N)) {
+      if (auto B = asBuiltinVar(X)) {
+        Ok = B->Var == "blockIdx" || B->Var == "blockDim" ||
+             B->Var == "gridDim";
+        return;
+      }
+    }
+    if (isa<CallExpr>(N) && !isa<CXXConstructExpr>(N)) {
+      const auto *C = cast<CallExpr>(N);
+      const FunctionDecl *FD = C->getDirectCallee();
+      Ok = FD && isMathFunction(FD->getName());
+      return;
+    }
+    if (const auto *R = dyn_cast<DeclRefExpr>(N)) {
+      const auto *V = dyn_cast<VarDecl>(R->getDecl());
+      if (!V || isa<ParmVarDecl>(V))
+        return;
+      if (!V->isLocalVarDecl()) {
+        Ok = V->getType().isConstQualified() || V->isConstexpr();
+        return;
+      }
+      if (!V->getInit() || llvm::is_contained(writtenDecls(K->getBody()), V)) {
+        Ok = false;
+        return;
+      }
+      Ok = uniformImpl(V->getInit(), K, Depth + 1);
+    }
+    // Loads from memory may differ between calls, but not between threads
+    // reading the same address; an address is uniform when its parts are.
+  });
+  return Ok;
+}
+
+bool isBlockUniform(const Expr *E, const FunctionDecl *Kernel) {
+  return uniformImpl(E, Kernel, 0);
+}
+
+std::optional<int64_t> integerConstantValue(const Expr *E, const ASTContext &AST) {
+  if (!E || E->isValueDependent() || E->isTypeDependent())
+    return std::nullopt;
+  if (auto V = E->getIntegerConstantExpr(AST))
+    return V->getExtValue();
+  return std::nullopt;
+}
+
+std::vector<const ValueDecl *> writtenDecls(const Stmt *S) {
+  std::vector<const ValueDecl *> Out;
+  auto Add = [&](const Expr *E) {
+    if (const ValueDecl *D = declOf(E))
+      if (!llvm::is_contained(Out, D))
+        Out.push_back(D);
+  };
+  forEachStmt(S, [&](const Stmt *N) {
+    if (const auto *B = dyn_cast<BinaryOperator>(N)) {
+      if (B->isAssignmentOp())
+        Add(B->getLHS());
+    } else if (const auto *U = dyn_cast<UnaryOperator>(N)) {
+      if (U->isIncrementDecrementOp() || U->getOpcode() == UO_AddrOf)
+        Add(U->getSubExpr());
+    } else if (const auto *C = dyn_cast<CXXOperatorCallExpr>(N)) {
+      if (C->isAssignmentOp() && C->getNumArgs() > 0)
+        Add(C->getArg(0));
+    }
+  });
+  return Out;
+}
+
+static void addWrite(std::vector<MemWrite> &Out, const Expr *LHS) {
+  const Expr *L = LHS->IgnoreParens();
+  if (const auto *A = dyn_cast<ArraySubscriptExpr>(L)) {
+    Out.push_back({A, A->getBase()->IgnoreParenImpCasts(), A->getIdx()});
+  } else if (const auto *U = dyn_cast<UnaryOperator>(L)) {
+    if (U->getOpcode() == UO_Deref)
+      Out.push_back({U, U->getSubExpr()->IgnoreParenImpCasts(), nullptr});
+  } else if (const auto *M = dyn_cast<MemberExpr>(L)) {
+    addWrite(Out, M->getBase());
+  }
+}
+
+std::vector<MemWrite> memoryWrites(const Stmt *S) {
+  std::vector<MemWrite> Out;
+  forEachStmt(S, [&](const Stmt *N) {
+    if (const auto *B = dyn_cast<BinaryOperator>(N)) {
+      if (B->isAssignmentOp())
+        addWrite(Out, B->getLHS());
+    } else if (const auto *U = dyn_cast<UnaryOperator>(N)) {
+      if (U->isIncrementDecrementOp())
+        addWrite(Out, U->getSubExpr());
+    }
+  });
+  return Out;
+}
+
+const Stmt *opaqueCall(const Stmt *S) {
+  const Stmt *Found = nullptr;
+  forEachStmt(S, [&](const Stmt *N) {
+    const auto *C = dyn_cast<CallExpr>(N);
+    if (Found || !C || isa<CXXOperatorCallExpr>(C))
+      return;
+    const FunctionDecl *FD = C->getDirectCallee();
+    StringRef Name = FD && FD->getIdentifier() ? FD->getName() : "";
+    if (isMathFunction(Name) || Name.starts_with("atomic") ||
+        Name.starts_with("__shfl") || Name.starts_with("__ldg") ||
+        Name == "__syncthreads" || Name == "__syncwarp")
+      return;
+    for (const Expr *A : C->arguments()) {
+      QualType T = A->IgnoreParenImpCasts()->getType();
+      if (T->isPointerType() || T->isReferenceType() || T->isArrayType())
+        Found = C;
+    }
+    if (FD)
+      for (const ParmVarDecl *P : FD->parameters())
+        if (P->getType()->isReferenceType() &&
+            !P->getType().getNonReferenceType().isConstQualified())
+          Found = C;
+  });
+  return Found;
+}
+
+static const Stmt *jumpImpl(const Stmt *S, bool InLoop) {
+  if (!S)
+    return nullptr;
+  if (isa<ReturnStmt, GotoStmt>(S))
+    return S;
+  if (!InLoop && isa<BreakStmt, ContinueStmt>(S))
+    return S;
+  bool Loop = isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(S);
+  if (isa<SwitchStmt>(S)) {
+    // `break` leaves the switch only.
+    for (const Stmt *C : S->children()) {
+      if (const Stmt *J = jumpImpl(C, true))
+        if (!isa<BreakStmt>(J) || !InLoop)
+          if (isa<ReturnStmt, GotoStmt>(J) || !InLoop)
+            return isa<BreakStmt>(J) ? nullptr : J;
+    }
+    return nullptr;
+  }
+  for (const Stmt *C : S->children())
+    if (const Stmt *J = jumpImpl(C, InLoop || Loop))
+      return J;
+  return nullptr;
+}
+
+const Stmt *firstJump(const Stmt *S) {
+  // S itself is the region: a loop's own break/continue stay inside it.
+  bool Loop = isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(S);
+  for (const Stmt *C : S->children())
+    if (const Stmt *J = jumpImpl(C, Loop))
+      return J;
+  return isa<ReturnStmt, GotoStmt>(S) ? S : nullptr;
+}
+
+//===--- Launch sites ------------------------------------------------------===//
+
+const CUDAKernelCallExpr *findLaunchCall(const EditContext &Ctx,
+                                         const LaunchSite &L) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const SourceManager &SM;
+    unsigned Offset;
+    const CUDAKernelCallExpr *Found = nullptr;
+    Finder(const SourceManager &SM, unsigned Offset)
+        : SM(SM), Offset(Offset) {}
+    bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr *K) {
+      SourceLocation Loc = SM.getExpansionLoc(K->getBeginLoc());
+      if (SM.isInMainFile(Loc) && SM.getFileOffset(Loc) == Offset && !Found)
+        Found = K;
+      return !Found;
+    }
+  };
+  Finder F(Ctx.AST.getSourceManager(), L.Range.Begin.Offset);
+  F.TraverseDecl(Ctx.AST.getTranslationUnitDecl());
+  return F.Found;
+}
+
+/// The expression a dim3 config argument was built from: the integer in
+/// `g` (implicitly converted) or in `dim3(g)` / `dim3(g, 1)` / `dim3(g, 1, 1)`.
+static const Expr *dim3X(const Expr *A, const ASTContext &AST, bool &Is1D) {
+  Is1D = false;
+  A = A->IgnoreParenImpCasts();
+  if (const auto *M = dyn_cast<MaterializeTemporaryExpr>(A))
+    A = M->getSubExpr()->IgnoreParenImpCasts();
+  if (const auto *B = dyn_cast<CXXBindTemporaryExpr>(A))
+    A = B->getSubExpr()->IgnoreParenImpCasts();
+  if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(A))
+    A = FC->getSubExpr()->IgnoreParenImpCasts();
+  if (A->getType()->isIntegerType()) {
+    Is1D = true;
+    return A;
+  }
+  const auto *CE = dyn_cast<CXXConstructExpr>(A);
+  if (!CE || CE->getNumArgs() == 0)
+    return nullptr;
+  const Expr *X = CE->getArg(0)->IgnoreParenImpCasts();
+  if (!X->getType()->isIntegerType())
+    return nullptr;
+  Is1D = true;
+  for (unsigned I = 1; I < CE->getNumArgs(); ++I) {
+    const Expr *D = CE->getArg(I);
+    if (isa<CXXDefaultArgExpr>(D))
+      continue;
+    auto V = intValue(D->IgnoreParenImpCasts(), AST);
+    if (!V || *V != 1)
+      Is1D = false;
+  }
+  return X;
+}
+
+std::optional<GridExpr> grid1D(const EditContext &Ctx, const LaunchSite &L,
+                               std::string &WhyNot) {
+  if (L.InMacro) {
+    WhyNot = "launch " + L.Id + " is written inside a macro";
+    return std::nullopt;
+  }
+  const CUDAKernelCallExpr *K = findLaunchCall(Ctx, L);
+  if (!K || !K->getConfig() || K->getConfig()->getNumArgs() < 1) {
+    WhyNot = "launch " + L.Id + " was not found in the AST";
+    return std::nullopt;
+  }
+  bool Is1D = false;
+  const Expr *X = dim3X(K->getConfig()->getArg(0), Ctx.AST, Is1D);
+  if (!X || !Is1D) {
+    WhyNot = "the grid of " + L.Id + " ('" + L.Grid +
+             "') is not a one-dimensional integer expression";
+    return std::nullopt;
+  }
+  auto Span = tokenSpan(Ctx, X);
+  if (!Span || isa<CXXDefaultArgExpr>(X) || containsMacro(X)) {
+    WhyNot = "the grid of " + L.Id + " cannot be rewritten in place";
+    return std::nullopt;
+  }
+  GridExpr G;
+  G.E = X;
+  G.Span = *Span;
+  G.Text = Ctx.Code.slice(Span->Begin.Offset, Span->End.Offset).str();
+  return G;
+}
+
+std::optional<int64_t> intValue(const Expr *E, const ASTContext &AST) {
+  if (!E || E->isValueDependent() || E->isTypeDependent())
+    return std::nullopt;
+  Expr::EvalResult R;
+  if (E->EvaluateAsInt(R, AST))
+    return R.Val.getInt().getExtValue();
+  return std::nullopt;
+}
+
+std::optional<CeilDiv> matchCeilDiv(const Expr *E) {
+  const auto *Div = dyn_cast<BinaryOperator>(E->IgnoreParenImpCasts());
+  if (!Div || Div->getOpcode() != BO_Div)
+    return std::nullopt;
+  const auto *DL = dyn_cast<IntegerLiteral>(Div->getRHS()->IgnoreParenImpCasts());
+  if (!DL)
+    return std::nullopt;
+  int64_t B = DL->getValue().getSExtValue();
+  auto Lit = [](const Expr *X) -> std::optional<int64_t> {
+    if (const auto *IL = dyn_cast<IntegerLiteral>(X->IgnoreParenImpCasts()))
+      return IL->getValue().getSExtValue();
+    return std::nullopt;
+  };
+  const auto *Num = dyn_cast<BinaryOperator>(Div->getLHS()->IgnoreParenImpCasts());
+  if (!Num)
+    return std::nullopt;
+  CeilDiv C;
+  C.Divisor = B;
+  C.DivisorExpr = Div->getRHS();
+  // (E + B - 1) parses as ((E + B) - 1).
+  if (Num->getOpcode() == BO_Sub && Lit(Num->getRHS()) == 1) {
+    const auto *Add = dyn_cast<BinaryOperator>(Num->getLHS()->IgnoreParenImpCasts());
+    if (Add && Add->getOpcode() == BO_Add && Lit(Add->getRHS()) == B) {
+      C.Numerator = Add->getLHS();
+      return C;
+    }
+    return std::nullopt;
+  }
+  if (Num->getOpcode() != BO_Add)
+    return std::nullopt;
+  // (E + (B - 1)) and (E + B') with B' == B - 1.
+  const Expr *R = Num->getRHS()->IgnoreParenImpCasts();
+  if (Lit(R) == B - 1) {
+    C.Numerator = Num->getLHS();
+    return C;
+  }
+  if (const auto *Sub = dyn_cast<BinaryOperator>(R);
+      Sub && Sub->getOpcode() == BO_Sub && Lit(Sub->getLHS()) == B &&
+      Lit(Sub->getRHS()) == 1) {
+    C.Numerator = Num->getLHS();
+    return C;
+  }
+  return std::nullopt;
+}
+
+std::string ceilDivGridText(const EditContext &Ctx, const GridExpr &G,
+                            int64_t K) {
+  if (auto C = matchCeilDiv(G.E)) {
+    std::string N = exprText(Ctx, C->Numerator);
+    int64_t B = C->Divisor * K;
+    return "(" + N + " + " + std::to_string(B - 1) + ") / " +
+           std::to_string(B);
+  }
+  std::string Text = G.Text;
+  const Expr *E = G.E->IgnoreParenImpCasts();
+  bool Tight = isa<DeclRefExpr>(E) || isa<IntegerLiteral>(E) ||
+               isa<ParenExpr>(G.E) || isa<CallExpr>(E) ||
+               (isa<BinaryOperator>(E) &&
+                cast<BinaryOperator>(E)->isMultiplicativeOp());
+  if (!Tight)
+    Text = "(" + Text + ")";
+  return "(" + Text + " + " + std::to_string(K - 1) + ") / " +
+         std::to_string(K);
+}
+
+std::optional<std::vector<int64_t>> launchBlockSizesX(const EditContext &Ctx,
+                                                      const KernelInfo &K,
+                                                      std::string &WhyNot) {
+  std::vector<int64_t> Sizes;
+  if (K.Launches.empty()) {
+    WhyNot = "kernel '" + K.QualifiedName + "' is never launched in this file, "
+             "so its block size is unknown";
+    return std::nullopt;
+  }
+  for (const LaunchSite &L : K.Launches) {
+    const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, L);
+    if (!Call || !Call->getConfig() || Call->getConfig()->getNumArgs() < 2) {
+      WhyNot = "launch " + L.Id + " was not found in the AST";
+      return std::nullopt;
+    }
+    const Expr *B = Call->getConfig()->getArg(1);
+    bool Is1D = false;
+    const Expr *X = dim3X(B, Ctx.AST, Is1D);
+    // A local `dim3 block(256);` or `int threads = 256;`.
+    if (!X) {
+      if (const auto *VD = dyn_cast_or_null<VarDecl>(
+              referencedDecl(B->IgnoreParenImpCasts()));
+          VD && VD->hasInit() && VD->isLocalVarDecl()) {
+        const auto *Fn = dyn_cast<FunctionDecl>(VD->getDeclContext());
+        if (Fn && Fn->getBody() && !writtenVars(Fn->getBody()).contains(VD))
+          X = dim3X(VD->getInit(), Ctx.AST, Is1D);
+      }
+    }
+    std::optional<int64_t> V;
+    if (X) {
+      V = intValue(X, Ctx.AST);
+      if (!V)
+        if (const auto *VD = dyn_cast_or_null<VarDecl>(referencedDecl(X));
+            VD && VD->hasInit() && VD->isLocalVarDecl()) {
+          const auto *Fn = dyn_cast<FunctionDecl>(VD->getDeclContext());
+          if (VD->getType().isConstQualified() ||
+              (Fn && Fn->getBody() &&
+               !writtenVars(Fn->getBody()).contains(VD)))
+            V = intValue(VD->getInit(), Ctx.AST);
+        }
+    }
+    if (!V || !Is1D) {
+      WhyNot = "the block of " + L.Id + " ('" + L.Block +
+               "') is not a one-dimensional constant";
+      return std::nullopt;
+    }
+    Sizes.push_back(*V);
+  }
+  return Sizes;
+}
+
+std::optional<std::string> boundAtLaunch(const EditContext &Ctx,
+                                         const Expr *Bound,
+                                         const LaunchSite &L,
+                                         std::string &WhyNot) {
+  if (const auto *P = dyn_cast_or_null<ParmVarDecl>(declOf(Bound))) {
+    unsigned I = P->getFunctionScopeIndex();
+    if (I >= L.Args.size()) {
+      WhyNot = L.Id + " passes no argument for '" + P->getName().str() + "'";
+      return std::nullopt;
+    }
+    return L.Args[I];
+  }
+  if (integerConstantValue(Bound, Ctx.AST))
+    return looseExprText(Ctx, Bound);
+  WhyNot = "the bound '" + looseExprText(Ctx, Bound) +
+           "' is neither a kernel parameter nor a constant, so the launch "
+           "cannot size the grid from it";
+  return std::nullopt;
+}
+
+std::string launchProblem(const KernelInfo &K) {
+  for (const LaunchSite &L : K.Launches)
+    if (L.InMacro)
+      return L.Id + " is written inside a macro; its grid cannot be rewritten";
+  return "";
+}
+
+std::string cappedGrid(StringRef Grid, int64_t Max) {
+  int64_t Literal;
+  if (!Grid.trim().getAsInteger(10, Literal))
+    return std::to_string(std::min(Literal, Max));
+  std::string G = parenthesize(Grid), M = std::to_string(Max);
+  return G + " < " + M + " ? " + G + " : " + M;
+}
+
+bool gridIsInteger(const EditContext &Ctx, const LaunchSite &L) {
+  if (StringRef(L.Grid).contains("dim3"))
+    return false;
+  const CUDAKernelCallExpr *C = findLaunchCall(Ctx, L);
+  if (!C || !C->getConfig() || C->getConfig()->getNumArgs() < 1)
+    return false;
+  const Expr *G = C->getConfig()->getArg(0)->IgnoreImplicit();
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(G))
+    if (CE->getNumArgs() >= 1 && !CE->getArg(0)->isDefaultArgument() &&
+        CE->getArg(0)->getType()->isIntegerType() &&
+        (CE->getNumArgs() < 2 || CE->getArg(1)->isDefaultArgument()))
+      G = CE->getArg(0);
+  return G->IgnoreParenImpCasts()->getType()->isIntegerType();
+}
+
+} // namespace optiml

@@ -1,0 +1,231 @@
+//===- TransformSupport.h - Text, expressions and launch sites -*- C++ -*-===//
+//
+// Private to lib/Edit. The one helper library of the catalog's transforms:
+// spans and text of the input, facts about expressions (which declarations
+// and thread coordinates they use, what they write, whether they vary across
+// the threads of a block) and the launch-site forms the transforms rewrite.
+// Spans are SourceSpan throughout. The shapes a kernel has (one item per
+// thread, ...) are recognized in lib/Edit/Patterns on top of this.
+//
+// Where two transforms families needed a different rule, both are here under
+// names that say the difference (stmtSpan / looseStmtSpan, intValue /
+// integerConstantValue, writtenVars / writtenDecls, referencedDecl /
+// declOf); merging those would change what some edits accept.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_LIB_EDIT_TRANSFORMS_TRANSFORMSUPPORT_H
+#define OPTIML_LIB_EDIT_TRANSFORMS_TRANSFORMSUPPORT_H
+
+#include "optiml/Edit/Transform.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringRef.h"
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace clang {
+class ASTContext;
+class CUDAKernelCallExpr;
+class Expr;
+class FunctionDecl;
+class Stmt;
+class ValueDecl;
+} // namespace clang
+
+namespace optiml {
+
+//===--- Spans and text ----------------------------------------------------===//
+
+/// A span known by its offsets only (line and column 0), for regions a
+/// rewrite computes.
+inline SourceSpan offsetSpan(unsigned Begin, unsigned End) {
+  return SourceSpan{{0, 0, Begin}, {0, 0, End}};
+}
+
+/// A replacement inside a region that is being regenerated as text.
+struct TextEdit {
+  unsigned Offset = 0; ///< absolute file offset
+  unsigned Length = 0;
+  std::string Text;
+};
+
+/// The text of [Begin, End) of \p Code with \p Edits (inside the region,
+/// non-overlapping; insertions at one offset keep their order) applied.
+std::string spliceText(llvm::StringRef Code, unsigned Begin, unsigned End,
+                       std::vector<TextEdit> Edits);
+
+/// The main-file span of a statement or expression; for statements that end
+/// in `;` (expression statements, `return`, `break`) the `;` is included.
+/// Nothing when any part of it comes from a macro expansion.
+std::optional<SourceSpan> stmtSpan(const EditContext &Ctx,
+                                   const clang::Stmt *S);
+/// The source text of an expression as written (empty if it has no file
+/// span or uses a macro).
+std::string exprText(const EditContext &Ctx, const clang::Expr *E);
+/// The source text of \p S as written (empty if it has no file span).
+std::string stmtText(const EditContext &Ctx, const clang::Stmt *S);
+
+/// The span of an expression or statement whose two ends are written in the
+/// main file (macros inside it are allowed), without a trailing `;`.
+std::optional<SourceSpan> looseExprSpan(const EditContext &Ctx,
+                                        const clang::Stmt *S);
+/// looseExprSpan() plus the `;` that ends a statement, unless the range
+/// already ends in `;` or `}`.
+std::optional<SourceSpan> looseStmtSpan(const EditContext &Ctx,
+                                        const clang::Stmt *S);
+/// The text of looseExprSpan() (empty without one).
+std::string looseExprText(const EditContext &Ctx, const clang::Stmt *S);
+
+/// True if \p S or anything in it was written inside a macro expansion.
+bool containsMacro(const clang::Stmt *S);
+
+/// \p Text, wrapped in parentheses unless it is one token or already
+/// parenthesized as a whole.
+std::string parenthesize(llvm::StringRef Text);
+
+/// Shifts every line of \p Text after the first by \p Delta columns
+/// (negative: removes up to that much leading whitespace).
+std::string reindent(llvm::StringRef Text, int Delta);
+/// \p Text with \p Prefix added at the start of every non-empty line but
+/// the first.
+std::string indentLines(llvm::StringRef Text, llvm::StringRef Prefix);
+
+/// An identifier starting with \p Base that does not occur in \p Code.
+std::string freshName(llvm::StringRef Code, llvm::StringRef Base);
+
+/// "L:C" of \p S in the main file.
+std::string where(const EditContext &Ctx, const clang::Stmt *S);
+
+//===--- Expressions -------------------------------------------------------===//
+
+/// The dimension D of `blockIdx.D * blockDim.D + threadIdx.D` (operands in
+/// any order, through casts), or nothing. With \p ThroughHelpers, also a
+/// call without arguments to a function whose body is `return <that>;`.
+std::optional<char> linearIndexDim(const clang::Expr *E,
+                                   bool ThroughHelpers = false);
+
+/// \p E without parentheses, implicit casts and explicit casts.
+const clang::Expr *stripCasts(const clang::Expr *E);
+/// The declaration \p E names (through parentheses and implicit casts).
+const clang::ValueDecl *referencedDecl(const clang::Expr *E);
+/// The declaration \p E names through parentheses and any casts, or null.
+const clang::ValueDecl *declOf(const clang::Expr *E);
+/// \p E names \p D.
+bool refersTo(const clang::Expr *E, const clang::ValueDecl *D);
+/// \p S mentions \p D anywhere.
+bool mentions(const clang::Stmt *S, const clang::ValueDecl *D);
+/// \p S mentions threadIdx/blockIdx/blockDim/gridDim (any dimension) when
+/// \p Var is empty, or the named one.
+bool mentionsBuiltin(const clang::Stmt *S, llvm::StringRef Var = "");
+/// Calls in \p S to a function whose name starts with \p Prefix.
+bool callsFunction(const clang::Stmt *S, llvm::StringRef Prefix);
+/// A function that orders threads or reads other threads' values: barriers,
+/// fences, atomics, shuffles, votes and warp reductions.
+bool isThreadCall(llvm::StringRef Name);
+
+/// An integer constant expression's value, folding what the evaluator can
+/// (EvaluateAsInt).
+std::optional<int64_t> intValue(const clang::Expr *E,
+                                const clang::ASTContext &AST);
+/// The value of \p E when it is an integer constant expression by the
+/// language's rules (no further folding).
+std::optional<int64_t> integerConstantValue(const clang::Expr *E,
+                                            const clang::ASTContext &AST);
+
+/// Variables written in \p S: assigned (also through a member), incremented,
+/// address taken, or passed to a non-const reference parameter.
+llvm::DenseSet<const clang::ValueDecl *> writtenVars(const clang::Stmt *S);
+/// Variables assigned, incremented or whose address is taken in \p S, in
+/// the order first met (members and reference arguments not followed).
+std::vector<const clang::ValueDecl *> writtenDecls(const clang::Stmt *S);
+
+/// Element writes in \p S: the base expression of each `b[i] = ...`,
+/// `*p = ...`, `b[i] += ...`, `b[i]++`.
+struct MemWrite {
+  const clang::Expr *Target = nullptr; ///< the written lvalue
+  const clang::Expr *Base = nullptr;   ///< pointer or array being written
+  const clang::Expr *Index = nullptr;  ///< null for `*p`
+};
+std::vector<MemWrite> memoryWrites(const clang::Stmt *S);
+/// The first call in \p S to a function that is not a math function, an
+/// atomic, or a warp primitive and takes a pointer or reference argument
+/// (its writes cannot be followed); null if none.
+const clang::Stmt *opaqueCall(const clang::Stmt *S);
+/// The first `return`, `break`, `continue` or `goto` in \p S (`break`
+/// and `continue` only when they leave \p S), or null.
+const clang::Stmt *firstJump(const clang::Stmt *S);
+
+/// What varies across the threads of one block.
+struct Variance {
+  bool X = false, Y = false, Z = false;
+  bool Unknown = false; ///< loads, calls, variables written after their init
+  bool uniform() const { return !X && !Y && !Z && !Unknown; }
+};
+/// Which thread coordinates \p E depends on, following locals of \p Kernel
+/// to their initializers (locals written again make it Unknown).
+Variance threadVariance(const clang::Expr *E, const clang::FunctionDecl *Kernel);
+/// Whether \p E, in \p Kernel, has the same value in every thread of a
+/// block: no thread index, no calls but math functions, locals followed to
+/// their initializers (locals assigned again are not uniform). Unlike
+/// threadVariance(), a load whose address is uniform is uniform.
+bool isBlockUniform(const clang::Expr *E, const clang::FunctionDecl *Kernel);
+
+//===--- Launch sites ------------------------------------------------------===//
+
+/// The launch expression a launch site of the model names, or null.
+const clang::CUDAKernelCallExpr *findLaunchCall(const EditContext &Ctx,
+                                                const LaunchSite &L);
+
+/// The grid of a 1D launch as an integer expression (through an implicit or
+/// explicit `dim3(g)` / `dim3(g, 1, 1)`), with its span; nothing (and
+/// \p WhyNot) otherwise.
+struct GridExpr {
+  const clang::Expr *E = nullptr;
+  SourceSpan Span;
+  std::string Text;
+};
+std::optional<GridExpr> grid1D(const EditContext &Ctx, const LaunchSite &L,
+                               std::string &WhyNot);
+
+/// `(E + B - 1) / B`, `(E + (B - 1)) / B` and `(E + B') / B` with B' = B-1
+/// literal: E's text and the literal B.
+struct CeilDiv {
+  const clang::Expr *Numerator = nullptr; ///< E
+  int64_t Divisor = 0;
+  const clang::Expr *DivisorExpr = nullptr;
+};
+std::optional<CeilDiv> matchCeilDiv(const clang::Expr *E);
+
+/// Text of \p G's value divided by \p K, rounded up, written the readable
+/// way: `(n + 1023) / 1024` for `(n + 255) / 256`, else `(G + K - 1) / K`.
+std::string ceilDivGridText(const EditContext &Ctx, const GridExpr &G,
+                            int64_t K);
+
+/// Every block size a launch of \p K is known to use (x dimension, when the
+/// block is a constant, a `dim3` of constants, or a local variable
+/// initialized with one); nothing if any launch's is unknown.
+std::optional<std::vector<int64_t>> launchBlockSizesX(const EditContext &Ctx,
+                                                      const KernelInfo &K,
+                                                      std::string &WhyNot);
+
+/// The text a launch passes for \p Bound (a kernel parameter, or an
+/// integer constant written in the kernel); nothing, with \p WhyNot, when
+/// the value cannot be named at the launch.
+std::optional<std::string> boundAtLaunch(const EditContext &Ctx,
+                                         const clang::Expr *Bound,
+                                         const LaunchSite &L,
+                                         std::string &WhyNot);
+
+/// Every launch of \p K can be rewritten (not in a macro); else the reason.
+std::string launchProblem(const KernelInfo &K);
+
+/// Whether the grid of \p L is a plain integer (not a `dim3`).
+bool gridIsInteger(const EditContext &Ctx, const LaunchSite &L);
+
+/// The text of a plain integer grid capped at \p Max blocks: a literal
+/// becomes min(literal, Max), anything else `G < Max ? G : Max`.
+std::string cappedGrid(llvm::StringRef Grid, int64_t Max);
+
+} // namespace optiml
+
+#endif

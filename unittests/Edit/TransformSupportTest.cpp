@@ -1,0 +1,126 @@
+//===- TransformSupportTest.cpp - The transforms' helper library ----------===//
+//
+// The helpers every transform shares, and the places where two families of
+// transforms need different rules (the variants are named by the
+// difference; these tests say what it is).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CatalogTesting.h"
+#include "Patterns/ThreadPerItem.h"
+#include "Transforms/TransformSupport.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Stmt.h"
+
+using namespace optiml;
+using namespace optiml::testing_catalog;
+
+namespace {
+
+/// The statements of kernel \p Name's body.
+std::vector<const clang::Stmt *> bodyOf(const Input &In, llvm::StringRef Name) {
+  const clang::FunctionDecl *FD =
+      findKernelDecl(In.TU.AST->getASTContext(), Name);
+  if (!FD || !FD->getBody())
+    return {};
+  const auto *CS = llvm::cast<clang::CompoundStmt>(FD->getBody());
+  return {CS->body_begin(), CS->body_end()};
+}
+
+std::string spanText(const Input &In, const std::optional<SourceSpan> &S) {
+  if (!S)
+    return "<none>";
+  return In.Code.substr(S->Begin.Offset, S->End.Offset - S->Begin.Offset);
+}
+
+TEST(TransformSupportTest, StmtSpanRefusesMacrosLooseStmtSpanOnlyAtTheEnds) {
+  Input In(R"(#define TWICE(v) (2 * (v))
+__global__ void k(int n, float *y) {
+  y[0] = TWICE(y[1]) + 1.0f;
+  y[1] = 3.0f;
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  auto Body = bodyOf(In, "k");
+  ASSERT_EQ(Body.size(), 2u);
+  EXPECT_EQ(spanText(In, stmtSpan(*In.Ctx, Body[0])), "<none>");
+  EXPECT_EQ(spanText(In, looseStmtSpan(*In.Ctx, Body[0])),
+            "y[0] = TWICE(y[1]) + 1.0f;");
+  EXPECT_EQ(spanText(In, looseExprSpan(*In.Ctx, Body[0])),
+            "y[0] = TWICE(y[1]) + 1.0f");
+  // Without macros the two agree, the `;` included.
+  EXPECT_EQ(spanText(In, stmtSpan(*In.Ctx, Body[1])), "y[1] = 3.0f;");
+  EXPECT_EQ(spanText(In, looseStmtSpan(*In.Ctx, Body[1])), "y[1] = 3.0f;");
+}
+
+TEST(TransformSupportTest, LinearIndexThroughHelpersOnlyWhenAsked) {
+  Input In(R"(__device__ int gid() { return blockIdx.x * blockDim.x + threadIdx.x; }
+__global__ void k(int n, float *y) {
+  int i = gid();
+  int j = threadIdx.y + blockDim.y * blockIdx.y;
+  y[i + j] = 0;
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  auto Body = bodyOf(In, "k");
+  ASSERT_EQ(Body.size(), 3u);
+  auto Init = [&](int I) {
+    const auto *DS = llvm::cast<clang::DeclStmt>(Body[I]);
+    return llvm::cast<clang::VarDecl>(DS->getSingleDecl())->getInit();
+  };
+  EXPECT_EQ(linearIndexDim(Init(0)), std::nullopt);
+  EXPECT_EQ(linearIndexDim(Init(0), /*ThroughHelpers=*/true), 'x');
+  EXPECT_EQ(linearIndexDim(Init(1)), 'y');
+  EXPECT_EQ(linearIndexDim(Init(1), /*ThroughHelpers=*/true), 'y');
+}
+
+TEST(TransformSupportTest, TextHelpers) {
+  EXPECT_EQ(freshName("int i, i1; float i2x;", "i"), "i2");
+  EXPECT_EQ(freshName("int tile_;", "tile"), "tile");
+  EXPECT_EQ(parenthesize("n"), "n");
+  EXPECT_EQ(parenthesize("a + b"), "(a + b)");
+  EXPECT_EQ(parenthesize("(a + b)"), "(a + b)");
+  EXPECT_EQ(parenthesize("(a) + (b)"), "((a) + (b))");
+  EXPECT_EQ(indentLines("a\nb\n\nc", "  "), "a\n  b\n\n  c");
+  EXPECT_EQ(reindent("a\n    b", -2), "a\n  b");
+  // Insertions at one offset keep their order.
+  EXPECT_EQ(spliceText("0123456789", 2, 8,
+                       {{5, 0, "B"}, {3, 1, "x"}, {5, 0, "C"}}),
+            "2x4BC567");
+  EXPECT_EQ(cappedGrid("4096", 1056), "1056");
+  EXPECT_EQ(cappedGrid("(n + 255) / 256", 1056),
+            "((n + 255) / 256) < 1056 ? ((n + 255) / 256) : 1056");
+}
+
+TEST(TransformSupportTest, ThreadPerItemShapes) {
+  Input In(R"(__device__ int gid() { return blockIdx.x * blockDim.x + threadIdx.x; }
+__global__ void map(int n, float *y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    y[i] = 2 * y[i];
+}
+__global__ void helper(int n, float *y) {
+  int i = gid();
+  if (i >= n)
+    return;
+  y[i] = 2 * y[i];
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  clang::ASTContext &AST = In.TU.AST->getASTContext();
+  std::string Why;
+  auto M = matchMapPattern(*In.Ctx, findKernelDecl(AST, "map"), Why);
+  ASSERT_TRUE(M) << Why;
+  EXPECT_EQ(M->IndexName, "i");
+  EXPECT_EQ(M->BoundText, "n");
+  EXPECT_FALSE(M->EarlyReturn);
+  // MapPattern wants the index written out; ThreadItem follows the helper.
+  EXPECT_FALSE(matchMapPattern(*In.Ctx, findKernelDecl(AST, "helper"), Why));
+  auto T = matchThreadItem(findKernelDecl(AST, "helper"), Why);
+  ASSERT_TRUE(T) << Why;
+  EXPECT_TRUE(T->EarlyReturn);
+  EXPECT_EQ(T->Dim, 'x');
+  EXPECT_EQ(T->Body.size(), 1u);
+}
+
+} // namespace
