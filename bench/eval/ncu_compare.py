@@ -136,7 +136,7 @@ def run(cmd, timeout, **kw):
 
 
 def kernel_base_name(demangled):
-    """kernelBaseName in lib/Eval/ProbeProtocol.cpp: no parameters, no
+    """kernelBaseName in lib/Eval/Protocol/ProbeProtocol.cpp: no parameters, no
     return type."""
     s = demangled.strip()
     if s.endswith(")"):

@@ -274,7 +274,7 @@ namespace {
 /// Facts about device code: "<function>: calls host function 'f'".
 class DeviceFacts : public RecursiveASTVisitor<DeviceFacts> {
 public:
-  explicit DeviceFacts(ASTContext &Ctx) : Ctx(Ctx), SM(Ctx.getSourceManager()) {}
+  explicit DeviceFacts(ASTContext &Ctx) : SM(Ctx.getSourceManager()) {}
 
   bool VisitFunctionDecl(FunctionDecl *FD) {
     if (!FD->doesThisDeclarationHaveABody() || !isDeviceSide(FD) ||
@@ -315,7 +315,6 @@ private:
     DeviceFacts &P;
     std::string Fn;
   };
-  ASTContext &Ctx;
   const SourceManager &SM;
 };
 } // namespace

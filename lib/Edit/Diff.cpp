@@ -91,8 +91,17 @@ static std::vector<Op> diffLines(const std::vector<StringRef> &A,
       size_t End = K;
       while (End < Ops.size() && Ops[End].Tag != ' ')
         ++End;
-      std::stable_partition(Ops.begin() + K, Ops.begin() + End,
-                            [](const Op &O) { return O.Tag == '-'; });
+      // A stable partition by hand (std::stable_partition warns, see
+      // Support/Sort.h): deletions first, each side in its order.
+      std::vector<Op> Block;
+      Block.reserve(End - K);
+      for (size_t I = K; I < End; ++I)
+        if (Ops[I].Tag == '-')
+          Block.push_back(std::move(Ops[I]));
+      for (size_t I = K; I < End; ++I)
+        if (Ops[I].Tag != '-')
+          Block.push_back(std::move(Ops[I]));
+      std::move(Block.begin(), Block.end(), Ops.begin() + K);
       K = End;
     }
   }

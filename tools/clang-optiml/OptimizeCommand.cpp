@@ -22,6 +22,7 @@
 #include "optiml/Search/LLMPolicy.h"
 #endif
 #include "optiml/Support/FileUtil.h"
+#include "optiml/Support/Sort.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -618,10 +619,9 @@ static int runDry(const Analysis &A, ArrayRef<std::string> Targets,
   double Sum = 0;
   for (const Action &Ac : *Acts)
     Sum += Ac.Prior;
-  std::stable_sort(Acts->begin(), Acts->end(),
-                   [](const Action &L, const Action &R) {
-                     return L.Prior > R.Prior;
-                   });
+  stableSort(*Acts, [](const Action &L, const Action &R) {
+    return L.Prior > R.Prior;
+  });
 
   std::unique_ptr<Builder> B;
   std::string NoBuild;

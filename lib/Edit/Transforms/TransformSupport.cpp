@@ -3,6 +3,7 @@
 #include "TransformSupport.h"
 #include "../CatalogInternal.h"
 #include "optiml/Frontend/ASTUtil.h"
+#include "optiml/Support/Sort.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/Decl.h"
@@ -26,10 +27,9 @@ namespace optiml {
 
 std::string spliceText(StringRef Code, unsigned Begin, unsigned End,
                        std::vector<TextEdit> Edits) {
-  std::stable_sort(Edits.begin(), Edits.end(),
-                   [](const TextEdit &A, const TextEdit &B) {
-                     return A.Offset < B.Offset;
-                   });
+  stableSort(Edits, [](const TextEdit &A, const TextEdit &B) {
+    return A.Offset < B.Offset;
+  });
   std::string Out;
   unsigned Pos = Begin;
   for (const TextEdit &T : Edits) {
