@@ -264,6 +264,10 @@ private:
           const Plan &P) const override;
 };
 
+static std::string blockShapeProblem(const EditContext &Ctx,
+                                     const clang::FunctionDecl *K,
+                                     const KernelInfo &KI);
+
 Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
                                          const Edit &E) const {
   Plan P;
@@ -505,6 +509,8 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
   }
   if (std::string W = launchProblem(KI); !W.empty())
     return reject(E, "launch", W);
+  if (std::string W = blockShapeProblem(Ctx, P.Kernel.Decl, KI); !W.empty())
+    return reject(E, "launch", W);
   if (P.CapGrid)
     for (const LaunchSite &L : KI.Launches)
       if (!gridIsInteger(Ctx, L))
@@ -549,6 +555,117 @@ struct BinaryOp {
   clang::BinaryOperatorKind Op;
   const clang::Expr *LHS, *RHS;
 };
+/// True when \p E reads threadIdx/blockDim in y or z.
+static bool usesSecondDimension(const clang::Stmt *S) {
+  if (!S)
+    return false;
+  if (const auto *E = dyn_cast<clang::Expr>(S))
+    if (auto B = asBuiltinVar(E))
+      if ((B->Var == "threadIdx" || B->Var == "blockDim") &&
+          (B->Dim == 'y' || B->Dim == 'z'))
+        return true;
+  for (const clang::Stmt *C : S->children())
+    if (usesSecondDimension(C))
+      return true;
+  return false;
+}
+
+/// \p E, a launch's block argument, is one number or a dim3 made of one
+/// (the other two defaulted or written 1).
+static bool oneDimensionalDim3(const clang::Expr *E) {
+  E = E->IgnoreImplicit();
+  if (const auto *T = dyn_cast<clang::CXXFunctionalCastExpr>(E))
+    E = T->getSubExpr()->IgnoreImplicit();
+  if (E->IgnoreParenImpCasts()->getType()->isIntegerType())
+    return true;
+  const auto *CE = dyn_cast<clang::CXXConstructExpr>(E);
+  if (!CE)
+    return false;
+  if (CE->getNumArgs() == 1) // the copy of another dim3, or one number
+    return oneDimensionalDim3(CE->getArg(0));
+  for (unsigned I = 1; I < CE->getNumArgs(); ++I) {
+    const clang::Expr *A = CE->getArg(I);
+    if (A->isDefaultArgument())
+      continue;
+    if (!A->IgnoreImpCasts()->getType()->isIntegerType() ||
+        !isa<clang::IntegerLiteral>(A->IgnoreParenImpCasts()) ||
+        cast<clang::IntegerLiteral>(A->IgnoreParenImpCasts())->getValue() != 1)
+      return false;
+  }
+  return CE->getNumArgs() >= 1 &&
+         CE->getArg(0)->IgnoreParenImpCasts()->getType()->isIntegerType();
+}
+
+/// Whether \p V, a dim3 variable, is assigned, incremented or has its
+/// address taken anywhere in \p Body (then its shape at the launch is not
+/// its initializer's).
+static bool changedIn(const clang::Stmt *Body, const clang::VarDecl *V) {
+  if (!Body)
+    return false;
+  auto RefersTo = [&](const clang::Expr *E) {
+    E = E->IgnoreParenImpCasts();
+    if (const auto *M = dyn_cast<clang::MemberExpr>(E))
+      E = M->getBase()->IgnoreParenImpCasts();
+    const auto *D = dyn_cast<clang::DeclRefExpr>(E);
+    return D && D->getDecl() == V;
+  };
+  if (const auto *B = dyn_cast<clang::BinaryOperator>(Body))
+    if (B->isAssignmentOp() && RefersTo(B->getLHS()))
+      return true;
+  if (const auto *O = dyn_cast<clang::CXXOperatorCallExpr>(Body))
+    if (O->isAssignmentOp() && O->getNumArgs() >= 1 && RefersTo(O->getArg(0)))
+      return true;
+  if (const auto *U = dyn_cast<clang::UnaryOperator>(Body))
+    if ((U->isIncrementDecrementOp() || U->getOpcode() == clang::UO_AddrOf) &&
+        RefersTo(U->getSubExpr()))
+      return true;
+  for (const clang::Stmt *C : Body->children())
+    if (changedIn(C, V))
+      return true;
+  return false;
+}
+
+/// The rewrite merges the private copies with threadIdx.x alone, and
+/// copies=warp writes the block size as one number: both are right only
+/// for one-dimensional blocks. Returns why a launch's block is not
+/// (provably) one-dimensional, or "".
+static std::string blockShapeProblem(const EditContext &Ctx,
+                                     const clang::FunctionDecl *K,
+                                     const KernelInfo &KI) {
+  if (usesSecondDimension(K->getBody()))
+    return "the kernel reads threadIdx or blockDim in y or z (written for "
+           "blocks of more than one dimension); the private copies are "
+           "indexed and merged in x alone";
+  for (const LaunchSite &L : KI.Launches) {
+    const clang::CUDAKernelCallExpr *C = findLaunchCall(Ctx, L);
+    if (!C || !C->getConfig() || C->getConfig()->getNumArgs() < 2)
+      return L.Id + ": its block shape cannot be read";
+    const clang::Expr *Block = C->getConfig()->getArg(1)->IgnoreImplicit();
+    if (const auto *CE = dyn_cast<clang::CXXConstructExpr>(Block))
+      if (CE->getNumArgs() == 1)
+        Block = CE->getArg(0)->IgnoreImplicit();
+    bool OneD = false;
+    if (const auto *D =
+            dyn_cast<clang::DeclRefExpr>(Block->IgnoreParenImpCasts())) {
+      const auto *V = dyn_cast<clang::VarDecl>(D->getDecl());
+      if (V && V->getType()->isIntegerType())
+        OneD = true;
+      else if (V && V->hasInit() && V->isLocalVarDecl() &&
+               oneDimensionalDim3(V->getInit())) {
+        const auto *Fn = dyn_cast<clang::FunctionDecl>(V->getDeclContext());
+        OneD = Fn && !changedIn(Fn->getBody(), V);
+      }
+    } else {
+      OneD = oneDimensionalDim3(Block);
+    }
+    if (!OneD)
+      return L.Id + " launches blocks of '" + L.Block +
+             "', not provably one-dimensional; the private copies are "
+             "indexed and merged in x alone";
+  }
+  return "";
+}
+
 static std::optional<BinaryOp> binaryOp(const clang::Expr *E) {
   if (!E)
     return std::nullopt;
