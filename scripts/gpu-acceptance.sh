@@ -18,6 +18,7 @@ mkdir -p "$out"
 out=$(realpath "$out")
 budget=${BUDGET:-6}
 
+repo=$(cd "$(dirname "$0")/.." && pwd)
 # Install as a user would: unpack, put bin/ on PATH.
 prefix=$(mktemp -d)
 tar -C "$prefix" -xJf "$bundle"
@@ -127,6 +128,32 @@ import json, sys
 ids = [json.loads(l).get("id") for l in open(sys.argv[1]) if '"node"' in l]
 sys.exit(0 if ids == list(range(len(ids))) and len(ids) > 2 else 1)
 PY
+
+# "Optimize this kernel" from the editor (docs/editor.md): clangd-optiml
+# from the bundle, driven over stdio as an editor drives it; the node has
+# no clangd, so a stand-in language server sits behind the proxy (the
+# proxy's actions and commands are its own). The edited buffer is then
+# verified against the original as a user would check it.
+kernel=$(clang-optiml analyze "$src" --json |
+           python3 -c 'import json,sys; print(json.load(sys.stdin)["kernels"][0]["name"])')
+step "editor: optimize $kernel through clangd-optiml" 0 \
+  python3 "$repo/test/editor/Inputs/lsp_optimize.py" clangd-optiml \
+  "$repo/test/editor/Inputs/stub_clangd.py" "$src" "$kernel" editor.cu \
+  --optimize-arg=--budget="$budget"
+editor_out=$out/step$total.out
+if grep -q "faster than the original (verified" "$editor_out"; then
+  expect "the editor was offered the verified best as a versioned edit" \
+    grep -q "^applyEdit: .*(documentChanges version 1)" "$editor_out"
+  expect "the report link names a file beside the journal" \
+    grep -q "^report: exists True, beside the journal True" "$editor_out"
+  step "eval the edited buffer against the original" 0 \
+    clang-optiml eval editor.cu --against "$src"
+else
+  expect "the editor was told that nothing faster was found" \
+    grep -q "nothing verified faster" "$editor_out"
+fi
+expect "the file on disk is unchanged by the editor's search" \
+  grep -q "^file on disk unchanged: True" "$editor_out"
 
 echo "acceptance: $passed of $total passed" | tee -a "$log"
 (cd "$home/project" && find . -type f -size -2M \( -name '*.jsonl' -o -name '*.cu' \

@@ -22,8 +22,8 @@ version=$(sed -n 's/^project(clang-optiml.*VERSION \([0-9.]*\).*/\1/p' "$root/CM
 name=clang-optiml-$version
 dist=$root/dist
 stage=$build/stage/$name
-# The only executable built here is clang-optiml: it finds the shipped
-# libraries in ../lib. A DT_RPATH (--disable-new-dtags), not a DT_RUNPATH:
+# The executables built here (clang-optiml and the editor proxy
+# clangd-optiml) find the shipped libraries in ../lib. A DT_RPATH (--disable-new-dtags), not a DT_RUNPATH:
 # the loader searches an executable's RPATH for the dependencies of its
 # libraries too (libcurl's libssl, ...), a RUNPATH only for its own. The
 # backslash keeps $ORIGIN literal through ninja's shell.
@@ -41,11 +41,11 @@ cmake -S "$root" -B "$build" -G Ninja \
   -DCMAKE_EXE_LINKER_FLAGS="-fuse-ld=lld -Wl,--gc-sections -Wl,--icf=all -Wl,-s $rpath" \
   -DCMAKE_SHARED_LINKER_FLAGS="-fuse-ld=lld -Wl,--gc-sections -Wl,-s" \
   -DCMAKE_SKIP_RPATH=ON >/dev/null  # no build-tree RPATH; ours is in the link flags
-ninja -C "$build" -j "$jobs" clang-optiml optiml-probe
+ninja -C "$build" -j "$jobs" clang-optiml clangd-optiml optiml-probe
 
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/lib" "$dist"
-cp "$build/bin/clang-optiml" "$stage/bin/"
+cp "$build/bin/clang-optiml" "$build/bin/clangd-optiml" "$stage/bin/"
 cp "$build/lib/liboptiml-probe.so" "$stage/lib/"
 # libcurl and its dependencies, as the loader resolves them here (ldd walks
 # the whole closure), minus what every node has.
@@ -74,12 +74,14 @@ fi
 # every node has.
 echo "shipped libraries: ${shipped[*]}"
 echo "run-time dependencies:"
-rpath_seen=$(readelf -d "$stage/bin/clang-optiml" | sed -n 's/.*(RPATH).*\[\(.*\)\]/\1/p')
-if [ "$rpath_seen" != '$ORIGIN/../lib' ]; then
-  echo "bundle.sh: clang-optiml's RPATH is '$rpath_seen', not \$ORIGIN/../lib" >&2
-  exit 1
-fi
-for f in "$stage/bin/clang-optiml" "$stage"/lib/*.so*; do
+for exe in clang-optiml clangd-optiml; do
+  rpath_seen=$(readelf -d "$stage/bin/$exe" | sed -n 's/.*(RPATH).*\[\(.*\)\]/\1/p')
+  if [ "$rpath_seen" != '$ORIGIN/../lib' ]; then
+    echo "bundle.sh: $exe's RPATH is '$rpath_seen', not \$ORIGIN/../lib" >&2
+    exit 1
+  fi
+done
+for f in "$stage"/bin/* "$stage"/lib/*.so*; do
   needed=$(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
   echo "  $(basename "$f"): $(echo $needed)"
   for lib in $needed; do

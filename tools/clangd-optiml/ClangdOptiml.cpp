@@ -59,6 +59,12 @@ cl::opt<std::string>
                cl::desc("clang-optiml for 'optimize this kernel' (default: "
                         "beside this program, then on PATH)"),
                cl::value_desc("path"), cl::cat(Category));
+cl::list<std::string> OptimizeArgs(
+    "optimize-arg",
+    cl::desc("An argument added to 'optimize this kernel''s clang-optiml "
+             "optimize command line (repeat for several), e.g. "
+             "--optimize-arg=--budget=8"),
+    cl::value_desc("arg"), cl::cat(Category));
 cl::list<std::string> ClangdArgs(cl::Sink, cl::desc("<clangd arguments>"));
 
 const char *const ApplyCommand = "clang-optiml.apply";
@@ -520,12 +526,38 @@ std::optional<json> completeAction(const std::string &Key) {
   return Answer;
 }
 
-json workspaceEdit(const std::string &Uri, StringRef Old,
+/// Whether the editor said it takes versioned edits (documentChanges).
+bool editorTakesDocumentChanges() {
+  std::lock_guard<std::mutex> L(S.Mu);
+  const json &P = S.InitializeParams;
+  if (!P.is_object())
+    return false;
+  auto Caps = P.find("capabilities");
+  if (Caps == P.end() || !Caps->is_object())
+    return false;
+  auto WS = Caps->find("workspace");
+  if (WS == Caps->end() || !WS->is_object())
+    return false;
+  auto WE = WS->find("workspaceEdit");
+  if (WE == WS->end() || !WE->is_object())
+    return false;
+  auto DC = WE->find("documentChanges");
+  return DC != WE->end() && DC->is_boolean() && DC->get<bool>();
+}
+
+/// The edit for the editor: versioned (documentChanges, so the editor
+/// refuses it if the buffer is no longer at \p Version) when the editor
+/// takes those, else plain changes.
+json workspaceEdit(const std::string &Uri, int64_t Version, StringRef Old,
                    const std::vector<TextChange> &Changes) {
   json Edits = json::array();
   for (const TextChange &C : Changes)
     Edits.push_back({{"range", rangeOf(Old, C.Offset, C.Offset + C.Length)},
                      {"newText", C.Text}});
+  if (editorTakesDocumentChanges())
+    return {{"documentChanges",
+             json::array({{{"textDocument", {{"uri", Uri}, {"version", Version}}},
+                           {"edits", Edits}}})}};
   return {{"changes", {{Uri, Edits}}}};
 }
 
@@ -546,6 +578,7 @@ void runApply(const json &Args) {
     return;
   }
   std::string Path, Text;
+  int64_t DocVersion = 0;
   AnalyzeOptions Opts;
   {
     std::lock_guard<std::mutex> L(S.Mu);
@@ -561,6 +594,7 @@ void runApply(const json &Args) {
     }
     Path = It->second.Path;
     Text = It->second.Text;
+    DocVersion = It->second.Version;
     Opts = S.Opts;
   }
   auto R = applyToBuffer(Path, Text, *EditOr, Opts);
@@ -570,15 +604,17 @@ void runApply(const json &Args) {
     return;
   }
   requestApplyEdit("clang-optiml: " + R->Summary,
-                   workspaceEdit(Uri, Text, R->Changes));
+                   workspaceEdit(Uri, DocVersion, Text, R->Changes));
 }
 
 //===----------------------------------------------------------------------===//
 // Optimize this kernel (a child clang-optiml, with $/progress)
 //===----------------------------------------------------------------------===//
 
-/// Spawns \p Argv with stdin from /dev/null and stdout/stderr to one pipe.
-pid_t spawnPiped(const std::vector<std::string> &Argv, int &OutFd) {
+/// Spawns \p Argv in \p Dir with stdin from /dev/null and stdout/stderr to
+/// one pipe.
+pid_t spawnPiped(const std::vector<std::string> &Argv, const std::string &Dir,
+                 int &OutFd) {
   int P[2];
   if (pipe(P))
     return -1;
@@ -589,6 +625,7 @@ pid_t spawnPiped(const std::vector<std::string> &Argv, int &OutFd) {
   posix_spawn_file_actions_adddup2(&FA, P[1], 2);
   posix_spawn_file_actions_addclose(&FA, P[0]);
   posix_spawn_file_actions_addclose(&FA, P[1]);
+  posix_spawn_file_actions_addchdir_np(&FA, Dir.c_str());
   std::vector<char *> Args;
   for (const std::string &A : Argv)
     Args.push_back(const_cast<char *>(A.c_str()));
@@ -612,10 +649,54 @@ void progress(const std::string &Token, json Value) {
                 {"params", {{"token", Token}, {"value", Value}}}});
 }
 
+/// What the editor is told of a finished search, taken from the lines
+/// clang-optiml optimize printed.
+struct OptimizeOutcome {
+  std::string RunDir;   ///< from "...; journal: DIR/journal.jsonl"
+  std::string Verdict;  ///< "k.cu: 2.10x faster than the original (verified)..."
+  std::string ExtraFlags; ///< "note: the best variant is built with ..."
+};
+
+OptimizeOutcome readOutcome(StringRef All) {
+  OptimizeOutcome O;
+  SmallVector<StringRef, 64> Lines;
+  All.split(Lines, '\n');
+  for (StringRef L : Lines) {
+    L = L.trim();
+    size_t J = L.find("journal: ");
+    if (L.starts_with("clang-optiml: optimizing ") && J != StringRef::npos) {
+      StringRef Journal = L.substr(J + 9).split(';').first.trim();
+      if (Journal.consume_back("/journal.jsonl"))
+        O.RunDir = Journal.str();
+    } else if (L.contains(" faster than the original (verified")) {
+      O.Verdict = L.str();
+    } else if (L.starts_with("note: the best variant is built with")) {
+      O.ExtraFlags = L.drop_front(6).str();
+    }
+  }
+  return O;
+}
+
+/// Moves \p From to \p To (across file systems too); false if it could not.
+bool moveFile(const Twine &From, const Twine &To) {
+  if (!sys::fs::rename(From, To))
+    return true;
+  if (sys::fs::copy_file(From, To))
+    return false;
+  sys::fs::remove(From);
+  return true;
+}
+
+/// clang-optiml.optimize: runs `clang-optiml optimize FILE --kernel K` in the
+/// file's directory (so the run directory is the project's .optiml/, as
+/// when the user types it), streams its lines as $/progress, and offers the
+/// verified best as an edit, with the report in the run directory.
 void runOptimize(const json &Args) {
   std::string Uri = Args.at("uri").get<std::string>();
   std::string Kernel = Args.at("kernel").get<std::string>();
   std::string Path, Text, Exe;
+  int64_t Version;
+  std::vector<std::string> Extra;
   {
     std::lock_guard<std::mutex> L(S.Mu);
     auto It = S.Docs.find(Uri);
@@ -623,7 +704,9 @@ void runOptimize(const json &Args) {
       return showMessage(1, "clang-optiml: the document is not open");
     Path = It->second.Path;
     Text = It->second.Text;
+    Version = It->second.Version;
     Exe = S.OptimlExe;
+    Extra.assign(OptimizeArgs.begin(), OptimizeArgs.end());
   }
   auto Disk = MemoryBuffer::getFile(Path);
   if (!Disk || (*Disk)->getBuffer() != Text)
@@ -632,8 +715,7 @@ void runOptimize(const json &Args) {
   if (Exe.empty())
     return showMessage(1, "clang-optiml: clang-optiml not found (beside "
                           "clangd-optiml or on PATH; --clang-optiml=PATH)");
-  SmallString<128> Out, Report;
-  sys::fs::createTemporaryFile("optiml-best", "cu", Out);
+  SmallString<128> Report;
   sys::fs::createTemporaryFile("optiml-report", "html", Report);
   std::string Token = newId();
   sendToEditor({{"jsonrpc", "2.0"},
@@ -644,12 +726,14 @@ void runOptimize(const json &Args) {
                    {"title", "clang-optiml: optimizing " + Kernel},
                    {"cancellable", true},
                    {"message", "starting"}});
+  std::vector<std::string> Argv = {Exe,        "optimize", Path, "--kernel",
+                                   Kernel,     "--report", std::string(Report)};
+  Argv.insert(Argv.end(), Extra.begin(), Extra.end());
   int Fd = -1;
-  pid_t Pid = spawnPiped({Exe, "optimize", Path, "--kernel", Kernel, "-o",
-                          std::string(Out), "--report", std::string(Report)},
-                         Fd);
+  pid_t Pid = spawnPiped(Argv, std::string(sys::path::parent_path(Path)), Fd);
   if (Pid < 0) {
     progress(Token, {{"kind", "end"}, {"message", "could not start"}});
+    sys::fs::remove(Report);
     return showMessage(1, "clang-optiml: cannot run " + Exe);
   }
   {
@@ -686,33 +770,64 @@ void runOptimize(const json &Args) {
                    {"message", Cancelled ? "cancelled"
                                : RC == 0 ? "done"
                                          : "finished without a result"}});
-  if (Cancelled) {
-    showMessage(3, "clang-optiml: optimizing " + Kernel + " was cancelled");
-  } else if (RC == 0) {
-    auto Best = MemoryBuffer::getFile(Out);
-    if (Best)
-      requestApplyEdit(
-          "clang-optiml: the verified best variant of " + Kernel,
-          workspaceEdit(Uri, Text, lineChanges(Text, (*Best)->getBuffer())));
-    showMessage(3, "clang-optiml: the verified best variant of " + Kernel +
-                       " is offered as an edit; report: file://" +
-                       std::string(Report));
-  } else if (StringRef(All).contains("GPU is needed") ||
-             StringRef(All).contains("no CUDA GPU") ||
-             StringRef(All).contains("no GPU")) {
-    showMessage(2, "clang-optiml: no CUDA GPU on this machine: optimize "
-                   "searches by running the program, so it needs one (the "
-                   "code actions work without)");
-  } else if (RC == 3) {
-    showMessage(3, "clang-optiml: nothing verified faster than " + Kernel +
-                       " was found; the file is left alone");
-  } else {
-    StringRef Tail = StringRef(All).trim();
-    if (Tail.size() > 600)
-      Tail = Tail.take_back(600);
-    showMessage(1, "clang-optiml optimize failed: " + Tail.str());
+  OptimizeOutcome O = readOutcome(All);
+  // The report lives with the search's journal, where a user finds it again.
+  std::string ReportPath = std::string(Report);
+  if (!O.RunDir.empty() && sys::fs::exists(Report) &&
+      moveFile(Report, O.RunDir + "/report.html"))
+    ReportPath = O.RunDir + "/report.html";
+  else if (!sys::fs::exists(Report) || RC != 0)
+    sys::fs::remove(Report);
+
+  if (Cancelled)
+    return showMessage(3, "clang-optiml: optimizing " + Kernel +
+                              " was cancelled");
+  if (RC == 0) {
+    std::string BestPath = O.RunDir + "/best.cu";
+    auto Best = O.RunDir.empty() ? nullptr : MemoryBuffer::getFile(BestPath);
+    if (!Best)
+      return showMessage(1, "clang-optiml: optimize finished but its best "
+                            "variant was not found (" + BestPath + ")");
+    std::string Verdict = O.Verdict.empty()
+                              ? "the verified best variant of " + Kernel
+                              : O.Verdict;
+    std::string Flags = O.ExtraFlags.empty() ? "" : "; " + O.ExtraFlags;
+    bool Changed;
+    {
+      std::lock_guard<std::mutex> L(S.Mu);
+      auto It = S.Docs.find(Uri);
+      Changed = It == S.Docs.end() || It->second.Text != Text;
+    }
+    // Offered only against the text it was made from; an editor that
+    // takes versioned edits also refuses it if the buffer moved on.
+    if (Changed)
+      return showMessage(2, "clang-optiml: " + Verdict + "; the file changed "
+                            "while optimizing, so the best variant is not "
+                            "offered as an edit: it is in " + BestPath +
+                            Flags + "; report: file://" + ReportPath);
+    requestApplyEdit("clang-optiml: " + Verdict,
+                     workspaceEdit(Uri, Version, Text,
+                                   lineChanges(Text, (*Best)->getBuffer())));
+    return showMessage(3, "clang-optiml: " + Verdict +
+                              "; offered as an edit" + Flags +
+                              "; report: file://" + ReportPath);
   }
-  sys::fs::remove(Out);
+  if (StringRef(All).contains("GPU is needed") ||
+      StringRef(All).contains("no CUDA GPU") ||
+      StringRef(All).contains("no GPU"))
+    return showMessage(2, "clang-optiml: no CUDA GPU on this machine: "
+                          "optimize searches by running the program, so it "
+                          "needs one (the code actions work without)");
+  if (RC == 3)
+    return showMessage(3, "clang-optiml: nothing verified faster than " +
+                              Kernel + " was found; the file is left alone" +
+                              (O.RunDir.empty()
+                                   ? std::string()
+                                   : "; report: file://" + ReportPath));
+  StringRef Tail = StringRef(All).trim();
+  if (Tail.size() > 600)
+    Tail = Tail.take_back(600);
+  showMessage(1, "clang-optiml optimize failed: " + Tail.str());
 }
 
 //===----------------------------------------------------------------------===//
