@@ -62,7 +62,8 @@ for feature, names in [("clang-apply-replacements",
                          ["clang-apply-replacements-22",
                           "clang-apply-replacements"]),
                         ("clangd", ["clangd-22", "clangd"]),
-                        ("nvim", ["nvim"])]:
+                        ("nvim", ["nvim"]),
+                        ("cmake", ["cmake"])]:
     for name in names:
         path = shutil.which(name)
         if path:

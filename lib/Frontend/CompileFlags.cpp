@@ -5,7 +5,10 @@
 #include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/StringSaver.h"
 #include "llvm/Support/Path.h"
 
 using namespace llvm;
@@ -341,9 +344,87 @@ private:
 
 } // namespace
 
+namespace {
+
+/// The file named by an options-file argument at \p I ("--options-file F",
+/// "--options-file=F", "-optf F", "-optf=F" as nvcc spells them, "@F" as
+/// every compiler driver does); \p Used is how many arguments it takes.
+std::optional<StringRef> optionsFileAt(ArrayRef<std::string> Argv, size_t I,
+                                       size_t &Used) {
+  StringRef A = Argv[I];
+  Used = 1;
+  if (A.size() > 1 && A.front() == '@')
+    return A.drop_front();
+  for (StringRef F : {"--options-file", "-optf"}) {
+    if (A == F && I + 1 < Argv.size()) {
+      Used = 2;
+      return StringRef(Argv[I + 1]);
+    }
+    if (A.starts_with(F) && A.drop_front(F.size()).starts_with("="))
+      return A.drop_front(F.size() + 1);
+  }
+  return std::nullopt;
+}
+
+/// \p Argv with its options files replaced by their contents, read from
+/// \p Directory when relative and split as the compilers split them (GNU
+/// quoting: CMake writes -I"/path" into them), nested ones too. The build
+/// writes includes and defines there (CMake's includes_CUDA.rsp with the
+/// Makefile generator), so dropping them would lose what the compiler sees.
+/// A file that cannot be read is left as it is (and then dropped with a
+/// reason, like any argument clang does not know).
+std::vector<std::string> expandOptionsFiles(ArrayRef<std::string> Argv,
+                                            StringRef Directory,
+                                            std::vector<std::string> &Notes,
+                                            unsigned Depth = 0) {
+  std::vector<std::string> Out;
+  for (size_t I = 0; I < Argv.size(); ++I) {
+    if (Argv[I] == "--") { // only inputs follow
+      Out.insert(Out.end(), Argv.begin() + I, Argv.end());
+      break;
+    }
+    size_t Used = 1;
+    std::optional<StringRef> File =
+        I == 0 ? std::nullopt : optionsFileAt(Argv, I, Used);
+    if (!File) {
+      Out.push_back(Argv[I]);
+      continue;
+    }
+    SmallString<256> Path(*File);
+    if (sys::path::is_relative(Path) && !Directory.empty())
+      sys::path::make_absolute(Directory, Path);
+    auto Buf = Depth < 8 ? MemoryBuffer::getFile(Path) : nullptr;
+    if (!Buf) {
+      Out.insert(Out.end(), Argv.begin() + I, Argv.begin() + I + Used);
+      I += Used - 1;
+      continue;
+    }
+    BumpPtrAllocator Alloc;
+    StringSaver Saver(Alloc);
+    SmallVector<const char *, 16> Toks;
+    cl::TokenizeGNUCommandLine((*Buf)->getBuffer(), Saver, Toks);
+    std::vector<std::string> Inner(Toks.begin(), Toks.end());
+    Inner.insert(Inner.begin(), Argv.front()); // run() skips argv[0]
+    std::vector<std::string> Expanded =
+        expandOptionsFiles(Inner, Directory, Notes, Depth + 1);
+    Notes.push_back(join(ArrayRef(Argv).slice(I, Used), " ") + " -> " +
+                    join(ArrayRef(Expanded).drop_front(), " "));
+    Out.insert(Out.end(), Expanded.begin() + 1, Expanded.end());
+    I += Used - 1;
+  }
+  return Out;
+}
+
+} // namespace
+
 TranslatedFlags translateCompileCommand(ArrayRef<std::string> Argv,
                                         StringRef Directory) {
-  return Translator(Directory).run(Argv);
+  std::vector<std::string> Notes;
+  std::vector<std::string> Expanded =
+      expandOptionsFiles(Argv, Directory, Notes);
+  TranslatedFlags F = Translator(Directory).run(Expanded);
+  F.Translated.insert(F.Translated.begin(), Notes.begin(), Notes.end());
+  return F;
 }
 
 namespace {
@@ -432,6 +513,11 @@ loadEntries(StringRef DbPath) {
       continue; // nothing to borrow from an entry without a command
     C.Directory = normalized(C.Directory, DbDir);
     C.Filename = normalized(C.Filename, C.Directory);
+    // Expanded before a neighbour's command is borrowed: the borrowing
+    // parses the command with clang's option table, which does not know
+    // nvcc's --options-file and would drop the includes inside it.
+    std::vector<std::string> Unused;
+    C.CommandLine = expandOptionsFiles(C.CommandLine, C.Directory, Unused);
     Cmds.push_back(std::move(C));
   }
   return Cmds;

@@ -1,6 +1,7 @@
 #include "optiml/Frontend/CompileFlags.h"
 #include "optiml/Frontend/CudaToolchain.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
 #include <algorithm>
@@ -115,6 +116,8 @@ struct TempProject {
   ~TempProject() { llvm::sys::fs::remove_directories(Root); }
   void write(llvm::StringRef Rel, llvm::StringRef Text) {
     std::error_code EC;
+    llvm::sys::fs::create_directories(
+        llvm::sys::path::parent_path((Root + "/" + Rel).str()));
     llvm::raw_fd_ostream OS((Root + "/" + Rel).str(), EC);
     OS << Text;
   }
@@ -150,6 +153,36 @@ TEST(CompileFlagsTest, MissingFileBorrowsClosestCudaNeighbour) {
   EXPECT_TRUE(has(New->Args, "-DFROM_B"));
   EXPECT_EQ(New->InferredFrom, P.path("src/deep/b.cu"));
   EXPECT_EQ(New->Database, P.path("build/compile_commands.json"));
+}
+
+TEST(CompileFlagsTest, OptionsFilesAreExpanded) {
+  // CMake's Makefile generator puts the includes in a response file that
+  // nvcc reads with --options-file; the borrowing of a neighbour's flags
+  // must see them too.
+  TempProject P;
+  P.write("build/CMakeFiles/app.dir/includes_CUDA.rsp",
+          "-I\"" + P.path("inc dir") + "\" -DFROM_RSP=1 @nested.rsp\n");
+  P.write("build/nested.rsp", "-DNESTED");
+  P.write("build/compile_commands.json",
+          R"([{"directory": ".", "file": "../src/a.cu",
+               "command": "nvcc --options-file CMakeFiles/app.dir/includes_CUDA.rsp -optf=missing.rsp -c ../src/a.cu"}])");
+  for (const char *File : {"src/a.cu", "src/new.cu"}) {
+    auto F = discoverCompileFlags(P.path(File));
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    EXPECT_TRUE(has(F->Args, "-I" + P.path("inc dir"))) << File;
+    EXPECT_TRUE(has(F->Args, "-DFROM_RSP=1")) << File;
+    EXPECT_TRUE(has(F->Args, "-DNESTED")) << File;
+  }
+  // Given directly, with its note; an unreadable one is dropped with a
+  // reason like any flag clang does not know.
+  TranslatedFlags T = translateCompileCommand(
+      {"nvcc", "@" + P.path("build/nested.rsp"), "-optf", "missing.rsp",
+       "-c", "k.cu"},
+      P.path("build"));
+  EXPECT_TRUE(has(T.Args, "-DNESTED"));
+  EXPECT_TRUE(anyStartsWith(T.Translated, "@" + P.path("build/nested.rsp") +
+                                              " -> -DNESTED"));
+  EXPECT_TRUE(anyStartsWith(T.Dropped, "-optf"));
 }
 
 TEST(CompileFlagsTest, NoDatabaseMeansDefaultFlags) {
