@@ -1,6 +1,7 @@
 //===- Catalog.cpp - The registry of transforms and shared helpers --------===//
 
 #include "CatalogInternal.h"
+#include "optiml/Edit/EditJSON.h"
 #include "optiml/Frontend/ModelBuilder.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -89,6 +90,22 @@ std::vector<Candidate> listCandidates(const EditContext &Ctx,
       C.T = T.get();
       C.Target = Target;
       C.A = T->prepare(Ctx, Target);
+      // A suggestion is offered only if its parameters pass the same
+      // validation an edit read from JSON gets (ranges, enums, required
+      // parameters): never one the transform's own checks would refuse.
+      size_t Suggested = C.A.Suggestions.size();
+      llvm::erase_if(C.A.Suggestions, [&](const Edit &S) {
+        Edit Copy = S;
+        if (Error Err = validateParams(Copy, *T)) {
+          consumeError(std::move(Err));
+          return true;
+        }
+        return false;
+      });
+      if (C.A.Applies && Suggested && C.A.Suggestions.empty()) {
+        C.A.Applies = false;
+        C.A.Reason += "; none of its suggested parameters is valid";
+      }
       Out.push_back(std::move(C));
     }
   }

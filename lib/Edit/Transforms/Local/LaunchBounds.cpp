@@ -134,8 +134,11 @@ public:
                           ")") +
                std::string("; every launch uses at most ") +
                std::to_string(*B) + " threads per block";
+    // A bound above the largest block holds as well; the parameter's floor
+    // is a warp (a launch of 16 or 1 threads gets 32).
+    int64_t Bound = std::max<int64_t>(*B, 32);
     for (int64_t MinBlocks : {0, 2, 4}) {
-      Edit S{"launch-bounds", Target.str(), {{"max_threads", *B}}};
+      Edit S{"launch-bounds", Target.str(), {{"max_threads", Bound}}};
       if (MinBlocks)
         S.Params["min_blocks"] = int64_t(MinBlocks);
       A.Suggestions.push_back(S);

@@ -144,6 +144,14 @@ Plan plan(const EditContext &Ctx, const KernelInfo &K, const FunctionDecl *FD,
     if (WantConst) {
       if (T->getPointeeType().isConstQualified()) {
         // already const
+      } else if (T->getPointeeType()->isAnyPointerType() ||
+                 T->getPointeeType()->isMemberPointerType()) {
+        // `const float **` does not accept the caller's `float **` (C++
+        // allows adding const below the top level only when every level
+        // above it is const too), so the launch would stop compiling.
+        P.ConstWhyNot.push_back("'" + Name +
+                                "' points to a pointer: a 'const' there "
+                                "would not accept the caller's argument");
       } else {
         PointerUses U = analyzePointerParam(Ctx.AST, FD, Param);
         if (U.Blocker.empty())
