@@ -766,19 +766,23 @@ std::optional<int64_t> intValue(const Expr *E, const ASTContext &AST) {
   return std::nullopt;
 }
 
-std::optional<CeilDiv> matchCeilDiv(const Expr *E) {
-  const auto *Div = dyn_cast<BinaryOperator>(E->IgnoreParenImpCasts());
-  if (!Div || Div->getOpcode() != BO_Div)
-    return std::nullopt;
-  const auto *DL = dyn_cast<IntegerLiteral>(Div->getRHS()->IgnoreParenImpCasts());
-  if (!DL)
-    return std::nullopt;
-  int64_t B = DL->getValue().getSExtValue();
-  auto Lit = [](const Expr *X) -> std::optional<int64_t> {
+std::optional<CeilDiv> matchCeilDiv(
+    const Expr *E,
+    function_ref<std::optional<int64_t>(const Expr *)> Value) {
+  auto Lit = [&](const Expr *X) -> std::optional<int64_t> {
+    if (Value)
+      return Value(X);
     if (const auto *IL = dyn_cast<IntegerLiteral>(X->IgnoreParenImpCasts()))
       return IL->getValue().getSExtValue();
     return std::nullopt;
   };
+  const auto *Div = dyn_cast<BinaryOperator>(E->IgnoreParenImpCasts());
+  if (!Div || Div->getOpcode() != BO_Div)
+    return std::nullopt;
+  std::optional<int64_t> DV = Lit(Div->getRHS());
+  if (!DV)
+    return std::nullopt;
+  int64_t B = *DV;
   const auto *Num = dyn_cast<BinaryOperator>(Div->getLHS()->IgnoreParenImpCasts());
   if (!Num)
     return std::nullopt;

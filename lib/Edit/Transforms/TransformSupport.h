@@ -18,6 +18,7 @@
 
 #include "optiml/Edit/Transform.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include <optional>
 #include <string>
@@ -194,7 +195,13 @@ struct CeilDiv {
   int64_t Divisor = 0;
   const clang::Expr *DivisorExpr = nullptr;
 };
-std::optional<CeilDiv> matchCeilDiv(const clang::Expr *E);
+/// \p Value gives the integer an operand stands for (default: integer
+/// literals only); a caller that knows more (a local constant) passes its
+/// own.
+std::optional<CeilDiv> matchCeilDiv(
+    const clang::Expr *E,
+    llvm::function_ref<std::optional<int64_t>(const clang::Expr *)> Value =
+        {});
 
 /// Text of \p G's value divided by \p K, rounded up, written the readable
 /// way: `(n + 1023) / 1024` for `(n + 255) / 256`, else `(G + K - 1) / K`.

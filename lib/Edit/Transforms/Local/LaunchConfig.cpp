@@ -29,6 +29,7 @@
 #include "optiml/Frontend/ASTUtil.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include <array>
 #include <functional>
 
@@ -38,19 +39,36 @@ using namespace llvm;
 namespace optiml {
 namespace {
 
-unsigned countRefs(const Stmt *S, const ValueDecl *D) {
-  if (!S)
-    return 0;
-  unsigned N = 0;
-  if (const auto *DR = dyn_cast<DeclRefExpr>(S); DR && DR->getDecl() == D)
-    ++N;
-  if (const auto *DS = dyn_cast<DeclStmt>(S))
-    for (const Decl *X : DS->decls())
-      if (const auto *VD = dyn_cast<VarDecl>(X); VD && VD->hasInit())
-        N += countRefs(VD->getInit(), D);
-  for (const Stmt *C : S->children())
-    N += countRefs(C, D);
-  return N;
+/// A variable declared in \p Body after \p From and before \p To whose
+/// name one of \p Init's references also has: written out at \p To,
+/// \p Init would name that one instead.
+const VarDecl *shadowingDecl(const Stmt *Body, const Expr *Init,
+                             SourceLocation From, SourceLocation To,
+                             const SourceManager &SM) {
+  struct Names : RecursiveASTVisitor<Names> {
+    StringSet<> Seen;
+    bool VisitDeclRefExpr(DeclRefExpr *R) {
+      Seen.insert(R->getDecl()->getName());
+      return true;
+    }
+  } N;
+  N.TraverseStmt(const_cast<Expr *>(Init));
+  struct Decls : RecursiveASTVisitor<Decls> {
+    const StringSet<> &Seen;
+    SourceLocation From, To;
+    const SourceManager &SM;
+    const VarDecl *Found = nullptr;
+    bool VisitVarDecl(VarDecl *V) {
+      SourceLocation L = V->getLocation();
+      if (!Found && Seen.contains(V->getName()) &&
+          SM.isBeforeInTranslationUnit(From, L) &&
+          SM.isBeforeInTranslationUnit(L, To))
+        Found = V;
+      return true;
+    }
+  } D{{}, N.Seen, From, To, SM};
+  D.TraverseStmt(const_cast<Stmt *>(Body));
+  return D.Found;
 }
 
 /// An expression's span in the main file (no trailing `;`), or nothing when
@@ -82,7 +100,7 @@ const Expr *stripTemporaries(const Expr *A) {
 
 /// The per-dimension expressions of a launch configuration argument:
 /// `e` (x only), `dim3(x, y, z)`, or a local variable initialized with one
-/// of those whose only use is this launch. Defaulted dimensions are null.
+/// of those and never assigned after. Defaulted dimensions are null.
 struct Dims {
   std::array<const Expr *, 3> D{nullptr, nullptr, nullptr};
   std::string Via; ///< the local variable it came through, if any
@@ -108,14 +126,23 @@ Expected<Dims> configDims(const EditContext &Ctx, const Edit &E,
                     "the " + What + " '" + VD->getName() +
                         "' is not a local variable of '" +
                         (Caller ? Caller->getNameAsString() : "?") + "'");
-    if (countRefs(Caller->getBody(), VD) != 1 ||
-        writtenVars(Caller->getBody()).contains(VD))
+    // The variable itself is never changed (the launch gets the new
+    // configuration written out), so its other uses keep their value; it
+    // only has to hold its initializer at the launch.
+    if (writtenVars(Caller->getBody()).contains(VD))
       return reject(E, "not-applicable",
                     "the " + What + " variable '" + VD->getName() +
-                        "' is used elsewhere in '" + Caller->getName() +
-                        "'; changing it would change those uses too");
+                        "' is assigned after its declaration in '" +
+                        Caller->getName() + "'");
     Out.Via = VD->getNameAsString();
     A = stripTemporaries(VD->getInit());
+    if (const VarDecl *S = shadowingDecl(Caller->getBody(), A,
+                                         VD->getLocation(), Arg->getBeginLoc(),
+                                         Ctx.AST.getSourceManager()))
+      return reject(E, "not-applicable",
+                    "the " + What + " variable '" + VD->getName() +
+                        "' is computed from '" + S->getName() +
+                        "', which another declaration hides at the launch");
     // Its initializer moves to the launch: what it names must not change in
     // between.
     DenseSet<const ValueDecl *> W = writtenVars(Caller->getBody());
@@ -153,6 +180,43 @@ const FunctionDecl *enclosingFunction(ASTContext &AST, const Stmt *S) {
       return FD;
     N = Ps[0];
   }
+}
+
+/// The integer \p E stands for at a launch in \p Caller: a constant, or a
+/// local variable of \p Caller never assigned after an initializer that
+/// is one (`int threads = 256;`), or +, -, * of those.
+std::optional<int64_t> launchValue(const Expr *E, const FunctionDecl *Caller,
+                                   const ASTContext &AST, unsigned Depth = 0) {
+  if (!E || Depth > 8)
+    return std::nullopt;
+  if (auto V = intValue(E, AST))
+    return V;
+  E = E->IgnoreParenImpCasts();
+  if (const auto *VD = dyn_cast_or_null<VarDecl>(referencedDecl(E))) {
+    if (!Caller || !Caller->getBody() || !VD->isLocalVarDecl() ||
+        !VD->hasInit() || VD->getDeclContext() != Caller ||
+        !VD->getType()->isIntegerType() ||
+        writtenVars(Caller->getBody()).contains(VD))
+      return std::nullopt;
+    return launchValue(VD->getInit(), Caller, AST, Depth + 1);
+  }
+  if (const auto *B = dyn_cast<BinaryOperator>(E)) {
+    auto L = launchValue(B->getLHS(), Caller, AST, Depth + 1);
+    auto R = launchValue(B->getRHS(), Caller, AST, Depth + 1);
+    if (!L || !R)
+      return std::nullopt;
+    switch (B->getOpcode()) {
+    case BO_Add:
+      return *L + *R;
+    case BO_Sub:
+      return *L - *R;
+    case BO_Mul:
+      return *L * *R;
+    default:
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
 }
 
 struct KernelIndex {
@@ -461,7 +525,12 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
     std::string DimS(1, Dim);
     const Expr *GE = P.GridDims.D[D];
     auto Why = [&](const Twine &T) { P.WhyNotGrid[D] = T.str(); };
-    std::optional<CeilDiv> C = GE ? matchCeilDiv(GE) : std::nullopt;
+    std::optional<CeilDiv> C =
+        GE ? matchCeilDiv(GE,
+                          [&](const Expr *X) {
+                            return launchValue(X, Caller, Ctx.AST);
+                          })
+           : std::nullopt;
     if (!C || C->Divisor != *P.Old[D]) {
       Why("the grid's " + DimS + " dimension ('" +
           (GE ? exprText(Ctx, GE) : std::string("1")) +
