@@ -139,13 +139,13 @@ void run(float *x, int n) { k<<<(n + 255) / 256, 256>>>(x); }
   if (i < n) x[i] = 0;
 }
 void run(float *x, int n) {
-  int t = 256;
-  k<<<(n + 255) / 256, t>>>(x, n);
+  int t = 128;
+  t = 256;
   k<<<(n + 255) / 256, t>>>(x, n);
 }
 )",
        {{"block", int64_t(128)}},
-       "the block variable 't' is used elsewhere in 'run'"},
+       "the block variable 't' is assigned after its declaration in 'run'"},
   };
   for (const Case &C : Cases) {
     // prepare() only leaves out suggestions above __launch_bounds__.

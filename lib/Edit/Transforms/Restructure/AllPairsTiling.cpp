@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
+#include "../../Patterns/SideEffects.h"
 #include "../../Patterns/ThreadPerItem.h"
 #include "../TransformSupport.h"
 #include "PlannedTransform.h"
@@ -36,6 +37,33 @@ using clang::isa;
 
 namespace optiml {
 namespace {
+
+/// Statement \p S's text as written, with the `;` that ends it, a macro at
+/// either end included (a type spelled `REAL` in `REAL ax = 0.f;`): these
+/// statements are copied verbatim, so the macro may stay as it is. Nothing
+/// when the statement is not written in the main file as a whole.
+std::optional<SourceSpan> writtenStmtSpan(const EditContext &Ctx,
+                                          const clang::Stmt *S) {
+  if (auto Sp = looseStmtSpan(Ctx, S))
+    return Sp;
+  const clang::SourceManager &SM = Ctx.AST.getSourceManager();
+  clang::SourceLocation B = SM.getExpansionRange(S->getBeginLoc()).getBegin();
+  clang::SourceLocation End = SM.getExpansionRange(S->getEndLoc()).getEnd();
+  if (!SM.isWrittenInMainFile(B) || !SM.isWrittenInMainFile(End))
+    return std::nullopt;
+  auto Sp = fileSpan(SM, Ctx.AST.getLangOpts(), clang::SourceRange(B, End));
+  if (!Sp || Sp->End.Offset <= Sp->Begin.Offset)
+    return std::nullopt;
+  StringRef Code = Ctx.Code;
+  unsigned P = Sp->End.Offset;
+  if (Code[P - 1] == ';' || Code[P - 1] == '}')
+    return Sp;
+  while (P < Code.size() && (Code[P] == ' ' || Code[P] == '\t'))
+    ++P;
+  if (P < Code.size() && Code[P] == ';')
+    Sp->End.Offset = P + 1;
+  return Sp;
+}
 
 struct Staged {
   const clang::ValueDecl *Base = nullptr;
@@ -202,7 +230,7 @@ Expected<Plan> AllPairsTiling::analyze(const EditContext &Ctx,
         Ok &= V && !V->getType()->isReferenceType() &&
               !V->getType()->getContainedAutoType() &&
               !isa<clang::ArrayType>(V->getType().getTypePtr()) &&
-              (!V->getInit() || !V->getInit()->HasSideEffects(Ctx.AST));
+              (!V->getInit() || !mayHaveSideEffects(V->getInit(), Ctx.AST));
       }
     if (!Ok)
       return reject(E, "not-applicable",
@@ -358,6 +386,28 @@ AllPairsTiling::rewrite(const EditContext &Ctx, const Edit &E,
   std::string End = looseExprText(Ctx, P.End);
   std::string J = P.Var->getName().str();
 
+  // Every piece copied or replaced must be written in the file.
+  auto Written = [&](const clang::Stmt *S) {
+    return S && bool(writtenStmtSpan(Ctx, S));
+  };
+  if (!looseExprSpan(Ctx, P.For->getCond()) ||
+      !looseExprSpan(Ctx, P.Var->getInit()) ||
+      (P.Item && (!looseStmtSpan(Ctx, P.Item->Guard) ||
+                  (P.Item->EarlyReturn &&
+                   !looseStmtSpan(Ctx, P.Item->Body.back())))) ||
+      !llvm::all_of(P.Pre, Written) || !llvm::all_of(P.Post, Written))
+    return reject(E, "macro",
+                  "a part of the kernel the rewrite moves is written inside "
+                  "a macro");
+  for (const clang::Stmt *S : P.Pre)
+    for (const clang::Decl *D : cast<clang::DeclStmt>(S)->decls())
+      if (const auto *V = cast<clang::VarDecl>(D);
+          V->getInit() && readsMemory(V->getInit()) &&
+          !looseExprSpan(Ctx, V->getInit()))
+        return reject(E, "macro",
+                      "the initializer of '" + V->getName() +
+                          "' is written inside a macro");
+
   // Where the new text goes and its indentation.
   unsigned RegionBegin = ForSp->Begin.Offset, RegionEnd = ForSp->End.Offset;
   if (P.Item) {
@@ -431,7 +481,7 @@ AllPairsTiling::rewrite(const EditContext &Ctx, const Edit &E,
                            Active + " ? " + parenthesize(looseExprText(Ctx, V->getInit())) +
                                " : " + Ty + "()"});
       }
-      auto Sp = looseStmtSpan(Ctx, S);
+      auto Sp = writtenStmtSpan(Ctx, S);
       Line(dedent(spliceText(Ctx.Code, Sp->Begin.Offset, Sp->End.Offset, Guarded), Depth));
     }
   }
@@ -447,7 +497,7 @@ AllPairsTiling::rewrite(const EditContext &Ctx, const Edit &E,
   if (P.Item && !P.Post.empty()) {
     Line("if (" + Active + ") {");
     for (const clang::Stmt *S : P.Post) {
-      auto Sp = looseStmtSpan(Ctx, S);
+      auto Sp = writtenStmtSpan(Ctx, S);
       Line("  " + indentLines(dedent(Ctx.Code.substr(Sp->Begin.Offset,
                                                      Sp->End.Offset - Sp->Begin.Offset),
                                      Depth),

@@ -1,0 +1,47 @@
+//===- SideEffects.h - What an expression may change -------------*- C++ -*-===//
+//
+// Private to lib/Edit. Several rewrites move or skip code: a declaration
+// before an all-pairs loop is skipped by threads outside the bounds, a loop
+// condition is hoisted, an accumulator's initializer is evaluated once per
+// tile. clang's Expr::HasSideEffects counts every call to a function it
+// cannot see into as a side effect, so `float4 me = make_float4(...)` or
+// `float r = sqrtf(x)` was refused for their spelling. This analysis looks
+// at what the code does:
+//  - assignments, increments, new/delete, throw, volatile accesses: effects;
+//  - a call is free of effects when its callee is marked const or pure, is
+//    a builtin the compiler knows to be const or pure, or is defined where
+//    we can read it and its body changes nothing but its own locals (and
+//    calls only such functions); the depth of that is bounded;
+//  - a `__device__` function declared without a body in a system header
+//    that takes only arithmetic or vector values and returns one (the
+//    toolkit's math library, e.g. libdevice's __nv_rsqrtf) is a pure
+//    function of its arguments: device code has no errno and such a
+//    function has nothing else it could change. One with no parameters or
+//    a void result (clock(), __nanosleep) is not.
+// Warp collectives (__shfl_sync and the like) are defined over builtins the
+// compiler does not mark const, so they count as effects: skipping them in
+// some threads would change what the others receive.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_LIB_EDIT_PATTERNS_SIDEEFFECTS_H
+#define OPTIML_LIB_EDIT_PATTERNS_SIDEEFFECTS_H
+
+namespace clang {
+class ASTContext;
+class Expr;
+class FunctionDecl;
+} // namespace clang
+
+namespace optiml {
+
+/// Whether evaluating \p E may change anything outside it (memory, other
+/// threads' view, hidden state), as described above.
+bool mayHaveSideEffects(const clang::Expr *E, const clang::ASTContext &AST);
+
+/// Whether a call to \p FD changes nothing but the callee's own locals.
+bool isPureFunction(const clang::FunctionDecl *FD,
+                    const clang::ASTContext &AST);
+
+} // namespace optiml
+
+#endif

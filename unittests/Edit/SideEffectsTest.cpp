@@ -1,0 +1,88 @@
+//===- SideEffectsTest.cpp - What an expression may change ----------------===//
+
+#include "CatalogTesting.h"
+#include "Patterns/SideEffects.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Stmt.h"
+
+using namespace optiml;
+using namespace optiml::testing_catalog;
+
+namespace {
+
+/// Whether the initializer of local \p Var in kernel `k` may have effects.
+std::optional<bool> initEffects(const Input &In, llvm::StringRef Var) {
+  const clang::FunctionDecl *FD =
+      findKernelDecl(In.TU.AST->getASTContext(), "k");
+  if (!FD || !FD->getBody())
+    return std::nullopt;
+  for (const clang::Stmt *S :
+       llvm::cast<clang::CompoundStmt>(FD->getBody())->body())
+    if (const auto *DS = llvm::dyn_cast<clang::DeclStmt>(S))
+      for (const clang::Decl *D : DS->decls())
+        if (const auto *V = llvm::dyn_cast<clang::VarDecl>(D);
+            V && V->getName() == Var && V->getInit())
+          return mayHaveSideEffects(V->getInit(), In.TU.AST->getASTContext());
+  return std::nullopt;
+}
+
+TEST(SideEffectsTest, CallsAreJudgedByWhatTheyDo) {
+  Input In(R"(
+struct v3 { float x, y, z; };
+__device__ v3 make(float a, float b, float c) { v3 t; t.x = a; t.y = b; t.z = c; return t; }
+__device__ float twice(float a) { float r = a; r *= 2; return r; }
+__device__ float nested(float a) { return twice(a) + make(a, a, a).x; }
+__device__ float store(float *p, float a) { *p = a; return a; }
+__device__ float bump(float &a) { return a; }
+__device__ float global_counter;
+__device__ float touch(float a) { global_counter = a; return a; }
+__device__ float recurse(float a) { return a > 0 ? recurse(a - 1) : a; }
+__device__ float opaque(float a);
+# 1 "toolkit_math.h" 1 3
+__device__ float tk_sqrt(float);
+__device__ void tk_sleep(unsigned);
+__device__ long long tk_clock();
+__device__ float tk_load(const float *);
+# 20 "input.cu" 2
+__global__ void k(float *p, const float *q, volatile float *vp, float a) {
+  float c0 = a * 2 + q[0];
+  v3 c1 = make(a, 1, 2);
+  float c2 = nested(a);
+  float c3 = tk_sqrt(a);
+  float c4 = __builtin_fabsf(a);
+  float e0 = store(p, a);
+  float e1 = bump(a);
+  float e2 = touch(a);
+  float e3 = opaque(a);
+  float e4 = *vp;
+  float e5 = (p[0] = a);
+  float e6 = a++;
+  long long e7 = tk_clock();
+  float e8 = tk_load(q);
+  float e9 = recurse(a);
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  for (const char *Pure : {"c0", "c1", "c2", "c3", "c4"})
+    EXPECT_EQ(initEffects(In, Pure), false) << Pure;
+  // Writes through a pointer, a non-const reference, a global, an unseen
+  // body, a volatile read, an assignment, an increment, a toolkit function
+  // without arguments or with a pointer, recursion beyond the depth bound.
+  for (const char *Impure :
+       {"e0", "e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8", "e9"})
+    EXPECT_EQ(initEffects(In, Impure), true) << Impure;
+}
+
+TEST(SideEffectsTest, WarpCollectivesAndAtomicsAreEffects) {
+  Input In(R"(
+__global__ void k(float *p, int *c, float a) {
+  float s = __shfl_xor_sync(0xffffffffu, a, 1);
+  int t = atomicAdd(c, 1);
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  EXPECT_EQ(initEffects(In, "s"), true);
+  EXPECT_EQ(initEffects(In, "t"), true);
+}
+
+} // namespace
