@@ -118,6 +118,95 @@ static StringRef calleeName(const CallExpr *C) {
   return "";
 }
 
+/// Whether a call to \p FD synchronizes the threads of a block: a barrier
+/// primitive itself, or a function whose body calls one (cooperative
+/// groups' `cg::sync(block)` and `block.sync()`, a project's own wrapper),
+/// followed a few calls deep.
+static bool isBlockBarrier(const FunctionDecl *FD, unsigned Depth = 0) {
+  if (!FD || Depth > 4)
+    return false;
+  if (FD->getDeclName().isIdentifier()) {
+    StringRef N = FD->getName();
+    if (N.starts_with("__syncthreads") || N == "__barrier_sync" ||
+        N.starts_with("__nvvm_barrier"))
+      return true;
+  }
+  const FunctionDecl *Def = nullptr;
+  if (!FD->hasBody(Def) || !Def)
+    return false;
+  struct Finder : RecursiveASTVisitor<Finder> {
+    unsigned Depth;
+    bool Found = false;
+    bool VisitCallExpr(CallExpr *C) {
+      Found |= isBlockBarrier(C->getDirectCallee(), Depth + 1);
+      return !Found;
+    }
+  } F;
+  F.Depth = Depth;
+  F.TraverseStmt(Def->getBody());
+  return F.Found;
+}
+
+/// The `__shared__` variable whose address \p FD's body returns (the
+/// `SharedMemory<T>` helper's `operator T *()`), if any.
+static const VarDecl *returnedSharedVar(const FunctionDecl *FD) {
+  const FunctionDecl *Def = nullptr;
+  if (!FD || !FD->hasBody(Def) || !Def)
+    return nullptr;
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const VarDecl *Found = nullptr;
+    bool VisitReturnStmt(ReturnStmt *R) {
+      if (const Expr *V = R->getRetValue())
+        if (const auto *D =
+                dyn_cast<DeclRefExpr>(V->IgnoreParenCasts()))
+          if (const auto *VD = dyn_cast<VarDecl>(D->getDecl());
+              VD && VD->hasAttr<CUDASharedAttr>())
+            Found = VD;
+      return true;
+    }
+  } F;
+  F.TraverseStmt(Def->getBody());
+  return F.Found;
+}
+
+/// The `__shared__` variable a pointer initializer leads to through a call
+/// or a helper object's conversion to a pointer (`T *s = SharedMemory<T>()`,
+/// also inside a template where the conversion is not yet resolved).
+static const VarDecl *sharedVarBehind(const Expr *Init) {
+  const Expr *E = Init->IgnoreParenCasts();
+  while (true) {
+    if (const auto *M = dyn_cast<MaterializeTemporaryExpr>(E))
+      E = M->getSubExpr()->IgnoreParenCasts();
+    else if (const auto *B = dyn_cast<CXXBindTemporaryExpr>(E))
+      E = B->getSubExpr()->IgnoreParenCasts();
+    else
+      break;
+  }
+  if (const auto *C = dyn_cast<CallExpr>(E))
+    return returnedSharedVar(C->getDirectCallee());
+  // A helper object: its class's conversion to a pointer.
+  QualType T = E->getType();
+  if (const auto *U = dyn_cast<CXXUnresolvedConstructExpr>(E))
+    T = U->getTypeAsWritten();
+  const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
+  if (!RD)
+    if (const auto *TST = T->getAs<TemplateSpecializationType>())
+      if (const auto *CTD = dyn_cast_or_null<ClassTemplateDecl>(
+              TST->getTemplateName().getAsTemplateDecl()))
+        RD = CTD->getTemplatedDecl();
+  if (!RD || !RD->hasDefinition())
+    return nullptr;
+  for (const Decl *D : RD->getDefinition()->decls()) {
+    const auto *Conv = dyn_cast<CXXConversionDecl>(D);
+    if (const auto *FT = dyn_cast<FunctionTemplateDecl>(D))
+      Conv = dyn_cast<CXXConversionDecl>(FT->getTemplatedDecl());
+    if (Conv && Conv->getConversionType()->isPointerType())
+      if (const VarDecl *V = returnedSharedVar(Conv))
+        return V;
+  }
+  return nullptr;
+}
+
 bool isMathFunction(StringRef Name) {
   static const StringSet<> Names = {
       "exp",    "expf",   "exp2",   "exp2f",  "expm1",  "expm1f", "log",
@@ -357,7 +446,8 @@ public:
       }
     }
     CallSite CS{Name.str(), filePos(SM, C->getBeginLoc()), currentLoop()};
-    if (Name.starts_with("__syncthreads"))
+    if (Name.starts_with("__syncthreads") ||
+        isBlockBarrier(C->getDirectCallee()))
       K.Syncthreads.push_back(CS);
     else if (isAtomic(Name))
       K.Atomics.push_back(CS);
@@ -387,6 +477,22 @@ public:
       SharedVars.insert(VD);
       return true;
     }
+    // A local pointer to dynamic shared memory handed out by a helper
+    // (`T *sdata = SharedMemory<T>();`): its accesses are shared ones.
+    if (VD->getType()->isPointerType() && VD->hasInit() &&
+        !Assigned.contains(VD))
+      if (const VarDecl *Behind = sharedVarBehind(VD->getInit())) {
+        SharedDecl S;
+        S.Name = VD->getNameAsString();
+        S.Type = VD->getType().getAsString(policy());
+        S.Dynamic = Behind->hasExternalStorage() ||
+                    Behind->getType()->isIncompleteArrayType();
+        if (!S.Dynamic && !Behind->getType()->isDependentType())
+          S.Bytes = Ctx.getTypeSizeInChars(Behind->getType()).getQuantity();
+        K.Shared.push_back(std::move(S));
+        SharedVars.insert(VD);
+        return true;
+      }
     // Local pointers into parameters: `const float *row = A + r * n;`
     if (VD->getType()->isPointerType() && VD->hasInit() &&
         !Assigned.contains(VD)) {
@@ -481,6 +587,24 @@ private:
         return true;
       }
       bool VisitCallExpr(CallExpr *C) {
+        // An assignment written with an operator that is (or, with
+        // dependent operands in a template, may be) overloaded:
+        // `s[t] += v` where some operator+= is visible.
+        if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(C);
+            Op && Op->getNumArgs() >= 1) {
+          OverloadedOperatorKind K = Op->getOperator();
+          if (K == OO_Equal) {
+            A.Writes.insert(target(Op->getArg(0)));
+            noteVar(Op->getArg(0), Op->getNumArgs() > 1 ? Op->getArg(1)
+                                                        : nullptr);
+          } else if (Op->isAssignmentOp() || K == OO_PlusPlus ||
+                     K == OO_MinusMinus) {
+            A.ReadWrites.insert(target(Op->getArg(0)));
+            noteVar(Op->getArg(0), Op->getNumArgs() > 1 ? Op->getArg(1)
+                                                        : nullptr);
+          }
+          return true;
+        }
         if (!isAtomic(calleeName(C)) || C->getNumArgs() == 0)
           return true;
         const Expr *P = C->getArg(0)->IgnoreParenImpCasts();
@@ -1019,13 +1143,21 @@ public:
   /// The loops around the first multiply-accumulate found.
   std::vector<const Stmt *> FoundLoops;
 
+  /// The loops around the first accumulation of a value read from memory.
+  std::vector<const Stmt *> AccumulateLoops;
+
   void checkProduct(const Expr *E) {
     const auto *M = dyn_cast<BinaryOperator>(E->IgnoreParenImpCasts());
     if (!M || M->getOpcode() != BO_Mul) {
-      if (E->IgnoreParenImpCasts() != nullptr)
-        Accumulates |= containsArrayRead(E);
+      if (E->IgnoreParenImpCasts() != nullptr && containsArrayRead(E)) {
+        if (!Accumulates)
+          AccumulateLoops = Stack;
+        Accumulates = true;
+      }
       return;
     }
+    if (!Accumulates)
+      AccumulateLoops = Stack;
     const auto *A = dyn_cast_or_null<DeclRefExpr>(arrayBase(M->getLHS()));
     const auto *B = dyn_cast_or_null<DeclRefExpr>(arrayBase(M->getRHS()));
     if (A && B && A->getDecl() != B->getDecl()) {
@@ -1088,6 +1220,26 @@ private:
   std::vector<const Stmt *> Stack;
 };
 
+/// Whether \p Loop walks a window of offsets on both sides of zero: a
+/// `for` whose variable starts at a negative value (`-RADIUS`, `-r`, `-1`).
+/// Summing over such a loop combines each element's neighbours (a stencil
+/// or a convolution), which a reduction's loop from 0 does not.
+bool isCentredWindow(const Stmt *Loop, const ASTContext &AST) {
+  const auto *F = dyn_cast_or_null<ForStmt>(Loop);
+  const auto *DS = F ? dyn_cast_or_null<DeclStmt>(F->getInit()) : nullptr;
+  const auto *V = DS && DS->isSingleDecl()
+                      ? dyn_cast<VarDecl>(DS->getSingleDecl())
+                      : nullptr;
+  if (!V || !V->getInit() || !V->getType()->isIntegerType())
+    return false;
+  const Expr *I = V->getInit()->IgnoreParenImpCasts();
+  if (const auto *U = dyn_cast<UnaryOperator>(I); U && U->getOpcode() == UO_Minus)
+    return true;
+  Expr::EvalResult R;
+  return !I->isValueDependent() && I->EvaluateAsInt(R, AST) &&
+         R.Val.getInt().isNegative();
+}
+
 void classify(KernelInfo &K, const FunctionDecl *FD) {
   auto Reason = [&](KernelClass C, std::string Why) {
     K.Class = C;
@@ -1113,6 +1265,16 @@ void classify(KernelInfo &K, const FunctionDecl *FD) {
 
   MacFinder Mac;
   Mac.TraverseStmt(FD->getBody());
+  const ASTContext &AST = FD->getASTContext();
+  if (Mac.Found && !Mac.FoundLoops.empty() &&
+      isCentredWindow(Mac.FoundLoops.back(), AST))
+    return Reason(KernelClass::Stencil, "weighted sum of " + Mac.Detail +
+                                            " over offsets on both sides of "
+                                            "each element");
+  if (!Mac.Found && Mac.Accumulates && !Mac.AccumulateLoops.empty() &&
+      isCentredWindow(Mac.AccumulateLoops.back(), AST))
+    return Reason(KernelClass::Stencil, "a loop sums values read at offsets "
+                                        "on both sides of each element");
   if (Mac.Found) {
     // A weighted sum over a small fixed window (convolution) is a stencil:
     // every loop around the multiply-accumulate has a small constant trip.

@@ -212,4 +212,83 @@ __global__ void dotrow(const float *a, const float *b, float *out, int n) {
   EXPECT_EQ(P.Model.Kernels[1].Class, KernelClass::MatmulLike);
 }
 
+TEST(ModelBuilderTest, CentredWindowsAreStencils) {
+  // A loop over offsets on both sides of the element (1D radius, a
+  // separable filter of run-time radius, a 3D 7-point neighbourhood in a
+  // z-march) combines neighbours: a stencil, not a reduction or a GEMM.
+  // A loop from 0 over a row stays a reduction.
+  Parsed P = parse(R"(
+__global__ void s1(const float *in, float *out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float r = 0;
+  for (int j = -3; j <= 3; j++)
+    r += in[i + j];
+  out[i] = r;
+}
+__global__ void row(const float *in, const float *f, float *out, int w, int r) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  float s = 0;
+  for (int k = -r; k <= r; k++)
+    s += in[x + k] * f[r + k];
+  out[x] = s;
+}
+__global__ void rowsum(const float *in, float *out) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  float s = 0;
+  for (int j = 0; j < 16; j++)
+    s += in[r * 16 + j];
+  out[r] = s;
+})");
+  ASSERT_EQ(P.Model.Kernels.size(), 3u);
+  EXPECT_EQ(P.Model.Kernels[0].Class, KernelClass::Stencil);
+  EXPECT_EQ(P.Model.Kernels[1].Class, KernelClass::Stencil);
+  EXPECT_EQ(P.Model.Kernels[1].ClassReason,
+            "weighted sum of in * f over offsets on both sides of each "
+            "element");
+  EXPECT_EQ(P.Model.Kernels[2].Class, KernelClass::Reduction);
+}
+
+TEST(ModelBuilderTest, SharedMemoryHelpersAndBarrierWrappers) {
+  // The CUDA samples' reductions: shared memory through a SharedMemory<T>
+  // helper's conversion to T *, barriers through cooperative groups.
+  Parsed P = parse(R"(
+namespace cg {
+struct thread_block { __device__ void sync() { __syncthreads(); } };
+__device__ thread_block this_thread_block() { return thread_block(); }
+__device__ void sync(thread_block &g) { g.sync(); }
+}
+template <class T> struct SharedMemory {
+  __device__ operator T *() { extern __shared__ int smem[]; return (T *)smem; }
+};
+template <class T>
+__global__ void reduce(const T *in, T *out, unsigned n) {
+  cg::thread_block cta = cg::this_thread_block();
+  T *sdata = SharedMemory<T>();
+  unsigned tid = threadIdx.x;
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  sdata[tid] = i < n ? in[i] : 0;
+  cg::sync(cta);
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (tid < s)
+      sdata[tid] += sdata[tid + s];
+    cta.sync();
+  }
+  if (tid == 0)
+    out[blockIdx.x] = sdata[0];
+}
+void run(const float *in, float *out, unsigned n) {
+  reduce<float><<<n / 256, 256, 1024>>>(in, out, n);
+})");
+  ASSERT_EQ(P.Model.Kernels.size(), 1u);
+  const KernelInfo &K = P.Model.Kernels[0];
+  EXPECT_EQ(K.Class, KernelClass::Reduction);
+  ASSERT_EQ(K.Shared.size(), 1u);
+  EXPECT_EQ(K.Shared[0].Name, "sdata");
+  EXPECT_TRUE(K.Shared[0].Dynamic);
+  EXPECT_EQ(K.Syncthreads.size(), 2u);
+  const MemoryAccess *A = access(K, "tid + s");
+  ASSERT_TRUE(A);
+  EXPECT_EQ(A->Space, AddressSpace::Shared);
+}
+
 } // namespace
