@@ -1,5 +1,6 @@
 # -*- Python -*-
 import os
+import glob
 import shutil
 import subprocess
 
@@ -71,3 +72,13 @@ for feature, names in [("clang-apply-replacements",
             config.substitutions.append(
                 ("%" + feature.replace("-", "_"), path))
             break
+
+# Emacs with eglot (Debian 12: emacs-nox and elpa-eglot; built in from
+# Emacs 29).
+emacs = shutil.which("emacs")
+if emacs and (glob.glob("/usr/share/emacs/site-lisp/elpa/eglot-*") or
+              subprocess.run([emacs, "--batch", "-Q", "--eval",
+                              "(require 'eglot)"],
+                             capture_output=True).returncode == 0):
+    config.available_features.add("emacs-eglot")
+    config.substitutions.append(("%emacs", emacs))
