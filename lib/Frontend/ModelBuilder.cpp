@@ -122,7 +122,7 @@ static StringRef calleeName(const CallExpr *C) {
 /// primitive itself, or a function whose body calls one (cooperative
 /// groups' `cg::sync(block)` and `block.sync()`, a project's own wrapper),
 /// followed a few calls deep.
-static bool isBlockBarrier(const FunctionDecl *FD, unsigned Depth = 0) {
+bool isBlockBarrier(const FunctionDecl *FD, unsigned Depth) {
   if (!FD || Depth > 4)
     return false;
   if (FD->getDeclName().isIdentifier()) {
@@ -172,7 +172,7 @@ static const VarDecl *returnedSharedVar(const FunctionDecl *FD) {
 /// The `__shared__` variable a pointer initializer leads to through a call
 /// or a helper object's conversion to a pointer (`T *s = SharedMemory<T>()`,
 /// also inside a template where the conversion is not yet resolved).
-static const VarDecl *sharedVarBehind(const Expr *Init) {
+const VarDecl *sharedVarBehind(const Expr *Init) {
   const Expr *E = Init->IgnoreParenCasts();
   while (true) {
     if (const auto *M = dyn_cast<MaterializeTemporaryExpr>(E))

@@ -13,6 +13,7 @@
 #include <string>
 
 namespace clang {
+class VarDecl;
 class Expr;
 class FunctionDecl;
 class LangOptions;
@@ -43,6 +44,17 @@ SourcePos filePos(const clang::SourceManager &SM, clang::SourceLocation Loc);
 
 bool isKernel(const clang::FunctionDecl *FD);
 bool isMathFunction(llvm::StringRef Name);
+
+/// Whether a call to \p FD synchronizes the threads of a block: a barrier
+/// primitive (`__syncthreads*`, `__barrier_sync`), or a function whose body
+/// calls one (cooperative groups' `cg::sync(block)` and `block.sync()`, a
+/// project's own wrapper), followed a few calls deep.
+bool isBlockBarrier(const clang::FunctionDecl *FD, unsigned Depth = 0);
+
+/// The `__shared__` variable a pointer initializer leads to through a call
+/// or a helper object's conversion to a pointer (`T *s = SharedMemory<T>()`,
+/// also inside a template where the conversion is not yet resolved).
+const clang::VarDecl *sharedVarBehind(const clang::Expr *Init);
 
 } // namespace optiml
 

@@ -194,6 +194,14 @@ bool isCallTo(const Stmt *S, StringRef Name) {
   return C && calleeName(C) == Name;
 }
 
+/// A statement that is a block barrier: `__syncthreads()`, or a call the
+/// kernel model takes for one (`cg::sync(cta)`, `cta.sync()`).
+bool isBarrier(const Stmt *S) {
+  const auto *C = dyn_cast_or_null<CallExpr>(S);
+  return C && (calleeName(C) == "__syncthreads" ||
+               isBlockBarrier(C->getDirectCallee()));
+}
+
 bool isThreadX(const Expr *E) {
   auto B = asBuiltinVar(stripCasts(E));
   return B && B->Var == "threadIdx" && B->Dim == 'x';
@@ -819,9 +827,14 @@ private:
 Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
                              const IfStmt *Final,
                              ArrayRef<const Stmt *> TreeStmts) {
-  const auto *StoreB = cast<BinaryOperator>(strip(cast<Expr>(Store)));
-  const Expr *Value = strip(StoreB->getRHS());
-  QualType Elem = Ctx.AST.getAsArrayType(P.Array->getType())->getElementType();
+  auto StoreB = binaryOf(Store);
+  if (!StoreB)
+    return no("the store '" + text(Store) + "' is not an assignment");
+  const Expr *Value = strip(StoreB->R);
+  QualType AT = P.Array->getType();
+  QualType Elem = AT->isPointerType()
+                      ? AT->getPointeeType()
+                      : Ctx.AST.getAsArrayType(AT)->getElementType();
   static const char *OpNames[] = {"+", "max", "min"};
   std::string OpName = OpNames[int(P.Op)];
   auto Shapes = [&] {
@@ -1262,7 +1275,7 @@ Expected<TreePlan> TreeMatcher::match() {
   const IfStmt *Guard = nullptr;
   bool Sync = false, Other = false;
   for (const Stmt *X : LB) {
-    if (isCallTo(X, "__syncthreads") && Guard && !Sync)
+    if (isBarrier(X) && Guard && !Sync)
       Sync = true;
     else if (isa<IfStmt>(X) && !Guard && !Sync)
       Guard = cast<IfStmt>(X);
@@ -1310,11 +1323,16 @@ Expected<TreePlan> TreeMatcher::match() {
               StepS);
   P.Array = AV;
   P.ArrayName = AV->getName().str();
-  if (!AV->hasAttr<CUDASharedAttr>() || !AV->isLocalVarDecl())
+  // Dynamic shared memory handed out by a helper (`T *sdata =
+  // SharedMemory<T>();`, the CUDA samples' form) is an extern array under
+  // another name: its declaration becomes a per-warp array like one.
+  bool ViaHelper = AV->isLocalVarDecl() && AV->getType()->isPointerType() &&
+                   AV->hasInit() && sharedVarBehind(AV->getInit());
+  if (!ViaHelper && (!AV->hasAttr<CUDASharedAttr>() || !AV->isLocalVarDecl()))
     return no("'" + P.ArrayName +
                   "' is not a __shared__ array declared in the kernel",
               StepS);
-  if (!Ctx.AST.getAsArrayType(AV->getType()))
+  if (!ViaHelper && !Ctx.AST.getAsArrayType(AV->getType()))
     return no("'" + P.ArrayName + "' is not an array", StepS);
   {
     const Expr *Own = indexInto(cast<Expr>(binaryOf(StepS)->L), AV);
@@ -1336,7 +1354,9 @@ Expected<TreePlan> TreeMatcher::match() {
     return std::move(Err);
 
   // The element type.
-  QualType Elem = Ctx.AST.getAsArrayType(AV->getType())->getElementType();
+  QualType Elem = ViaHelper
+                      ? AV->getType()->getPointeeType()
+                      : Ctx.AST.getAsArrayType(AV->getType())->getElementType();
   if (!Elem->isDependentType() &&
       (!Elem->isArithmeticType() || Elem->isBooleanType() ||
        Elem->isAnyComplexType()))
@@ -1349,7 +1369,21 @@ Expected<TreePlan> TreeMatcher::match() {
       Elem.getUnqualifiedType().getAsString(Ctx.AST.getPrintingPolicy());
   // The element type as written ("unsigned", "T", a typedef), without
   // qualifiers such as volatile.
-  if (auto ATL = AV->getTypeSourceInfo()
+  if (ViaHelper) {
+    if (auto PTL = AV->getTypeSourceInfo()
+                       ->getTypeLoc()
+                       .getUnqualifiedLoc()
+                       .getAs<PointerTypeLoc>()) {
+      SourceRange R =
+          PTL.getPointeeLoc().getUnqualifiedLoc().getSourceRange();
+      if (R.isValid() && R.getBegin().isFileID() && R.getEnd().isFileID()) {
+        StringRef Written = Lexer::getSourceText(
+            CharSourceRange::getTokenRange(R), SM, Ctx.AST.getLangOpts());
+        if (!Written.empty())
+          P.ElemType = Written.str();
+      }
+    }
+  } else if (auto ATL = AV->getTypeSourceInfo()
                      ->getTypeLoc()
                      .getUnqualifiedLoc()
                      .getAs<ArrayTypeLoc>()) {
@@ -1389,7 +1423,9 @@ Expected<TreePlan> TreeMatcher::match() {
     P.Decl = *DR;
     TypeLoc TL = AV->getTypeSourceInfo()->getTypeLoc().getUnqualifiedLoc();
     auto ATL = TL.getAs<ArrayTypeLoc>();
-    if (ATL && ATL.getSizeExpr()) {
+    if (ViaHelper) {
+      P.NewDecl = "__shared__ " + P.ElemType + " " + P.ArrayName + "[32];";
+    } else if (ATL && ATL.getSizeExpr()) {
       const Expr *SizeE = ATL.getSizeExpr();
       if (const auto *CA = Ctx.AST.getAsConstantArrayType(AV->getType());
           CA && CA->getSize().getSExtValue() < 32)
@@ -1416,7 +1452,7 @@ Expected<TreePlan> TreeMatcher::match() {
   const Stmt *PreSync = nullptr;
   for (auto It = DeclIt + 1; It != LoopIt; ++It) {
     const Stmt *X = *It;
-    if (Store && isCallTo(X, "__syncthreads")) {
+    if (Store && isBarrier(X)) {
       PreSync = X;
       continue;
     }
@@ -1543,8 +1579,10 @@ Expected<TreePlan> TreeMatcher::match() {
     if (auto Blocks = launchBlockSizesX(Ctx, Info, Why);
         Blocks && !Blocks->empty())
       P.NewDecl =
-          "__shared__ " + Elem.getAsString(Ctx.AST.getPrintingPolicy()) + " " +
-          P.ArrayName + "[" +
+          "__shared__ " +
+          (ViaHelper ? P.ElemType
+                     : Elem.getAsString(Ctx.AST.getPrintingPolicy())) +
+          " " + P.ArrayName + "[" +
           std::to_string(*std::max_element(Blocks->begin(), Blocks->end()) /
                          32) +
           "];";
