@@ -33,19 +33,19 @@ static const char *const Migrations[] = {
     "CREATE TABLE variants ("
     "  key TEXT PRIMARY KEY NOT NULL,"
     "  inputs_digest TEXT NOT NULL,"
-    "  kernels TEXT NOT NULL,"      // JSON array of qualified names
+    "  kernels TEXT NOT NULL," // JSON array of qualified names
     "  gpu_name TEXT NOT NULL,"
     "  gpu_arch TEXT NOT NULL,"
     "  nvcc_version TEXT NOT NULL,"
-    "  nvcc_flags TEXT NOT NULL,"   // JSON array
+    "  nvcc_flags TEXT NOT NULL," // JSON array
     "  file TEXT NOT NULL,"
-    "  inputs TEXT NOT NULL,"       // JSON array of {path, hash, main}
+    "  inputs TEXT NOT NULL," // JSON array of {path, hash, main}
     "  source TEXT NOT NULL,"
     "  diff TEXT NOT NULL,"
     "  speedup REAL NOT NULL,"
     "  verification TEXT NOT NULL," // JSON
     "  tool_version TEXT NOT NULL,"
-    "  created TEXT NOT NULL"       // UTC, ISO 8601
+    "  created TEXT NOT NULL" // UTC, ISO 8601
     ");",
     // v2: the variant's own nvcc flags (a launcher must build it with them),
     // and lookups by translation unit.
@@ -102,8 +102,12 @@ static std::string toJSON(ArrayRef<std::string> L) {
 
 static std::string toJSON(ArrayRef<InputFile> Inputs) {
   json A = json::array();
-  for (const InputFile &F : Inputs)
-    A.push_back({{"path", F.Path}, {"hash", F.Hash}, {"main", F.Main}});
+  for (const InputFile &F : Inputs) {
+    json O = {{"path", F.Path}, {"hash", F.Hash}, {"main", F.Main}};
+    if (F.Virtual)
+      O["virtual"] = true;
+    A.push_back(std::move(O));
+  }
   return A.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -135,8 +139,8 @@ Error Database::exec(StringRef SQL) {
 
 Database::~Database() { sqlite3_close_v2(Handle); }
 
-Expected<std::unique_ptr<Database>>
-Database::open(StringRef P, Mode M, unsigned UpToVersion) {
+Expected<std::unique_ptr<Database>> Database::open(StringRef P, Mode M,
+                                                   unsigned UpToVersion) {
   std::unique_ptr<Database> D(new Database);
   D->Path = P.str();
   bool Writing = M == Mode::ReadWrite;
@@ -157,8 +161,7 @@ Database::open(StringRef P, Mode M, unsigned UpToVersion) {
   }
   int Flags = Writing ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
                       : SQLITE_OPEN_READONLY;
-  if (sqlite3_open_v2(D->Path.c_str(), &D->Handle, Flags, nullptr) !=
-      SQLITE_OK)
+  if (sqlite3_open_v2(D->Path.c_str(), &D->Handle, Flags, nullptr) != SQLITE_OK)
     return D->failure("cannot open");
   sqlite3_extended_result_codes(D->Handle, 0);
   sqlite3_busy_timeout(D->Handle, BusyTimeoutMs);
@@ -179,8 +182,7 @@ Database::open(StringRef P, Mode M, unsigned UpToVersion) {
   auto Version = Pragma("PRAGMA user_version");
   if (!Version)
     return Version.takeError();
-  if ((*AppId != 0 && *AppId != ApplicationId) ||
-      (*AppId == 0 && *Tables > 0))
+  if ((*AppId != 0 && *AppId != ApplicationId) || (*AppId == 0 && *Tables > 0))
     return createStringError(
         "'%s' is an SQLite database of another program, not a clang-optiml "
         "database; it was left as it is: name another file with --db",
@@ -198,8 +200,8 @@ Database::open(StringRef P, Mode M, unsigned UpToVersion) {
   // Persistent in the file; a no-op once set. Switching needs the file to
   // itself, which SQLite does not wait for: retry while another connection
   // is in the middle of its first write.
-  auto Deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(BusyTimeoutMs);
+  auto Deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(BusyTimeoutMs);
   for (;;) {
     Statement S(D->Handle, "PRAGMA journal_mode=WAL");
     int RC = S.ok() ? S.step() : SQLITE_ERROR;
@@ -261,8 +263,7 @@ Error Database::migrate(unsigned UpTo) {
 
 Expected<RecordResult> Database::record(VariantRecord R) {
   if (Version < 1)
-    return createStringError("database '%s' has no schema yet",
-                             Path.c_str());
+    return createStringError("database '%s' has no schema yet", Path.c_str());
   if (R.Key.empty())
     R.Key = R.Id.digest();
   if (R.Date.empty())
@@ -344,9 +345,8 @@ static Expected<T> column(const std::string &Text, StringRef Column,
   }
 }
 
-static Expected<std::vector<InputFile>> inputsColumn(const std::string &Text,
-                                                     StringRef Key,
-                                                     StringRef Path) {
+static Expected<std::vector<InputFile>>
+inputsColumn(const std::string &Text, StringRef Key, StringRef Path) {
   std::vector<InputFile> Files;
   try {
     for (const json &F : json::parse(Text)) {
@@ -354,6 +354,7 @@ static Expected<std::vector<InputFile>> inputsColumn(const std::string &Text,
       I.Path = F.at("path").get<std::string>();
       I.Hash = F.at("hash").get<std::string>();
       I.Main = F.at("main").get<bool>();
+      I.Virtual = F.value("virtual", false);
       Files.push_back(std::move(I));
     }
   } catch (const json::exception &E) {
@@ -386,16 +387,16 @@ Expected<std::vector<VariantRecord>> Database::select(StringRef Where,
     VariantRecord R;
     R.Key = S.text(0);
     R.Id.InputsDigest = S.text(1);
-    auto K = column<std::vector<std::string>>(S.text(2), "kernels", R.Key,
-                                              Path);
+    auto K =
+        column<std::vector<std::string>>(S.text(2), "kernels", R.Key, Path);
     if (!K)
       return K.takeError();
     R.Id.Kernels = std::move(*K);
     R.Id.GpuName = S.text(3);
     R.Id.GpuArch = S.text(4);
     R.Id.NvccVersion = S.text(5);
-    auto F = column<std::vector<std::string>>(S.text(6), "nvcc_flags", R.Key,
-                                              Path);
+    auto F =
+        column<std::vector<std::string>>(S.text(6), "nvcc_flags", R.Key, Path);
     if (!F)
       return F.takeError();
     R.Id.NvccFlags = std::move(*F);
@@ -465,8 +466,7 @@ Expected<VariantRecord> Database::find(StringRef Prefix) {
       Keys.push_back(R.Key.substr(0, 12));
     return createStringError("key prefix '%s' is ambiguous in '%s': %s; give "
                              "more digits",
-                             P.c_str(), Path.c_str(),
-                             join(Keys, ", ").c_str());
+                             P.c_str(), Path.c_str(), join(Keys, ", ").c_str());
   }
   return std::move(Rows->front());
 }

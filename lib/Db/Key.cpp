@@ -46,6 +46,7 @@ std::vector<InputFile> translationUnitInputs(const clang::SourceManager &SM,
     F.Path = absolute(It->first.getName(), Directory);
     F.Hash = hashContent(Buf->getBuffer());
     F.Main = MainFile && It->first == *MainFile;
+    F.Virtual = !F.Main && !sys::fs::exists(F.Path);
     Files.push_back(std::move(F));
   }
   std::sort(Files.begin(), Files.end(),
@@ -104,6 +105,8 @@ std::string staleReason(ArrayRef<InputFile> Inputs) {
   if (Inputs.empty())
     return "no input files were recorded";
   for (const InputFile &F : Inputs) {
+    if (F.Virtual)
+      continue;
     auto Text = readFile(F.Path);
     if (!Text) {
       consumeError(Text.takeError());

@@ -1,7 +1,7 @@
 //===- DatabaseTest.cpp - The database of tuned variants ------------------===//
 
-#include "DbTestUtil.h"
 #include "optiml/Db/Database.h"
+#include "DbTestUtil.h"
 #include "optiml/Support/FileUtil.h"
 #include "gtest/gtest.h"
 #include <sqlite3.h>
@@ -39,9 +39,9 @@ VariantRecord makeRecord(const TempDir &D, StringRef Name, StringRef Kernel,
   return R;
 }
 
-std::unique_ptr<Database> openOrFail(StringRef Path,
-                                     Database::Mode M = Database::Mode::ReadWrite,
-                                     unsigned UpTo = Database::SchemaVersion) {
+std::unique_ptr<Database>
+openOrFail(StringRef Path, Database::Mode M = Database::Mode::ReadWrite,
+           unsigned UpTo = Database::SchemaVersion) {
   auto DB = Database::open(Path, M, UpTo);
   if (!DB) {
     ADD_FAILURE() << toString(DB.takeError());
@@ -107,7 +107,8 @@ TEST(DatabaseTest, StaleKeyIsNeverServed) {
   // directly, is not served either (the recorded inputs no longer hash).
   writeText(R.File, "__global__ void scale() { /* edited */ }\n");
   VariantKey Fresh = R.Id;
-  Fresh.InputsDigest = inputsDigest({{R.File, hashContent(*readFile(R.File)), true}});
+  Fresh.InputsDigest =
+      inputsDigest({{R.File, hashContent(*readFile(R.File)), true}});
   EXPECT_NE(Fresh.digest(), R.Id.digest());
   auto A = DB->lookup(Fresh);
   ASSERT_TRUE(bool(A));
@@ -131,10 +132,13 @@ TEST(DatabaseTest, KeepsTheFasterVariantOfAKey) {
   TempDir D;
   auto DB = openOrFail(D.path("v.db"));
   ASSERT_TRUE(DB);
-  ASSERT_EQ(*DB->record(makeRecord(D, "a.cu", "k", 1.5)), RecordResult::Inserted);
-  ASSERT_EQ(*DB->record(makeRecord(D, "a.cu", "k", 1.2)), RecordResult::KeptExisting);
+  ASSERT_EQ(*DB->record(makeRecord(D, "a.cu", "k", 1.5)),
+            RecordResult::Inserted);
+  ASSERT_EQ(*DB->record(makeRecord(D, "a.cu", "k", 1.2)),
+            RecordResult::KeptExisting);
   EXPECT_EQ((*DB->all())[0].Speedup, 1.5);
-  ASSERT_EQ(*DB->record(makeRecord(D, "a.cu", "k", 2.0)), RecordResult::Replaced);
+  ASSERT_EQ(*DB->record(makeRecord(D, "a.cu", "k", 2.0)),
+            RecordResult::Replaced);
   EXPECT_EQ((*DB->all())[0].Speedup, 2.0);
   EXPECT_EQ(DB->all()->size(), 1u);
 }
@@ -155,7 +159,8 @@ TEST(DatabaseTest, FindsByKeyPrefix) {
   std::string Other = Key[0] == '0' ? "1111" : "0000";
   auto Missing = DB->find(Other);
   ASSERT_FALSE(bool(Missing));
-  EXPECT_NE(toString(Missing.takeError()).find("no variant in"), std::string::npos);
+  EXPECT_NE(toString(Missing.takeError()).find("no variant in"),
+            std::string::npos);
   auto N = DB->remove({Key});
   ASSERT_TRUE(bool(N));
   EXPECT_EQ(*N, 1u);
@@ -222,7 +227,8 @@ TEST(DatabaseTest, ConcurrentThreadsLoseNoRow) {
       }
       for (unsigned I = 0; I < Each; ++I) {
         std::string K = "k" + std::to_string(T) + "_" + std::to_string(I);
-        auto R = (*DB)->record(makeRecord(D, "t" + std::to_string(T) + ".cu", K));
+        auto R =
+            (*DB)->record(makeRecord(D, "t" + std::to_string(T) + ".cu", K));
         if (!R) {
           Errors[T] = toString(R.takeError());
           return;
@@ -243,7 +249,8 @@ TEST(DatabaseTest, ConcurrentProcessesLoseNoRow) {
   std::string Path = D.path("v.db");
   constexpr unsigned Procs = 6, Each = 30;
   for (unsigned P = 0; P < Procs; ++P)
-    writeText(D.path("p" + std::to_string(P) + ".cu"), "__global__ void k() {}\n");
+    writeText(D.path("p" + std::to_string(P) + ".cu"),
+              "__global__ void k() {}\n");
   std::vector<pid_t> Children;
   for (unsigned P = 0; P < Procs; ++P) {
     pid_t Pid = fork();
@@ -255,9 +262,9 @@ TEST(DatabaseTest, ConcurrentProcessesLoseNoRow) {
         _exit(2);
       }
       for (unsigned I = 0; I < Each; ++I) {
-        auto R = (*DB)->record(makeRecord(
-            D, "p" + std::to_string(P) + ".cu",
-            "k" + std::to_string(P) + "_" + std::to_string(I)));
+        auto R = (*DB)->record(
+            makeRecord(D, "p" + std::to_string(P) + ".cu",
+                       "k" + std::to_string(P) + "_" + std::to_string(I)));
         if (!R) {
           errs() << toString(R.takeError()) << "\n";
           _exit(3);
@@ -304,7 +311,8 @@ TEST(DatabaseTest, DamagedDatabaseIsReportedAndLeftAlone) {
     auto DB = openOrFail(Path);
     ASSERT_TRUE(DB);
     for (int I = 0; I < 40; ++I)
-      ASSERT_TRUE(bool(DB->record(makeRecord(D, "a.cu", "k" + std::to_string(I)))));
+      ASSERT_TRUE(
+          bool(DB->record(makeRecord(D, "a.cu", "k" + std::to_string(I)))));
     ASSERT_TRUE(bool(DB->record(makeRecord(D, "a.cu", "k"))));
   }
   // Checkpointed into the main file on close; now garble every page after
@@ -379,17 +387,22 @@ TEST(DatabaseTest, PathFromOptionConfigBuildDirOrRunDirectory) {
   TempDir D;
   sys::fs::create_directories(D.path("proj/.git"));
   sys::fs::create_directories(D.path("proj/src"));
-  EXPECT_EQ(*databasePath("x/my.db", "", "", ""),
-            [] { SmallString<128> P("x/my.db"); sys::fs::make_absolute(P); return std::string(P); }());
+  EXPECT_EQ(*databasePath("x/my.db", "", "", ""), [] {
+    SmallString<128> P("x/my.db");
+    sys::fs::make_absolute(P);
+    return std::string(P);
+  }());
   EXPECT_EQ(*databasePath("", D.path("proj/src"), D.path("proj/build"), ""),
             D.path("proj/build/clang-optiml.db"));
   EXPECT_EQ(*databasePath("", D.path("proj/src"), "", D.path("proj/src")),
             D.path("proj/src/.optiml/clang-optiml.db"));
-  writeText(D.path("proj/.clang-optiml.json"), "{\"db\": {\"path\": \"tuned/variants.db\"}}");
+  writeText(D.path("proj/.clang-optiml.json"),
+            "{\"db\": {\"path\": \"tuned/variants.db\"}}");
   EXPECT_EQ(*databasePath("", D.path("proj/src"), D.path("proj/build"), ""),
             D.path("proj/tuned/variants.db"));
   // --db wins over the config.
-  EXPECT_EQ(*databasePath("/abs/v.db", D.path("proj/src"), "", ""), "/abs/v.db");
+  EXPECT_EQ(*databasePath("/abs/v.db", D.path("proj/src"), "", ""),
+            "/abs/v.db");
   writeText(D.path("proj/.clang-optiml.json"), "{\"db\": {\"path\": 3}}");
   auto Bad = databasePath("", D.path("proj/src"), "", "");
   ASSERT_FALSE(bool(Bad));

@@ -1,7 +1,7 @@
 //===- KeyTest.cpp - Keys of tuned variants -------------------------------===//
 
-#include "DbTestUtil.h"
 #include "optiml/Db/Key.h"
+#include "DbTestUtil.h"
 #include "optiml/Support/FileUtil.h"
 #include "clang/Frontend/ASTUnit.h"
 #include "clang/Tooling/Tooling.h"
@@ -18,16 +18,19 @@ namespace {
 std::vector<InputFile> parseInputs(const TempDir &D) {
   auto Main = readFile(D.path("main.cpp"));
   EXPECT_TRUE(bool(Main));
-  std::unique_ptr<clang::ASTUnit> AST = clang::tooling::buildASTFromCodeWithArgs(
-      *Main, {"-nostdinc", "-I" + D.path("sub")}, D.path("main.cpp"));
+  std::unique_ptr<clang::ASTUnit> AST =
+      clang::tooling::buildASTFromCodeWithArgs(
+          *Main, {"-nostdinc", "-I" + D.path("sub")}, D.path("main.cpp"));
   EXPECT_TRUE(AST);
   return translationUnitInputs(AST->getSourceManager());
 }
 
 void makeProject(const TempDir &D) {
   sys::fs::create_directories(D.path("sub"));
-  writeText(D.path("main.cpp"), "#include \"inc.h\"\nint main() { return f(); }\n");
-  writeText(D.path("inc.h"), "#include <deep.h>\ninline int f() { return g() + 1; }\n");
+  writeText(D.path("main.cpp"),
+            "#include \"inc.h\"\nint main() { return f(); }\n");
+  writeText(D.path("inc.h"),
+            "#include <deep.h>\ninline int f() { return g() + 1; }\n");
   writeText(D.path("sub/deep.h"), "inline int g() { return 41; }\n");
 }
 
@@ -55,7 +58,8 @@ TEST(KeyTest, AnyByteOfAnIncludedFileChangesTheKey) {
   std::vector<InputFile> After = parseInputs(D);
   EXPECT_NE(Before, inputsDigest(After));
   // And of the main file.
-  writeText(D.path("main.cpp"), "#include \"inc.h\"\nint main() { return f(); } \n");
+  writeText(D.path("main.cpp"),
+            "#include \"inc.h\"\nint main() { return f(); } \n");
   EXPECT_NE(inputsDigest(After), inputsDigest(parseInputs(D)));
 }
 
@@ -63,15 +67,18 @@ TEST(KeyTest, ChangedFileMakesRecordedInputsStale) {
   TempDir D;
   makeProject(D);
   std::vector<InputFile> In = parseInputs(D);
-  writeText(D.path("inc.h"), "#include <deep.h>\ninline int f() { return g() + 2; }\n");
+  writeText(D.path("inc.h"),
+            "#include <deep.h>\ninline int f() { return g() + 2; }\n");
   EXPECT_EQ(staleReason(In), "'" + D.path("inc.h") + "' has changed");
   sys::fs::remove(D.path("inc.h"));
   EXPECT_EQ(staleReason(In), "'" + D.path("inc.h") + "' cannot be read");
 }
 
 TEST(KeyTest, MainFileIsNotInterchangeableWithAnInclude) {
-  InputFile A{"/p/a.cu", hashContent("a"), true}, B{"/p/b.h", hashContent("b"), false};
-  InputFile A2{"/p/a.cu", hashContent("b"), true}, B2{"/p/b.h", hashContent("a"), false};
+  InputFile A{"/p/a.cu", hashContent("a"), true},
+      B{"/p/b.h", hashContent("b"), false};
+  InputFile A2{"/p/a.cu", hashContent("b"), true},
+      B2{"/p/b.h", hashContent("a"), false};
   EXPECT_NE(inputsDigest({A, B}), inputsDigest({A2, B2}));
   // The paths are not part of it: a moved project keeps its keys.
   InputFile Moved{"/q/a.cu", hashContent("a"), true};
@@ -98,18 +105,24 @@ TEST(KeyTest, EveryPartChangesTheKey) {
     Change(K);
     return K.digest() != Base;
   };
-  EXPECT_TRUE(Differs([](VariantKey &K) { K.InputsDigest = hashContent("tu2"); }));
+  EXPECT_TRUE(
+      Differs([](VariantKey &K) { K.InputsDigest = hashContent("tu2"); }));
   EXPECT_TRUE(Differs([](VariantKey &K) { K.Kernels = {"scale"}; }));
-  EXPECT_TRUE(Differs([](VariantKey &K) { K.GpuName = "NVIDIA H100 80GB HBM3"; }));
+  EXPECT_TRUE(
+      Differs([](VariantKey &K) { K.GpuName = "NVIDIA H100 80GB HBM3"; }));
   EXPECT_TRUE(Differs([](VariantKey &K) { K.GpuArch = "sm_80"; }));
   EXPECT_TRUE(Differs([](VariantKey &K) { K.NvccVersion += "1"; }));
   EXPECT_TRUE(Differs([](VariantKey &K) { K.NvccFlags[2] = "-DN=4097"; }));
-  EXPECT_TRUE(Differs([](VariantKey &K) { K.NvccFlags.push_back("-lineinfo"); }));
+  EXPECT_TRUE(
+      Differs([](VariantKey &K) { K.NvccFlags.push_back("-lineinfo"); }));
   // Flags are an ordered list whose items keep their boundaries.
-  EXPECT_TRUE(Differs([](VariantKey &K) { std::swap(K.NvccFlags[0], K.NvccFlags[1]); }));
-  EXPECT_TRUE(Differs([](VariantKey &K) { K.NvccFlags = {"-O3 -std=c++17", "-DN=4096"}; }));
+  EXPECT_TRUE(Differs(
+      [](VariantKey &K) { std::swap(K.NvccFlags[0], K.NvccFlags[1]); }));
+  EXPECT_TRUE(Differs(
+      [](VariantKey &K) { K.NvccFlags = {"-O3 -std=c++17", "-DN=4096"}; }));
   // The kernels are a set.
-  EXPECT_FALSE(Differs([](VariantKey &K) { std::swap(K.Kernels[0], K.Kernels[1]); }));
+  EXPECT_FALSE(
+      Differs([](VariantKey &K) { std::swap(K.Kernels[0], K.Kernels[1]); }));
 }
 
 } // namespace

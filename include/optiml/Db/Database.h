@@ -48,8 +48,8 @@ struct VariantRecord {
 /// What record() did.
 enum class RecordResult {
   Inserted,
-  Replaced,       ///< a slower variant under the same key was replaced
-  KeptExisting,   ///< the key already holds a variant at least as fast
+  Replaced,     ///< a slower variant under the same key was replaced
+  KeptExisting, ///< the key already holds a variant at least as fast
 };
 
 class Database {

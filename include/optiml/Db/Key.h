@@ -33,12 +33,16 @@ struct InputFile {
   std::string Path; ///< absolute
   std::string Hash; ///< hashContent() of the text the parse saw
   bool Main = false;
+  /// Not a file on disk: a header the tool itself supplies to the parse
+  /// (its hash is in the key; staleness is not checked on disk).
+  bool Virtual = false;
 };
 
 /// BLAKE3 of \p Text, as 64 lowercase hex digits.
 std::string hashContent(llvm::StringRef Text);
 
-/// Every file \p SM read, the main file first, the rest sorted by path.
+/// Every file \p SM read, the main file first, the rest sorted by path;
+/// one that is not on disk (other than the main file) is marked Virtual.
 /// Relative names are made absolute against \p Directory (empty: the
 /// current directory).
 std::vector<InputFile> translationUnitInputs(const clang::SourceManager &SM,
@@ -50,11 +54,11 @@ std::string inputsDigest(llvm::ArrayRef<InputFile> Inputs);
 
 /// Everything a verdict depends on.
 struct VariantKey {
-  std::string InputsDigest;         ///< inputsDigest() of the original
-  std::vector<std::string> Kernels; ///< qualified names (order ignored)
-  std::string GpuName;              ///< "NVIDIA H200"
-  std::string GpuArch;              ///< "sm_90": the compute capability
-  std::string NvccVersion;          ///< `nvcc --version`
+  std::string InputsDigest;           ///< inputsDigest() of the original
+  std::vector<std::string> Kernels;   ///< qualified names (order ignored)
+  std::string GpuName;                ///< "NVIDIA H200"
+  std::string GpuArch;                ///< "sm_90": the compute capability
+  std::string NvccVersion;            ///< `nvcc --version`
   std::vector<std::string> NvccFlags; ///< every build's flags, in order
 
   /// The key: 64 lowercase hex digits.
