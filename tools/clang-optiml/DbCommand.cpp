@@ -255,9 +255,6 @@ static int show(Database &DB, StringRef Prefix) {
 }
 
 static int exportVariant(Database &DB, StringRef Prefix) {
-  if (Output.empty())
-    return reportUsageError(
-        createStringError("db export needs -o FILE (or -o - for stdout)"));
   auto R = DB.find(Prefix);
   if (!R)
     return reportError(R.takeError());
@@ -349,6 +346,9 @@ int runDb(const CommandContext &Ctx) {
                                               "db show"));
   if (!Output.empty() && Action != "export")
     return reportUsageError(createStringError("-o applies to db export"));
+  if (Output.empty() && Action == "export")
+    return reportUsageError(
+        createStringError("db export needs -o FILE (or -o - for stdout)"));
   bool PruneOpts = OlderThan.getNumOccurrences() || Stale || All;
   if (PruneOpts && Action != "prune")
     return reportUsageError(
