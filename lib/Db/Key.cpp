@@ -32,6 +32,7 @@ static std::string absolute(StringRef Name, StringRef Directory) {
 }
 
 std::vector<InputFile> translationUnitInputs(const clang::SourceManager &SM,
+                                             std::optional<StringRef> MainText,
                                              StringRef Directory) {
   std::vector<InputFile> Files;
   clang::OptionalFileEntryRef MainFile =
@@ -44,8 +45,8 @@ std::vector<InputFile> translationUnitInputs(const clang::SourceManager &SM,
       continue;
     InputFile F;
     F.Path = absolute(It->first.getName(), Directory);
-    F.Hash = hashContent(Buf->getBuffer());
     F.Main = MainFile && It->first == *MainFile;
+    F.Hash = hashContent(F.Main && MainText ? *MainText : Buf->getBuffer());
     F.Virtual = !F.Main && !sys::fs::exists(F.Path);
     Files.push_back(std::move(F));
   }

@@ -161,6 +161,8 @@ openVariantDatabase(llvm::StringRef Explicit, llvm::StringRef SourcePath,
 struct VariantToRecord {
   const ParsedTU *TU = nullptr; ///< the original's parse: the files it read
   llvm::StringRef File;
+  llvm::StringRef Original; ///< the file's text as read (before the parse's
+                            ///< normalization)
   std::vector<std::string> Kernels;
   const GpuInfo *Gpu = nullptr;
   llvm::StringRef NvccVersion;

@@ -401,7 +401,7 @@ Expected<std::unique_ptr<Database>> openVariantDatabase(StringRef Explicit,
 
 void recordVariant(Database &DB, const VariantToRecord &V) {
   VariantRecord R;
-  R.Inputs = translationUnitInputs(V.TU->AST->getSourceManager());
+  R.Inputs = translationUnitInputs(V.TU->AST->getSourceManager(), V.Original);
   R.Id.InputsDigest = inputsDigest(R.Inputs);
   R.Id.Kernels = V.Kernels;
   R.Id.GpuName = V.Gpu->Name;

@@ -1020,6 +1020,7 @@ int runOptimize(const CommandContext &Ctx) {
     VariantToRecord V;
     V.TU = &A->TU;
     V.File = A->Path;
+    V.Original = A->Code;
     V.Kernels = *Targets;
     V.Gpu = &Gpu->Gpus.front();
     V.NvccVersion = (*B)->nvccVersion();

@@ -18,6 +18,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,9 +45,12 @@ std::string hashContent(llvm::StringRef Text);
 /// Every file \p SM read, the main file first, the rest sorted by path;
 /// one that is not on disk (other than the main file) is marked Virtual.
 /// Relative names are made absolute against \p Directory (empty: the
-/// current directory).
-std::vector<InputFile> translationUnitInputs(const clang::SourceManager &SM,
-                                             llvm::StringRef Directory = "");
+/// current directory). \p MainText, when given, is the main file's text as
+/// it is on disk (the parse may have read a normalized copy of it).
+std::vector<InputFile>
+translationUnitInputs(const clang::SourceManager &SM,
+                      std::optional<llvm::StringRef> MainText = std::nullopt,
+                      llvm::StringRef Directory = "");
 
 /// The digest of a translation unit's text: the main file's hash and the
 /// sorted hashes of the others.
