@@ -139,7 +139,10 @@ Expected<ParsedTU> parseCuda(StringRef Code, StringRef FileName,
   // What clang reads is what nvcc accepts (NvccCompat.h): the same
   // length as Code, so offsets into either are the same.
   std::string Text = normalizeLaunchChevrons(Code);
-  clang::tooling::FileContentMappings Compat = {
+  // Static: clang maps these buffers without copying them, and the AST's
+  // SourceManager reads them again after this function returns (diagnostics,
+  // the database key's hash of every file the parse read).
+  static const clang::tooling::FileContentMappings Compat = {
       {nvccCompatHeaderPath().str(), nvccCompatHeaderText().str()}};
   bool Finished = runOnLargeStack([&] {
     TU.AST = clang::tooling::buildASTFromCodeWithArgs(

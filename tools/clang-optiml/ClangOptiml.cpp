@@ -52,7 +52,9 @@ int main(int Argc, const char **Argv) {
           "  clang-optiml apply FILE.cu --edit E.json  apply checked edits\n"
           "  clang-optiml eval FILE.cu [--against ORIG.cu]\n"
           "                                            build, run, verify and "
-          "profile\n\n"
+          "profile\n"
+          "  clang-optiml db list|show|export|prune  the project's tuned "
+          "variants\n\n"
           "Run 'clang-optiml <subcommand> --help' for a subcommand's "
           "options.\n"
           "\nExit status (every subcommand):\n"
@@ -74,6 +76,7 @@ int main(int Argc, const char **Argv) {
                                        : ApplyCommand      ? runApply
                                        : EvalCommand       ? runEval
                                        : OptimizeCommand   ? runOptimize
+                                       : DbCommand         ? runDb
                                                            : nullptr;
   if (!Run) {
     errs() << "clang-optiml: no subcommand given; run 'clang-optiml --help'\n";

@@ -11,6 +11,7 @@
 #include "optiml/Frontend/Analysis.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,10 @@
 
 namespace optiml {
 struct RunnerOptions;
+struct GpuInfo;
+namespace db {
+class Database;
+}
 namespace tool {
 
 struct CommandContext {
@@ -142,6 +147,35 @@ extern llvm::cl::SubCommand EvalCommand;
 int runEval(const CommandContext &Ctx);
 extern llvm::cl::SubCommand OptimizeCommand;
 int runOptimize(const CommandContext &Ctx);
+extern llvm::cl::SubCommand DbCommand;
+int runDb(const CommandContext &Ctx);
+
+/// The database optimize records in (--db, the project's config, -p's
+/// build directory or .optiml/; docs/db.md), opened for writing. Errors
+/// name the file.
+llvm::Expected<std::unique_ptr<db::Database>>
+openVariantDatabase(llvm::StringRef Explicit, llvm::StringRef SourcePath,
+                    llvm::StringRef BuildDir);
+
+/// What optimize records of its verified best.
+struct VariantToRecord {
+  const ParsedTU *TU = nullptr; ///< the original's parse: the files it read
+  llvm::StringRef File;
+  llvm::StringRef Original; ///< the file's text as read (before the parse's
+                            ///< normalization)
+  std::vector<std::string> Kernels;
+  const GpuInfo *Gpu = nullptr;
+  llvm::StringRef NvccVersion;
+  std::vector<std::string> NvccFlags;
+  llvm::StringRef Source, Diff;
+  double Speedup = 1;
+  llvm::StringRef Verification; ///< JSON
+  std::vector<std::string> VariantFlags;
+};
+
+/// Records \p V under its key and says so; a failure is a warning (the
+/// variant is written all the same).
+void recordVariant(db::Database &DB, const VariantToRecord &V);
 
 } // namespace tool
 } // namespace optiml

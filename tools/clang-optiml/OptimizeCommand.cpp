@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "optiml/Db/Database.h"
 #include "optiml/Eval/Builder.h"
 #include "optiml/Eval/Runner.h"
 #include "optiml/Report/Report.h"
@@ -264,6 +265,18 @@ static cl::opt<bool> NoSanitize(
              "check (faster; out-of-bounds accesses and races are then "
              "caught only through wrong outputs)"),
     cl::sub(OptimizeCommand), cl::cat(OptimizeCategory));
+static cl::opt<std::string> DbFile(
+    "db",
+    cl::desc("Record the verified best in this database (default: \"db\": "
+             "{\"path\": ...} in the project's .clang-optiml.json, else "
+             "<build-dir>/clang-optiml.db with -p, else "
+             ".optiml/clang-optiml.db; see 'clang-optiml db --help')"),
+    cl::value_desc("file"), cl::sub(OptimizeCommand),
+    cl::cat(OptimizeCategory));
+static cl::opt<bool> NoDb("no-db",
+                          cl::desc("Do not record the verified best in the "
+                                   "database"),
+                          cl::sub(OptimizeCommand), cl::cat(OptimizeCategory));
 static cl::opt<double> RunTimeout("timeout",
                                   cl::desc("Seconds one program run may take "
                                            "(default 300)"),
@@ -392,6 +405,8 @@ static Error checkOptions() {
   if (DryRun && !EvalCacheDir.empty())
     return createStringError("--eval-cache needs a search: --dry-run "
                              "evaluates nothing");
+  if (NoDb && !DbFile.empty())
+    return createStringError("--db and --no-db are exclusive");
   if (DryRun && !SummaryJSON.empty())
     return createStringError("--summary-json needs a search: --dry-run "
                              "writes no summary");
@@ -821,6 +836,15 @@ int runOptimize(const CommandContext &Ctx) {
     if (!Out.empty())
       if (Error E = checkOutputFile(Out))
         return reportError(std::move(E));
+  // Opened now: a damaged database is reported before the search, not
+  // after it.
+  std::unique_ptr<db::Database> Db;
+  if (!NoDb) {
+    auto D = openVariantDatabase(DbFile, A->Path, AO.BuildDir);
+    if (!D)
+      return reportError(D.takeError());
+    Db = std::move(*D);
+  }
 
   GpuEvaluatorOptions GO;
   GO.OriginalPath = A->Path;
@@ -941,14 +965,14 @@ int runOptimize(const CommandContext &Ctx) {
       WithColor::warning(errs(), "clang-optiml")
           << "evaluation cache: " << E << "\n";
   }
+  JournalHeader H;
+  H.File = A->Path;
+  H.Kernels = *Targets;
+  H.Strategy = StrategyName;
+  H.Policy = ResolvedPolicy;
+  H.Seed = Seed;
+  H.Budget = SO.Budget;
   if (!SummaryJSON.empty()) {
-    JournalHeader H;
-    H.File = A->Path;
-    H.Kernels = *Targets;
-    H.Strategy = StrategyName;
-    H.Policy = ResolvedPolicy;
-    H.Seed = Seed;
-    H.Budget = SO.Budget;
     if (Error E = writeFileAtomically(absolutePath(SummaryJSON),
                                       summaryToJSON(*R, H, Eval.describe())))
       return reportError(std::move(E));
@@ -988,6 +1012,26 @@ int runOptimize(const CommandContext &Ctx) {
   if (!R->FinalFlags.empty())
     outs() << "note: the best variant is built with extra nvcc flags: "
            << join(R->FinalFlags, " ") << "\n";
+  if (Db && R->FinalSpeedup > 1) {
+    // The run's summary is the verification record: the final check's
+    // timings, sanitizer verdict and the evaluator that measured them.
+    std::string Record = summaryToJSON(*R, H, Eval.describe());
+    std::string Diff = projectRelativeDiff(R->FinalDiff, A->Path);
+    VariantToRecord V;
+    V.TU = &A->TU;
+    V.File = A->Path;
+    V.Original = A->Code;
+    V.Kernels = *Targets;
+    V.Gpu = &Gpu->Gpus.front();
+    V.NvccVersion = (*B)->nvccVersion();
+    V.NvccFlags = (*B)->flags().vec();
+    V.Source = R->FinalSource;
+    V.Diff = Diff;
+    V.Speedup = R->FinalSpeedup;
+    V.Verification = Record;
+    V.VariantFlags = R->FinalFlags;
+    recordVariant(*Db, V);
+  }
   return 0;
 }
 
