@@ -30,7 +30,8 @@
 #define OPTIML_BUILD_ARG_HELP                                                  \
   "An nvcc flag for every build, the original's included (repeatable), "       \
   "after the defaults or the compile database's flags: what the program "      \
-  "needs to build at all, e.g. --build-arg=-lcublas --build-arg=-std=c++17"
+  "needs to build at all, e.g. --build-arg=-lcublas --build-arg=-I../inc "     \
+  "(relative paths are taken from the working directory)"
 #define OPTIML_SOURCE_HELP                                                     \
   "Another source file of the program (repeatable): compiled and linked "      \
   "with it and with the original, never edited (kernels are taken from "       \

@@ -23,7 +23,7 @@ static cl::OptionCategory CommonCategory("Common options");
 static cl::opt<std::string>
     BuildPath("p", cl::desc("Build directory holding compile_commands.json; "
                             "the file's flags (nvcc or clang) are translated "
-                            "for parsing"),
+                            "for parsing and given to nvcc's build"),
               cl::value_desc("build-dir"), cl::sub(cl::SubCommand::getAll()),
               cl::cat(CommonCategory));
 
