@@ -143,12 +143,12 @@ NvccFlagList resolveNvccPaths(ArrayRef<std::string> Flags,
             Out.Flags.push_back(std::move(R));
           }
           Done = true;
-        } else if (A.starts_with(Name) && A.drop_front(Name.size())
-                                              .starts_with("=")) { // `-I=dir`
-          Resolved(A, (Name + "=" +
-                       resolveList(A.drop_front(Name.size() + 1), O.Kind,
-                                   Directory))
-                          .str());
+        } else if (A.starts_with(Name) &&
+                   A.drop_front(Name.size()).starts_with("=")) { // `-I=dir`
+          Resolved(
+              A, (Name + "=" +
+                  resolveList(A.drop_front(Name.size() + 1), O.Kind, Directory))
+                     .str());
           Done = true;
         }
         if (Done)
@@ -156,8 +156,8 @@ NvccFlagList resolveNvccPaths(ArrayRef<std::string> Flags,
       }
       if (!Done && O.Joined && A.size() > O.Short.size() &&
           A.starts_with(O.Short)) { // `-Idir`
-        Resolved(A, (O.Short + resolveList(A.drop_front(O.Short.size()),
-                                           O.Kind, Directory))
+        Resolved(A, (O.Short + resolveList(A.drop_front(O.Short.size()), O.Kind,
+                                           Directory))
                         .str());
         Done = true;
       }
@@ -176,8 +176,8 @@ NvccFlagList nvccCommandFlags(ArrayRef<std::string> Argv, StringRef Directory,
   StringRef FileName = sys::path::filename(File);
   // Options whose value is the next argument and that are dropped with it.
   static const char *const DropWithValue[] = {
-      "-o",   "--output-file", "-MF", "-MT", "-MQ", "--dependency-output",
-      "-odir", "--output-directory"};
+      "-o",  "--output-file",       "-MF",   "-MT",
+      "-MQ", "--dependency-output", "-odir", "--output-directory"};
   for (size_t I = 1; I < Argv.size(); ++I) {
     StringRef A = Argv[I];
     if (is_contained(DropWithValue, A)) {
@@ -187,7 +187,9 @@ NvccFlagList nvccCommandFlags(ArrayRef<std::string> Argv, StringRef Directory,
     if (A == "-c" || A == "--compile" || A == "-M" || A == "-MD" ||
         A == "-MMD" || A == "--generate-dependencies" ||
         A.starts_with("--generate-dependencies-with-compile") ||
-        A.starts_with("-o") || A.starts_with("--output-file="))
+        A.starts_with("-o=") || A.starts_with("--output-file=") ||
+        A.starts_with("-odir=") || A.starts_with("--output-directory=") ||
+        A.starts_with("-MF=") || A.starts_with("--dependency-output="))
       continue;
     // The source file (as written, relative or absolute).
     if (!A.starts_with("-") &&
@@ -203,8 +205,7 @@ NvccFlagList nvccCommandFlags(ArrayRef<std::string> Argv, StringRef Directory,
   return resolveNvccPaths(Kept, Directory);
 }
 
-NvccFlagList clangArgsForNvcc(ArrayRef<std::string> Args,
-                              StringRef Directory) {
+NvccFlagList clangArgsForNvcc(ArrayRef<std::string> Args, StringRef Directory) {
   namespace co = clang::options;
   NvccFlagList Out;
   std::vector<const char *> Argv;
@@ -212,8 +213,7 @@ NvccFlagList clangArgsForNvcc(ArrayRef<std::string> Args,
     Argv.push_back(A.c_str());
   unsigned MissingIndex = 0, MissingCount = 0;
   opt::InputArgList List = clang::getDriverOptTable().ParseArgs(
-      Argv, MissingIndex, MissingCount,
-      opt::Visibility(co::ClangOption));
+      Argv, MissingIndex, MissingCount, opt::Visibility(co::ClangOption));
   if (MissingCount)
     Out.Notes.push_back(std::string(Argv[MissingIndex]) +
                         ": not passed (its value is missing)");
@@ -310,15 +310,15 @@ Expected<ProgramBuildFlags> programBuildFlags(const TranslatedFlags &Db,
                          P.Flags, Where, What))
         return std::move(E);
       P.WorkDir = Db.Directory;
-    } else if (Error E = Take(clangArgsForNvcc(ArrayRef(Db.Original)
-                                                   .drop_front(),
-                                               Db.Directory),
-                              P.ExtraFlags, Where, What)) {
+    } else if (Error E =
+                   Take(clangArgsForNvcc(ArrayRef(Db.Original).drop_front(),
+                                         Db.Directory),
+                        P.ExtraFlags, Where, What)) {
       return std::move(E);
     }
   }
-  if (Error E = Take(clangArgsForNvcc(ClangArgs, Cwd), P.ExtraFlags,
-                     "after --", "the argument after --"))
+  if (Error E = Take(clangArgsForNvcc(ClangArgs, Cwd), P.ExtraFlags, "after --",
+                     "the argument after --"))
     return std::move(E);
   if (Error E = Take(resolveNvccPaths(BuildArgs, Cwd), P.ExtraFlags,
                      "--build-arg", "--build-arg"))

@@ -4,14 +4,14 @@
 #include "optiml/Edit/Diff.h"
 #include "optiml/Eval/BuildFlags.h"
 #include "optiml/Eval/Builder.h"
-#include "optiml/Frontend/MainFunction.h"
 #include "optiml/Eval/Runner.h"
+#include "optiml/Frontend/MainFunction.h"
 #include "optiml/Support/FileUtil.h"
+#include "clang/Frontend/ASTUnit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/WithColor.h"
-#include "clang/Frontend/ASTUnit.h"
 
 using namespace llvm;
 

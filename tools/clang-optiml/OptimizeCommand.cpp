@@ -781,9 +781,10 @@ int runOptimize(const CommandContext &Ctx) {
   if (!A)
     return reportError(A.takeError());
   // Before the kernels' launches are looked for: a file of kernels alone
-  // launches none of them.
-  if (Error E = requireProgram(InputFile, *A, Sources))
-    return reportError(std::move(E));
+  // launches none of them. (A file without kernels is told just that.)
+  if (!A->Model.Kernels.empty())
+    if (Error E = requireProgram(InputFile, *A, Sources))
+      return reportError(std::move(E));
   auto Targets = targetNames(A->Model);
   if (!Targets)
     return reportError(Targets.takeError());

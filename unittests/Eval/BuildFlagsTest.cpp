@@ -21,15 +21,26 @@ bool hasNote(const std::vector<std::string> &Notes, llvm::StringRef Part) {
 TEST(ClangArgsForNvccTest, EverySpellingOfTheFlagsNvccTakes) {
   auto L = clangArgsForNvcc({"-Iinc", "-I", "../up", "--include-directory=d",
                              "-I/abs", "-isystem", "sys", "-isystemsys2",
-                             "-DN=4096", "-D", "M", "--define-macro=K=1",
-                             "-UX", "-U", "Y", "-std=c++17"},
+                             "-DN=4096", "-D", "M", "--define-macro=K=1", "-UX",
+                             "-U", "Y", "-std=c++17"},
                             "/home/u/proj");
-  Strings Want = {"-I/home/u/proj/inc", "-I/home/u/up", "-I/home/u/proj/d",
-                  "-I/abs", "-isystem", "/home/u/proj/sys", "-isystem",
-                  "/home/u/proj/sys2", "-DN=4096", "-DM", "-DK=1", "-UX",
-                  "-UY", "-std=c++17"};
+  Strings Want = {"-I/home/u/proj/inc",
+                  "-I/home/u/up",
+                  "-I/home/u/proj/d",
+                  "-I/abs",
+                  "-isystem",
+                  "/home/u/proj/sys",
+                  "-isystem",
+                  "/home/u/proj/sys2",
+                  "-DN=4096",
+                  "-DM",
+                  "-DK=1",
+                  "-UX",
+                  "-UY",
+                  "-std=c++17"};
   EXPECT_EQ(L.Flags, Want);
-  EXPECT_TRUE(hasNote(L.Notes, "-Iinc -> -I/home/u/proj/inc")) << llvm::join(L.Notes, "\n");
+  EXPECT_TRUE(hasNote(L.Notes, "-Iinc -> -I/home/u/proj/inc"))
+      << llvm::join(L.Notes, "\n");
 }
 
 TEST(ClangArgsForNvccTest, DialectsNvccKnows) {
@@ -39,7 +50,8 @@ TEST(ClangArgsForNvccTest, DialectsNvccKnows) {
             Strings{"-std=c++20"});
   auto L = clangArgsForNvcc({"-std=c++23"}, "/p");
   EXPECT_TRUE(L.Flags.empty());
-  EXPECT_TRUE(hasNote(L.Notes, "-std=c++23: not passed (nvcc knows")) << llvm::join(L.Notes, "\n");
+  EXPECT_TRUE(hasNote(L.Notes, "-std=c++23: not passed (nvcc knows"))
+      << llvm::join(L.Notes, "\n");
 }
 
 // -include: a file beside the working directory is named absolutely, a name
@@ -63,17 +75,22 @@ TEST(ClangArgsForNvccTest, IncludeFileOnlyIfItIsThere) {
 TEST(ClangArgsForNvccTest, WhatNvccWouldNotUnderstandIsLeftOutAndSaid) {
   auto L = clangArgsForNvcc({"-O2", "-x", "cuda", "--cuda-gpu-arch=sm_80",
                              "-iquote", "q", "-idirafter", "a", "-Wall",
-                             "-DPAIR=1,2", "-I=inc", "--no-such-flag",
-                             "-DOK"},
+                             "-DPAIR=1,2", "-I=inc", "--no-such-flag", "-DOK"},
                             "/p");
   EXPECT_EQ(L.Flags, Strings{"-DOK"});
   EXPECT_TRUE(hasNote(L.Notes, "-O2: not passed")) << llvm::join(L.Notes, "\n");
-  EXPECT_TRUE(hasNote(L.Notes, "--cuda-gpu-arch=sm_80: not passed")) << llvm::join(L.Notes, "\n");
-  EXPECT_TRUE(hasNote(L.Notes, "-iquote q: not passed (nvcc has no such")) << llvm::join(L.Notes, "\n");
-  EXPECT_TRUE(hasNote(L.Notes, "-idirafter a: not passed")) << llvm::join(L.Notes, "\n");
-  EXPECT_TRUE(hasNote(L.Notes, "-DPAIR=1,2: not passed (nvcc splits")) << llvm::join(L.Notes, "\n");
-  EXPECT_TRUE(hasNote(L.Notes, "-I=inc: not passed (relative to a sysroot")) << llvm::join(L.Notes, "\n");
-  EXPECT_TRUE(hasNote(L.Notes, "--no-such-flag: not passed (not a clang")) << llvm::join(L.Notes, "\n");
+  EXPECT_TRUE(hasNote(L.Notes, "--cuda-gpu-arch=sm_80: not passed"))
+      << llvm::join(L.Notes, "\n");
+  EXPECT_TRUE(hasNote(L.Notes, "-iquote q: not passed (nvcc has no such"))
+      << llvm::join(L.Notes, "\n");
+  EXPECT_TRUE(hasNote(L.Notes, "-idirafter a: not passed"))
+      << llvm::join(L.Notes, "\n");
+  EXPECT_TRUE(hasNote(L.Notes, "-DPAIR=1,2: not passed (nvcc splits"))
+      << llvm::join(L.Notes, "\n");
+  EXPECT_TRUE(hasNote(L.Notes, "-I=inc: not passed (relative to a sysroot"))
+      << llvm::join(L.Notes, "\n");
+  EXPECT_TRUE(hasNote(L.Notes, "--no-such-flag: not passed (not a clang"))
+      << llvm::join(L.Notes, "\n");
 }
 
 // A compile command's source file and outputs are not flags.
@@ -83,12 +100,29 @@ TEST(ClangArgsForNvccTest, CompileCommandInputsAndOutputs) {
 }
 
 TEST(ResolveNvccPathsTest, EveryFormOfNvccsPathOptions) {
-  auto L = resolveNvccPaths(
-      {"-I..", "-I", "inc", "-I=inc2", "--include-path=i3", "--include-path",
-       "i4", "-isystem", "sys", "-isystem=sys2", "--system-include=s3",
-       "-Llib", "-L", "lib2", "--library-path=l3", "-optf", "opts.txt",
-       "-ccbin", "g++-12", "-ccbin=tools/gcc", "-Ia,/abs,b", "-I/abs"},
-      "/home/u/proj");
+  auto L = resolveNvccPaths({"-I..",
+                             "-I",
+                             "inc",
+                             "-I=inc2",
+                             "--include-path=i3",
+                             "--include-path",
+                             "i4",
+                             "-isystem",
+                             "sys",
+                             "-isystem=sys2",
+                             "--system-include=s3",
+                             "-Llib",
+                             "-L",
+                             "lib2",
+                             "--library-path=l3",
+                             "-optf",
+                             "opts.txt",
+                             "-ccbin",
+                             "g++-12",
+                             "-ccbin=tools/gcc",
+                             "-Ia,/abs,b",
+                             "-I/abs"},
+                            "/home/u/proj");
   Strings Want = {"-I/home/u",
                   "-I",
                   "/home/u/proj/inc",
@@ -112,14 +146,16 @@ TEST(ResolveNvccPathsTest, EveryFormOfNvccsPathOptions) {
                   "-I/home/u/proj/a,/abs,/home/u/proj/b",
                   "-I/abs"};
   EXPECT_EQ(L.Flags, Want);
-  EXPECT_TRUE(hasNote(L.Notes, "-I.. -> -I/home/u")) << llvm::join(L.Notes, "\n");
-  EXPECT_TRUE(hasNote(L.Notes, "-I inc -> -I /home/u/proj/inc")) << llvm::join(L.Notes, "\n");
+  EXPECT_TRUE(hasNote(L.Notes, "-I.. -> -I/home/u"))
+      << llvm::join(L.Notes, "\n");
+  EXPECT_TRUE(hasNote(L.Notes, "-I inc -> -I /home/u/proj/inc"))
+      << llvm::join(L.Notes, "\n");
 }
 
 // -l names a library, the pass-through options' values belong to another
 // program, and flags that merely start like a path option are not one.
 TEST(ResolveNvccPathsTest, WhatIsNotAPathIsLeftAlone) {
-  Strings In = {"-lcublas", "-Xcompiler", "-Iinc",  "-Xlinker", "-Llib",
+  Strings In = {"-lcublas", "-Xcompiler", "-Iinc", "-Xlinker", "-Llib",
                 "-DN=1",    "-lineinfo",  "-arch", "sm_90",    "-O3"};
   auto L = resolveNvccPaths(In, "/p");
   EXPECT_EQ(L.Flags, In);
@@ -143,14 +179,22 @@ TEST(ResolveNvccPathsTest, PreIncludeOnlyIfItIsThere) {
 }
 
 TEST(NvccCommandFlagsTest, KeepsNvccFlagsDropsOutputsResolvesPaths) {
-  auto F = nvccCommandFlags(
-      {"/usr/local/cuda/bin/nvcc", "-O2", "-arch=sm_80", "-Iinc",
-       "--use_fast_math", "-Xcompiler", "-Ihost", "-c", "src/k.cu", "-o",
-       "k.o", "-MD", "-MF", "k.d"},
-      "/proj/build", "/proj/src/k.cu");
-  Strings Want = {"-O2", "-arch=sm_80", "-I/proj/build/inc", "--use_fast_math",
-                  "-Xcompiler", "-Ihost"};
+  auto F =
+      nvccCommandFlags({"/usr/local/cuda/bin/nvcc", "-O2", "-arch=sm_80",
+                        "-Iinc", "--use_fast_math", "-Xcompiler", "-Ihost",
+                        "-c", "src/k.cu", "-o", "k.o", "-MD", "-MF", "k.d"},
+                       "/proj/build", "/proj/src/k.cu");
+  Strings Want = {
+      "-O2",        "-arch=sm_80", "-I/proj/build/inc", "--use_fast_math",
+      "-Xcompiler", "-Ihost"};
   EXPECT_EQ(F.Flags, Want);
+  // nvcc's outputs in its `=` forms go; an option that merely starts with
+  // -o (-optf, -objtemp) stays.
+  auto G = nvccCommandFlags({"nvcc", "-o=k.o", "-odir=obj", "-MF=k.d", "-optf",
+                             "opts.txt", "-objtemp", "-c", "k.cu"},
+                            "/proj/build", "/proj/k.cu");
+  Strings WantG = {"-optf", "/proj/build/opts.txt", "-objtemp"};
+  EXPECT_EQ(G.Flags, WantG);
 }
 
 TEST(ProgramBuildFlagsTest, NvccEntryThenClangArgsThenBuildArgs) {
@@ -165,16 +209,19 @@ TEST(ProgramBuildFlagsTest, NvccEntryThenClangArgsThenBuildArgs) {
   EXPECT_EQ(P->ExtraFlags,
             (Strings{"-DN=4", "-I/home/u/w/extra", "-I/home/u", "-lm"}));
   EXPECT_EQ(P->WorkDir, "/proj/build");
-  EXPECT_TRUE(hasNote(P->Notes, "after --: -O1: not passed")) << llvm::join(P->Notes, "\n");
-  EXPECT_TRUE(hasNote(P->Notes, "--build-arg: -I.. -> -I/home/u")) << llvm::join(P->Notes, "\n");
+  EXPECT_TRUE(hasNote(P->Notes, "after --: -O1: not passed"))
+      << llvm::join(P->Notes, "\n");
+  EXPECT_TRUE(hasNote(P->Notes, "--build-arg: -I.. -> -I/home/u"))
+      << llvm::join(P->Notes, "\n");
 }
 
 // A clang entry leaves the builder its defaults (-O3, the GPU's arch) and
 // adds what it says about the source.
 TEST(ProgramBuildFlagsTest, ClangEntryIsTranslated) {
   TranslatedFlags Db;
-  Db.Original = {"clang++", "-x", "cuda", "--cuda-gpu-arch=sm_90", "-I",
-                 "inc", "-DN=4", "-std=c++17", "-c", "k.cu", "-o", "k.o"};
+  Db.Original = {"clang++", "-x",   "cuda",  "--cuda-gpu-arch=sm_90",
+                 "-I",      "inc",  "-DN=4", "-std=c++17",
+                 "-c",      "k.cu", "-o",    "k.o"};
   Db.Directory = "/b";
   auto P = programBuildFlags(Db, {}, {}, "/w", "/b/k.cu");
   ASSERT_TRUE(bool(P));

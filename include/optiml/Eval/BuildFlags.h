@@ -1,4 +1,4 @@
-//===- BuildFlags.h - One set of flags for the parse and the build -*- C++ -*-===//
+//===- BuildFlags.h - One set of flags for parse and build -----*- C++ -*-===//
 //
 // A program's flags are given once: in a compile database (-p, or found
 // above the file), after `--` (clang arguments) or with --build-arg (nvcc
@@ -34,8 +34,7 @@ struct NvccFlagList {
 /// outputs are removed, the rest kept as written but for relative paths,
 /// made absolute against \p Directory (resolveNvccPaths).
 NvccFlagList nvccCommandFlags(llvm::ArrayRef<std::string> Argv,
-                              llvm::StringRef Directory,
-                              llvm::StringRef File);
+                              llvm::StringRef Directory, llvm::StringRef File);
 
 /// clang arguments (after `--`, or a clang compile command without its
 /// argv[0]) as nvcc flags, parsed with clang's own option table so that
@@ -94,8 +93,8 @@ programBuildFlags(const TranslatedFlags &Db,
 /// was given (\p HasSources): nvcc would stop at the link with a message
 /// about the program rather than the command. \p HasKernels says whether it
 /// defines kernels (the message then says how to give them).
-llvm::Error requireMain(llvm::StringRef File, bool DefinesMain,
-                        bool HasKernels, bool HasSources);
+llvm::Error requireMain(llvm::StringRef File, bool DefinesMain, bool HasKernels,
+                        bool HasSources);
 
 } // namespace optiml
 
