@@ -7,7 +7,6 @@
 #include "optiml/Eval/Builder.h"
 #include "optiml/Support/FileUtil.h"
 #include "optiml/Support/Process.h"
-#include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -88,102 +87,6 @@ std::string lineDirective(StringRef Name) {
   }
   S += "\"\n";
   return S;
-}
-
-//===----------------------------------------------------------------------===//
-// Flags from a compilation database
-//===----------------------------------------------------------------------===//
-
-NvccFlags nvccFlagsFromCommand(ArrayRef<std::string> Argv, StringRef Directory,
-                               StringRef File) {
-  NvccFlags Out;
-  Out.Directory = Directory.str();
-  if (Argv.empty())
-    return Out;
-  bool IsNvcc = sys::path::filename(Argv[0]).contains("nvcc");
-  if (!IsNvcc)
-    Out.Notes.push_back("the compilation database compiles '" + File.str() +
-                        "' with '" + Argv[0] +
-                        "', not nvcc: only its -I/-D/-U/-std/-isystem/"
-                        "-include flags are used");
-  StringRef FileName = sys::path::filename(File);
-  // Options whose value is the next argument and that are dropped with it.
-  static const char *const DropWithValue[] = {
-      "-o", "--output-file", "-MF", "-MT", "-MQ", "--dependency-output",
-      "-odir", "--output-directory"};
-  // Options (with a value in the next argument) kept for non-nvcc entries.
-  static const char *const KeepWithValue[] = {"-I", "-D", "-U", "-isystem",
-                                              "-include", "-std"};
-  for (size_t I = 1; I < Argv.size(); ++I) {
-    StringRef A = Argv[I];
-    if (llvm::is_contained(DropWithValue, A)) {
-      ++I;
-      continue;
-    }
-    if (A == "-c" || A == "--compile" || A == "-M" || A == "-MD" ||
-        A == "-MMD" || A == "--generate-dependencies" ||
-        A.starts_with("--generate-dependencies-with-compile") ||
-        A.starts_with("-o") || A.starts_with("--output-file="))
-      continue;
-    if (!A.starts_with("-")) {
-      // The source file (as written, relative or absolute).
-      if (sys::path::filename(A) == FileName || A.ends_with(".cu") ||
-          A.ends_with(".cpp") || A.ends_with(".cc"))
-        continue;
-    }
-    if (IsNvcc) {
-      Out.Flags.push_back(A.str());
-      continue;
-    }
-    bool Kept = false;
-    for (const char *K : KeepWithValue) {
-      if (A == K && I + 1 < Argv.size()) {
-        Out.Flags.push_back(A.str());
-        Out.Flags.push_back(Argv[++I]);
-        Kept = true;
-        break;
-      }
-      if (A.starts_with(K)) {
-        Out.Flags.push_back(A.str());
-        Kept = true;
-        break;
-      }
-    }
-    (void)Kept;
-  }
-  return Out;
-}
-
-Expected<NvccFlags> nvccFlagsFromCompileDatabase(StringRef BuildDir,
-                                                 StringRef File) {
-  SmallString<256> DbPath(BuildDir);
-  if (sys::path::filename(BuildDir) != "compile_commands.json")
-    sys::path::append(DbPath, "compile_commands.json");
-  std::string Message;
-  auto Db = clang::tooling::JSONCompilationDatabase::loadFromFile(
-      DbPath, Message, clang::tooling::JSONCommandLineSyntax::AutoDetect);
-  if (!Db)
-    return createStringError(inconvertibleErrorCode(),
-                             "cannot read compilation database '%s': %s",
-                             DbPath.c_str(), Message.c_str());
-  SmallString<256> Abs(File);
-  sys::fs::make_absolute(Abs);
-  sys::path::remove_dots(Abs, true);
-  auto Cmds = Db->getCompileCommands(Abs);
-  if (Cmds.empty())
-    return createStringError(inconvertibleErrorCode(),
-                             "'%s' has no entry in '%s'; run without -p to "
-                             "build it with default flags",
-                             File.str().c_str(), DbPath.c_str());
-  NvccFlags F = nvccFlagsFromCommand(Cmds.front().CommandLine,
-                                     Cmds.front().Directory, Abs);
-  for (const std::string &Flag : F.Flags)
-    if (Error E = checkNvccArgument(
-            Flag, ("the compilation database's flag for '" + File + "'")
-                      .str()))
-      return createStringError(inconvertibleErrorCode(), "%s (%s)",
-                               toString(std::move(E)).c_str(), DbPath.c_str());
-  return F;
 }
 
 //===----------------------------------------------------------------------===//

@@ -551,6 +551,7 @@ TranslatedFlags translateEntry(const clang::tooling::CompileCommand &C,
                                StringRef DbPath) {
   TranslatedFlags F = translateCompileCommand(C.CommandLine, C.Directory);
   F.Database = DbPath.str();
+  F.Directory = C.Directory;
   // The interpolating database says "inferred from <file>".
   StringRef H = C.Heuristic;
   if (H.consume_front("inferred from "))

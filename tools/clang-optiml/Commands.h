@@ -31,7 +31,8 @@
 #define OPTIML_BUILD_ARG_HELP                                                  \
   "An nvcc flag for every build, the original's included (repeatable), "       \
   "after the defaults or the compile database's flags: what the program "      \
-  "needs to build at all, e.g. --build-arg=-lcublas --build-arg=-std=c++17"
+  "needs to build at all, e.g. --build-arg=-lcublas --build-arg=-I../inc "     \
+  "(relative paths are taken from the working directory)"
 #define OPTIML_SOURCE_HELP                                                     \
   "Another source file of the program (repeatable): compiled and linked "      \
   "with it and with the original, never edited (kernels are taken from "       \
@@ -42,6 +43,8 @@
   "relative path is passed as an absolute path)"
 
 namespace optiml {
+struct BuildOptions;
+class Builder;
 struct RunnerOptions;
 struct GpuInfo;
 namespace db {
@@ -122,6 +125,23 @@ llvm::Error checkNvccFlags(llvm::ArrayRef<std::string> Flags,
 /// --source files as absolute paths, each checked to be a file.
 llvm::Expected<std::vector<std::string>>
 programSources(const std::vector<std::string> &Paths);
+
+/// The flags of the nvcc build of the program whose main file is \p File
+/// (BuildOptions' Flags, ExtraFlags and WorkDir): its compile database
+/// entry (-p, else found above it, as for the parse), the `--` arguments
+/// translated, and \p BuildArgs with relative paths made absolute; what was
+/// passed, translated and left out is said under -v.
+llvm::Error setProgramBuildFlags(BuildOptions &BO, const AnalyzeOptions &AO,
+                                 llvm::StringRef File,
+                                 llvm::ArrayRef<std::string> BuildArgs);
+
+/// Under -v: which nvcc builds the program, with which flags.
+void noteBuilder(const Builder &B);
+
+/// An error when the analysed \p File cannot be linked into a program by
+/// itself: no main() and no --source (\p Sources) to bring one.
+llvm::Error requireProgram(llvm::StringRef File, const Analysis &A,
+                           llvm::ArrayRef<std::string> Sources);
 
 /// The probe library: \p Explicit (--probe) if given, else $OPTIML_PROBE,
 /// else lib/liboptiml-probe.so beside the tool's bin/ (empty if the tool's

@@ -2,9 +2,12 @@
 
 #include "Commands.h"
 #include "optiml/Edit/Diff.h"
+#include "optiml/Eval/BuildFlags.h"
 #include "optiml/Eval/Builder.h"
 #include "optiml/Eval/Runner.h"
+#include "optiml/Frontend/MainFunction.h"
 #include "optiml/Support/FileUtil.h"
+#include "clang/Frontend/ASTUnit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -20,7 +23,7 @@ static cl::OptionCategory CommonCategory("Common options");
 static cl::opt<std::string>
     BuildPath("p", cl::desc("Build directory holding compile_commands.json; "
                             "the file's flags (nvcc or clang) are translated "
-                            "for parsing"),
+                            "for parsing and given to nvcc's build"),
               cl::value_desc("build-dir"), cl::sub(cl::SubCommand::getAll()),
               cl::cat(CommonCategory));
 
@@ -166,6 +169,50 @@ programSources(const std::vector<std::string> &Paths) {
     Out.push_back(std::string(Abs));
   }
   return Out;
+}
+
+Error setProgramBuildFlags(BuildOptions &BO, const AnalyzeOptions &AO,
+                           StringRef File, ArrayRef<std::string> BuildArgs) {
+  // The entry the parse uses (for a file without one, its neighbour's).
+  auto Db = AO.BuildDir.empty() ? discoverCompileFlags(File)
+                                : loadCompileFlags(AO.BuildDir, File);
+  if (!Db)
+    return Db.takeError();
+  SmallString<256> Cwd;
+  if (std::error_code EC = sys::fs::current_path(Cwd))
+    return createStringError(EC, "cannot tell the current directory: %s",
+                             EC.message().c_str());
+  auto P = programBuildFlags(*Db, AO.ExtraArgs, BuildArgs, Cwd,
+                             absolutePath(File));
+  if (!P)
+    return P.takeError();
+  if (verbose()) {
+    if (!Db->Database.empty())
+      WithColor::note(errs(), "clang-optiml")
+          << "nvcc build: flags from " << Db->Database
+          << (P->WorkDir.empty() ? "" : ", run in " + P->WorkDir) << "\n";
+    for (const std::string &N : P->Notes)
+      WithColor::note(errs(), "clang-optiml") << "nvcc build: " << N << "\n";
+  }
+  BO.Flags = std::move(P->Flags);
+  BO.ExtraFlags = std::move(P->ExtraFlags);
+  BO.WorkDir = std::move(P->WorkDir);
+  return Error::success();
+}
+
+void noteBuilder(const Builder &B) {
+  if (!verbose())
+    return;
+  errs() << "nvcc: " << B.nvccPath() << "\n  flags:";
+  for (const std::string &F : B.flags())
+    errs() << " " << F;
+  errs() << "\n";
+}
+
+Error requireProgram(StringRef File, const Analysis &A,
+                     ArrayRef<std::string> Sources) {
+  return requireMain(File, definesMain(A.TU.AST->getASTContext()),
+                     !A.Model.Kernels.empty(), !Sources.empty());
 }
 
 std::string findProbeLibrary(const char *Argv0, StringRef Explicit) {

@@ -211,31 +211,19 @@ int runEval(const CommandContext &Ctx) {
                                            : std::string("sm_90");
   BO.CacheDir = absolutePath(CacheDir);
   BO.UseCache = !NoCache;
-  BO.ExtraFlags = BuildArgs;
   auto Srcs = programSources(Sources);
   if (!Srcs)
     return reportError(Srcs.takeError());
   BO.ExtraSources = std::move(*Srcs);
-  if (!AO.BuildDir.empty()) {
-    auto F = nvccFlagsFromCompileDatabase(
-        AO.BuildDir, Against.empty() ? StringRef(InputFile) : StringRef(Against));
-    if (!F)
-      return reportError(F.takeError());
-    BO.Flags = F->Flags;
-    BO.WorkDir = F->Directory;
-    if (verbose())
-      for (const std::string &N : F->Notes)
-        WithColor::note(errs(), "clang-optiml") << N << "\n";
-  }
+  // The original's flags are the program's (a candidate has no entry).
+  if (Error E = setProgramBuildFlags(
+          BO, AO, Against.empty() ? StringRef(InputFile) : StringRef(Against),
+          BuildArgs))
+    return reportError(std::move(E));
   auto B = Builder::create(BO);
   if (!B)
     return reportError(B.takeError());
-  if (verbose()) {
-    errs() << "nvcc: " << (*B)->nvccPath() << "\n  flags:";
-    for (const std::string &F : (*B)->flags())
-      errs() << " " << F;
-    errs() << "\n";
-  }
+  noteBuilder(**B);
 
   auto A = analyzeFile(InputFile, AO);
   if (!A) {
@@ -260,6 +248,8 @@ int runEval(const CommandContext &Ctx) {
     }
     return reportError(std::move(E));
   }
+  if (Error E = requireProgram(InputFile, *A, Sources))
+    return reportError(std::move(E));
 
   EvalInput In;
   In.CandidatePath = A->Path;

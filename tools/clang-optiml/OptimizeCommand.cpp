@@ -455,19 +455,16 @@ makeBuilder(const AnalyzeOptions &AO, const Toolchain &Tools,
   BO.GpuArch = Gpu && !Gpu->Gpus.empty() ? Gpu->Gpus.front().Arch
                : !AO.Tools.GpuArch.empty() ? AO.Tools.GpuArch
                                            : std::string("sm_90");
-  if (!AO.BuildDir.empty()) {
-    auto F = nvccFlagsFromCompileDatabase(AO.BuildDir, InputFile);
-    if (!F)
-      return F.takeError();
-    BO.Flags = F->Flags;
-    BO.WorkDir = F->Directory;
-  }
-  BO.ExtraFlags = BuildArgs;
+  if (Error E = setProgramBuildFlags(BO, AO, InputFile, BuildArgs))
+    return std::move(E);
   auto Srcs = programSources(Sources);
   if (!Srcs)
     return Srcs.takeError();
   BO.ExtraSources = std::move(*Srcs);
-  return Builder::create(BO);
+  auto B = Builder::create(BO);
+  if (B)
+    noteBuilder(**B);
+  return B;
 }
 
 /// The policy the search uses, and everything it needs kept alive.
@@ -798,6 +795,11 @@ int runOptimize(const CommandContext &Ctx) {
   auto A = analyzeFile(InputFile, AO);
   if (!A)
     return reportError(A.takeError());
+  // Before the kernels' launches are looked for: a file of kernels alone
+  // launches none of them. (A file without kernels is told just that.)
+  if (!A->Model.Kernels.empty())
+    if (Error E = requireProgram(InputFile, *A, Sources))
+      return reportError(std::move(E));
   auto Targets = targetNames(A->Model);
   if (!Targets)
     return reportError(Targets.takeError());

@@ -317,26 +317,4 @@ TEST(ShellSafetyTest, LineDirectiveNamesAnyBytesExactly) {
             "#line 1 \"a\\\"b\\\\c\\012d\\?\\?/e\\377\"\n");
 }
 
-TEST(NvccFlagsTest, KeepsNvccFlagsDropsOutputs) {
-  auto F = nvccFlagsFromCommand(
-      {"/usr/local/cuda/bin/nvcc", "-O2", "-arch=sm_80", "-Iinc",
-       "--use_fast_math", "-c", "src/k.cu", "-o", "k.o", "-MD", "-MF", "k.d"},
-      "/proj/build", "/proj/src/k.cu");
-  std::vector<std::string> Want = {"-O2", "-arch=sm_80", "-Iinc",
-                                   "--use_fast_math"};
-  EXPECT_EQ(F.Flags, Want);
-  EXPECT_EQ(F.Directory, "/proj/build");
-  EXPECT_TRUE(F.Notes.empty());
-}
-
-TEST(NvccFlagsTest, ClangEntryKeepsOnlyPortableFlags) {
-  auto F = nvccFlagsFromCommand({"clang++", "-O2", "--cuda-gpu-arch=sm_90",
-                                 "-I", "inc", "-DN=4", "-std=c++17", "-c",
-                                 "k.cu", "-o", "k.o"},
-                                "/b", "/b/k.cu");
-  std::vector<std::string> Want = {"-I", "inc", "-DN=4", "-std=c++17"};
-  EXPECT_EQ(F.Flags, Want);
-  EXPECT_EQ(F.Notes.size(), 1u);
-}
-
 } // namespace

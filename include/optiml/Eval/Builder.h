@@ -72,22 +72,6 @@ struct BuildResult {
   double Seconds = 0;       ///< compile time (0 on a cache hit)
 };
 
-/// nvcc flags for \p File from `<BuildDir>/compile_commands.json`, as
-/// written (only the compiler, source, -c/-o and dependency-file options are
-/// removed), and the directory the command runs in. A non-nvcc entry keeps
-/// only -I/-D/-U/-std/-isystem/-include.
-struct NvccFlags {
-  std::vector<std::string> Flags;
-  std::string Directory;
-  std::vector<std::string> Notes;
-};
-llvm::Expected<NvccFlags> nvccFlagsFromCompileDatabase(llvm::StringRef BuildDir,
-                                                       llvm::StringRef File);
-/// The same filtering applied to a command line (argv[0] is the compiler).
-NvccFlags nvccFlagsFromCommand(llvm::ArrayRef<std::string> Argv,
-                               llvm::StringRef Directory,
-                               llvm::StringRef File);
-
 /// nvcc runs its steps (gcc, cudafe++, cicc, ptxas, the linker) through a
 /// shell, pasting its arguments into command lines: some in double quotes,
 /// some bare, split again at commas and `=`. So an argument is safe only if

@@ -28,6 +28,9 @@ struct TranslatedFlags {
   std::optional<std::string> GpuArch;
   /// The nvcc/clang flags as given (for the builder, which calls nvcc).
   std::vector<std::string> Original;
+  /// The database entry's "directory", which relative paths in Original are
+  /// relative to (empty: no database).
+  std::string Directory;
   /// The compile_commands.json they came from (empty: none, default flags).
   std::string Database;
   /// The file whose entry was borrowed when the file itself has none (empty:
