@@ -301,7 +301,7 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
   if (NewHost->errorCount() == 0) {
     append_range(Failures,
                  checkDeclarations(OldAST, NewAST, T->addsHelpers()));
-    KernelModel NewModel = buildKernelModel(NewAST);
+    KernelModel NewModel = modelForFile(buildKernelModel(NewAST), FileName);
     const KernelInfo *OK = Model.findKernel(Fn.str());
     const KernelInfo *NK = NewModel.findKernel(Fn.str());
     if (OK && NK && OK->Instantiations != NK->Instantiations)

@@ -52,7 +52,6 @@ json kernelToJSON(const KernelInfo &K) {
   J["name"] = K.Name;
   J["qualified_name"] = K.QualifiedName;
   J["usr"] = K.USR;
-  J["file"] = K.File;
   J["range"] = span(K.Range);
   J["class"] = toString(K.Class);
   J["class_reason"] = K.ClassReason;
@@ -86,7 +85,6 @@ json kernelToJSON(const KernelInfo &K) {
   for (const LaunchSite &L : K.Launches) {
     Launches.push_back(json{{"id", L.Id},
                             {"caller", L.Caller},
-                            {"file", L.File},
                             {"line", L.Range.Begin.Line},
                             {"column", L.Range.Begin.Column},
                             {"grid", L.Grid},
@@ -95,7 +93,8 @@ json kernelToJSON(const KernelInfo &K) {
                             {"stream", optionalString(L.Stream)},
                             {"template_args", L.TemplateArgs},
                             {"args", L.Args},
-                            {"in_macro", L.InMacro}});
+                            {"in_macro", L.InMacro},
+                            {"file", L.File}});
   }
   J["launches"] = std::move(Launches);
 
@@ -149,6 +148,8 @@ json kernelToJSON(const KernelInfo &K) {
   J["math"] = sites(K.MathCalls);
   J["warp_primitives"] = sites(K.WarpPrimitives);
   J["device_calls"] = sites(K.DeviceCalls);
+  // The file that defines the kernel: positions above are in it.
+  J["file"] = K.File;
   return J;
 }
 

@@ -167,9 +167,15 @@ int runApply(const CommandContext &Ctx) {
       return reportUsageError(D.takeError());
     Dest = std::move(*D);
   }
-  for (AppliedEdit &S : Result->Steps)
-    S.Diff = projectRelativeDiff(S.Diff, Changed);
-  Result->Diff = projectRelativeDiff(Result->Diff, Changed);
+  // Outside a git project, a diff of an included file keeps the library's
+  // name for it, relative to the input's directory (where the patch goes).
+  bool Rename = !Included ||
+                sys::fs::exists(projectRoot(A->Path) + "/.git");
+  if (Rename) {
+    for (AppliedEdit &S : Result->Steps)
+      S.Diff = projectRelativeDiff(S.Diff, Changed);
+    Result->Diff = projectRelativeDiff(Result->Diff, Changed);
+  }
   // Written before anything else, so a failure leaves nothing half-done.
   if (!ExportFixes.empty()) {
     std::string Message;

@@ -1025,8 +1025,13 @@ int runOptimize(const CommandContext &Ctx) {
   // Kept in the run directory whatever else happens.
   if (Error E = writeFileAtomically(RunDir + "/best.cu", R->FinalSource))
     return reportError(std::move(E));
+  // Outside a git project, a diff of an included file keeps the library's
+  // name for it, relative to the input's directory.
+  bool Rename = !Included || sys::fs::exists(projectRoot(Input) + "/.git");
   if (Error E = writeFileAtomically(
-          RunDir + "/best.diff", projectRelativeDiff(R->FinalDiff, A->Path)))
+          RunDir + "/best.diff",
+          Rename ? projectRelativeDiff(R->FinalDiff, A->Path)
+                 : R->FinalDiff))
     return reportError(std::move(E));
   if (!ExportFixes.empty()) {
     if (Error E = exportFixes(ExportFixes, A->Path, A->Code, R->FinalSource,
