@@ -267,7 +267,8 @@ unsigned Builder::compilations() const {
   return Compilations;
 }
 
-Expected<std::pair<std::string, std::vector<std::string>>>
+Expected<std::pair<std::pair<std::string, std::vector<std::string>>,
+                   std::vector<std::string>>>
 Builder::includedTree(StringRef Staging, StringRef Source,
                       StringRef Text) const {
   StringRef Root = sys::path::parent_path(Opts.IncludedFrom.front());
@@ -280,7 +281,7 @@ Builder::includedTree(StringRef Staging, StringRef Source,
   }
   Files.push_back({Source.str(), lineDirective(Source) + Text.str()});
   std::string Main;
-  std::vector<std::string> Dirs;
+  std::vector<std::string> Dirs, TreeDirs;
   for (const auto &[Path, Body] : Files) {
     SmallString<256> Rel(Path);
     if (!sys::path::replace_path_prefix(Rel, Root, ""))
@@ -303,15 +304,20 @@ Builder::includedTree(StringRef Staging, StringRef Source,
                                EC.message().c_str());
     if (Error E = writeFileAtomically(Copy, Body))
       return std::move(E);
-    if (Main.empty())
+    if (Main.empty()) {
       Main = std::string(Copy);
+    } else {
+      std::string TreeDir = sys::path::parent_path(Copy).str();
+      if (!is_contained(TreeDirs, TreeDir))
+        TreeDirs.push_back(TreeDir);
+    }
     // Includes the originals find through their own directories (a header
     // beside an included file) are still found.
     std::string Dir = sys::path::parent_path(Path).str();
     if (!is_contained(Dirs, Dir))
       Dirs.push_back(Dir);
   }
-  return std::make_pair(Main, Dirs);
+  return std::make_pair(std::make_pair(Main, TreeDirs), Dirs);
 }
 
 /// Texts of the files named by quoted includes, found beside the source.
@@ -516,13 +522,20 @@ Expected<BuildResult> Builder::build(const BuildRequest &Req) {
     auto Tree = includedTree(Staging, AbsSource, Source);
     if (!Tree)
       return Fail(Tree.takeError());
+    // A header found through the program's own -I (not beside its
+    // includer) is found in the tree first: the tree's directories of the
+    // included files come before every other flag.
+    std::vector<std::string> First;
+    for (const std::string &Dir : Tree->first.second)
+      First.push_back("-I" + Dir);
+    Cmd.insert(Cmd.begin() + 1, First.begin(), First.end());
     for (const std::string &Dir : Tree->second) {
       auto D = IncludeDir(Dir);
       if (!D)
         return Fail(D.takeError());
       Cmd.push_back("-I" + *D);
     }
-    SrcArg = Tree->first;
+    SrcArg = Tree->first.first;
   } else if (!Req.Source.empty() || shellUnsafeChar(AbsSource)) {
     // The candidate's text (or the original's, when its path is unsafe),
     // under the original's name where that is safe so messages read

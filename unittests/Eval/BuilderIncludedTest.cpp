@@ -57,10 +57,10 @@ TEST_F(BuilderIncludedTest, TheCandidateStandsInForTheIncludedFile) {
   EXPECT_EQ(*Bin, lineDirective(Main) + MainCu);
   // Its directory holds the candidate where the main file includes it, and
   // the original directory is searched for what the candidate includes.
-  StringRef Cmd = R->Command;
-  EXPECT_NE(Cmd.find("/tree/main.cu"), StringRef::npos) << Cmd;
+  std::string Cmd = R->Command;
+  EXPECT_NE(Cmd.find("/tree/main.cu"), std::string::npos) << Cmd;
   EXPECT_NE(Cmd.find("-I" + sys::path::parent_path(Value).str()),
-            StringRef::npos)
+            std::string::npos)
       << Cmd;
   // The user's files are as they were.
   EXPECT_EQ(*readFile(Value), ValueCuh);
@@ -102,6 +102,34 @@ TEST_F(BuilderIncludedTest, NvccCompilesTheCandidateInPlaceOfTheOriginal) {
                 "inline int value() { return base() + 2; }\n"),
             "42\n");
   EXPECT_EQ(*readFile(Value), ValueCuh);
+}
+
+TEST_F(BuilderIncludedTest, AHeaderFoundThroughTheProgramsIncludePath) {
+  const char *Nvcc = "/usr/local/cuda/bin/nvcc";
+  if (!sys::fs::can_execute(Nvcc))
+    GTEST_SKIP() << "no nvcc at " << Nvcc;
+  // main.cu includes "value.cuh", found through -I<include dir> only.
+  std::string M = D.write("p2/main.cu", "#include <cstdio>\n"
+                                        "#include \"value.cuh\"\n"
+                                        "int main() { std::printf(\"%d\\n\", "
+                                        "value()); }\n");
+  std::string V = D.write("p2/include/value.cuh",
+                          "inline int value() { return 1; }\n");
+  Opts.Nvcc = Nvcc;
+  Opts.UseCache = false;
+  Opts.IncludedFrom = {M};
+  Opts.ExtraFlags = {"-I" + sys::path::parent_path(V).str()};
+  auto B = Builder::create(Opts);
+  ASSERT_TRUE(bool(B)) << toString(B.takeError());
+  auto R = (*B)->build({V, "inline int value() { return 2; }\n", {}});
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  ASSERT_TRUE(R->Succeeded) << R->Log;
+  ProcessOptions PO;
+  PO.Args = {R->Binary};
+  auto P = runProcess(PO);
+  ASSERT_TRUE(bool(P)) << toString(P.takeError());
+  EXPECT_EQ(P->Stdout, "2\n");
+  EXPECT_EQ(*readFile(V), "inline int value() { return 1; }\n");
 }
 
 } // namespace

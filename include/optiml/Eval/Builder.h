@@ -148,8 +148,11 @@ public:
 private:
   explicit Builder(BuildOptions Opts) : Opts(std::move(Opts)) {}
   /// BuildOptions::IncludedFrom: writes the copies under \p Staging; the
-  /// main file's copy and the original directories to search.
-  llvm::Expected<std::pair<std::string, std::vector<std::string>>>
+  /// main file's copy with the tree's directories of the included files
+  /// (searched first), and the original directories (searched after the
+  /// program's flags).
+  llvm::Expected<std::pair<std::pair<std::string, std::vector<std::string>>,
+                           std::vector<std::string>>>
   includedTree(llvm::StringRef Staging, llvm::StringRef Source,
                llvm::StringRef Text) const;
   BuildOptions Opts;
