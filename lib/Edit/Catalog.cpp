@@ -13,6 +13,8 @@
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
@@ -53,6 +55,34 @@ const Transform *findTransform(StringRef Kind) {
     if (T->kind() == Kind)
       return T.get();
   return nullptr;
+}
+
+clang::FileID EditContext::file() const {
+  return findFileID(AST.getSourceManager(), FileName);
+}
+
+bool EditContext::inFile(clang::SourceLocation Loc) const {
+  if (Loc.isInvalid())
+    return false;
+  const clang::SourceManager &SM = AST.getSourceManager();
+  return SM.getFileID(SM.getExpansionLoc(Loc)) == file();
+}
+
+KernelModel modelForFile(const KernelModel &M, StringRef FileName) {
+  SmallString<256> Abs(FileName);
+  sys::fs::make_absolute(Abs);
+  sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
+  KernelModel Out;
+  Out.File = M.File;
+  for (const KernelInfo &K : M.Kernels) {
+    if (!K.File.empty() && K.File != Abs)
+      continue;
+    Out.Kernels.push_back(K);
+    erase_if(Out.Kernels.back().Launches, [&](const LaunchSite &L) {
+      return !L.File.empty() && L.File != Abs;
+    });
+  }
+  return Out;
 }
 
 std::vector<Candidate> listCandidates(const EditContext &Ctx,

@@ -14,6 +14,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "clang/Basic/Builtins.h"
 #include <map>
 #include <set>
@@ -45,12 +47,45 @@ static SourcePos posOf(StringRef Code, unsigned Offset) {
   return P;
 }
 
+/// The file \p Repls rewrite: the main file, or the included file they
+/// name (the rewriter has checked that they name one file).
+static FileID editedFile(const SourceManager &SM,
+                         const tooling::Replacements &Repls) {
+  if (Repls.empty())
+    return SM.getMainFileID();
+  FileID F = findFileID(SM, Repls.begin()->getFilePath());
+  return F.isValid() ? F : SM.getMainFileID();
+}
+
+std::vector<CheckFailure> checkOneFile(const tooling::Replacements &Repls,
+                                       StringRef FileName) {
+  auto Norm = [](StringRef P) {
+    SmallString<256> S(P);
+    sys::fs::make_absolute(S);
+    sys::path::remove_dots(S, /*remove_dot_dot=*/true);
+    return std::string(S);
+  };
+  std::string Want = Norm(FileName);
+  std::vector<CheckFailure> Failures;
+  for (const tooling::Replacement &R : Repls)
+    if (Norm(R.getFilePath()) != Want) {
+      Failures.push_back(
+          failure("scope",
+                  "the edit changes '" + R.getFilePath().str() +
+                      "', not the file that defines its target ('" + Want +
+                      "'); an edit rewrites that one file only",
+                  SourcePos()));
+      break;
+    }
+  return Failures;
+}
+
 //===-- Macro expansions ---------------------------------------------------===//
 
 std::vector<CheckFailure>
 checkMacroExpansions(ASTContext &Old, const tooling::Replacements &Repls) {
   const SourceManager &SM = Old.getSourceManager();
-  FileID Main = SM.getMainFileID();
+  FileID Main = editedFile(SM, Repls);
   struct Expansion {
     unsigned Begin, End;
     std::string Name;
@@ -101,9 +136,9 @@ checkMacroExpansions(ASTContext &Old, const tooling::Replacements &Repls) {
 
 //===-- Scope ---------------------------------------------------------------===//
 
-/// "function 'main'" for the top-level declaration of the main file that
+/// "function 'main'" for the top-level declaration of the file \p In that
 /// holds \p Offset.
-static std::string enclosingDecl(ASTContext &Ctx, unsigned Offset) {
+static std::string enclosingDecl(ASTContext &Ctx, FileID In, unsigned Offset) {
   const SourceManager &SM = Ctx.getSourceManager();
   std::string Found = "top-level code";
   std::function<void(const DeclContext *)> Walk = [&](const DeclContext *DC) {
@@ -111,7 +146,7 @@ static std::string enclosingDecl(ASTContext &Ctx, unsigned Offset) {
       SourceRange R = D->getSourceRange();
       SourceLocation B = SM.getExpansionLoc(R.getBegin());
       SourceLocation E = SM.getExpansionLoc(R.getEnd());
-      if (!SM.isInMainFile(B))
+      if (SM.getFileID(B) != In)
         continue;
       unsigned BO = SM.getFileOffset(B), EO = SM.getFileOffset(E);
       if (Offset < BO || Offset > EO)
@@ -155,7 +190,8 @@ std::vector<CheckFailure> checkScope(ASTContext &Old, StringRef OldCode,
         Whats.push_back(A.What);
     Failures.push_back(failure(
         "scope",
-        "the edit changes " + enclosingDecl(Old, RB) +
+        "the edit changes " +
+            enclosingDecl(Old, editedFile(Old.getSourceManager(), Repls), RB) +
             ", outside what it may change (" +
             (Whats.empty() ? std::string("nothing") : join(Whats, ", ")) + ")",
         posOf(OldCode, RB)));
@@ -262,8 +298,15 @@ checkIntroducedTokens(const LangOptions &LO, StringRef OldCode,
 
 //===-- Device code --------------------------------------------------------===//
 
+/// Declarations of the user's files (the main file and the user files it
+/// includes): an edit of one of them is compared with all of them.
 static bool isMainFileDecl(const SourceManager &SM, const Decl *D) {
-  return SM.isInMainFile(SM.getExpansionLoc(D->getLocation()));
+  SourceLocation L = SM.getExpansionLoc(D->getLocation());
+  if (SM.isInMainFile(L))
+    return true;
+  if (L.isInvalid() || SM.isInSystemHeader(L))
+    return false;
+  return isUserFile(SM, SM.getFileID(L));
 }
 
 static bool isDeviceSide(const FunctionDecl *FD) {
@@ -649,9 +692,9 @@ private:
 /// What the edit's own declarations and statements do.
 class IntroducedCode : public RecursiveASTVisitor<IntroducedCode> {
 public:
-  IntroducedCode(ASTContext &Ctx, ArrayRef<ByteRange> Edited,
+  IntroducedCode(ASTContext &Ctx, FileID In, ArrayRef<ByteRange> Edited,
                  const CheckOptions &Opts)
-      : SM(Ctx.getSourceManager()), Edited(Edited), Opts(Opts) {}
+      : SM(Ctx.getSourceManager()), In(In), Edited(Edited), Opts(Opts) {}
   // Dependent calls resolve only in instantiations.
   bool shouldVisitTemplateInstantiations() const { return true; }
   bool shouldVisitImplicitCode() const { return false; }
@@ -800,7 +843,7 @@ private:
     if (Loc.isInvalid())
       return false;
     Loc = SM.getExpansionLoc(Loc);
-    if (!SM.isInMainFile(Loc))
+    if (SM.getFileID(Loc) != In)
       return false;
     unsigned O = SM.getFileOffset(Loc);
     return any_of(Edited, [&](const ByteRange &R) {
@@ -817,6 +860,7 @@ private:
     Facts.push_back({Loc, std::move(What), Countable});
   }
   const SourceManager &SM;
+  FileID In;
   ArrayRef<ByteRange> Edited;
   const CheckOptions &Opts;
   const FunctionDecl *Fn = nullptr; ///< the function being traversed
@@ -831,14 +875,16 @@ checkIntroducedCode(ASTContext *Old, ASTContext &New,
   const SourceManager &SM = New.getSourceManager();
   std::string Where = Side.empty() ? "" : " (" + Side.str() + " side)";
   std::vector<ByteRange> Edited = editedRanges(Repls);
-  IntroducedCode V(New, Edited, Opts);
+  IntroducedCode V(New, editedFile(New.getSourceManager(), Repls), Edited,
+                   Opts);
   V.TraverseDecl(New.getTranslationUnitDecl());
   std::map<std::string, int> Had;
   if (Old) {
     std::vector<ByteRange> Replaced;
     for (const tooling::Replacement &R : Repls)
       Replaced.push_back({R.getOffset(), R.getOffset() + R.getLength(), ""});
-    IntroducedCode OV(*Old, Replaced, Opts);
+    IntroducedCode OV(*Old, editedFile(Old->getSourceManager(), Repls),
+                      Replaced, Opts);
     OV.TraverseDecl(Old->getTranslationUnitDecl());
     for (const auto &F : OV.Facts)
       ++Had[F.What];

@@ -37,6 +37,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "optiml/Edit/Checks.h"
+#include "optiml/Frontend/ASTUtil.h"
 #include "optiml/Frontend/NvccCompat.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
@@ -48,7 +49,9 @@
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/STLExtras.h"
 #include <optional>
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/VirtualFileSystem.h"
 
@@ -366,26 +369,51 @@ namespace {
 struct PPToken {
   tok::TokenKind Kind;
   std::string Spelling;
-  unsigned Begin, End; ///< the main-file range of the token or invocation
+  unsigned Begin, End; ///< the edited file's range of the token or invocation
   bool PositionDependent; ///< from __LINE__, __TIME__, ...
 };
 struct PPResult {
+  /// The tokens that come from the edited file.
   std::vector<PPToken> Tokens;
+  /// The tokens of every other file (the main file around an edited
+  /// header, the headers), as a hash of file, place, kind and spelling:
+  /// an edit must leave them all as they were.
+  SHA256 Others;
+  unsigned OtherCount = 0;
   /// Main-file ranges of the invocations that produced a pragma through
   /// _Pragma / __pragma (a `#pragma` line is checked lexically).
   std::vector<std::pair<unsigned, unsigned>> OperatorPragmas;
   bool Ran = false;
 };
 
+/// Whether a file of the preprocessor's source manager is the edited file
+/// (by path: it is entered only once the directive naming it is read).
+class EditedFile {
+public:
+  EditedFile(const SourceManager &SM, StringRef Path) : SM(SM), Path(Path) {}
+  bool is(FileID F) {
+    auto [It, New] = Known.try_emplace(F, false);
+    if (New)
+      It->second = filePath(SM, F) == Path;
+    return It->second;
+  }
+
+private:
+  const SourceManager &SM;
+  std::string Path;
+  DenseMap<FileID, bool> Known;
+};
+
 class PragmaRecorder : public PPCallbacks {
 public:
-  PragmaRecorder(const SourceManager &SM, PPResult &Out) : SM(SM), Out(Out) {}
+  PragmaRecorder(const SourceManager &SM, EditedFile &Edit, PPResult &Out)
+      : SM(SM), Edit(Edit), Out(Out) {}
   void PragmaDirective(SourceLocation Loc,
                        PragmaIntroducerKind Introducer) override {
     if (Introducer == PIK_HashPragma)
       return;
     CharSourceRange R = SM.getExpansionRange(Loc);
-    if (!SM.isInMainFile(R.getBegin()))
+    if (!Edit.is(SM.getFileID(R.getBegin())))
       return;
     Out.OperatorPragmas.push_back(
         {SM.getFileOffset(R.getBegin()), SM.getFileOffset(R.getEnd()) + 1});
@@ -393,12 +421,14 @@ public:
 
 private:
   const SourceManager &SM;
+  EditedFile &Edit;
   PPResult &Out;
 };
 
 class CollectTokens : public PreprocessorFrontendAction {
 public:
-  explicit CollectTokens(PPResult &Out) : Out(Out) {}
+  CollectTokens(PPResult &Out, StringRef EditedPath)
+      : Out(Out), EditedPath(EditedPath) {}
 
 protected:
   void ExecuteAction() override {
@@ -406,15 +436,35 @@ protected:
     Preprocessor &PP = CI.getPreprocessor();
     const SourceManager &SM = PP.getSourceManager();
     const LangOptions &LO = CI.getLangOpts();
-    PP.addPPCallbacks(std::make_unique<PragmaRecorder>(SM, Out));
+    EditedFile Edit(SM, EditedPath);
+    DenseMap<FileID, std::string> Names;
+    PP.addPPCallbacks(std::make_unique<PragmaRecorder>(SM, Edit, Out));
     PP.EnterMainSourceFile();
-    FileID Main = SM.getMainFileID();
     Token T;
     while (true) {
       PP.Lex(T);
       if (T.is(tok::eof))
         break;
       SourceLocation Loc = T.getLocation();
+      FileID Where = SM.getFileID(SM.getExpansionLoc(Loc));
+      if (!Edit.is(Where)) {
+        // Another file: the same tokens at the same places, or the edit
+        // reached outside its file.
+        // Files by name: FileIDs count macro expansions too, so an edit
+        // that expands one more macro renumbers every file after it.
+        auto D = SM.getDecomposedExpansionLoc(Loc);
+        auto [It, New] = Names.try_emplace(D.first);
+        if (New)
+          It->second = filePath(SM, D.first);
+        Out.Others.update(It->second);
+        unsigned Key[2] = {D.second, unsigned(T.getKind())};
+        Out.Others.update(ArrayRef<uint8_t>(
+            reinterpret_cast<const uint8_t *>(Key), sizeof(Key)));
+        Out.Others.update(PP.getSpelling(T));
+        ++Out.OtherCount;
+        continue;
+      }
+      FileID Main = Where;
       PPToken P;
       P.Kind = T.getKind();
       P.PositionDependent = false;
@@ -444,6 +494,7 @@ protected:
 
 private:
   PPResult &Out;
+  std::string EditedPath;
 };
 } // namespace
 
@@ -452,9 +503,13 @@ static PPResult preprocess(StringRef FileName, StringRef Code,
   PPResult Out;
   SmallString<256> Abs(FileName);
   sys::fs::make_absolute(Abs);
-  // The parse's own command line: {"clang", "-fsyntax-only", args..., file}.
+  sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
+  // The parse's own command line: {"clang", "-fsyntax-only", args..., file};
+  // the main file, with the edited file's text in place when it is one the
+  // main file includes.
+  std::string Main = translationUnitFile(FileName, Config);
   std::vector<std::string> Args = tooling::getClangStripDependencyFileAdjuster()(
-      parseArguments(Abs, Config, Side), Abs);
+      parseArguments(Main, Config, Side), Main);
   auto Overlay = makeIntrusiveRefCnt<vfs::OverlayFileSystem>(
       vfs::getRealFileSystem());
   auto Memory = makeIntrusiveRefCnt<vfs::InMemoryFileSystem>();
@@ -464,8 +519,9 @@ static PPResult preprocess(StringRef FileName, StringRef Code,
   Memory->addFile(nvccCompatHeaderPath(), 0,
                   MemoryBuffer::getMemBuffer(nvccCompatHeaderText(),
                                              nvccCompatHeaderPath()));
-  tooling::ToolInvocation Inv(Args, std::make_unique<CollectTokens>(Out),
-                              Files.get());
+  tooling::ToolInvocation Inv(
+      Args, std::make_unique<CollectTokens>(Out, std::string(Abs)),
+      Files.get());
   // Nothing the preprocessor says is shown: the checks below speak in
   // offsets of the main file only.
   IgnoringDiagConsumer Ignore;
@@ -488,6 +544,15 @@ checkPreprocessedInvariance(StringRef FileName, StringRef OldCode,
         "tokens", NewCode, 0,
         "the preprocessor could not run over the " + SideName +
             " side to check the code outside the edit"));
+    return Failures;
+  }
+  if (Old.OtherCount != New.OtherCount ||
+      Old.Others.final() != New.Others.final()) {
+    Failures.push_back(failureAt(
+        "tokens", NewCode, 0,
+        "the edit changes how another file of the translation unit "
+        "preprocesses (" +
+            SideName + " side); an edit may change only its own file"));
     return Failures;
   }
   std::vector<ByteRange> Replaced, Edited = editedRanges(Repls);

@@ -4,8 +4,10 @@
 #include "optiml/Edit/Diff.h"
 #include "optiml/Edit/EditJSON.h"
 #include "optiml/Edit/Transform.h"
+#include "optiml/Frontend/ASTUtil.h"
 #include "optiml/Frontend/Analysis.h"
 #include "optiml/Frontend/ModelBuilder.h"
+#include "optiml/Support/FileUtil.h"
 #include "CatalogInternal.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -14,6 +16,7 @@
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include <optional>
 #include <thread>
@@ -50,7 +53,7 @@ static std::vector<ByteRange> allowedRanges(const EditContext &Ctx,
   Allowed.push_back(Def);
   // The text clang parsed: a launch spelled `>> >` reads `>>> ` there, at
   // the same offsets (NvccCompat.h).
-  StringRef Parsed = SM.getBufferData(SM.getMainFileID());
+  StringRef Parsed = SM.getBufferData(Ctx.file());
   if (const KernelInfo *K = Ctx.Model.findKernel(Fn.str())) {
     for (const LaunchSite &L : K->Launches) {
       if (L.InMacro || L.GridRange.Begin.Offset == 0)
@@ -63,6 +66,38 @@ static std::vector<ByteRange> allowedRanges(const EditContext &Ctx,
     }
   }
   return Allowed;
+}
+
+/// \p Path absolute and without `.` and `..`, as the kernel model names files.
+static std::string normalPath(StringRef Path) {
+  SmallString<256> S(Path);
+  sys::fs::make_absolute(S);
+  sys::path::remove_dots(S, /*remove_dot_dot=*/true);
+  return std::string(S);
+}
+
+std::string diffName(StringRef File, const ParseConfig &Config) {
+  std::string F = normalPath(File);
+  if (Config.MainFile.empty())
+    return sys::path::filename(F).str();
+  // Relative to the main file's directory, as a patch applied there reads.
+  std::string Main = translationUnitFile(File, Config);
+  StringRef Dir = sys::path::parent_path(Main);
+  StringRef P(F);
+  if (!Dir.empty() && P.starts_with(Dir) && P.size() > Dir.size() &&
+      sys::path::is_separator(P[Dir.size()]))
+    return sys::path::convert_to_slash(P.drop_front(Dir.size() + 1));
+  return F;
+}
+
+/// The file that defines the function \p Fn in \p AST (a kernel or a
+/// helper): where an edit aimed at it is made. Empty if none does.
+static std::string definingFile(clang::ASTContext &AST, StringRef Fn) {
+  const clang::FunctionDecl *FD = findFunctionDefinition(AST, Fn);
+  if (!FD)
+    return "";
+  const clang::SourceManager &SM = AST.getSourceManager();
+  return filePath(SM, SM.getFileID(SM.getExpansionLoc(FD->getLocation())));
 }
 
 Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
@@ -81,8 +116,49 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
   if (OldTU->errorCount())
     return make_error<CompileError>(FileName.str(), OldTU->Diags);
   clang::ASTContext &OldAST = OldTU->AST->getASTContext();
-  KernelModel Model = buildKernelModel(OldAST);
-  Model.File = OldTU->FileName;
+  KernelModel FullModel = buildKernelModel(OldAST);
+  FullModel.File = OldTU->FileName;
+
+  // An edit rewrites the file that defines its target: the main file, or a
+  // user file it includes (a header, an included .cu), parsed as part of
+  // the same translation unit with the new text in its place.
+  StringRef Fn0 = kernelOfTarget(E.Target);
+  std::string Defining = definingFile(OldAST, Fn0);
+  std::string Editing = normalPath(FileName);
+  if (!Defining.empty() && Defining != Editing) {
+    if (!Config.MainFile.empty())
+      return reject(E, "scope",
+                    "'" + Fn0.str() + "' is defined in '" + Defining +
+                        "', not in '" + Editing +
+                        "', the file these edits rewrite; edits of one list "
+                        "or one search rewrite one file");
+    // The included file's text as this parse read it (from disk: only the
+    // main file's text is given).
+    auto OnDisk = readFile(Editing);
+    if (!OnDisk || *OnDisk != Code) {
+      if (!OnDisk)
+        consumeError(OnDisk.takeError());
+      return reject(E, "scope",
+                    "'" + Fn0.str() + "' is defined in '" + Defining +
+                        "', but the main file given differs from '" +
+                        Editing + "' on disk; edits of one list rewrite one "
+                        "file");
+    }
+    const clang::SourceManager &SM = OldAST.getSourceManager();
+    clang::FileID F = findFileID(SM, Defining);
+    std::string Text = SM.getBufferData(F).str();
+    ParseConfig Included = Config;
+    Included.MainFile = Editing;
+    return applyEdit(Defining, Text, Included, E0, Opts);
+  }
+  KernelModel Model = modelForFile(FullModel, FileName);
+  if (const LaunchSite *L = FullModel.findLaunch(E.Target);
+      L && !Model.findLaunch(E.Target))
+    return reject(E, "scope",
+                  "launch '" + E.Target + "' is written in '" + L->File +
+                      "', and its kernel is defined in '" + Editing +
+                      "'; an edit changes only the file that defines its "
+                      "kernel");
 
   bool GenericTarget = E.Kind == "replace-function";
   if (!GenericTarget || Model.findKernel(E.Target))
@@ -103,6 +179,7 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
   }
 
   AppliedEdit Out;
+  Out.File = Editing;
   Out.Applied = E;
   Out.Summary = T->summary(E);
   Out.ChangesPrecision = T->changesPrecision(E);
@@ -115,8 +192,10 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
   }
 
   // Checks on the replacements themselves, before anything is parsed.
-  std::vector<CheckFailure> Failures =
-      checkMacroExpansions(OldAST, *Repls);
+  std::vector<CheckFailure> Failures = checkOneFile(*Repls, FileName);
+  if (!Failures.empty())
+    return rejected(E, std::move(Failures), OldTU->FileName);
+  Failures = checkMacroExpansions(OldAST, *Repls);
   append_range(Failures,
                checkScope(OldAST, Code, *Repls, allowedRanges(Ctx, E.Target)));
   auto NewCode = clang::tooling::applyAllReplacements(Code, *Repls);
@@ -222,7 +301,7 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
   if (NewHost->errorCount() == 0) {
     append_range(Failures,
                  checkDeclarations(OldAST, NewAST, T->addsHelpers()));
-    KernelModel NewModel = buildKernelModel(NewAST);
+    KernelModel NewModel = modelForFile(buildKernelModel(NewAST), FileName);
     const KernelInfo *OK = Model.findKernel(Fn.str());
     const KernelInfo *NK = NewModel.findKernel(Fn.str());
     if (OK && NK && OK->Instantiations != NK->Instantiations)
@@ -240,7 +319,7 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
     return rejected(E, std::move(Failures), OldTU->FileName);
 
   Out.NewCode = std::move(*NewCode);
-  std::string Name = sys::path::filename(FileName).str();
+  std::string Name = diffName(FileName, Config);
   Out.Diff = unifiedDiff(Code, Out.NewCode, "a/" + Name, "b/" + Name);
   return Out;
 }
@@ -275,8 +354,11 @@ Expected<AppliedEdits> applyEdits(StringRef FileName, StringRef Code,
                                   const CheckOptions &Opts) {
   AppliedEdits Out;
   Out.NewCode = Code.str();
+  Out.File = normalPath(FileName);
+  std::string Original = Code.str();
+  ParseConfig Cfg = Config;
   for (size_t I = 0; I < Edits.size(); ++I) {
-    auto A = applyEdit(FileName, Out.NewCode, Config, Edits[I], Opts);
+    auto A = applyEdit(Out.File, Out.NewCode, Cfg, Edits[I], Opts);
     if (!A) {
       if (Edits.size() == 1)
         return A.takeError();
@@ -286,13 +368,24 @@ Expected<AppliedEdits> applyEdits(StringRef FileName, StringRef Code,
                             return Error(std::move(R));
                           });
     }
+    if (A->File != Out.File) {
+      // The first edit aimed at a kernel of an included file (applyEdit
+      // checked that the main file is as on disk): the list goes on there.
+      auto Text = readFile(A->File);
+      if (!Text)
+        return Text.takeError();
+      Original = std::move(*Text);
+      if (Cfg.MainFile.empty())
+        Cfg.MainFile = Out.File;
+      Out.File = A->File;
+    }
     Out.NewCode = A->NewCode;
     Out.ChangesPrecision |= A->ChangesPrecision;
     appendFlags(Out.ExtraNvccFlags, A->ExtraNvccFlags);
     Out.Steps.push_back(std::move(*A));
   }
-  std::string Name = sys::path::filename(FileName).str();
-  Out.Diff = unifiedDiff(Code, Out.NewCode, "a/" + Name, "b/" + Name);
+  std::string Name = diffName(Out.File, Cfg);
+  Out.Diff = unifiedDiff(Original, Out.NewCode, "a/" + Name, "b/" + Name);
   return Out;
 }
 

@@ -170,6 +170,59 @@ unsigned Builder::compilations() const {
   return Compilations;
 }
 
+Expected<std::pair<std::pair<std::string, std::vector<std::string>>,
+                   std::vector<std::string>>>
+Builder::includedTree(StringRef Staging, StringRef Source,
+                      StringRef Text) const {
+  StringRef Root = sys::path::parent_path(Opts.IncludedFrom.front());
+  std::vector<std::pair<std::string, std::string>> Files;
+  for (const std::string &P : Opts.IncludedFrom) {
+    auto T = readFile(P);
+    if (!T)
+      return T.takeError();
+    Files.push_back({P, lineDirective(P) + *T});
+  }
+  Files.push_back({Source.str(), lineDirective(Source) + Text.str()});
+  std::string Main;
+  std::vector<std::string> Dirs, TreeDirs;
+  for (const auto &[Path, Body] : Files) {
+    SmallString<256> Rel(Path);
+    if (!sys::path::replace_path_prefix(Rel, Root, ""))
+      return createStringError(
+          inconvertibleErrorCode(),
+          "'%s' is outside the directory of the main file '%s'; a candidate "
+          "of a file included from elsewhere cannot be built yet",
+          printable(Path).c_str(),
+          printable(Opts.IncludedFrom.front()).c_str());
+    SmallString<256> Copy(Staging);
+    sys::path::append(Copy, "tree", sys::path::relative_path(Rel));
+    if (shellUnsafeChar(Copy))
+      return createStringError(inconvertibleErrorCode(),
+                               "'%s' has a name nvcc's shell would misread",
+                               printable(Path).c_str());
+    if (std::error_code EC =
+            sys::fs::create_directories(sys::path::parent_path(Copy)))
+      return createStringError(EC, "cannot create '%s': %s",
+                               sys::path::parent_path(Copy).str().c_str(),
+                               EC.message().c_str());
+    if (Error E = writeFileAtomically(Copy, Body))
+      return std::move(E);
+    if (Main.empty()) {
+      Main = std::string(Copy);
+    } else {
+      std::string TreeDir = sys::path::parent_path(Copy).str();
+      if (!is_contained(TreeDirs, TreeDir))
+        TreeDirs.push_back(TreeDir);
+    }
+    // Includes the originals find through their own directories (a header
+    // beside an included file) are still found.
+    std::string Dir = sys::path::parent_path(Path).str();
+    if (!is_contained(Dirs, Dir))
+      Dirs.push_back(Dir);
+  }
+  return std::make_pair(std::make_pair(Main, TreeDirs), Dirs);
+}
+
 /// Texts of the files named by quoted includes, found beside the source.
 /// They change the binary but not the source text, so they join the key.
 static std::string localIncludes(StringRef Source, StringRef Dir) {
@@ -215,6 +268,20 @@ std::string Builder::cacheKey(const BuildRequest &Req, StringRef Source) const {
   Add(Abs);
   Add(Source);
   Add(localIncludes(Source, sys::path::parent_path(Abs)));
+  // Only for an included source, so that other keys stay as they were.
+  if (!Opts.IncludedFrom.empty()) {
+    Add("--included-from--");
+    for (const std::string &P : Opts.IncludedFrom) {
+      Add(P);
+      if (auto Text = readFile(P)) {
+        Add(*Text);
+        Add(localIncludes(*Text, sys::path::parent_path(P)));
+      } else {
+        consumeError(Text.takeError());
+        Add("<unreadable>");
+      }
+    }
+  }
   // Only with other sources, so that single-file keys stay as they were.
   if (!Opts.ExtraSources.empty()) {
     Add("--sources--");
@@ -349,7 +416,30 @@ Expected<BuildResult> Builder::build(const BuildRequest &Req) {
   std::string SrcArg = std::string(AbsSource);
   StringRef FileName = sys::path::filename(AbsSource);
   bool UnsafeName = shellUnsafeChar(FileName).has_value();
-  if (!Req.Source.empty() || shellUnsafeChar(AbsSource)) {
+  if (!Opts.IncludedFrom.empty()) {
+    // The source is included by the main file: the main file is compiled,
+    // from a tree of copies in which every includer on the way to the
+    // source sits beside the copy it includes (a quoted include looks
+    // beside its includer first). Each copy starts with a #line naming
+    // the original, so messages and __FILE__ name the user's files.
+    auto Tree = includedTree(Staging, AbsSource, Source);
+    if (!Tree)
+      return Fail(Tree.takeError());
+    // A header found through the program's own -I (not beside its
+    // includer) is found in the tree first: the tree's directories of the
+    // included files come before every other flag.
+    std::vector<std::string> First;
+    for (const std::string &Dir : Tree->first.second)
+      First.push_back("-I" + Dir);
+    Cmd.insert(Cmd.begin() + 1, First.begin(), First.end());
+    for (const std::string &Dir : Tree->second) {
+      auto D = IncludeDir(Dir);
+      if (!D)
+        return Fail(D.takeError());
+      Cmd.push_back("-I" + *D);
+    }
+    SrcArg = Tree->first.first;
+  } else if (!Req.Source.empty() || shellUnsafeChar(AbsSource)) {
     // The candidate's text (or the original's, when its path is unsafe),
     // under the original's name where that is safe so messages read
     // naturally; quoted includes still resolve beside the original.

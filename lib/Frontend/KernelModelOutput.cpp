@@ -1,6 +1,7 @@
 //===- KernelModelOutput.cpp - JSON and text views of the model -----------===//
 
 #include "optiml/Frontend/KernelModelOutput.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include <nlohmann/json.hpp>
@@ -32,6 +33,18 @@ json sites(const std::vector<CallSite> &Calls) {
 
 json optionalString(const std::string &S) {
   return S.empty() ? json(nullptr) : json(S);
+}
+
+/// \p Path relative to the directory of \p Main when it lies under it.
+std::string displayPath(StringRef Path, StringRef Main) {
+  SmallString<256> Abs(Main);
+  sys::fs::make_absolute(Abs);
+  sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
+  StringRef Dir = sys::path::parent_path(Abs);
+  if (!Dir.empty() && Path.starts_with(Dir) && Path.size() > Dir.size() &&
+      sys::path::is_separator(Path[Dir.size()]))
+    return Path.drop_front(Dir.size() + 1).str();
+  return Path.str();
 }
 
 json kernelToJSON(const KernelInfo &K) {
@@ -80,7 +93,8 @@ json kernelToJSON(const KernelInfo &K) {
                             {"stream", optionalString(L.Stream)},
                             {"template_args", L.TemplateArgs},
                             {"args", L.Args},
-                            {"in_macro", L.InMacro}});
+                            {"in_macro", L.InMacro},
+                            {"file", L.File}});
   }
   J["launches"] = std::move(Launches);
 
@@ -134,6 +148,8 @@ json kernelToJSON(const KernelInfo &K) {
   J["math"] = sites(K.MathCalls);
   J["warp_primitives"] = sites(K.WarpPrimitives);
   J["device_calls"] = sites(K.DeviceCalls);
+  // The file that defines the kernel: positions above are in it.
+  J["file"] = K.File;
   return J;
 }
 
@@ -165,7 +181,9 @@ void printKernelSummary(raw_ostream &OS, const KernelModel &M, bool Color) {
   for (const KernelInfo &K : M.Kernels) {
     OS << "\n";
     Bold("kernel " + K.QualifiedName);
-    OS << " (" << File << ":" << K.Range.Begin.Line << ") ["
+    std::string KFile =
+        K.File.empty() ? File.str() : displayPath(K.File, M.File);
+    OS << " (" << KFile << ":" << K.Range.Begin.Line << ") ["
        << toString(K.Class) << ": " << K.ClassReason << "]\n";
     if (K.IsTemplate) {
       OS << "  template <";
@@ -202,7 +220,10 @@ void printKernelSummary(raw_ostream &OS, const KernelModel &M, bool Color) {
     OS << "  launches:" << (K.Launches.empty() ? " none in this file" : "")
        << "\n";
     for (const LaunchSite &L : K.Launches) {
-      OS << "    " << L.Id << " at line " << L.Range.Begin.Line << " in "
+      OS << "    " << L.Id << " at line " << L.Range.Begin.Line;
+      if (!L.File.empty() && L.File != M.File)
+        OS << " of " << displayPath(L.File, M.File);
+      OS << " in "
          << (L.Caller.empty() ? "?" : L.Caller) << ": <<<" << L.Grid << ", "
          << L.Block;
       if (!L.Shared.empty())

@@ -20,6 +20,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include <algorithm>
 #include <map>
 #include <set>
@@ -81,10 +83,14 @@ std::string sourceText(const SourceManager &SM, const LangOptions &LO,
 }
 
 std::optional<SourceSpan> fileSpan(const SourceManager &SM,
-                                   const LangOptions &LO, SourceRange R) {
+                                   const LangOptions &LO, SourceRange R,
+                                   FileID In) {
   CharSourceRange CR = Lexer::makeFileCharRange(
       CharSourceRange::getTokenRange(R), SM, LO);
-  if (CR.isInvalid() || !SM.isInMainFile(CR.getBegin()))
+  if (CR.isInvalid())
+    return std::nullopt;
+  FileID F = SM.getFileID(CR.getBegin());
+  if (In.isValid() ? F != In : !isUserFile(SM, F))
     return std::nullopt;
   SourceSpan S;
   S.Begin = filePos(SM, CR.getBegin());
@@ -101,6 +107,71 @@ SourcePos filePos(const SourceManager &SM, SourceLocation Loc) {
   P.Column = SM.getSpellingColumnNumber(Loc);
   P.Offset = SM.getFileOffset(Loc);
   return P;
+}
+
+bool isUserFile(const SourceManager &SM, FileID FID) {
+  // The include chain is short; a parse asks for few distinct files.
+  for (unsigned Depth = 0; FID.isValid() && Depth < 256; ++Depth) {
+    if (FID == SM.getMainFileID())
+      return true;
+    bool Invalid = false;
+    const SrcMgr::SLocEntry &Ent = SM.getSLocEntry(FID, &Invalid);
+    if (Invalid || !Ent.isFile())
+      return false;
+    const SrcMgr::FileInfo &FI = Ent.getFile();
+    if (FI.getFileCharacteristic() != SrcMgr::C_User ||
+        !SM.getFileEntryRefForID(FID))
+      return false;
+    SourceLocation Inc = FI.getIncludeLoc();
+    if (Inc.isInvalid())
+      return false; // not included by anything: a predefines buffer
+    FID = SM.getFileID(SM.getExpansionLoc(Inc));
+  }
+  return false;
+}
+
+std::string filePath(const SourceManager &SM, FileID FID) {
+  OptionalFileEntryRef FE = SM.getFileEntryRefForID(FID);
+  if (!FE)
+    return "";
+  SmallString<256> P(FE->getName());
+  sys::fs::make_absolute(P);
+  sys::path::remove_dots(P, /*remove_dot_dot=*/true);
+  return std::string(P);
+}
+
+FileID findFileID(const SourceManager &SM, StringRef Path) {
+  SmallString<256> Want(Path);
+  sys::fs::make_absolute(Want);
+  sys::path::remove_dots(Want, /*remove_dot_dot=*/true);
+  if (filePath(SM, SM.getMainFileID()) == Want)
+    return SM.getMainFileID();
+  if (auto FE = SM.getFileManager().getOptionalFileRef(Want))
+    if (FileID F = SM.translateFile(*FE); F.isValid())
+      return F;
+  // Found under another spelling (a symbolic link, `a/../b`): by name.
+  for (unsigned I = 0, N = SM.local_sloc_entry_size(); I < N; ++I) {
+    const SrcMgr::SLocEntry &Ent = SM.getLocalSLocEntry(I);
+    if (!Ent.isFile())
+      continue;
+    FileID F = SM.getFileID(SourceLocation::getFromRawEncoding(
+        Ent.getOffset()));
+    if (F.isValid() && filePath(SM, F) == Want)
+      return F;
+  }
+  return FileID();
+}
+
+std::vector<std::string> includeChain(const SourceManager &SM, FileID FID) {
+  std::vector<std::string> Chain;
+  while (FID.isValid() && FID != SM.getMainFileID()) {
+    SourceLocation Inc = SM.getIncludeLoc(FID);
+    if (Inc.isInvalid())
+      break;
+    FID = SM.getFileID(SM.getExpansionLoc(Inc));
+    Chain.insert(Chain.begin(), filePath(SM, FID));
+  }
+  return Chain;
 }
 
 bool isKernel(const FunctionDecl *FD) {
@@ -238,7 +309,8 @@ static bool isAtomic(StringRef Name) { return Name.starts_with("atomic"); }
 
 namespace {
 
-/// Definitions of kernels in the main file, and every launch in it.
+/// Definitions of kernels in the user's files (the main file and the
+/// user files it includes), and every launch in them.
 class Collector : public RecursiveASTVisitor<Collector> {
 public:
   explicit Collector(ASTContext &Ctx) : SM(Ctx.getSourceManager()) {}
@@ -250,14 +322,14 @@ public:
       return true;
     if (FD->isTemplateInstantiation())
       return true;
-    if (!SM.isInMainFile(SM.getExpansionLoc(FD->getLocation())))
+    if (!isUser(SM.getExpansionLoc(FD->getLocation())))
       return true;
     Kernels.push_back(FD);
     return true;
   }
 
   bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr *K) {
-    if (!SM.isInMainFile(SM.getExpansionLoc(K->getBeginLoc())))
+    if (!isUser(SM.getExpansionLoc(K->getBeginLoc())))
       return true;
     Launches.push_back({K, CurrentFunction});
     return true;
@@ -286,8 +358,16 @@ public:
   std::vector<Launch> Launches;
 
 private:
+  bool isUser(SourceLocation Loc) {
+    FileID F = SM.getFileID(Loc);
+    auto [It, New] = UserFiles.try_emplace(F, false);
+    if (New)
+      It->second = isUserFile(SM, F);
+    return It->second;
+  }
   const SourceManager &SM;
   const FunctionDecl *CurrentFunction = nullptr;
+  DenseMap<FileID, bool> UserFiles;
 };
 
 /// The kernel definition a launch calls: the template pattern for a
@@ -458,7 +538,12 @@ public:
     else if (const FunctionDecl *Callee = C->getDirectCallee();
              Callee && Callee->hasAttr<CUDADeviceAttr>() &&
              !SM.isInSystemHeader(Callee->getLocation()) &&
-             SM.isInMainFile(SM.getExpansionLoc(Callee->getLocation())))
+             (SM.isInMainFile(SM.getExpansionLoc(Callee->getLocation())) ||
+              // A helper the user wrote in a file the main file includes
+              // (declarations of a toolkit stand-in are not helpers).
+              (Callee->isDefined() &&
+               isUserFile(SM, SM.getFileID(SM.getExpansionLoc(
+                                  Callee->getDefinition()->getLocation()))))))
       K.DeviceCalls.push_back(CS);
     return true;
   }
@@ -1394,6 +1479,7 @@ KernelModel buildKernelModel(ASTContext &Ctx) {
     SmallString<128> USR;
     if (!index::generateUSRForDecl(FD, USR))
       K.USR = std::string(USR);
+    K.File = filePath(SM, SM.getFileID(SM.getExpansionLoc(FD->getLocation())));
     K.Range = spanOrBegin(SM, LO, FD->getSourceRange());
     if (FD->getBody())
       K.BodyRange = spanOrBegin(SM, LO, FD->getBody()->getSourceRange());
@@ -1461,6 +1547,8 @@ KernelModel buildKernelModel(ASTContext &Ctx) {
     S.Id = K.QualifiedName + "/launch" + std::to_string(K.Launches.size());
     if (L.Caller)
       S.Caller = L.Caller->getQualifiedNameAsString();
+    S.File = filePath(
+        SM, SM.getFileID(SM.getExpansionLoc(L.Call->getBeginLoc())));
     S.Range = spanOrBegin(SM, LO, L.Call->getSourceRange());
     S.InMacro = L.Call->getBeginLoc().isMacroID();
     const CallExpr *Cfg = L.Call->getConfig();

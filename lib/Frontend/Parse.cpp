@@ -8,6 +8,8 @@
 #include "clang/Frontend/ASTUnit.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 using namespace llvm;
@@ -127,6 +129,15 @@ bool runOnLargeStack(function_ref<void()> Fn) {
   return CRC.RunSafelyOnThread(Fn, LargeStackSize);
 }
 
+std::string translationUnitFile(StringRef FileName,
+                                const ParseConfig &Config) {
+  SmallString<256> Abs(Config.MainFile.empty() ? FileName
+                                               : StringRef(Config.MainFile));
+  sys::fs::make_absolute(Abs);
+  sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
+  return std::string(Abs);
+}
+
 Expected<ParsedTU> parseCuda(StringRef Code, StringRef FileName,
                              const ParseConfig &Config, CudaSide Side) {
   ParsedTU TU;
@@ -144,9 +155,25 @@ Expected<ParsedTU> parseCuda(StringRef Code, StringRef FileName,
   // the database key's hash of every file the parse read).
   static const clang::tooling::FileContentMappings Compat = {
       {nvccCompatHeaderPath().str(), nvccCompatHeaderText().str()}};
+  std::string MainName = TU.FileName;
+  std::string Main = translationUnitFile(FileName, Config);
+  SmallString<256> Edited(Abs);
+  sys::path::remove_dots(Edited, /*remove_dot_dot=*/true);
+  if (Main != Edited) {
+    // The code is an included file: it stands in for that file while the
+    // main file, as on disk, is parsed.
+    auto MainText = MemoryBuffer::getFile(Main, /*IsText=*/true);
+    if (!MainText)
+      return createStringError(MainText.getError(), "cannot read '%s': %s",
+                               Main.c_str(),
+                               MainText.getError().message().c_str());
+    Compat.push_back({std::string(Edited), Text});
+    Text = normalizeLaunchChevrons((*MainText)->getBuffer());
+    MainName = Main;
+  }
   bool Finished = runOnLargeStack([&] {
     TU.AST = clang::tooling::buildASTFromCodeWithArgs(
-        Text, toolArgs(Config, Side), TU.FileName, "clang-optiml",
+        Text, toolArgs(Config, Side), MainName, "clang-optiml",
         std::make_shared<clang::PCHContainerOperations>(),
         clang::tooling::getClangStripDependencyFileAdjuster(), Compat,
         &Consumer);

@@ -105,8 +105,11 @@ Expected<std::vector<Action>> CatalogPolicy::propose(const PolicyContext &Ctx) {
                              "parse (%u errors)",
                              TU->errorCount());
   clang::ASTContext &AST = TU->AST->getASTContext();
-  KernelModel Model = buildKernelModel(AST);
-  Model.File = TU->FileName;
+  KernelModel Full = buildKernelModel(AST);
+  Full.File = TU->FileName;
+  // Edits rewrite this file: its kernels, with the launches written in it
+  // (the main file may launch the kernels of a file it includes).
+  KernelModel Model = modelForFile(Full, TU->FileName);
   EditContext EC{TU->FileName, Ctx.Source, Model, AST, Config};
 
   std::string Bound = Ctx.Last ? Ctx.Last->Bound : "";
@@ -123,8 +126,9 @@ Expected<std::vector<Action>> CatalogPolicy::propose(const PolicyContext &Ctx) {
     if (!Ctx.Kernels.empty() && !is_contained(Ctx.Kernels, K.QualifiedName) &&
         !is_contained(Ctx.Kernels, K.Name))
       continue;
-    if (K.Launches.empty() && Ctx.Kernels.empty())
-      continue; // never launched here: cannot be measured
+    if (Full.findKernel(K.QualifiedName)->Launches.empty() &&
+        Ctx.Kernels.empty())
+      continue; // never launched: cannot be measured
     for (Candidate &C : listCandidates(EC, K)) {
       if (!C.A.Applies)
         continue;
@@ -158,6 +162,15 @@ ApplyOutcome RewriterApplier::apply(StringRef Code, const Edit &E) {
                                       : E.Kind + " " + E.Target;
     return R;
   }
+  if (A->File != translationUnitFile(FileName, ParseConfig())) {
+    // The program state is this file's text; an edit of another file (a
+    // kernel defined in an included file) belongs to a search of that file.
+    R.Failures.push_back({"scope", "", 0, 0,
+                          "the edit rewrites '" + A->File + "', not '" +
+                              FileName + "', the file this search rewrites"});
+    R.Summary = std::move(A->Summary);
+    return R;
+  }
   R.Applied = true;
   R.NewCode = std::move(A->NewCode);
   R.Diff = std::move(A->Diff);
@@ -168,7 +181,7 @@ ApplyOutcome RewriterApplier::apply(StringRef Code, const Edit &E) {
 }
 
 std::string RewriterApplier::diff(StringRef Old, StringRef New) {
-  std::string Name = sys::path::filename(FileName).str();
+  std::string Name = diffName(FileName, Config);
   return unifiedDiff(Old, New, "a/" + Name, "b/" + Name);
 }
 

@@ -159,15 +159,19 @@ Expected<std::vector<Action>> LLMPolicy::propose(const PolicyContext &Ctx) {
     return createStringError("llm policy: the program state does not parse "
                              "(%u errors)",
                              TU->errorCount());
-  KernelModel Model = buildKernelModel(TU->AST->getASTContext());
-  Model.File = TU->FileName;
+  KernelModel Full = buildKernelModel(TU->AST->getASTContext());
+  Full.File = TU->FileName;
+  // Kernels of this file only: Source is its text (the file the search
+  // rewrites may be one the main file includes).
+  KernelModel Model = modelForFile(Full, TU->FileName);
 
   llm::ProposalContext PC;
   std::vector<std::string> Names;
   for (const KernelInfo &K : Model.Kernels) {
-    if (!Ctx.Kernels.empty() ? !is_contained(Ctx.Kernels, K.QualifiedName) &&
-                                   !is_contained(Ctx.Kernels, K.Name)
-                             : K.Launches.empty())
+    if (!Ctx.Kernels.empty()
+            ? !is_contained(Ctx.Kernels, K.QualifiedName) &&
+                  !is_contained(Ctx.Kernels, K.Name)
+            : Full.findKernel(K.QualifiedName)->Launches.empty())
       continue;
     Names.push_back(K.QualifiedName);
     unsigned B = K.Range.Begin.Offset, E = K.Range.End.Offset;

@@ -21,12 +21,17 @@ cl::SubCommand ApplyCommand(
     "rewrites. Nothing is written unless every edit passes every check.\n\n"
     "  clang-optiml apply saxpy.cu --edit unroll.json            # to stdout\n"
     "  clang-optiml apply saxpy.cu --edit edits.json -o fast.cu\n"
+    "  clang-optiml apply needle.cu --edit edits.json -o out/     # a dir\n"
     "  clang-optiml apply saxpy.cu --edit edits.json -i          # in place\n"
     "  clang-optiml apply saxpy.cu --edit edits.json --diff\n"
     "  clang-optiml apply saxpy.cu --edit edits.json --export-fixes "
     "fixes/saxpy.yaml\n"
     "\nDiffs name the file relative to the project root (the directory "
-    "holding .git), so `git apply` works there.\n");
+    "holding .git), so `git apply` works there.\n"
+    "\nAn edit to a kernel defined in a file the input includes (a header, "
+    "an included .cu) rewrites that file: -i rewrites it in place, -o DIR "
+    "writes it under DIR at its path relative to the input's directory, "
+    "and --diff and --export-fixes name it.\n");
 
 static cl::OptionCategory ApplyCategory("apply options");
 
@@ -39,8 +44,11 @@ static cl::opt<std::string>
              cl::desc("JSON file with one edit or a list ('-' for stdin)"),
              cl::value_desc("edit.json"), cl::sub(ApplyCommand),
              cl::cat(ApplyCategory));
-static cl::opt<std::string> OutputFile("o", cl::desc("Write the result here"),
-                                       cl::value_desc("out.cu"),
+static cl::opt<std::string> OutputFile(
+    "o",
+    cl::desc("Write the result here: a file, or a directory (existing or "
+             "ending in '/') that gets the changed file under its name"),
+    cl::value_desc("out.cu|dir/"),
                                        cl::sub(ApplyCommand),
                                        cl::cat(ApplyCategory));
 static cl::opt<bool> InPlace("i",
@@ -141,15 +149,39 @@ int runApply(const CommandContext &Ctx) {
     return RC;
   }
 
-  for (AppliedEdit &S : Result->Steps)
-    S.Diff = projectRelativeDiff(S.Diff, A->Path);
-  Result->Diff = projectRelativeDiff(Result->Diff, A->Path);
+  // The file the edits rewrote: the input, or a file it includes that
+  // defines their target kernel.
+  const std::string &Changed = Result->File;
+  bool Included = Changed != A->Path;
+  std::string OldCode = A->Code;
+  if (Included) {
+    auto Text = readFile(Changed);
+    if (!Text)
+      return reportError(Text.takeError());
+    OldCode = std::move(*Text);
+  }
+  std::string Dest;
+  if (!OutputFile.empty()) {
+    auto D = outputPathFor(OutputFile, A->Path, Changed);
+    if (!D)
+      return reportUsageError(D.takeError());
+    Dest = std::move(*D);
+  }
+  // Outside a git project, a diff of an included file keeps the library's
+  // name for it, relative to the input's directory (where the patch goes).
+  bool Rename = !Included ||
+                sys::fs::exists(projectRoot(A->Path) + "/.git");
+  if (Rename) {
+    for (AppliedEdit &S : Result->Steps)
+      S.Diff = projectRelativeDiff(S.Diff, Changed);
+    Result->Diff = projectRelativeDiff(Result->Diff, Changed);
+  }
   // Written before anything else, so a failure leaves nothing half-done.
   if (!ExportFixes.empty()) {
     std::string Message;
     for (const AppliedEdit &S : Result->Steps)
       Message += (Message.empty() ? "" : "; ") + S.Summary;
-    if (Error Err = exportFixes(ExportFixes, A->Path, A->Code,
+    if (Error Err = exportFixes(ExportFixes, Changed, OldCode,
                                 Result->NewCode, Message))
       return reportError(std::move(Err));
   }
@@ -173,14 +205,16 @@ int runApply(const CommandContext &Ctx) {
     errs() << "\n";
   }
 
-  if (InPlace || (!OutputFile.empty() &&
-                  sys::fs::equivalent(OutputFile, A->Path))) {
-    if (Error Err = writeFileAtomically(A->Path, Result->NewCode))
+  if (Included)
+    errs() << "rewrote: " << Changed << " (included by "
+           << sys::path::filename(A->Path) << ")\n";
+  if (InPlace || (!Dest.empty() && sys::fs::equivalent(Dest, Changed))) {
+    if (Error Err = writeFileAtomically(Changed, Result->NewCode))
       return reportError(std::move(Err));
     return 0;
   }
-  if (!OutputFile.empty()) {
-    if (Error Err = writeFileAtomically(OutputFile, Result->NewCode))
+  if (!Dest.empty()) {
+    if (Error Err = writeFileAtomically(Dest, Result->NewCode))
       return reportError(std::move(Err));
     return 0;
   }

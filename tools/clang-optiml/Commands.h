@@ -110,6 +110,16 @@ std::string projectRoot(llvm::StringRef AbsFile);
 /// headers naming \p AbsFile relative to projectRoot.
 std::string projectRelativeDiff(llvm::StringRef Diff, llvm::StringRef AbsFile);
 
+/// Where `-o OUT` puts the new text of \p Changed, an edit's result for the
+/// program whose main file is \p Main: OUT itself when it names a file and
+/// \p Changed is the main file; under OUT, at \p Changed's path relative
+/// to the main file's directory, when OUT is a directory (existing, or
+/// written with a trailing '/'; made as needed). An edit of a file the main
+/// file includes with OUT naming a file is an error that says what to use.
+llvm::Expected<std::string> outputPathFor(llvm::StringRef Out,
+                                          llvm::StringRef Main,
+                                          llvm::StringRef Changed);
+
 /// --export-fixes: writes (atomically) the change from \p Old to \p New of
 /// \p AbsFile as a clang-apply-replacements YAML document to \p YamlPath,
 /// refused if that is the source file itself.

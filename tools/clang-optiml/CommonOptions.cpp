@@ -133,6 +133,42 @@ std::string projectRelativeDiff(StringRef Diff, StringRef AbsFile) {
   return "--- a/" + RelPosix + "\n+++ b/" + RelPosix + "\n" + Rest.str();
 }
 
+Expected<std::string> outputPathFor(StringRef Out, StringRef Main,
+                                    StringRef Changed) {
+  bool IsDir = sys::fs::is_directory(Out) ||
+               (!Out.empty() && sys::path::is_separator(Out.back()));
+  std::string AbsMain = absolutePath(Main);
+  if (!IsDir) {
+    if (absolutePath(Changed) == AbsMain)
+      return Out.str();
+    return createStringError(
+        inconvertibleErrorCode(),
+        "the edit rewrites '%s', which '%s' includes, not '%s' itself: -o "
+        "names one file; give -o a directory (e.g. -o out/) to write the "
+        "changed file there under its name, or use --export-fixes or --diff",
+        Changed.str().c_str(), sys::path::filename(Main).str().c_str(),
+        sys::path::filename(Main).str().c_str());
+  }
+  SmallString<256> Rel(absolutePath(Changed));
+  if (!sys::path::replace_path_prefix(Rel, sys::path::parent_path(AbsMain),
+                                      "") ||
+      Rel.empty())
+    return createStringError(
+        inconvertibleErrorCode(),
+        "the edit rewrites '%s', outside the directory of '%s'; -o DIR "
+        "keeps paths relative to that directory: use --export-fixes or "
+        "--diff",
+        Changed.str().c_str(), Main.str().c_str());
+  SmallString<256> Dest(absolutePath(Out));
+  sys::path::append(Dest, sys::path::relative_path(Rel));
+  if (std::error_code EC =
+          sys::fs::create_directories(sys::path::parent_path(Dest)))
+    return createStringError(EC, "cannot create '%s': %s",
+                             sys::path::parent_path(Dest).str().c_str(),
+                             EC.message().c_str());
+  return std::string(Dest);
+}
+
 Error exportFixes(StringRef YamlPath, StringRef AbsFile, StringRef Old,
                   StringRef New, StringRef Message) {
   std::string Path = absolutePath(YamlPath);

@@ -9,6 +9,9 @@
 #include "Commands.h"
 #include "optiml/Db/Database.h"
 #include "optiml/Eval/Builder.h"
+#include "optiml/Frontend/ASTUtil.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Frontend/ASTUnit.h"
 #include "optiml/Eval/Runner.h"
 #include "optiml/Report/Report.h"
 #include "optiml/Search/CatalogPolicy.h"
@@ -34,6 +37,7 @@
 #include <chrono>
 #include <ctime>
 #include <future>
+#include <map>
 
 using namespace llvm;
 
@@ -447,10 +451,48 @@ static Expected<std::vector<std::string>> targetNames(const KernelModel &M) {
   return Names;
 }
 
+/// One search rewrites one file: the one that defines the target kernels,
+/// the input or a user file it includes (a header, an included .cu). Points
+/// \p A there (its path, its text, a parse of it inside the input) and
+/// returns the user files from the input down to the one that includes it
+/// (empty when the kernels are the input's own).
+static Expected<std::vector<std::string>>
+focusOnDefiningFile(Analysis &A, ArrayRef<std::string> Targets) {
+  std::string Input = translationUnitFile(A.Path, ParseConfig());
+  std::map<std::string, std::vector<std::string>> ByFile;
+  for (const std::string &T : Targets)
+    if (const KernelInfo *K = A.Model.findKernel(T))
+      ByFile[K->File.empty() ? Input : K->File].push_back(T);
+  if (ByFile.size() > 1) {
+    std::string Where;
+    for (const auto &[File, Names] : ByFile)
+      Where += (Where.empty() ? "" : "; ") + sys::path::filename(File).str() +
+               ": " + join(Names, ", ");
+    return createStringError(
+        "the kernels to optimize are defined in several files (%s); a "
+        "search rewrites one file: choose its kernels with --kernel",
+        Where.c_str());
+  }
+  if (ByFile.empty() || ByFile.begin()->first == Input)
+    return std::vector<std::string>();
+  std::string File = ByFile.begin()->first;
+  const clang::SourceManager &SM = A.TU.AST->getSourceManager();
+  clang::FileID F = findFileID(SM, File);
+  if (F.isInvalid())
+    return createStringError("cannot find '%s' in the parse of '%s'",
+                             File.c_str(), Input.c_str());
+  std::vector<std::string> Chain = includeChain(SM, F);
+  A.Code = SM.getBufferData(F).str();
+  A.Config.MainFile = Input;
+  A.Path = File;
+  return Chain;
+}
+
 static Expected<std::unique_ptr<Builder>>
 makeBuilder(const AnalyzeOptions &AO, const Toolchain &Tools,
-            const GpuQuery *Gpu) {
+            const GpuQuery *Gpu, ArrayRef<std::string> IncludedFrom) {
   BuildOptions BO;
+  BO.IncludedFrom = IncludedFrom;
   BO.CudaPath = Tools.CudaPath;
   BO.GpuArch = Gpu && !Gpu->Gpus.empty() ? Gpu->Gpus.front().Arch
                : !AO.Tools.GpuArch.empty() ? AO.Tools.GpuArch
@@ -618,7 +660,8 @@ makePolicy(const Analysis &A, const CommandContext &Ctx,
 }
 
 static int runDry(const Analysis &A, ArrayRef<std::string> Targets,
-                  const AnalyzeOptions &AO, PolicySetup &Setup) {
+                  const AnalyzeOptions &AO, PolicySetup &Setup,
+                  ArrayRef<std::string> IncludedFrom) {
   Policy &Pol = Setup.policy();
   EditApplier &App = Setup.applier();
   PolicyContext Ctx;
@@ -639,7 +682,7 @@ static int runDry(const Analysis &A, ArrayRef<std::string> Targets,
   std::string NoBuild;
   if (!NoCompile) {
     auto Tools = discoverToolchain(AO.Tools);
-    auto BB = Tools ? makeBuilder(AO, *Tools, nullptr)
+    auto BB = Tools ? makeBuilder(AO, *Tools, nullptr, IncludedFrom)
                     : Expected<std::unique_ptr<Builder>>(Tools.takeError());
     if (BB)
       B = std::move(*BB);
@@ -803,16 +846,33 @@ int runOptimize(const CommandContext &Ctx) {
   auto Targets = targetNames(A->Model);
   if (!Targets)
     return reportError(Targets.takeError());
+  std::string Input = A->Path;
+  auto IncludedFrom = focusOnDefiningFile(*A, *Targets);
+  if (!IncludedFrom)
+    return reportError(IncludedFrom.takeError());
+  bool Included = !IncludedFrom->empty();
+  if (Included)
+    errs() << "clang-optiml: " << join(*Targets, ", ") << " defined in "
+           << A->Path << ", which " << InputFile
+           << " includes: the search rewrites that file\n";
+  // Where -o puts the result, refused now rather than after the search.
+  std::string Dest = InPlace ? A->Path : Output.getValue();
+  if (!Output.empty()) {
+    auto D = outputPathFor(Output, Input, A->Path);
+    if (!D)
+      return reportUsageError(D.takeError());
+    Dest = std::move(*D);
+  }
   auto Setup = makePolicy(*A, Ctx, Gpu);
   if (!Setup)
     return reportError(Setup.takeError());
   if (DryRun)
-    return runDry(*A, *Targets, AO, **Setup);
+    return runDry(*A, *Targets, AO, **Setup, *IncludedFrom);
 
   auto Tools = discoverToolchain(AO.Tools);
   if (!Tools)
     return reportError(Tools.takeError());
-  auto B = makeBuilder(AO, *Tools, &*Gpu);
+  auto B = makeBuilder(AO, *Tools, &*Gpu, *IncludedFrom);
   if (!B)
     return reportError(B.takeError());
 
@@ -832,8 +892,7 @@ int runOptimize(const CommandContext &Ctx) {
   // Refused now rather than after the search: a read-only file for -i, a
   // directory, a directory we cannot write in.
   for (const std::string &Out :
-       {InPlace ? InputFile.getValue() : Output.getValue(),
-        ReportFile.getValue(), SummaryJSON.getValue(),
+       {Dest, ReportFile.getValue(), SummaryJSON.getValue(),
         ExportFixes.getValue()})
     if (!Out.empty())
       if (Error E = checkOutputFile(Out))
@@ -992,8 +1051,13 @@ int runOptimize(const CommandContext &Ctx) {
   // Kept in the run directory whatever else happens.
   if (Error E = writeFileAtomically(RunDir + "/best.cu", R->FinalSource))
     return reportError(std::move(E));
+  // Outside a git project, a diff of an included file keeps the library's
+  // name for it, relative to the input's directory.
+  bool Rename = !Included || sys::fs::exists(projectRoot(Input) + "/.git");
   if (Error E = writeFileAtomically(
-          RunDir + "/best.diff", projectRelativeDiff(R->FinalDiff, A->Path)))
+          RunDir + "/best.diff",
+          Rename ? projectRelativeDiff(R->FinalDiff, A->Path)
+                 : R->FinalDiff))
     return reportError(std::move(E));
   if (!ExportFixes.empty()) {
     if (Error E = exportFixes(ExportFixes, A->Path, A->Code, R->FinalSource,
@@ -1002,14 +1066,17 @@ int runOptimize(const CommandContext &Ctx) {
       return reportError(std::move(E));
     outs() << "fixes: " << ExportFixes << "\n";
   }
-  std::string Dest = InPlace ? InputFile.getValue() : Output.getValue();
   if (!Dest.empty()) {
     if (Error E = writeFileAtomically(absolutePath(Dest), R->FinalSource))
       return reportError(std::move(E));
     outs() << "wrote " << Dest << "\n";
   } else {
-    outs() << "best variant: " << RunDir
-           << "/best.cu (pass -o FILE or -i to write it)\n";
+    outs() << "best variant"
+           << (Included ? " of " + A->Path : std::string()) << ": " << RunDir
+           << "/best.cu ("
+           << (Included ? "pass -o DIR or -i to write it"
+                        : "pass -o FILE or -i to write it")
+           << ")\n";
   }
   if (!R->FinalFlags.empty())
     outs() << "note: the best variant is built with extra nvcc flags: "

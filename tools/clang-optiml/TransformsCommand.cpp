@@ -3,7 +3,11 @@
 #include "Commands.h"
 #include "optiml/Edit/EditJSON.h"
 #include "optiml/Edit/Transform.h"
+#include "optiml/Frontend/ASTUtil.h"
+#include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/ASTUnit.h"
+#include "llvm/Support/Path.h"
+#include <map>
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
@@ -53,13 +57,29 @@ static int transformsOf(const CommandContext &Ctx, StringRef InputFile) {
         KernelName.c_str(), InputFile.str().c_str(),
         Names.empty() ? "none" : Names.c_str()));
   }
-  EditContext ECtx{A->Path, A->Code, A->Model, A->TU.AST->getASTContext(),
-                   A->Config};
+  // Each kernel as an edit of the file that defines it sees it: that
+  // file's text and kernels (the input, or a user file it includes, whose
+  // text is what the parse read from disk).
+  clang::ASTContext &AST = A->TU.AST->getASTContext();
+  const clang::SourceManager &SM = AST.getSourceManager();
+  std::string Input = translationUnitFile(A->Path, ParseConfig());
+  std::map<std::string, std::string> Included; // kernel -> its file
   std::vector<KernelCandidates> All;
   for (const KernelInfo &K : A->Model.Kernels) {
     if (!KernelName.empty() && K.QualifiedName != KernelName)
       continue;
-    All.push_back({K.QualifiedName, listCandidates(ECtx, K)});
+    std::string File = K.File.empty() ? Input : K.File;
+    ParseConfig Config = A->Config;
+    StringRef Code = A->Code;
+    if (File != Input) {
+      Config.MainFile = Input;
+      Code = SM.getBufferData(findFileID(SM, File));
+      Included[K.QualifiedName] = File;
+    }
+    KernelModel View = modelForFile(A->Model, File);
+    const KernelInfo *VK = View.findKernel(K.QualifiedName);
+    EditContext ECtx{File, Code, View, AST, Config};
+    All.push_back({K.QualifiedName, listCandidates(ECtx, *VK)});
   }
   if (Json) {
     outs() << candidatesToJSON(A->Path, All, verbose());
@@ -70,7 +90,11 @@ static int transformsOf(const CommandContext &Ctx, StringRef InputFile) {
     return 0;
   }
   for (const KernelCandidates &K : All) {
-    outs() << "kernel " << K.Kernel << ":\n";
+    outs() << "kernel " << K.Kernel;
+    if (auto It = Included.find(K.Kernel); It != Included.end())
+      outs() << " (in " << It->second << ", included by "
+             << sys::path::filename(Input) << ")";
+    outs() << ":\n";
     unsigned Shown = 0;
     for (const Candidate &C : K.Candidates) {
       if (!C.A.Applies)

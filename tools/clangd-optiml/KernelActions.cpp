@@ -53,7 +53,10 @@ BufferAnalysis analyzeBuffer(StringRef Path, StringRef Text,
     Out.Error = "the file does not compile";
     return Out;
   }
-  KernelModel Model = buildKernelModel(TU->AST->getASTContext());
+  // The open buffer's kernels only: offsets of a kernel in a file it
+  // includes are in that file, not in this buffer.
+  KernelModel Model = modelForFile(buildKernelModel(TU->AST->getASTContext()),
+                                   TU->FileName);
   Model.File = Path.str();
   EditContext Ctx{Path, Text, Model, TU->AST->getASTContext(), *Config};
   size_t Size = Text.size();
@@ -140,6 +143,10 @@ Expected<BufferEdit> applyToBuffer(StringRef Path, StringRef Text,
   auto A = applyEdit(Path, Text, *Config, E);
   if (!A)
     return A.takeError();
+  if (A->File != translationUnitFile(Path, ParseConfig()))
+    return createStringError(inconvertibleErrorCode(),
+                             "the edit rewrites '%s', not this buffer",
+                             A->File.c_str());
   BufferEdit Out;
   Out.Summary = A->Summary;
   Out.Changes = lineChanges(Text, A->NewCode);

@@ -36,6 +36,12 @@ struct ByteRange {
   std::string What; ///< "kernel 'saxpy'", "launch configuration of ..."
 };
 
+/// Replacements in another file than \p FileName (the file that defines the
+/// edit's target): an edit rewrites that one file.
+std::vector<CheckFailure>
+checkOneFile(const clang::tooling::Replacements &Repls,
+             llvm::StringRef FileName);
+
 /// Replacements that rewrite text inside a macro expansion of the input
 /// (\p Old is its AST). A replacement that contains a whole expansion is fine.
 std::vector<CheckFailure>

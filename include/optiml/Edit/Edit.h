@@ -101,6 +101,9 @@ public:
 /// A successfully applied and checked edit.
 struct AppliedEdit {
   Edit Applied;
+  /// The file the edit rewrote (absolute): the one given, or the user file
+  /// it includes that defines the edit's target. NewCode is its new text.
+  std::string File;
   std::string NewCode;
   std::string Diff;    ///< unified diff against the input
   std::string Summary; ///< one line, e.g. "unroll saxpy/loop0 by 4"

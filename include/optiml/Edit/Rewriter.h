@@ -18,8 +18,10 @@
 namespace optiml {
 
 /// Applies one edit to \p Code (the text of \p FileName, parsed with
-/// \p Config). Fails with EditRejected (failed checks, as data) or a plain
-/// error when the input itself does not parse.
+/// \p Config). An edit whose target is defined in a user file that
+/// \p FileName includes rewrites that file instead (AppliedEdit::File; the
+/// main file must then be as on disk). Fails with EditRejected (failed
+/// checks, as data) or a plain error when the input itself does not parse.
 llvm::Expected<AppliedEdit> applyEdit(llvm::StringRef FileName,
                                       llvm::StringRef Code,
                                       const ParseConfig &Config, const Edit &E,
@@ -28,11 +30,19 @@ llvm::Expected<AppliedEdit> applyEdit(llvm::StringRef FileName,
 /// A list of edits applied in order, each on the previous one's result.
 struct AppliedEdits {
   std::vector<AppliedEdit> Steps;
+  /// The file the list rewrote (absolute; see AppliedEdit::File): every
+  /// edit of a list rewrites the same file.
+  std::string File;
   std::string NewCode;
   std::string Diff; ///< of the whole list against the input
   bool ChangesPrecision = false;
   std::vector<std::string> ExtraNvccFlags;
 };
+
+/// The name a diff of \p File gives it: its file name, or for a file the
+/// main file (Config.MainFile) includes, its path relative to the main
+/// file's directory.
+std::string diffName(llvm::StringRef File, const ParseConfig &Config);
 
 /// Stops at the first rejected edit (its EditRejected has ListIndex set).
 llvm::Expected<AppliedEdits> applyEdits(llvm::StringRef FileName,

@@ -12,6 +12,7 @@
 #include "optiml/Edit/Edit.h"
 #include "optiml/Frontend/KernelModel.h"
 #include "optiml/Frontend/Parse.h"
+#include "clang/Basic/SourceLocation.h"
 #include "clang/Tooling/Core/Replacement.h"
 #include "llvm/ADT/ArrayRef.h"
 #include <memory>
@@ -23,14 +24,27 @@ class ASTContext;
 namespace optiml {
 
 /// Everything a transform may look at. The AST is the host-side parse of
-/// Code (kernel bodies included).
+/// the translation unit; Code is the text of the file being edited (the
+/// main file, or with Config.MainFile a file it includes), and the
+/// replacements are in that file only.
 struct EditContext {
-  llvm::StringRef FileName; ///< absolute path, as parsed
+  llvm::StringRef FileName; ///< absolute path of the file being edited
   llvm::StringRef Code;
   const KernelModel &Model;
   clang::ASTContext &AST;
   const ParseConfig &Config;
+
+  /// The file being edited, in AST's source manager.
+  clang::FileID file() const;
+  /// Whether \p Loc (its expansion) is in the file being edited.
+  bool inFile(clang::SourceLocation Loc) const;
 };
+
+/// The kernel model as an edit of \p FileName sees it: kernels defined in
+/// that file, with their launches in that file (a launch written in another
+/// file is out of an edit's reach, so transforms that read or rewrite
+/// launches see the kernel as not launched there).
+KernelModel modelForFile(const KernelModel &M, llvm::StringRef FileName);
 
 /// The answer of prepare().
 struct Applicability {

@@ -37,6 +37,15 @@ struct BuildOptions {
   /// into every build, never edited; their text (and the files their quoted
   /// includes name beside them) is part of the cache key.
   std::vector<std::string> ExtraSources;
+  /// When the sources given to build() are a user file that the program's
+  /// main file includes (a header or an included .cu defining the kernel
+  /// being optimized): the user files from the main file (first) down to
+  /// the one that includes it (absolute paths). The build then compiles the
+  /// main file, with every file of this chain and the request's text copied
+  /// into the build directory at their places relative to the main file's
+  /// directory, so that each quoted include finds the copy beside its
+  /// includer first; the user's files are never written.
+  std::vector<std::string> IncludedFrom;
   std::string GpuArch = "sm_90";
   /// Where nvcc runs (relative paths in Flags are relative to it); empty: a
   /// private temporary directory.
@@ -122,6 +131,14 @@ public:
 
 private:
   explicit Builder(BuildOptions Opts) : Opts(std::move(Opts)) {}
+  /// BuildOptions::IncludedFrom: writes the copies under \p Staging; the
+  /// main file's copy with the tree's directories of the included files
+  /// (searched first), and the original directories (searched after the
+  /// program's flags).
+  llvm::Expected<std::pair<std::pair<std::string, std::vector<std::string>>,
+                           std::vector<std::string>>>
+  includedTree(llvm::StringRef Staging, llvm::StringRef Source,
+               llvm::StringRef Text) const;
   BuildOptions Opts;
   std::string NvccPath, NvccVersion, CacheRoot;
   std::vector<std::string> Flags;

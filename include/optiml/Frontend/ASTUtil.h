@@ -11,6 +11,7 @@
 #include "llvm/ADT/StringRef.h"
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace clang {
 class VarDecl;
@@ -34,11 +35,33 @@ std::optional<BuiltinVarRef> asBuiltinVar(const clang::Expr *E);
 std::string sourceText(const clang::SourceManager &SM,
                        const clang::LangOptions &LO, clang::SourceRange R);
 
-/// The main-file span of \p R, or nothing if it cannot be rewritten as one
-/// piece of the main file (macro bodies, other files).
+/// The span of \p R in the file \p In (offsets in that file), or nothing if
+/// it cannot be rewritten as one piece of that file (macro bodies, other
+/// files). Without \p In: in whichever user file (isUserFile) holds it.
 std::optional<SourceSpan> fileSpan(const clang::SourceManager &SM,
                                    const clang::LangOptions &LO,
-                                   clang::SourceRange R);
+                                   clang::SourceRange R,
+                                   clang::FileID In = clang::FileID());
+
+/// Whether \p FID is a file of the user's project: the main file, or a file
+/// on disk that clang classed as a user file (not found through a system
+/// include directory: clang's own headers and the CUDA toolkit's are
+/// system headers for every parse, see CudaToolchain.h) and that a user
+/// file includes. A file forced in by the command line (-include) is not.
+bool isUserFile(const clang::SourceManager &SM, clang::FileID FID);
+
+/// The file \p FID's path as the kernel model names it: absolute, without
+/// `.` and `..` components.
+std::string filePath(const clang::SourceManager &SM, clang::FileID FID);
+
+/// The file of the translation unit that \p Path names; invalid if the
+/// translation unit does not read it.
+clang::FileID findFileID(const clang::SourceManager &SM, llvm::StringRef Path);
+
+/// The user files from the main file (first) down to the file that
+/// includes \p FID (empty for the main file).
+std::vector<std::string> includeChain(const clang::SourceManager &SM,
+                                      clang::FileID FID);
 
 SourcePos filePos(const clang::SourceManager &SM, clang::SourceLocation Loc);
 

@@ -19,8 +19,10 @@
 
 namespace optiml {
 
-/// A position in the main file (1-based line and column; Offset is the byte
-/// offset in the file as given, for rewriting).
+/// A position in a file (1-based line and column; Offset is the byte offset
+/// in the file, for rewriting). Positions inside a kernel are in the file
+/// that defines it (KernelInfo::File), those of a launch in
+/// LaunchSite::File.
 struct SourcePos {
   unsigned Line = 0;
   unsigned Column = 0;
@@ -51,6 +53,7 @@ struct LaunchSite {
   std::string Id;     ///< <kernel>/launch<N>
   std::string Kernel; ///< qualified name of the kernel (template name)
   std::string Caller; ///< function the launch is in
+  std::string File;   ///< the file the launch is written in (absolute)
   SourceSpan Range;   ///< the whole `k<<<...>>>(...)` expression
   std::string Grid, Block, Shared, Stream; ///< as written; Shared/Stream may be empty
   SourceSpan GridRange, BlockRange;        ///< for rewriting
@@ -117,6 +120,9 @@ struct KernelInfo {
   std::string Name;          ///< as written
   std::string QualifiedName; ///< with namespaces; the kernel's id
   std::string USR;
+  /// The file that defines the kernel (absolute): the main file or a user
+  /// file it includes (a header, an included .cu). Edits rewrite it.
+  std::string File;
   SourceSpan Range;          ///< the definition
   SourceSpan BodyRange;
   bool IsTemplate = false;
@@ -141,7 +147,7 @@ struct KernelInfo {
 };
 
 struct KernelModel {
-  std::string File;
+  std::string File; ///< the file the model was built for, as parsed
   std::vector<KernelInfo> Kernels;
 
   const KernelInfo *findKernel(const std::string &QualifiedName) const;

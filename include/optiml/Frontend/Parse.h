@@ -53,7 +53,18 @@ struct ParseConfig {
   Toolchain Tools;
   /// Extra clang arguments (compile database flags, then `--` arguments).
   std::vector<std::string> ExtraArgs;
+  /// The translation unit's main file when the code given to parseCuda is
+  /// not that file but a user file it includes (the header or included .cu
+  /// that defines the kernel being edited): the parse reads this file from
+  /// disk and sees the given code in place of the included one. Empty: the
+  /// code is the main file.
+  std::string MainFile;
 };
+
+/// The file a parse of \p FileName under \p Config compiles (absolute,
+/// without `.` and `..`): Config.MainFile when set, else \p FileName.
+std::string translationUnitFile(llvm::StringRef FileName,
+                                const ParseConfig &Config);
 
 /// A parsed translation unit. Owns the AST.
 struct ParsedTU {
@@ -71,7 +82,8 @@ struct ParsedTU {
 };
 
 /// Parses \p Code as if it were the file \p FileName (quoted includes are
-/// found relative to its directory). Never fails on compile errors: they are
+/// found relative to its directory); with Config.MainFile, parses that file
+/// with \p Code in place of the file \p FileName that it includes. Never fails on compile errors: they are
 /// in Diags, and the AST holds what clang recovered. Fails only when clang
 /// could not run at all (bad arguments).
 llvm::Expected<ParsedTU> parseCuda(llvm::StringRef Code,

@@ -46,7 +46,7 @@ std::string spliceText(StringRef Code, unsigned Begin, unsigned End,
 static std::optional<SourceSpan> tokenSpan(const EditContext &Ctx,
                                           const Stmt *S) {
   return fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
-                  S->getSourceRange());
+                  S->getSourceRange(), Ctx.file());
 }
 
 std::optional<SourceSpan> stmtSpan(const EditContext &Ctx, const Stmt *S) {
@@ -180,7 +180,7 @@ std::optional<SourceSpan> looseExprSpan(const EditContext &Ctx, const Stmt *S) {
   SourceRange R = S->getSourceRange();
   if (R.getBegin().isMacroID() || R.getEnd().isMacroID())
     return std::nullopt;
-  auto FS = fileSpan(SM, Ctx.AST.getLangOpts(), R);
+  auto FS = fileSpan(SM, Ctx.AST.getLangOpts(), R, Ctx.file());
   if (!FS)
     return std::nullopt;
   return FS;
@@ -678,18 +678,19 @@ const CUDAKernelCallExpr *findLaunchCall(const EditContext &Ctx,
                                          const LaunchSite &L) {
   struct Finder : RecursiveASTVisitor<Finder> {
     const SourceManager &SM;
+    FileID In;
     unsigned Offset;
     const CUDAKernelCallExpr *Found = nullptr;
-    Finder(const SourceManager &SM, unsigned Offset)
-        : SM(SM), Offset(Offset) {}
+    Finder(const SourceManager &SM, FileID In, unsigned Offset)
+        : SM(SM), In(In), Offset(Offset) {}
     bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr *K) {
       SourceLocation Loc = SM.getExpansionLoc(K->getBeginLoc());
-      if (SM.isInMainFile(Loc) && SM.getFileOffset(Loc) == Offset && !Found)
+      if (SM.getFileID(Loc) == In && SM.getFileOffset(Loc) == Offset && !Found)
         Found = K;
       return !Found;
     }
   };
-  Finder F(Ctx.AST.getSourceManager(), L.Range.Begin.Offset);
+  Finder F(Ctx.AST.getSourceManager(), Ctx.file(), L.Range.Begin.Offset);
   F.TraverseDecl(Ctx.AST.getTranslationUnitDecl());
   return F.Found;
 }

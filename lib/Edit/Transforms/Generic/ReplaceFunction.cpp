@@ -321,7 +321,7 @@ public:
     auto Found = Ctx.AST.getTranslationUnitDecl()->lookup(
         DeclarationName(&Ctx.AST.Idents.get(Text->Name)));
     for (const NamedDecl *D : Found)
-      if (SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+      if (isUserFile(SM, SM.getFileID(SM.getExpansionLoc(D->getLocation()))))
         return reject(E, "code",
                       "'" + Text->Name +
                           "' is already declared in this file; pick a new "

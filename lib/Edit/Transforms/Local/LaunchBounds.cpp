@@ -28,16 +28,17 @@ std::optional<int64_t> constantBlockSize(ASTContext &Ctx,
   const SourceManager &SM = Ctx.getSourceManager();
   struct Finder : RecursiveASTVisitor<Finder> {
     const SourceManager &SM;
+    FileID In;
     unsigned Offset;
     const CUDAKernelCallExpr *Found = nullptr;
     bool shouldVisitTemplateInstantiations() const { return false; }
     bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr *C) {
       SourceLocation B = SM.getExpansionLoc(C->getBeginLoc());
-      if (SM.isInMainFile(B) && SM.getFileOffset(B) == Offset)
+      if (SM.getFileID(B) == In && SM.getFileOffset(B) == Offset)
         Found = C;
       return !Found;
     }
-  } F{{}, SM, L.Range.Begin.Offset};
+  } F{{}, SM, findFileID(SM, L.File), L.Range.Begin.Offset};
   F.TraverseDecl(Ctx.getTranslationUnitDecl());
   if (!F.Found || !F.Found->getConfig() ||
       F.Found->getConfig()->getNumArgs() < 2)

@@ -77,7 +77,7 @@ std::optional<SourceSpan> exprSpan(const EditContext &Ctx, const Expr *E) {
   if (containsMacro(E))
     return std::nullopt;
   return fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
-                  E->getSourceRange());
+                  E->getSourceRange(), Ctx.file());
 }
 
 const Expr *stripTemporaries(const Expr *A) {

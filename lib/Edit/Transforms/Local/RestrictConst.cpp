@@ -25,18 +25,20 @@ using namespace clang;
 namespace optiml {
 namespace {
 
-const CUDAKernelCallExpr *findLaunch(ASTContext &Ctx, unsigned Offset) {
+const CUDAKernelCallExpr *findLaunch(ASTContext &Ctx, FileID In,
+                                     unsigned Offset) {
   struct Finder : RecursiveASTVisitor<Finder> {
     const SourceManager &SM;
+    FileID In;
     unsigned Offset;
     const CUDAKernelCallExpr *Found = nullptr;
     bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr *C) {
       SourceLocation B = SM.getExpansionLoc(C->getBeginLoc());
-      if (!Found && SM.isInMainFile(B) && SM.getFileOffset(B) == Offset)
+      if (!Found && SM.getFileID(B) == In && SM.getFileOffset(B) == Offset)
         Found = C;
       return true;
     }
-  } F{{}, Ctx.getSourceManager(), Offset};
+  } F{{}, Ctx.getSourceManager(), In, Offset};
   F.TraverseDecl(Ctx.getTranslationUnitDecl());
   return F.Found;
 }
@@ -84,7 +86,7 @@ std::string restrictBlocker(const EditContext &Ctx, const KernelInfo &K,
     return "the kernel is never launched in this file, so aliasing between "
            "its pointers cannot be ruled out";
   for (const LaunchSite &L : K.Launches) {
-    const CUDAKernelCallExpr *C = findLaunch(Ctx.AST, L.Range.Begin.Offset);
+    const CUDAKernelCallExpr *C = findLaunch(Ctx.AST, Ctx.file(), L.Range.Begin.Offset);
     if (!C)
       return "launch site " + L.Id + " was not found in the AST";
     const FunctionDecl *Caller = nullptr;

@@ -89,7 +89,7 @@ public:
     std::string NewInit = "(blockIdx.x * " + Factor + " + " + Step +
                           ") * blockDim.x + threadIdx.x";
     auto InitSpan = fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
-                             P.Index->getInit()->getSourceRange());
+                             P.Index->getInit()->getSourceRange(), Ctx.file());
     if (!InitSpan)
       return reject(E, "not-applicable", "the index has no place in the file");
     std::string Region =

@@ -1421,7 +1421,7 @@ SharedTilingTransform::rewrite(const EditContext &Ctx, const Edit &E,
     if (containsMacro(X))
       return std::nullopt;
     return fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
-                    X->getSourceRange());
+                    X->getSourceRange(), Ctx.file());
   };
   // A load with k renamed.
   auto LoadText = [&](const ArraySubscriptExpr *Access,

@@ -292,7 +292,7 @@ private:
           return false;
         }
         auto Span = fileSpan(Ctx.AST.getSourceManager(),
-                             Ctx.AST.getLangOpts(), A->getSourceRange());
+                             Ctx.AST.getLangOpts(), A->getSourceRange(), Ctx.file());
         if (!Span) {
           fail("access '" + Text + "' is written with a macro");
           return false;
@@ -364,7 +364,7 @@ private:
       bool VisitDeclRefExpr(DeclRefExpr *DR) {
         if (DR->getDecl() == M.Index) {
           auto Span = fileSpan(Ctx.AST.getSourceManager(),
-                               Ctx.AST.getLangOpts(), DR->getSourceRange());
+                               Ctx.AST.getLangOpts(), DR->getSourceRange(), Ctx.file());
           if (!Span) {
             fail("the index is used inside a macro");
             return false;

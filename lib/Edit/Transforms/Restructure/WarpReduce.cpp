@@ -266,7 +266,7 @@ private:
       return std::nullopt;
     B = SM.getExpansionRange(B).getBegin();
     End = SM.getExpansionRange(End).getEnd();
-    if (!SM.isInMainFile(B) || !SM.isInMainFile(End))
+    if (!Ctx.inFile(B) || !Ctx.inFile(End))
       return std::nullopt;
     Range R{SM.getFileOffset(B),
             SM.getFileOffset(End) +
@@ -1826,7 +1826,8 @@ private:
             E))
       return std::move(Err);
     for (const CallExpr *C : Plan->Atomics) {
-      auto Span = fileSpan(SM, Ctx.AST.getLangOpts(), C->getSourceRange());
+      auto Span = fileSpan(SM, Ctx.AST.getLangOpts(), C->getSourceRange(),
+                           Ctx.file());
       std::string V = exprText(Ctx, C->getArg(1));
       if (Plan->NeedsCast)
         V = "static_cast<" + Plan->Type + ">(" + V + ")";
