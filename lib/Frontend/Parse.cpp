@@ -167,15 +167,23 @@ Expected<ParsedTU> parseCuda(StringRef Code, StringRef FileName,
       return createStringError(MainText.getError(), "cannot read '%s': %s",
                                Main.c_str(),
                                MainText.getError().message().c_str());
-    Compat.push_back({std::string(Edited), Text});
+    auto Mapped =
+        std::make_shared<clang::tooling::FileContentMappings>(Compat);
+    Mapped->push_back({std::string(Edited), Text});
+    TU.Buffers = Mapped;
     Text = normalizeLaunchChevrons((*MainText)->getBuffer());
     MainName = Main;
   }
+  const auto &Mappings =
+      TU.Buffers
+          ? *static_cast<const clang::tooling::FileContentMappings *>(
+                TU.Buffers.get())
+          : Compat;
   bool Finished = runOnLargeStack([&] {
     TU.AST = clang::tooling::buildASTFromCodeWithArgs(
         Text, toolArgs(Config, Side), MainName, "clang-optiml",
         std::make_shared<clang::PCHContainerOperations>(),
-        clang::tooling::getClangStripDependencyFileAdjuster(), Compat,
+        clang::tooling::getClangStripDependencyFileAdjuster(), Mappings,
         &Consumer);
   });
   if (!Finished) {

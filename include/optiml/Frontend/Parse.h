@@ -73,6 +73,9 @@ struct ParsedTU {
   ParsedTU &operator=(ParsedTU &&);
   ~ParsedTU();
 
+  /// Texts clang reads in place (an edited included file): they outlive
+  /// the AST, which is declared after them and so destroyed first.
+  std::shared_ptr<const void> Buffers;
   std::unique_ptr<clang::ASTUnit> AST;
   std::vector<Diagnostic> Diags;
   /// The file name the code was parsed under.
