@@ -268,10 +268,13 @@ std::string Builder::cacheKey(const BuildRequest &Req, StringRef Source) const {
   Add(Abs);
   Add(Source);
   Add(localIncludes(Source, sys::path::parent_path(Abs)));
-  // Only for an included source, so that other keys stay as they were.
-  if (!Opts.IncludedFrom.empty()) {
-    Add("--included-from--");
-    for (const std::string &P : Opts.IncludedFrom) {
+  // Other files, each with its text and what it includes locally; a
+  // section only when it has files, so that other keys stay as they were.
+  auto AddFiles = [&](StringRef Marker, ArrayRef<std::string> Files) {
+    if (Files.empty())
+      return;
+    Add(Marker);
+    for (const std::string &P : Files) {
       Add(P);
       if (auto Text = readFile(P)) {
         Add(*Text);
@@ -281,21 +284,9 @@ std::string Builder::cacheKey(const BuildRequest &Req, StringRef Source) const {
         Add("<unreadable>");
       }
     }
-  }
-  // Only with other sources, so that single-file keys stay as they were.
-  if (!Opts.ExtraSources.empty()) {
-    Add("--sources--");
-    for (const std::string &P : Opts.ExtraSources) {
-      Add(P);
-      if (auto Text = readFile(P)) {
-        Add(*Text);
-        Add(localIncludes(*Text, sys::path::parent_path(P)));
-      } else {
-        consumeError(Text.takeError());
-        Add("<unreadable>");
-      }
-    }
-  }
+  };
+  AddFiles("--included-from--", Opts.IncludedFrom);
+  AddFiles("--sources--", Opts.ExtraSources);
   auto D = H.final();
   return toHex(ArrayRef<uint8_t>(D.data(), D.size()), /*LowerCase=*/true);
 }
