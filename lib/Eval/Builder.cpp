@@ -143,6 +143,9 @@ Expected<std::unique_ptr<Builder>> Builder::create(BuildOptions Opts) {
   for (const std::string &F : B->Flags)
     if (Error E = checkNvccArgument(F, "nvcc flag"))
       return std::move(E);
+  for (const std::string &F : B->Opts.LinkFlags)
+    if (Error E = checkNvccArgument(F, "link flag"))
+      return std::move(E);
   if (Error E = checkNvccArgument(B->NvccPath, "the path of nvcc"))
     return std::move(E);
   for (const std::string &P : O.ExtraSources)
@@ -170,13 +173,18 @@ unsigned Builder::compilations() const {
   return Compilations;
 }
 
-Expected<std::pair<std::pair<std::string, std::vector<std::string>>,
-                   std::vector<std::string>>>
-Builder::includedTree(StringRef Staging, StringRef Source,
-                      StringRef Text) const {
-  StringRef Root = sys::path::parent_path(Opts.IncludedFrom.front());
+/// BuildOptions::IncludedFrom: writes the copies under \p Staging; the main
+/// file's copy with the tree's directories of the included files (searched
+/// first), and the original directories (searched after the program's
+/// flags). \p Copies gets (copy, original) for each file written.
+static Expected<std::pair<std::pair<std::string, std::vector<std::string>>,
+                          std::vector<std::string>>>
+includedTree(StringRef Staging, StringRef Source, StringRef Text,
+             ArrayRef<std::string> IncludedFrom,
+             std::vector<std::pair<std::string, std::string>> &Copies) {
+  StringRef Root = sys::path::parent_path(IncludedFrom.front());
   std::vector<std::pair<std::string, std::string>> Files;
-  for (const std::string &P : Opts.IncludedFrom) {
+  for (const std::string &P : IncludedFrom) {
     auto T = readFile(P);
     if (!T)
       return T.takeError();
@@ -192,8 +200,7 @@ Builder::includedTree(StringRef Staging, StringRef Source,
           inconvertibleErrorCode(),
           "'%s' is outside the directory of the main file '%s'; a candidate "
           "of a file included from elsewhere cannot be built yet",
-          printable(Path).c_str(),
-          printable(Opts.IncludedFrom.front()).c_str());
+          printable(Path).c_str(), printable(IncludedFrom.front()).c_str());
     SmallString<256> Copy(Staging);
     sys::path::append(Copy, "tree", sys::path::relative_path(Rel));
     if (shellUnsafeChar(Copy))
@@ -207,6 +214,7 @@ Builder::includedTree(StringRef Staging, StringRef Source,
                                EC.message().c_str());
     if (Error E = writeFileAtomically(Copy, Body))
       return std::move(E);
+    Copies.push_back({std::string(Copy), Path});
     if (Main.empty()) {
       Main = std::string(Copy);
     } else {
@@ -287,8 +295,106 @@ std::string Builder::cacheKey(const BuildRequest &Req, StringRef Source) const {
   };
   AddFiles("--included-from--", Opts.IncludedFrom);
   AddFiles("--sources--", Opts.ExtraSources);
+  // Libraries by path: their content (a rebuilt library is another link).
+  if (!Opts.LinkFlags.empty()) {
+    Add("--link--");
+    for (const std::string &F : Opts.LinkFlags) {
+      Add(F);
+      if (sys::path::is_absolute(F) && sys::fs::is_regular_file(F)) {
+        if (auto Text = readFile(F))
+          Add(*Text);
+        else
+          consumeError(Text.takeError());
+      }
+    }
+  }
   auto D = H.final();
   return toHex(ArrayRef<uint8_t>(D.data(), D.size()), /*LowerCase=*/true);
+}
+
+/// A directory nvcc may be told to search: \p Dir itself, or, when its
+/// name would be misread by nvcc's shell, a link to it made under
+/// \p Staging (recorded in \p Links, to be removed after the compile).
+static Expected<std::string> includeDirFor(StringRef Dir, StringRef Staging,
+                                           std::vector<std::string> &Links) {
+  if (!shellUnsafeChar(Dir))
+    return Dir.str();
+  SmallString<256> Link(Staging);
+  sys::path::append(Link, "include-dir-" + std::to_string(Links.size()));
+  if (std::error_code EC = sys::fs::create_link(Dir, Link))
+    return createStringError(EC, "cannot link '%s' in the build directory: %s",
+                             printable(Dir).c_str(), EC.message().c_str());
+  Links.push_back(std::string(Link));
+  return std::string(Link);
+}
+
+static std::string safeName(StringRef Name) {
+  std::string S;
+  for (char C : Name)
+    S += isAlnum(C) || StringRef("._-+").contains(C) ? C : '_';
+  return S;
+}
+
+Expected<StagedSource> stageSource(StringRef Staging, StringRef AbsSource,
+                                   StringRef Text, bool TextGiven,
+                                   ArrayRef<std::string> IncludedFrom) {
+  // nvcc pastes file names into shell commands: a source whose path a shell
+  // would misread is given as a copy under a safe name, starting with a
+  // #line that names the original (nvcc's messages and __FILE__ say it),
+  // and a directory searched for its quoted includes through a link.
+  StagedSource Out;
+  Out.Path = AbsSource.str();
+  auto Fail = [&](Error E) -> Expected<StagedSource> {
+    for (const std::string &L : Out.Links)
+      sys::fs::remove(L);
+    return std::move(E);
+  };
+  StringRef FileName = sys::path::filename(AbsSource);
+  bool UnsafeName = shellUnsafeChar(FileName).has_value();
+  if (!IncludedFrom.empty()) {
+    // The source is included by the main file: the main file is compiled,
+    // from a tree of copies in which every includer on the way to the
+    // source sits beside the copy it includes (a quoted include looks
+    // beside its includer first). Each copy starts with a #line naming
+    // the original, so messages and __FILE__ name the user's files.
+    auto Tree =
+        includedTree(Staging, AbsSource, Text, IncludedFrom, Out.Copies);
+    if (!Tree)
+      return Fail(Tree.takeError());
+    // A header found through the program's own -I (not beside its
+    // includer) is found in the tree first: the tree's directories of the
+    // included files come before every other flag.
+    for (const std::string &Dir : Tree->first.second)
+      Out.FirstFlags.push_back("-I" + Dir);
+    for (const std::string &Dir : Tree->second) {
+      auto D = includeDirFor(Dir, Staging, Out.Links);
+      if (!D)
+        return Fail(D.takeError());
+      Out.LastFlags.push_back("-I" + *D);
+    }
+    Out.Path = Tree->first.first;
+  } else if (TextGiven || shellUnsafeChar(AbsSource)) {
+    // The candidate's text (or the original's, when its path is unsafe),
+    // under the original's name where that is safe so messages read
+    // naturally; quoted includes still resolve beside the original.
+    SmallString<256> P(Staging);
+    sys::path::append(P, UnsafeName ? safeName(FileName) : FileName.str());
+    std::string Body = Text.str();
+    if (!TextGiven)
+      Body = lineDirective(AbsSource) + Body;
+    else if (UnsafeName)
+      Body = lineDirective(FileName) + Body;
+    if (Error E = writeFileAtomically(P, Body))
+      return Fail(std::move(E));
+    Out.Path = std::string(P);
+    Out.Copies.push_back({Out.Path, AbsSource.str()});
+    auto Dir = includeDirFor(sys::path::parent_path(AbsSource), Staging,
+                             Out.Links);
+    if (!Dir)
+      return Fail(Dir.takeError());
+    Out.LastFlags.push_back("-I" + *Dir);
+  }
+  return Out;
 }
 
 static Expected<BuildResult> readCached(StringRef Dir) {
@@ -381,74 +487,18 @@ Expected<BuildResult> Builder::build(const BuildRequest &Req) {
     return std::move(E);
   };
 
-  // nvcc pastes file names into shell commands: a source whose path a shell
-  // would misread is given as a copy under a safe name, starting with a
-  // #line that names the original (nvcc's messages and __FILE__ say it),
-  // and a directory searched for its quoted includes through a link.
-  std::vector<std::string> Links;
-  auto IncludeDir = [&](StringRef Dir) -> Expected<std::string> {
-    if (!shellUnsafeChar(Dir))
-      return Dir.str();
-    SmallString<256> Link(Staging);
-    sys::path::append(Link, "include-dir-" + std::to_string(Links.size()));
-    if (std::error_code EC = sys::fs::create_link(Dir, Link))
-      return createStringError(EC, "cannot link '%s' in the build directory: %s",
-                               printable(Dir).c_str(), EC.message().c_str());
-    Links.push_back(std::string(Link));
-    return std::string(Link);
+  auto Staged = stageSource(Staging, AbsSource, Source, !Req.Source.empty(),
+                            Opts.IncludedFrom);
+  if (!Staged)
+    return Fail(Staged.takeError());
+  std::vector<std::string> &Links = Staged->Links;
+  Cmd.insert(Cmd.begin() + 1, Staged->FirstFlags.begin(),
+             Staged->FirstFlags.end());
+  Cmd.insert(Cmd.end(), Staged->LastFlags.begin(), Staged->LastFlags.end());
+  std::string SrcArg = Staged->Path;
+  auto IncludeDir = [&](StringRef Dir) {
+    return includeDirFor(Dir, Staging, Links);
   };
-  auto SafeName = [](StringRef Name) {
-    std::string S;
-    for (char C : Name)
-      S += isAlnum(C) || StringRef("._-+").contains(C) ? C : '_';
-    return S;
-  };
-
-  std::string SrcArg = std::string(AbsSource);
-  StringRef FileName = sys::path::filename(AbsSource);
-  bool UnsafeName = shellUnsafeChar(FileName).has_value();
-  if (!Opts.IncludedFrom.empty()) {
-    // The source is included by the main file: the main file is compiled,
-    // from a tree of copies in which every includer on the way to the
-    // source sits beside the copy it includes (a quoted include looks
-    // beside its includer first). Each copy starts with a #line naming
-    // the original, so messages and __FILE__ name the user's files.
-    auto Tree = includedTree(Staging, AbsSource, Source);
-    if (!Tree)
-      return Fail(Tree.takeError());
-    // A header found through the program's own -I (not beside its
-    // includer) is found in the tree first: the tree's directories of the
-    // included files come before every other flag.
-    std::vector<std::string> First;
-    for (const std::string &Dir : Tree->first.second)
-      First.push_back("-I" + Dir);
-    Cmd.insert(Cmd.begin() + 1, First.begin(), First.end());
-    for (const std::string &Dir : Tree->second) {
-      auto D = IncludeDir(Dir);
-      if (!D)
-        return Fail(D.takeError());
-      Cmd.push_back("-I" + *D);
-    }
-    SrcArg = Tree->first.first;
-  } else if (!Req.Source.empty() || shellUnsafeChar(AbsSource)) {
-    // The candidate's text (or the original's, when its path is unsafe),
-    // under the original's name where that is safe so messages read
-    // naturally; quoted includes still resolve beside the original.
-    SmallString<256> P(Staging);
-    sys::path::append(P, UnsafeName ? SafeName(FileName) : FileName.str());
-    std::string Text = Source;
-    if (Req.Source.empty())
-      Text = lineDirective(AbsSource) + Source;
-    else if (UnsafeName)
-      Text = lineDirective(FileName) + Source;
-    if (Error E = writeFileAtomically(P, Text))
-      return Fail(std::move(E));
-    SrcArg = std::string(P);
-    auto Dir = IncludeDir(sys::path::parent_path(AbsSource));
-    if (!Dir)
-      return Fail(Dir.takeError());
-    Cmd.push_back("-I" + *Dir);
-  }
   SmallString<256> Bin(Staging);
   sys::path::append(Bin, "prog");
   Cmd.push_back("-o");
@@ -468,7 +518,7 @@ Expected<BuildResult> Builder::build(const BuildRequest &Req) {
     SmallString<256> Copy(Staging);
     sys::path::append(Copy, "source-" + std::to_string(&P -
                                                        Opts.ExtraSources.data()) +
-                                "-" + SafeName(sys::path::filename(P)));
+                                "-" + safeName(sys::path::filename(P)));
     if (Error E = writeFileAtomically(
             Copy, IsSource ? lineDirective(P) + *Text : *Text))
       return Fail(std::move(E));
@@ -479,6 +529,7 @@ Expected<BuildResult> Builder::build(const BuildRequest &Req) {
     Cmd.push_back(std::string(Copy));
   }
   Cmd.push_back(SrcArg);
+  Cmd.insert(Cmd.end(), Opts.LinkFlags.begin(), Opts.LinkFlags.end());
   // The last word: nothing nvcc's shell could misread reaches it.
   for (const std::string &A : Cmd)
     if (Error E = checkNvccArgument(A, "internal error: an nvcc argument"))

@@ -179,6 +179,8 @@ extern llvm::cl::SubCommand OptimizeCommand;
 int runOptimize(const CommandContext &Ctx);
 extern llvm::cl::SubCommand DbCommand;
 int runDb(const CommandContext &Ctx);
+extern llvm::cl::SubCommand LaunchCommand;
+int runLaunch(const CommandContext &Ctx);
 
 /// The database optimize records in (--db, the project's config, -p's
 /// build directory or .optiml/; docs/db.md), opened for writing. Errors
@@ -191,8 +193,8 @@ openVariantDatabase(llvm::StringRef Explicit, llvm::StringRef SourcePath,
 struct VariantToRecord {
   const ParsedTU *TU = nullptr; ///< the original's parse: the files it read
   llvm::StringRef File;
-  llvm::StringRef Original; ///< the file's text as read (before the parse's
-                            ///< normalization)
+  /// The main file's text as read (before the parse's normalization).
+  llvm::StringRef Original;
   std::vector<std::string> Kernels;
   const GpuInfo *Gpu = nullptr;
   llvm::StringRef NvccVersion;

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "optiml/Frontend/CMakeFileApi.h"
+#include <set>
 #include "optiml/Db/Database.h"
 #include "optiml/Eval/Builder.h"
 #include "optiml/Frontend/ASTUtil.h"
@@ -62,10 +64,18 @@ cl::SubCommand OptimizeCommand(
 
 static cl::OptionCategory OptimizeCategory("Optimize options");
 
-static cl::opt<std::string> InputFile(cl::Positional, cl::Required,
-                                      cl::desc("<file.cu>"),
+static cl::opt<std::string> InputFile(cl::Positional, cl::desc("<file.cu>"),
                                       cl::sub(OptimizeCommand),
                                       cl::cat(OptimizeCategory));
+static cl::opt<std::string> TargetName(
+    "target",
+    cl::desc("A CMake executable target of the build directory -p: its "
+             "sources, flags and link line come from the build (CMake's file "
+             "API; the query is written and cmake re-run once when there is "
+             "no reply). Every CUDA source of the target whose kernels are "
+             "launched is searched in turn (with FILE.cu, that source alone)"),
+    cl::value_desc("name"), cl::sub(OptimizeCommand),
+    cl::cat(OptimizeCategory));
 static cl::list<std::string>
     Kernels("kernel",
             cl::desc("Kernel to optimize (repeatable; default: every "
@@ -352,6 +362,9 @@ static std::string commandLine() {
 }
 
 static Error checkOptions() {
+  if (InputFile.empty() && TargetName.empty())
+    return createStringError("no input: optimize FILE.cu, or -p BUILD "
+                             "--target NAME for a CMake target");
   if (InPlace && !Output.empty())
     return createStringError("-o and -i are exclusive: write the best "
                              "variant to a new file or over the input, not "
@@ -488,6 +501,9 @@ focusOnDefiningFile(Analysis &A, ArrayRef<std::string> Targets) {
   return Chain;
 }
 
+/// --target: the target's link line (libraries), for every build.
+static std::vector<std::string> TargetLinkFlags;
+
 static Expected<std::unique_ptr<Builder>>
 makeBuilder(const AnalyzeOptions &AO, const Toolchain &Tools,
             const GpuQuery *Gpu, ArrayRef<std::string> IncludedFrom) {
@@ -499,6 +515,7 @@ makeBuilder(const AnalyzeOptions &AO, const Toolchain &Tools,
                                            : std::string("sm_90");
   if (Error E = setProgramBuildFlags(BO, AO, InputFile, BuildArgs))
     return std::move(E);
+  BO.LinkFlags = TargetLinkFlags;
   auto Srcs = programSources(Sources);
   if (!Srcs)
     return Srcs.takeError();
@@ -804,7 +821,7 @@ static int runDry(const Analysis &A, ArrayRef<std::string> Targets,
   return 0;
 }
 
-int runOptimize(const CommandContext &Ctx) {
+static int optimizeFile(const CommandContext &Ctx) {
   if (Error E = checkOptions())
     return reportUsageError(std::move(E));
   double Seconds = 0;
@@ -847,6 +864,9 @@ int runOptimize(const CommandContext &Ctx) {
   if (!Targets)
     return reportError(Targets.takeError());
   std::string Input = A->Path;
+  // The main file's text, for the database's key (A->Code becomes the
+  // defining file's below).
+  std::string InputCode = A->Code;
   auto IncludedFrom = focusOnDefiningFile(*A, *Targets);
   if (!IncludedFrom)
     return reportError(IncludedFrom.takeError());
@@ -1089,7 +1109,7 @@ int runOptimize(const CommandContext &Ctx) {
     VariantToRecord V;
     V.TU = &A->TU;
     V.File = A->Path;
-    V.Original = A->Code;
+    V.Original = InputCode;
     V.Kernels = *Targets;
     V.Gpu = &Gpu->Gpus.front();
     V.NvccVersion = (*B)->nvccVersion();
@@ -1102,6 +1122,114 @@ int runOptimize(const CommandContext &Ctx) {
     recordVariant(*Db, V);
   }
   return 0;
+}
+
+} // namespace tool
+} // namespace optiml
+
+namespace optiml {
+namespace tool {
+
+/// --target: every CUDA source of a CMake target whose kernels are
+/// launched, searched in turn as a program of the target's sources and
+/// link line. A kernel defined in a header that several sources include is
+/// searched once.
+static int optimizeTarget(const CommandContext &Ctx) {
+  AnalyzeOptions AO = commonAnalyzeOptions(Ctx);
+  if (AO.BuildDir.empty())
+    return reportUsageError(createStringError(
+        "--target reads a CMake target: name its build directory with -p "
+        "(clang-optiml optimize -p build --target %s)",
+        TargetName.c_str()));
+  auto T = readCMakeTarget(AO.BuildDir, TargetName);
+  if (!T)
+    return reportError(T.takeError());
+  if (T->Type != "EXECUTABLE")
+    return reportError(createStringError(
+        "target '%s' is a %s; optimize runs a program: name the executable "
+        "that uses it",
+        TargetName.c_str(), T->Type.c_str()));
+  if (verbose())
+    for (const std::string &N : T->Notes)
+      errs() << "clang-optiml: target " << T->Name << ": link " << N << "\n";
+  std::vector<std::string> Cuda;
+  for (const CMakeSource &S : T->Sources)
+    if (S.Language == "CUDA")
+      Cuda.push_back(S.Path);
+  if (!InputFile.empty()) {
+    std::string Abs = absolutePath(InputFile);
+    if (!is_contained(Cuda, Abs))
+      return reportError(createStringError(
+          "'%s' is not a CUDA source of target '%s' (its CUDA sources: %s)",
+          InputFile.c_str(), T->Name.c_str(), join(Cuda, ", ").c_str()));
+    Cuda = {Abs};
+  }
+  const std::vector<std::string> WantedKernels(Kernels.begin(), Kernels.end());
+  const std::string RunDirBase = RunDirOpt;
+  std::set<std::string> Searched; // "file\0kernel"
+  std::vector<std::pair<std::string, std::vector<std::string>>> Plan;
+  for (const std::string &File : Cuda) {
+    auto A = analyzeFile(File, AO);
+    if (!A)
+      return reportError(A.takeError());
+    std::vector<std::string> Names;
+    for (const KernelInfo &K : A->Model.Kernels) {
+      bool Wanted = WantedKernels.empty()
+                        ? !K.Launches.empty()
+                        : is_contained(WantedKernels, K.QualifiedName) ||
+                              is_contained(WantedKernels, K.Name);
+      std::string Id = (K.File.empty() ? File : K.File) + '\0' + K.QualifiedName;
+      if (Wanted && Searched.insert(Id).second)
+        Names.push_back(K.QualifiedName);
+    }
+    if (!Names.empty())
+      Plan.push_back({File, Names});
+  }
+  if (Plan.empty())
+    return reportError(createStringError(
+        "no launched kernel%s in the CUDA sources of target '%s' (%s)",
+        WantedKernels.empty() ? ""
+                              : (" named " + join(WantedKernels, ", ")).c_str(),
+        T->Name.c_str(), join(Cuda, ", ").c_str()));
+  TargetLinkFlags = T->LinkFlags;
+  int Status = ExitNotAccepted;
+  bool Failed = false;
+  for (size_t I = 0; I < Plan.size(); ++I) {
+    const auto &[File, Names] = Plan[I];
+    outs() << "clang-optiml: target " << T->Name << ": " << File << " ("
+           << (I + 1) << " of " << Plan.size() << "): " << join(Names, ", ")
+           << "\n";
+    outs().flush();
+    InputFile = File;
+    Sources.clear();
+    for (const CMakeSource &S : T->Sources)
+      if (S.Path != File)
+        Sources.push_back(S.Path);
+    Kernels.clear();
+    for (const std::string &N : Names)
+      Kernels.push_back(N);
+    if (!RunDirBase.empty() && Plan.size() > 1)
+      RunDirOpt = RunDirBase + "/" + sys::path::stem(File).str();
+    int RC = optimizeFile(Ctx);
+    if (RC == ExitSuccess)
+      Status = ExitSuccess;
+    else if (RC != ExitNotAccepted)
+      Failed = true;
+  }
+  return Failed ? ExitError : Status;
+}
+
+int runOptimize(const CommandContext &Ctx) {
+  if (!TargetName.empty()) {
+    if (Error E = checkOptions())
+      return reportUsageError(std::move(E));
+    if (!Sources.empty())
+      return reportUsageError(createStringError(
+          "--source and --target are exclusive: the target's sources come "
+          "from the build"));
+    return optimizeTarget(Ctx);
+  }
+  return optimizeFile(Ctx);
 }
 
 } // namespace tool

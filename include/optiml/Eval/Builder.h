@@ -37,6 +37,10 @@ struct BuildOptions {
   /// into every build, never edited; their text (and the files their quoted
   /// includes name beside them) is part of the cache key.
   std::vector<std::string> ExtraSources;
+  /// Libraries and linker flags, after the sources (a CMake target's link
+  /// line). Not among flags(): they do not change what a translation unit
+  /// compiles to, so a tuned variant's key leaves them out.
+  std::vector<std::string> LinkFlags;
   /// When the sources given to build() are a user file that the program's
   /// main file includes (a header or an included .cu defining the kernel
   /// being optimized): the user files from the main file (first) down to
@@ -99,6 +103,32 @@ llvm::Error checkNvccArgument(llvm::StringRef Arg, llvm::StringRef What);
 /// whatever bytes it holds (quotes, backslashes, newlines are escaped).
 std::string lineDirective(llvm::StringRef Name);
 
+/// How a source text reaches nvcc (what Builder::build does with a
+/// request, and `clang-optiml launch` with a recorded variant).
+struct StagedSource {
+  std::string Path; ///< the file to compile (the original when untouched)
+  /// -I flags before every other flag, and after the program's flags.
+  std::vector<std::string> FirstFlags, LastFlags;
+  /// Links to directories made under the staging directory, to be removed
+  /// after the compile.
+  std::vector<std::string> Links;
+  /// (copy, original) for every file written: a dependency file nvcc writes
+  /// names the copies.
+  std::vector<std::pair<std::string, std::string>> Copies;
+};
+
+/// Stages \p Text, the text of \p AbsSource (\p TextGiven: a text other
+/// than the file's own), for a compile under \p Staging: the file itself
+/// when untouched and its name is safe; a copy under its name beside which
+/// its own directory is searched (-I after the program's flags); or, when
+/// \p IncludedFrom names the chain of user files from the main file down to
+/// \p AbsSource's includer (BuildOptions::IncludedFrom), a tree of copies of
+/// that chain in which every copy starts with a #line naming the original.
+llvm::Expected<StagedSource> stageSource(llvm::StringRef Staging,
+                                         llvm::StringRef AbsSource,
+                                         llvm::StringRef Text, bool TextGiven,
+                                         llvm::ArrayRef<std::string> IncludedFrom);
+
 class Builder {
 public:
   /// Finds nvcc and reads its version (part of every cache key). Refuses
@@ -131,14 +161,6 @@ public:
 
 private:
   explicit Builder(BuildOptions Opts) : Opts(std::move(Opts)) {}
-  /// BuildOptions::IncludedFrom: writes the copies under \p Staging; the
-  /// main file's copy with the tree's directories of the included files
-  /// (searched first), and the original directories (searched after the
-  /// program's flags).
-  llvm::Expected<std::pair<std::pair<std::string, std::vector<std::string>>,
-                           std::vector<std::string>>>
-  includedTree(llvm::StringRef Staging, llvm::StringRef Source,
-               llvm::StringRef Text) const;
   BuildOptions Opts;
   std::string NvccPath, NvccVersion, CacheRoot;
   std::vector<std::string> Flags;
