@@ -173,7 +173,12 @@ NvccFlagList resolveNvccPaths(ArrayRef<std::string> Flags,
 NvccFlagList nvccCommandFlags(ArrayRef<std::string> Argv, StringRef Directory,
                               StringRef File) {
   std::vector<std::string> Kept;
+  std::vector<std::string> Notes;
   StringRef FileName = sys::path::filename(File);
+  // nvcc's -x sets the language of every input after it; a build adds
+  // inputs (the program's other sources, libraries), which must keep their
+  // own. A .cu file is CUDA without it.
+  bool DropLanguage = File.ends_with(".cu");
   // Options whose value is the next argument and that are dropped with it.
   static const char *const DropWithValue[] = {
       "-o",  "--output-file",       "-MF",   "-MT",
@@ -182,6 +187,19 @@ NvccFlagList nvccCommandFlags(ArrayRef<std::string> Argv, StringRef Directory,
     StringRef A = Argv[I];
     if (is_contained(DropWithValue, A)) {
       ++I;
+      continue;
+    }
+    if (DropLanguage && (A == "-x" || A == "--x") && I + 1 < Argv.size() &&
+        Argv[I + 1] == "cu") {
+      Notes.push_back(A.str() + " cu: not passed (the source is a .cu file; "
+                                "the build's other inputs keep their "
+                                "language)");
+      ++I;
+      continue;
+    }
+    if (DropLanguage && (A == "-x=cu" || A == "--x=cu" || A == "-xcu")) {
+      Notes.push_back(A.str() + ": not passed (the source is a .cu file; the "
+                                "build's other inputs keep their language)");
       continue;
     }
     if (A == "-c" || A == "--compile" || A == "-M" || A == "-MD" ||
@@ -202,7 +220,9 @@ NvccFlagList nvccCommandFlags(ArrayRef<std::string> Argv, StringRef Directory,
     if (is_contained(PassThroughOptions, A) && I + 1 < Argv.size())
       Kept.push_back(Argv[++I]);
   }
-  return resolveNvccPaths(Kept, Directory);
+  NvccFlagList Out = resolveNvccPaths(Kept, Directory);
+  Out.Notes.insert(Out.Notes.begin(), Notes.begin(), Notes.end());
+  return Out;
 }
 
 NvccFlagList clangArgsForNvcc(ArrayRef<std::string> Args, StringRef Directory) {

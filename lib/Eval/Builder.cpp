@@ -50,7 +50,52 @@ static std::string printable(StringRef S) {
   return Out;
 }
 
+/// A virtual/real architecture list as nvcc's -gencode takes it
+/// (`arch=compute_90,code=[compute_90,sm_90]`, CMake's spelling), alone or
+/// as the value of -gencode=/--generate-code=. nvcc's option parser
+/// consumes it and hands its steps single architecture names, so its
+/// brackets never reach a shell; anything else with a bracket is refused.
+static bool isGencodeList(StringRef Arg) {
+  for (StringRef P : {"-gencode=", "--generate-code="})
+    if (Arg.consume_front(P))
+      break;
+  static const Regex Token("^(compute|sm|lto)_[0-9]+[a-z]?$");
+  bool Any = false;
+  while (!Arg.empty()) {
+    StringRef Key;
+    if (Arg.consume_front("arch=")) {
+      Key = "arch";
+    } else if (Arg.consume_front("code=")) {
+      Key = "code";
+    } else {
+      return false;
+    }
+    StringRef List;
+    if (Key == "code" && Arg.consume_front("[")) {
+      size_t End = Arg.find(']');
+      if (End == StringRef::npos)
+        return false;
+      List = Arg.take_front(End);
+      Arg = Arg.drop_front(End + 1);
+    } else {
+      List = Arg.take_until([](char C) { return C == ','; });
+      Arg = Arg.drop_front(List.size());
+    }
+    SmallVector<StringRef, 4> Names;
+    List.split(Names, ',');
+    for (StringRef N : Names)
+      if (!Token.match(N))
+        return false;
+    Any = true;
+    if (!Arg.empty() && !Arg.consume_front(","))
+      return false;
+  }
+  return Any;
+}
+
 Error checkNvccArgument(StringRef Arg, StringRef What) {
+  if (isGencodeList(Arg))
+    return Error::success();
   std::optional<char> C = shellUnsafeChar(Arg);
   if (!C)
     return Error::success();

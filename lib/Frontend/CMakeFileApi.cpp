@@ -277,7 +277,7 @@ Expected<CMakeTarget> readCMakeTarget(StringRef BuildDirIn, StringRef Target,
         const json::Object *FO = F.getAsObject();
         auto Frag = FO ? FO->getString("fragment") : std::nullopt;
         auto Role = FO ? FO->getString("role") : std::nullopt;
-        if (!Frag || !Role)
+        if (!Frag || !Role || Frag->trim().empty())
           continue;
         if (*Role != "libraries" && *Role != "libraryPath") {
           Out.Notes.push_back(Frag->str() + ": not passed (link " +

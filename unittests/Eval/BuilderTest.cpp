@@ -309,6 +309,26 @@ TEST(ShellSafetyTest, RefusesWhatAShellInterprets) {
   EXPECT_FALSE(bool(checkNvccArgument("-DN=1", "--build-arg")));
 }
 
+TEST(ShellSafetyTest, GencodeListsAreNvccs) {
+  // CMake writes architectures with brackets; nvcc's option parser takes
+  // them, its steps get single names.
+  for (StringRef Ok : {"--generate-code=arch=compute_90,code=[compute_90,sm_90]",
+                       "-gencode=arch=compute_90a,code=[sm_90a]",
+                       "arch=compute_80,code=[compute_80,sm_80]",
+                       "arch=compute_90,code=sm_90"})
+    EXPECT_FALSE(bool(checkNvccArgument(Ok, "nvcc flag"))) << Ok.str();
+  // A bracket anywhere else, or a list holding anything but architecture
+  // names, is what a shell would glob.
+  for (StringRef Bad : {"-DX=[a]", "--generate-code=arch=compute_90,code=[sm_90;x]",
+                        "--generate-code=arch=compute_90,code=[sm_90",
+                        "arch=compute_90,code=[sm_90],-DX=[y]",
+                        "-gencode=code=[$(id)]"}) {
+    Error E = checkNvccArgument(Bad, "nvcc flag");
+    EXPECT_TRUE(bool(E)) << Bad.str();
+    consumeError(std::move(E));
+  }
+}
+
 TEST(ShellSafetyTest, LineDirectiveNamesAnyBytesExactly) {
   EXPECT_EQ(lineDirective("/a/k.cu"), "#line 1 \"/a/k.cu\"\n");
   // Quotes, backslashes, newlines (which would end the directive and put
