@@ -30,6 +30,8 @@ config.substitutions.append(("%optiml_tools", config.optiml_tools_dir))
 config.substitutions.append(
     ("%mock_args", "-nocudainc -nocudalib -I%s" % inputs))
 config.substitutions.append(("%cuda_root", config.cuda_root))
+config.substitutions.append(("%optiml_obj_root", config.optiml_obj_root))
+config.substitutions.append(("%optiml_src_root", config.optiml_src_root))
 
 config.environment["CLANG_NO_DEFAULT_CONFIG"] = "1"
 # Children get an allow-listed environment: the stand-in programs of
