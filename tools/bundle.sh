@@ -7,9 +7,10 @@
 # (OPTIML_LLVM_LINK=STATIC), with lld, --gc-sections and stripped, and with
 # the LLM client (OPTIML_WITH_LLM=ON). The bundle holds it, libcurl and
 # every library it needs that is not part of glibc or GCC's runtime (in
-# lib/, found through the tool's RPATH $ORIGIN/../lib), liboptiml-probe.so,
-# clang's resource headers in lib/clang/<major> (found beside the tool), and
-# prompts/ when present.
+# lib/, found through the tool's RPATH $ORIGIN/../lib), and what
+# `cmake --install` lays out: liboptiml-probe.so, clang's resource headers
+# in lib/clang/<major> (found beside the tool), prompts and the CMake
+# package in lib/cmake/ClangOptiml.
 # Environment: BUILD_DIR (default build-static), JOBS (default 2), CC/CXX
 # (default clang-22/clang++-22), CUDA_ROOT (default /usr/local/cuda).
 set -euo pipefail
@@ -43,10 +44,18 @@ cmake -S "$root" -B "$build" -G Ninja \
   -DCMAKE_SKIP_RPATH=ON >/dev/null  # no build-tree RPATH; ours is in the link flags
 ninja -C "$build" -j "$jobs" clang-optiml clangd-optiml optiml-probe
 
+# The bundle is the installed prefix (docs/cmake.md): the tools, the probe,
+# clang's resource headers, prompts and the CMake package.
 rm -rf "$stage"
-mkdir -p "$stage/bin" "$stage/lib" "$dist"
-cp "$build/bin/clang-optiml" "$build/bin/clangd-optiml" "$stage/bin/"
-cp "$build/lib/liboptiml-probe.so" "$stage/lib/"
+mkdir -p "$dist"
+cmake --install "$build" --prefix "$stage" >/dev/null
+for f in bin/clang-optiml bin/clangd-optiml lib/liboptiml-probe.so \
+         lib/cmake/ClangOptiml/ClangOptimlConfig.cmake; do
+  if [ ! -f "$stage/$f" ]; then
+    echo "bundle.sh: the installed prefix lacks $f" >&2
+    exit 1
+  fi
+done
 # libcurl and its dependencies, as the loader resolves them here (ldd walks
 # the whole closure), minus what every node has.
 shipped=()
@@ -60,15 +69,6 @@ while read -r soname path; do
   shipped+=("$soname")
 done < <(env -u LD_LIBRARY_PATH ldd "$stage/bin/clang-optiml" |
            sed -n 's/^[[:space:]]*\([^ ]*\) => \([^ ]*\) .*/\1 \2/p')
-resource=$(sed -n 's/^OPTIML_CLANG_RESOURCE_DIR:PATH=//p' "$build/CMakeCache.txt")
-major=$(basename "$resource")
-mkdir -p "$stage/lib/clang/$major"
-cp -r "$resource/include" "$stage/lib/clang/$major/"
-if [ -d "$root/prompts" ]; then
-  mkdir -p "$stage/share/clang-optiml"
-  cp -r "$root/prompts" "$stage/share/clang-optiml/"
-fi
-
 # No libLLVM, libclang-cpp or libz3 (the tool is static against them), and
 # every library an ELF file of the bundle needs is shipped in lib/ or is one
 # every node has.
