@@ -66,7 +66,8 @@ for feature, names in [("clang-apply-replacements",
                           "clang-apply-replacements"]),
                         ("clangd", ["clangd-22", "clangd"]),
                         ("nvim", ["nvim"]),
-                        ("cmake", ["cmake"])]:
+                        ("cmake", ["cmake"]),
+                        ("bear", ["bear"])]:
     for name in names:
         path = shutil.which(name)
         if path:

@@ -1,0 +1,1 @@
+#define SCALE_N (1 << 20)
