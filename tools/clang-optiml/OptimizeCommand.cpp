@@ -917,14 +917,23 @@ static int optimizeFile(const CommandContext &Ctx) {
     if (!Out.empty())
       if (Error E = checkOutputFile(Out))
         return reportError(std::move(E));
-  // Opened now: a damaged database is reported before the search, not
-  // after it.
+  // An existing database is opened now: a damaged one is reported before
+  // the search, not after it. A missing one is created only when there is
+  // a variant to record.
   std::unique_ptr<db::Database> Db;
+  std::string DbPath;
   if (!NoDb) {
-    auto D = openVariantDatabase(DbFile, A->Path, AO.BuildDir);
-    if (!D)
-      return reportError(D.takeError());
-    Db = std::move(*D);
+    auto P = db::databasePath(DbFile, sys::path::parent_path(A->Path),
+                              AO.BuildDir, "");
+    if (!P)
+      return reportError(P.takeError());
+    DbPath = *P;
+    if (sys::fs::exists(DbPath)) {
+      auto D = openVariantDatabase(DbFile, A->Path, AO.BuildDir);
+      if (!D)
+        return reportError(D.takeError());
+      Db = std::move(*D);
+    }
   }
 
   GpuEvaluatorOptions GO;
@@ -1101,6 +1110,15 @@ static int optimizeFile(const CommandContext &Ctx) {
   if (!R->FinalFlags.empty())
     outs() << "note: the best variant is built with extra nvcc flags: "
            << join(R->FinalFlags, " ") << "\n";
+  if (!NoDb && !Db && R->FinalSpeedup > 1) {
+    auto D = openVariantDatabase(DbFile, A->Path, AO.BuildDir);
+    if (D)
+      Db = std::move(*D);
+    else
+      WithColor::warning(errs(), "clang-optiml")
+          << "the variant was not recorded: " << toString(D.takeError())
+          << "\n";
+  }
   if (Db && R->FinalSpeedup > 1) {
     // The run's summary is the verification record: the final check's
     // timings, sanitizer verdict and the evaluator that measured them.
