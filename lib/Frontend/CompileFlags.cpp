@@ -417,9 +417,39 @@ std::vector<std::string> expandOptionsFiles(ArrayRef<std::string> Argv,
 
 } // namespace
 
-TranslatedFlags translateCompileCommand(ArrayRef<std::string> Argv,
+/// The compiler's command when \p Argv starts with a compiler launcher
+/// (CMake's <LANG>_COMPILER_LAUNCHER, which newer CMake versions write into
+/// the compile database): `clang-optiml launch [options] -- nvcc ...`,
+/// `ccache nvcc ...`, `sccache nvcc ...`. What the compiler sees is what
+/// follows the launcher.
+static std::vector<std::string> withoutLauncher(ArrayRef<std::string> Argv,
+                                                std::vector<std::string> &Notes) {
+  std::vector<std::string> Out(Argv.begin(), Argv.end());
+  for (bool Again = true; Again && !Out.empty();) {
+    Again = false;
+    StringRef Name = sys::path::filename(Out.front());
+    if (Name == "clang-optiml" && Out.size() > 1 && Out[1] == "launch") {
+      auto Dash = std::find(Out.begin(), Out.end(), "--");
+      if (Dash == Out.end() || Dash + 1 == Out.end())
+        break;
+      Notes.push_back("compiler launcher '" + Out.front() +
+                      " launch ... --' left out");
+      Out.erase(Out.begin(), Dash + 1);
+      Again = true;
+    } else if ((Name == "ccache" || Name == "sccache") && Out.size() > 1 &&
+               !StringRef(Out[1]).starts_with("-")) {
+      Notes.push_back("compiler launcher '" + Out.front() + "' left out");
+      Out.erase(Out.begin());
+      Again = true;
+    }
+  }
+  return Out;
+}
+
+TranslatedFlags translateCompileCommand(ArrayRef<std::string> ArgvIn,
                                         StringRef Directory) {
   std::vector<std::string> Notes;
+  std::vector<std::string> Argv = withoutLauncher(ArgvIn, Notes);
   std::vector<std::string> Expanded =
       expandOptionsFiles(Argv, Directory, Notes);
   TranslatedFlags F = Translator(Directory).run(Expanded);

@@ -217,3 +217,21 @@ TEST(CudaToolchainTest, ExplicitMissingCudaPathIsAnError) {
 }
 
 } // namespace
+
+namespace {
+TEST(CompileFlagsTest, CompilerLaunchersAreLeftOut) {
+  // Newer CMake writes a target's compiler launcher into the database.
+  TranslatedFlags F = translateCompileCommand(
+      {"/opt/co/bin/clang-optiml", "launch", "-p", "/b", "--gpu=NVIDIA H200",
+       "--", "/usr/local/cuda/bin/nvcc", "-DX=1", "-c", "a.cu"},
+      "/b");
+  ASSERT_FALSE(F.Original.empty());
+  EXPECT_EQ(F.Original.front(), "/usr/local/cuda/bin/nvcc");
+  EXPECT_TRUE(has(F.Args, "-DX=1"));
+  EXPECT_FALSE(has(F.Args, "-p"));
+  TranslatedFlags C = translateCompileCommand(
+      {"ccache", "/usr/local/cuda/bin/nvcc", "-DY=2", "-c", "a.cu"}, "/b");
+  EXPECT_EQ(C.Original.front(), "/usr/local/cuda/bin/nvcc");
+  EXPECT_TRUE(has(C.Args, "-DY=2"));
+}
+} // namespace
