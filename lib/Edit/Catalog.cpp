@@ -85,12 +85,50 @@ KernelModel modelForFile(const KernelModel &M, StringRef FileName) {
   return Out;
 }
 
+std::string launchOutsideFile(const EditContext &Ctx,
+                              const KernelInfo &Kernel) {
+  struct Finder : clang::RecursiveASTVisitor<Finder> {
+    const clang::SourceManager &SM;
+    clang::FileID In;
+    StringRef Name;
+    std::string Found;
+    Finder(const clang::SourceManager &SM, clang::FileID In, StringRef Name)
+        : SM(SM), In(In), Name(Name) {}
+    bool VisitCUDAKernelCallExpr(clang::CUDAKernelCallExpr *K) {
+      const clang::FunctionDecl *FD = K->getDirectCallee();
+      if (!FD || FD->getQualifiedNameAsString() != Name)
+        return true;
+      clang::SourceLocation Loc = SM.getExpansionLoc(K->getBeginLoc());
+      if (SM.getFileID(Loc) == In)
+        return true;
+      Found = (sys::path::filename(SM.getFilename(Loc)) + ":" +
+               Twine(SM.getExpansionLineNumber(Loc)))
+                  .str();
+      return false;
+    }
+  };
+  Finder F(Ctx.AST.getSourceManager(), Ctx.file(), Kernel.QualifiedName);
+  F.TraverseDecl(Ctx.AST.getTranslationUnitDecl());
+  return F.Found;
+}
+
 std::vector<Candidate> listCandidates(const EditContext &Ctx,
                                       const KernelInfo &Kernel) {
   std::vector<Candidate> Out;
+  std::string Outside = launchOutsideFile(Ctx, Kernel);
   for (const auto &T : allTransforms()) {
     if (T->kind() == "replace-function" || T->kind() == "add-device-function")
       continue;
+    if (!Outside.empty() && T->readsLaunches()) {
+      Candidate C;
+      C.T = T.get();
+      C.Target = Kernel.QualifiedName;
+      C.A.Reason = "the kernel is also launched in " + Outside +
+                   ", outside the file an edit rewrites, and this transform "
+                   "depends on its launches";
+      Out.push_back(std::move(C));
+      continue;
+    }
     std::vector<std::string> Targets;
     switch (T->targetKind()) {
     case TargetKind::Kernel:

@@ -160,6 +160,22 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
                       "'; an edit changes only the file that defines its "
                       "kernel");
 
+  // A transform that depends on the launches sees only those written in
+  // this file: one elsewhere in the translation unit would be left as it
+  // is, however the kernel changed.
+  if (const KernelInfo *FK = FullModel.findKernel(Fn0.str());
+      FK && T->readsLaunches()) {
+    const KernelInfo *MK = Model.findKernel(Fn0.str());
+    for (const LaunchSite &L : FK->Launches)
+      if (!MK || none_of(MK->Launches,
+                         [&](const LaunchSite &M) { return M.Id == L.Id; }))
+        return reject(E, "scope",
+                      "'" + Fn0.str() + "' is launched in '" + L.File +
+                          "' (" + L.Id + "), outside '" + Editing +
+                          "', the file this edit rewrites; " + E.Kind +
+                          " depends on the kernel's launches");
+  }
+
   bool GenericTarget = E.Kind == "replace-function";
   if (!GenericTarget || Model.findKernel(E.Target))
     if (Error Err = validateTarget(E, Model))

@@ -230,12 +230,26 @@ Expected<std::optional<Serving>> findVariant(const CommandContext &Ctx,
     return Text.takeError();
   std::string MainHash = hashContent(*Text);
   std::vector<VariantRecord> Mine;
+  std::optional<VariantRecord> Changed; // the newest row of this path
   for (VariantRecord &R : *Rows)
-    for (const InputFile &F : R.Inputs)
-      if (F.Main && F.Hash == MainHash)
+    for (const InputFile &F : R.Inputs) {
+      if (!F.Main)
+        continue;
+      if (F.Hash == MainHash)
         Mine.push_back(std::move(R));
-  if (Mine.empty())
+      else if (F.Path == Source && !Changed)
+        Changed = std::move(R);
+      break;
+    }
+  if (Mine.empty()) {
+    if (Changed)
+      WithColor::warning(errs(), "clang-optiml")
+          << Source << ": the variant of " << join(Changed->Id.Kernels, ", ")
+          << " recorded under " << Changed->Key.substr(0, 12)
+          << " does not match this build: the file has changed since it was "
+             "recorded; compiling the original\n";
     return std::nullopt;
+  }
 
   // The key, as optimize made it: the parse with -p's flags, the builder's
   // flags for this file, this nvcc, this GPU.

@@ -1,6 +1,7 @@
-// The example project's program: a matrix product (kernel in the included
-// matmul_kernel.cu) and a transpose (transpose.cu), each checked on the
-// host; prints checksums and exits 0 when both are right.
+// The example project's program: a matrix product (kernel and launcher in
+// the included matmul_kernel.cu) and a transpose (transpose.cu, kernel in
+// transpose.cuh), each checked on the host; prints checksums and exits 0
+// when both are right.
 #include "matmul_kernel.cu"
 #include "util.h"
 #include <cmath>
@@ -33,10 +34,7 @@ int main() {
   CHECK(cudaMemcpy(A, a.data(), nn * sizeof(float), cudaMemcpyHostToDevice));
   CHECK(cudaMemcpy(B, b.data(), nn * sizeof(float), cudaMemcpyHostToDevice));
 
-  dim3 block(16, 16);
-  dim3 grid((n + 15) / 16, (n + 15) / 16);
-  matmul<<<grid, block>>>(A, B, C, n);
-  CHECK(cudaGetLastError());
+  CHECK(runMatmul(A, B, C, n));
   CHECK(cudaMemcpy(c.data(), C, nn * sizeof(float), cudaMemcpyDeviceToHost));
   CHECK(runTranspose(C, A, n, n));
   CHECK(cudaMemcpy(t.data(), C, nn * sizeof(float), cudaMemcpyDeviceToHost));

@@ -86,7 +86,17 @@ public:
   /// require every launch site to type-check with the new signature instead
   /// of an unchanged signature.
   virtual bool changesSignature(const Edit &E) const { return false; }
+  /// Whether the rewrite depends on the kernel's launches (their block and
+  /// grid shapes or arguments) or rewrites them. An edit rewrites one file,
+  /// and sees only the launches written there: a kernel also launched from
+  /// another file of the translation unit gets only the transforms that do
+  /// not. True unless a transform says otherwise, so that a new one is safe.
+  virtual bool readsLaunches() const { return true; }
 };
+
+/// Where \p Kernel is launched in the translation unit outside the file
+/// \p Ctx rewrites ("transpose.cu:8"), or empty when it is not.
+std::string launchOutsideFile(const EditContext &Ctx, const KernelInfo &Kernel);
 
 /// One applicable (or, for -v, inapplicable) transform for one target.
 struct Candidate {

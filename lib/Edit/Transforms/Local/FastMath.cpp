@@ -74,6 +74,8 @@ std::vector<MathCall> findCalls(const EditContext &Ctx,
 
 class FastMath : public Transform {
 public:
+  /// Launch-independent: it neither reads nor rewrites the launches.
+  bool readsLaunches() const override { return false; }
   StringRef kind() const override { return "fast-math"; }
   StringRef description() const override {
     return "replace expf/logf/sinf/cosf/powf with the fast intrinsics "

@@ -681,6 +681,8 @@ HoistPlan Analyzer::run() {
 
 class HoistTransform : public Transform {
 public:
+  /// Launch-independent: it neither reads nor rewrites the launches.
+  bool readsLaunches() const override { return false; }
   StringRef kind() const override { return "hoist"; }
   StringRef description() const override {
     return "move loop-invariant arithmetic and loads out of a loop into "

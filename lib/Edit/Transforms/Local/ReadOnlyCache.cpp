@@ -89,6 +89,8 @@ Plan plan(const EditContext &Ctx, const FunctionDecl *FD,
 
 class ReadOnlyCache : public Transform {
 public:
+  /// Launch-independent: it neither reads nor rewrites the launches.
+  bool readsLaunches() const override { return false; }
   StringRef kind() const override { return "read-only-cache"; }
   StringRef description() const override {
     return "load read-only global data through the read-only cache: "

@@ -20,6 +20,8 @@ constexpr int64_t MaxFullUnroll = 64;
 
 class Unroll : public Transform {
 public:
+  /// Launch-independent: it neither reads nor rewrites the launches.
+  bool readsLaunches() const override { return false; }
   StringRef kind() const override { return "unroll"; }
   StringRef description() const override {
     return "#pragma unroll N on a loop, or a full unroll when its trip "
