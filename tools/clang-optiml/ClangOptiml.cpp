@@ -54,7 +54,10 @@ int main(int Argc, const char **Argv) {
           "                                            build, run, verify and "
           "profile\n"
           "  clang-optiml db list|show|export|prune  the project's tuned "
-          "variants\n\n"
+          "variants\n"
+          "  clang-optiml synthesize --spec S.yaml [REQUEST...]\n"
+          "                                            write a verified "
+          "program from a spec\n\n"
           "Run 'clang-optiml <subcommand> --help' for a subcommand's "
           "options.\n"
           "\nExit status (every subcommand):\n"
@@ -77,6 +80,7 @@ int main(int Argc, const char **Argv) {
                                        : EvalCommand       ? runEval
                                        : OptimizeCommand   ? runOptimize
                                        : DbCommand         ? runDb
+                                       : SynthesizeCommand ? runSynthesize
                                                            : nullptr;
   if (!Run) {
     errs() << "clang-optiml: no subcommand given; run 'clang-optiml --help'\n";
