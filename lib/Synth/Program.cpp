@@ -213,8 +213,8 @@ std::string generateProgram(const Spec &S, const ProgramOptions &Opts) {
     DimParams += ", int " + Name;
     IntDims += ", (int)" + Name;
     DimDecls += "  long long " + Name + " = " + std::to_string(Value) + ";\n";
-    ParseArgs += "        optimlArg(argv[i], \"" + Name + "\", 1, INT_MAX, &" +
-                 Name + ") ||\n";
+    ParseArgs += "optimlArg(argv[i], \"" + Name + "\", 1, INT_MAX, &" + Name +
+                 ") ||\n        ";
   }
   std::string DeviceParams, DeviceArgs, RefArgs, HostArrays, Buffers, CopyIn,
       CopyOut, Free, RefDecls, Compares, CountChecks;
@@ -264,9 +264,11 @@ std::string generateProgram(const Spec &S, const ProgramOptions &Opts) {
   }
   // The kernels index with int: refuse sizes whose element counts do not
   // fit.
+  std::vector<std::string> Counted;
   for (const auto *List : {&S.Inputs, &S.Outputs})
     for (const Tensor &T : *List)
-      if (T.Shape.size() > 1)
+      if (T.Shape.size() > 1 && !is_contained(Counted, hostCount(T)) &&
+          (Counted.push_back(hostCount(T)), true))
         CountChecks +=
             "  if ((double)" + hostCount(T).substr(8) +
             " > INT_MAX) {\n    fprintf(stderr, \"optiml-synth: " + T.Name +
@@ -346,8 +348,7 @@ ${CopyOut}${Free}}
   Text += "\n" + fillTemplate(R"(int main(int argc, char **argv) {
 ${DimDecls}  long long seed = ${Seed}, check = 1;
   for (int i = 1; i < argc; ++i) {
-    if (
-${ParseArgs}        optimlArg(argv[i], "seed", 0, UINT_MAX, &seed) ||
+    if (${ParseArgs}optimlArg(argv[i], "seed", 0, UINT_MAX, &seed) ||
         optimlArg(argv[i], "check", 0, 1, &check))
       continue;
     fprintf(stderr, "optiml-synth: unknown argument '%s'\nusage: %s${Usage} [seed=S] [check=0]\n",
