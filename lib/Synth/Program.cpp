@@ -55,7 +55,7 @@ static std::string commentText(StringRef Text) {
     else if (static_cast<unsigned char>(C) >= 0x20)
       Out += C;
   }
-  return StringRef(Out).trim().str();
+  return StringRef(Out).rtrim().str();
 }
 
 /// `#line N "NAME"` with NAME escaped for a string literal.
