@@ -686,14 +686,18 @@ static ClassCode histogramCode(const Spec &S) {
   ClassCode C;
   C.Title = "histogram of " + In.Name + " [" + N + "] into " + Out.Name + " [" +
             Bins + "]";
+  // With a fixed number of bins the index is also taken modulo it: a no-op
+  // after the guard, which proves the bins' count to the catalog
+  // (privatize-atomics needs it at compile time).
+  bool Fixed = !Out.Shape[0].isNamed();
   C.Kernels =
       fillTemplate(R"(// One thread per value: an atomic increment of its bin.
 __global__ void ${K}(${Params}) {
   int idx = blockIdx.x * blockDim.x + threadIdx.x;
   if (idx < ${Count}) {
-    int bin = ${In}[idx];
-    if (bin >= 0 && bin < ${Bins})
-      atomicAdd(&${Out}[bin], 1);
+    unsigned bin = (unsigned)${In}[idx];
+    if (bin < ${Limit})
+      atomicAdd(&${Out}[${Index}], 1);
   }
 }
 )",
@@ -702,6 +706,8 @@ __global__ void ${K}(${Params}) {
                     {"Params", P.Decl},
                     {"In", In.Name},
                     {"Bins", Bins},
+                    {"Limit", Fixed ? Bins + "u" : "(unsigned)" + Bins},
+                    {"Index", Fixed ? "bin % " + Bins + "u" : "bin"},
                     {"Out", Out.Name}});
   C.Launch = fillTemplate(
       R"(  int threads = 256, blocks = (${N} + threads - 1) / threads;
