@@ -416,6 +416,11 @@ int runSynthesize(const CommandContext &Ctx) {
                                      // launch, so the host reference need
                                      // not run in every evaluation.
                                      "--run-arg=check=0"};
+    // The toolchain synthesize was given, for optimize's parse and builds.
+    if (!AO.Tools.CudaPath.empty())
+      Args.push_back("--cuda-path=" + AO.Tools.CudaPath);
+    if (!AO.Tools.GpuArch.empty())
+      Args.push_back("--cuda-gpu-arch=" + AO.Tools.GpuArch);
     if (!ReportFile.empty())
       Args.push_back("--report=" + absolutePath(ReportFile));
     if (!RunDir.empty())
