@@ -53,7 +53,8 @@ std::string describeClass(ProgramClass C) {
            "four neighbours); border cells keep the input's value";
   case ProgramClass::Histogram:
     return "histogram: int input [n] with values in [0, bins) -> int "
-           "output [bins] of counts";
+           "output [bins] of counts (a fixed number of bins, e.g. [256], "
+           "lets the optimizer privatize them)";
   case ProgramClass::Transpose:
     return "transpose: input [rows, cols] -> output [cols, rows]";
   }

@@ -292,6 +292,43 @@ TEST(SpecTest, InferClassPrefersTheMoreSpecific) {
   EXPECT_EQ(C("elementwise saxpy"), "map");
 }
 
+TEST(SpecTest, DamagedDocumentsAreErrorsNotCrashes) {
+  // Every prefix of a valid document, and every one with a byte changed to
+  // a character that matters to the formats, parses to a spec or an error
+  // (nlohmann/json would abort on a mistyped field if one were read
+  // unchecked).
+  const char Changes[] = {'"', '{', '[', ':', ',', '1', '-', '\n', '&', '*',
+                          '!', '|', '#'};
+  for (StringRef Base : {StringRef(SoftmaxJson), StringRef(SoftmaxYaml)}) {
+    StringRef Path = Base.starts_with("{") ? "s.json" : "s.yaml";
+    for (size_t N = 0; N <= Base.size(); ++N) {
+      auto S = parseSpec(Base.take_front(N), Path, "");
+      if (S) {
+        if (Error E = checkClass(*S))
+          consumeError(std::move(E));
+        else
+          EXPECT_FALSE(generateProgram(*S, {"p.cu", {}}).empty());
+      } else {
+        EXPECT_EQ(toString(S.takeError()).rfind(Path.str() + ": ", 0), 0u);
+      }
+    }
+    for (size_t I = 0; I < Base.size(); I += 3)
+      for (char C : Changes) {
+        std::string T = Base.str();
+        T[I] = C;
+        auto S = parseSpec(T, Path, "softmax");
+        if (S) {
+          if (Error E = checkClass(*S))
+            consumeError(std::move(E));
+          else
+            generateProgram(*S, {"p.cu", {}});
+        } else {
+          consumeError(S.takeError());
+        }
+      }
+  }
+}
+
 //===--------------------------------------------------------------------===//
 // What each class expects
 //===--------------------------------------------------------------------===//
