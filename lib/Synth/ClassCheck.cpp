@@ -51,6 +51,11 @@ std::string describeClass(ProgramClass C) {
     return "stencil2d: input [rows, cols] -> output [rows, cols]; expr over "
            "neighbours, in(-1, 0) is one row up (default: the mean of the "
            "four neighbours); border cells keep the input's value";
+  case ProgramClass::Stencil3D:
+    return "stencil3d: input [depth, rows, cols] -> output [depth, rows, "
+           "cols]; expr over neighbours, in(-1, 0, 0) is one layer down "
+           "(default: the mean of the six neighbours); border cells keep "
+           "the input's value";
   case ProgramClass::Histogram:
     return "histogram: int input [n] with values in [0, bins) -> int "
            "output [bins] of counts (a fixed number of bins, e.g. [256], "
@@ -151,7 +156,9 @@ public:
       return sameDim("outputs[0]", 1, "inputs[1]", 1,
                      "C = A B is [m, n] for B [k, n]");
     case ProgramClass::Stencil2D:
-      return checkStencil();
+      return checkStencil(2);
+    case ProgramClass::Stencil3D:
+      return checkStencil(3);
     case ProgramClass::Histogram:
       if (Error E = counts(1, 1))
         return E;
@@ -371,23 +378,24 @@ private:
     return checkExpr(S.Inputs.size() > 1);
   }
 
-  Error checkStencil() {
+  Error checkStencil(size_t Rank) {
     if (Error E = counts(1, 1))
       return E;
     if (Error E = floating())
       return E;
     if (Error E = sameType())
       return E;
-    if (Error E = rank("inputs[0]", S.Inputs[0], 2, "[rows, cols]"))
+    if (Error E = rank("inputs[0]", S.Inputs[0], Rank,
+                       Rank == 3 ? "[depth, rows, cols]" : "[rows, cols]"))
       return E;
     if (Error E =
             sameShape("outputs[0]", S.Outputs[0], S.Inputs[0], "inputs[0]"))
       return E;
     if (!S.Op.empty())
-      return fail("op", "a stencil2d takes no op; its expression is expr");
+      return fail("op", "a " + Cls + " takes no op; its expression is expr");
     if (Error E = checkExpr(false))
       return E;
-    std::vector<std::pair<int, int>> Offsets;
+    std::vector<std::vector<int>> Offsets;
     return stencilOffsets(S, &Offsets);
   }
 

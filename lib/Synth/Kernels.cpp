@@ -83,11 +83,11 @@ std::string indexInputs(StringRef Expr, const Spec &S, StringRef Index) {
 }
 
 namespace {
-/// A neighbour read `<input>(di, dj)` found in a stencil expression: the
-/// tokens it spans and its offsets.
+/// A neighbour read `<input>(di, dj)` (3D: `<input>(dz, dy, dx)`) found in
+/// a stencil expression: the tokens it spans and its offsets.
 struct NeighbourRead {
   size_t First, Last; ///< token indices, inclusive
-  int DI, DJ;
+  std::vector<int> Offsets;
 };
 } // namespace
 
@@ -110,9 +110,14 @@ static bool readOffset(ArrayRef<Token> Toks, size_t &I, int &Value) {
   return true;
 }
 
+static unsigned stencilRank(const Spec &S) {
+  return S.Class == ProgramClass::Stencil3D ? 3 : 2;
+}
+
 static Expected<std::vector<NeighbourRead>> neighbourReads(const Spec &S) {
   std::vector<Token> Toks = tokenize(S.Expr);
   const std::string &In = S.Inputs[0].Name;
+  unsigned Rank = stencilRank(S);
   std::vector<NeighbourRead> Reads;
   auto Skip = [&](size_t &I) {
     while (I < Toks.size() && (Toks[I].Text == " " || Toks[I].Text == "\t"))
@@ -126,53 +131,55 @@ static Expected<std::vector<NeighbourRead>> neighbourReads(const Spec &S) {
     size_t J = I + 1;
     Skip(J);
     bool Ok = J < Toks.size() && Toks[J].Text == "(";
-    if (Ok) {
-      ++J;
+    ++J;
+    for (unsigned D = 0; Ok && D < Rank; ++D) {
       Skip(J);
-      Ok = readOffset(Toks, J, R.DI);
+      int Off = 0;
+      Ok = readOffset(Toks, J, Off);
+      R.Offsets.push_back(Off);
       Skip(J);
-      Ok = Ok && J < Toks.size() && Toks[J].Text == ",";
-      ++J;
-      Skip(J);
-      Ok = Ok && readOffset(Toks, J, R.DJ);
-      Skip(J);
-      Ok = Ok && J < Toks.size() && Toks[J].Text == ")";
+      Ok = Ok && J < Toks.size() && Toks[J].Text == (D + 1 < Rank ? "," : ")");
+      if (D + 1 < Rank)
+        ++J;
     }
     if (!Ok)
       return specError(S.Path, "expr",
                        "'" + In + "' must be read as " + In +
-                           "(di, dj) with integer offsets from -8 to 8, "
-                           "e.g. " +
-                           In + "(-1, 0) for the cell one row up");
+                           (Rank == 3 ? "(dz, dy, dx)" : "(di, dj)") +
+                           " with integer offsets from -8 to 8, e.g. " + In +
+                           (Rank == 3 ? "(0, -1, 0)" : "(-1, 0)") +
+                           " for the cell one row up");
     R.Last = J;
-    Reads.push_back(R);
+    Reads.push_back(std::move(R));
     I = J;
   }
   if (Reads.empty())
     return specError(S.Path, "expr",
-                     "reads no neighbour; write e.g. \"0.25f * (" + In +
-                         "(-1, 0) + " + In + "(1, 0) + " + In + "(0, -1) + " +
-                         In + "(0, 1))\"");
+                     "reads no neighbour; write e.g. \"" +
+                         defaultStencilExpr(S) + "\"");
   return Reads;
 }
 
-Error stencilOffsets(const Spec &S, std::vector<std::pair<int, int>> *Out) {
+Error stencilOffsets(const Spec &S, std::vector<std::vector<int>> *Out) {
   if (S.Expr.empty())
     return Error::success();
   auto Reads = neighbourReads(S);
   if (!Reads)
     return Reads.takeError();
   for (const NeighbourRead &R : *Reads)
-    Out->push_back({R.DI, R.DJ});
+    Out->push_back(R.Offsets);
   return Error::success();
 }
 
 std::string defaultStencilExpr(const Spec &S) {
   const std::string &In = S.Inputs[0].Name;
-  std::string Quarter =
-      S.Inputs[0].Type == ElementType::Float ? "0.25f" : "0.25";
-  return Quarter + " * (" + In + "(-1, 0) + " + In + "(1, 0) + " + In +
-         "(0, -1) + " + In + "(0, 1))";
+  bool F = S.Inputs[0].Type == ElementType::Float;
+  if (stencilRank(S) == 3)
+    return "(" + In + "(-1, 0, 0) + " + In + "(1, 0, 0) + " + In +
+           "(0, -1, 0) + " + In + "(0, 1, 0) + " + In + "(0, 0, -1) + " + In +
+           "(0, 0, 1)) / " + (F ? "6.0f" : "6.0");
+  return std::string(F ? "0.25f" : "0.25") + " * (" + In + "(-1, 0) + " + In +
+         "(1, 0) + " + In + "(0, -1) + " + In + "(0, 1))";
 }
 
 static std::string offsetText(StringRef Var, int D) {
@@ -181,7 +188,7 @@ static std::string offsetText(StringRef Var, int D) {
   return (Var + (D < 0 ? " - " : " + ") + Twine(std::abs(D))).str();
 }
 
-std::string stencilExpr(const Spec &S, StringRef Cols) {
+std::string stencilExpr(const Spec &S, ArrayRef<std::string> Dims) {
   Spec Copy = S;
   if (Copy.Expr.empty())
     Copy.Expr = defaultStencilExpr(S);
@@ -197,9 +204,16 @@ std::string stencilExpr(const Spec &S, StringRef Cols) {
   for (size_t I = 0; I < Toks.size(); ++I) {
     if (Next < Reads->size() && (*Reads)[Next].First == I) {
       const NeighbourRead &R = (*Reads)[Next++];
-      Out += (Copy.Inputs[0].Name + "[(" + offsetText("row", R.DI) + ") * " +
-              Cols + " + " + offsetText("col", R.DJ) + "]")
-                 .str();
+      // 2D: u[(row + di) * cols + (col + dj)], as the catalog's stencil
+      // pattern reads it; 3D: the layer's offset first, in size_t.
+      std::string Index =
+          R.Offsets.size() == 3
+              ? "((size_t)(" + offsetText("layer", R.Offsets[0]) + ") * " +
+                    Dims[1] + " + (" + offsetText("row", R.Offsets[1]) +
+                    ")) * " + Dims[2] + " + " + offsetText("col", R.Offsets[2])
+              : "(" + offsetText("row", R.Offsets[0]) + ") * " + Dims[1] +
+                    " + " + offsetText("col", R.Offsets[1]);
+      Out += Copy.Inputs[0].Name + "[" + Index + "]";
       I = R.Last;
       continue;
     }
@@ -212,14 +226,15 @@ static int stencilRadius(const Spec &S) {
   Spec Copy = S;
   if (Copy.Expr.empty())
     Copy.Expr = defaultStencilExpr(S);
-  std::vector<std::pair<int, int>> Offsets;
+  std::vector<std::vector<int>> Offsets;
   if (Error E = stencilOffsets(Copy, &Offsets)) {
     consumeError(std::move(E));
     return 1;
   }
   int R = 0;
-  for (auto [DI, DJ] : Offsets)
-    R = std::max({R, std::abs(DI), std::abs(DJ)});
+  for (const std::vector<int> &O : Offsets)
+    for (int D : O)
+      R = std::max(R, std::abs(D));
   return R;
 }
 
@@ -658,7 +673,7 @@ __global__ void ${K}(${Params}) {
        {"Rows", Rows},
        {"Cols", Cols},
        {"Out", Out.Name},
-       {"Expr", stencilExpr(S, Cols)}});
+       {"Expr", stencilExpr(S, {Rows, Cols})}});
   C.Launch = fillTemplate(
       R"(  OPTIML_CHECK(cudaMemcpy(d_${Out}, d_${In}, sizeof(${T}) * ${Rows} * ${Cols}, cudaMemcpyDeviceToDevice));
   dim3 threads(16, 16), blocks((${Cols} + 15) / 16, (${Rows} + 15) / 16);
@@ -667,6 +682,55 @@ __global__ void ${K}(${Params}) {
       {{"Out", Out.Name},
        {"In", In.Name},
        {"T", typeName(In)},
+       {"Rows", Rows},
+       {"Cols", Cols},
+       {"K", kernelName(S)},
+       {"Args", P.Args}});
+  return C;
+}
+
+static ClassCode stencil3DCode(const Spec &S) {
+  const Tensor &In = S.Inputs[0], &Out = S.Outputs[0];
+  std::string Depth = dimRef(In.Shape[0]), Rows = dimRef(In.Shape[1]),
+              Cols = dimRef(In.Shape[2]);
+  int R = stencilRadius(S);
+  Params P;
+  P.dims(S, In.Shape);
+  P.input(In);
+  P.output(Out);
+  ClassCode C;
+  C.Title = "3D stencil " + Out.Name + " = " +
+            (S.Expr.empty() ? defaultStencilExpr(S) : S.Expr) + " over " +
+            In.Name + " [" + Depth + ", " + Rows + ", " + Cols + "]";
+  C.Kernels = fillTemplate(
+      R"(// One thread per interior cell (x: column, y: row, z: layer); the border
+// of width ${R} keeps the input's values (copied before the launch).
+__global__ void ${K}(${Params}) {
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int layer = blockIdx.z * blockDim.z + threadIdx.z;
+  if (layer >= ${R} && layer < ${Depth} - ${R} && row >= ${R} && row < ${Rows} - ${R} &&
+      col >= ${R} && col < ${Cols} - ${R})
+    ${Out}[((size_t)layer * ${Rows} + row) * ${Cols} + col] = ${Expr};
+}
+)",
+      {{"R", std::to_string(R)},
+       {"K", kernelName(S)},
+       {"Params", P.Decl},
+       {"Depth", Depth},
+       {"Rows", Rows},
+       {"Cols", Cols},
+       {"Out", Out.Name},
+       {"Expr", stencilExpr(S, {Depth, Rows, Cols})}});
+  C.Launch = fillTemplate(
+      R"(  OPTIML_CHECK(cudaMemcpy(d_${Out}, d_${In}, sizeof(${T}) * ${Depth} * ${Rows} * ${Cols}, cudaMemcpyDeviceToDevice));
+  dim3 threads(32, 4, 4), blocks((${Cols} + 31) / 32, (${Rows} + 3) / 4, (${Depth} + 3) / 4);
+  ${K}<<<blocks, threads>>>(${Args});
+)",
+      {{"Out", Out.Name},
+       {"In", In.Name},
+       {"T", typeName(In)},
+       {"Depth", Depth},
        {"Rows", Rows},
        {"Cols", Cols},
        {"K", kernelName(S)},
@@ -767,6 +831,8 @@ ClassCode classCode(const Spec &S) {
     return gemmCode(S);
   case ProgramClass::Stencil2D:
     return stencilCode(S);
+  case ProgramClass::Stencil3D:
+    return stencil3DCode(S);
   case ProgramClass::Histogram:
     return histogramCode(S);
   case ProgramClass::Transpose:

@@ -155,8 +155,13 @@ static const std::vector<ClassWords> &classWords() {
         "matrix product", "matrix-matrix", "sgemm", "dgemm"}},
       {ProgramClass::Stencil2D,
        "stencil2d",
-       0,
+       1,
        {"stencil", "jacobi", "laplacian", "blur", "5-point", "five-point"}},
+      {ProgramClass::Stencil3D,
+       "stencil3d",
+       0,
+       {"3d stencil", "3-d stencil", "stencil3d", "7-point", "seven-point",
+        "3d jacobi", "3d laplacian", "3d grid", "volume"}},
       {ProgramClass::Histogram,
        "histogram",
        0,
@@ -168,10 +173,9 @@ static const std::vector<ClassWords> &classWords() {
 
 ArrayRef<ProgramClass> allClasses() {
   static const ProgramClass All[] = {
-      ProgramClass::Map,       ProgramClass::Reduce,
-      ProgramClass::RowReduce, ProgramClass::Softmax,
-      ProgramClass::MatVec,    ProgramClass::Gemm,
-      ProgramClass::Stencil2D, ProgramClass::Histogram,
+      ProgramClass::Map,       ProgramClass::Reduce,    ProgramClass::RowReduce,
+      ProgramClass::Softmax,   ProgramClass::MatVec,    ProgramClass::Gemm,
+      ProgramClass::Stencil2D, ProgramClass::Stencil3D, ProgramClass::Histogram,
       ProgramClass::Transpose};
   return All;
 }

@@ -39,17 +39,19 @@ std::string dimRef(const Dim &D);
 std::string indexInputs(llvm::StringRef Expr, const Spec &S,
                         llvm::StringRef Index);
 
-/// The offsets a stencil expression reads: each `<input>(di, dj)` (integer
-/// literals). Errors name the field "expr".
+/// The offsets a stencil expression reads: each `<input>(di, dj)`, or
+/// `<input>(dz, dy, dx)` for stencil3d (integer literals). Errors name the
+/// field "expr".
 llvm::Error stencilOffsets(const Spec &S,
-                           std::vector<std::pair<int, int>> *Offsets);
+                           std::vector<std::vector<int>> *Offsets);
 
-/// \p S's stencil expression with `<input>(di, dj)` turned into reads of
-/// `<input>[(row + di) * <Cols> + (col + dj)]`.
-std::string stencilExpr(const Spec &S, llvm::StringRef Cols);
+/// \p S's stencil expression with its neighbour reads turned into indexed
+/// reads of the input over the dimensions \p Dims ([rows, cols], 3D
+/// [depth, rows, cols]): `<input>[(row + di) * cols + (col + dj)]`.
+std::string stencilExpr(const Spec &S, llvm::ArrayRef<std::string> Dims);
 
 /// The stencil expression used when the spec gives none: the mean of the
-/// four neighbours of the cell.
+/// four (3D: six) neighbours of the cell.
 std::string defaultStencilExpr(const Spec &S);
 
 } // namespace synth

@@ -259,13 +259,13 @@ TEST(SpecTest, ClassFromTheRequest) {
   EXPECT_EQ(errorOf(NoClass),
             "spec.json: class: missing, and there is no request to infer it "
             "from: set \"class\" (one of: map, reduce, row-reduce, softmax, "
-            "matvec, gemm, stencil2d, histogram, transpose) or give the "
-            "request in words");
+            "matvec, gemm, stencil2d, stencil3d, histogram, transpose) or "
+            "give the request in words");
   EXPECT_EQ(errorOf(NoClass, "spec.json", "make it fast"),
             "spec.json: cannot tell from the request which kind of program "
             "it asks for; set \"class\" in the spec to one of: map, reduce, "
-            "row-reduce, softmax, matvec, gemm, stencil2d, histogram, "
-            "transpose");
+            "row-reduce, softmax, matvec, gemm, stencil2d, stencil3d, "
+            "histogram, transpose");
   EXPECT_EQ(errorOf(NoClass, "spec.json", "transpose A, then a gemm"),
             "spec.json: the request names more than one kind of program "
             "('gemm' and 'transpose'); set \"class\" in the spec to the one "
@@ -273,7 +273,7 @@ TEST(SpecTest, ClassFromTheRequest) {
   EXPECT_EQ(errorOf(edited("\"softmax\"", "\"softmaxx\"")),
             "spec.json: class: unknown class 'softmaxx' (one of: map, "
             "reduce, row-reduce, softmax, matvec, gemm, stencil2d, "
-            "histogram, transpose)");
+            "stencil3d, histogram, transpose)");
 }
 
 TEST(SpecTest, InferClassPrefersTheMoreSpecific) {
@@ -287,6 +287,7 @@ TEST(SpecTest, InferClassPrefersTheMoreSpecific) {
   EXPECT_EQ(C("SGEMM, 4096 cubed"), "gemm");
   EXPECT_EQ(C("y = A x, a matrix-vector product"), "matvec");
   EXPECT_EQ(C("5-point Jacobi stencil"), "stencil2d");
+  EXPECT_EQ(C("a 7-point stencil over a 3D grid"), "stencil3d");
   EXPECT_EQ(C("histogram of bytes"), "histogram");
   EXPECT_EQ(C("transposes a matrix"), "transpose");
   EXPECT_EQ(C("elementwise saxpy"), "map");
@@ -297,8 +298,8 @@ TEST(SpecTest, DamagedDocumentsAreErrorsNotCrashes) {
   // a character that matters to the formats, parses to a spec or an error
   // (nlohmann/json would abort on a mistyped field if one were read
   // unchecked).
-  const char Changes[] = {'"', '{', '[', ':', ',', '1', '-', '\n', '&', '*',
-                          '!', '|', '#'};
+  const char Changes[] = {'"',  '{', '[', ':', ',', '1', '-',
+                          '\n', '&', '*', '!', '|', '#'};
   for (StringRef Base : {StringRef(SoftmaxJson), StringRef(SoftmaxYaml)}) {
     StringRef Path = Base.starts_with("{") ? "s.json" : "s.yaml";
     for (size_t N = 0; N <= Base.size(); ++N) {

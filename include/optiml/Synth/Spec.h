@@ -44,6 +44,7 @@ enum class ProgramClass {
   MatVec,    ///< y = A x
   Gemm,      ///< C = A B
   Stencil2D, ///< each interior cell from its neighbourhood
+  Stencil3D, ///< the same over a 3D grid
   Histogram, ///< counts of integer values
   Transpose, ///< out = in^T
 };
