@@ -50,6 +50,9 @@ llvm::Error stencilOffsets(const Spec &S,
 /// [depth, rows, cols]): `<input>[(row + di) * cols + (col + dj)]`.
 std::string stencilExpr(const Spec &S, llvm::ArrayRef<std::string> Dims);
 
+/// The largest offset a stencil's expression reads (its border's width).
+int stencilRadius(const Spec &S);
+
 /// The stencil expression used when the spec gives none: the mean of the
 /// four (3D: six) neighbours of the cell.
 std::string defaultStencilExpr(const Spec &S);
