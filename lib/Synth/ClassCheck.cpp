@@ -60,6 +60,9 @@ std::string describeClass(ProgramClass C) {
     return "histogram: int input [n] with values in [0, bins) -> int "
            "output [bins] of counts (a fixed number of bins, e.g. [256], "
            "lets the optimizer privatize them)";
+  case ProgramClass::Gather:
+    return "gather: inputs src [n] and int index [m] with values in [0, n) "
+           "-> output [m] = src[index[i]]";
   case ProgramClass::Transpose:
     return "transpose: input [rows, cols] -> output [cols, rows]";
   }
@@ -174,6 +177,30 @@ public:
         return fail("inputs[0].range",
                     "a histogram's values are drawn from [0, bins), the "
                     "output's size; leave range out");
+      return noExprOrOp();
+    case ProgramClass::Gather:
+      if (Error E = counts(2, 1))
+        return E;
+      if (Error E = rank("inputs[0]", S.Inputs[0], 1, "src [n]"))
+        return E;
+      if (Error E = rank("inputs[1]", S.Inputs[1], 1, "index [m]"))
+        return E;
+      if (Error E = rank("outputs[0]", S.Outputs[0], 1, "[m]"))
+        return E;
+      if (S.Inputs[1].Type != ElementType::Int)
+        return fail("inputs[1].type", "a gather's index is int");
+      if (S.Inputs[1].Range)
+        return fail("inputs[1].range",
+                    "a gather's indices are drawn from [0, n), the source's "
+                    "size; leave range out");
+      if (S.Outputs[0].Type != S.Inputs[0].Type)
+        return fail("outputs[0].type", "is " +
+                                           elementTypeName(S.Outputs[0].Type) +
+                                           " but the source is " +
+                                           elementTypeName(S.Inputs[0].Type));
+      if (Error E = sameDim("outputs[0]", 0, "inputs[1]", 0,
+                            "a gather writes one value per index"))
+        return E;
       return noExprOrOp();
     case ProgramClass::Transpose: {
       if (Error E = counts(1, 1))

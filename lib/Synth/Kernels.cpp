@@ -567,6 +567,42 @@ __global__ void ${K}(${Params}) {
   return C;
 }
 
+static ClassCode gatherCode(const Spec &S) {
+  const Tensor &Src = S.Inputs[0], &Index = S.Inputs[1], &Out = S.Outputs[0];
+  std::string N = dimRef(Src.Shape[0]), M = countExpr(Out),
+              Count = countParam(S, M);
+  Params P;
+  P.add("int " + Count, M);
+  for (const Tensor &T : S.Inputs)
+    P.input(T);
+  P.output(Out);
+  ClassCode C;
+  C.Title = "gather " + Out.Name + "[i] = " + Src.Name + "[" + Index.Name +
+            "[i]] (" + Src.Name + " [" + N + "], " + Index.Name + " [" + M +
+            "])";
+  C.Kernels =
+      fillTemplate(R"(// One thread per output element: a read at its index.
+__global__ void ${K}(${Params}) {
+  int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx < ${Count})
+    ${Out}[idx] = ${Src}[${Index}[idx]];
+}
+)",
+                   {{"K", kernelName(S)},
+                    {"Params", P.Decl},
+                    {"Count", Count},
+                    {"Out", Out.Name},
+                    {"Src", Src.Name},
+                    {"Index", Index.Name}});
+  C.Launch = fillTemplate(
+      R"(  int threads = 256, blocks = (${M} + threads - 1) / threads;
+  ${K}<<<blocks, threads>>>(${Args});
+)",
+      {{"M", M}, {"K", kernelName(S)}, {"Args", P.Args}});
+  C.Ranges.push_back({Index.Name, {"0", N}});
+  return C;
+}
+
 static ClassCode transposeCode(const Spec &S) {
   const Tensor &In = S.Inputs[0], &Out = S.Outputs[0];
   std::string Rows = dimRef(In.Shape[0]), Cols = dimRef(In.Shape[1]);
@@ -620,6 +656,8 @@ ClassCode classCode(const Spec &S) {
     return stencil3DCode(S);
   case ProgramClass::Histogram:
     return histogramCode(S);
+  case ProgramClass::Gather:
+    return gatherCode(S);
   case ProgramClass::Transpose:
     return transposeCode(S);
   }

@@ -167,6 +167,10 @@ static const std::vector<ClassWords> &classWords() {
        0,
        {"histogram", "bin count", "count occurrences"}},
       {ProgramClass::Transpose, "transpose", 0, {"transpose"}},
+      {ProgramClass::Gather,
+       "gather",
+       0,
+       {"gather", "indexed read", "lookup", "permute", "permutation"}},
   };
   return Table;
 }
@@ -176,7 +180,7 @@ ArrayRef<ProgramClass> allClasses() {
       ProgramClass::Map,       ProgramClass::Reduce,    ProgramClass::RowReduce,
       ProgramClass::Softmax,   ProgramClass::MatVec,    ProgramClass::Gemm,
       ProgramClass::Stencil2D, ProgramClass::Stencil3D, ProgramClass::Histogram,
-      ProgramClass::Transpose};
+      ProgramClass::Gather,    ProgramClass::Transpose};
   return All;
 }
 

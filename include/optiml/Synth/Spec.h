@@ -46,6 +46,7 @@ enum class ProgramClass {
   Stencil2D, ///< each interior cell from its neighbourhood
   Stencil3D, ///< the same over a 3D grid
   Histogram, ///< counts of integer values
+  Gather,    ///< out[i] = src[index[i]]
   Transpose, ///< out = in^T
 };
 
