@@ -46,9 +46,14 @@ struct Params {
     add((elementTypeName(T.Type) + " *" + T.Name).str(), "d_" + T.Name);
   }
   void add(const std::string &D, const std::string &A) {
+    // A dimension that is also the count parameter is passed once.
+    if (is_contained(Declared, D))
+      return;
+    Declared.push_back(D);
     Decl += (Decl.empty() ? "" : ", ") + D;
     Args += (Args.empty() ? "" : ", ") + A;
   }
+  std::vector<std::string> Declared;
 };
 
 /// The identity and combination of a reduction op over type T.
@@ -65,10 +70,12 @@ static std::string typeName(const Tensor &T) {
 }
 
 /// The name of the element-count parameter of a kernel over \p Count
-/// elements: `n`, unless the spec has another `n`.
+/// elements: the dimension's own name when it is one, else `n`, unless the
+/// spec has another `n`.
 static std::string countParam(const Spec &S, StringRef Count) {
-  if (Count == "n")
-    return "n";
+  // One named dimension: the kernel takes it by its name.
+  if (any_of(S.Sizes, [&](auto &P) { return P.first == Count; }))
+    return Count.str();
   bool Taken = S.findTensor("n") ||
                any_of(S.Sizes, [](auto &P) { return P.first == "n"; });
   return Taken ? "optiml_n" : "n";

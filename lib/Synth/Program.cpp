@@ -336,8 +336,8 @@ ${CopyOut}${Free}}
   // The reference, under a #line naming the spec, so that nvcc's errors in
   // it point at the spec's field.
   Text += "// The reference, from " + commentText(S.Path) +
-          ": called on the host with the inputs, the\n// outputs to fill "
-          "and the sizes.\n";
+          ":\n// called on the host with the inputs, the outputs to fill and "
+          "the sizes.\n";
   if (HasFile)
     Text += lineDirective(1, S.Path + " (reference)");
   Text += S.Reference;
