@@ -63,6 +63,9 @@ std::string describeClass(ProgramClass C) {
   case ProgramClass::Gather:
     return "gather: inputs src [n] and int index [m] with values in [0, n) "
            "-> output [m] = src[index[i]]";
+  case ProgramClass::Scan:
+    return "scan: input [n] -> output [n], the inclusive prefix sums "
+           "(out[i] = in[0] + ... + in[i])";
   case ProgramClass::Transpose:
     return "transpose: input [rows, cols] -> output [cols, rows]";
   }
@@ -177,6 +180,17 @@ public:
         return fail("inputs[0].range",
                     "a histogram's values are drawn from [0, bins), the "
                     "output's size; leave range out");
+      return noExprOrOp();
+    case ProgramClass::Scan:
+      if (Error E = counts(1, 1))
+        return E;
+      if (Error E = sameType())
+        return E;
+      if (Error E = rank("inputs[0]", S.Inputs[0], 1, "[n]"))
+        return E;
+      if (Error E =
+              sameShape("outputs[0]", S.Outputs[0], S.Inputs[0], "inputs[0]"))
+        return E;
       return noExprOrOp();
     case ProgramClass::Gather:
       if (Error E = counts(2, 1))

@@ -610,6 +610,67 @@ __global__ void ${K}(${Params}) {
   return C;
 }
 
+static ClassCode scanCode(const Spec &S) {
+  const Tensor &In = S.Inputs[0], &Out = S.Outputs[0];
+  std::string N = countExpr(In), K = kernelName(S);
+  ClassCode C;
+  C.Title = "inclusive scan (prefix sums) of " + In.Name + " [" + N +
+            "] into " + Out.Name;
+  C.Kernels = fillTemplate(
+      R"(// Each block scans its 256 elements in shared memory (double-buffered
+// steps of doubling distance) and writes its total to block_sums.
+__global__ void ${K}_block(int n, const ${T} *in, ${T} *out, ${T} *block_sums) {
+  __shared__ ${T} buf[2][256];
+  int tid = threadIdx.x;
+  int idx = blockIdx.x * 256 + tid;
+  int cur = 0;
+  buf[cur][tid] = idx < n ? in[idx] : (${T})0;
+  __syncthreads();
+  for (int stride = 1; stride < 256; stride <<= 1) {
+    int next = 1 - cur;
+    buf[next][tid] = tid >= stride ? buf[cur][tid] + buf[cur][tid - stride] : buf[cur][tid];
+    cur = next;
+    __syncthreads();
+  }
+  if (idx < n)
+    out[idx] = buf[cur][tid];
+  if (tid == 255 && block_sums)
+    block_sums[blockIdx.x] = buf[cur][tid];
+}
+
+// Adds to each element the scanned total of the blocks before its own.
+__global__ void ${K}_add(int n, ${T} *out, const ${T} *scanned_sums) {
+  int idx = blockIdx.x * 256 + threadIdx.x;
+  if (blockIdx.x > 0 && idx < n)
+    out[idx] += scanned_sums[blockIdx.x - 1];
+}
+
+// The inclusive scan of n elements: the blocks scan their parts, the
+// blocks' totals are scanned the same way, and added back.
+static void ${K}(int n, const ${T} *in, ${T} *out) {
+  int blocks = (n + 255) / 256;
+  if (blocks == 1) {
+    ${K}_block<<<1, 256>>>(n, in, out, nullptr);
+    return;
+  }
+  ${T} *sums = nullptr, *scanned = nullptr;
+  OPTIML_CHECK(cudaMalloc(&sums, sizeof(${T}) * blocks));
+  OPTIML_CHECK(cudaMalloc(&scanned, sizeof(${T}) * blocks));
+  ${K}_block<<<blocks, 256>>>(n, in, out, sums);
+  ${K}(blocks, sums, scanned);
+  ${K}_add<<<blocks, 256>>>(n, out, scanned);
+  OPTIML_CHECK(cudaFree(sums));
+  OPTIML_CHECK(cudaFree(scanned));
+}
+)",
+      {{"K", K}, {"T", typeName(In)}});
+  C.Launch =
+      fillTemplate(R"(  ${K}(${N}, d_${In}, d_${Out});
+)",
+                   {{"K", K}, {"N", N}, {"In", In.Name}, {"Out", Out.Name}});
+  return C;
+}
+
 static ClassCode transposeCode(const Spec &S) {
   const Tensor &In = S.Inputs[0], &Out = S.Outputs[0];
   std::string Rows = dimRef(In.Shape[0]), Cols = dimRef(In.Shape[1]);
@@ -665,6 +726,8 @@ ClassCode classCode(const Spec &S) {
     return histogramCode(S);
   case ProgramClass::Gather:
     return gatherCode(S);
+  case ProgramClass::Scan:
+    return scanCode(S);
   case ProgramClass::Transpose:
     return transposeCode(S);
   }

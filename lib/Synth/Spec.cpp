@@ -167,6 +167,11 @@ static const std::vector<ClassWords> &classWords() {
        0,
        {"histogram", "bin count", "count occurrences"}},
       {ProgramClass::Transpose, "transpose", 0, {"transpose"}},
+      {ProgramClass::Scan,
+       "scan",
+       0,
+       {"scan", "prefix sum", "prefix-sum", "cumulative sum", "cumsum",
+        "running total"}},
       {ProgramClass::Gather,
        "gather",
        0,
@@ -177,10 +182,12 @@ static const std::vector<ClassWords> &classWords() {
 
 ArrayRef<ProgramClass> allClasses() {
   static const ProgramClass All[] = {
-      ProgramClass::Map,       ProgramClass::Reduce,    ProgramClass::RowReduce,
-      ProgramClass::Softmax,   ProgramClass::MatVec,    ProgramClass::Gemm,
-      ProgramClass::Stencil2D, ProgramClass::Stencil3D, ProgramClass::Histogram,
-      ProgramClass::Gather,    ProgramClass::Transpose};
+      ProgramClass::Map,       ProgramClass::Reduce,
+      ProgramClass::RowReduce, ProgramClass::Softmax,
+      ProgramClass::MatVec,    ProgramClass::Gemm,
+      ProgramClass::Stencil2D, ProgramClass::Stencil3D,
+      ProgramClass::Histogram, ProgramClass::Gather,
+      ProgramClass::Scan,      ProgramClass::Transpose};
   return All;
 }
 

@@ -63,7 +63,8 @@ cl::SubCommand SynthesizeCommand(
     "      }\n"
     "    }\n"
     "\nClasses: map, reduce, row-reduce, softmax, matvec, gemm, stencil2d, "
-    "stencil3d, histogram, gather, transpose (docs/synthesize.md lists what "
+    "stencil3d, histogram, gather, scan, transpose (docs/synthesize.md lists "
+    "what "
     "each "
     "expects).\n"
     "\nThe program takes its sizes and seed on its command line "
@@ -233,6 +234,10 @@ int runSynthesize(const CommandContext &Ctx) {
     return reportUsageError(
         usage("--dry-run prints the program and writes nothing; it takes "
               "neither -o nor --no-verify"));
+  if (Json && (DryRun || Output == "-"))
+    return reportUsageError(
+        usage("--json prints the result on stdout, where --dry-run and -o - "
+              "print the program; write the program to a file with -o"));
   std::string Request = join(RequestWords, " ");
   auto S = readSpec(SpecFile, Request);
   if (!S)

@@ -256,17 +256,17 @@ TEST(SpecTest, ClassFromTheRequest) {
   ASSERT_TRUE(bool(S)) << toString(S.takeError());
   EXPECT_EQ(S->Class, ProgramClass::Softmax);
   EXPECT_TRUE(S->ClassInferred);
-  EXPECT_EQ(
-      errorOf(NoClass),
-      "spec.json: class: missing, and there is no request to infer it "
-      "from: set \"class\" (one of: map, reduce, row-reduce, softmax, "
-      "matvec, gemm, stencil2d, stencil3d, histogram, gather, transpose) or "
-      "give the request in words");
+  EXPECT_EQ(errorOf(NoClass),
+            "spec.json: class: missing, and there is no request to infer it "
+            "from: set \"class\" (one of: map, reduce, row-reduce, softmax, "
+            "matvec, gemm, stencil2d, stencil3d, histogram, gather, scan, "
+            "transpose) or "
+            "give the request in words");
   EXPECT_EQ(errorOf(NoClass, "spec.json", "make it fast"),
             "spec.json: cannot tell from the request which kind of program "
             "it asks for; set \"class\" in the spec to one of: map, reduce, "
             "row-reduce, softmax, matvec, gemm, stencil2d, stencil3d, "
-            "histogram, gather, transpose");
+            "histogram, gather, scan, transpose");
   EXPECT_EQ(errorOf(NoClass, "spec.json", "transpose A, then a gemm"),
             "spec.json: the request names more than one kind of program "
             "('gemm' and 'transpose'); set \"class\" in the spec to the one "
@@ -274,7 +274,7 @@ TEST(SpecTest, ClassFromTheRequest) {
   EXPECT_EQ(errorOf(edited("\"softmax\"", "\"softmaxx\"")),
             "spec.json: class: unknown class 'softmaxx' (one of: map, "
             "reduce, row-reduce, softmax, matvec, gemm, stencil2d, "
-            "stencil3d, histogram, gather, transpose)");
+            "stencil3d, histogram, gather, scan, transpose)");
 }
 
 TEST(SpecTest, InferClassPrefersTheMoreSpecific) {
@@ -292,6 +292,7 @@ TEST(SpecTest, InferClassPrefersTheMoreSpecific) {
   EXPECT_EQ(C("histogram of bytes"), "histogram");
   EXPECT_EQ(C("transposes a matrix"), "transpose");
   EXPECT_EQ(C("gather rows of a table by index"), "gather");
+  EXPECT_EQ(C("the prefix sum of 2^24 ints"), "scan");
   EXPECT_EQ(C("elementwise saxpy"), "map");
 }
 

@@ -47,6 +47,7 @@ enum class ProgramClass {
   Stencil3D, ///< the same over a 3D grid
   Histogram, ///< counts of integer values
   Gather,    ///< out[i] = src[index[i]]
+  Scan,      ///< inclusive prefix sums
   Transpose, ///< out = in^T
 };
 
