@@ -253,6 +253,17 @@ int runSynthesize(const CommandContext &Ctx) {
                                SpecFile + "'; name another file with -o"));
     if (Error E = checkOutputFile(Out))
       return reportError(std::move(E));
+    // The default name may be a program of the user's own: only one that
+    // synthesize wrote is replaced without -o.
+    if (Output.empty() && sys::fs::exists(Out)) {
+      auto Old = readFile(Out);
+      if (!Old || !StringRef(*Old).contains(
+                      "// Written by clang-optiml synthesize from "))
+        return reportError(usage(
+            "'" + Out +
+            "' exists and was not written by synthesize; it is left "
+            "unchanged (name the program's file with -o)"));
+    }
   }
   ProgramOptions PO;
   PO.FileName = ToStdout ? "-" : sys::path::filename(Out).str();
