@@ -198,6 +198,11 @@ std::string generateProgram(const Spec &S, const ProgramOptions &Opts) {
   Tolerance Tol = effectiveTolerance(S);
   bool HasFile = !Opts.FileName.empty() && Opts.FileName != "-";
   std::string Prog = HasFile ? Opts.FileName : kernelName(S) + ".cu";
+  // Every program has a status (the header's lines between "Written by"
+  // and "Usage"), so that setProgramStatus can replace it.
+  std::vector<std::string> Status = Opts.Status;
+  if (Status.empty())
+    Status.push_back("Status: not verified yet.");
   std::string ProgName = sys::path::filename(Prog).str();
 
   auto Append = [](std::string &To, const std::string &P) {
@@ -302,7 +307,7 @@ std::string generateProgram(const Spec &S, const ProgramOptions &Opts) {
     << (S.ClassInferred ? ", inferred from the request" : "") << ").\n";
   if (!S.Request.empty())
     H << "// Request: " << commentText(S.Request) << "\n";
-  for (const std::string &L : Opts.Status)
+  for (const std::string &L : Status)
     H << "// " << commentText(L) << "\n";
   H << "//\n// Usage: " << commentText(ProgName) << Usage
     << " [seed=S] [check=0]\n"
@@ -333,18 +338,11 @@ ${CopyOut}${Free}}
            {"Launch", Code.Launch},
            {"CopyOut", CopyOut},
            {"Free", Free}});
-  // The reference, under a #line naming the spec, so that nvcc's errors in
-  // it point at the spec's field.
-  Text += "// The reference, from " + commentText(S.Path) +
-          ":\n// called on the host with the inputs, the outputs to fill and "
-          "the sizes.\n";
-  if (HasFile)
-    Text += lineDirective(1, S.Path + " (reference)");
-  Text += S.Reference;
-  if (!StringRef(S.Reference).ends_with("\n"))
-    Text += "\n";
-  if (HasFile)
-    Text += lineDirective(count(Text, '\n') + 2, Prog);
+  // The reference is defined at the end, after a #line naming the spec (so
+  // that nvcc's errors in it point at the spec's field), and declared here.
+  Text += "// The spec's reference (defined at the end of the file).\nvoid "
+          "reference(" +
+          referenceParameters(S) + ");\n";
   Text += "\n" + fillTemplate(R"(int main(int argc, char **argv) {
 ${DimDecls}  long long seed = ${Seed}, check = 1;
   for (int i = 1; i < argc; ++i) {
@@ -389,7 +387,33 @@ ${Compares}  printf("optiml-synth: %s ${Class}${SizeFormat} seed=%u\n", ok ? "PA
                                {"Class", className(S.Class).str()},
                                {"SizeFormat", SizeFormat},
                                {"SizeArgs", SizeArgs}});
+  Text += "\n// The reference, from " + commentText(S.Path) +
+          ":\n// called on the host with the inputs, the outputs to fill and "
+          "the sizes.\n" +
+          lineDirective(1, S.Path + " (reference)") + S.Reference;
+  if (!StringRef(S.Reference).ends_with("\n"))
+    Text += "\n";
   return Text;
+}
+
+std::string setProgramStatus(StringRef Source, ArrayRef<std::string> Status) {
+  std::string Block;
+  for (const std::string &L : Status)
+    Block += "// " + commentText(L) + "\n";
+  // The header of a template's program: the status lines follow "Written
+  // by" (and "Request:") and end at the first "//" line.
+  size_t Written = Source.find("\n// Written by clang-optiml synthesize ");
+  size_t Start = Written == StringRef::npos ? StringRef::npos
+                                            : Source.find('\n', Written + 1);
+  if (Start != StringRef::npos &&
+      Source.substr(Start + 1).starts_with("// Request: "))
+    Start = Source.find('\n', Start + 1);
+  size_t End =
+      Start == StringRef::npos ? StringRef::npos : Source.find("\n//\n", Start);
+  if (End == StringRef::npos)
+    return Block + Source.str();
+  return (Source.take_front(Start + 1) + Block + Source.drop_front(End + 1))
+      .str();
 }
 
 } // namespace synth

@@ -55,6 +55,20 @@ int64_t Spec::sizeOf(const Dim &D) const {
   return 0;
 }
 
+std::string referenceParameters(const Spec &S) {
+  std::string Sig;
+  auto Add = [&](const Twine &P) {
+    Sig += (Sig.empty() ? "" : ", ") + P.str();
+  };
+  for (const Tensor &T : S.Inputs)
+    Add("const " + elementTypeName(T.Type) + " *" + T.Name);
+  for (const Tensor &T : S.Outputs)
+    Add(elementTypeName(T.Type) + " *" + T.Name);
+  for (const auto &Size : S.Sizes)
+    Add("int " + Size.first);
+  return Sig;
+}
+
 Error specError(StringRef Path, StringRef Field, const Twine &Message) {
   std::string Text = Path.str() + ": ";
   if (!Field.empty())
@@ -531,21 +545,10 @@ private:
     return false;
   }
 
-  /// The reference's parameter list as the program will call it.
   static std::string signature(const Spec &S) {
-    std::string Sig;
-    auto Add = [&](const Twine &P) {
-      Sig += (Sig.empty() ? "" : ", ") + P.str();
-    };
-    for (const Tensor &T : S.Inputs)
-      Add("const " + elementTypeName(T.Type) + " *" + T.Name);
-    for (const Tensor &T : S.Outputs)
-      Add(elementTypeName(T.Type) + " *" + T.Name);
-    for (const auto &[Name, Value] : S.Sizes)
-      Add("int " + Name);
     if (S.Inputs.empty() && S.Outputs.empty())
       return "inputs..., outputs..., sizes...";
-    return Sig;
+    return referenceParameters(S);
   }
 
   StringRef Path;

@@ -259,10 +259,10 @@ int runSynthesize(const CommandContext &Ctx) {
       auto Old = readFile(Out);
       if (!Old || !StringRef(*Old).contains(
                       "// Written by clang-optiml synthesize from "))
-        return reportError(usage(
-            "'" + Out +
-            "' exists and was not written by synthesize; it is left "
-            "unchanged (name the program's file with -o)"));
+        return reportError(
+            usage("'" + Out +
+                  "' exists and was not written by synthesize; it is left "
+                  "unchanged (name the program's file with -o)"));
     }
   }
   ProgramOptions PO;
@@ -272,20 +272,20 @@ int runSynthesize(const CommandContext &Ctx) {
            << " (from the request's words; set \"class\" in the spec to "
               "choose another)\n";
 
-  // Today the template library is the only proposer (docs/synthesize.md).
+  // Today the template library is the only proposer (docs/synthesize.md);
+  // an LLM proposer's candidates would join these and be checked alike.
   std::unique_ptr<Proposer> P = createTemplateProposer();
   PO.Status = {DryRun ? "UNVERIFIED: printed by --dry-run; nothing was built "
                         "or run."
-                      : "(being verified)"};
+                      : "Status: being verified."};
   auto Cands = P->propose(*S, PO);
   if (!Cands)
     return reportError(Cands.takeError());
   if (Cands->empty())
     return reportError(
         usage("no program was proposed for class " + className(S->Class)));
-  const Candidate &C = Cands->front();
   if (DryRun) {
-    outs() << C.Source;
+    outs() << Cands->front().Source;
     return ExitSuccess;
   }
 
@@ -296,66 +296,82 @@ int runSynthesize(const CommandContext &Ctx) {
   if (!Tools)
     return reportError(Tools.takeError());
   GpuQuery Gpus = NoVerify ? GpuQuery() : queryGpus();
+  const GpuInfo *G = Gpus.Gpus.empty() ? nullptr : &Gpus.Gpus.front();
+  if (G && Gpu.getNumOccurrences()) {
+    G = nullptr;
+    for (const GpuInfo &I : Gpus.Gpus)
+      if (I.Index == Gpu)
+        G = &I;
+    if (!G)
+      return reportUsageError(usage("--gpu " + Twine(unsigned(Gpu)) +
+                                    ": nvidia-smi lists no such GPU"));
+  }
   BuildOptions BO;
   BO.CudaPath = Tools->CudaPath;
-  BO.GpuArch = !Gpus.Gpus.empty()          ? Gpus.Gpus.front().Arch
+  BO.GpuArch = G                           ? G->Arch
                : !AO.Tools.GpuArch.empty() ? AO.Tools.GpuArch
                                            : std::string("sm_90");
   BO.CacheDir = absolutePath(CacheDir);
   auto B = Builder::create(BO);
-  bool Compiled = false;
-  std::string BuildPath = ToStdout ? absolutePath(kernelName(*S) + ".cu") : Out;
   if (!B && !NoVerify)
     return reportError(B.takeError());
-  std::optional<Verification> V;
-  const GpuInfo *G = nullptr;
-  if (B) {
+  if (!B) {
+    WithColor::warning(errs(), "clang-optiml")
+        << "not compiled: " << toString(B.takeError()) << "\n";
+  } else {
     noteBuilder(**B);
-    VerifyOptions VO;
-    VO.Runner.CudaPath = Tools->CudaPath;
-    VO.Runner.TimeoutSeconds = Timeout;
-    VO.Seeds = Seeds;
-    if (!Json)
-      VO.Log = &errs();
-    bool CanRun = !NoVerify && !Gpus.Gpus.empty();
-    if (CanRun) {
-      G = &Gpus.Gpus.front();
-      if (Gpu.getNumOccurrences())
-        for (const GpuInfo &I : Gpus.Gpus)
-          if (I.Index == Gpu)
-            G = &I;
-      VO.Device = G->Index;
+  }
+  std::string BuildPath = ToStdout ? absolutePath(kernelName(*S) + ".cu") : Out;
+  VerifyOptions VO;
+  VO.Runner.CudaPath = Tools->CudaPath;
+  VO.Runner.TimeoutSeconds = Timeout;
+  VO.Seeds = Seeds;
+  if (G)
+    VO.Device = G->Index;
+  if (!Json)
+    VO.Log = &errs();
+  bool CanRun = !NoVerify && G;
+
+  // Each candidate in turn: built, then (with a GPU) run at every case; the
+  // first that passes is kept.
+  const Candidate *Kept = nullptr;
+  std::optional<Verification> V, Failed;
+  bool Compiled = false;
+  for (const Candidate &C : *Cands) {
+    Verification X;
+    if (B && CanRun) {
       if (!Json)
         errs() << "clang-optiml: verifying " << C.Strategy << " on " << G->Name
                << "\n";
-    }
-    // Without a GPU the runs are skipped: verifyProgram only builds when
-    // there is no case to run.
-    auto R = CanRun ? verifyProgram(**B, BuildPath, C.Source, *S, VO)
-                    : [&]() -> Expected<Verification> {
+      auto R = verifyProgram(**B, BuildPath, C.Source, *S, VO);
+      if (!R)
+        return reportError(R.takeError());
+      X = std::move(*R);
+    } else if (B) {
       BuildRequest Req;
       Req.SourcePath = BuildPath;
       Req.Source = C.Source;
       auto BR = (*B)->build(Req);
       if (!BR)
-        return BR.takeError();
-      Verification X;
+        return reportError(BR.takeError());
       X.Built = BR->Succeeded;
       X.BuildErrors = BR->ErrorSummary;
-      return X;
-    }();
-    if (!R)
-      return reportError(R.takeError());
-    if (!R->Built) {
-      errs() << R->BuildErrors;
-      return reportError(usage(
-          "the program for " + SpecFile +
-          " does not compile with nvcc; "
-          "nothing was written. Errors in '" +
-          SpecFile +
-          " (reference)' are in the spec's reference, which is called as "
-          "void reference(inputs..., outputs..., sizes...) with the sizes "
-          "as int in the order of 'sizes'"));
+    } else {
+      Kept = &C; // --no-verify without nvcc: written as proposed
+      break;
+    }
+    if (!X.Built) {
+      errs() << X.BuildErrors;
+      if (Cands->size() == 1)
+        return reportError(usage(
+            "the program for " + SpecFile +
+            " does not compile with nvcc; nothing was written. Errors in '" +
+            SpecFile +
+            " (reference)' are in the spec's reference, which is called as "
+            "void reference(" +
+            referenceParameters(*S) + ")"));
+      errs() << "clang-optiml: " << C.Strategy << ": does not compile\n";
+      continue;
     }
     Compiled = true;
     if (!CanRun) {
@@ -366,21 +382,27 @@ int runSynthesize(const CommandContext &Ctx) {
                                         : Gpus.Problem) +
                   "); it compiles, nothing was written. --no-verify writes it "
                   "marked unverified"));
-    } else {
-      V = std::move(*R);
+      Kept = &C;
+      break;
     }
-  } else {
-    WithColor::warning(errs(), "clang-optiml")
-        << "not compiled: " << toString(B.takeError()) << "\n";
+    if (X.passed()) {
+      Kept = &C;
+      V = std::move(X);
+      break;
+    }
+    Failed = std::move(X);
   }
 
-  if (V && !V->passed()) {
-    const VerifyRun &Bad = V->Runs.back();
+  if (!Kept) {
+    if (!Failed)
+      return reportError(usage("no proposed program compiles; nothing was "
+                               "written"));
+    const VerifyRun &Bad = Failed->Runs.back();
     if (Json)
       outs() << nlohmann::ordered_json{{"class", className(S->Class).str()},
                                        {"program", nullptr},
                                        {"verified", false},
-                                       {"runs", runsJson(&*V)}}
+                                       {"runs", runsJson(&*Failed)}}
                     .dump(2)
              << "\n";
     else
@@ -389,10 +411,11 @@ int runSynthesize(const CommandContext &Ctx) {
              << Bad.Output << "\nnothing was written\n";
     return ExitNotAccepted;
   }
+  const Candidate &C = *Kept;
 
   // The text that was verified, with its header saying so.
-  PO.Status = statusLines(V ? &*V : nullptr, G, Compiled);
-  std::string Final = generateProgram(*S, PO);
+  std::string Final =
+      setProgramStatus(C.Source, statusLines(V ? &*V : nullptr, G, Compiled));
   if (ToStdout) {
     outs() << Final;
   } else if (Error E = writeFileAtomically(Out, Final)) {

@@ -45,14 +45,38 @@ TEST(TemplatesTest, MapIndexesTheInputsInItsExpression) {
   EXPECT_NE(P.find("map<<<blocks, threads>>>(n, d_x, d_y, d_z);"),
             std::string::npos)
       << P;
-  // The reference is marked as the spec's, then the file's lines resume.
-  EXPECT_NE(P.find("#line 1 \"spec.json (reference)\"\nvoid reference("),
-            std::string::npos);
-  size_t Back = P.find("#line ", P.find("(reference)"));
-  ASSERT_NE(Back, std::string::npos);
-  unsigned Line = std::count(P.begin(), P.begin() + Back, '\n') + 2;
-  EXPECT_EQ(P.substr(Back, P.find('\n', Back) - Back),
-            "#line " + std::to_string(Line) + " \"saxpy.cu\"");
+  // The reference is declared before main and defined last, under a #line
+  // naming the spec: no other line is renumbered.
+  size_t Decl = P.find("void reference(const float *x, const float *y, float "
+                       "*z, int n);\n");
+  size_t Main = P.find("int main(int argc, char **argv) {");
+  size_t Def = P.find("#line 1 \"spec.json (reference)\"\nvoid reference(");
+  ASSERT_NE(Decl, std::string::npos) << P;
+  ASSERT_NE(Main, std::string::npos);
+  ASSERT_NE(Def, std::string::npos) << P;
+  EXPECT_LT(Decl, Main);
+  EXPECT_LT(Main, Def);
+  EXPECT_EQ(P.find("#line"), Def);
+}
+
+TEST(TemplatesTest, StatusLinesAreReplaced) {
+  Spec S = parsed(R"js({"class": "transpose",
+    "inputs": [{"name": "a", "type": "float", "shape": ["rows", "cols"]}],
+    "outputs": [{"name": "b", "type": "float", "shape": ["cols", "rows"]}],
+    "sizes": {"rows": 4, "cols": 3}, "request": "transpose it",
+    "reference": "void reference(const float *a, float *b, int rows, int cols) {}"})js");
+  std::string P = generateProgram(S, {"t.cu", {"Status: being verified."}});
+  std::string V = setProgramStatus(P, {"Verified on X.", "  rows=4 cols=3"});
+  EXPECT_EQ(V.find("being verified"), std::string::npos);
+  EXPECT_NE(V.find("// Request: transpose it\n// Verified on X.\n//   rows=4 "
+                   "cols=3\n//\n// Usage: t.cu"),
+            std::string::npos)
+      << V;
+  // Only the header changed.
+  EXPECT_EQ(V.substr(V.find("#include")), P.substr(P.find("#include")));
+  // A program without the template's header gets the lines on top.
+  EXPECT_EQ(setProgramStatus("int main() {}\n", {"UNVERIFIED."}),
+            "// UNVERIFIED.\nint main() {}\n");
 }
 
 TEST(TemplatesTest, StencilReadsNeighbours) {
@@ -72,8 +96,6 @@ TEST(TemplatesTest, StencilReadsNeighbours) {
                    "cols - 2)"),
             std::string::npos)
       << P;
-  // Printed: no #line (there is no file to name).
-  EXPECT_EQ(P.find("#line"), std::string::npos);
 }
 
 TEST(TemplatesTest, VerificationCases) {

@@ -119,6 +119,10 @@ struct Spec {
   int64_t sizeOf(const Dim &D) const;
 };
 
+/// The reference's parameter list as the program calls it: "const float *x,
+/// float *y, int rows, int cols".
+std::string referenceParameters(const Spec &S);
+
 /// Parses and validates a spec. \p Path names the file in messages; a name
 /// ending in .yaml or .yml is read as YAML, anything else as JSON. \p
 /// Request (may be empty) overrides the spec's "request"; the class comes

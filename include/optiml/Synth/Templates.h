@@ -51,8 +51,7 @@ Tolerance effectiveTolerance(const Spec &S);
 std::string kernelName(const Spec &S);
 
 struct ProgramOptions {
-  /// The program's file name, for its header and for the #line that follows
-  /// the reference; "-" or empty: printed, no #line.
+  /// The program's file name, for its header; "-" or empty: printed.
   std::string FileName;
   /// Lines of the header comment that say how the program was checked
   /// ("UNVERIFIED: ..." or the verification runs).
@@ -60,9 +59,15 @@ struct ProgramOptions {
 };
 
 /// The whole .cu program for \p S (checkClass must have passed). The
-/// reference is preceded by a #line naming the spec's field, so that nvcc
-/// reports its errors as "<spec> (reference)".
+/// reference is declared before main and defined at the end of the file,
+/// after a #line naming the spec's field, so that nvcc reports its errors
+/// as "<spec> (reference)" and every other line keeps its number.
 std::string generateProgram(const Spec &S, const ProgramOptions &Opts);
+
+/// \p Source with its header's status lines replaced by \p Status (a
+/// program without a template's header gets them as comments on top).
+std::string setProgramStatus(llvm::StringRef Source,
+                             llvm::ArrayRef<std::string> Status);
 
 /// Replaces each ${Name} in \p Template by its value (one pass: values are
 /// not expanded again). A placeholder without a value is a bug of ours.
