@@ -309,7 +309,7 @@ std::string generateProgram(const Spec &S, const ProgramOptions &Opts) {
     H << "// Request: " << commentText(S.Request) << "\n";
   for (const std::string &L : Status)
     H << "// " << commentText(L) << "\n";
-  H << "//\n// Usage: " << commentText(ProgName) << Usage
+  H << "//\n// Usage: ./" << commentText(sys::path::stem(ProgName)) << Usage
     << " [seed=S] [check=0]\n"
     << "//   Sizes default to the spec's; the inputs are drawn from the seed "
        "(default "

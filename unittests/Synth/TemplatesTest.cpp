@@ -69,7 +69,7 @@ TEST(TemplatesTest, StatusLinesAreReplaced) {
   std::string V = setProgramStatus(P, {"Verified on X.", "  rows=4 cols=3"});
   EXPECT_EQ(V.find("being verified"), std::string::npos);
   EXPECT_NE(V.find("// Request: transpose it\n// Verified on X.\n//   rows=4 "
-                   "cols=3\n//\n// Usage: t.cu"),
+                   "cols=3\n//\n// Usage: ./t "),
             std::string::npos)
       << V;
   // Only the header changed.
