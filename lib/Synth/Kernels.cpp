@@ -6,7 +6,9 @@
 // (warp-per-row); a plain accumulator loop for products (shared-tiling); a
 // shared-memory tree per block and one atomic per block for reductions
 // (warp-reduce); a global atomic per element for histograms
-// (privatize-atomics). The optimizer makes them fast; here they are plain.
+// (privatize-atomics); a block scan with the blocks' totals scanned
+// recursively for scans (as the suite's naive scan). The optimizer makes
+// them fast; here they are plain.
 //
 //===----------------------------------------------------------------------===//
 

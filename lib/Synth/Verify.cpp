@@ -13,28 +13,6 @@ using namespace llvm;
 namespace optiml {
 namespace synth {
 
-Proposer::~Proposer() = default;
-
-namespace {
-class TemplateProposer : public Proposer {
-public:
-  StringRef name() const override { return "templates"; }
-  Expected<std::vector<Candidate>>
-  propose(const Spec &S, const ProgramOptions &Opts) override {
-    Candidate C;
-    C.Strategy =
-        ("template " + className(S.Class) + ": " + describeClass(S.Class))
-            .str();
-    C.Source = generateProgram(S, Opts);
-    return std::vector<Candidate>{std::move(C)};
-  }
-};
-} // namespace
-
-std::unique_ptr<Proposer> createTemplateProposer() {
-  return std::make_unique<TemplateProposer>();
-}
-
 std::vector<std::string> VerifyCase::args() const {
   std::vector<std::string> A;
   for (const auto &[Name, Value] : Sizes)
