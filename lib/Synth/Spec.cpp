@@ -571,6 +571,9 @@ Expected<Spec> parseSpec(StringRef Text, StringRef Path, StringRef Request) {
       return specError(Path, "",
                        "not valid JSON at byte " + Twine(E.byte) +
                            " (a .yaml or .yml file is read as YAML)");
+    } catch (const json::exception &E) {
+      // A number out of range, for one.
+      return specError(Path, "", Twine("not valid JSON: ") + E.what());
     }
   }
   Spec S;

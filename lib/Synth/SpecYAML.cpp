@@ -93,11 +93,14 @@ private:
   void fail(yaml::Node *N, const Twine &Msg) {
     if (!Problem.empty())
       return;
-    if (!N) {
+    // A node the parser made up (an empty key, a null) may point at no
+    // buffer: then the message goes without its place.
+    SMLoc Start = N ? N->getSourceRange().Start : SMLoc();
+    if (!Start.isValid() || !SM.FindBufferContainingLoc(Start)) {
       Problem = Msg.str();
       return;
     }
-    auto LC = SM.getLineAndColumn(N->getSourceRange().Start);
+    auto LC = SM.getLineAndColumn(Start);
     Problem = (Twine("line ") + Twine(LC.first) + ", column " +
                Twine(LC.second) + ": " + Msg)
                   .str();

@@ -117,6 +117,18 @@ TEST(SpecTest, MalformedDocuments) {
             "is one");
 }
 
+TEST(SpecTest, FuzzerFindings) {
+  // A number too large for a double: nlohmann/json throws out_of_range.
+  EXPECT_EQ(
+      errorOf("{\"sizes\": 1e99999}").rfind("spec.json: not valid JSON: ", 0),
+      0u);
+  // A complex YAML key ('?') whose node points at no buffer.
+  std::string Y = errorOf("# One [\n    ?   \"m\xb6,*(pe: float, shaxe  "
+                          "\"\xff\tn:'a",
+                          "s.yaml");
+  EXPECT_EQ(Y.rfind("s.yaml: ", 0), 0u) << Y;
+}
+
 TEST(SpecTest, UnknownFields) {
   EXPECT_EQ(errorOf(edited("\"tolerance\"", "\"tolerence\"")),
             "spec.json: tolerence: unknown field (the fields are class, "
