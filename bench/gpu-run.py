@@ -231,6 +231,15 @@ def t_acceptance(a):
             [Part("", "log", md="acceptance.log", source="scripts/gpu-acceptance.sh")])
 
 
+def t_synthesize(a):
+    env = {"OUT": "{work}", "BUDGET": str(a.budget or 8)}
+    return ("`synthesize` on every spec of examples/synthesize: each template's program "
+            "verified at three seeds and edge sizes, then optimized.",
+            [Step("synthesize", ["bash", "scripts/gpu-synthesize.sh", "{bundle}"], env)],
+            [Part("", "log", md="synthesize/synthesize.log",
+                  source="scripts/gpu-synthesize.sh")])
+
+
 def t_verdicts(a):
     steps, parts = [], []
     for p in a.programs_list or EXAMPLES:
@@ -285,6 +294,7 @@ TASKS = {
     "resume-demo": (t_resume_demo, "a search killed and resumed (bench/search/resume_demo.py)"),
     "acceptance": (t_acceptance, "the main job as a user runs it (scripts/gpu-acceptance.sh)"),
     "verdicts": (t_verdicts, "eval --json time and verdict line of each program"),
+    "synthesize": (t_synthesize, "synthesize and optimize every example spec (scripts/gpu-synthesize.sh)"),
 }
 # Tasks that run a search keep state between calls.
 STATEFUL = ("column", "strategies")

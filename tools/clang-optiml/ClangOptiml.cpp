@@ -57,7 +57,10 @@ int main(int Argc, const char **Argv) {
           "variants\n"
           "  clang-optiml launch -- nvcc ARGS...      compile with a tuned "
           "variant (a build's\n"
-          "                                            compiler launcher)\n\n"
+          "                                            compiler launcher)\n"
+          "  clang-optiml synthesize --spec S.yaml [REQUEST...]\n"
+          "                                            write a verified "
+          "program from a spec\n\n"
           "Run 'clang-optiml <subcommand> --help' for a subcommand's "
           "options.\n"
           "\nExit status (every subcommand):\n"
@@ -81,6 +84,7 @@ int main(int Argc, const char **Argv) {
                                        : OptimizeCommand   ? runOptimize
                                        : DbCommand         ? runDb
                                        : LaunchCommand     ? runLaunch
+                                       : SynthesizeCommand ? runSynthesize
                                                            : nullptr;
   if (!Run) {
     errs() << "clang-optiml: no subcommand given; run 'clang-optiml --help'\n";

@@ -181,6 +181,8 @@ extern llvm::cl::SubCommand DbCommand;
 int runDb(const CommandContext &Ctx);
 extern llvm::cl::SubCommand LaunchCommand;
 int runLaunch(const CommandContext &Ctx);
+extern llvm::cl::SubCommand SynthesizeCommand;
+int runSynthesize(const CommandContext &Ctx);
 
 /// The database optimize records in (--db, the project's config, -p's
 /// build directory or .optiml/; docs/db.md), opened for writing. Errors

@@ -1,0 +1,114 @@
+//===- Synthesize.h - Candidate programs and their verification -*- C++ -*-===//
+//
+// Synthesis is proposal under verification, like the search: proposers
+// write whole candidate programs for a spec, each is built with nvcc and
+// run at the spec's sizes with several seeds and at edge sizes (1, and
+// sizes that are not multiples of any block size), and only a program
+// whose every run passes its own check against the reference is kept.
+//
+// Today the template library (Templates.h) is the only proposer. The seam
+// for the mixture of thoughts is Proposer: an LLM proposer asks for K
+// strategies, writes one program per strategy, and returns them as
+// candidates; verification treats every candidate alike.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_SYNTH_SYNTHESIZE_H
+#define OPTIML_SYNTH_SYNTHESIZE_H
+
+#include "optiml/Eval/Runner.h"
+#include "optiml/Synth/Spec.h"
+#include "optiml/Synth/Templates.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace optiml {
+class Builder;
+
+namespace synth {
+
+/// One candidate program for a spec.
+struct Candidate {
+  /// Who wrote it and how: "template gemm: one thread per output element".
+  std::string Strategy;
+  /// The whole .cu program.
+  std::string Source;
+};
+
+/// Where candidate programs come from.
+class Proposer {
+public:
+  virtual ~Proposer();
+  /// "templates", "llm"...
+  virtual llvm::StringRef name() const = 0;
+  /// Candidates for \p S (checkClass has passed), each a whole program
+  /// named by \p Opts. Errors: the proposer could not run at all (an
+  /// unreachable model); a proposer with no idea returns no candidate.
+  virtual llvm::Expected<std::vector<Candidate>>
+  propose(const Spec &S, const ProgramOptions &Opts) = 0;
+};
+
+/// The template library as a proposer: one candidate, the class's template.
+std::unique_ptr<Proposer> createTemplateProposer();
+
+/// One run of a candidate: sizes and a seed, passed as `name=value`
+/// arguments.
+struct VerifyCase {
+  /// "spec sizes, seed 2", "edge: every size 1".
+  std::string Label;
+  std::vector<std::pair<std::string, int64_t>> Sizes;
+  unsigned Seed = 1;
+  /// The program's arguments: rows=333 cols=7 seed=2.
+  std::vector<std::string> args() const;
+};
+
+/// The runs every candidate must pass: the spec's sizes with \p Seeds seeds
+/// (the spec's seed and the next ones), then edge sizes: every size 1;
+/// every size odd and at most 333 (not a multiple of any block size); and,
+/// with two or more dimensions, the first 1 and the others odd.
+std::vector<VerifyCase> verificationCases(const Spec &S, unsigned Seeds = 3);
+
+struct VerifyRun {
+  VerifyCase Case;
+  bool Passed = false;
+  /// The program's verdict line ("optiml-synth: PASS gemm m=333 ..."), or
+  /// how it ended when it printed none.
+  std::string Verdict;
+  /// Its last lines of output (the mismatches it reported, a CUDA error).
+  std::string Output;
+  double Seconds = 0;
+};
+
+struct Verification {
+  bool Built = false;
+  /// nvcc's first error lines when it did not build.
+  std::string BuildErrors;
+  std::string Binary;
+  std::vector<VerifyRun> Runs;
+  /// Built, and every run passed.
+  bool passed() const;
+};
+
+struct VerifyOptions {
+  RunnerOptions Runner;
+  std::optional<unsigned> Device;
+  unsigned Seeds = 3;
+  /// Each run's result as it finishes (may be null).
+  llvm::raw_ostream *Log = nullptr;
+};
+
+/// Builds \p Source (the program written to \p Path) with \p B and runs it
+/// for every case of verificationCases(). Stops at the first failing run.
+/// Errors only when the builder or the runner cannot work at all.
+llvm::Expected<Verification> verifyProgram(Builder &B, llvm::StringRef Path,
+                                           llvm::StringRef Source,
+                                           const Spec &S,
+                                           const VerifyOptions &Opts);
+
+} // namespace synth
+} // namespace optiml
+
+#endif

@@ -1,0 +1,63 @@
+//===- TemplatesInternal.h - Per-class kernels ------------------*- C++ -*-===//
+#ifndef OPTIML_LIB_SYNTH_TEMPLATESINTERNAL_H
+#define OPTIML_LIB_SYNTH_TEMPLATESINTERNAL_H
+
+#include "optiml/Synth/Spec.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <string>
+#include <vector>
+
+namespace optiml {
+namespace synth {
+
+/// What a class contributes to the program shared by every class.
+struct ClassCode {
+  /// One line for the header: "row-wise softmax of x [rows, cols] into y".
+  std::string Title;
+  /// Device helpers and __global__ kernels.
+  std::string Kernels;
+  /// Statements that launch them, inside runOnDevice: the device buffers
+  /// are `d_<name>` (outputs already zeroed), the dimensions are ints named
+  /// as in the spec.
+  std::string Launch;
+  /// Inputs whose generated values need a range other than the tensor's
+  /// (name, lo expression, hi expression): a histogram's values lie in
+  /// [0, bins).
+  std::vector<std::pair<std::string, std::pair<std::string, std::string>>>
+      Ranges;
+};
+
+/// The code of \p S's class (checkClass has passed).
+ClassCode classCode(const Spec &S);
+
+/// A dimension as C++: its name, or the fixed number.
+std::string dimRef(const Dim &D);
+
+/// \p Expr with each identifier that names an input replaced by
+/// `name[<Index>]` (not after `.` or `->`, not inside a number).
+std::string indexInputs(llvm::StringRef Expr, const Spec &S,
+                        llvm::StringRef Index);
+
+/// The offsets a stencil expression reads: each `<input>(di, dj)`, or
+/// `<input>(dz, dy, dx)` for stencil3d (integer literals). Errors name the
+/// field "expr".
+llvm::Error stencilOffsets(const Spec &S,
+                           std::vector<std::vector<int>> *Offsets);
+
+/// \p S's stencil expression with its neighbour reads turned into indexed
+/// reads of the input over the dimensions \p Dims ([rows, cols], 3D
+/// [depth, rows, cols]): `<input>[(row + di) * cols + (col + dj)]`.
+std::string stencilExpr(const Spec &S, llvm::ArrayRef<std::string> Dims);
+
+/// The largest offset a stencil's expression reads (its border's width).
+int stencilRadius(const Spec &S);
+
+/// The stencil expression used when the spec gives none: the mean of the
+/// four (3D: six) neighbours of the cell.
+std::string defaultStencilExpr(const Spec &S);
+
+} // namespace synth
+} // namespace optiml
+
+#endif

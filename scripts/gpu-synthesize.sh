@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# On a GPU node: `clang-optiml synthesize` with the bundle on every spec of
+# examples/synthesize (or the specs given): each program is written from its
+# class's template, verified at the spec's sizes with three seeds and at edge
+# sizes, then optimized (BUDGET evaluations, default 8; OPTIMIZE=0 stops at
+# the verified program).
+#
+#   scripts/gpu-synthesize.sh dist/clang-optiml-*.tar.xz [SPEC...]
+#
+# Results (the programs, each run's --json result, optimize's reports and
+# the log) go under $OUT/synthesize (or ./gpu-results/synthesize).
+set -uo pipefail
+bundle=$1
+shift
+out=${OUT:-$PWD/gpu-results}/synthesize
+mkdir -p "$out"
+work=$(mktemp -d)
+tar -C "$work" -xJf "$bundle"
+tool=$(ls -d "$work"/clang-optiml-*)/bin/clang-optiml
+export PATH=/usr/local/cuda/bin:$PATH
+specs=("$@")
+if [ ${#specs[@]} -eq 0 ]; then
+  specs=(examples/synthesize/*.json examples/synthesize/*.yaml)
+fi
+{
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  "$tool" --version
+  for spec in "${specs[@]}"; do
+    name=$(basename "${spec%.*}")
+    echo "== $name: synthesize --spec $spec"
+    opt=(--optimize-arg=--budget="${BUDGET:-8}" --run-dir "$work/runs/$name"
+         --report "$out/$name.report.html")
+    [ "${OPTIMIZE:-1}" = 0 ] && opt=(--no-optimize)
+    start=$(date +%s)
+    "$tool" synthesize --spec "$spec" -o "$out/$name.cu" --json "${opt[@]}" \
+      > "$out/$name.json"
+    echo "exit $? after $(( $(date +%s) - start )) s"
+    python3 - "$out/$name.json" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception as e:
+    print("no JSON result:", e); sys.exit()
+print("verified:", r.get("verified"), "runs:",
+      ", ".join("%s %s" % (x["label"], "pass" if x["passed"] else "FAIL")
+                for x in r.get("runs", [])))
+for x in r.get("runs", []):
+    if not x["passed"]:
+        print(x["verdict"]); print(x.get("output", ""))
+o = r.get("optimize")
+if o:
+    s = o.get("summary") or {}
+    print("optimize: exit", o.get("exit_status"), "final speedup",
+          s.get("final_speedup"), "original ms", s.get("original_ms"),
+          "best path", s.get("best_path"))
+PY
+  done
+} 2>&1 | tee "$out/synthesize.log"
+ls -la "$out"

@@ -1,0 +1,524 @@
+//===- SynthesizeCommand.cpp - clang-optiml synthesize --------------------===//
+//
+// From a spec (and a request in words) to a verified CUDA program: the
+// template library writes it, nvcc builds it, it runs at the spec's sizes
+// with several seeds and at edge sizes, each run checking itself against the
+// spec's reference; then, unless --no-optimize, `optimize` searches for a
+// faster version of it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "optiml/Eval/Builder.h"
+#include "optiml/Eval/Runner.h"
+#include "optiml/Frontend/CudaToolchain.h"
+#include "optiml/Support/FileUtil.h"
+#include "optiml/Synth/Spec.h"
+#include "optiml/Synth/Synthesize.h"
+#include "optiml/Synth/Templates.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+#include <nlohmann/json.hpp>
+
+using namespace llvm;
+using namespace optiml::synth;
+
+namespace optiml {
+namespace tool {
+
+cl::SubCommand SynthesizeCommand(
+    "synthesize",
+    "Write a complete, verified CUDA program from a spec and a request in "
+    "words, then optimize it (docs/synthesize.md).\n\n"
+    "  clang-optiml synthesize --spec softmax.yaml \"row-wise softmax over an "
+    "8192 x 1024 float matrix\"\n"
+    "  clang-optiml synthesize --spec gemm.json -o gemm.cu --no-optimize\n"
+    "  clang-optiml synthesize --spec gemm.json --dry-run    (print the "
+    "program; nothing is built)\n"
+    "  clang-optiml synthesize --spec gemm.json --no-verify  (no GPU here: "
+    "written, marked unverified)\n"
+    "\nA spec (JSON, or YAML with the same fields):\n\n"
+    "  class: softmax                # optional: else inferred from the "
+    "request\n"
+    "  inputs:\n"
+    "    - {name: x, type: float, shape: [rows, cols]}\n"
+    "  outputs:\n"
+    "    - {name: y, type: float, shape: [rows, cols]}\n"
+    "  sizes: {rows: 8192, cols: 1024}\n"
+    "  tolerance: 1e-5               # |got - want| <= tol + tol * |want|\n"
+    "  reference: |                  # inputs, outputs, then sizes in "
+    "'sizes' order\n"
+    "    void reference(const float *x, float *y, int rows, int cols) {\n"
+    "      for (int r = 0; r < rows; ++r) {\n"
+    "        const float *in = x + (size_t)r * cols;\n"
+    "        double m = in[0], s = 0;\n"
+    "        for (int c = 0; c < cols; ++c) m = std::max(m, (double)in[c]);\n"
+    "        for (int c = 0; c < cols; ++c) s += std::exp(in[c] - m);\n"
+    "        for (int c = 0; c < cols; ++c)\n"
+    "          y[(size_t)r * cols + c] = (float)(std::exp(in[c] - m) / s);\n"
+    "      }\n"
+    "    }\n"
+    "\nClasses: map, reduce, row-reduce, softmax, matvec, gemm, stencil2d, "
+    "stencil3d, histogram, gather, scan, transpose (docs/synthesize.md lists "
+    "what "
+    "each "
+    "expects).\n"
+    "\nThe program takes its sizes and seed on its command line "
+    "(./softmax rows=333 cols=7 seed=2) and checks its outputs against the "
+    "reference. It is verified at the spec's sizes with 3 seeds and at edge "
+    "sizes (1, odd sizes) on the GPU; without a GPU, --no-verify writes it "
+    "marked unverified. The output (default: the spec's name with .cu) is "
+    "written only when complete, and never over the spec.\n"
+    "\nExit status: 0 written (and verified), 1 error (a bad spec, a "
+    "program that does not compile, no GPU), 2 usage error, 3 the program "
+    "failed its verification (nothing written)\n");
+
+static cl::OptionCategory SynthCategory("synthesize options");
+
+static cl::list<std::string> RequestWords(cl::Positional,
+                                          cl::desc("[request words...]"),
+                                          cl::sub(SynthesizeCommand),
+                                          cl::cat(SynthCategory));
+
+static cl::opt<std::string>
+    SpecFile("spec",
+             cl::desc("The spec: inputs, outputs, sizes, reference, "
+                      "tolerance (.json, or .yaml/.yml)"),
+             cl::value_desc("file"), cl::sub(SynthesizeCommand),
+             cl::cat(SynthCategory));
+
+static cl::opt<std::string>
+    Output("o",
+           cl::desc("Write the program here ('-' prints it; default: the "
+                    "spec's name with .cu, beside it)"),
+           cl::value_desc("file.cu"), cl::sub(SynthesizeCommand),
+           cl::cat(SynthCategory));
+
+static cl::opt<bool>
+    DryRun("dry-run",
+           cl::desc("Print the program without building, running or "
+                    "writing anything"),
+           cl::sub(SynthesizeCommand), cl::cat(SynthCategory));
+
+static cl::opt<bool> NoVerify(
+    "no-verify",
+    cl::desc("Do not run the program (no GPU needed): it is still compiled "
+             "when nvcc is found, then written with an UNVERIFIED header "
+             "comment, and not optimized"),
+    cl::sub(SynthesizeCommand), cl::cat(SynthCategory));
+
+static cl::opt<bool>
+    NoOptimize("no-optimize",
+               cl::desc("Stop once the program is written and verified"),
+               cl::sub(SynthesizeCommand), cl::cat(SynthCategory));
+
+static cl::opt<bool> Json("json",
+                          cl::desc("Print the result as JSON: class, "
+                                   "program, verification runs, optimize's "
+                                   "summary"),
+                          cl::sub(SynthesizeCommand), cl::cat(SynthCategory));
+
+static cl::opt<unsigned>
+    Seeds("seeds", cl::desc("Seeds to verify at the spec's sizes (default 3)"),
+          cl::init(3), cl::value_desc("N"), cl::sub(SynthesizeCommand),
+          cl::cat(SynthCategory));
+
+static cl::opt<double>
+    Timeout("timeout", cl::desc("Wall-time limit per program run, seconds"),
+            cl::init(600), cl::value_desc("s"), cl::sub(SynthesizeCommand),
+            cl::cat(SynthCategory));
+
+static cl::opt<unsigned>
+    Gpu("gpu", cl::desc("The GPU to verify on (nvidia-smi index)"),
+        cl::value_desc("index"), cl::sub(SynthesizeCommand),
+        cl::cat(SynthCategory));
+
+static cl::opt<std::string>
+    CacheDir("cache-dir",
+             cl::desc("Build cache (default: ~/.cache/clang-optiml/builds)"),
+             cl::value_desc("dir"), cl::sub(SynthesizeCommand),
+             cl::cat(SynthCategory));
+
+static cl::opt<std::string> OptimizedOutput(
+    "optimized-output",
+    cl::desc("Where optimize writes a faster verified variant (default: "
+             "the program's name with .opt.cu)"),
+    cl::value_desc("file.cu"), cl::sub(SynthesizeCommand),
+    cl::cat(SynthCategory));
+
+static cl::opt<std::string> ReportFile("report",
+                                       cl::desc("optimize's HTML report"),
+                                       cl::value_desc("report.html"),
+                                       cl::sub(SynthesizeCommand),
+                                       cl::cat(SynthCategory));
+
+static cl::opt<std::string> RunDir("run-dir",
+                                   cl::desc("optimize's run directory"),
+                                   cl::value_desc("dir"),
+                                   cl::sub(SynthesizeCommand),
+                                   cl::cat(SynthCategory));
+
+static cl::list<std::string>
+    OptimizeArgs("optimize-arg",
+                 cl::desc("An option for optimize (repeatable), e.g. "
+                          "--optimize-arg=--budget=10"),
+                 cl::value_desc("arg"), cl::sub(SynthesizeCommand),
+                 cl::cat(SynthCategory));
+
+static Error usage(const Twine &Msg) {
+  return createStringError(inconvertibleErrorCode(), "%s", Msg.str().c_str());
+}
+
+/// Where the program goes: -o, else the spec's stem with .cu beside it.
+static std::string outputPath() {
+  if (!Output.empty())
+    return Output == "-" ? "-" : absolutePath(Output);
+  SmallString<256> P(absolutePath(SpecFile));
+  sys::path::replace_extension(P, ".cu");
+  return std::string(P);
+}
+
+/// Whether two paths name one file (the spec is never written).
+static bool sameFile(StringRef A, StringRef B) {
+  sys::fs::UniqueID IA, IB;
+  if (sys::fs::getUniqueID(A, IA) || sys::fs::getUniqueID(B, IB))
+    return absolutePath(A) == absolutePath(B);
+  return IA == IB;
+}
+
+/// The header lines saying how the program was checked.
+static std::vector<std::string> statusLines(const Verification *V,
+                                            const GpuInfo *G, bool Compiled) {
+  if (!V)
+    return {"UNVERIFIED: written with --no-verify; it was " +
+                std::string(Compiled ? "compiled with nvcc but " : "") +
+                "never run. Run it",
+            "on a GPU (it checks itself and exits 0 on a match) or "
+            "synthesize it there."};
+  std::vector<std::string> L;
+  L.push_back("Verified on " +
+              (G ? G->Name + " (" + G->Arch + ")" : std::string("the GPU")) +
+              ": every run below matched the reference.");
+  for (const VerifyRun &R : V->Runs)
+    L.push_back("  " + join(R.Case.args(), " ") + "  (" + R.Case.Label + ")");
+  return L;
+}
+
+static nlohmann::ordered_json runsJson(const Verification *V) {
+  auto Runs = nlohmann::ordered_json::array();
+  if (!V)
+    return Runs;
+  for (const VerifyRun &R : V->Runs)
+    Runs.push_back({{"label", R.Case.Label},
+                    {"args", R.Case.args()},
+                    {"passed", R.Passed},
+                    {"verdict", R.Verdict},
+                    {"output", R.Output},
+                    {"seconds", R.Seconds}});
+  return Runs;
+}
+
+int runSynthesize(const CommandContext &Ctx) {
+  if (SpecFile.empty())
+    return reportUsageError(usage(
+        "synthesize needs --spec FILE (see 'clang-optiml synthesize --help' "
+        "for the format)"));
+  if (Seeds == 0 || !(Timeout > 0))
+    return reportUsageError(
+        usage("--seeds must be at least 1 and --timeout positive"));
+  if (DryRun && (NoVerify || !Output.empty()))
+    return reportUsageError(
+        usage("--dry-run prints the program and writes nothing; it takes "
+              "neither -o nor --no-verify"));
+  if (Json && (DryRun || Output == "-"))
+    return reportUsageError(
+        usage("--json prints the result on stdout, where --dry-run and -o - "
+              "print the program; write the program to a file with -o"));
+  std::string Request = join(RequestWords, " ");
+  auto S = readSpec(SpecFile, Request);
+  if (!S)
+    return reportError(S.takeError());
+  if (Error E = checkClass(*S))
+    return reportError(std::move(E));
+
+  std::string Out = DryRun ? "-" : outputPath();
+  bool ToStdout = Out == "-";
+  if (!ToStdout) {
+    if (sameFile(Out, SpecFile))
+      return reportError(usage("the program would overwrite the spec '" +
+                               SpecFile + "'; name another file with -o"));
+    if (Error E = checkOutputFile(Out))
+      return reportError(std::move(E));
+    // The default name may be a program of the user's own: only one that
+    // synthesize wrote is replaced without -o.
+    if (Output.empty() && sys::fs::exists(Out)) {
+      auto Old = readFile(Out);
+      if (!Old || !StringRef(*Old).contains(
+                      "// Written by clang-optiml synthesize from "))
+        return reportError(
+            usage("'" + Out +
+                  "' exists and was not written by synthesize; it is left "
+                  "unchanged (name the program's file with -o)"));
+    }
+  }
+  ProgramOptions PO;
+  PO.FileName = ToStdout ? "-" : sys::path::filename(Out).str();
+  if (S->ClassInferred && !Json)
+    errs() << "clang-optiml: class " << className(S->Class)
+           << " (from the request's words; set \"class\" in the spec to "
+              "choose another)\n";
+
+  // Today the template library is the only proposer (docs/synthesize.md);
+  // an LLM proposer's candidates would join these and be checked alike.
+  std::unique_ptr<Proposer> P = createTemplateProposer();
+  PO.Status = {DryRun ? "UNVERIFIED: printed by --dry-run; nothing was built "
+                        "or run."
+                      : "Status: being verified."};
+  auto Cands = P->propose(*S, PO);
+  if (!Cands)
+    return reportError(Cands.takeError());
+  if (Cands->empty())
+    return reportError(
+        usage("no program was proposed for class " + className(S->Class)));
+  if (DryRun) {
+    outs() << Cands->front().Source;
+    return ExitSuccess;
+  }
+
+  // Build it (nvcc runs without a GPU), so a reference that does not
+  // compile is reported even with --no-verify.
+  AnalyzeOptions AO = commonAnalyzeOptions(Ctx);
+  auto Tools = discoverToolchain(AO.Tools);
+  if (!Tools)
+    return reportError(Tools.takeError());
+  GpuQuery Gpus = NoVerify ? GpuQuery() : queryGpus();
+  const GpuInfo *G = Gpus.Gpus.empty() ? nullptr : &Gpus.Gpus.front();
+  if (G && Gpu.getNumOccurrences()) {
+    G = nullptr;
+    for (const GpuInfo &I : Gpus.Gpus)
+      if (I.Index == Gpu)
+        G = &I;
+    if (!G)
+      return reportUsageError(usage("--gpu " + Twine(unsigned(Gpu)) +
+                                    ": nvidia-smi lists no such GPU"));
+  }
+  BuildOptions BO;
+  BO.CudaPath = Tools->CudaPath;
+  BO.GpuArch = G                           ? G->Arch
+               : !AO.Tools.GpuArch.empty() ? AO.Tools.GpuArch
+                                           : std::string("sm_90");
+  BO.CacheDir = absolutePath(CacheDir);
+  auto B = Builder::create(BO);
+  if (!B && !NoVerify)
+    return reportError(B.takeError());
+  if (!B) {
+    WithColor::warning(errs(), "clang-optiml")
+        << "not compiled: " << toString(B.takeError()) << "\n";
+  } else {
+    noteBuilder(**B);
+  }
+  std::string BuildPath = ToStdout ? absolutePath(kernelName(*S) + ".cu") : Out;
+  VerifyOptions VO;
+  VO.Runner.CudaPath = Tools->CudaPath;
+  VO.Runner.TimeoutSeconds = Timeout;
+  VO.Seeds = Seeds;
+  if (G)
+    VO.Device = G->Index;
+  if (!Json)
+    VO.Log = &errs();
+  bool CanRun = !NoVerify && G;
+
+  // Each candidate in turn: built, then (with a GPU) run at every case; the
+  // first that passes is kept.
+  const Candidate *Kept = nullptr;
+  std::optional<Verification> V, Failed;
+  bool Compiled = false;
+  for (const Candidate &C : *Cands) {
+    Verification X;
+    if (B && CanRun) {
+      if (!Json)
+        errs() << "clang-optiml: verifying " << C.Strategy << " on " << G->Name
+               << "\n";
+      auto R = verifyProgram(**B, BuildPath, C.Source, *S, VO);
+      if (!R)
+        return reportError(R.takeError());
+      X = std::move(*R);
+    } else if (B) {
+      BuildRequest Req;
+      Req.SourcePath = BuildPath;
+      Req.Source = C.Source;
+      auto BR = (*B)->build(Req);
+      if (!BR)
+        return reportError(BR.takeError());
+      X.Built = BR->Succeeded;
+      X.BuildErrors = BR->ErrorSummary;
+    } else {
+      Kept = &C; // --no-verify without nvcc: written as proposed
+      break;
+    }
+    if (!X.Built) {
+      errs() << X.BuildErrors;
+      if (Cands->size() == 1)
+        return reportError(usage(
+            "the program for " + SpecFile +
+            " does not compile with nvcc; nothing was written. Errors in '" +
+            SpecFile +
+            " (reference)' are in the spec's reference, which is called as "
+            "void reference(" +
+            referenceParameters(*S) + ")"));
+      errs() << "clang-optiml: " << C.Strategy << ": does not compile\n";
+      continue;
+    }
+    Compiled = true;
+    if (!CanRun) {
+      if (!NoVerify)
+        return reportError(
+            usage("a CUDA GPU is needed to verify the program (" +
+                  (Gpus.Problem.empty() ? std::string("no GPU found")
+                                        : Gpus.Problem) +
+                  "); it compiles, nothing was written. --no-verify writes it "
+                  "marked unverified"));
+      Kept = &C;
+      break;
+    }
+    if (X.passed()) {
+      Kept = &C;
+      V = std::move(X);
+      break;
+    }
+    Failed = std::move(X);
+  }
+
+  if (!Kept) {
+    if (!Failed)
+      return reportError(usage("no proposed program compiles; nothing was "
+                               "written"));
+    const VerifyRun &Bad = Failed->Runs.back();
+    if (Json)
+      outs() << nlohmann::ordered_json{{"class", className(S->Class).str()},
+                                       {"program", nullptr},
+                                       {"verified", false},
+                                       {"runs", runsJson(&*Failed)}}
+                    .dump(2)
+             << "\n";
+    else
+      outs() << "the program failed its check (" << Bad.Case.Label << ": "
+             << join(Bad.Case.args(), " ") << "): " << Bad.Verdict << "\n"
+             << Bad.Output << "\nnothing was written\n";
+    return ExitNotAccepted;
+  }
+  const Candidate &C = *Kept;
+
+  // The text that was verified, with its header saying so.
+  std::string Final =
+      setProgramStatus(C.Source, statusLines(V ? &*V : nullptr, G, Compiled));
+  if (ToStdout) {
+    outs() << Final;
+  } else if (Error E = writeFileAtomically(Out, Final)) {
+    return reportError(std::move(E));
+  }
+  nlohmann::ordered_json Result = {
+      {"class", className(S->Class).str()},
+      {"class_inferred", S->ClassInferred},
+      {"strategy", C.Strategy},
+      {"program", ToStdout ? nlohmann::ordered_json(nullptr)
+                           : nlohmann::ordered_json(Out)},
+      {"compiled", Compiled},
+      {"verified", V.has_value()},
+      {"runs", runsJson(V ? &*V : nullptr)}};
+  if (!Json && !ToStdout)
+    outs() << "wrote " << Out << " (" << className(S->Class) << ", "
+           << (V ? "verified: " + std::to_string(V->Runs.size()) +
+                       " runs passed"
+                 : std::string("UNVERIFIED"))
+           << ")\n";
+
+  int RC = ExitSuccess;
+  if (!NoOptimize && !ToStdout && V) {
+    // optimize runs as a child clang-optiml: its options, GPU pool,
+    // journal, progress display and database recording all live in its own
+    // command (OptimizeCommand.cpp, global cl::opts), and a child keeps one
+    // code path and gives its own exit status.
+    std::string Exe = sys::fs::getMainExecutable(
+        Ctx.Argv0, reinterpret_cast<void *>(&runSynthesize));
+    SmallString<256> Opt(
+        OptimizedOutput.empty() ? Out : absolutePath(OptimizedOutput));
+    if (OptimizedOutput.empty())
+      sys::path::replace_extension(Opt, ".opt.cu");
+    std::vector<std::string> Args = {Exe, "optimize", Out, "-o",
+                                     std::string(Opt),
+                                     // The program was verified against
+                                     // its reference; optimize verifies
+                                     // candidates against it launch by
+                                     // launch, so the host reference need
+                                     // not run in every evaluation.
+                                     "--run-arg=check=0"};
+    // The toolchain synthesize was given, for optimize's parse and builds.
+    if (!AO.Tools.CudaPath.empty())
+      Args.push_back("--cuda-path=" + AO.Tools.CudaPath);
+    if (!AO.Tools.GpuArch.empty())
+      Args.push_back("--cuda-gpu-arch=" + AO.Tools.GpuArch);
+    if (!ReportFile.empty())
+      Args.push_back("--report=" + absolutePath(ReportFile));
+    if (!RunDir.empty())
+      Args.push_back("--run-dir=" + absolutePath(RunDir));
+    SmallString<128> Summary;
+    if (Json &&
+        !sys::fs::createTemporaryFile("synthesize-optimize", "json", Summary))
+      Args.push_back("--summary-json=" + std::string(Summary));
+    for (const std::string &A : OptimizeArgs)
+      Args.push_back(A);
+    std::vector<StringRef> Refs(Args.begin(), Args.end());
+    if (!Json)
+      errs() << "clang-optiml: optimize " << Out << "\n";
+    std::optional<StringRef> Redirects[] = {
+        std::nullopt,
+        Json ? std::optional<StringRef>("/dev/stderr") : std::nullopt,
+        std::nullopt};
+    std::string ErrMsg;
+    int Child =
+        sys::ExecuteAndWait(Exe, Refs, std::nullopt, Redirects, 0, 0, &ErrMsg);
+    nlohmann::ordered_json O = {{"exit_status", Child},
+                                {"output", std::string(Opt)}};
+    if (Child < 0)
+      O["error"] = ErrMsg;
+    if (Json && !Summary.empty()) {
+      auto Text = readFile(Summary);
+      if (Text) {
+        O["summary"] = nlohmann::ordered_json::parse(*Text, nullptr, false);
+        if (O["summary"].is_discarded())
+          O["summary"] = nullptr;
+      } else {
+        consumeError(Text.takeError());
+      }
+      sys::fs::remove(Summary);
+    }
+    Result["optimize"] = O;
+    if (Child < 0 || Child == ExitError || Child == ExitUsage) {
+      if (!Json)
+        WithColor::error(errs(), "clang-optiml")
+            << "optimize failed ("
+            << (Child < 0 ? ErrMsg : "exit status " + std::to_string(Child))
+            << "); the verified program is written\n";
+      RC = ExitError;
+    } else if (!Json && Child == ExitNotAccepted) {
+      errs() << "clang-optiml: optimize found nothing verified faster; the "
+                "program is as written\n";
+    }
+  } else if (!NoOptimize && !Json && !V) {
+    errs() << "clang-optiml: not optimized: the program is unverified\n";
+  } else if (!NoOptimize && !Json && ToStdout) {
+    errs() << "clang-optiml: not optimized: the program was printed, not "
+              "written (-o -)\n";
+  }
+  if (Json)
+    outs() << Result.dump(2) << "\n";
+  return RC;
+}
+
+} // namespace tool
+} // namespace optiml
