@@ -19,9 +19,10 @@ S=$R/gpu-state/cmake-project
 LOG=${OUT:-$S}
 export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p "$S" "$LOG"
-if [ ! -x "$S/prefix/bin/clang-optiml" ]; then
-  mkdir -p "$S/unpack"
-  tar -C "$S/unpack" -xJf dist/clang-optiml-*-linux-x86_64.tar.xz
+if [ "${1:-}" = search ]; then
+  # The bundle of this working tree, unpacked afresh.
+  rm -rf "$S/unpack" "$S/prefix" && mkdir -p "$S/unpack"
+  tar -C "$S/unpack" -xJf dist/clang-optiml-*-linux-x86_64.tar.xz || exit 1
   mv "$S"/unpack/clang-optiml-* "$S/prefix"
 fi
 P=$S/prefix
