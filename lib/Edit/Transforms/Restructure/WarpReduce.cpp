@@ -77,6 +77,7 @@
 
 using namespace clang;
 using namespace llvm;
+
 namespace optiml {
 namespace warpreduce {
 

@@ -24,6 +24,7 @@
 
 using namespace clang;
 using namespace llvm;
+
 namespace optiml {
 namespace warpreduce {
 

@@ -25,6 +25,7 @@
 
 using namespace clang;
 using namespace llvm;
+
 namespace optiml {
 namespace warpreduce {
 

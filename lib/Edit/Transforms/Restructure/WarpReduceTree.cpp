@@ -26,6 +26,7 @@
 
 using namespace clang;
 using namespace llvm;
+
 namespace optiml {
 namespace warpreduce {
 
