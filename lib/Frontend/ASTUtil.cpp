@@ -27,7 +27,7 @@ using namespace llvm;
 namespace optiml {
 
 //===----------------------------------------------------------------------===//
-// Small AST helpers shared with the edit library (ModelBuilderInternal.h).
+// Small AST helpers shared with the edit library (optiml/Frontend/ASTUtil.h).
 //===----------------------------------------------------------------------===//
 
 std::optional<BuiltinVarRef> asBuiltinVar(const Expr *E) {
