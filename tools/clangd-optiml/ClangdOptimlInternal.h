@@ -32,8 +32,6 @@ namespace optiml {
 namespace lsp {
 
 using json = nlohmann::json;
-using llvm::StringRef;
-using llvm::Twine;
 
 extern llvm::cl::list<std::string> OptimizeArgs;
 
@@ -51,14 +49,14 @@ struct ReadBuffer {
 };
 
 bool readMessage(ReadBuffer &Fd, std::string &Body);
-bool writeAll(int Fd, StringRef S);
-std::string frame(StringRef Body);
+bool writeAll(int Fd, llvm::StringRef S);
+std::string frame(llvm::StringRef Body);
 /// Positions count UTF-8 bytes (negotiated) instead of UTF-16 code units.
 extern bool Utf8Positions;
-size_t offsetOf(StringRef Text, const json &Pos);
-json positionOf(StringRef Text, size_t Offset);
-json rangeOf(StringRef Text, size_t Begin, size_t End);
-std::string pathOfUri(StringRef Uri);
+size_t offsetOf(llvm::StringRef Text, const json &Pos);
+json positionOf(llvm::StringRef Text, size_t Offset);
+json rangeOf(llvm::StringRef Text, size_t Begin, size_t End);
+std::string pathOfUri(llvm::StringRef Uri);
 
 // State (ClangdOptiml.cpp).
 struct Document {
@@ -105,9 +103,9 @@ struct State {
 
 extern State S;
 void sendToEditor(const json &Msg);
-void sendRawToEditor(StringRef Body);
-void sendRawToClangd(StringRef Body);
-void log(const Twine &Msg);
+void sendRawToEditor(llvm::StringRef Body);
+void sendRawToClangd(llvm::StringRef Body);
+void log(const llvm::Twine &Msg);
 std::string newId();
 void showMessage(int Type, const std::string &Text);
 
@@ -122,7 +120,7 @@ json mergedDiagnostics(const Document &D);
 void queueAnalysis(const std::string &Uri);
 json actionsFor(const json &Req);
 std::optional<json> completeAction(const std::string &Key);
-json workspaceEdit(const std::string &Uri, int64_t Version, StringRef Old,
+json workspaceEdit(const std::string &Uri, int64_t Version, llvm::StringRef Old,
                    const std::vector<TextChange> &Changes);
 void requestApplyEdit(const std::string &Label, const json &Edit);
 void runApply(const json &Args);
