@@ -1,0 +1,89 @@
+//===- SharedTilingInternal.h - shared-tiling's shared pieces ---*- C++ -*-===//
+//
+// Private to the shared-tiling transform: the matmul shape and the transform
+// are in SharedTiling.cpp, the 2D stencil shape in SharedTilingStencil.cpp;
+// both read launches' blocks and loop bounds with the helpers below.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_LIB_EDIT_TRANSFORMS_RESTRUCTURE_SHAREDTILINGINTERNAL_H
+#define OPTIML_LIB_EDIT_TRANSFORMS_RESTRUCTURE_SHAREDTILINGINTERNAL_H
+
+#include "../../CatalogInternal.h"
+#include "../TransformSupport.h"
+#include "clang/AST/Expr.h"
+#include "clang/Tooling/Core/Replacement.h"
+#include "llvm/Support/Error.h"
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace optiml {
+namespace sharedtiling {
+
+using Dim3 = std::array<int64_t, 3>;
+
+/// The constant (x, y, z) of a launch's block argument: an integer, a
+/// `dim3(...)` of constants, or a local variable (never written after its
+/// initialization) holding one.
+std::optional<Dim3> constDim3(const EditContext &Ctx, const clang::Expr *A,
+                              unsigned Depth = 0);
+std::string dimText(const Dim3 &D);
+/// `V < Bound` or `Bound > V` (Less) / `V >= Bound` or `Bound <= V`
+/// (!Less): the bound.
+const clang::Expr *boundOf(const clang::Expr *C, const clang::VarDecl *V,
+                           bool Less);
+std::string typeName(clang::QualType T, const clang::ASTContext &AST);
+
+// Stencils (SharedTilingStencil.cpp).
+
+/// An offset along one axis: Const + sum of Coef * loop variable.
+struct Offset {
+  int64_t Const = 0;
+  std::vector<std::pair<const clang::ValueDecl *, int64_t>> Vars;
+  int64_t Lo = 0, Hi = 0; ///< its range
+};
+
+/// One read of the staged array.
+struct StencilRead {
+  const clang::ArraySubscriptExpr *Access = nullptr;
+  Offset DY, DX;
+  /// Comparisons of the read's row or column with bounds (from enclosing
+  /// `if`s), rendered with a placeholder for the coordinate.
+  std::vector<std::string> GuardY, GuardX; ///< "$ >= 0", "$ < h"
+};
+
+/// One comparison of a guard: the coordinate, the operator, the bound.
+struct BoundCmp {
+  bool Lower = false; ///< the coordinate is bounded from below
+  std::string Text;   ///< with '$' for the coordinate
+};
+
+struct StencilPlan {
+  ResolvedKernel Kernel;
+  const clang::ParmVarDecl *In = nullptr;
+  std::string ElemType, Pitch, IndexCast;
+  std::vector<StencilRead> Reads;
+  std::vector<BoundCmp> GuardY, GuardX; ///< the thread guard
+  int64_t BX = 0, BY = 0;
+  int64_t HaloYLo = 0, HaloYHi = 0, HaloXLo = 0, HaloXHi = 0;
+  unsigned InsertAt = 0;
+  std::string Indent;
+  std::string Shape; ///< for prepare(): "5-point", "7x7 (loops)"
+};
+
+/// \p Shape is set once the reads are recognized (later refusals are about
+/// the launches or the tile's size).
+llvm::Expected<StencilPlan> analyzeStencil(const EditContext &Ctx,
+                                           const Edit &E,
+                                           std::optional<int64_t> Tile,
+                                           bool &Shape);
+llvm::Expected<clang::tooling::Replacements>
+rewriteStencil(const EditContext &Ctx, const Edit &E, const StencilPlan &P);
+
+} // namespace sharedtiling
+} // namespace optiml
+
+#endif // OPTIML_LIB_EDIT_TRANSFORMS_RESTRUCTURE_SHAREDTILINGINTERNAL_H

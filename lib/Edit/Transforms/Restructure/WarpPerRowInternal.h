@@ -1,0 +1,175 @@
+//===- WarpPerRowInternal.h - warp-per-row's plan ---------------*- C++ -*-===//
+//
+// Private to the warp-per-row transform: the plan its analysis fills
+// (WarpPerRow.cpp), the register and online variants and the suggestions
+// (WarpPerRowVariants.cpp), and the rewrite that carries it out
+// (WarpPerRowRewrite.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_LIB_EDIT_TRANSFORMS_RESTRUCTURE_WARPPERROWINTERNAL_H
+#define OPTIML_LIB_EDIT_TRANSFORMS_RESTRUCTURE_WARPPERROWINTERNAL_H
+
+#include "../../CatalogInternal.h"
+#include "../../Patterns/ThreadPerItem.h"
+#include "../TransformSupport.h"
+#include "PlannedTransform.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/Stmt.h"
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace optiml {
+namespace warpperrow {
+
+struct Reduction {
+  const clang::VarDecl *Acc = nullptr;
+  enum OpKind { Sum, Prod, Max, Min } Op = Sum;
+  std::string Func; ///< fmaxf, max, ... for Max/Min
+  bool NeedsZeroing = false;
+};
+
+struct InnerLoop {
+  const clang::ForStmt *For = nullptr;
+  const clang::VarDecl *Var = nullptr;
+  const clang::Expr *Start = nullptr;
+  const clang::BinaryOperator *Cond = nullptr; ///< `j < end` or `j <= end`
+  bool InitDeclares = false; ///< `for (int j = ...` rather than `j = ...`
+  std::vector<Reduction> Reductions;
+  bool Writes = false;
+  std::string Id; ///< loop id from the model
+};
+
+/// An array whose row elements stay in registers across passes.
+struct CachedArray {
+  const clang::ValueDecl *Array = nullptr;
+  std::string ElemType;
+  std::string Name; ///< the register array
+};
+
+/// The largest row length a loop can run, when every launch (or template
+/// instantiation) fixes it at compile time; else why not.
+struct RowLength {
+  std::optional<int64_t> Max;
+  std::string WhyNot;
+};
+
+struct Plan {
+  ResolvedKernel Kernel;
+  ThreadItem Item;
+  std::vector<InnerLoop> Loops;
+  std::vector<const clang::Stmt *> LaneZero; ///< memory writes outside loops
+  /// Statements after which the lanes must see each other's writes.
+  std::vector<const clang::Stmt *> SyncAfter;
+  bool PerBlock = false;
+  int64_t BlockSize = 256;
+  int64_t Lanes = 32; ///< lanes per item in the warp form
+  /// Keeping rows in registers: the arrays, the passes that read them
+  /// (indices into Loops), values per lane.
+  std::vector<CachedArray> Cached;
+  std::vector<size_t> CachedLoops;
+  int64_t PerLane = 0;
+  /// The online softmax combine: a max pass fused with the following
+  /// pass that sums exp(e - max).
+  struct Online {
+    size_t MaxLoop = 0, SumLoop = 0;
+    const clang::VarDecl *Max = nullptr, *Sum = nullptr;
+    const clang::Expr *Elem = nullptr; ///< e in `m = fmaxf(m, e)`
+    std::string MaxFunc, Exp;
+  };
+  std::optional<Online> Fused;
+  /// The longest row, when the launches fix it (for suggestions).
+  std::optional<int64_t> RowMax;
+  std::string Description;
+
+  int64_t stride() const { return PerBlock ? BlockSize : Lanes; }
+};
+
+/// Values per lane above which the register form is refused.
+constexpr int64_t MaxValuesPerLane = 64;
+
+bool isZero(const clang::Expr *E, const clang::ASTContext &AST, int One);
+std::vector<const clang::Stmt *> bodyStmts(const clang::Stmt *Body);
+/// The text of \p S as written, also when it begins or ends in a macro
+/// expansion (`j < COLS`).
+std::string writtenText(const EditContext &Ctx, const clang::Stmt *S);
+/// How many elements the loop \p L runs at most, when its start is a
+/// constant and its end is a constant, a template parameter, or a kernel
+/// parameter that every launch passes as a constant.
+RowLength rowLength(const EditContext &Ctx, const Plan &P, const InnerLoop &L);
+/// Reads `a[j]` in \p S, with `a` a variable and `j` the loop variable.
+std::vector<const clang::ArraySubscriptExpr *>
+rowReads(const clang::Stmt *S, const clang::VarDecl *J);
+int64_t nextPowerOfTwo(int64_t V);
+
+class WarpPerRow : public PlannedTransform<Plan> {
+public:
+  llvm::StringRef kind() const override { return "warp-per-row"; }
+  llvm::StringRef description() const override {
+    return "one warp (or block) per outer item: lanes stride the inner "
+           "loops, shuffles combine sums, maxima and minima";
+  }
+  TargetKind targetKind() const override { return TargetKind::Kernel; }
+  std::vector<ParamSpec> params() const override {
+    return {
+        ParamSpec::string("per",
+                          "who owns an item: a warp (short rows) or a whole "
+                          "block (long rows)",
+                          {"warp", "block"}, "warp"),
+        ParamSpec::integer(
+            "block_size",
+            "threads per block at every launch (a multiple of 32)", 32, 1024,
+            256),
+        ParamSpec::integer("lanes",
+                           "lanes per item in the warp form (4, 8, 16 or 32): "
+                           "32 / lanes items share a warp (short rows)",
+                           4, 32, 32),
+        ParamSpec::boolean(
+            "registers",
+            "load the row once into registers and run every later pass from "
+            "them (rows whose length is fixed at compile time, at most 64 "
+            "values per lane)",
+            false),
+        ParamSpec::boolean(
+            "online",
+            "fuse a max pass and the next pass summing exp(e - max) into one "
+            "pass with a running max and a rescaled sum (online softmax)",
+            false)};
+  }
+  bool changesPrecision(const Edit &) const override {
+    // Sums and products are reassociated across lanes.
+    return true;
+  }
+
+  Applicability prepare(const EditContext &Ctx,
+                        llvm::StringRef Target) const override {
+    Applicability A;
+    Edit E;
+    auto P = planDefault(Ctx, Target, A, E);
+    if (!P)
+      return A;
+    A.Reason = P->Description;
+    A.Suggestions = suggest(Ctx, E, *P);
+    return A;
+  }
+
+private:
+  llvm::Expected<Plan> analyze(const EditContext &Ctx,
+                               const Edit &E) const override;
+  llvm::Error planRegisters(const EditContext &Ctx, const Edit &E,
+                            Plan &P) const;
+  llvm::Error planOnline(const EditContext &Ctx, const Edit &E, Plan &P) const;
+  std::vector<Edit> suggest(const EditContext &Ctx, const Edit &E,
+                            const Plan &P) const;
+  llvm::Error analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
+                          const clang::ForStmt *For,
+                          llvm::ArrayRef<const clang::Stmt *> Later) const;
+  llvm::Expected<clang::tooling::Replacements>
+  rewrite(const EditContext &Ctx, const Edit &E, const Plan &P) const override;
+};
+
+} // namespace warpperrow
+} // namespace optiml
+
+#endif // OPTIML_LIB_EDIT_TRANSFORMS_RESTRUCTURE_WARPPERROWINTERNAL_H

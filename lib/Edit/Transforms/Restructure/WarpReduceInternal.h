@@ -1,0 +1,300 @@
+//===- WarpReduceInternal.h - warp-reduce's shared pieces -------*- C++ -*-===//
+//
+// Private to the warp-reduce transform (WarpReduce*.cpp): the plans its three
+// matchers fill (per-thread atomics in WarpReduceAtomics.cpp, the shared-memory
+// tree in WarpReduceTree.cpp, the tree's grid-stride leaf in
+// WarpReduceLeaf.cpp), the statement helpers they share, and the tree matcher,
+// whose members are defined in the tree and leaf files. WarpReduce.cpp plans
+// and emits the rewrite.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_LIB_EDIT_TRANSFORMS_RESTRUCTURE_WARPREDUCEINTERNAL_H
+#define OPTIML_LIB_EDIT_TRANSFORMS_RESTRUCTURE_WARPREDUCEINTERNAL_H
+
+#include "../../CatalogInternal.h"
+#include "../TransformSupport.h"
+#include "optiml/Frontend/ASTUtil.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/OperationKinds.h"
+#include "clang/AST/Stmt.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/Error.h"
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace optiml {
+namespace warpreduce {
+
+// The pieces were written against clang and llvm unqualified; the directives
+// stay inside this private namespace.
+using namespace clang;
+using namespace llvm;
+
+/// The per-thread-atomics form.
+struct AtomicsPlan {
+  std::vector<const CallExpr *> Atomics;
+  std::string Target; ///< the address, as written
+  std::string Type;   ///< accumulator type
+  bool NeedsCast = false;
+};
+
+enum class ReduceOp { Sum, Max, Min };
+
+/// Offsets [Begin, End) of the main file.
+struct Range {
+  unsigned Begin = 0, End = 0;
+};
+
+/// The shared-memory tree form: what to rewrite, and how.
+struct TreePlan {
+  const VarDecl *Array = nullptr;
+  std::string ArrayName;
+  std::string ElemType; ///< the register's type (no qualifiers)
+  ReduceOp Op = ReduceOp::Sum;
+  std::string Fn;        ///< max/min function as written ("fmaxf")
+  bool Floating = false; ///< floating point or unknown (template)
+  /// The declaration: its size expression is replaced by NewSize, or (for
+  /// an array without a size) the whole declaration by NewDecl.
+  Range Size, Decl;
+  std::string NewSize, NewDecl;
+  Range Store;                  ///< `A[tid] = value;`
+  std::string StoreValue;       ///< value, as written
+  std::optional<Range> PreSync; ///< the barrier before the loop, removed
+  Range Region;                 ///< the loop and its warp tail
+  std::vector<Range> Finals;    ///< `A[0]` in thread 0's statement
+  std::string Tid; ///< thread index, as written in the loop's guard
+  /// grid_stride: the store's replacement when it holds the guarded value
+  /// itself, other replacements of the leaf, and the launches' capped grids.
+  bool GridStride = false;
+  std::string StoreText;
+  std::vector<std::pair<Range, std::string>> LeafEdits, Caps;
+  std::string LeafDescription;
+  std::vector<std::string> Notes;
+  std::string Description;
+};
+
+struct WarpReducePlan {
+  ResolvedKernel Kernel;
+  bool Tree = false;
+  AtomicsPlan Atomics;
+  TreePlan T;
+  /// Whether floating-point sums are reassociated (unknown types count).
+  bool Reassociates = true;
+};
+
+const Expr *strip(const Expr *E);
+
+/// A binary operation, built in or (in templates) a dependent operator call.
+struct Binary {
+  BinaryOperatorKind Op;
+  const Expr *L, *R;
+};
+std::optional<Binary> binaryOf(const Stmt *S);
+
+/// The called function's name, also for calls not resolved in a template.
+StringRef calleeName(const CallExpr *C);
+bool isCallTo(const Stmt *S, StringRef Name);
+/// A statement that is a block barrier: `__syncthreads()`, or a call the
+/// kernel model takes for one (`cg::sync(cta)`, `cta.sync()`).
+bool isBarrier(const Stmt *S);
+bool isThreadX(const Expr *E);
+std::optional<ReduceOp> minMaxOp(StringRef Fn);
+bool isPowerOf2(int64_t V);
+
+/// The per-thread-atomics form (WarpReduceAtomics.cpp).
+Error analyzeAtomics(const EditContext &Ctx, const Edit &E,
+                     const ResolvedKernel *K, WarpReducePlan &Out);
+
+/// Recognizes the shared-memory tree in one kernel.
+class TreeMatcher {
+public:
+  TreeMatcher(const EditContext &Ctx, const Edit &E, const ResolvedKernel &K)
+      : Ctx(Ctx), E(E), K(K), SM(Ctx.AST.getSourceManager()),
+        Body(cast<CompoundStmt>(K.Decl->getBody())),
+        Written(writtenVars(Body)) {}
+
+  Expected<TreePlan> match();
+  /// Whether match() found a loop halving a stride (a tree, maybe one it
+  /// refused).
+  bool foundLoop() const { return S != nullptr; }
+
+private:
+  const EditContext &Ctx;
+  const Edit &E;
+  const ResolvedKernel &K;
+  const SourceManager &SM;
+  const CompoundStmt *Body;
+  DenseSet<const ValueDecl *> Written;
+  TreePlan P;
+  const VarDecl *S = nullptr; ///< the loop's stride
+
+  Error no(const Twine &Why, const Stmt *At = nullptr) const {
+    return reject(E, "not-applicable", "kernel '" + E.Target + "': " + Why,
+                  At ? filePos(SM, SM.getExpansionLoc(At->getBeginLoc()))
+                     : SourcePos{});
+  }
+  Error no(const Twine &Why, const Decl *At) const {
+    return reject(E, "not-applicable", "kernel '" + E.Target + "': " + Why,
+                  filePos(SM, SM.getExpansionLoc(At->getLocation())));
+  }
+  std::string at(const Stmt *St) const {
+    SourcePos Pos = filePos(SM, SM.getExpansionLoc(St->getBeginLoc()));
+    return std::to_string(Pos.Line) + ":" + std::to_string(Pos.Column);
+  }
+
+  /// The main-file span of \p St with macros inside it expanded to their
+  /// invocations; with \p Semi, a `;` that ends it is included. Nothing when
+  /// it starts or ends inside a macro (unless \p AllowMacroEnds).
+  std::optional<Range> span(const Stmt *St, bool Semi,
+                            bool AllowMacroEnds = false) const {
+    SourceLocation B = St->getBeginLoc(), End = St->getEndLoc();
+    if (B.isInvalid() || End.isInvalid())
+      return std::nullopt;
+    if (!AllowMacroEnds && (B.isMacroID() || End.isMacroID()))
+      return std::nullopt;
+    B = SM.getExpansionRange(B).getBegin();
+    End = SM.getExpansionRange(End).getEnd();
+    if (!Ctx.inFile(B) || !Ctx.inFile(End))
+      return std::nullopt;
+    Range R{SM.getFileOffset(B),
+            SM.getFileOffset(End) +
+                Lexer::MeasureTokenLength(End, SM, Ctx.AST.getLangOpts())};
+    if (Semi && R.End > 0 && Ctx.Code[R.End - 1] != ';' &&
+        Ctx.Code[R.End - 1] != '}') {
+      unsigned Q = R.End;
+      while (Q < Ctx.Code.size() && (Ctx.Code[Q] == ' ' || Ctx.Code[Q] == '\t'))
+        ++Q;
+      if (Q < Ctx.Code.size() && Ctx.Code[Q] == ';')
+        R.End = Q + 1;
+    }
+    return R;
+  }
+  std::string text(const Stmt *St) const {
+    auto R = span(St, false, true);
+    return R ? Ctx.Code.slice(R->Begin, R->End).str() : "";
+  }
+
+  /// threadIdx.x, or a local initialized with it and never written.
+  bool isTid(const Expr *X) const {
+    if (isThreadX(X))
+      return true;
+    const auto *VD = dyn_cast_or_null<VarDecl>(declOf(X));
+    return VD && VD->isLocalVarDecl() && VD->hasInit() &&
+           isThreadX(VD->getInit()) && !Written.contains(VD);
+  }
+  /// `blockIdx.x * blockDim.x + threadIdx.x` in any operand order, the
+  /// thread index possibly through a local (isTid).
+  bool isLinearIndex(const Expr *X) const {
+    if (linearIndexDim(X) == 'x')
+      return true;
+    auto B = binaryOf(stripCasts(X));
+    if (!B || B->Op != BO_Add)
+      return false;
+    auto BlockOffset = [](const Expr *Y) {
+      auto M = binaryOf(stripCasts(Y));
+      if (!M || M->Op != BO_Mul)
+        return false;
+      auto L = asBuiltinVar(stripCasts(M->L));
+      auto R = asBuiltinVar(stripCasts(M->R));
+      return L && R && L->Dim == 'x' && R->Dim == 'x' &&
+             ((L->Var == "blockIdx" && R->Var == "blockDim") ||
+              (L->Var == "blockDim" && R->Var == "blockIdx"));
+    };
+    return (isTid(B->L) && BlockOffset(B->R)) ||
+           (isTid(B->R) && BlockOffset(B->L));
+  }
+  /// Base[i] with Base naming \p Base: the index i, or null.
+  static const Expr *indexInto(const Expr *X, const ValueDecl *Base) {
+    const auto *AS = dyn_cast_or_null<ArraySubscriptExpr>(strip(X));
+    if (!AS || declOf(AS->getBase()) != Base)
+      return nullptr;
+    return AS->getIdx();
+  }
+  /// tid + o or o + tid: o.
+  const Expr *offsetFrom(const Expr *Idx,
+                         function_ref<bool(const Expr *)> IsTid) const {
+    auto B = binaryOf(Idx);
+    if (!B || B->Op != BO_Add)
+      return nullptr;
+    if (IsTid(B->L))
+      return B->R;
+    if (IsTid(B->R))
+      return B->L;
+    return nullptr;
+  }
+
+  /// One step `A[tid] += A[tid + o];`, `A[tid] = A[tid] + A[tid + o];` or
+  /// `A[tid] = max(A[tid], A[tid + o]);` (operands in either order): o.
+  /// The operator must agree with earlier steps.
+  const Expr *step(const Stmt *St, const ValueDecl *A,
+                   function_ref<bool(const Expr *)> IsTid) {
+    auto B = binaryOf(St);
+    if (!B)
+      return nullptr;
+    auto IsOwn = [&](const Expr *X) {
+      const Expr *I = indexInto(X, A);
+      return I && IsTid(I);
+    };
+    auto Other = [&](const Expr *X) -> const Expr * {
+      const Expr *I = indexInto(X, A);
+      return I ? offsetFrom(I, IsTid) : nullptr;
+    };
+    if (!IsOwn(B->L))
+      return nullptr;
+    std::optional<ReduceOp> Op;
+    std::string Fn;
+    const Expr *Off = nullptr;
+    if (B->Op == BO_AddAssign) {
+      Op = ReduceOp::Sum;
+      Off = Other(B->R);
+    } else if (B->Op == BO_Assign) {
+      const Expr *X = nullptr, *Y = nullptr;
+      if (auto Sum = binaryOf(B->R); Sum && Sum->Op == BO_Add) {
+        Op = ReduceOp::Sum;
+        X = Sum->L;
+        Y = Sum->R;
+      } else if (const auto *C = dyn_cast<CallExpr>(strip(B->R));
+                 C && C->getNumArgs() == 2 && !isa<CXXOperatorCallExpr>(C)) {
+        Op = minMaxOp(calleeName(C));
+        Fn = text(C->getCallee());
+        X = C->getArg(0);
+        Y = C->getArg(1);
+      }
+      if (Op && X && Y) {
+        if (IsOwn(X))
+          Off = Other(Y);
+        else if (IsOwn(Y))
+          Off = Other(X);
+      }
+    }
+    if (!Op || !Off)
+      return nullptr;
+    if (!OpSet) {
+      // The first step fixes the operator.
+      P.Op = *Op;
+      P.Fn = Fn;
+      OpSet = true;
+    }
+    return *Op == P.Op ? Off : nullptr;
+  }
+  bool OpSet = false;
+
+  Error matchLoop(const ForStmt *L, bool &Tail, std::optional<int64_t> &Start,
+                  std::string &StartText);
+  Error matchTail(const Stmt *St);
+  Error matchFinal(const IfStmt *If);
+  Error matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
+                  const IfStmt *Final, ArrayRef<const Stmt *> TreeStmts);
+  void checkLaunches(bool Tail, std::optional<int64_t> Start,
+                     const std::string &StartText, Error &Err);
+};
+
+} // namespace warpreduce
+} // namespace optiml
+
+#endif // OPTIML_LIB_EDIT_TRANSFORMS_RESTRUCTURE_WARPREDUCEINTERNAL_H

@@ -1,0 +1,593 @@
+//===- WarpReduceLeaf.cpp - warp-reduce: the grid-stride leaf -------------===//
+//
+// The third matcher of warp-reduce (with grid_stride): the value each thread
+// stores before a shared-memory tree, guarded by the index's bound, which
+// becomes a register folded over a grid-stride loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../../CatalogInternal.h"
+#include "../TransformSupport.h"
+#include "WarpReduceInternal.h"
+#include "optiml/Frontend/ASTUtil.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/Stmt.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/AST/TypeLoc.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+using namespace clang;
+using namespace llvm;
+
+namespace optiml {
+namespace warpreduce {
+
+namespace {
+
+/// Whether \p Id is the identity of \p Op for elements of type \p Elem:
+/// 0 for +; -INFINITY, the lowest finite value or the type's minimum for
+/// max; their opposites for min.
+bool isIdentity(const Expr *Id, ReduceOp Op, QualType Elem,
+                const ASTContext &AST) {
+  if (!Id || Id->isValueDependent() || Id->isTypeDependent())
+    return false;
+  Expr::EvalResult R;
+  if (!Id->EvaluateAsRValue(R, AST))
+    return false;
+  const APValue &V = R.Val;
+  if (Op == ReduceOp::Sum)
+    return (V.isInt() && V.getInt().isZero()) ||
+           (V.isFloat() && V.getFloat().isZero());
+  if (Elem->isDependentType())
+    return false;
+  bool Max = Op == ReduceOp::Max;
+  if (V.isFloat()) {
+    const APFloat &F = V.getFloat();
+    if (F.isInfinity())
+      return F.isNegative() == Max;
+    if (!Elem->isRealFloatingType())
+      return false;
+    APFloat L = APFloat::getLargest(AST.getFloatTypeSemantics(Elem), Max);
+    APFloat G = F;
+    bool Lost = false;
+    G.convert(L.getSemantics(), APFloat::rmNearestTiesToEven, &Lost);
+    return !Lost && G.bitwiseIsEqual(L);
+  }
+  if (V.isInt() && Elem->isIntegerType()) {
+    unsigned W = AST.getIntWidth(Elem);
+    bool Unsigned = Elem->isUnsignedIntegerType();
+    APSInt Want = Max ? APSInt::getMinValue(W, Unsigned)
+                      : APSInt::getMaxValue(W, Unsigned);
+    return APSInt::isSameValue(V.getInt(), Want);
+  }
+  return false;
+}
+
+StringRef identityName(ReduceOp Op) {
+  switch (Op) {
+  case ReduceOp::Sum:
+    return "0";
+  case ReduceOp::Max:
+    return "-INFINITY, the lowest finite value or the type's minimum";
+  case ReduceOp::Min:
+    return "INFINITY, the largest finite value or the type's maximum";
+  }
+  return "";
+}
+
+/// The leaf value reads elements only at the index: every subscript is
+/// `p[i]`, no pointer is dereferenced otherwise, nothing is written, no
+/// thread or block index, shared memory, barrier or warp primitive is used,
+/// and locals it reads are the same for every thread of the grid. Helpers
+/// it calls obey the same rules and read no memory at all.
+class LeafCheck : public RecursiveASTVisitor<LeafCheck> {
+public:
+  LeafCheck(const VarDecl *Index, const FunctionDecl *Kernel,
+            const DenseSet<const ValueDecl *> &Written,
+            function_ref<std::string(const Stmt *)> Text)
+      : Index(Index), Kernel(Kernel), Written(Written), Text(Text) {}
+
+  std::string Why;
+  const Stmt *At = nullptr;
+
+  bool check(const Stmt *S) {
+    if (mentionsBuiltin(S))
+      return fail("uses a thread or block index other than through '" +
+                      Index->getName().str() + "'",
+                  S);
+    return TraverseStmt(const_cast<Stmt *>(S));
+  }
+
+  bool VisitArraySubscriptExpr(ArraySubscriptExpr *AS) {
+    if (Helper)
+      return fail("calls '" + Helper->getName().str() +
+                      "', which reads memory ('" + Text(AS) + "')",
+                  AS);
+    if (declOf(AS->getIdx()) != Index)
+      return fail("reads '" + Text(AS) + "' at an index other than '" +
+                      Index->getName().str() + "'",
+                  AS);
+    return true;
+  }
+  bool VisitUnaryOperator(UnaryOperator *U) {
+    if (U->getOpcode() == UO_Deref)
+      return fail("reads through the pointer '" + Text(U) + "'", U);
+    if (U->isIncrementDecrementOp())
+      return fail("writes '" + Text(U->getSubExpr()) + "'", U);
+    return true;
+  }
+  bool VisitBinaryOperator(BinaryOperator *B) {
+    if (B->isAssignmentOp())
+      return fail("writes '" + Text(B->getLHS()) + "'", B);
+    return true;
+  }
+  bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *C) {
+    if (C->isAssignmentOp())
+      return fail("writes '" + Text(C->getArg(0)) + "'", C);
+    return true;
+  }
+  bool VisitDeclRefExpr(DeclRefExpr *D) {
+    const auto *V = dyn_cast<VarDecl>(D->getDecl());
+    if (!V || V == Index)
+      return true;
+    if (V->hasAttr<CUDASharedAttr>())
+      return fail("reads the shared array '" + V->getName().str() + "'", D);
+    if (Helper)
+      return true; // the helper's own parameters and locals
+    if (Written.contains(V))
+      return fail("reads '" + V->getName().str() + "', which the kernel writes",
+                  D);
+    if (V->isLocalVarDecl() && !isa<ParmVarDecl>(V) &&
+        !gridUniform(D, Kernel, 0))
+      return fail("reads '" + V->getName().str() +
+                      "', which differs between threads or blocks",
+                  D);
+    return true;
+  }
+  bool VisitCallExpr(CallExpr *C) {
+    const FunctionDecl *FD = C->getDirectCallee();
+    if (!FD || !FD->getIdentifier())
+      return fail("calls '" + Text(C->getCallee()) +
+                      "', which is not a plain function",
+                  C);
+    StringRef Name = FD->getName();
+    if (isThreadCall(Name))
+      return fail("calls " + Name.str(), C);
+    // __ldg(&x[i]) only reads (read-only-cache writes it).
+    if (Name == "__ldg")
+      return true;
+    for (const ParmVarDecl *PV : FD->parameters())
+      if (PV->getType()->isPointerType() || PV->getType()->isReferenceType())
+        return fail("passes a pointer or reference to '" + Name.str() + "'", C);
+    const FunctionDecl *Def = nullptr;
+    if (!FD->hasBody(Def))
+      return true; // a math function
+    if (Depth >= 4)
+      return fail("calls helpers nested too deeply ('" + Name.str() + "')", C);
+    if (mentionsBuiltin(Def->getBody()))
+      return fail(
+          "calls '" + Name.str() + "', which reads thread or block indices", C);
+    const FunctionDecl *Outer = Helper;
+    Helper = Def;
+    ++Depth;
+    bool Ok = TraverseStmt(Def->getBody());
+    --Depth;
+    Helper = Outer;
+    return Ok;
+  }
+  bool TraverseLambdaExpr(LambdaExpr *L) { return fail("uses a lambda", L); }
+
+  /// \p E has the same value in every thread of the grid: block-uniform,
+  /// and no local it reads comes from blockIdx.
+  static bool gridUniform(const Expr *E, const FunctionDecl *K,
+                          unsigned Depth) {
+    if (Depth > 16 || !isBlockUniform(E, K) || mentionsBuiltin(E, "blockIdx"))
+      return false;
+    bool Ok = true;
+    struct Refs : RecursiveASTVisitor<Refs> {
+      std::vector<const VarDecl *> Locals;
+      bool VisitDeclRefExpr(DeclRefExpr *D) {
+        if (const auto *V = dyn_cast<VarDecl>(D->getDecl()))
+          if (V->isLocalVarDecl() && !isa<ParmVarDecl>(V))
+            Locals.push_back(V);
+        return true;
+      }
+    } R;
+    R.TraverseStmt(const_cast<Expr *>(E));
+    for (const VarDecl *V : R.Locals)
+      Ok &= V->getInit() && gridUniform(V->getInit(), K, Depth + 1);
+    return Ok;
+  }
+
+private:
+  const VarDecl *Index;
+  const FunctionDecl *Kernel;
+  const DenseSet<const ValueDecl *> &Written;
+  function_ref<std::string(const Stmt *)> Text;
+  const FunctionDecl *Helper = nullptr;
+  unsigned Depth = 0;
+
+  bool fail(std::string W, const Stmt *S) {
+    if (Why.empty()) {
+      Why = std::move(W);
+      At = S;
+    }
+    return false;
+  }
+};
+
+} // namespace
+
+/// The leaf: the value each thread stores before the tree, guarded by the
+/// index's bound, becomes a register folded over a grid-stride loop.
+Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
+                             const IfStmt *Final,
+                             ArrayRef<const Stmt *> TreeStmts) {
+  auto StoreB = binaryOf(Store);
+  if (!StoreB)
+    return no("the store '" + text(Store) + "' is not an assignment");
+  const Expr *Value = strip(StoreB->R);
+  QualType AT = P.Array->getType();
+  QualType Elem = AT->isPointerType()
+                      ? AT->getPointeeType()
+                      : Ctx.AST.getAsArrayType(AT)->getElementType();
+  static const char *OpNames[] = {"+", "max", "min"};
+  std::string OpName = OpNames[int(P.Op)];
+  auto Shapes = [&] {
+    return "'" + P.ArrayName + "[tid] = (i < n) ? value : " +
+           (P.Op == ReduceOp::Sum ? "0" : "<identity>") +
+           ";' or 'T v = " + (P.Op == ReduceOp::Sum ? "0" : "<identity>") +
+           "; if (i < n) v = value; " + P.ArrayName +
+           "[tid] = v;' with i = blockIdx.x * blockDim.x + threadIdx.x";
+  };
+
+  // The three spellings: the guard, the guarded value and the identity,
+  // and the local (if any) that carries them to the store.
+  const Expr *Cond = nullptr, *Val = nullptr, *Id = nullptr;
+  const VarDecl *Local = nullptr;
+  const Stmt *LocalDecl = nullptr, *LocalIf = nullptr;
+  auto Conditional = [&](const Expr *X) {
+    if (const auto *C = dyn_cast<ConditionalOperator>(strip(X))) {
+      Cond = C->getCond();
+      Val = C->getTrueExpr();
+      Id = C->getFalseExpr();
+      return true;
+    }
+    return false;
+  };
+  size_t StoreIdx = find(Stmts, Store) - Stmts.begin();
+  if (const auto *LV = dyn_cast_or_null<VarDecl>(declOf(Value));
+      LV && LV->isLocalVarDecl() && !isa<ParmVarDecl>(LV) &&
+      isa<DeclRefExpr>(Value)) {
+    Local = LV;
+    for (size_t Ix = 0; Ix < Stmts.size(); ++Ix) {
+      const Stmt *X = Stmts[Ix];
+      const auto *DS = dyn_cast<DeclStmt>(X);
+      if (DS && DS->isSingleDecl() && DS->getSingleDecl() == LV) {
+        LocalDecl = X;
+        continue;
+      }
+      if (X == Store || !mentions(X, LV))
+        continue;
+      const auto *If = dyn_cast<IfStmt>(X);
+      const Stmt *Then = If ? If->getThen() : nullptr;
+      if (const auto *CS = dyn_cast_or_null<CompoundStmt>(Then);
+          CS && CS->size() == 1)
+        Then = CS->body_front();
+      auto B = binaryOf(Then);
+      if (LocalDecl && !LocalIf && If && !If->getElse() && !If->getInit() &&
+          !If->getConditionVariable() && B && B->Op == BO_Assign &&
+          declOf(B->L) == LV && !mentions(If->getCond(), LV) &&
+          !mentions(B->R, LV) && Ix < StoreIdx) {
+        LocalIf = X;
+        Cond = If->getCond();
+        Val = B->R;
+        continue;
+      }
+      return no("the value stored into '" + P.ArrayName + "' comes from '" +
+                    LV->getName() + "', which is used at " + at(X) +
+                    "; grid_stride expects " + Shapes(),
+                X);
+    }
+    if (!LocalDecl || !LV->hasInit())
+      return no("'" + LV->getName() + "', stored into '" + P.ArrayName +
+                    "', is not declared with a value at the top level of "
+                    "the kernel; grid_stride expects " +
+                    Shapes(),
+                Store);
+    if (LocalIf) {
+      Id = LV->getInit();
+    } else if (!Conditional(LV->getInit()) || Written.contains(LV)) {
+      return no("'" + LV->getName() + "' is not '(i < n) ? value : " +
+                    (P.Op == ReduceOp::Sum ? "0" : "<identity>") +
+                    "' nor set by one 'if (i < n) " + LV->getName() +
+                    " = value;'; grid_stride expects " + Shapes(),
+                LocalDecl);
+    }
+  } else if (!Conditional(Value)) {
+    return no("the value stored into '" + P.ArrayName + "' at " + at(Store) +
+                  " is not guarded by the index's bound; grid_stride expects " +
+                  Shapes(),
+              Store);
+  }
+
+  // The guard: `i < n` (or `n > i`), then any further conjuncts.
+  std::vector<const Expr *> Rest;
+  const Expr *Check = strip(Cond);
+  while (const auto *B = dyn_cast<BinaryOperator>(Check)) {
+    if (B->getOpcode() != BO_LAnd)
+      break;
+    Rest.insert(Rest.begin(), B->getRHS());
+    Check = strip(B->getLHS());
+  }
+  auto CB = binaryOf(Check);
+  const Expr *IdxE = nullptr, *Bound = nullptr;
+  if (CB && CB->Op == BO_LT) {
+    IdxE = CB->L;
+    Bound = CB->R;
+  } else if (CB && CB->Op == BO_GT) {
+    IdxE = CB->R;
+    Bound = CB->L;
+  }
+  if (!IdxE)
+    return no("the leaf's guard '" + text(Cond) +
+                  "' does not start with 'i < n'; grid_stride expects " +
+                  Shapes(),
+              Cond);
+  const auto *Index = dyn_cast_or_null<VarDecl>(declOf(IdxE));
+  if (!Index || !Index->isLocalVarDecl() || !Index->hasInit() ||
+      !isLinearIndex(Index->getInit()) || Written.contains(Index))
+    return no("the leaf's guard compares '" + text(IdxE) +
+                  "', not a local index 'i = blockIdx.x * blockDim.x + "
+                  "threadIdx.x' that is never written",
+              Cond);
+  if (const ValueDecl *BD = declOf(Bound); BD && Written.contains(BD))
+    return no("the bound '" + text(Bound) +
+                  "' is written in the kernel; the grid-stride loop needs "
+                  "it fixed",
+              Bound);
+  if (!LeafCheck::gridUniform(Bound, K.Decl, 0))
+    return no("the bound '" + text(Bound) +
+                  "' is not the same for every thread of the grid",
+              Bound);
+  if (!isIdentity(Id, P.Op, Elem, Ctx.AST))
+    return no("out-of-range threads contribute '" + text(Id) +
+                  "', not the identity of " + OpName + " (" +
+                  identityName(P.Op).str() +
+                  "); the grid-stride loop would fold it in once per thread",
+              Id);
+
+  // The leaf value and the further conjuncts read elements at i only.
+  auto TextFn = [&](const Stmt *S) { return text(S); };
+  std::vector<const Expr *> Parts = Rest;
+  Parts.push_back(Val);
+  for (const Expr *X : Parts) {
+    if (containsMacro(X))
+      return no("the leaf '" + text(X) + "' is written with a macro", X);
+    LeafCheck LC(Index, K.Decl, Written, TextFn);
+    if (!LC.check(X))
+      return no("the leaf '" + text(X) + "' " + LC.Why +
+                    "; grid_stride needs an elementwise value of x[" +
+                    Index->getName() + "]",
+                LC.At ? LC.At : X);
+  }
+
+  // With a capped grid, a block's other work would run for fewer blocks:
+  // nothing outside the tree writes memory but the final atomic.
+  for (const Stmt *X : Stmts) {
+    if (X == Final || is_contained(TreeStmts, X))
+      continue;
+    for (const MemWrite &W : memoryWrites(X))
+      if (declOf(W.Base) != P.Array)
+        return no("writes '" + text(W.Target) + "' at " + at(X) +
+                      " (per thread): with a capped grid, grid_stride would "
+                      "skip it for the blocks that no longer exist",
+                  X);
+    if (const Stmt *C = opaqueCall(X))
+      return no("calls '" + text(C) + "' at " + at(X) +
+                    ", whose writes cannot be followed; grid_stride needs a "
+                    "kernel that only reduces",
+                C);
+  }
+
+  // The result: one atomic per block into one location.
+  const Stmt *Then = Final->getThen();
+  if (const auto *CS = dyn_cast<CompoundStmt>(Then); CS && CS->size() == 1)
+    Then = CS->body_front();
+  StringRef Want = P.Op == ReduceOp::Sum   ? "atomicAdd"
+                   : P.Op == ReduceOp::Max ? "atomicMax"
+                                           : "atomicMin";
+  const auto *Atomic = dyn_cast<CallExpr>(Then);
+  // max/min of floats have no atomic of their own: a helper named
+  // atomicMax... (atomicMaxFloat) counts.
+  bool Combines =
+      Atomic && Atomic->getNumArgs() == 2 &&
+      (P.Op == ReduceOp::Sum ? calleeName(Atomic) == Want
+                             : calleeName(Atomic).starts_with(Want));
+  if (!Combines) {
+    std::string Per;
+    if (auto B = binaryOf(Then);
+        B && B->Op == BO_Assign && mentionsBuiltin(B->L, "blockIdx"))
+      Per = "stores one result per block ('" + text(B->L) +
+            "'): capping the grid would change which blocks exist, so "
+            "grid_stride needs the blocks' results combined by ";
+    else
+      Per = "thread 0's statement '" + text(Then) + "' is not ";
+    return no(Per + Want + "(p, " + P.ArrayName +
+                  "[0]) into one location for all blocks",
+              Then);
+  }
+  if (!LeafCheck::gridUniform(Atomic->getArg(0), K.Decl, 0))
+    return no("the atomic's address '" + text(Atomic->getArg(0)) +
+                  "' differs between blocks: capping the grid would change "
+                  "which blocks exist, so grid_stride needs one location for "
+                  "all blocks",
+              Atomic);
+
+  // An integer sum combined in a wider type (int elements, an unsigned long
+  // long total): a block now sums many more elements in the narrow type,
+  // which may overflow where 256 did not.
+  if (QualType PT = Atomic->getArg(0)->IgnoreParenImpCasts()->getType();
+      P.Op == ReduceOp::Sum && !Elem->isDependentType() &&
+      Elem->isIntegerType() && PT->isPointerType() &&
+      PT->getPointeeType()->isIntegerType() &&
+      !PT->getPointeeType()->isDependentType() &&
+      Ctx.AST.getTypeSize(PT->getPointeeType()) > Ctx.AST.getTypeSize(Elem))
+    return no(
+        "the block's sum is '" +
+            Elem.getUnqualifiedType().getAsString(Ctx.AST.getPrintingPolicy()) +
+            "' but the total is '" +
+            PT->getPointeeType().getUnqualifiedType().getAsString(
+                Ctx.AST.getPrintingPolicy()) +
+            "': with grid_stride each block sums many more elements "
+            "and could overflow; widen '" +
+            P.ArrayName + "' first",
+        Atomic);
+
+  // Launches: 1D grids, capped.
+  int64_t Max = E.getInt("max_blocks").value_or(DefaultGridCap);
+  if (Max < 1)
+    return reject(E, "params", "params.max_blocks must be at least 1");
+  for (const LaunchSite &L : K.Info->Launches) {
+    std::string Why;
+    auto G = grid1D(Ctx, L, Why);
+    if (G && G->E->HasSideEffects(Ctx.AST))
+      Why = "the grid of " + L.Id + " has side effects", G.reset();
+    std::string M = std::to_string(Max);
+    if (!G) {
+      // A plain integer grid written with a macro ('(n + BLOCK - 1) /
+      // BLOCK') is capped as written, like privatize-atomics does.
+      const CUDAKernelCallExpr *C = findLaunchCall(Ctx, L);
+      const Expr *GE = C && C->getConfig() && C->getConfig()->getNumArgs()
+                           ? C->getConfig()->getArg(0)->IgnoreImplicit()
+                           : nullptr;
+      if (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(GE);
+          CE && CE->getNumArgs() >= 1)
+        GE = CE->getArg(0); // the implicit dim3(g)
+      if (!L.InMacro && GE && !GE->HasSideEffects(Ctx.AST) &&
+          gridIsInteger(Ctx, L) &&
+          L.GridRange.End.Offset > L.GridRange.Begin.Offset) {
+        P.Caps.push_back({{L.GridRange.Begin.Offset, L.GridRange.End.Offset},
+                          cappedGrid(L.Grid, Max)});
+        continue;
+      }
+      return no(Why + "; grid_stride must cap the grid of every launch (a "
+                      "one-dimensional grid that can be rewritten)");
+    }
+    std::string Cap;
+    if (auto Lit = intValue(G->E, Ctx.AST);
+        Lit && isa<IntegerLiteral>(G->E->IgnoreParenImpCasts())) {
+      Cap = std::to_string(std::min(*Lit, Max));
+    } else {
+      const Expr *X = G->E->IgnoreParenImpCasts();
+      std::string T = G->Text;
+      if (isa<ConditionalOperator>(X) ||
+          (isa<BinaryOperator>(X) && !cast<BinaryOperator>(X)->isAdditiveOp() &&
+           !cast<BinaryOperator>(X)->isMultiplicativeOp()))
+        T = "(" + T + ")";
+      Cap = T + " < " + M + " ? " + T + " : " + M;
+    }
+    P.Caps.push_back({{G->Span.Begin.Offset, G->Span.End.Offset}, Cap});
+  }
+  if (K.Info->Launches.empty())
+    P.Notes.push_back("the kernel is not launched in this file: its grids "
+                      "are not capped (any grid is correct)");
+
+  // The rewrite.
+  StringRef KText =
+      Ctx.Code.slice(K.Info->Range.Begin.Offset, K.Info->Range.End.Offset);
+  std::string J = freshName(KText, "j");
+  auto Subst = [&](const Expr *X) {
+    auto R = span(X, false);
+    std::vector<TextEdit> Edits;
+    struct Refs : RecursiveASTVisitor<Refs> {
+      const VarDecl *I;
+      std::vector<const DeclRefExpr *> Found;
+      bool VisitDeclRefExpr(DeclRefExpr *D) {
+        if (D->getDecl() == I)
+          Found.push_back(D);
+        return true;
+      }
+    } F;
+    F.I = Index;
+    F.TraverseStmt(const_cast<Expr *>(X));
+    for (const DeclRefExpr *D : F.Found)
+      if (auto DR = span(D, false))
+        Edits.push_back({DR->Begin, DR->End - DR->Begin, J});
+    return spliceText(Ctx.Code, R->Begin, R->End, std::move(Edits));
+  };
+  std::string Elem1 = Subst(Val);
+  if (!Rest.empty()) {
+    std::string C;
+    for (const Expr *X : Rest)
+      C += (C.empty() ? "" : " && ") + Subst(X);
+    Elem1 = parenthesize(C) + " ? " + Elem1 + " : " + text(Id);
+  }
+  std::string IndexType = Index->getType().getUnqualifiedType().getAsString(
+      Ctx.AST.getPrintingPolicy());
+  if (auto TR = Index->getTypeSourceInfo()
+                    ->getTypeLoc()
+                    .getUnqualifiedLoc()
+                    .getSourceRange();
+      TR.isValid() && TR.getBegin().isFileID() && TR.getEnd().isFileID()) {
+    StringRef W = Lexer::getSourceText(CharSourceRange::getTokenRange(TR), SM,
+                                       Ctx.AST.getLangOpts());
+    if (!W.empty())
+      IndexType = W.str();
+  }
+  std::string BoundText = text(Bound);
+  auto Loop = [&](StringRef Acc, StringRef Indent) {
+    std::string Fold =
+        P.Op == ReduceOp::Sum
+            ? Acc.str() + " += " + Elem1 + ";"
+            : Acc.str() + " = " + P.Fn + "(" + Acc.str() + ", " + Elem1 + ");";
+    return "for (" + IndexType + " " + J + " = " + Index->getName().str() +
+           "; " + J + " < " + BoundText + "; " + J +
+           " += gridDim.x * blockDim.x)\n" + Indent.str() + "  " + Fold;
+  };
+  std::string Indent = indentationAt(Ctx.Code, P.Store.Begin);
+  if (!Local) {
+    // `A[tid] = (i < n) ? E : id;` -> `T v = id; for (...) v += E[j];`
+    std::string V = freshName(KText, "v");
+    P.StoreText = P.ElemType + " " + V + " = " + text(Id) + ";\n" + Indent +
+                  Loop(V, Indent);
+  } else if (LocalIf) {
+    // `if (i < n) v = E;` -> `for (...) v += E[j];`
+    auto R = span(LocalIf, true);
+    if (!R)
+      return no("the leaf at " + at(LocalIf) + " is written with a macro",
+                LocalIf);
+    P.LeafEdits.push_back(
+        {*R, Loop(Local->getName(), indentationAt(Ctx.Code, R->Begin))});
+  } else {
+    // `T v = (i < n) ? E : id;` -> `T v = id; for (...) v += E[j];`
+    // The identity may be a macro (-INFINITY): the spans end after it.
+    auto IR = span(Local->getInit(), false, /*AllowMacroEnds=*/true);
+    auto DR = span(LocalDecl, true, /*AllowMacroEnds=*/true);
+    if (!IR || !DR)
+      return no("the leaf at " + at(LocalDecl) + " is written with a macro",
+                LocalDecl);
+    std::string DI = indentationAt(Ctx.Code, DR->Begin);
+    P.LeafEdits.push_back({*IR, text(Id)});
+    P.LeafEdits.push_back(
+        {{DR->End, DR->End}, "\n" + DI + Loop(Local->getName(), DI)});
+  }
+  P.GridStride = true;
+  P.LeafDescription =
+      "grid_stride: each thread first folds '" + text(Val) + "' over " +
+      Index->getName().str() + ", " + Index->getName().str() +
+      " + gridDim.x * blockDim.x, ... below " + BoundText +
+      " in a register, and grids are capped at " + std::to_string(Max) +
+      " blocks (one " + Want.str() + " per block)";
+  return Error::success();
+}
+
+} // namespace warpreduce
+} // namespace optiml

@@ -1,0 +1,686 @@
+//===- WarpReduceTree.cpp - warp-reduce: the shared-memory tree -----------===//
+//
+// The second matcher of warp-reduce: a block that stores one value per
+// thread in shared memory and halves a stride with a barrier per step (the
+// loop, its warp-synchronous tail, thread 0's final statement and the
+// launches' block sizes). The grid-stride leaf is in WarpReduceLeaf.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../../CatalogInternal.h"
+#include "../TransformSupport.h"
+#include "WarpReduceInternal.h"
+#include "optiml/Frontend/ASTUtil.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/Stmt.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/AST/TypeLoc.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+using namespace clang;
+using namespace llvm;
+
+namespace optiml {
+namespace warpreduce {
+
+namespace {
+
+/// `s >>= 1`, `s /= 2`, `s = s >> 1`, `s = s / 2`: s.
+const VarDecl *halvedVar(const Expr *Inc) {
+  auto B = binaryOf(Inc);
+  if (!B)
+    return nullptr;
+  auto IsHalf = [](BinaryOperatorKind Op, const Expr *R) {
+    const auto *Lit = dyn_cast<IntegerLiteral>(strip(R));
+    if (!Lit)
+      return false;
+    uint64_t V = Lit->getValue().getZExtValue();
+    return (Op == BO_Shr && V == 1) || (Op == BO_Div && V == 2);
+  };
+  const auto *V = dyn_cast_or_null<VarDecl>(declOf(B->L));
+  if (!V)
+    return nullptr;
+  if (B->Op == BO_ShrAssign || B->Op == BO_DivAssign)
+    return IsHalf(B->Op == BO_ShrAssign ? BO_Shr : BO_Div, B->R) ? V : nullptr;
+  if (B->Op != BO_Assign)
+    return nullptr;
+  auto R = binaryOf(B->R);
+  if (R && declOf(R->L) == V && IsHalf(R->Op, R->R))
+    return V;
+  return nullptr;
+}
+
+} // namespace
+
+Error TreeMatcher::matchLoop(const ForStmt *L, bool &Tail,
+                             std::optional<int64_t> &Start,
+                             std::string &StartText) {
+  // Start: `int s = X` or `s = X`.
+  const Expr *Init = nullptr;
+  if (const auto *DS = dyn_cast_or_null<DeclStmt>(L->getInit())) {
+    const auto *V =
+        DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl()) : nullptr;
+    if (V == S)
+      Init = V->getInit();
+  } else if (auto B = binaryOf(L->getInit());
+             B && B->Op == BO_Assign && declOf(B->L) == S) {
+    Init = B->R;
+  }
+  if (!Init)
+    return no("the tree loop at " + at(L) + " does not start its stride '" +
+                  S->getName() + "' in its header",
+              L);
+  StartText = text(Init);
+  auto SB = binaryOf(stripCasts(Init));
+  bool BlockHalf = false;
+  if (SB && (SB->Op == BO_Div || SB->Op == BO_Shr)) {
+    auto D = asBuiltinVar(stripCasts(SB->L));
+    auto V = intValue(SB->R, Ctx.AST);
+    BlockHalf = D && D->Var == "blockDim" && D->Dim == 'x' && V &&
+                *V == (SB->Op == BO_Div ? 2 : 1);
+  }
+  if (!BlockHalf) {
+    Start = intValue(Init, Ctx.AST);
+    if (!Start) {
+      // The array's size over two, spelled like its declaration (a
+      // template parameter, say).
+      const auto *AT = Ctx.AST.getAsArrayType(P.Array->getType());
+      const auto *DA = dyn_cast_or_null<DependentSizedArrayType>(AT);
+      bool SizeHalf = false;
+      if (DA && SB && SB->Op == BO_Div && intValue(SB->R, Ctx.AST) == 2)
+        SizeHalf = text(SB->L) == text(DA->getSizeExpr());
+      if (!SizeHalf)
+        return no("the tree loop starts at '" + StartText +
+                      "', not blockDim.x / 2, the array's size / 2 or a "
+                      "constant",
+                  L);
+      P.Notes.push_back("the loop starts at '" + StartText +
+                        "': blocks must have " + text(SB->L) + " threads");
+    } else if (!isPowerOf2(*Start)) {
+      return no("the tree loop starts at " + std::to_string(*Start) +
+                    ", not a power of two",
+                L);
+    }
+  }
+  // Stop: s > 0 (the whole tree) or s > 32 (a warp-synchronous tail).
+  auto C = binaryOf(L->getCond());
+  std::optional<int64_t> Bound;
+  bool Ge = false;
+  if (C && (C->Op == BO_GT || C->Op == BO_GE || C->Op == BO_NE) &&
+      declOf(C->L) == S) {
+    Bound = intValue(C->R, Ctx.AST);
+    Ge = C->Op == BO_GE;
+    if (C->Op == BO_NE && Bound != 0)
+      Bound.reset();
+  } else if (C && C->Op == BO_LT && declOf(C->R) == S) {
+    Bound = intValue(C->L, Ctx.AST);
+  }
+  // The last stride the loop runs: the least power of two above the bound.
+  std::optional<int64_t> Last;
+  if (Bound && *Bound >= 0 && *Bound < 1024) {
+    Last = 1;
+    while (Ge ? *Last < *Bound : *Last <= *Bound)
+      *Last *= 2;
+  }
+  if (!Last || (*Last != 1 && *Last != 64))
+    return no("the tree loop's condition '" + text(L->getCond()) +
+                  "' is not '" + S->getName() + " > 0' (or '" + S->getName() +
+                  " > 32' followed by a warp-synchronous tail)",
+              L);
+  Tail = *Last == 64;
+  return Error::success();
+}
+
+Error TreeMatcher::matchTail(const Stmt *St) {
+  auto Shape = [&] {
+    return "the tree loop stops at 32 but is not followed by a warp tail 'if "
+           "(" +
+           P.Tid + " < 32) { " + P.ArrayName + "[" + P.Tid +
+           "] += " + P.ArrayName + "[" + P.Tid + " + 32]; ... " + P.ArrayName +
+           "[" + P.Tid + "] += " + P.ArrayName + "[" + P.Tid + " + 1]; }'";
+  };
+  const auto *If = dyn_cast_or_null<IfStmt>(St);
+  if (!If || If->getElse() || If->getInit() || If->getConditionVariable())
+    return no(Shape(), St);
+  auto C = binaryOf(If->getCond());
+  if (!C || C->Op != BO_LT || !isTid(C->L) || intValue(C->R, Ctx.AST) != 32)
+    return no(Shape(), St);
+  // The steps, on the array itself, a volatile alias of it, or the
+  // parameters of a helper called as `helper(A, tid)`.
+  const ValueDecl *Base = P.Array;
+  std::function<bool(const Expr *)> IsTid = [&](const Expr *X) {
+    return isTid(X);
+  };
+  std::vector<const Stmt *> Steps;
+  const Stmt *Then = If->getThen();
+  if (const auto *Call = dyn_cast<CallExpr>(Then)) {
+    const FunctionDecl *FD = Call->getDirectCallee();
+    const FunctionDecl *Def = nullptr;
+    if (FD && FD->getNumParams() == 2 && Call->getNumArgs() == 2 &&
+        FD->hasBody(Def) && declOf(Call->getArg(0)) == P.Array &&
+        isTid(Call->getArg(1))) {
+      Base = Def->getParamDecl(0);
+      const ParmVarDecl *T = Def->getParamDecl(1);
+      IsTid = [T](const Expr *X) { return declOf(X) == T; };
+      if (const auto *CS = dyn_cast<CompoundStmt>(Def->getBody()))
+        Steps.assign(CS->body_begin(), CS->body_end());
+      if (is_contained(writtenDecls(Def->getBody()), T))
+        return no(Shape(), St);
+    }
+  } else if (const auto *CS = dyn_cast<CompoundStmt>(Then)) {
+    Steps.assign(CS->body_begin(), CS->body_end());
+    if (!Steps.empty())
+      if (const auto *DS = dyn_cast<DeclStmt>(Steps.front());
+          DS && DS->isSingleDecl()) {
+        const auto *V = dyn_cast<VarDecl>(DS->getSingleDecl());
+        if (V && V->getType()->isPointerType() && V->hasInit() &&
+            declOf(V->getInit()) == P.Array && !Written.contains(V)) {
+          Base = V;
+          Steps.erase(Steps.begin());
+        }
+      }
+  } else {
+    Steps.push_back(Then);
+  }
+  int64_t Want = 32;
+  for (const Stmt *X : Steps) {
+    if (isCallTo(X, "__syncwarp"))
+      continue;
+    const Expr *Off = step(X, Base, IsTid);
+    std::optional<int64_t> V = Off ? intValue(Off, Ctx.AST) : std::nullopt;
+    if (!V || *V != Want || Want == 0)
+      return no(Shape(), X);
+    Want /= 2;
+  }
+  if (Want != 0)
+    return no(Shape(), St);
+  return Error::success();
+}
+
+Error TreeMatcher::matchFinal(const IfStmt *If) {
+  // Every use of the array in thread 0's statement reads A[0].
+  struct Uses : RecursiveASTVisitor<Uses> {
+    const ValueDecl *A;
+    unsigned Refs = 0;
+    std::vector<const ArraySubscriptExpr *> Reads;
+    const Stmt *Bad = nullptr;
+    bool VisitDeclRefExpr(DeclRefExpr *D) {
+      Refs += D->getDecl() == A;
+      return true;
+    }
+    bool VisitArraySubscriptExpr(ArraySubscriptExpr *AS) {
+      if (declOf(AS->getBase()) == A)
+        Reads.push_back(AS);
+      return true;
+    }
+    void write(const Expr *X, const Stmt *At) {
+      if (const auto *AS = dyn_cast<ArraySubscriptExpr>(strip(X));
+          AS && declOf(AS->getBase()) == A && !Bad)
+        Bad = At;
+    }
+    bool VisitBinaryOperator(BinaryOperator *B) {
+      if (B->isAssignmentOp())
+        write(B->getLHS(), B);
+      return true;
+    }
+    bool VisitUnaryOperator(UnaryOperator *U) {
+      if (U->isIncrementDecrementOp() || U->getOpcode() == UO_AddrOf)
+        write(U->getSubExpr(), U);
+      return true;
+    }
+  } U;
+  U.A = P.Array;
+  U.TraverseStmt(const_cast<Stmt *>(If->getThen()));
+  if (U.Bad)
+    return no("'" + P.ArrayName + "' is written or its address taken at " +
+                  at(U.Bad) + " after the loop",
+              U.Bad);
+  if (U.Refs != U.Reads.size())
+    return no("'" + P.ArrayName + "' is used other than as '" + P.ArrayName +
+                  "[0]' after the loop",
+              If);
+  for (const ArraySubscriptExpr *AS : U.Reads) {
+    if (intValue(AS->getIdx(), Ctx.AST) != 0)
+      return no("thread 0 reads '" + text(AS) + "' after the loop; only '" +
+                    P.ArrayName + "[0]' holds the result",
+                AS);
+    auto R = span(AS, false);
+    if (!R)
+      return no("'" + P.ArrayName + "[0]' is written with a macro", AS);
+    P.Finals.push_back(*R);
+  }
+  return Error::success();
+}
+
+void TreeMatcher::checkLaunches(bool Tail, std::optional<int64_t> Start,
+                                const std::string &StartText, Error &Err) {
+  const KernelInfo &Info = *K.Info;
+  if (Info.Launches.empty()) {
+    P.Notes.push_back("the kernel is not launched in this file: every "
+                      "launch's block must be a power of two and a multiple "
+                      "of 32");
+    return;
+  }
+  std::optional<int64_t> Size;
+  if (const auto *CA = Ctx.AST.getAsConstantArrayType(P.Array->getType()))
+    Size = CA->getSize().getSExtValue();
+  for (const LaunchSite &L : Info.Launches) {
+    KernelInfo One = Info;
+    One.Launches = {L};
+    std::string Why;
+    auto Blocks = launchBlockSizesX(Ctx, One, Why);
+    if (!Blocks || Blocks->size() != 1) {
+      P.Notes.push_back(
+          Why +
+          ": it must be a power of two and a multiple "
+          "of 32" +
+          (Start ? ", " + std::to_string(*Start * 2) + " like the loop's start"
+                 : std::string()));
+      continue;
+    }
+    int64_t B = Blocks->front();
+    std::string Launch =
+        "launch " + L.Id + " uses blocks of " + std::to_string(B) + " threads";
+    if (B % 32 != 0 || !isPowerOf2(B)) {
+      Err = no(Launch + ": the tree needs a power of two, the shuffles a "
+                        "multiple of 32");
+      return;
+    }
+    if (Start && *Start * 2 != B) {
+      Err = no(Launch + " but the loop starts at " + StartText +
+               ", which reduces " + std::to_string(*Start * 2) + " values");
+      return;
+    }
+    if (Size && B > *Size) {
+      Err = no(Launch + ", more than '" + P.ArrayName + "' holds (" +
+               std::to_string(*Size) + ")");
+      return;
+    }
+    if (Tail && B < 64) {
+      Err = no(Launch + "; the warp tail reads " + P.ArrayName + "[" + P.Tid +
+               " + 32], which needs at least 64");
+      return;
+    }
+  }
+}
+
+Expected<TreePlan> TreeMatcher::match() {
+  const KernelInfo &Info = *K.Info;
+  if (Info.Uses2DThreads)
+    return no("uses 2D thread indices; warp lanes are threadIdx.x % 32 only "
+              "in one-dimensional blocks");
+  if (const Stmt *J = firstJump(Body))
+    return no("returns or jumps at " + at(J) +
+                  ": every lane of a warp must reach the shuffles",
+              J);
+  // The tree loop: the first top-level loop that halves a variable.
+  auto Stmts = Body->body();
+  auto LoopIt = find_if(Stmts, [](const Stmt *X) {
+    const auto *F = dyn_cast<ForStmt>(X);
+    return F && halvedVar(F->getInc());
+  });
+  if (LoopIt == Stmts.end()) {
+    for (const Stmt *X : Stmts)
+      if (isa<ForStmt, WhileStmt, DoStmt>(X) &&
+          callsFunction(X, "__syncthreads"))
+        return no("the loop at " + at(X) +
+                      " is not a tree loop 'for (... s = ...; s > 0; s >>= 1)'",
+                  X);
+    return no("no shared-memory tree loop 'for (... s = blockDim.x / 2; s > 0; "
+              "s >>= 1)' at the top level of the kernel");
+  }
+  const auto *Loop = cast<ForStmt>(*LoopIt);
+  S = halvedVar(Loop->getInc());
+  // The loop's body: `if (tid < s) <step>` and `__syncthreads();`.
+  std::vector<const Stmt *> LB;
+  if (const auto *CS = dyn_cast<CompoundStmt>(Loop->getBody()))
+    LB.assign(CS->body_begin(), CS->body_end());
+  else
+    LB.push_back(Loop->getBody());
+  const IfStmt *Guard = nullptr;
+  bool Sync = false, Other = false;
+  for (const Stmt *X : LB) {
+    if (isBarrier(X) && Guard && !Sync)
+      Sync = true;
+    else if (isa<IfStmt>(X) && !Guard && !Sync)
+      Guard = cast<IfStmt>(X);
+    else
+      Other = true;
+  }
+  auto Shape = [&] {
+    return std::string("'if (tid < ") + S->getName().str() +
+           ") a[tid] += a[tid + " + S->getName().str() + "]; __syncthreads();'";
+  };
+  if (!Guard || Other)
+    return no("the body of the tree loop at " + at(Loop) + " is not " + Shape(),
+              Loop);
+  if (!Sync)
+    return no("the tree loop at " + at(Loop) +
+                  " has no __syncthreads() after its step: its steps race",
+              Loop);
+  auto GC = binaryOf(Guard->getCond());
+  const Expr *TidE = nullptr;
+  if (GC && GC->Op == BO_LT && declOf(GC->R) == S)
+    TidE = GC->L;
+  else if (GC && GC->Op == BO_GT && declOf(GC->L) == S)
+    TidE = GC->R;
+  if (Guard->getElse() || !TidE)
+    return no("the tree loop's guard '" + text(Guard->getCond()) +
+                  "' is not 'tid < " + S->getName() + "'",
+              Guard);
+  if (!isTid(TidE))
+    return no("the tree loop's guard compares '" + text(TidE) +
+                  "' with the stride: not threadIdx.x or a local equal to it",
+              Guard);
+  P.Tid = text(TidE);
+  const Stmt *StepS = Guard->getThen();
+  if (const auto *CS = dyn_cast<CompoundStmt>(StepS); CS && CS->size() == 1)
+    StepS = CS->body_front();
+  // The array: the base of the step's left-hand side.
+  const ValueDecl *A = nullptr;
+  if (auto B = binaryOf(StepS))
+    if (const auto *AS = dyn_cast<ArraySubscriptExpr>(strip(B->L)))
+      A = declOf(AS->getBase());
+  const auto *AV = dyn_cast_or_null<VarDecl>(A);
+  if (!AV)
+    return no("the tree loop's step '" + text(StepS) +
+                  "' does not update an element of a shared array",
+              StepS);
+  P.Array = AV;
+  P.ArrayName = AV->getName().str();
+  // Dynamic shared memory handed out by a helper (`T *sdata =
+  // SharedMemory<T>();`, the CUDA samples' form) is an extern array under
+  // another name: its declaration becomes a per-warp array like one.
+  bool ViaHelper = AV->isLocalVarDecl() && AV->getType()->isPointerType() &&
+                   AV->hasInit() && sharedVarBehind(AV->getInit());
+  if (!ViaHelper && (!AV->hasAttr<CUDASharedAttr>() || !AV->isLocalVarDecl()))
+    return no("'" + P.ArrayName +
+                  "' is not a __shared__ array declared in the kernel",
+              StepS);
+  if (!ViaHelper && !Ctx.AST.getAsArrayType(AV->getType()))
+    return no("'" + P.ArrayName + "' is not an array", StepS);
+  {
+    const Expr *Own = indexInto(cast<Expr>(binaryOf(StepS)->L), AV);
+    if (!isTid(Own))
+      return no("'" + P.ArrayName + "' is indexed by '" + text(Own) +
+                    "' in the tree loop, not by threadIdx.x",
+                StepS);
+  }
+  const Expr *Off = step(StepS, AV, [&](const Expr *X) { return isTid(X); });
+  if (!Off || declOf(Off) != S)
+    return no("the tree loop's step '" + text(StepS) + "' is not '" +
+                  P.ArrayName + "[" + P.Tid + "] += " + P.ArrayName + "[" +
+                  P.Tid + " + " + S->getName() + "]' (or max/min of the two)",
+              StepS);
+  bool Tail = false;
+  std::optional<int64_t> Start;
+  std::string StartText;
+  if (Error Err = matchLoop(Loop, Tail, Start, StartText))
+    return std::move(Err);
+
+  // The element type.
+  QualType Elem = ViaHelper
+                      ? AV->getType()->getPointeeType()
+                      : Ctx.AST.getAsArrayType(AV->getType())->getElementType();
+  if (!Elem->isDependentType() &&
+      (!Elem->isArithmeticType() || Elem->isBooleanType() ||
+       Elem->isAnyComplexType()))
+    return no("'" + P.ArrayName + "' holds '" +
+                  Elem.getAsString(Ctx.AST.getPrintingPolicy()) +
+                  "': warp shuffles move integers and floating-point values "
+                  "only",
+              AV);
+  P.ElemType =
+      Elem.getUnqualifiedType().getAsString(Ctx.AST.getPrintingPolicy());
+  // The element type as written ("unsigned", "T", a typedef), without
+  // qualifiers such as volatile.
+  if (ViaHelper) {
+    if (auto PTL = AV->getTypeSourceInfo()
+                       ->getTypeLoc()
+                       .getUnqualifiedLoc()
+                       .getAs<PointerTypeLoc>()) {
+      SourceRange R = PTL.getPointeeLoc().getUnqualifiedLoc().getSourceRange();
+      if (R.isValid() && R.getBegin().isFileID() && R.getEnd().isFileID()) {
+        StringRef Written = Lexer::getSourceText(
+            CharSourceRange::getTokenRange(R), SM, Ctx.AST.getLangOpts());
+        if (!Written.empty())
+          P.ElemType = Written.str();
+      }
+    }
+  } else if (auto ATL = AV->getTypeSourceInfo()
+                            ->getTypeLoc()
+                            .getUnqualifiedLoc()
+                            .getAs<ArrayTypeLoc>()) {
+    SourceRange R = ATL.getElementLoc().getUnqualifiedLoc().getSourceRange();
+    if (R.isValid() && R.getBegin().isFileID() && R.getEnd().isFileID()) {
+      StringRef Written = Lexer::getSourceText(
+          CharSourceRange::getTokenRange(R), SM, Ctx.AST.getLangOpts());
+      if (!Written.empty())
+        P.ElemType = Written.str();
+    }
+  }
+  P.Floating = Elem->isDependentType() || Elem->isFloatingType();
+
+  // The declaration: a statement of its own at the top level.
+  auto DeclIt = find_if(Stmts, [&](const Stmt *X) {
+    const auto *DS = dyn_cast<DeclStmt>(X);
+    return DS && is_contained(DS->decls(), AV);
+  });
+  if (DeclIt == Stmts.end() || DeclIt > LoopIt)
+    return no("'" + P.ArrayName +
+                  "' is not declared at the top level of the kernel before "
+                  "the loop",
+              AV);
+  if (!cast<DeclStmt>(*DeclIt)->isSingleDecl())
+    return no("'" + P.ArrayName +
+                  "' is declared together with other "
+                  "variables; declare it on its own",
+              *DeclIt);
+  {
+    // `__shared__` itself is a macro in the SDK's headers.
+    auto DR = span(*DeclIt, true, /*AllowMacroEnds=*/true);
+    if (!DR)
+      return no("the declaration of '" + P.ArrayName +
+                    "' is written with a "
+                    "macro",
+                *DeclIt);
+    P.Decl = *DR;
+    TypeLoc TL = AV->getTypeSourceInfo()->getTypeLoc().getUnqualifiedLoc();
+    auto ATL = TL.getAs<ArrayTypeLoc>();
+    if (ViaHelper) {
+      P.NewDecl = "__shared__ " + P.ElemType + " " + P.ArrayName + "[32];";
+    } else if (ATL && ATL.getSizeExpr()) {
+      const Expr *SizeE = ATL.getSizeExpr();
+      if (const auto *CA = Ctx.AST.getAsConstantArrayType(AV->getType());
+          CA && CA->getSize().getSExtValue() < 32)
+        return no("'" + P.ArrayName + "' has " +
+                      std::to_string(CA->getSize().getSExtValue()) +
+                      " elements, fewer than a warp",
+                  AV);
+      auto SR = span(SizeE, false, true);
+      if (!SR)
+        return no("the size of '" + P.ArrayName + "' cannot be rewritten", AV);
+      P.Size = *SR;
+      P.NewSize = parenthesize(text(SizeE)) + " / 32";
+    } else {
+      // No size (extern): one slot per warp of the largest block.
+      P.NewDecl = "__shared__ " +
+                  Elem.getAsString(Ctx.AST.getPrintingPolicy()) + " " +
+                  P.ArrayName + "[32];";
+    }
+  }
+
+  // Before the loop: one `A[tid] = value;` every thread runs, then a
+  // barrier; nothing else touches the array.
+  const Stmt *Store = nullptr;
+  const Stmt *PreSync = nullptr;
+  for (auto It = DeclIt + 1; It != LoopIt; ++It) {
+    const Stmt *X = *It;
+    if (Store && isBarrier(X)) {
+      PreSync = X;
+      continue;
+    }
+    if (!mentions(X, AV))
+      continue;
+    auto B = binaryOf(X);
+    const Expr *Idx = B && B->Op == BO_Assign ? indexInto(B->L, AV) : nullptr;
+    if (!Idx)
+      return no("'" + P.ArrayName + "' is used at " + at(X) +
+                    " before the loop other than by one plain store '" +
+                    P.ArrayName + "[tid] = value;' that every thread runs",
+                X);
+    if (!isTid(Idx))
+      return no("'" + P.ArrayName + "' is written at " + at(X) +
+                    " with index '" + text(Idx) + "', not threadIdx.x",
+                X);
+    if (Store)
+      return no("'" + P.ArrayName + "' is written twice before the loop (" +
+                    at(Store) + " and " + at(X) + ")",
+                X);
+    if (mentions(B->R, AV))
+      return no("the value stored at " + at(X) + " reads '" + P.ArrayName +
+                    "' itself",
+                X);
+    Store = X;
+  }
+  if (!Store)
+    return no("no store 'A[tid] = value;' into '" + P.ArrayName +
+              "' at the top level of the kernel before the loop");
+  if (!PreSync)
+    return no("no __syncthreads() between the store at " + at(Store) +
+                  " and the tree loop",
+              Store);
+  // A value ending in a macro (`: -INFINITY`) is fine: the span ends after
+  // its invocation.
+  auto StR = span(Store, true, Store->getBeginLoc().isFileID());
+  if (!StR)
+    return no("the store at " + at(Store) + " is written with a macro", Store);
+  P.Store = *StR;
+  P.StoreValue = text(binaryOf(Store)->R);
+  // The barrier before the loop only orders the array, unless the kernel
+  // uses other shared memory.
+  struct OtherShared : RecursiveASTVisitor<OtherShared> {
+    const VarDecl *A;
+    bool Found = false;
+    bool VisitDeclRefExpr(DeclRefExpr *D) {
+      const auto *V = dyn_cast<VarDecl>(D->getDecl());
+      Found |= V && V != A && V->hasAttr<CUDASharedAttr>();
+      return true;
+    }
+    bool VisitVarDecl(VarDecl *V) {
+      Found |= V != A && V->hasAttr<CUDASharedAttr>();
+      return true;
+    }
+  } OS;
+  OS.A = AV;
+  OS.TraverseStmt(const_cast<CompoundStmt *>(Body));
+  if (!OS.Found) {
+    if (auto R = span(PreSync, true))
+      P.PreSync = *R;
+  } else {
+    P.Notes.push_back("the kernel uses other shared memory: the barrier "
+                      "before the loop stays");
+  }
+
+  // The loop (and its tail) become the shuffles.
+  auto AfterIt = LoopIt + 1;
+  if (Tail) {
+    if (AfterIt == Stmts.end())
+      return no("the tree loop stops at 32 but no warp tail follows it", Loop);
+    if (Error Err = matchTail(*AfterIt))
+      return std::move(Err);
+    ++AfterIt;
+  }
+  auto LR = span(Loop, true);
+  auto TR = span(*(AfterIt - 1), true);
+  if (!LR || !TR)
+    return no("the tree loop at " + at(Loop) + " starts or ends inside a macro",
+              Loop);
+  P.Region = {LR->Begin, TR->End};
+
+  // A stride declared before the loop ends at 0 there; the rewrite drops
+  // the loop, so nothing after it may read the stride.
+  for (auto It = AfterIt; It != Stmts.end(); ++It)
+    if (mentions(*It, S))
+      return no("the stride '" + S->getName() + "' is used at " + at(*It) +
+                    " after the loop",
+                *It);
+
+  // After the loop: thread 0 reads A[0]; nobody else reads the array.
+  const IfStmt *Final = nullptr;
+  for (auto It = AfterIt; It != Stmts.end(); ++It) {
+    if (!mentions(*It, AV))
+      continue;
+    const auto *If = dyn_cast<IfStmt>(*It);
+    auto C = If ? binaryOf(If->getCond()) : std::nullopt;
+    bool Thread0 = C && C->Op == BO_EQ &&
+                   ((isTid(C->L) && intValue(C->R, Ctx.AST) == 0) ||
+                    (isTid(C->R) && intValue(C->L, Ctx.AST) == 0));
+    if (!Thread0 || Final || If->getElse() || If->getInit() ||
+        mentions(If->getCond(), AV))
+      return no("'" + P.ArrayName + "' is read at " + at(*It) +
+                    " after the loop by threads other than thread 0 (only "
+                    "'if (" +
+                    P.Tid + " == 0) ... " + P.ArrayName +
+                    "[0] ...' is rewritten)",
+                *It);
+    Final = If;
+  }
+  if (!Final)
+    return no("the result '" + P.ArrayName +
+              "[0]' is not read after the loop by 'if (" + P.Tid +
+              " == 0) ...'");
+  if (Error Err = matchFinal(Final))
+    return std::move(Err);
+
+  Error Err = Error::success();
+  checkLaunches(Tail, Start, StartText, Err);
+  if (Err)
+    return std::move(Err);
+  if (!P.NewDecl.empty()) {
+    // Size the per-warp array from the launches when all are known.
+    std::string Why;
+    if (auto Blocks = launchBlockSizesX(Ctx, Info, Why);
+        Blocks && !Blocks->empty())
+      P.NewDecl = "__shared__ " +
+                  (ViaHelper ? P.ElemType
+                             : Elem.getAsString(Ctx.AST.getPrintingPolicy())) +
+                  " " + P.ArrayName + "[" +
+                  std::to_string(
+                      *std::max_element(Blocks->begin(), Blocks->end()) / 32) +
+                  "];";
+  }
+
+  if (E.getBool("grid_stride").value_or(false)) {
+    std::vector<const Stmt *> TreeStmts = {*DeclIt, Store, PreSync, Loop};
+    if (Tail)
+      TreeStmts.push_back(*(AfterIt - 1));
+    if (Error Err =
+            matchLeaf(ArrayRef<const Stmt *>(Stmts.begin(), Stmts.end()), Store,
+                      Final, TreeStmts))
+      return std::move(Err);
+  }
+
+  static const char *OpNames[] = {"+", "max", "min"};
+  P.Description =
+      "shared-memory tree reduction (" + std::string(OpNames[int(P.Op)]) +
+      ") of " + P.ElemType + " in '" + P.ArrayName + "'" +
+      (Tail ? " with a warp-synchronous tail" : "") +
+      ": warp shuffles and one __syncthreads() instead of one per step; "
+      "thread 0 keeps its final statement";
+  if (P.GridStride)
+    P.Description += "; " + P.LeafDescription;
+  for (const std::string &N : P.Notes)
+    P.Description += "; note: " + N;
+  return std::move(P);
+}
+
+} // namespace warpreduce
+} // namespace optiml

@@ -1,0 +1,270 @@
+//===- OptimizeKernel.cpp - "Optimize this kernel" ------------------------===//
+//
+// A child clang-optiml optimize per request, its progress reported with
+// $/progress, and the optimized file offered to the editor as an edit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ClangdOptimlInternal.h"
+#include "KernelActions.h"
+#include "optiml/Edit/EditJSON.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+#include <nlohmann/json.hpp>
+
+#include <condition_variable>
+#include <csignal>
+#include <cstring>
+#include <deque>
+#include <fcntl.h>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern char **environ;
+
+using namespace llvm;
+using json = nlohmann::json;
+
+namespace optiml {
+namespace lsp {
+
+namespace {
+
+/// Spawns \p Argv in \p Dir with stdin from /dev/null and stdout/stderr to
+/// one pipe.
+pid_t spawnPiped(const std::vector<std::string> &Argv, const std::string &Dir,
+                 int &OutFd) {
+  int P[2];
+  if (pipe(P))
+    return -1;
+  posix_spawn_file_actions_t FA;
+  posix_spawn_file_actions_init(&FA);
+  posix_spawn_file_actions_addopen(&FA, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&FA, P[1], 1);
+  posix_spawn_file_actions_adddup2(&FA, P[1], 2);
+  posix_spawn_file_actions_addclose(&FA, P[0]);
+  posix_spawn_file_actions_addclose(&FA, P[1]);
+  posix_spawn_file_actions_addchdir_np(&FA, Dir.c_str());
+  std::vector<char *> Args;
+  for (const std::string &A : Argv)
+    Args.push_back(const_cast<char *>(A.c_str()));
+  Args.push_back(nullptr);
+  pid_t Pid = -1;
+  int RC =
+      posix_spawn(&Pid, Argv[0].c_str(), &FA, nullptr, Args.data(), environ);
+  posix_spawn_file_actions_destroy(&FA);
+  close(P[1]);
+  if (RC) {
+    close(P[0]);
+    return -1;
+  }
+  OutFd = P[0];
+  return Pid;
+}
+
+void progress(const std::string &Token, json Value) {
+  sendToEditor({{"jsonrpc", "2.0"},
+                {"method", "$/progress"},
+                {"params", {{"token", Token}, {"value", Value}}}});
+}
+
+/// What the editor is told of a finished search, taken from the lines
+/// clang-optiml optimize printed.
+struct OptimizeOutcome {
+  std::string RunDir;  ///< from "...; journal: DIR/journal.jsonl"
+  std::string Verdict; ///< "k.cu: 2.10x faster than the original (verified)..."
+  std::string ExtraFlags; ///< "note: the best variant is built with ..."
+};
+
+OptimizeOutcome readOutcome(StringRef All) {
+  OptimizeOutcome O;
+  SmallVector<StringRef, 64> Lines;
+  All.split(Lines, '\n');
+  for (StringRef L : Lines) {
+    L = L.trim();
+    size_t J = L.find("journal: ");
+    if (L.starts_with("clang-optiml: optimizing ") && J != StringRef::npos) {
+      StringRef Journal = L.substr(J + 9).split(';').first.trim();
+      if (Journal.consume_back("/journal.jsonl"))
+        O.RunDir = Journal.str();
+    } else if (L.contains(" faster than the original (verified")) {
+      O.Verdict = L.str();
+    } else if (L.starts_with("note: the best variant is built with")) {
+      O.ExtraFlags = L.drop_front(6).str();
+    }
+  }
+  return O;
+}
+
+/// Moves \p From to \p To (across file systems too); false if it could not.
+bool moveFile(const Twine &From, const Twine &To) {
+  if (!sys::fs::rename(From, To))
+    return true;
+  if (sys::fs::copy_file(From, To))
+    return false;
+  sys::fs::remove(From);
+  return true;
+}
+
+} // namespace
+
+/// clang-optiml.optimize: runs `clang-optiml optimize FILE --kernel K` in the
+/// file's directory (so the run directory is the project's .optiml/, as
+/// when the user types it), streams its lines as $/progress, and offers the
+/// verified best as an edit, with the report in the run directory.
+void runOptimize(const json &Args) {
+  std::string Uri = Args.at("uri").get<std::string>();
+  std::string Kernel = Args.at("kernel").get<std::string>();
+  std::string Path, Text, Exe;
+  int64_t Version;
+  std::vector<std::string> Extra;
+  {
+    std::lock_guard<std::mutex> L(S.Mu);
+    auto It = S.Docs.find(Uri);
+    if (It == S.Docs.end())
+      return showMessage(1, "clang-optiml: the document is not open");
+    Path = It->second.Path;
+    Text = It->second.Text;
+    Version = It->second.Version;
+    Exe = S.OptimlExe;
+    Extra.assign(OptimizeArgs.begin(), OptimizeArgs.end());
+  }
+  auto Disk = MemoryBuffer::getFile(Path);
+  if (!Disk || (*Disk)->getBuffer() != Text)
+    return showMessage(2, "clang-optiml: save the file first: the search "
+                          "builds and runs the program from disk");
+  if (Exe.empty())
+    return showMessage(1, "clang-optiml: clang-optiml not found (beside "
+                          "clangd-optiml or on PATH; --clang-optiml=PATH)");
+  SmallString<128> Report;
+  sys::fs::createTemporaryFile("optiml-report", "html", Report);
+  std::string Token = newId();
+  sendToEditor({{"jsonrpc", "2.0"},
+                {"id", newId()},
+                {"method", "window/workDoneProgress/create"},
+                {"params", {{"token", Token}}}});
+  progress(Token, {{"kind", "begin"},
+                   {"title", "clang-optiml: optimizing " + Kernel},
+                   {"cancellable", true},
+                   {"message", "starting"}});
+  std::vector<std::string> Argv = {
+      Exe,        "optimize",         Path, "--kernel", Kernel,
+      "--report", std::string(Report)};
+  Argv.insert(Argv.end(), Extra.begin(), Extra.end());
+  int Fd = -1;
+  pid_t Pid = spawnPiped(Argv, std::string(sys::path::parent_path(Path)), Fd);
+  if (Pid < 0) {
+    progress(Token, {{"kind", "end"}, {"message", "could not start"}});
+    sys::fs::remove(Report);
+    return showMessage(1, "clang-optiml: cannot run " + Exe);
+  }
+  {
+    std::lock_guard<std::mutex> L(S.Mu);
+    S.Optimizing[Token] = Pid;
+  }
+  std::string All, Line;
+  char Buf[4096];
+  ssize_t N;
+  while ((N = read(Fd, Buf, sizeof(Buf))) > 0 || (N < 0 && errno == EINTR)) {
+    for (ssize_t I = 0; I < N; ++I) {
+      All += Buf[I];
+      if (Buf[I] == '\n' || Buf[I] == '\r') {
+        if (!StringRef(Line).trim().empty())
+          progress(Token, {{"kind", "report"},
+                           {"message", StringRef(Line).trim().str()}});
+        Line.clear();
+      } else {
+        Line += Buf[I];
+      }
+    }
+  }
+  close(Fd);
+  int Status = 0;
+  waitpid(Pid, &Status, 0);
+  bool Cancelled;
+  {
+    std::lock_guard<std::mutex> L(S.Mu);
+    Cancelled = !S.Optimizing.count(Token);
+    S.Optimizing.erase(Token);
+  }
+  int RC = WIFEXITED(Status) ? WEXITSTATUS(Status) : -1;
+  progress(Token, {{"kind", "end"},
+                   {"message", Cancelled ? "cancelled"
+                               : RC == 0 ? "done"
+                                         : "finished without a result"}});
+  OptimizeOutcome O = readOutcome(All);
+  // The report lives with the search's journal, where a user finds it again.
+  std::string ReportPath = std::string(Report);
+  if (!O.RunDir.empty() && sys::fs::exists(Report) &&
+      moveFile(Report, O.RunDir + "/report.html"))
+    ReportPath = O.RunDir + "/report.html";
+  else if (!sys::fs::exists(Report) || RC != 0)
+    sys::fs::remove(Report);
+
+  if (Cancelled)
+    return showMessage(3,
+                       "clang-optiml: optimizing " + Kernel + " was cancelled");
+  if (RC == 0) {
+    std::string BestPath = O.RunDir + "/best.cu";
+    auto Best = O.RunDir.empty() ? nullptr : MemoryBuffer::getFile(BestPath);
+    if (!Best)
+      return showMessage(1, "clang-optiml: optimize finished but its best "
+                            "variant was not found (" +
+                                BestPath + ")");
+    std::string Verdict = O.Verdict.empty()
+                              ? "the verified best variant of " + Kernel
+                              : O.Verdict;
+    std::string Flags = O.ExtraFlags.empty() ? "" : "; " + O.ExtraFlags;
+    bool Changed;
+    {
+      std::lock_guard<std::mutex> L(S.Mu);
+      auto It = S.Docs.find(Uri);
+      Changed = It == S.Docs.end() || It->second.Text != Text;
+    }
+    // Offered only against the text it was made from; an editor that
+    // takes versioned edits also refuses it if the buffer moved on.
+    if (Changed)
+      return showMessage(2, "clang-optiml: " + Verdict +
+                                "; the file changed "
+                                "while optimizing, so the best variant is not "
+                                "offered as an edit: it is in " +
+                                BestPath + Flags + "; report: file://" +
+                                ReportPath);
+    requestApplyEdit("clang-optiml: " + Verdict,
+                     workspaceEdit(Uri, Version, Text,
+                                   lineChanges(Text, (*Best)->getBuffer())));
+    return showMessage(3, "clang-optiml: " + Verdict + "; offered as an edit" +
+                              Flags + "; report: file://" + ReportPath);
+  }
+  if (StringRef(All).contains("GPU is needed") ||
+      StringRef(All).contains("no CUDA GPU") ||
+      StringRef(All).contains("no GPU"))
+    return showMessage(2, "clang-optiml: no CUDA GPU on this machine: "
+                          "optimize searches by running the program, so it "
+                          "needs one (the code actions work without)");
+  if (RC == 3)
+    return showMessage(3, "clang-optiml: nothing verified faster than " +
+                              Kernel + " was found; the file is left alone" +
+                              (O.RunDir.empty()
+                                   ? std::string()
+                                   : "; report: file://" + ReportPath));
+  StringRef Tail = StringRef(All).trim();
+  if (Tail.size() > 600)
+    Tail = Tail.take_back(600);
+  showMessage(1, "clang-optiml optimize failed: " + Tail.str());
+}
+
+} // namespace lsp
+} // namespace optiml
