@@ -33,7 +33,7 @@
     (unless server (out "eglot: no server") (kill-emacs 1))
     ;; Our actions come from the first analysis of the buffer; until it is
     ;; in, only clangd's are offered.
-    (while (and (< tries 120)
+    (while (and (< tries 600)
                 (not (seq-some (lambda (a) (string-match-p "^clang-optiml:"
                                                            (plist-get a :title)))
                                actions)))
@@ -68,7 +68,7 @@
                                (plist-get cmd :arguments))
         ;; The edit arrives as a server request after the command's answer.
         (let ((n 0))
-          (while (and (< n 120) (string= before (buffer-string)))
+          (while (and (< n 600) (string= before (buffer-string)))
             (setq n (1+ n))
             (accept-process-output nil 0.5)))
         (when (string= before (buffer-string))

@@ -23,7 +23,7 @@ local ok, err = pcall(function()
   if not id then return fail("the client did not start") end
   vim.lsp.buf_attach_client(0, id)
   local client
-  if not vim.wait(30000, function()
+  if not vim.wait(300000, function()
     client = vim.lsp.get_client_by_id(id)
     return client ~= nil and client.server_capabilities ~= nil
   end, 50) then
@@ -59,7 +59,7 @@ local ok, err = pcall(function()
   end
   if not chosen then return fail("no code action titled '" .. want .. "'") end
   io.stdout:write("nvim: chose: " .. chosen .. "\n")
-  if not vim.wait(60000, function()
+  if not vim.wait(300000, function()
     return vim.api.nvim_buf_get_changedtick(0) ~= tick
   end, 50) then
     return fail("the edit never reached the buffer")
