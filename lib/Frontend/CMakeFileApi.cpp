@@ -141,7 +141,10 @@ static Error missing(StringRef What, StringRef Where) {
 
 Expected<CMakeTarget> readCMakeTarget(StringRef BuildDirIn, StringRef Target,
                                       bool Reconfigure) {
-  std::string BuildDir = absoluteIn(".", BuildDirIn);
+  SmallString<256> Abs(BuildDirIn);
+  sys::fs::make_absolute(Abs);
+  sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
+  std::string BuildDir(Abs);
   {
     SmallString<256> Cache(BuildDir);
     sys::path::append(Cache, "CMakeCache.txt");

@@ -8,6 +8,7 @@
 
 #include "TemplatesInternal.h"
 #include "optiml/Synth/Templates.h"
+#include "optiml/Eval/Builder.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
@@ -56,26 +57,6 @@ static std::string commentText(StringRef Text) {
       Out += C;
   }
   return StringRef(Out).rtrim().str();
-}
-
-/// `#line N "NAME"` with NAME escaped for a string literal.
-static std::string lineDirective(unsigned Line, StringRef Name) {
-  std::string S = "#line " + std::to_string(Line) + " \"";
-  for (char C : Name) {
-    unsigned char U = C;
-    if (C == '"' || C == '\\' || C == '?') {
-      S += '\\';
-      S += C;
-    } else if (U < 0x20 || U >= 0x7f) {
-      S += '\\';
-      S += char('0' + (U >> 6));
-      S += char('0' + ((U >> 3) & 7));
-      S += char('0' + (U & 7));
-    } else {
-      S += C;
-    }
-  }
-  return S + "\"\n";
 }
 
 static std::string number(double V) {
@@ -390,7 +371,7 @@ ${Compares}  printf("optiml-synth: %s ${Class}${SizeFormat} seed=%u\n", ok ? "PA
   Text += "\n// The reference, from " + commentText(S.Path) +
           ":\n// called on the host with the inputs, the outputs to fill and "
           "the sizes.\n" +
-          lineDirective(1, S.Path + " (reference)") + S.Reference;
+          lineDirective(S.Path + " (reference)") + S.Reference;
   if (!StringRef(S.Reference).ends_with("\n"))
     Text += "\n";
   return Text;

@@ -171,8 +171,6 @@ void rewriteDepfile(StringRef Path, const StagedSource &S) {
         << toString(std::move(E)) << "\n";
 }
 
-std::string firstLine(StringRef S) { return S.split('\n').first.trim().str(); }
-
 /// What differs between a recorded key and this build's, for the warning.
 std::string difference(const VariantRecord &R, const VariantKey &K) {
   if (R.Id.InputsDigest != K.InputsDigest) {
@@ -187,9 +185,9 @@ std::string difference(const VariantRecord &R, const VariantKey &K) {
            K.GpuArch;
   if (R.Id.NvccVersion != K.NvccVersion)
     return "it was tuned with another nvcc ('" +
-           firstLine(StringRef(R.Id.NvccVersion).rsplit('\n').second) +
+           StringRef(lastLines(R.Id.NvccVersion, 1)).trim().str() +
            "', this build's is '" +
-           firstLine(StringRef(K.NvccVersion).rsplit('\n').second) + "')";
+           StringRef(lastLines(K.NvccVersion, 1)).trim().str() + "')";
   if (R.Id.NvccFlags != K.NvccFlags)
     return "it was tuned with other nvcc flags (recorded: " +
            join(R.Id.NvccFlags, " ") + "; this build: " +
@@ -208,8 +206,7 @@ Expected<std::optional<Serving>> findVariant(const CommandContext &Ctx,
                                              ArrayRef<std::string> Argv,
                                              const std::string &Source) {
   auto Path = databasePath(DbFile, sys::path::parent_path(Source),
-                           absolutePath(commonAnalyzeOptions(Ctx).BuildDir),
-                           "");
+                           commonAnalyzeOptions(Ctx).BuildDir, "");
   if (!Path)
     return Path.takeError();
   if (!sys::fs::exists(*Path)) {
