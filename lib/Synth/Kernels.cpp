@@ -177,7 +177,7 @@ static std::string inputNames(const Spec &S) {
 // The classes
 //===--------------------------------------------------------------------===//
 
-static ClassCode mapCode(const Spec &S) {
+static KernelCode mapCode(const Spec &S) {
   const Tensor &Out = S.Outputs[0];
   std::string N = countParam(S, countExpr(Out));
   Params P;
@@ -186,7 +186,7 @@ static ClassCode mapCode(const Spec &S) {
     P.input(T);
   P.output(Out);
   std::string Expr = S.Expr.empty() ? S.Inputs[0].Name : S.Expr;
-  ClassCode C;
+  KernelCode C;
   C.Title = "elementwise " + Out.Name + " = " + Expr + " over " + inputNames(S);
   C.Kernels = fillTemplate(R"(// One thread per element.
 __global__ void ${K}(${Params}) {
@@ -208,7 +208,7 @@ __global__ void ${K}(${Params}) {
   return C;
 }
 
-static ClassCode reduceCode(const Spec &S) {
+static KernelCode reduceCode(const Spec &S) {
   const Tensor &Out = S.Outputs[0];
   std::string T = typeName(Out);
   StringRef Op = S.Op.empty() ? "sum" : StringRef(S.Op);
@@ -220,7 +220,7 @@ static ClassCode reduceCode(const Spec &S) {
   for (const Tensor &In : S.Inputs)
     P.input(In);
   P.output(Out);
-  ClassCode C;
+  KernelCode C;
   C.Title = Op.str() + " of " + (S.Expr.empty() ? S.Inputs[0].Name : S.Expr) +
             " over " + inputNames(S) + " into " + Out.Name;
   C.Kernels =
@@ -268,7 +268,7 @@ __global__ void ${K}(${Params}) {
   return C;
 }
 
-static ClassCode rowReduceCode(const Spec &S) {
+static KernelCode rowReduceCode(const Spec &S) {
   const Tensor &In = S.Inputs[0], &Out = S.Outputs[0];
   std::string Rows = dimRef(In.Shape[0]), Cols = dimRef(In.Shape[1]);
   std::string T = typeName(Out);
@@ -280,7 +280,7 @@ static ClassCode rowReduceCode(const Spec &S) {
   for (const Tensor &I : S.Inputs)
     P.input(I);
   P.output(Out);
-  ClassCode C;
+  KernelCode C;
   C.Title = "row-wise " + Op.str() + " of " +
             (S.Expr.empty() ? In.Name : S.Expr) + " over " + inputNames(S) +
             " into " + Out.Name + " [" + Rows + "]";
@@ -313,7 +313,7 @@ __global__ void ${K}(${Params}) {
   return C;
 }
 
-static ClassCode softmaxCode(const Spec &S) {
+static KernelCode softmaxCode(const Spec &S) {
   const Tensor &In = S.Inputs[0], &Out = S.Outputs[0];
   std::string Rows = dimRef(In.Shape[0]), Cols = dimRef(In.Shape[1]);
   bool F = In.Type == ElementType::Float;
@@ -321,7 +321,7 @@ static ClassCode softmaxCode(const Spec &S) {
   P.dims(S, In.Shape);
   P.input(In);
   P.output(Out);
-  ClassCode C;
+  KernelCode C;
   C.Title = "row-wise softmax of " + In.Name + " [" + Rows + ", " + Cols +
             "] into " + Out.Name;
   C.Kernels = fillTemplate(
@@ -358,7 +358,7 @@ __global__ void ${K}(${Params}) {
   return C;
 }
 
-static ClassCode matVecCode(const Spec &S) {
+static KernelCode matVecCode(const Spec &S) {
   const Tensor &A = S.Inputs[0], &X = S.Inputs[1], &Y = S.Outputs[0];
   std::string M = dimRef(A.Shape[0]), N = dimRef(A.Shape[1]);
   Params P;
@@ -366,7 +366,7 @@ static ClassCode matVecCode(const Spec &S) {
   P.input(A);
   P.input(X);
   P.output(Y);
-  ClassCode C;
+  KernelCode C;
   C.Title = "matrix-vector product " + Y.Name + " = " + A.Name + " " + X.Name +
             " (" + A.Name + " [" + M + ", " + N + "])";
   C.Kernels = fillTemplate(
@@ -397,7 +397,7 @@ __global__ void ${K}(${Params}) {
   return C;
 }
 
-static ClassCode gemmCode(const Spec &S) {
+static KernelCode gemmCode(const Spec &S) {
   const Tensor &A = S.Inputs[0], &B = S.Inputs[1], &Out = S.Outputs[0];
   std::string M = dimRef(A.Shape[0]), K = dimRef(A.Shape[1]),
               N = dimRef(B.Shape[1]);
@@ -406,7 +406,7 @@ static ClassCode gemmCode(const Spec &S) {
   P.input(A);
   P.input(B);
   P.output(Out);
-  ClassCode C;
+  KernelCode C;
   C.Title = "matrix product " + Out.Name + " = " + A.Name + " " + B.Name +
             " ([" + M + ", " + K + "] x [" + K + ", " + N + "])";
   C.Kernels = fillTemplate(
@@ -439,7 +439,7 @@ __global__ void ${Kern}(${Params}) {
   return C;
 }
 
-static ClassCode stencilCode(const Spec &S) {
+static KernelCode stencilCode(const Spec &S) {
   const Tensor &In = S.Inputs[0], &Out = S.Outputs[0];
   std::string Rows = dimRef(In.Shape[0]), Cols = dimRef(In.Shape[1]);
   int R = stencilRadius(S);
@@ -447,7 +447,7 @@ static ClassCode stencilCode(const Spec &S) {
   P.dims(S, In.Shape);
   P.input(In);
   P.output(Out);
-  ClassCode C;
+  KernelCode C;
   C.Title = "2D stencil " + Out.Name + " = " +
             (S.Expr.empty() ? defaultStencilExpr(S) : S.Expr) + " over " +
             In.Name + " [" + Rows + ", " + Cols + "]";
@@ -483,7 +483,7 @@ __global__ void ${K}(${Params}) {
   return C;
 }
 
-static ClassCode stencil3DCode(const Spec &S) {
+static KernelCode stencil3DCode(const Spec &S) {
   const Tensor &In = S.Inputs[0], &Out = S.Outputs[0];
   std::string Depth = dimRef(In.Shape[0]), Rows = dimRef(In.Shape[1]),
               Cols = dimRef(In.Shape[2]);
@@ -492,7 +492,7 @@ static ClassCode stencil3DCode(const Spec &S) {
   P.dims(S, In.Shape);
   P.input(In);
   P.output(Out);
-  ClassCode C;
+  KernelCode C;
   C.Title = "3D stencil " + Out.Name + " = " +
             (S.Expr.empty() ? defaultStencilExpr(S) : S.Expr) + " over " +
             In.Name + " [" + Depth + ", " + Rows + ", " + Cols + "]";
@@ -532,7 +532,7 @@ __global__ void ${K}(${Params}) {
   return C;
 }
 
-static ClassCode histogramCode(const Spec &S) {
+static KernelCode histogramCode(const Spec &S) {
   const Tensor &In = S.Inputs[0], &Out = S.Outputs[0];
   std::string N = countExpr(In), Bins = dimRef(Out.Shape[0]),
               Count = countParam(S, N);
@@ -541,7 +541,7 @@ static ClassCode histogramCode(const Spec &S) {
   P.dims(S, Out.Shape);
   P.input(In);
   P.output(Out);
-  ClassCode C;
+  KernelCode C;
   C.Title = "histogram of " + In.Name + " [" + N + "] into " + Out.Name + " [" +
             Bins + "]";
   // With a fixed number of bins the index is also taken modulo it: a no-op
@@ -576,7 +576,7 @@ __global__ void ${K}(${Params}) {
   return C;
 }
 
-static ClassCode gatherCode(const Spec &S) {
+static KernelCode gatherCode(const Spec &S) {
   const Tensor &Src = S.Inputs[0], &Index = S.Inputs[1], &Out = S.Outputs[0];
   std::string N = dimRef(Src.Shape[0]), M = countExpr(Out),
               Count = countParam(S, M);
@@ -585,7 +585,7 @@ static ClassCode gatherCode(const Spec &S) {
   for (const Tensor &T : S.Inputs)
     P.input(T);
   P.output(Out);
-  ClassCode C;
+  KernelCode C;
   C.Title = "gather " + Out.Name + "[i] = " + Src.Name + "[" + Index.Name +
             "[i]] (" + Src.Name + " [" + N + "], " + Index.Name + " [" + M +
             "])";
@@ -612,10 +612,10 @@ __global__ void ${K}(${Params}) {
   return C;
 }
 
-static ClassCode scanCode(const Spec &S) {
+static KernelCode scanCode(const Spec &S) {
   const Tensor &In = S.Inputs[0], &Out = S.Outputs[0];
   std::string N = countExpr(In), K = kernelName(S);
-  ClassCode C;
+  KernelCode C;
   C.Title = "inclusive scan (prefix sums) of " + In.Name + " [" + N +
             "] into " + Out.Name;
   C.Kernels = fillTemplate(
@@ -673,14 +673,14 @@ static void ${K}(int n, const ${T} *in, ${T} *out) {
   return C;
 }
 
-static ClassCode transposeCode(const Spec &S) {
+static KernelCode transposeCode(const Spec &S) {
   const Tensor &In = S.Inputs[0], &Out = S.Outputs[0];
   std::string Rows = dimRef(In.Shape[0]), Cols = dimRef(In.Shape[1]);
   Params P;
   P.dims(S, In.Shape);
   P.input(In);
   P.output(Out);
-  ClassCode C;
+  KernelCode C;
   C.Title = "transpose of " + In.Name + " [" + Rows + ", " + Cols + "] into " +
             Out.Name + " [" + Cols + ", " + Rows + "]";
   C.Kernels = fillTemplate(
@@ -706,7 +706,7 @@ __global__ void ${K}(${Params}) {
   return C;
 }
 
-ClassCode classCode(const Spec &S) {
+KernelCode templateCode(const Spec &S) {
   switch (S.Class) {
   case ProgramClass::Map:
     return mapCode(S);

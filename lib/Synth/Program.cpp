@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "TemplatesInternal.h"
-#include "optiml/Synth/Templates.h"
 #include "optiml/Eval/Builder.h"
+#include "optiml/Synth/Templates.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
@@ -175,7 +175,28 @@ static bool optimlArg(const char *arg, const char *name, long long lo,
 )";
 
 std::string generateProgram(const Spec &S, const ProgramOptions &Opts) {
-  ClassCode Code = classCode(S);
+  return generateProgram(S, Opts, templateCode(S));
+}
+
+ProgramLayout programLayout(const Spec &S, const ProgramOptions &Opts,
+                            const KernelCode &Code) {
+  // Markers no spec text can hold (a NUL byte), found and taken out.
+  KernelCode Marked = Code;
+  Marked.Kernels = std::string("\0K", 2);
+  Marked.Launch = std::string("\0L", 2);
+  std::string Text = generateProgram(S, Opts, Marked);
+  ProgramLayout L;
+  size_t K = Text.find(Marked.Kernels), Lz = Text.find(Marked.Launch);
+  assert(K != std::string::npos && Lz != std::string::npos && K < Lz);
+  L.KernelsAt = K;
+  L.LaunchAt = Lz - 2;
+  L.Skeleton =
+      Text.substr(0, K) + Text.substr(K + 2, Lz - K - 2) + Text.substr(Lz + 2);
+  return L;
+}
+
+std::string generateProgram(const Spec &S, const ProgramOptions &Opts,
+                            const KernelCode &Code) {
   Tolerance Tol = effectiveTolerance(S);
   bool HasFile = !Opts.FileName.empty() && Opts.FileName != "-";
   std::string Prog = HasFile ? Opts.FileName : kernelName(S) + ".cu";

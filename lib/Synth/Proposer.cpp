@@ -1,8 +1,7 @@
 //===- Proposer.cpp - Where candidate programs come from ------------------===//
 //
-// The template library is the only proposer today; an LLM proposer (the
-// mixture of thoughts: K strategies, one program each) implements the same
-// interface, and its candidates are verified like the templates'.
+// The template library as a proposer; the model's mixture of thoughts is in
+// Thoughts.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +13,13 @@ namespace optiml {
 namespace synth {
 
 Proposer::~Proposer() = default;
+
+Expected<std::optional<Candidate>> Proposer::repair(const Spec &,
+                                                    const ProgramOptions &,
+                                                    const Candidate &,
+                                                    StringRef) {
+  return std::nullopt;
+}
 
 namespace {
 class TemplateProposer : public Proposer {

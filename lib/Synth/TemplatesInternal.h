@@ -3,6 +3,7 @@
 #define OPTIML_LIB_SYNTH_TEMPLATESINTERNAL_H
 
 #include "optiml/Synth/Spec.h"
+#include "optiml/Synth/Templates.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include <string>
@@ -11,25 +12,6 @@
 namespace optiml {
 namespace synth {
 
-/// What a class contributes to the program shared by every class.
-struct ClassCode {
-  /// One line for the header: "row-wise softmax of x [rows, cols] into y".
-  std::string Title;
-  /// Device helpers and __global__ kernels.
-  std::string Kernels;
-  /// Statements that launch them, inside runOnDevice: the device buffers
-  /// are `d_<name>` (outputs already zeroed), the dimensions are ints named
-  /// as in the spec.
-  std::string Launch;
-  /// Inputs whose generated values need a range other than the tensor's
-  /// (name, lo expression, hi expression): a histogram's values lie in
-  /// [0, bins).
-  std::vector<std::pair<std::string, std::pair<std::string, std::string>>>
-      Ranges;
-};
-
-/// The code of \p S's class (checkClass has passed).
-ClassCode classCode(const Spec &S);
 
 /// A dimension as C++: its name, or the fixed number.
 std::string dimRef(const Dim &D);

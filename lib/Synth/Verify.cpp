@@ -73,6 +73,34 @@ static std::string verdictLine(StringRef Stdout) {
   return "";
 }
 
+std::string explainFailure(const Verification &V) {
+  if (!V.Built)
+    return "it does not compile";
+  auto Bad = find_if(V.Runs, [](const VerifyRun &R) { return !R.Passed; });
+  if (Bad == V.Runs.end())
+    return "it passed every run";
+  auto IsSpec = [](const VerifyRun &R) {
+    return StringRef(R.Case.Label).starts_with("spec sizes");
+  };
+  bool EarlierPassed = Bad != V.Runs.begin();
+  std::string Run = Bad->Case.Label + " (" + join(Bad->Case.args(), " ") + ")";
+  std::string Why;
+  if (IsSpec(*Bad) && EarlierPassed)
+    Why = "right at the first seed, wrong at " + Run +
+          ": its results do not follow the inputs (answers hard-coded, or "
+          "state kept between runs)";
+  else if (!IsSpec(*Bad) && EarlierPassed &&
+           all_of(make_range(V.Runs.begin(), Bad), IsSpec))
+    Why = "right at the spec's sizes only, wrong at " + Run +
+          ": sizes that are not the spec's (1, odd sizes) are not handled";
+  else
+    Why = "wrong at " + Run;
+  std::string Out = Why + "\n" + Bad->Verdict;
+  if (!Bad->Output.empty())
+    Out += "\n" + Bad->Output;
+  return Out;
+}
+
 Expected<Verification> verifyProgram(Builder &B, StringRef Path,
                                      StringRef Source, const Spec &S,
                                      const VerifyOptions &Opts) {

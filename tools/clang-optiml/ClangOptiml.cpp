@@ -40,6 +40,7 @@ int main(int Argc, const char **Argv) {
     }
 
   cl::SetVersionPrinter(printVersion);
+  registerLLMOptions();
   hideUnrelatedOptions();
   if (!cl::ParseCommandLineOptions(
           ToolArgc, Argv,

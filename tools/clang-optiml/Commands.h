@@ -12,6 +12,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,10 @@ struct GpuInfo;
 namespace db {
 class Database;
 }
+namespace llm {
+class ChatClient;
+struct LLMSettings;
+} // namespace llm
 namespace tool {
 
 struct CommandContext {
@@ -166,6 +171,32 @@ std::string findProbeLibrary(const char *Argv0, llvm::StringRef Explicit);
 llvm::Error setProgramRun(RunnerOptions &R,
                           const std::vector<std::string> &Args,
                           llvm::StringRef WorkDir);
+
+/// The LLM options' category (LLMOptions.cpp), shared by optimize and
+/// synthesize.
+extern llvm::cl::OptionCategory LLMCategory;
+/// Makes the LLM options (call before parsing the command line).
+void registerLLMOptions();
+
+#ifdef OPTIML_WITH_LLM
+/// A client for the configured model, and how it was configured, in words
+/// ("model 'm' at host:port, key from OPENAI_API_KEY, enabled by ...").
+struct LLMSetup {
+  LLMSetup();
+  LLMSetup(LLMSetup &&);
+  ~LLMSetup();
+  std::unique_ptr<llm::ChatClient> Client;
+  std::string Description;
+};
+/// The --llm-* options as settings.
+llvm::Expected<llm::LLMSettings> explicitLLMSettings();
+/// The model configured for \p SourcePath's project (options, environment,
+/// .clang-optiml.json from the source's directory up). None when none is
+/// configured and nothing requires one; an error when one is configured,
+/// or \p RequiredBy ("--policy llm") requires one, but it cannot be used.
+llvm::Expected<std::optional<LLMSetup>>
+configuredLLM(llvm::StringRef SourcePath, llvm::StringRef RequiredBy = "");
+#endif
 
 extern llvm::cl::SubCommand AnalyzeCommand;
 int runAnalyze(const CommandContext &Ctx);

@@ -7,20 +7,20 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
-#include "optiml/Frontend/CMakeFileApi.h"
-#include <set>
 #include "optiml/Db/Database.h"
 #include "optiml/Eval/Builder.h"
-#include "optiml/Frontend/ASTUtil.h"
-#include "clang/Basic/SourceManager.h"
-#include "clang/Frontend/ASTUnit.h"
 #include "optiml/Eval/Runner.h"
+#include "optiml/Frontend/ASTUtil.h"
+#include "optiml/Frontend/CMakeFileApi.h"
 #include "optiml/Report/Report.h"
 #include "optiml/Search/CatalogPolicy.h"
 #include "optiml/Search/EvalAdapter.h"
 #include "optiml/Search/EvalCache.h"
 #include "optiml/Search/Journal.h"
 #include "optiml/Search/Search.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Frontend/ASTUnit.h"
+#include <set>
 #ifdef OPTIML_WITH_LLM
 #include "optiml/LLM/ChatClient.h"
 #include "optiml/LLM/LLMConfig.h"
@@ -82,8 +82,7 @@ static cl::list<std::string>
                      "launched kernel)"),
             cl::value_desc("name"), cl::sub(OptimizeCommand),
             cl::cat(OptimizeCategory));
-static cl::opt<std::string> Output("o",
-                                   cl::desc("Write the best variant here"),
+static cl::opt<std::string> Output("o", cl::desc("Write the best variant here"),
                                    cl::value_desc("out.cu"),
                                    cl::sub(OptimizeCommand),
                                    cl::cat(OptimizeCategory));
@@ -113,39 +112,6 @@ static cl::opt<std::string>
                cl::desc("catalog, llm, or mixed (default: mixed when an LLM "
                         "is configured, else catalog)"),
                cl::sub(OptimizeCommand), cl::cat(OptimizeCategory));
-static cl::opt<std::string>
-    LLMProvider("llm-provider",
-                cl::desc("openai, anthropic, vllm, sglang, llama.cpp, ollama"),
-                cl::value_desc("name"), cl::sub(OptimizeCommand),
-                cl::cat(OptimizeCategory));
-static cl::opt<std::string> LLMModel("llm-model",
-                                     cl::desc("The model, as the server "
-                                              "names it"),
-                                     cl::value_desc("name"),
-                                     cl::sub(OptimizeCommand),
-                                     cl::cat(OptimizeCategory));
-static cl::opt<std::string>
-    LLMBaseURL("llm-base-url",
-               cl::desc("The server, without the endpoint path "
-                        "(http://host:8000/v1)"),
-               cl::value_desc("url"), cl::sub(OptimizeCommand),
-               cl::cat(OptimizeCategory));
-static cl::opt<bool> AllowInsecureHTTP(
-    "allow-insecure-http",
-    cl::desc("Allow an http:// LLM base URL to another machine (the key and "
-             "the source then cross the network unencrypted)"),
-    cl::sub(OptimizeCommand), cl::cat(OptimizeCategory));
-static cl::opt<bool> NoLLMCache("no-llm-cache",
-                                cl::desc("Do not read or write the LLM "
-                                         "response cache"),
-                                cl::sub(OptimizeCommand),
-                                cl::cat(OptimizeCategory));
-static cl::opt<uint64_t>
-    LLMTokenBudget("llm-token-budget",
-                   cl::desc("Tokens the LLM may spend (input + output); the "
-                            "search stops when they are spent"),
-                   cl::value_desc("N"), cl::sub(OptimizeCommand),
-                   cl::cat(OptimizeCategory));
 static cl::opt<unsigned> LLMProposals("llm-proposals",
                                       cl::desc("Edits asked of the LLM per "
                                                "expansion (default 4)"),
@@ -205,11 +171,9 @@ static cl::opt<bool>
 static cl::opt<uint64_t> Seed("seed", cl::desc("Random seed (default 1)"),
                               cl::init(1), cl::sub(OptimizeCommand),
                               cl::cat(OptimizeCategory));
-static cl::list<std::string>
-    RunArgs("run-arg",
-            cl::desc("An argument for the program itself (repeatable)"),
-            cl::value_desc("arg"), cl::sub(OptimizeCommand),
-            cl::cat(OptimizeCategory));
+static cl::list<std::string> RunArgs(
+    "run-arg", cl::desc("An argument for the program itself (repeatable)"),
+    cl::value_desc("arg"), cl::sub(OptimizeCommand), cl::cat(OptimizeCategory));
 static cl::list<std::string> BuildArgs("build-arg",
                                        cl::desc(OPTIML_BUILD_ARG_HELP),
                                        cl::value_desc("flag"),
@@ -250,8 +214,7 @@ static cl::opt<std::string> EvalCacheDir(
              "candidate already measured for the same original, kernels, "
              "run arguments, settings, nvcc and GPU is not run again (it "
              "still counts against --budget; the journal marks it cached)"),
-    cl::value_desc("dir"), cl::sub(OptimizeCommand),
-    cl::cat(OptimizeCategory));
+    cl::value_desc("dir"), cl::sub(OptimizeCommand), cl::cat(OptimizeCategory));
 static cl::opt<std::string>
     SummaryJSON("summary-json",
                 cl::desc("Write the run's outcome as JSON here (settings, "
@@ -510,7 +473,7 @@ makeBuilder(const AnalyzeOptions &AO, const Toolchain &Tools,
   BuildOptions BO;
   BO.IncludedFrom = IncludedFrom;
   BO.CudaPath = Tools.CudaPath;
-  BO.GpuArch = Gpu && !Gpu->Gpus.empty() ? Gpu->Gpus.front().Arch
+  BO.GpuArch = Gpu && !Gpu->Gpus.empty()   ? Gpu->Gpus.front().Arch
                : !AO.Tools.GpuArch.empty() ? AO.Tools.GpuArch
                                            : std::string("sm_90");
   if (Error E = setProgramBuildFlags(BO, AO, InputFile, BuildArgs))
@@ -564,23 +527,6 @@ struct PolicySetup {
   }
 };
 
-#ifdef OPTIML_WITH_LLM
-static llm::LLMSettings explicitLLMSettings() {
-  llm::LLMSettings S;
-  if (!LLMModel.empty())
-    S.Model = LLMModel;
-  if (!LLMBaseURL.empty())
-    S.BaseURL = LLMBaseURL;
-  if (LLMTokenBudget.getNumOccurrences())
-    S.TokenBudget = LLMTokenBudget;
-  if (NoLLMCache)
-    S.NoCache = true;
-  if (AllowInsecureHTTP)
-    S.AllowInsecureHTTP = true;
-  return S;
-}
-#endif
-
 /// Picks the policy (--policy, else mixed when an LLM is configured) and
 /// builds it. An LLM policy without a usable configuration is an error.
 static Expected<std::unique_ptr<PolicySetup>>
@@ -591,53 +537,25 @@ makePolicy(const Analysis &A, const CommandContext &Ctx,
   S->Rewriter = std::make_unique<RewriterApplier>(A.Path, A.Config);
   S->Name = PolicyName.empty() ? "catalog" : PolicyName.getValue();
 #ifdef OPTIML_WITH_LLM
-  llm::LLMSettings Explicit = explicitLLMSettings();
-  if (!LLMProvider.empty()) {
-    auto P = llm::parseProvider(LLMProvider);
-    if (!P)
-      return createStringError("--llm-provider: " + toString(P.takeError()));
-    Explicit.Prov = *P;
-  }
   if (PolicyName == "catalog") {
     errs() << "clang-optiml: policy catalog (--policy catalog)\n";
     ResolvedPolicy = S->Name;
     return std::move(S);
   }
-  // The project's config: next to the source or above it, up to the
-  // project root; never the current directory's.
-  SmallString<256> SourceDir(A.Path);
-  sys::fs::make_absolute(SourceDir);
-  sys::path::remove_filename(SourceDir);
-  auto Project =
-      llm::findProjectLLM(Explicit, SourceDir, llm::processEnvironment());
-  if (!Project)
-    return Project.takeError();
-  if (PolicyName.empty() && Project->Configured)
-    S->Name = "mixed";
-  ResolvedPolicy = S->Name;
-  if (S->Name == "catalog") {
+  auto Setup =
+      configuredLLM(A.Path, PolicyName.empty() ? "" : "--policy " + S->Name);
+  if (!Setup)
+    return Setup.takeError();
+  if (!*Setup) {
+    ResolvedPolicy = S->Name = "catalog";
     errs() << "clang-optiml: policy catalog (no LLM configured for this "
               "project)\n";
     return std::move(S);
   }
-
-  auto Config = llm::loadLLMConfig(Explicit, Project->File);
-  if (!Config)
-    return createStringError(
-        (PolicyName.empty()
-             ? "the LLM configured by " + Project->EnabledBy + " cannot be used: "
-             : "--policy " + S->Name + " needs an LLM: ") +
-        toString(Config.takeError()) + " (see docs/llm.md)");
-  errs() << "clang-optiml: policy " << S->Name << ": model '" << Config->Model
-         << "' at " << llm::urlHost(Config->BaseURL)
-         << (StringRef(Config->BaseURL).starts_with("https://") ? ""
-                                                                 : " (http)")
-         << (Config->APIKey.empty() ? ", no key"
-                                    : ", key from " + Config->APIKeyEnv)
-         << (PolicyName.empty() ? ", enabled by " + Project->EnabledBy
-                                : ", --policy " + S->Name)
-         << (Project->ConfigPath ? "; config " + *Project->ConfigPath
-                                 : std::string())
+  if (PolicyName.empty())
+    S->Name = "mixed";
+  ResolvedPolicy = S->Name;
+  errs() << "clang-optiml: policy " << S->Name << ": " << (*Setup)->Description
          << "\n";
   auto Dir = llm::findPromptDirectory("", Ctx.Argv0,
                                       reinterpret_cast<void *>(&makePolicy));
@@ -646,11 +564,7 @@ makePolicy(const Analysis &A, const CommandContext &Ctx,
   auto Prompts = llm::PromptLibrary::load(*Dir);
   if (!Prompts)
     return Prompts.takeError();
-  S->Client = std::make_unique<llm::ChatClient>(
-      std::move(*Config), std::shared_ptr<llm::HttpTransport>(
-                              llm::createCurlTransport()));
-  if (verbose())
-    S->Client->setLogger([](StringRef L) { errs() << "llm: " << L << "\n"; });
+  S->Client = std::move((*Setup)->Client);
   LLMPolicyOptions LO;
   LO.NumProposals = LLMProposals;
   LO.Rank = LLMRank;
@@ -709,8 +623,8 @@ static int runDry(const Analysis &A, ArrayRef<std::string> Targets,
     NoBuild = "--no-compile";
   }
 
-  outs() << InputFile << ": dry run: " << Acts->size()
-         << " candidate edit" << (Acts->size() == 1 ? "" : "s")
+  outs() << InputFile << ": dry run: " << Acts->size() << " candidate edit"
+         << (Acts->size() == 1 ? "" : "s")
          << " at the first level (kernels: " << join(Targets, ", ") << ")\n";
   // The original first: if it does not build, neither will any edit of it,
   // and the cause is the program's setup, not the edits.
@@ -740,10 +654,10 @@ static int runDry(const Analysis &A, ArrayRef<std::string> Targets,
               "checks...\n";
   unsigned Applied = 0, Compiled = 0;
   std::vector<ApplyOutcome> Outs(Acts->size());
-  std::vector<std::shared_future<Expected<BuildResult> *>> Builds(
-      Acts->size());
+  std::vector<std::shared_future<Expected<BuildResult> *>> Builds(Acts->size());
   std::vector<std::unique_ptr<Expected<BuildResult>>> Built(Acts->size());
-  DefaultThreadPool Pool(hardware_concurrency(std::max(1u, B ? B->options().Jobs : 1u)));
+  DefaultThreadPool Pool(
+      hardware_concurrency(std::max(1u, B ? B->options().Jobs : 1u)));
   size_t Printed = 0;
   auto Print = [&](size_t I) {
     const Action &Ac = (*Acts)[I];
@@ -786,9 +700,8 @@ static int runDry(const Analysis &A, ArrayRef<std::string> Targets,
     outs().flush();
   };
   auto Ready = [&](size_t I) {
-    return !Builds[I].valid() ||
-           Builds[I].wait_for(std::chrono::seconds(0)) ==
-               std::future_status::ready;
+    return !Builds[I].valid() || Builds[I].wait_for(std::chrono::seconds(0)) ==
+                                     std::future_status::ready;
   };
   for (size_t I = 0; I < Acts->size(); ++I) {
     Outs[I] = App.apply(A.Code, (*Acts)[I].E);
@@ -902,8 +815,7 @@ static int optimizeFile(const CommandContext &Ctx) {
   if (RunDir.empty()) {
     std::time_t Now = std::time(nullptr);
     char Stamp[32];
-    std::strftime(Stamp, sizeof(Stamp), "%Y%m%d-%H%M%S",
-                  std::localtime(&Now));
+    std::strftime(Stamp, sizeof(Stamp), "%Y%m%d-%H%M%S", std::localtime(&Now));
     RunDir = absolutePath(
         (Twine(".optiml/") + sys::path::stem(InputFile) + "-" + Stamp).str());
   }
@@ -973,8 +885,8 @@ static int optimizeFile(const CommandContext &Ctx) {
   SO.Strat = *parseStrategy(StrategyName);
   SO.Backup = BackupName == "mean" ? BackupMode::Mean : BackupMode::Max;
   SO.Budget = Budget.getNumOccurrences() ? unsigned(Budget)
-              : Seconds > 0             ? 0u
-                                        : 30u;
+              : Seconds > 0              ? 0u
+                                         : 30u;
   SO.TimeLimitSeconds = Seconds;
   SO.Seed = Seed;
   SO.Reward = RO;
@@ -1068,7 +980,8 @@ static int optimizeFile(const CommandContext &Ctx) {
       return reportError(std::move(E));
   }
   if (!ReportFile.empty()) {
-    if (Error E = writeFileAtomically(absolutePath(ReportFile), renderHtmlReport(*R, Info)))
+    if (Error E = writeFileAtomically(absolutePath(ReportFile),
+                                      renderHtmlReport(*R, Info)))
       return reportError(std::move(E));
     outs() << "report: " << ReportFile << "\n";
   }
@@ -1085,8 +998,7 @@ static int optimizeFile(const CommandContext &Ctx) {
   bool Rename = !Included || sys::fs::exists(projectRoot(Input) + "/.git");
   if (Error E = writeFileAtomically(
           RunDir + "/best.diff",
-          Rename ? projectRelativeDiff(R->FinalDiff, A->Path)
-                 : R->FinalDiff))
+          Rename ? projectRelativeDiff(R->FinalDiff, A->Path) : R->FinalDiff))
     return reportError(std::move(E));
   if (!ExportFixes.empty()) {
     if (Error E = exportFixes(ExportFixes, A->Path, A->Code, R->FinalSource,
@@ -1100,9 +1012,8 @@ static int optimizeFile(const CommandContext &Ctx) {
       return reportError(std::move(E));
     outs() << "wrote " << Dest << "\n";
   } else {
-    outs() << "best variant"
-           << (Included ? " of " + A->Path : std::string()) << ": " << RunDir
-           << "/best.cu ("
+    outs() << "best variant" << (Included ? " of " + A->Path : std::string())
+           << ": " << RunDir << "/best.cu ("
            << (Included ? "pass -o DIR or -i to write it"
                         : "pass -o FILE or -i to write it")
            << ")\n";
@@ -1196,7 +1107,8 @@ static int optimizeTarget(const CommandContext &Ctx) {
                         ? !K.Launches.empty()
                         : is_contained(WantedKernels, K.QualifiedName) ||
                               is_contained(WantedKernels, K.Name);
-      std::string Id = (K.File.empty() ? File : K.File) + '\0' + K.QualifiedName;
+      std::string Id =
+          (K.File.empty() ? File : K.File) + '\0' + K.QualifiedName;
       if (Wanted && Searched.insert(Id).second)
         Names.push_back(K.QualifiedName);
     }

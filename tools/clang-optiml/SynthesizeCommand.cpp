@@ -10,14 +10,23 @@
 
 #include "Commands.h"
 #include "optiml/Eval/Builder.h"
+#include "optiml/Eval/Evaluator.h"
 #include "optiml/Eval/Runner.h"
 #include "optiml/Frontend/CudaToolchain.h"
+#include "optiml/Search/EvalAdapter.h"
 #include "optiml/Support/FileUtil.h"
 #include "optiml/Synth/Spec.h"
 #include "optiml/Synth/Synthesize.h"
 #include "optiml/Synth/Templates.h"
+#include "optiml/Synth/WrittenCode.h"
+#ifdef OPTIML_WITH_LLM
+#include "optiml/LLM/ChatClient.h"
+#include "optiml/LLM/PromptTemplate.h"
+#include "optiml/Synth/Thoughts.h"
+#endif
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/WithColor.h"
@@ -169,6 +178,19 @@ static cl::list<std::string>
                  cl::value_desc("arg"), cl::sub(SynthesizeCommand),
                  cl::cat(SynthCategory));
 
+static cl::opt<unsigned> Thoughts(
+    "thoughts",
+    cl::desc("With an LLM configured: strategies asked of it, one program "
+             "each, competing with the template's (default 3)"),
+    cl::init(3), cl::value_desc("K"), cl::sub(SynthesizeCommand),
+    cl::cat(SynthCategory));
+
+static cl::opt<bool>
+    NoLLM("no-llm",
+          cl::desc("Do not ask the configured LLM: the template's program "
+                   "alone"),
+          cl::sub(SynthesizeCommand), cl::cat(SynthCategory));
+
 static Error usage(const Twine &Msg) {
   return createStringError(inconvertibleErrorCode(), "%s", Msg.str().c_str());
 }
@@ -222,6 +244,289 @@ static nlohmann::ordered_json runsJson(const Verification *V) {
   return Runs;
 }
 
+namespace {
+
+/// A candidate and what became of it.
+struct Judged {
+  Candidate C;
+  /// verified (ran and passed), compiled (built, not run), written (not
+  /// built: no nvcc), no-program, refused, does-not-compile,
+  /// failed-verification.
+  std::string Status;
+  /// One line: why it failed.
+  std::string Reason;
+  /// All of it, in the checks', nvcc's or the verifier's words: what the
+  /// model is told.
+  std::string Feedback;
+  std::optional<Verification> V;
+  /// Its kernels' time at the spec's sizes (median of the replays, summed
+  /// over kernels), when timed.
+  std::optional<double> Ms;
+  std::string TimeProblem;
+
+  bool passed() const {
+    return Status == "verified" || Status == "compiled" || Status == "written";
+  }
+  std::string label() const {
+    if (C.Origin == "template")
+      return "template " + className(Class).str();
+    return "llm '" + C.Strategy + "'" + (C.Repaired ? " (repaired)" : "");
+  }
+  ProgramClass Class = ProgramClass::Map;
+  /// nvcc's errors, as it printed them.
+  std::string BuildErrors;
+};
+
+/// The line of \p Source numbered \p Line, trimmed.
+std::string lineText(StringRef Source, unsigned Line) {
+  SmallVector<StringRef, 0> Lines;
+  Source.split(Lines, '\n');
+  return Line && Line <= Lines.size() ? Lines[Line - 1].trim().str() : "";
+}
+
+/// Judges candidates alike: the model's part checked, the program built,
+/// then run at every verification case.
+struct Judge {
+  const Spec *S = nullptr;
+  ProgramOptions PO;
+  Builder *B = nullptr;
+  std::string BuildPath;
+  ParseConfig Parse;
+  VerifyOptions VO;
+  const GpuInfo *G = nullptr;
+  bool CanRun = false;
+  bool Quiet = false;
+
+  Expected<Judged> judge(const Candidate &C) const {
+    Judged R;
+    R.C = C;
+    R.Class = S->Class;
+    if (!C.Problem.empty()) {
+      R.Status = "no-program";
+      R.Reason = R.Feedback = C.Problem;
+      return R;
+    }
+    if (C.Written) {
+      auto F = checkWrittenCode(*S, PO, *C.Written, BuildPath, Parse);
+      if (!F)
+        return F.takeError();
+      if (!F->empty()) {
+        R.Status = "refused";
+        R.Reason = "refused by the checks: " + F->front().str();
+        R.Feedback = "The checks refused it (lines are the whole "
+                     "program's):\n";
+        for (const CheckFailure &X : *F) {
+          R.Feedback += "- " + X.str();
+          std::string L = lineText(C.Source, X.Line);
+          if (!L.empty())
+            R.Feedback += "\n  at: " + L;
+          R.Feedback += "\n";
+        }
+        return R;
+      }
+    }
+    if (!B) {
+      R.Status = "written";
+      return R;
+    }
+    if (!CanRun) {
+      BuildRequest Req;
+      Req.SourcePath = BuildPath;
+      Req.Source = C.Source;
+      auto BR = B->build(Req);
+      if (!BR)
+        return BR.takeError();
+      if (!BR->Succeeded)
+        return notCompiled(std::move(R), BR->ErrorSummary);
+      R.Status = "compiled";
+      return R;
+    }
+    if (!Quiet)
+      errs() << "clang-optiml: verifying "
+             << (C.Origin == "template" ? C.Strategy : R.label()) << " on "
+             << G->Name << "\n";
+    auto X = verifyProgram(*B, BuildPath, C.Source, *S, VO);
+    if (!X)
+      return X.takeError();
+    R.V = std::move(*X);
+    if (!R.V->Built)
+      return notCompiled(std::move(R), R.V->BuildErrors);
+    if (!R.V->passed()) {
+      R.Status = "failed-verification";
+      R.Feedback = explainFailure(*R.V);
+      R.Reason = StringRef(R.Feedback).split('\n').first.str();
+      return R;
+    }
+    R.Status = "verified";
+    return R;
+  }
+
+  static Judged notCompiled(Judged R, StringRef Errors) {
+    R.Status = "does-not-compile";
+    R.BuildErrors = Errors.str();
+    R.Feedback = "nvcc's errors:\n" + Errors.str();
+    StringRef First = Errors.trim().split('\n').first;
+    R.Reason = "does not compile: " + First.str();
+    return R;
+  }
+};
+
+/// Times every verified candidate at the spec's sizes as optimize times its
+/// candidates (the probe's replays, timed with events).
+void timeCandidates(const CommandContext &Ctx, const Judge &J,
+                    const GpuQuery &Gpus, std::vector<Judged> &All) {
+  for (Judged &X : All) {
+    if (X.Status != "verified")
+      continue;
+    auto M = modelSource(X.C.Source, J.BuildPath, J.Parse);
+    if (!M) {
+      X.TimeProblem = toString(M.takeError());
+      continue;
+    }
+    EvalInput In;
+    In.CandidatePath = J.BuildPath;
+    In.CandidateSource = X.C.Source;
+    In.Model = &*M;
+    EvalOptions EO;
+    EO.Metrics = false;
+    EO.Sanitize = false;
+    EO.Devices = {J.G->Index};
+    EO.Gpus = Gpus;
+    EO.Runner.ProbeLibrary = findProbeLibrary(Ctx.Argv0, "");
+    EO.Runner.CudaPath = J.VO.Runner.CudaPath;
+    EO.Runner.TimeoutSeconds = J.VO.Runner.TimeoutSeconds;
+    if (Error E = setProgramRun(EO.Runner, {"check=0"}, "")) {
+      X.TimeProblem = toString(std::move(E));
+      continue;
+    }
+    auto R = evaluate(In, *J.B, EO);
+    if (!R) {
+      X.TimeProblem = toString(R.takeError());
+      continue;
+    }
+    Timing T = timingFromReport(*R);
+    if (T.Available)
+      X.Ms = T.MedianMs;
+    else
+      X.TimeProblem =
+          R->Verify.Detail.empty() ? "no kernel was timed" : R->Verify.Detail;
+    if (!J.Quiet)
+      errs() << "clang-optiml: timed " << X.label() << ": "
+             << (X.Ms ? formatv("{0:f4} ms", *X.Ms).str()
+                      : "not timed (" + X.TimeProblem + ")")
+             << "\n";
+  }
+}
+
+/// The fastest timed candidate that passed, else the first that passed.
+const Judged *choose(const std::vector<Judged> &All) {
+  const Judged *Best = nullptr;
+  for (const Judged &X : All)
+    if (X.passed() && X.Ms && (!Best || !Best->Ms || *X.Ms < *Best->Ms))
+      Best = &X;
+  if (Best)
+    return Best;
+  for (const Judged &X : All)
+    if (X.passed())
+      return &X;
+  return nullptr;
+}
+
+void printCandidates(raw_ostream &OS, const std::vector<Judged> &All,
+                     const Judged *Kept) {
+  if (All.size() < 2)
+    return;
+  OS << "clang-optiml: " << All.size() << " candidates:\n";
+  for (size_t I = 0; I < All.size(); ++I) {
+    const Judged &X = All[I];
+    OS << "  [" << I + 1 << "] " << X.label() << ": ";
+    if (X.passed())
+      OS << X.Status
+         << (X.Ms ? formatv(", {0:f4} ms", *X.Ms).str() : std::string());
+    else
+      OS << (X.Status == "no-program" ? "no program: " : "") << X.Reason;
+    OS << (&X == Kept ? "  <- kept" : "") << "\n";
+  }
+}
+
+nlohmann::ordered_json candidatesJson(const std::vector<Judged> &All,
+                                      const Judged *Kept) {
+  auto A = nlohmann::ordered_json::array();
+  for (const Judged &X : All) {
+    nlohmann::ordered_json O = {
+        {"origin", X.C.Origin},   {"strategy", X.C.Strategy},
+        {"thought", X.C.Thought}, {"repaired", X.C.Repaired},
+        {"status", X.Status},     {"reason", X.Reason},
+        {"feedback", X.Feedback}, {"kept", &X == Kept}};
+    O["time_ms"] =
+        X.Ms ? nlohmann::ordered_json(*X.Ms) : nlohmann::ordered_json(nullptr);
+    if (!X.TimeProblem.empty())
+      O["time_problem"] = X.TimeProblem;
+    O["program"] = X.C.Source;
+    A.push_back(std::move(O));
+  }
+  return A;
+}
+
+#ifdef OPTIML_WITH_LLM
+/// The mixture of thoughts: the model's strategies and programs, each
+/// judged, each failure given back once. Returns an exit status when the
+/// command must stop, else 0.
+int askModel(const CommandContext &Ctx, const Judge &J, LLMSetup &Setup,
+             std::vector<Judged> &All) {
+  if (!J.Quiet)
+    errs() << "clang-optiml: mixture of thoughts: " << Setup.Description
+           << "\n";
+  auto Dir = llm::findPromptDirectory("", Ctx.Argv0,
+                                      reinterpret_cast<void *>(&askModel));
+  if (!Dir)
+    return reportError(Dir.takeError());
+  auto Prompts = llm::PromptLibrary::load(*Dir);
+  if (!Prompts)
+    return reportError(Prompts.takeError());
+  ThoughtsOptions TO;
+  TO.Thoughts = Thoughts;
+  if (J.G)
+    TO.GPUDescription = J.G->Name + " (" + J.G->Arch + ")";
+  if (!J.Quiet)
+    TO.Log = [](StringRef L) { errs() << "clang-optiml: llm: " << L << "\n"; };
+  auto P = createThoughtsProposer(*Setup.Client, std::move(*Prompts), TO);
+  auto Cs = P->propose(*J.S, J.PO);
+  if (!Cs) {
+    WithColor::warning(errs(), "clang-optiml")
+        << "the model gave no strategies (" << toString(Cs.takeError())
+        << "); the template's program stands alone\n";
+    return 0;
+  }
+  for (const Candidate &C : *Cs) {
+    auto R = J.judge(C);
+    if (!R)
+      return reportError(R.takeError());
+    bool Failed = !R->passed();
+    std::string Feedback = R->Feedback;
+    All.push_back(std::move(*R));
+    if (!Failed)
+      continue;
+    auto Fix = P->repair(*J.S, J.PO, C, Feedback);
+    if (!Fix) {
+      WithColor::warning(errs(), "clang-optiml")
+          << "no repair of '" << C.Strategy
+          << "': " << toString(Fix.takeError()) << "\n";
+      continue;
+    }
+    if (!*Fix)
+      continue;
+    auto R2 = J.judge(**Fix);
+    if (!R2)
+      return reportError(R2.takeError());
+    All.push_back(std::move(*R2));
+  }
+  return 0;
+}
+#endif
+
+} // namespace
+
 int runSynthesize(const CommandContext &Ctx) {
   if (SpecFile.empty())
     return reportUsageError(usage(
@@ -272,8 +577,9 @@ int runSynthesize(const CommandContext &Ctx) {
            << " (from the request's words; set \"class\" in the spec to "
               "choose another)\n";
 
-  // Today the template library is the only proposer (docs/synthesize.md);
-  // an LLM proposer's candidates would join these and be checked alike.
+  // The template's program comes first: it is the one printed by
+  // --dry-run, and when it does not compile the spec's reference is at
+  // fault (the harness is shared), so no model is asked.
   std::unique_ptr<Proposer> P = createTemplateProposer();
   PO.Status = {DryRun ? "UNVERIFIED: printed by --dry-run; nothing was built "
                         "or run."
@@ -321,101 +627,104 @@ int runSynthesize(const CommandContext &Ctx) {
   } else {
     noteBuilder(**B);
   }
-  std::string BuildPath = ToStdout ? absolutePath(kernelName(*S) + ".cu") : Out;
-  VerifyOptions VO;
-  VO.Runner.CudaPath = Tools->CudaPath;
-  VO.Runner.TimeoutSeconds = Timeout;
-  VO.Seeds = Seeds;
+  Judge J;
+  J.S = &*S;
+  J.PO = PO;
+  J.B = B ? B->get() : nullptr;
+  J.BuildPath = ToStdout ? absolutePath(kernelName(*S) + ".cu") : Out;
+  J.Parse.Tools = *Tools;
+  J.VO.Runner.CudaPath = Tools->CudaPath;
+  J.VO.Runner.TimeoutSeconds = Timeout;
+  J.VO.Seeds = Seeds;
   if (G)
-    VO.Device = G->Index;
+    J.VO.Device = G->Index;
   if (!Json)
-    VO.Log = &errs();
-  bool CanRun = !NoVerify && G;
+    J.VO.Log = &errs();
+  J.G = G;
+  J.CanRun = !NoVerify && G;
+  J.Quiet = Json;
 
-  // Each candidate in turn: built, then (with a GPU) run at every case; the
-  // first that passes is kept.
-  const Candidate *Kept = nullptr;
-  std::optional<Verification> V, Failed;
-  bool Compiled = false;
-  for (const Candidate &C : *Cands) {
-    Verification X;
-    if (B && CanRun) {
-      if (!Json)
-        errs() << "clang-optiml: verifying " << C.Strategy << " on " << G->Name
-               << "\n";
-      auto R = verifyProgram(**B, BuildPath, C.Source, *S, VO);
-      if (!R)
-        return reportError(R.takeError());
-      X = std::move(*R);
-    } else if (B) {
-      BuildRequest Req;
-      Req.SourcePath = BuildPath;
-      Req.Source = C.Source;
-      auto BR = (*B)->build(Req);
-      if (!BR)
-        return reportError(BR.takeError());
-      X.Built = BR->Succeeded;
-      X.BuildErrors = BR->ErrorSummary;
-    } else {
-      Kept = &C; // --no-verify without nvcc: written as proposed
-      break;
-    }
-    if (!X.Built) {
-      errs() << X.BuildErrors;
-      if (Cands->size() == 1)
-        return reportError(usage(
-            "the program for " + SpecFile +
-            " does not compile with nvcc; nothing was written. Errors in '" +
-            SpecFile +
-            " (reference)' are in the spec's reference, which is called as "
-            "void reference(" +
-            referenceParameters(*S) + ")"));
-      errs() << "clang-optiml: " << C.Strategy << ": does not compile\n";
-      continue;
-    }
-    Compiled = true;
-    if (!CanRun) {
-      if (!NoVerify)
-        return reportError(
-            usage("a CUDA GPU is needed to verify the program (" +
-                  (Gpus.Problem.empty() ? std::string("no GPU found")
-                                        : Gpus.Problem) +
-                  "); it compiles, nothing was written. --no-verify writes it "
-                  "marked unverified"));
-      Kept = &C;
-      break;
-    }
-    if (X.passed()) {
-      Kept = &C;
-      V = std::move(X);
-      break;
-    }
-    Failed = std::move(X);
+  std::vector<Judged> All;
+  {
+    auto T0 = J.judge(Cands->front());
+    if (!T0)
+      return reportError(T0.takeError());
+    All.push_back(std::move(*T0));
   }
+  {
+    const Judged &T = All.front();
+    if (T.Status == "does-not-compile")
+      errs() << T.BuildErrors;
+    if (T.Status == "does-not-compile")
+      return reportError(usage(
+          "the program for " + SpecFile +
+          " does not compile with nvcc; nothing was written. Errors in '" +
+          SpecFile +
+          " (reference)' are in the spec's reference, which is called as "
+          "void reference(" +
+          referenceParameters(*S) + ")"));
+    if (T.Status == "compiled" && !NoVerify)
+      return reportError(usage(
+          "a CUDA GPU is needed to verify the program (" +
+          (Gpus.Problem.empty() ? std::string("no GPU found") : Gpus.Problem) +
+          "); it compiles, nothing was written. --no-verify writes it "
+          "marked unverified"));
+  }
+#ifdef OPTIML_WITH_LLM
+  if (!NoLLM) {
+    auto Setup = configuredLLM(SpecFile);
+    if (!Setup)
+      return reportError(Setup.takeError());
+    if (*Setup) {
+      if (!J.CanRun) {
+        if (!Json)
+          errs() << "clang-optiml: the configured LLM is not asked: its "
+                    "programs could not be verified here\n";
+      } else if (int RC = askModel(Ctx, J, **Setup, All)) {
+        return RC;
+      }
+    }
+  }
+#endif
+  if (All.size() > 1 && J.CanRun)
+    timeCandidates(Ctx, J, Gpus, All);
+  const Judged *KeptJ = choose(All);
+  if (!Json)
+    printCandidates(errs(), All, KeptJ);
 
-  if (!Kept) {
-    if (!Failed)
-      return reportError(usage("no proposed program compiles; nothing was "
-                               "written"));
-    const VerifyRun &Bad = Failed->Runs.back();
+  if (!KeptJ) {
+    const Judged &First = All.front();
     if (Json)
       outs() << nlohmann::ordered_json{{"class", className(S->Class).str()},
                                        {"program", nullptr},
                                        {"verified", false},
-                                       {"runs", runsJson(&*Failed)}}
+                                       {"runs", runsJson(First.V ? &*First.V
+                                                                 : nullptr)},
+                                       {"candidates",
+                                        candidatesJson(All, nullptr)}}
                     .dump(2)
              << "\n";
-    else
+    else if (All.size() == 1 && First.V && !First.V->Runs.empty()) {
+      const VerifyRun &Bad = First.V->Runs.back();
       outs() << "the program failed its check (" << Bad.Case.Label << ": "
              << join(Bad.Case.args(), " ") << "): " << Bad.Verdict << "\n"
              << Bad.Output << "\nnothing was written\n";
+    } else
+      outs() << "no candidate program passed its check; nothing was "
+                "written\n";
     return ExitNotAccepted;
   }
-  const Candidate &C = *Kept;
+  const Candidate &C = KeptJ->C;
+  const std::optional<Verification> &V = KeptJ->V;
+  bool Compiled = KeptJ->Status != "written";
 
   // The text that was verified, with its header saying so.
-  std::string Final =
-      setProgramStatus(C.Source, statusLines(V ? &*V : nullptr, G, Compiled));
+  std::vector<std::string> Status = statusLines(V ? &*V : nullptr, G, Compiled);
+  if (All.size() > 1)
+    Status.push_back("Chosen from " + std::to_string(All.size()) +
+                     " candidates: " + KeptJ->label() +
+                     (KeptJ->Ms ? ", the fastest verified" : ""));
+  std::string Final = setProgramStatus(C.Source, Status);
   if (ToStdout) {
     outs() << Final;
   } else if (Error E = writeFileAtomically(Out, Final)) {
@@ -429,7 +738,8 @@ int runSynthesize(const CommandContext &Ctx) {
                            : nlohmann::ordered_json(Out)},
       {"compiled", Compiled},
       {"verified", V.has_value()},
-      {"runs", runsJson(V ? &*V : nullptr)}};
+      {"runs", runsJson(V ? &*V : nullptr)},
+      {"candidates", candidatesJson(All, KeptJ)}};
   if (!Json && !ToStdout)
     outs() << "wrote " << Out << " (" << className(S->Class) << ", "
            << (V ? "verified: " + std::to_string(V->Runs.size()) +

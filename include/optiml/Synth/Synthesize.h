@@ -6,10 +6,10 @@
 // sizes that are not multiples of any block size), and only a program
 // whose every run passes its own check against the reference is kept.
 //
-// Today the template library (Templates.h) is the only proposer. The seam
-// for the mixture of thoughts is Proposer: an LLM proposer asks for K
-// strategies, writes one program per strategy, and returns them as
-// candidates; verification treats every candidate alike.
+// Proposers: the template library (Templates.h), and with an LLM the
+// mixture of thoughts (Thoughts.h), which asks for K strategies and one
+// program per strategy; verification treats every candidate alike, and a
+// model's candidate that fails is given the reason and one more try.
 //
 //===----------------------------------------------------------------------===//
 #ifndef OPTIML_SYNTH_SYNTHESIZE_H
@@ -34,8 +34,21 @@ namespace synth {
 struct Candidate {
   /// Who wrote it and how: "template gemm: one thread per output element".
   std::string Strategy;
-  /// The whole .cu program.
+  /// "template" or "llm".
+  std::string Origin = "template";
+  /// The thought behind a model's program: its strategy in the model's
+  /// words.
+  std::string Thought;
+  /// The whole .cu program (empty when Problem says why there is none).
   std::string Source;
+  /// A model's part of the program (its kernels and launch statements):
+  /// set for every candidate whose GPU code is not ours, which then passes
+  /// checkWrittenCode before nvcc sees it.
+  std::optional<KernelCode> Written;
+  /// Why the proposer has no program for this thought (a broken reply).
+  std::string Problem;
+  /// This candidate is a repair of an earlier one, after feedback.
+  bool Repaired = false;
 };
 
 /// Where candidate programs come from.
@@ -49,6 +62,12 @@ public:
   /// unreachable model); a proposer with no idea returns no candidate.
   virtual llvm::Expected<std::vector<Candidate>>
   propose(const Spec &S, const ProgramOptions &Opts) = 0;
+  /// A second try at \p Failed, told why it failed (\p Feedback: the
+  /// checks', the compiler's or the verifier's words). None when the
+  /// proposer cannot repair (the templates).
+  virtual llvm::Expected<std::optional<Candidate>>
+  repair(const Spec &S, const ProgramOptions &Opts, const Candidate &Failed,
+         llvm::StringRef Feedback);
 };
 
 /// The template library as a proposer: one candidate, the class's template.
@@ -91,6 +110,14 @@ struct Verification {
   /// Built, and every run passed.
   bool passed() const;
 };
+
+/// Why a built program failed its verification, in words a model (and a
+/// user) can act on: the failing run, and what the pattern of passing and
+/// failing runs suggests. A program right at the spec's first seed and
+/// wrong at another does not compute from its inputs (hard-coded answers);
+/// one right at the spec's sizes and wrong at an edge size handles only
+/// the given size.
+std::string explainFailure(const Verification &V);
 
 struct VerifyOptions {
   RunnerOptions Runner;

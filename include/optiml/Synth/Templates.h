@@ -58,11 +58,45 @@ struct ProgramOptions {
   std::vector<std::string> Status;
 };
 
+/// The GPU's part of a program: what a class's template (or a model's
+/// strategy) contributes to the program shared by every class.
+struct KernelCode {
+  /// One line for the header: "row-wise softmax of x [rows, cols] into y".
+  std::string Title;
+  /// Device helpers and __global__ kernels.
+  std::string Kernels;
+  /// Statements that launch them, inside runOnDevice: the device buffers
+  /// are `d_<name>` (outputs already zeroed), the dimensions are ints named
+  /// as in the spec.
+  std::string Launch;
+  /// Inputs whose generated values need a range other than the tensor's
+  /// (name, lo expression, hi expression): a histogram's values lie in
+  /// [0, bins).
+  std::vector<std::pair<std::string, std::pair<std::string, std::string>>>
+      Ranges;
+};
+
+/// The template's code for \p S's class (checkClass has passed).
+KernelCode templateCode(const Spec &S);
+
 /// The whole .cu program for \p S (checkClass must have passed). The
 /// reference is declared before main and defined at the end of the file,
 /// after a #line naming the spec's field, so that nvcc reports its errors
 /// as "<spec> (reference)" and every other line keeps its number.
 std::string generateProgram(const Spec &S, const ProgramOptions &Opts);
+/// The same program around other kernels and launches (a model's).
+std::string generateProgram(const Spec &S, const ProgramOptions &Opts,
+                            const KernelCode &Code);
+
+/// Where the parts of a KernelCode lie in its program: the program
+/// generated with empty Kernels and Launch (the harness alone), and the
+/// offsets in it where each is inserted.
+struct ProgramLayout {
+  std::string Skeleton;
+  unsigned KernelsAt = 0, LaunchAt = 0;
+};
+ProgramLayout programLayout(const Spec &S, const ProgramOptions &Opts,
+                            const KernelCode &Code);
 
 /// \p Source with its header's status lines replaced by \p Status (a
 /// program without a template's header gets them as comments on top).
