@@ -237,6 +237,8 @@ static TokenFacts lexFacts(const LangOptions &LO, StringRef Text,
   for (size_t I = 0; I + 1 < Toks.size(); ++I) {
     const Token &Tk = Toks[I];
     if (Tk.is(tok::lesslessless)) {
+      if (Opts.AllowLaunches)
+        continue;
       F.Facts["launches a kernel with <<<...>>> (dynamic parallelism is not "
               "allowed)"]
           .push_back(Off(I));
@@ -255,16 +257,17 @@ static TokenFacts lexFacts(const LangOptions &LO, StringRef Text,
         F.Facts["calls " + Id +
                 " (not allowed in kernels unless --allow-printf)"]
             .push_back(Off(I));
-    } else if ((Call && (Id == "malloc" || Id == "calloc" ||
-                         Id == "realloc" || Id == "free")) ||
+    } else if ((Call && (Id == "malloc" || Id == "calloc" || Id == "realloc" ||
+                         Id == "free")) ||
                Id == "new" || Id == "delete") {
       if (!Opts.AllowMalloc)
         F.Facts["allocates device heap memory with '" + Id +
                 "' (not allowed unless --allow-malloc)"]
             .push_back(Off(I));
-    } else if (Call && (Id == "cudaLaunchKernel" || Id == "cudaLaunchDevice" ||
-                        Id == "cudaGetParameterBuffer" ||
-                        Id == "cudaLaunchCooperativeKernel")) {
+    } else if (Call && !Opts.AllowLaunches &&
+               (Id == "cudaLaunchKernel" || Id == "cudaLaunchDevice" ||
+                Id == "cudaGetParameterBuffer" ||
+                Id == "cudaLaunchCooperativeKernel")) {
       F.Facts["launches a kernel with " + Id +
               " (dynamic parallelism is not allowed)"]
           .push_back(Off(I));

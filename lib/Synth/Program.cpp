@@ -281,6 +281,12 @@ std::string generateProgram(const Spec &S, const ProgramOptions &Opts,
             " > INT_MAX) {\n    fprintf(stderr, \"optiml-synth: " + T.Name +
             " has more than INT_MAX elements; the kernels index "
             "with int\\n\");\n    return 2;\n  }\n";
+  std::string SpecSizes;
+  for (const auto &[Name, Value] : S.Sizes)
+    SpecSizes += (SpecSizes.empty() ? "" : " && ") + Name +
+                 " == " + std::to_string(Value);
+  if (SpecSizes.empty())
+    SpecSizes = "true";
   // The tests' stand-in for the GPU: the reference's own outputs, one
   // element of the first output made wrong when asked.
   const Tensor &First = S.Outputs.front();
@@ -288,15 +294,21 @@ std::string generateProgram(const Spec &S, const ProgramOptions &Opts,
       R"(  // Built for the tool's tests, without a GPU: the outputs are the
   // reference's own, and with OPTIML_SYNTH_TEST_OUTPUTS=1 (or
   // OPTIML_SYNTH_CORRUPT=1 in the environment) one element is made wrong,
-  // which the check below must catch.
+  // which the check below must catch; =2 makes it wrong at every seed but
+  // the spec's (as hard-coded answers would be), =3 at every size but the
+  // spec's (as a program written for one size would be).
   reference(${Args}${IntDims});
-  if (OPTIML_SYNTH_TEST_OUTPUTS || getenv("OPTIML_SYNTH_CORRUPT")) {
+  if (OPTIML_SYNTH_TEST_OUTPUTS == 1 || getenv("OPTIML_SYNTH_CORRUPT") ||
+      (OPTIML_SYNTH_TEST_OUTPUTS == 2 && seed != ${Seed}) ||
+      (OPTIML_SYNTH_TEST_OUTPUTS == 3 && !(${SpecSizes}))) {
     ${Ty} &v = h_${N}[h_${N}.size() / 2];
     v = (${Ty})(v + 1 + std::fabs((double)v));
   }
 )",
       {{"Args", DeviceArgs},
        {"IntDims", IntDims},
+       {"Seed", std::to_string(S.Seed)},
+       {"SpecSizes", SpecSizes},
        {"Ty", elementTypeName(First.Type).str()},
        {"N", First.Name}});
 

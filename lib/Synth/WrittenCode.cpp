@@ -100,7 +100,7 @@ public:
     if (!inHostCode(E->getBeginLoc()) || E->isTypeDependent() ||
         E->isValueDependent() || isa<CUDAKernelCallExpr>(E))
       return true;
-    if (!E->getCalleeDecl())
+    if (!E->getDirectCallee())
       fail(E->getBeginLoc(),
            "host code calls through a pointer; it may call only the CUDA "
            "runtime, kernels and functions it defines");
@@ -384,7 +384,10 @@ checkWrittenCode(const Spec &S, const ProgramOptions &Opts,
                              OldTU->Diags.front().str().c_str());
   ASTContext &OldAST = OldTU->AST->getASTContext();
   const LangOptions &LO = OldAST.getLangOpts();
-  CheckOptions CO; // no printf, heap or asm
+  // No printf, heap or asm; launches are the launch statements' job (from
+  // device code, checkDeviceCode refuses them).
+  CheckOptions CO;
+  CO.AllowLaunches = true;
   append_range(Failures, checkEditDirectives(LO, New, editedRanges(Repls)));
   append_range(Failures,
                checkIntroducedTokens(LO, Layout.Skeleton, New, Repls, CO));

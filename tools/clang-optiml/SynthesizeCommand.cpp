@@ -311,8 +311,12 @@ struct Judge {
       if (!F)
         return F.takeError();
       if (!F->empty()) {
-        R.Status = "refused";
-        R.Reason = "refused by the checks: " + F->front().str();
+        // clang's errors alone: the program does not compile.
+        bool Errors = all_of(
+            *F, [](const CheckFailure &X) { return X.Check == "type-checks"; });
+        R.Status = Errors ? "does-not-compile" : "refused";
+        R.Reason = (Errors ? "does not compile: " : "refused by the checks: ") +
+                   F->front().str();
         R.Feedback = "The checks refused it (lines are the whole "
                      "program's):\n";
         for (const CheckFailure &X : *F) {

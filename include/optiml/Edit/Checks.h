@@ -28,6 +28,11 @@ struct CheckOptions {
   bool AllowPrintf = false; ///< printf/puts in device code
   bool AllowMalloc = false; ///< malloc/free/new in device code
   bool AllowAsm = false;    ///< inline PTX
+  /// Kernel launches spelled in the text (`<<<`, cudaLaunchKernel): for
+  /// text that is host code, a synthesized program's launch statements.
+  /// A launch from device code is still refused, on the AST, by
+  /// checkDeviceCode.
+  bool AllowLaunches = false;
 };
 
 /// A half-open byte range of the input.

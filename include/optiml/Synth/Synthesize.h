@@ -115,8 +115,8 @@ struct Verification {
 /// user) can act on: the failing run, and what the pattern of passing and
 /// failing runs suggests. A program right at the spec's first seed and
 /// wrong at another does not compute from its inputs (hard-coded answers);
-/// one right at the spec's sizes and wrong at an edge size handles only
-/// the given size.
+/// one right at the spec's sizes and wrong at an edge size does not handle
+/// other sizes.
 std::string explainFailure(const Verification &V);
 
 struct VerifyOptions {
