@@ -13,10 +13,14 @@ Requests arrive in this order: the strategies; the program of each
 strategy; then, strategy by strategy, one repair request for each program
 that failed.
 
-Usage: synth-replies.py > script.json
+Usage: synth-replies.py [--timing] > script.json
+  --timing  two correct strategies only (shared tiles, one thread per
+            element) for any transpose spec with input a and output b: the
+            candidates then compete on time.
 """
 import json
 import struct
+import sys
 
 ROWS, COLS, SEED = 48, 20, 1
 MASK = (1 << 64) - 1
@@ -167,10 +171,15 @@ def reply(obj):
 
 
 def main():
-    steps = [reply({"strategies": [{"name": n, "idea": i} for n, i, _, _ in STRATEGIES]})]
-    for _, _, program, _ in STRATEGIES:
+    strategies = STRATEGIES
+    if "--timing" in sys.argv[1:]:
+        strategies = [STRATEGIES[0], ("thread per element",
+                                      "One thread per element, reads coalesced.",
+                                      SIMPLE, None)]
+    steps = [reply({"strategies": [{"name": n, "idea": i} for n, i, _, _ in strategies]})]
+    for _, _, program, _ in strategies:
         steps.append(reply(program))
-    for _, _, _, repair in STRATEGIES:
+    for _, _, _, repair in strategies:
         if repair is not None:
             steps.append(reply(repair))
     print(json.dumps({"steps": steps}, indent=1))
