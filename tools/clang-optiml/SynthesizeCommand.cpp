@@ -82,6 +82,12 @@ cl::SubCommand SynthesizeCommand(
     "sizes (1, odd sizes) on the GPU; without a GPU, --no-verify writes it "
     "marked unverified. The output (default: the spec's name with .cu) is "
     "written only when complete, and never over the spec.\n"
+    "\nWith an LLM configured (--llm-model, or .clang-optiml.json beside "
+    "the spec; docs/llm.md), the model proposes --thoughts strategies and "
+    "writes one program's GPU part per strategy (its kernels and launch "
+    "statements, checked before nvcc sees them); every candidate is "
+    "verified alike, a failed one is given the reason once, and the "
+    "fastest verified program is kept. --no-llm leaves the model out.\n"
     "\nExit status: 0 written (and verified), 1 error (a bad spec, a "
     "program that does not compile, no GPU), 2 usage error, 3 the program "
     "failed its verification (nothing written)\n");
