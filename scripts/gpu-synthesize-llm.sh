@@ -17,20 +17,23 @@
 #   timing   a 8192 x 8192 transpose: two correct strategies (shared tiles,
 #            one thread per element) and the template compete on time.
 #
-# Logs, the programs written and the requests the server received go under
-# $OUT/synthesize-llm (OUT defaults to ./gpu-results).
+# The log goes to $OUT/synthesize-llm.log; the programs written, each run's
+# output and the requests the server received are packed into
+# $OUT/synthesize-llm.tar.gz (OUT defaults to ./gpu-results).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=${1:?usage: scripts/gpu-synthesize-llm.sh BUNDLE.tar.xz}
-out=${OUT:-$PWD/gpu-results}/synthesize-llm
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+top=${OUT:-$PWD/gpu-results}
+mkdir -p "$top"
+top=$(cd "$top" && pwd)
 work=$(mktemp -d)
+out=$work/synthesize-llm
+mkdir -p "$out"
 tar -C "$work" -xJf "$bundle" || { echo "cannot unpack $bundle" >&2; exit 1; }
 tool=$(ls -d "$work"/clang-optiml-*/)bin/clang-optiml
 export PATH=/usr/local/cuda/bin:$PATH
 server=
-trap 'test -n "$server" && kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'test -n "$server" && kill "$server" 2>/dev/null; tar -C "$work" -czf "$top/synthesize-llm.tar.gz" synthesize-llm; rm -rf "$work"' EXIT
 
 # run NAME SPEC REPLIES REQUEST: the server with REPLIES, then synthesize in
 # a directory of its own holding the spec and the project's LLM config.
@@ -121,4 +124,4 @@ PY
 JSON
   run timing "$work/timing-spec.json" "$work/timing.json" \
     "transpose an 8192 x 8192 float matrix"
-} 2>&1 | tee "$out/synthesize-llm.log"
+} 2>&1 | tee "$top/synthesize-llm.log"

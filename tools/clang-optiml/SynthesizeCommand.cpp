@@ -268,6 +268,8 @@ struct Judged {
   /// Its kernels' time at the spec's sizes (median of the replays, summed
   /// over kernels), when timed.
   std::optional<double> Ms;
+  /// Half the interquartile range of its replays, percent of Ms.
+  double NoisePct = 0;
   std::string TimeProblem;
 
   bool passed() const {
@@ -415,8 +417,10 @@ void timeCandidates(const CommandContext &Ctx, const Judge &J,
       continue;
     }
     Timing T = timingFromReport(*R);
-    if (T.Available)
+    if (T.Available) {
       X.Ms = T.MedianMs;
+      X.NoisePct = T.NoisePct;
+    }
     else
       X.TimeProblem =
           R->Verify.Detail.empty() ? "no kernel was timed" : R->Verify.Detail;
@@ -428,12 +432,20 @@ void timeCandidates(const CommandContext &Ctx, const Judge &J,
   }
 }
 
-/// The fastest timed candidate that passed, else the first that passed.
+/// The fastest timed candidate that passed, else the first that passed. A
+/// later candidate (the template comes first) wins only when it is faster
+/// beyond the noise of both timings (and by 2% at least): ties go to the
+/// earlier.
 const Judged *choose(const std::vector<Judged> &All) {
   const Judged *Best = nullptr;
-  for (const Judged &X : All)
-    if (X.passed() && X.Ms && (!Best || !Best->Ms || *X.Ms < *Best->Ms))
+  for (const Judged &X : All) {
+    if (!X.passed() || !X.Ms)
+      continue;
+    double Margin =
+        Best ? std::max(0.02, (X.NoisePct + Best->NoisePct) / 100) : 0;
+    if (!Best || *X.Ms < *Best->Ms * (1 - Margin))
       Best = &X;
+  }
   if (Best)
     return Best;
   for (const Judged &X : All)
