@@ -8,7 +8,8 @@
 #   scripts/gpu-synthesize.sh dist/clang-optiml-*.tar.xz [SPEC...]
 #
 # Results (the programs, each run's --json result, optimize's reports and
-# the log) go under $OUT/synthesize (or ./gpu-results/synthesize).
+# the log) go under $OUT/synthesize (or ./gpu-results/synthesize). EXTRA:
+# more synthesize flags (--seeds 1 for specs whose host reference is slow).
 set -uo pipefail
 bundle=$1
 shift
@@ -33,7 +34,7 @@ fi
     [ "${OPTIMIZE:-1}" = 0 ] && opt=(--no-optimize)
     start=$(date +%s)
     "$tool" synthesize --spec "$spec" -o "$out/$name.cu" --json "${opt[@]}" \
-      > "$out/$name.json"
+      ${EXTRA:-} > "$out/$name.json"
     echo "exit $? after $(( $(date +%s) - start )) s"
     python3 - "$out/$name.json" <<'PY'
 import json, sys
@@ -41,6 +42,13 @@ try:
     r = json.load(open(sys.argv[1]))
 except Exception as e:
     print("no JSON result:", e); sys.exit()
+for c in r.get("candidates", []):
+    t = c.get("time_ms")
+    print("candidate %s%s: %s%s%s" % (
+        c["origin"], " " + c["strategy"] if c["origin"] != "template" else
+        (" (" + c["thought"] + ")" if c.get("thought") else ""),
+        c["status"], ", %.4f ms" % t if t is not None else "",
+        "  <- kept" if c.get("kept") else ""))
 print("verified:", r.get("verified"), "runs:",
       ", ".join("%s %s" % (x["label"], "pass" if x["passed"] else "FAIL")
                 for x in r.get("runs", [])))

@@ -30,34 +30,6 @@ namespace synth {
 //===--------------------------------------------------------------------===//
 
 namespace {
-/// The kernel's parameter list and the launch's argument list, built
-/// together: the named dimensions first (as ints), then the tensors.
-struct Params {
-  std::string Decl, Args;
-
-  void dims(const Spec &S, ArrayRef<Dim> Dims) {
-    for (const auto &Size : S.Sizes)
-      if (any_of(Dims, [&](const Dim &D) { return D.Name == Size.first; }))
-        add("int " + Size.first, Size.first);
-  }
-  void input(const Tensor &T) {
-    add(("const " + elementTypeName(T.Type) + " *" + T.Name).str(),
-        "d_" + T.Name);
-  }
-  void output(const Tensor &T) {
-    add((elementTypeName(T.Type) + " *" + T.Name).str(), "d_" + T.Name);
-  }
-  void add(const std::string &D, const std::string &A) {
-    // A dimension that is also the count parameter is passed once.
-    if (is_contained(Declared, D))
-      return;
-    Declared.push_back(D);
-    Decl += (Decl.empty() ? "" : ", ") + D;
-    Args += (Args.empty() ? "" : ", ") + A;
-  }
-  std::vector<std::string> Declared;
-};
-
 /// The identity and combination of a reduction op over type T.
 struct Reduction {
   std::string Identity; ///< the start value
@@ -67,7 +39,7 @@ struct Reduction {
 };
 } // namespace
 
-static std::string typeName(const Tensor &T) {
+std::string typeName(const Tensor &T) {
   return elementTypeName(T.Type).str();
 }
 
@@ -84,7 +56,7 @@ static std::string countParam(const Spec &S, StringRef Count) {
 }
 
 /// The product of \p T's dimensions as an int expression ("rows * cols").
-static std::string countExpr(const Tensor &T) {
+std::string countExpr(const Tensor &T) {
   if (T.Shape.empty())
     return "1";
   std::string E;
@@ -180,7 +152,7 @@ static std::string inputNames(const Spec &S) {
 static KernelCode mapCode(const Spec &S) {
   const Tensor &Out = S.Outputs[0];
   std::string N = countParam(S, countExpr(Out));
-  Params P;
+  KernelParams P;
   P.add("int " + N, countExpr(Out));
   for (const Tensor &T : S.Inputs)
     P.input(T);
@@ -215,7 +187,7 @@ static KernelCode reduceCode(const Spec &S) {
   Reduction R =
       reduction(Op, Out.Type, "partial[tid]", "partial[tid + stride]");
   std::string N = countParam(S, countExpr(S.Inputs[0]));
-  Params P;
+  KernelParams P;
   P.add("int " + N, countExpr(S.Inputs[0]));
   for (const Tensor &In : S.Inputs)
     P.input(In);
@@ -275,7 +247,7 @@ static KernelCode rowReduceCode(const Spec &S) {
   StringRef Op = S.Op.empty() ? "sum" : StringRef(S.Op);
   std::string Index = "(size_t)row * " + Cols + " + j";
   Reduction R = reduction(Op, Out.Type, "acc", element(S, Index));
-  Params P;
+  KernelParams P;
   P.dims(S, In.Shape);
   for (const Tensor &I : S.Inputs)
     P.input(I);
@@ -317,7 +289,7 @@ static KernelCode softmaxCode(const Spec &S) {
   const Tensor &In = S.Inputs[0], &Out = S.Outputs[0];
   std::string Rows = dimRef(In.Shape[0]), Cols = dimRef(In.Shape[1]);
   bool F = In.Type == ElementType::Float;
-  Params P;
+  KernelParams P;
   P.dims(S, In.Shape);
   P.input(In);
   P.output(Out);
@@ -361,7 +333,7 @@ __global__ void ${K}(${Params}) {
 static KernelCode matVecCode(const Spec &S) {
   const Tensor &A = S.Inputs[0], &X = S.Inputs[1], &Y = S.Outputs[0];
   std::string M = dimRef(A.Shape[0]), N = dimRef(A.Shape[1]);
-  Params P;
+  KernelParams P;
   P.dims(S, A.Shape);
   P.input(A);
   P.input(X);
@@ -401,7 +373,7 @@ static KernelCode gemmCode(const Spec &S) {
   const Tensor &A = S.Inputs[0], &B = S.Inputs[1], &Out = S.Outputs[0];
   std::string M = dimRef(A.Shape[0]), K = dimRef(A.Shape[1]),
               N = dimRef(B.Shape[1]);
-  Params P;
+  KernelParams P;
   P.dims(S, {A.Shape[0], A.Shape[1], B.Shape[1]});
   P.input(A);
   P.input(B);
@@ -443,7 +415,7 @@ static KernelCode stencilCode(const Spec &S) {
   const Tensor &In = S.Inputs[0], &Out = S.Outputs[0];
   std::string Rows = dimRef(In.Shape[0]), Cols = dimRef(In.Shape[1]);
   int R = stencilRadius(S);
-  Params P;
+  KernelParams P;
   P.dims(S, In.Shape);
   P.input(In);
   P.output(Out);
@@ -488,7 +460,7 @@ static KernelCode stencil3DCode(const Spec &S) {
   std::string Depth = dimRef(In.Shape[0]), Rows = dimRef(In.Shape[1]),
               Cols = dimRef(In.Shape[2]);
   int R = stencilRadius(S);
-  Params P;
+  KernelParams P;
   P.dims(S, In.Shape);
   P.input(In);
   P.output(Out);
@@ -536,7 +508,7 @@ static KernelCode histogramCode(const Spec &S) {
   const Tensor &In = S.Inputs[0], &Out = S.Outputs[0];
   std::string N = countExpr(In), Bins = dimRef(Out.Shape[0]),
               Count = countParam(S, N);
-  Params P;
+  KernelParams P;
   P.add("int " + Count, N);
   P.dims(S, Out.Shape);
   P.input(In);
@@ -580,7 +552,7 @@ static KernelCode gatherCode(const Spec &S) {
   const Tensor &Src = S.Inputs[0], &Index = S.Inputs[1], &Out = S.Outputs[0];
   std::string N = dimRef(Src.Shape[0]), M = countExpr(Out),
               Count = countParam(S, M);
-  Params P;
+  KernelParams P;
   P.add("int " + Count, M);
   for (const Tensor &T : S.Inputs)
     P.input(T);
@@ -676,7 +648,7 @@ static void ${K}(int n, const ${T} *in, ${T} *out) {
 static KernelCode transposeCode(const Spec &S) {
   const Tensor &In = S.Inputs[0], &Out = S.Outputs[0];
   std::string Rows = dimRef(In.Shape[0]), Cols = dimRef(In.Shape[1]);
-  Params P;
+  KernelParams P;
   P.dims(S, In.Shape);
   P.input(In);
   P.output(Out);

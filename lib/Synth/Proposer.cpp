@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TemplatesInternal.h"
 #include "optiml/Synth/Synthesize.h"
 
 using namespace llvm;
@@ -27,11 +28,19 @@ public:
   StringRef name() const override { return "templates"; }
   Expected<std::vector<Candidate>>
   propose(const Spec &S, const ProgramOptions &Opts) override {
-    Candidate C;
+    std::vector<Candidate> Out(1);
     // "template gemm: inputs A [m, k], ..."
-    C.Strategy = "template " + describeClass(S.Class);
-    C.Source = generateProgram(S, Opts);
-    return std::vector<Candidate>{std::move(C)};
+    Out[0].Strategy = "template " + describeClass(S.Class);
+    Out[0].Source = generateProgram(S, Opts);
+    // The expert versions, where there are some: they compete on time.
+    for (auto &[Name, Code] : expertCodes(S)) {
+      Candidate C;
+      C.Strategy = "template " + className(S.Class).str() + " (" + Name + ")";
+      C.Thought = Name;
+      C.Source = generateProgram(S, Opts, Code);
+      Out.push_back(std::move(C));
+    }
+    return Out;
   }
 };
 } // namespace

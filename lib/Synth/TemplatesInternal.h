@@ -5,6 +5,7 @@
 #include "optiml/Synth/Spec.h"
 #include "optiml/Synth/Templates.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Error.h"
 #include <string>
 #include <vector>
@@ -12,6 +13,46 @@
 namespace optiml {
 namespace synth {
 
+
+/// The kernel's parameter list and the launch's argument list, built
+/// together: the named dimensions first (as ints), then the tensors.
+struct KernelParams {
+  std::string Decl, Args;
+
+  void dims(const Spec &S, llvm::ArrayRef<Dim> Dims) {
+    for (const auto &Size : S.Sizes)
+      if (llvm::any_of(Dims, [&](const Dim &D) { return D.Name == Size.first; }))
+        add("int " + Size.first, Size.first);
+  }
+  void input(const Tensor &T) {
+    add(("const " + elementTypeName(T.Type) + " *" + T.Name).str(),
+        "d_" + T.Name);
+  }
+  void output(const Tensor &T) {
+    add((elementTypeName(T.Type) + " *" + T.Name).str(), "d_" + T.Name);
+  }
+  void add(const std::string &D, const std::string &A) {
+    // A dimension that is also the count parameter is passed once.
+    if (llvm::is_contained(Declared, D))
+      return;
+    Declared.push_back(D);
+    Decl += (Decl.empty() ? "" : ", ") + D;
+    Args += (Args.empty() ? "" : ", ") + A;
+  }
+  std::vector<std::string> Declared;
+};
+
+/// The element type's name ("float").
+std::string typeName(const Tensor &T);
+
+/// The product of \p T's dimensions as an int expression ("rows * cols").
+std::string countExpr(const Tensor &T);
+
+/// The expert versions of \p S's class (none for most classes): programs
+/// written for speed rather than for the catalog, each with a short name
+/// ("register-blocked 128x128 tiles"). They compete with the plain template
+/// on time (synthesize keeps the fastest verified program).
+std::vector<std::pair<std::string, KernelCode>> expertCodes(const Spec &S);
 
 /// A dimension as C++: its name, or the fixed number.
 std::string dimRef(const Dim &D);

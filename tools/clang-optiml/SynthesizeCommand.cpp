@@ -277,7 +277,8 @@ struct Judged {
   }
   std::string label() const {
     if (C.Origin == "template")
-      return "template " + className(Class).str();
+      return "template " + className(Class).str() +
+             (C.Thought.empty() ? "" : " (" + C.Thought + ")");
     return "llm '" + C.Strategy + "'" + (C.Repaired ? " (repaired)" : "");
   }
   ProgramClass Class = ProgramClass::Map;
@@ -691,6 +692,13 @@ int runSynthesize(const CommandContext &Ctx) {
           (Gpus.Problem.empty() ? std::string("no GPU found") : Gpus.Problem) +
           "); it compiles, nothing was written. --no-verify writes it "
           "marked unverified"));
+  }
+  // The template's expert versions compete when they can be verified.
+  for (size_t I = 1; J.CanRun && I < Cands->size(); ++I) {
+    auto T = J.judge((*Cands)[I]);
+    if (!T)
+      return reportError(T.takeError());
+    All.push_back(std::move(*T));
   }
 #ifdef OPTIML_WITH_LLM
   if (!NoLLM) {
