@@ -161,6 +161,10 @@ __global__ void __launch_bounds__(256)
          ${T} *tile_total, ${T} *tile_prefix, int *tile_status,
          unsigned *next_tile) {
   constexpr int kItems = 16, kTile = 256 * kItems;
+  // The tile passes through shared memory so that global loads and stores
+  // are coalesced (element j at j + j / 32: each thread's 16 consecutive
+  // elements then lie in 16 different banks across a warp).
+  __shared__ ${T} s_data[kTile + kTile / 32];
   __shared__ int s_tile;
   __shared__ ${T} s_warp[8];
   __shared__ ${T} s_before;
@@ -168,10 +172,17 @@ __global__ void __launch_bounds__(256)
     s_tile = (int)atomicAdd(next_tile, 1u);
   __syncthreads();
   const int tile = s_tile;
-  const long long first = (long long)tile * kTile + threadIdx.x * kItems;
+  const long long base = (long long)tile * kTile;
+  for (int i = 0; i < kItems; ++i) {
+    int j = i * 256 + threadIdx.x;
+    s_data[j + j / 32] = base + j < n ? in[base + j] : (${T})0;
+  }
+  __syncthreads();
   ${T} v[kItems];
-  for (int i = 0; i < kItems; ++i)
-    v[i] = first + i < n ? in[first + i] : (${T})0;
+  for (int i = 0; i < kItems; ++i) {
+    int j = threadIdx.x * kItems + i;
+    v[i] = s_data[j + j / 32];
+  }
   for (int i = 1; i < kItems; ++i)
     v[i] += v[i - 1];
   // The threads' totals scanned across the block: in each warp with
@@ -246,9 +257,16 @@ __global__ void __launch_bounds__(256)
   }
   __syncthreads();
   before_thread += s_before;
-  for (int i = 0; i < kItems; ++i)
-    if (first + i < n)
-      out[first + i] = v[i] + before_thread;
+  for (int i = 0; i < kItems; ++i) {
+    int j = threadIdx.x * kItems + i;
+    s_data[j + j / 32] = v[i] + before_thread;
+  }
+  __syncthreads();
+  for (int i = 0; i < kItems; ++i) {
+    int j = i * 256 + threadIdx.x;
+    if (base + j < n)
+      out[base + j] = s_data[j + j / 32];
+  }
 }
 )",
       {{"K", K}, {"T", typeName(In)}});
