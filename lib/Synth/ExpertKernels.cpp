@@ -150,6 +150,31 @@ __global__ void __launch_bounds__(256)
 static KernelCode scanLookback(const Spec &S) {
   const Tensor &In = S.Inputs[0], &Out = S.Outputs[0];
   std::string N = countExpr(In), K = kernelName(S) + "_onepass";
+  // Four-byte elements move 16 bytes at a time through whole tiles.
+  bool Vec = In.Type != ElementType::Double;
+  std::string V4 = In.Type == ElementType::Float ? "float4" : "int4";
+  std::string LoadVec = fillTemplate(R"(  if (full) {
+    // A whole tile: 16-byte loads, four elements each.
+    for (int i = 0; i < kItems / 4; ++i) {
+      int q = i * 256 + threadIdx.x, j = q * 4;
+      ${V4} w = reinterpret_cast<const ${V4} *>(in + base)[q];
+      s_data[j + j / 32] = w.x;
+      s_data[j + 1 + (j + 1) / 32] = w.y;
+      s_data[j + 2 + (j + 2) / 32] = w.z;
+      s_data[j + 3 + (j + 3) / 32] = w.w;
+    }
+  } else )", {{"V4", V4}});
+  std::string StoreVec = fillTemplate(R"(  if (full) {
+    for (int i = 0; i < kItems / 4; ++i) {
+      int q = i * 256 + threadIdx.x, j = q * 4;
+      ${V4} w;
+      w.x = s_data[j + j / 32];
+      w.y = s_data[j + 1 + (j + 1) / 32];
+      w.z = s_data[j + 2 + (j + 2) / 32];
+      w.w = s_data[j + 3 + (j + 3) / 32];
+      reinterpret_cast<${V4} *>(out + base)[q] = w;
+    }
+  } else )", {{"V4", V4}});
   KernelCode C;
   C.Title = "inclusive scan (prefix sums) of " + In.Name + " [" + N +
             "] into " + Out.Name + ", in one pass";
@@ -173,9 +198,13 @@ __global__ void __launch_bounds__(256)
   __syncthreads();
   const int tile = s_tile;
   const long long base = (long long)tile * kTile;
-  for (int i = 0; i < kItems; ++i) {
-    int j = i * 256 + threadIdx.x;
-    s_data[j + j / 32] = base + j < n ? in[base + j] : (${T})0;
+  const bool full = base + kTile <= n;
+  (void)full;
+${LoadVec}{
+    for (int i = 0; i < kItems; ++i) {
+      int j = i * 256 + threadIdx.x;
+      s_data[j + j / 32] = base + j < n ? in[base + j] : (${T})0;
+    }
   }
   __syncthreads();
   ${T} v[kItems];
@@ -262,14 +291,19 @@ __global__ void __launch_bounds__(256)
     s_data[j + j / 32] = v[i] + before_thread;
   }
   __syncthreads();
-  for (int i = 0; i < kItems; ++i) {
-    int j = i * 256 + threadIdx.x;
-    if (base + j < n)
-      out[base + j] = s_data[j + j / 32];
+${StoreVec}{
+    for (int i = 0; i < kItems; ++i) {
+      int j = i * 256 + threadIdx.x;
+      if (base + j < n)
+        out[base + j] = s_data[j + j / 32];
+    }
   }
 }
 )",
-      {{"K", K}, {"T", typeName(In)}});
+      {{"K", K},
+       {"T", typeName(In)},
+       {"LoadVec", Vec ? LoadVec : "  "},
+       {"StoreVec", Vec ? StoreVec : "  "}});
   C.Launch = fillTemplate(
       R"(  {
     int tiles = (${N} + 4095) / 4096;
