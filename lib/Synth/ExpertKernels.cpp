@@ -143,7 +143,8 @@ __global__ void __launch_bounds__(256)
 }
 
 /// The inclusive scan in one pass over the data (decoupled look-back):
-/// each block takes the next tile of 256 x 16 elements in the order blocks
+/// each block takes the next tile of 256 x 32 elements (16 for doubles:
+/// static shared memory holds 48 KiB) in the order blocks
 /// start, scans it in registers and shared memory, publishes its total,
 /// and finds its prefix by looking back at its predecessors' published
 /// totals (a warp at a time), so the data is read once and written once.
@@ -185,10 +186,11 @@ __global__ void __launch_bounds__(256)
     ${K}(int n, const ${T} *__restrict__ in, ${T} *__restrict__ out,
          ${T} *tile_total, ${T} *tile_prefix, int *tile_status,
          unsigned *next_tile) {
-  constexpr int kItems = 16, kTile = 256 * kItems;
+  constexpr int kItems = ${Items}, kTile = 256 * kItems;
   // The tile passes through shared memory so that global loads and stores
-  // are coalesced (element j at j + j / 32: each thread's 16 consecutive
-  // elements then lie in 16 different banks across a warp).
+  // are coalesced (element j at j + j / 32: the elements a warp's threads
+  // read at once, one from each thread's consecutive run, then lie in 32
+  // different banks).
   __shared__ ${T} s_data[kTile + kTile / 32];
   __shared__ int s_tile;
   __shared__ ${T} s_warp[8];
@@ -302,11 +304,12 @@ ${StoreVec}{
 )",
       {{"K", K},
        {"T", typeName(In)},
+       {"Items", Vec ? "32" : "16"},
        {"LoadVec", Vec ? LoadVec : "  "},
        {"StoreVec", Vec ? StoreVec : "  "}});
   C.Launch = fillTemplate(
       R"(  {
-    int tiles = (${N} + 4095) / 4096;
+    int tiles = (${N} + ${Tile} - 1) / ${Tile};
     ${T} *tile_total = nullptr, *tile_prefix = nullptr;
     int *tile_status = nullptr;
     unsigned *next_tile = nullptr;
@@ -327,6 +330,7 @@ ${StoreVec}{
 )",
       {{"K", K},
        {"N", N},
+       {"Tile", Vec ? "8192" : "4096"},
        {"T", typeName(In)},
        {"In", In.Name},
        {"Out", Out.Name}});
