@@ -716,7 +716,10 @@ int runSynthesize(const CommandContext &Ctx) {
     }
   }
 #endif
-  if (All.size() > 1 && J.CanRun)
+  // Several verified candidates are timed to choose; a lone one only when
+  // no optimize follows (optimize measures it first thing), so that the
+  // result still says how fast the program is.
+  if (J.CanRun && (All.size() > 1 || NoOptimize || ToStdout))
     timeCandidates(Ctx, J, Gpus, All);
   const Judged *KeptJ = choose(All);
   if (!Json)
@@ -769,12 +772,16 @@ int runSynthesize(const CommandContext &Ctx) {
       {"compiled", Compiled},
       {"verified", V.has_value()},
       {"runs", runsJson(V ? &*V : nullptr)},
+      {"time_ms", KeptJ->Ms ? nlohmann::ordered_json(*KeptJ->Ms)
+                            : nlohmann::ordered_json(nullptr)},
       {"candidates", candidatesJson(All, KeptJ)}};
   if (!Json && !ToStdout)
     outs() << "wrote " << Out << " (" << className(S->Class) << ", "
            << (V ? "verified: " + std::to_string(V->Runs.size()) +
                        " runs passed"
                  : std::string("UNVERIFIED"))
+           << (KeptJ->Ms ? formatv("; kernels {0:f4} ms", *KeptJ->Ms).str()
+                         : std::string())
            << ")\n";
 
   int RC = ExitSuccess;
