@@ -64,8 +64,8 @@ static State &state() {
     }
     S.Config.ExtraArgs = {"-nocudainc", "-nocudalib"};
     S.Old = std::string(Prefix) + "\n  p[0] = SCALE;\n" + Suffix;
-    auto P = parseCuda(S.Old, "/tmp/edit-check-fuzz.cu", S.Config,
-                       CudaSide::Host);
+    auto P =
+        parseCuda(S.Old, "/tmp/edit-check-fuzz.cu", S.Config, CudaSide::Host);
     if (!P || P->errorCount()) {
       fprintf(stderr, "edit-check-fuzzer: the fixed file does not parse\n");
       if (P)

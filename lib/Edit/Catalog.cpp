@@ -2,6 +2,7 @@
 
 #include "CatalogInternal.h"
 #include "optiml/Edit/EditJSON.h"
+#include "optiml/Frontend/ASTUtil.h"
 #include "optiml/Frontend/ModelBuilder.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -9,7 +10,6 @@
 #include "clang/AST/Expr.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
-#include "optiml/Frontend/ASTUtil.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -299,9 +299,9 @@ Expected<ResolvedLaunch> resolveLaunch(const EditContext &Ctx, const Edit &E,
   ResolvedLaunch R;
   StringRef KName = kernelOfTarget(Id);
   if (KName == Id)
-    return reject(E, "target",
-                  "'" + Id +
-                      "' is not a launch-site id (expected <kernel>/launch<N>)");
+    return reject(
+        E, "target",
+        "'" + Id + "' is not a launch-site id (expected <kernel>/launch<N>)");
   auto K = resolveKernel(Ctx, E, KName);
   if (!K)
     return K.takeError();
@@ -370,8 +370,9 @@ const clang::Stmt *parentSkippingCasts(clang::ASTContext &Ctx,
 }
 
 std::string where(clang::ASTContext &Ctx, const clang::Expr *E) {
-  SourcePos P = filePos(Ctx.getSourceManager(),
-                        Ctx.getSourceManager().getExpansionLoc(E->getBeginLoc()));
+  SourcePos P =
+      filePos(Ctx.getSourceManager(),
+              Ctx.getSourceManager().getExpansionLoc(E->getBeginLoc()));
   return std::to_string(P.Line) + ":" + std::to_string(P.Column);
 }
 } // namespace
@@ -400,7 +401,8 @@ PointerUses analyzePointerParam(clang::ASTContext &Ctx,
     const clang::Expr *Elem = nullptr;
     while (Parent) {
       if (const auto *AS = dyn_cast<clang::ArraySubscriptExpr>(Parent)) {
-        if (AS->getBase()->IgnoreParenImpCasts() == Child->IgnoreParenImpCasts()) {
+        if (AS->getBase()->IgnoreParenImpCasts() ==
+            Child->IgnoreParenImpCasts()) {
           Elem = AS;
           break;
         }
@@ -450,9 +452,10 @@ PointerUses analyzePointerParam(clang::ASTContext &Ctx,
       Read = !(BO->isAssignmentOp() &&
                BO->getLHS()->IgnoreParenImpCasts() == Elem);
     } else if (const auto *UO = dyn_cast_or_null<clang::UnaryOperator>(EP)) {
-      Read = !UO->isIncrementDecrementOp() &&
-             UO->getOpcode() != clang::UO_AddrOf;
-    } else if (const auto *AS = dyn_cast_or_null<clang::ArraySubscriptExpr>(EP)) {
+      Read =
+          !UO->isIncrementDecrementOp() && UO->getOpcode() != clang::UO_AddrOf;
+    } else if (const auto *AS =
+                   dyn_cast_or_null<clang::ArraySubscriptExpr>(EP)) {
       Read = AS->getIdx()->IgnoreParenImpCasts() == Elem;
     } else if (isa_and_nonnull<clang::ReturnStmt>(EP)) {
       Read = true;
@@ -463,8 +466,10 @@ PointerUses analyzePointerParam(clang::ASTContext &Ctx,
           Read = !VD->getType()->isReferenceType();
     }
     if (!Read) {
-      U.Blocker = "'" + Name + "' is written (or an element is passed by "
-                  "reference or its address taken) at " + where(Ctx, Elem);
+      U.Blocker = "'" + Name +
+                  "' is written (or an element is passed by "
+                  "reference or its address taken) at " +
+                  where(Ctx, Elem);
       return U;
     }
     U.Loads.push_back(Elem);

@@ -1,4 +1,5 @@
-//===- CatalogInternal.h - Transform factories and shared helpers -*- C++ -*-===//
+//===- CatalogInternal.h - Transform factories and shared helpers -*- C++
+//-*-===//
 //
 // Private to lib/Edit. Every transform is one .cpp under Transforms/<family>/
 // with a factory declared here; Catalog.cpp lists them in a fixed order. The
@@ -30,18 +31,18 @@ class LangOptions;
 namespace optiml {
 
 // The catalog, in the order `transforms` lists it (Catalog.cpp).
-std::unique_ptr<Transform> createLaunchConfigTransform();    // catalog helper
+std::unique_ptr<Transform> createLaunchConfigTransform(); // catalog helper
 std::unique_ptr<Transform> createLaunchBoundsTransform();
 std::unique_ptr<Transform> createRestrictConstTransform();
 std::unique_ptr<Transform> createUnrollTransform();
-std::unique_ptr<Transform> createGridStrideTransform();      // catalog helper
-std::unique_ptr<Transform> createVectorizeTransform();       // catalog helper
+std::unique_ptr<Transform> createGridStrideTransform(); // catalog helper
+std::unique_ptr<Transform> createVectorizeTransform();  // catalog helper
 std::unique_ptr<Transform> createReadOnlyCacheTransform();
 std::unique_ptr<Transform> createFastMathTransform();
-std::unique_ptr<Transform> createHoistTransform();           // catalog helper
-std::unique_ptr<Transform> createSharedTilingTransform();    // catalog helper
-std::unique_ptr<Transform> createWarpReduceTransform();      // catalog helper
-std::unique_ptr<Transform> createCoarsenTransform();         // catalog helper
+std::unique_ptr<Transform> createHoistTransform();        // catalog helper
+std::unique_ptr<Transform> createSharedTilingTransform(); // catalog helper
+std::unique_ptr<Transform> createWarpReduceTransform();   // catalog helper
+std::unique_ptr<Transform> createCoarsenTransform();      // catalog helper
 std::unique_ptr<Transform> createCompileFlagsTransform();
 std::unique_ptr<Transform> createReplaceFunctionTransform();
 std::unique_ptr<Transform> createAddDeviceFunctionTransform();
@@ -92,9 +93,8 @@ struct ResolvedKernel {
 
 /// The kernel named \p Name; fails with a "target" rejection naming the
 /// kernels that exist.
-llvm::Expected<ResolvedKernel> resolveKernel(const EditContext &Ctx,
-                                             const Edit &E,
-                                             llvm::StringRef Name);
+llvm::Expected<ResolvedKernel>
+resolveKernel(const EditContext &Ctx, const Edit &E, llvm::StringRef Name);
 
 /// A loop id: its model entry, its kernel and its statement.
 struct ResolvedLoop {
@@ -110,23 +110,21 @@ struct ResolvedLaunch {
   const LaunchSite *Info = nullptr;
   ResolvedKernel Kernel;
 };
-llvm::Expected<ResolvedLaunch>
-resolveLaunch(const EditContext &Ctx, const Edit &E, llvm::StringRef Id);
+llvm::Expected<ResolvedLaunch> resolveLaunch(const EditContext &Ctx,
+                                             const Edit &E, llvm::StringRef Id);
 
 /// The kernel a target id belongs to: "k", "k/loop0.1", "k/launch2" -> "k".
 llvm::StringRef kernelOfTarget(llvm::StringRef Target);
 
 /// A replacement of [Begin, End) of the input by \p Text.
-clang::tooling::Replacement replaceSpan(const EditContext &Ctx,
-                                        const SourceSpan &S,
-                                        llvm::StringRef Text);
+clang::tooling::Replacement
+replaceSpan(const EditContext &Ctx, const SourceSpan &S, llvm::StringRef Text);
 clang::tooling::Replacement insertAt(const EditContext &Ctx, unsigned Offset,
                                      llvm::StringRef Text);
 
 /// Adds \p R to \p Repls; a conflict becomes an "internal" rejection.
 llvm::Error addReplacement(clang::tooling::Replacements &Repls,
-                           const clang::tooling::Replacement &R,
-                           const Edit &E);
+                           const clang::tooling::Replacement &R, const Edit &E);
 
 /// How a kernel's body uses one pointer parameter.
 struct PointerUses {

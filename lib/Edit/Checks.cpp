@@ -9,6 +9,7 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
+#include "clang/Basic/Builtins.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/STLExtras.h"
@@ -16,7 +17,6 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
-#include "clang/Basic/Builtins.h"
 #include <map>
 #include <set>
 
@@ -80,7 +80,8 @@ std::vector<CheckFailure> checkOneFile(const tooling::Replacements &Repls,
   return Failures;
 }
 
-//===-- Macro expansions ---------------------------------------------------===//
+//===-- Macro expansions
+//---------------------------------------------------===//
 
 std::vector<CheckFailure>
 checkMacroExpansions(ASTContext &Old, const tooling::Replacements &Repls) {
@@ -134,7 +135,8 @@ checkMacroExpansions(ASTContext &Old, const tooling::Replacements &Repls) {
   return Failures;
 }
 
-//===-- Scope ---------------------------------------------------------------===//
+//===-- Scope
+//---------------------------------------------------------------===//
 
 /// "function 'main'" for the top-level declaration of the file \p In that
 /// holds \p Offset.
@@ -199,7 +201,8 @@ std::vector<CheckFailure> checkScope(ASTContext &Old, StringRef OldCode,
   return Failures;
 }
 
-//===-- Introduced tokens ----------------------------------------------------===//
+//===-- Introduced tokens
+//----------------------------------------------------===//
 
 namespace {
 struct TokenFacts {
@@ -299,7 +302,8 @@ checkIntroducedTokens(const LangOptions &LO, StringRef OldCode,
   return Failures;
 }
 
-//===-- Device code --------------------------------------------------------===//
+//===-- Device code
+//--------------------------------------------------------===//
 
 /// Declarations of the user's files (the main file and the user files it
 /// includes): an edit of one of them is compared with all of them.
@@ -376,14 +380,14 @@ std::vector<CheckFailure> checkDeviceCode(ASTContext &Old, ASTContext &New,
     size_t Had = Before.Facts.count(Fact) ? Before.Facts[Fact].size() : 0;
     if (Locs.size() <= Had)
       continue;
-    Failures.push_back(
-        failure("forbidden", "the new code: " + Fact,
-                filePos(SM, SM.getExpansionLoc(Locs[Had]))));
+    Failures.push_back(failure("forbidden", "the new code: " + Fact,
+                               filePos(SM, SM.getExpansionLoc(Locs[Had]))));
   }
   return Failures;
 }
 
-//===-- Compiles -------------------------------------------------------------===//
+//===-- Compiles
+//-------------------------------------------------------------===//
 
 std::vector<CheckFailure> checkCompiles(const ParsedTU &TU, StringRef Side,
                                         unsigned Max) {
@@ -418,7 +422,8 @@ std::vector<CheckFailure> checkCompiles(const ParsedTU &TU, StringRef Side,
   return Failures;
 }
 
-//===-- Signature ----------------------------------------------------------===//
+//===-- Signature
+//----------------------------------------------------------===//
 
 /// The definition of the main-file function \p Name (the pattern for
 /// templates), or null.
@@ -471,18 +476,17 @@ std::vector<CheckFailure> checkSignature(ASTContext &Old, ASTContext &New,
   if (isKernel(O) != isKernel(N))
     Failures.push_back(failure("signature",
                                "'" + Name + "' " +
-                                   (isKernel(O) ? "is no longer"
-                                                : "became") +
+                                   (isKernel(O) ? "is no longer" : "became") +
                                    " a __global__ kernel",
                                At));
   bool OT = O->getDescribedFunctionTemplate(),
        NT = N->getDescribedFunctionTemplate();
   if (OT != NT) {
-    Failures.push_back(failure("signature",
-                               "'" + Name + "' " +
-                                   (OT ? "is no longer a template"
-                                       : "became a template"),
-                               At));
+    Failures.push_back(
+        failure("signature",
+                "'" + Name + "' " +
+                    (OT ? "is no longer a template" : "became a template"),
+                At));
   } else if (OT) {
     const TemplateParameterList *OP =
         O->getDescribedFunctionTemplate()->getTemplateParameters();
@@ -492,17 +496,18 @@ std::vector<CheckFailure> checkSignature(ASTContext &Old, ASTContext &New,
     for (unsigned I = 0; Same && I < OP->size(); ++I)
       Same = OP->getParam(I)->getKind() == NP->getParam(I)->getKind();
     if (!Same)
-      Failures.push_back(failure(
-          "signature",
-          "the template parameters of '" + Name + "' changed (was " +
-              Twine(OP->size()) + ", now " + Twine(NP->size()) + ")",
-          At));
+      Failures.push_back(failure("signature",
+                                 "the template parameters of '" + Name +
+                                     "' changed (was " + Twine(OP->size()) +
+                                     ", now " + Twine(NP->size()) + ")",
+                                 At));
   }
   if (O->getNumParams() != N->getNumParams()) {
-    Failures.push_back(failure(
-        "signature", "'" + Name + "' now takes " + Twine(N->getNumParams()) +
-                         " parameters instead of " + Twine(O->getNumParams()),
-        At));
+    Failures.push_back(
+        failure("signature",
+                "'" + Name + "' now takes " + Twine(N->getNumParams()) +
+                    " parameters instead of " + Twine(O->getNumParams()),
+                At));
     return Failures;
   }
   for (unsigned I = 0; I < O->getNumParams(); ++I) {
@@ -511,21 +516,22 @@ std::vector<CheckFailure> checkSignature(ASTContext &Old, ASTContext &New,
     if (OTy != NTy)
       Failures.push_back(failure(
           "signature",
-          "parameter " + Twine(I + 1) + " of '" + Name + "' changed type from '" +
+          "parameter " + Twine(I + 1) + " of '" + Name +
+              "' changed type from '" +
               O->getParamDecl(I)->getType().getAsString() + "' to '" +
               N->getParamDecl(I)->getType().getAsString() + "'",
-          filePos(NSM, NSM.getExpansionLoc(
-                           N->getParamDecl(I)->getLocation()))));
+          filePos(NSM,
+                  NSM.getExpansionLoc(N->getParamDecl(I)->getLocation()))));
   }
   if (normalizedType(Old, O->getReturnType()) !=
       normalizedType(New, N->getReturnType()))
-    Failures.push_back(failure("signature",
-                               "the return type of '" + Name + "' changed",
-                               At));
+    Failures.push_back(
+        failure("signature", "the return type of '" + Name + "' changed", At));
   return Failures;
 }
 
-//===-- Declarations -------------------------------------------------------===//
+//===-- Declarations
+//-------------------------------------------------------===//
 
 namespace {
 struct DeclEntry {
@@ -762,8 +768,8 @@ public:
     case Builtin::BI__builtin_alloca_with_align_uninitialized:
     case Builtin::BIalloca:
     case Builtin::BI_alloca:
-      add(C->getBeginLoc(), "calls '" + Name.str() +
-                                "' (stack allocation without bound)");
+      add(C->getBeginLoc(),
+          "calls '" + Name.str() + "' (stack allocation without bound)");
       return true;
     default:
       break;
@@ -849,16 +855,14 @@ private:
     if (SM.getFileID(Loc) != In)
       return false;
     unsigned O = SM.getFileOffset(Loc);
-    return any_of(Edited, [&](const ByteRange &R) {
-      return O >= R.Begin && O < R.End;
-    });
+    return any_of(
+        Edited, [&](const ByteRange &R) { return O >= R.Begin && O < R.End; });
   }
   void add(SourceLocation Loc, std::string What, bool Countable = false) {
     Loc = SM.getExpansionLoc(Loc);
     // A template's pattern and its instantiations share the place.
-    if (any_of(Facts, [&](const Fact &F) {
-          return F.Loc == Loc && F.What == What;
-        }))
+    if (any_of(Facts,
+               [&](const Fact &F) { return F.Loc == Loc && F.What == What; }))
       return;
     Facts.push_back({Loc, std::move(What), Countable});
   }
@@ -916,11 +920,11 @@ checkIntroducedCode(ASTContext *Old, ASTContext &New,
     if (Before.count(Name) || !After.count(Name))
       continue;
     // Report at a function the edit wrote, if it wrote one in the cycle.
-    Failures.push_back(failure(
-        "forbidden",
-        "the new code makes the device function '" + Name +
-            "' recursive (unbounded stack use on the device)" + Where,
-        filePos(SM, SM.getExpansionLoc(F->getLocation()))));
+    Failures.push_back(
+        failure("forbidden",
+                "the new code makes the device function '" + Name +
+                    "' recursive (unbounded stack use on the device)" + Where,
+                filePos(SM, SM.getExpansionLoc(F->getLocation()))));
     break;
   }
   return Failures;

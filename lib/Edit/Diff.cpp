@@ -202,8 +202,8 @@ Expected<std::string> fixesYAML(StringRef FilePath, StringRef Old,
                                 StringRef Message) {
   clang::tooling::Replacements Repls;
   for (const TextChange &C : lineChanges(Old, New))
-    if (Error E = Repls.add(clang::tooling::Replacement(FilePath, C.Offset,
-                                                        C.Length, C.Text)))
+    if (Error E = Repls.add(
+            clang::tooling::Replacement(FilePath, C.Offset, C.Length, C.Text)))
       return std::move(E);
   clang::tooling::TranslationUnitDiagnostics TUD;
   TUD.MainSourceFile = FilePath.str();

@@ -89,8 +89,7 @@ std::optional<bool> Edit::getBool(StringRef Name) const {
 std::optional<std::string> Edit::getString(StringRef Name) const {
   return getParam<std::string>(*this, Name);
 }
-std::optional<std::vector<std::string>>
-Edit::getStrings(StringRef Name) const {
+std::optional<std::vector<std::string>> Edit::getStrings(StringRef Name) const {
   return getParam<std::vector<std::string>>(*this, Name);
 }
 
@@ -247,8 +246,8 @@ static Expected<Edit> editFromJSON(const json &J, const std::string &Where) {
   Edit E;
   auto K = J.find("kind");
   if (K == J.end())
-    return fieldError(Where, "missing field 'kind' (one of: " + kindList() +
-                                 ")");
+    return fieldError(Where,
+                      "missing field 'kind' (one of: " + kindList() + ")");
   if (!K->is_string())
     return fieldError(Where + ".kind",
                       Twine("expected a string, got ") + typeName(*K));
@@ -281,12 +280,11 @@ static Expected<Edit> editFromJSON(const json &J, const std::string &Where) {
         std::vector<std::string> Names;
         for (const ParamSpec &PS : Specs)
           Names.push_back(PS.Name);
-        return fieldError(PWhere,
-                          "unknown parameter for '" + E.Kind + "' (" +
-                              (Names.empty()
-                                   ? std::string("it takes none")
-                                   : "it takes: " + join(Names, ", ")) +
-                              ")");
+        return fieldError(PWhere, "unknown parameter for '" + E.Kind + "' (" +
+                                      (Names.empty()
+                                           ? std::string("it takes none")
+                                           : "it takes: " + join(Names, ", ")) +
+                                      ")");
       }
       auto V = toParamValue(It.value(), *S, PWhere);
       if (!V)
@@ -338,8 +336,8 @@ Expected<Edit> parseEdit(StringRef Text) {
   if (!Edits)
     return Edits.takeError();
   if (Edits->size() != 1)
-    return fieldError("edits", "expected exactly one edit, got " +
-                                   Twine(Edits->size()));
+    return fieldError("edits",
+                      "expected exactly one edit, got " + Twine(Edits->size()));
   return std::move(Edits->front());
 }
 
@@ -372,12 +370,11 @@ Error validateParams(Edit &E, const Transform &T, StringRef Where) {
                         Twine("expected ") + specTypeName(S->ParamType));
     if (const int64_t *I = std::get_if<int64_t>(&V)) {
       if ((S->Min && *I < *S->Min) || (S->Max && *I > *S->Max)) {
-        std::string Range =
-            S->Min && S->Max
-                ? "between " + std::to_string(*S->Min) + " and " +
-                      std::to_string(*S->Max)
-            : S->Min ? "at least " + std::to_string(*S->Min)
-                     : "at most " + std::to_string(*S->Max);
+        std::string Range = S->Min && S->Max
+                                ? "between " + std::to_string(*S->Min) +
+                                      " and " + std::to_string(*S->Max)
+                            : S->Min ? "at least " + std::to_string(*S->Min)
+                                     : "at most " + std::to_string(*S->Max);
         return fieldError(PWhere, std::to_string(*I) + " is out of range (" +
                                       Range + ")");
       }
@@ -385,8 +382,8 @@ Error validateParams(Edit &E, const Transform &T, StringRef Where) {
     auto CheckChoice = [&](const std::string &Str) -> Error {
       if (S->Choices.empty() || is_contained(S->Choices, Str))
         return Error::success();
-      return fieldError(PWhere, "'" + Str + "' is not one of: " +
-                                    join(S->Choices, ", "));
+      return fieldError(
+          PWhere, "'" + Str + "' is not one of: " + join(S->Choices, ", "));
     };
     if (const std::string *Str = std::get_if<std::string>(&V))
       if (Error Err = CheckChoice(*Str))
@@ -400,9 +397,9 @@ Error validateParams(Edit &E, const Transform &T, StringRef Where) {
     if (E.Params.count(S.Name))
       continue;
     if (S.Required)
-      return fieldError(Where + ".params",
-                        "missing required parameter '" + S.Name + "' (" +
-                            S.Description + ")");
+      return fieldError(Where + ".params", "missing required parameter '" +
+                                               S.Name + "' (" + S.Description +
+                                               ")");
     if (S.Default)
       E.Params[S.Name] = *S.Default;
   }
@@ -440,35 +437,35 @@ Error validateTarget(const Edit &E, const KernelModel &M, StringRef Where) {
   case TargetKind::Kernel:
     if (M.findKernel(E.Target))
       return Error::success();
-    return fieldError(TWhere, "no kernel named '" + E.Target + "' (" + E.Kind +
-                                  " targets " + targetKindName(T->targetKind()) +
-                                  "; kernels: " +
-                                  Known([](const KernelInfo &K, auto &Ids) {
-                                    Ids.push_back(K.QualifiedName);
-                                  }) +
-                                  ")");
+    return fieldError(
+        TWhere, "no kernel named '" + E.Target + "' (" + E.Kind + " targets " +
+                    targetKindName(T->targetKind()) +
+                    "; kernels: " + Known([](const KernelInfo &K, auto &Ids) {
+                      Ids.push_back(K.QualifiedName);
+                    }) +
+                    ")");
   case TargetKind::Loop:
     if (M.findLoop(E.Target))
       return Error::success();
-    return fieldError(TWhere, "no loop '" + E.Target + "' (" + E.Kind +
-                                  " targets " + targetKindName(T->targetKind()) +
-                                  "; loops: " +
-                                  Known([](const KernelInfo &K, auto &Ids) {
-                                    for (const LoopInfo &L : K.Loops)
-                                      Ids.push_back(L.Id);
-                                  }) +
-                                  ")");
+    return fieldError(
+        TWhere, "no loop '" + E.Target + "' (" + E.Kind + " targets " +
+                    targetKindName(T->targetKind()) +
+                    "; loops: " + Known([](const KernelInfo &K, auto &Ids) {
+                      for (const LoopInfo &L : K.Loops)
+                        Ids.push_back(L.Id);
+                    }) +
+                    ")");
   case TargetKind::Launch:
     if (M.findLaunch(E.Target))
       return Error::success();
-    return fieldError(TWhere, "no launch site '" + E.Target + "' (" + E.Kind +
-                                  " targets " + targetKindName(T->targetKind()) +
-                                  "; launch sites: " +
-                                  Known([](const KernelInfo &K, auto &Ids) {
-                                    for (const LaunchSite &L : K.Launches)
-                                      Ids.push_back(L.Id);
-                                  }) +
-                                  ")");
+    return fieldError(
+        TWhere, "no launch site '" + E.Target + "' (" + E.Kind + " targets " +
+                    targetKindName(T->targetKind()) + "; launch sites: " +
+                    Known([](const KernelInfo &K, auto &Ids) {
+                      for (const LaunchSite &L : K.Launches)
+                        Ids.push_back(L.Id);
+                    }) +
+                    ")");
   }
   return Error::success();
 }

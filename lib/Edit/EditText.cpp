@@ -47,13 +47,13 @@
 #include "clang/Lex/Preprocessor.h"
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/Tooling.h"
-#include "llvm/ADT/STLExtras.h"
-#include <optional>
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/SHA256.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/VirtualFileSystem.h"
+#include <optional>
 
 using namespace llvm;
 using namespace clang;
@@ -132,7 +132,8 @@ std::string withoutSplices(StringRef Text) {
   return Out;
 }
 
-//===-- Raw lexing -----------------------------------------------------------===//
+//===-- Raw lexing
+//-----------------------------------------------------------===//
 
 namespace {
 struct RawToken {
@@ -189,9 +190,7 @@ static bool intersects(unsigned B, unsigned E, const ByteRange &R) {
 /// `#pragma nounroll`: a hint to the loop below, which nothing else reads.
 static bool isLoopHint(StringRef Code, ArrayRef<RawToken> Toks,
                        const Directive &D) {
-  auto Text = [&](size_t I) {
-    return Code.slice(Toks[I].Begin, Toks[I].End);
-  };
+  auto Text = [&](size_t I) { return Code.slice(Toks[I].Begin, Toks[I].End); };
   auto Ident = [&](size_t I, StringRef Name) {
     return I <= D.Last && Toks[I].Kind == tok::raw_identifier &&
            Text(I) == Name;
@@ -250,8 +249,9 @@ std::vector<CheckFailure> checkEditDirectives(const LangOptions &LO,
     return Failures;
   std::vector<RawToken> Toks = rawLex(LO, NewCode);
   auto InEdit = [&](const RawToken &T) {
-    return any_of(Edited,
-                  [&](const ByteRange &R) { return intersects(T.Begin, T.End, R); });
+    return any_of(Edited, [&](const ByteRange &R) {
+      return intersects(T.Begin, T.End, R);
+    });
   };
   for (const Directive &D : directivesOf(Toks)) {
     bool Touched = false;
@@ -283,7 +283,8 @@ std::vector<CheckFailure> checkEditDirectives(const LangOptions &LO,
   return Failures;
 }
 
-//===-- Lexical invariance ---------------------------------------------------===//
+//===-- Lexical invariance
+//---------------------------------------------------===//
 
 std::vector<CheckFailure>
 checkLexicalInvariance(const LangOptions &LO, StringRef OldCode,
@@ -320,9 +321,9 @@ checkLexicalInvariance(const LangOptions &LO, StringRef OldCode,
   for (const RawToken &T : NewToks)
     for (const ByteRange &R : Edited) {
       bool Inside = T.Begin >= R.Begin && T.End <= R.End;
-      bool Crosses = R.Begin == R.End ? (T.Begin < R.Begin && T.End > R.Begin)
-                                      : (intersects(T.Begin, T.End, R) &&
-                                         !Inside);
+      bool Crosses = R.Begin == R.End
+                         ? (T.Begin < R.Begin && T.End > R.Begin)
+                         : (intersects(T.Begin, T.End, R) && !Inside);
       if (Crosses) {
         Failures.push_back(failureAt(
             "tokens", NewCode, T.Begin,
@@ -363,7 +364,8 @@ checkLexicalInvariance(const LangOptions &LO, StringRef OldCode,
   return Failures;
 }
 
-//===-- Preprocessed invariance -----------------------------------------------===//
+//===-- Preprocessed invariance
+//-----------------------------------------------===//
 
 namespace {
 struct PPToken {
@@ -508,10 +510,11 @@ static PPResult preprocess(StringRef FileName, StringRef Code,
   // the main file, with the edited file's text in place when it is one the
   // main file includes.
   std::string Main = translationUnitFile(FileName, Config);
-  std::vector<std::string> Args = tooling::getClangStripDependencyFileAdjuster()(
-      parseArguments(Main, Config, Side), Main);
-  auto Overlay = makeIntrusiveRefCnt<vfs::OverlayFileSystem>(
-      vfs::getRealFileSystem());
+  std::vector<std::string> Args =
+      tooling::getClangStripDependencyFileAdjuster()(
+          parseArguments(Main, Config, Side), Main);
+  auto Overlay =
+      makeIntrusiveRefCnt<vfs::OverlayFileSystem>(vfs::getRealFileSystem());
   auto Memory = makeIntrusiveRefCnt<vfs::InMemoryFileSystem>();
   Overlay->pushOverlay(Memory);
   auto Files = makeIntrusiveRefCnt<FileManager>(FileSystemOptions(), Overlay);
@@ -540,10 +543,10 @@ checkPreprocessedInvariance(StringRef FileName, StringRef OldCode,
   PPResult Old = preprocess(FileName, OldCode, Config, Side);
   PPResult New = preprocess(FileName, NewCode, Config, Side);
   if (!Old.Ran || !New.Ran) {
-    Failures.push_back(failureAt(
-        "tokens", NewCode, 0,
-        "the preprocessor could not run over the " + SideName +
-            " side to check the code outside the edit"));
+    Failures.push_back(
+        failureAt("tokens", NewCode, 0,
+                  "the preprocessor could not run over the " + SideName +
+                      " side to check the code outside the edit"));
     return Failures;
   }
   if (Old.OtherCount != New.OtherCount ||
@@ -560,10 +563,9 @@ checkPreprocessedInvariance(StringRef FileName, StringRef OldCode,
     Replaced.push_back({R.getOffset(), R.getOffset() + R.getLength(), ""});
 
   for (const auto &[B, E] : New.OperatorPragmas)
-    if (any_of(Edited,
-               [&, B = B, E = E](const ByteRange &R) {
-                 return intersects(B, E, R);
-               }))
+    if (any_of(Edited, [&, B = B, E = E](const ByteRange &R) {
+          return intersects(B, E, R);
+        }))
       Failures.push_back(failureAt(
           "directive", NewCode, B,
           "the new code produces a pragma through a macro (" + SideName +
@@ -597,8 +599,7 @@ checkPreprocessedInvariance(StringRef FileName, StringRef OldCode,
       N.push_back(&T);
   }
   if (auto D = firstDisagreement<PPToken>(
-          O, N, Repls, NewCode.size(),
-          [](const PPToken &A, const PPToken &B) {
+          O, N, Repls, NewCode.size(), [](const PPToken &A, const PPToken &B) {
             return A.Spelling == B.Spelling ||
                    (A.PositionDependent && B.PositionDependent);
           }))

@@ -1,6 +1,7 @@
 //===- Rewriter.cpp - Checked application of edits ------------------------===//
 
 #include "optiml/Edit/Rewriter.h"
+#include "CatalogInternal.h"
 #include "optiml/Edit/Diff.h"
 #include "optiml/Edit/EditJSON.h"
 #include "optiml/Edit/Transform.h"
@@ -8,7 +9,6 @@
 #include "optiml/Frontend/Analysis.h"
 #include "optiml/Frontend/ModelBuilder.h"
 #include "optiml/Support/FileUtil.h"
-#include "CatalogInternal.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/Basic/SourceManager.h"
@@ -140,8 +140,8 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
         consumeError(OnDisk.takeError());
       return reject(E, "scope",
                     "'" + Fn0.str() + "' is defined in '" + Defining +
-                        "', but the main file given differs from '" +
-                        Editing + "' on disk; edits of one list rewrite one "
+                        "', but the main file given differs from '" + Editing +
+                        "' on disk; edits of one list rewrite one "
                         "file");
     }
     const clang::SourceManager &SM = OldAST.getSourceManager();
@@ -170,8 +170,8 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
       if (!MK || none_of(MK->Launches,
                          [&](const LaunchSite &M) { return M.Id == L.Id; }))
         return reject(E, "scope",
-                      "'" + Fn0.str() + "' is launched in '" + L.File +
-                          "' (" + L.Id + "), outside '" + Editing +
+                      "'" + Fn0.str() + "' is launched in '" + L.File + "' (" +
+                          L.Id + "), outside '" + Editing +
                           "', the file this edit rewrites; " + E.Kind +
                           " depends on the kernel's launches");
   }
@@ -185,13 +185,13 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
   auto Repls = T->apply(Ctx, E);
   if (!Repls) {
     // Fill in the file of located failures.
-    return handleErrors(Repls.takeError(), [&](std::unique_ptr<EditRejected> R)
-                                               -> Error {
-      for (CheckFailure &F : R->Failures)
-        if (F.File.empty() && F.Line)
-          F.File = OldTU->FileName;
-      return Error(std::move(R));
-    });
+    return handleErrors(Repls.takeError(),
+                        [&](std::unique_ptr<EditRejected> R) -> Error {
+                          for (CheckFailure &F : R->Failures)
+                            if (F.File.empty() && F.Line)
+                              F.File = OldTU->FileName;
+                          return Error(std::move(R));
+                        });
   }
 
   AppliedEdit Out;
@@ -315,21 +315,20 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
     Failures.insert(Failures.begin(), Sig.begin(), Sig.end());
   }
   if (NewHost->errorCount() == 0) {
-    append_range(Failures,
-                 checkDeclarations(OldAST, NewAST, T->addsHelpers()));
+    append_range(Failures, checkDeclarations(OldAST, NewAST, T->addsHelpers()));
     KernelModel NewModel = modelForFile(buildKernelModel(NewAST), FileName);
     const KernelInfo *OK = Model.findKernel(Fn.str());
     const KernelInfo *NK = NewModel.findKernel(Fn.str());
     if (OK && NK && OK->Instantiations != NK->Instantiations)
-      Failures.push_back(
-          {"signature", "", 0, 0,
-           "the launched instantiations of '" + Fn.str() + "' changed (was " +
-               join(OK->Instantiations, ", ") + "; now " +
-               join(NK->Instantiations, ", ") + ")"});
+      Failures.push_back({"signature", "", 0, 0,
+                          "the launched instantiations of '" + Fn.str() +
+                              "' changed (was " +
+                              join(OK->Instantiations, ", ") + "; now " +
+                              join(NK->Instantiations, ", ") + ")"});
     if (OK && NK && OK->Launches.size() != NK->Launches.size())
-      Failures.push_back({"scope", "", 0, 0,
-                          "the number of launch sites of '" + Fn.str() +
-                              "' changed"});
+      Failures.push_back(
+          {"scope", "", 0, 0,
+           "the number of launch sites of '" + Fn.str() + "' changed"});
   }
   if (!Failures.empty())
     return rejected(E, std::move(Failures), OldTU->FileName);

@@ -27,7 +27,8 @@ namespace optiml {
 std::optional<char> shellUnsafeChar(StringRef Arg) {
   for (char C : Arg) {
     unsigned char U = C;
-    if (U < 0x20 || U == 0x7f || StringRef(" \"'\\$`;&|<>()*?[~#{}").contains(C))
+    if (U < 0x20 || U == 0x7f ||
+        StringRef(" \"'\\$`;&|<>()*?[~#{}").contains(C))
       return C;
   }
   return std::nullopt;
@@ -99,12 +100,13 @@ Error checkNvccArgument(StringRef Arg, StringRef What) {
   std::optional<char> C = shellUnsafeChar(Arg);
   if (!C)
     return Error::success();
-  std::string Char = *C == ' '    ? std::string("a space")
-                     : *C == '\n' ? std::string("a newline")
-                     : *C == '\t' ? std::string("a tab")
-                     : (unsigned char)*C < 0x20 || *C == 0x7f
-                         ? "the control character " + printable(StringRef(&*C, 1))
-                         : "'" + std::string(1, *C) + "'";
+  std::string Char =
+      *C == ' '    ? std::string("a space")
+      : *C == '\n' ? std::string("a newline")
+      : *C == '\t' ? std::string("a tab")
+      : (unsigned char)*C < 0x20 || *C == 0x7f
+          ? "the control character " + printable(StringRef(&*C, 1))
+          : "'" + std::string(1, *C) + "'";
   return createStringError(
       inconvertibleErrorCode(),
       "%s '%s' contains %s, which the shell that nvcc runs its steps "
@@ -160,7 +162,8 @@ Expected<std::unique_ptr<Builder>> Builder::create(BuildOptions Opts) {
   } else {
     SmallString<256> P(O.CudaPath);
     sys::path::append(P, "bin", "nvcc");
-    B->NvccPath = sys::fs::can_execute(P) ? std::string(P) : findProgram("nvcc");
+    B->NvccPath =
+        sys::fs::can_execute(P) ? std::string(P) : findProgram("nvcc");
     if (B->NvccPath.empty())
       return createStringError(
           inconvertibleErrorCode(),
@@ -175,9 +178,8 @@ Expected<std::unique_ptr<Builder>> Builder::create(BuildOptions Opts) {
   if (!V)
     return V.takeError();
   if (!V->succeeded())
-    return createStringError(inconvertibleErrorCode(),
-                             "'%s --version' %s: %s", B->NvccPath.c_str(),
-                             V->describe().c_str(),
+    return createStringError(inconvertibleErrorCode(), "'%s --version' %s: %s",
+                             B->NvccPath.c_str(), V->describe().c_str(),
                              lastLines(V->Stderr, 3).c_str());
   B->NvccVersion = StringRef(V->Stdout).trim().str();
 
@@ -433,8 +435,8 @@ Expected<StagedSource> stageSource(StringRef Staging, StringRef AbsSource,
       return Fail(std::move(E));
     Out.Path = std::string(P);
     Out.Copies.push_back({Out.Path, AbsSource.str()});
-    auto Dir = includeDirFor(sys::path::parent_path(AbsSource), Staging,
-                             Out.Links);
+    auto Dir =
+        includeDirFor(sys::path::parent_path(AbsSource), Staging, Out.Links);
     if (!Dir)
       return Fail(Dir.takeError());
     Out.LastFlags.push_back("-I" + *Dir);
@@ -561,11 +563,11 @@ Expected<BuildResult> Builder::build(const BuildRequest &Req) {
     bool IsSource =
         is_contained({".cu", ".cpp", ".cc", ".cxx", ".c", ".C"}, Ext);
     SmallString<256> Copy(Staging);
-    sys::path::append(Copy, "source-" + std::to_string(&P -
-                                                       Opts.ExtraSources.data()) +
+    sys::path::append(Copy, "source-" +
+                                std::to_string(&P - Opts.ExtraSources.data()) +
                                 "-" + safeName(sys::path::filename(P)));
-    if (Error E = writeFileAtomically(
-            Copy, IsSource ? lineDirective(P) + *Text : *Text))
+    if (Error E = writeFileAtomically(Copy, IsSource ? lineDirective(P) + *Text
+                                                     : *Text))
       return Fail(std::move(E));
     auto Dir = IncludeDir(sys::path::parent_path(P));
     if (!Dir)
@@ -627,7 +629,8 @@ Expected<BuildResult> Builder::build(const BuildRequest &Req) {
   sys::path::append(StatusPath, "status");
   if (Error E = writeFileAtomically(LogPath, R.Command + "\n" + R.Log))
     return std::move(E);
-  if (Error E = writeFileAtomically(StatusPath, R.Succeeded ? "ok\n" : "failed\n"))
+  if (Error E =
+          writeFileAtomically(StatusPath, R.Succeeded ? "ok\n" : "failed\n"))
     return std::move(E);
   if (sys::fs::rename(Staging, Final)) {
     // Someone published the same key meanwhile: theirs is as good.
@@ -645,7 +648,8 @@ Builder::buildAll(ArrayRef<BuildRequest> Reqs) {
   {
     DefaultThreadPool Pool(hardware_concurrency(std::max(1u, Opts.Jobs)));
     for (size_t I = 0; I < Reqs.size(); ++I)
-      Pool.async([this, &Slots, &Reqs, I] { Slots[I].emplace(build(Reqs[I])); });
+      Pool.async(
+          [this, &Slots, &Reqs, I] { Slots[I].emplace(build(Reqs[I])); });
     Pool.wait();
   }
   std::vector<Expected<BuildResult>> Out;

@@ -43,7 +43,8 @@ static bool resourceNameMatches(StringRef Name, StringRef Wanted) {
   if (Name == Wanted)
     return true;
   // Template name without arguments.
-  if (Name.starts_with(Wanted) && Name.drop_front(Wanted.size()).starts_with("<"))
+  if (Name.starts_with(Wanted) &&
+      Name.drop_front(Wanted.size()).starts_with("<"))
     return true;
   // Unqualified: compare with the last component of the (template) name.
   if (!Wanted.contains("::")) {
@@ -58,8 +59,7 @@ static bool resourceNameMatches(StringRef Name, StringRef Wanted) {
 }
 
 std::vector<KernelResources> parsePtxasInfo(StringRef Log) {
-  static const Regex Entry(
-      "Compiling entry function '([^']+)' for '([^']+)'");
+  static const Regex Entry("Compiling entry function '([^']+)' for '([^']+)'");
   static const Regex Props("Function properties for ([^ \t]+)");
   static const Regex Frame("([0-9]+) bytes stack frame, ([0-9]+) bytes spill "
                            "stores, ([0-9]+) bytes spill loads");

@@ -165,8 +165,7 @@ Expected<ProgramRun> runWithProbe(StringRef Binary, ProbeConfig Config,
         inconvertibleErrorCode(),
         "the CUPTI probe (liboptiml-probe.so) was not found%s%s; build the "
         "optiml-probe target or pass --probe",
-        Opts.ProbeLibrary.empty() ? "" : " at ",
-        Opts.ProbeLibrary.c_str());
+        Opts.ProbeLibrary.empty() ? "" : " at ", Opts.ProbeLibrary.c_str());
   ProgramRun R;
   R.Label = Label.str();
   R.Device = Device;
@@ -190,8 +189,8 @@ Expected<ProgramRun> runWithProbe(StringRef Binary, ProbeConfig Config,
   ProcessOptions PO = programOptions(Binary, Opts);
   PO.Env[ProbeConfigEnv] = R.ConfigPath;
   PO.Env["CUDA_INJECTION64_PATH"] = std::string(absolute(Opts.ProbeLibrary));
-  std::string LibPath = Opts.CudaPath + "/lib64:" + Opts.CudaPath +
-                        "/extras/CUPTI/lib64";
+  std::string LibPath =
+      Opts.CudaPath + "/lib64:" + Opts.CudaPath + "/extras/CUPTI/lib64";
   if (auto Old = sys::Process::GetEnv("LD_LIBRARY_PATH"); Old && !Old->empty())
     LibPath += ":" + *Old;
   PO.Env["LD_LIBRARY_PATH"] = LibPath;
@@ -286,9 +285,9 @@ std::vector<std::string> missingPathArgs(ArrayRef<std::string> Args,
 }
 
 std::string findComputeSanitizer(StringRef CudaPath) {
-  return findProgram("compute-sanitizer",
-                     {(CudaPath + "/bin").str(),
-                      (CudaPath + "/compute-sanitizer").str()});
+  return findProgram(
+      "compute-sanitizer",
+      {(CudaPath + "/bin").str(), (CudaPath + "/compute-sanitizer").str()});
 }
 
 SanitizerReport parseSanitizerOutput(StringRef Tool, StringRef Output) {

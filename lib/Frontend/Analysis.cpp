@@ -114,8 +114,8 @@ std::string CompileError::message() const {
   unsigned N = 0;
   for (const Diagnostic &D : Diags)
     N += D.isError();
-  return std::to_string(N) + " compile error" + (N == 1 ? "" : "s") +
-         " in '" + File + "'; fix " + (N == 1 ? "it" : "them") + " first";
+  return std::to_string(N) + " compile error" + (N == 1 ? "" : "s") + " in '" +
+         File + "'; fix " + (N == 1 ? "it" : "them") + " first";
 }
 
 void CompileError::log(raw_ostream &OS) const {
@@ -145,7 +145,8 @@ Expected<Analysis> analyzeFile(StringRef Path, const AnalyzeOptions &Opts) {
   A.Config = std::move(*Config);
   if (raw_ostream *V = Opts.Verbose) {
     *V << "note: parsing with:";
-    for (const std::string &Arg : parseArguments(A.Path, A.Config, CudaSide::Host))
+    for (const std::string &Arg :
+         parseArguments(A.Path, A.Config, CudaSide::Host))
       *V << " " << Arg;
     *V << "\n";
   }

@@ -198,7 +198,8 @@ Expected<CMakeTarget> readCMakeTarget(StringRef BuildDirIn, StringRef Target,
   const json::Object *Obj = IndexJ->getAsObject();
   const json::Object *RepO = Obj ? Obj->getObject("reply") : nullptr;
   const json::Object *CM = RepO ? RepO->getObject("codemodel-v2") : nullptr;
-  std::optional<StringRef> CMFile = CM ? CM->getString("jsonFile") : std::nullopt;
+  std::optional<StringRef> CMFile =
+      CM ? CM->getString("jsonFile") : std::nullopt;
   if (!CMFile)
     return missing("codemodel-v2 reply", Index);
   SmallString<256> CMPath(Reply);
@@ -287,8 +288,8 @@ Expected<CMakeTarget> readCMakeTarget(StringRef BuildDirIn, StringRef Target,
                               Role->str() + ")");
           continue;
         }
-        std::vector<std::string> Flags = linkFragmentsForNvcc(
-            shellWords(*Frag), BuildDir, Out.Notes);
+        std::vector<std::string> Flags =
+            linkFragmentsForNvcc(shellWords(*Frag), BuildDir, Out.Notes);
         Out.LinkFlags.insert(Out.LinkFlags.end(), Flags.begin(), Flags.end());
       }
   return Out;

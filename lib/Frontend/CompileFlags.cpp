@@ -8,8 +8,8 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/StringSaver.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/StringSaver.h"
 
 using namespace llvm;
 
@@ -19,17 +19,44 @@ namespace {
 
 /// nvcc flags that take a separate value, and whose value we do not need.
 bool isDroppedWithValue(StringRef F) {
-  static const char *const Names[] = {
-      "-o",          "--output-file",   "-ccbin",        "--compiler-bindir",
-      "-Xptxas",     "--ptxas-options", "-Xnvlink",      "--nvlink-options",
-      "-Xlinker",    "--linker-options", "-Xarchive",    "--archive-options",
-      "-code",       "--gpu-code",      "-t",            "--threads",
-      "-MF",         "-MT",             "-MQ",           "-odir",
-      "--output-directory", "-L",       "-l",            "-maxrregcount",
-      "--maxrregcount", "--diag-suppress", "--diag-warn", "--diag-error",
-      "-Xfatbin",    "--fatbin-options", "-cudart",      "--cudart",
-      "-split-compile", "--split-compile", "--resource-usage-file",
-      "--cuda-path", "-arch-list", "--list-gpu-arch"};
+  static const char *const Names[] = {"-o",
+                                      "--output-file",
+                                      "-ccbin",
+                                      "--compiler-bindir",
+                                      "-Xptxas",
+                                      "--ptxas-options",
+                                      "-Xnvlink",
+                                      "--nvlink-options",
+                                      "-Xlinker",
+                                      "--linker-options",
+                                      "-Xarchive",
+                                      "--archive-options",
+                                      "-code",
+                                      "--gpu-code",
+                                      "-t",
+                                      "--threads",
+                                      "-MF",
+                                      "-MT",
+                                      "-MQ",
+                                      "-odir",
+                                      "--output-directory",
+                                      "-L",
+                                      "-l",
+                                      "-maxrregcount",
+                                      "--maxrregcount",
+                                      "--diag-suppress",
+                                      "--diag-warn",
+                                      "--diag-error",
+                                      "-Xfatbin",
+                                      "--fatbin-options",
+                                      "-cudart",
+                                      "--cudart",
+                                      "-split-compile",
+                                      "--split-compile",
+                                      "--resource-usage-file",
+                                      "--cuda-path",
+                                      "-arch-list",
+                                      "--list-gpu-arch"};
   for (const char *N : Names)
     if (F == N)
       return true;
@@ -242,8 +269,8 @@ private:
         A == "--forward-unknown-to-host-compiler" ||
         A == "-forward-unknown-to-host-compiler" || A.starts_with("-ccbin=") ||
         A.starts_with("--compiler-bindir=") || A.starts_with("-Xnvlink=") ||
-        A == "-dlink" || A == "--device-link" || A == "-dw" ||
-        A == "-keep" || A == "--keep" || A.starts_with("-t=")) {
+        A == "-dlink" || A == "--device-link" || A == "-dw" || A == "-keep" ||
+        A == "--keep" || A.starts_with("-t=")) {
       drop(A.str(), "not used for parsing");
       return;
     }
@@ -290,8 +317,7 @@ private:
     }
     if (Out.GpuArch) {
       if (*Out.GpuArch != *Sm)
-        drop(From, "clang-optiml parses for one architecture, " +
-                       *Out.GpuArch);
+        drop(From, "clang-optiml parses for one architecture, " + *Out.GpuArch);
       return;
     }
     Out.GpuArch = *Sm;
@@ -422,8 +448,8 @@ std::vector<std::string> expandOptionsFiles(ArrayRef<std::string> Argv,
 /// the compile database): `clang-optiml launch [options] -- nvcc ...`,
 /// `ccache nvcc ...`, `sccache nvcc ...`. What the compiler sees is what
 /// follows the launcher.
-static std::vector<std::string> withoutLauncher(ArrayRef<std::string> Argv,
-                                                std::vector<std::string> &Notes) {
+static std::vector<std::string>
+withoutLauncher(ArrayRef<std::string> Argv, std::vector<std::string> &Notes) {
   std::vector<std::string> Out(Argv.begin(), Argv.end());
   for (bool Again = true; Again && !Out.empty();) {
     Again = false;
@@ -600,8 +626,7 @@ std::string databasePath(StringRef BuildDir) {
 
 } // namespace
 
-Expected<TranslatedFlags> loadCompileFlags(StringRef BuildDir,
-                                           StringRef File) {
+Expected<TranslatedFlags> loadCompileFlags(StringRef BuildDir, StringRef File) {
   std::string DbPath = databasePath(BuildDir);
   if (!sys::fs::exists(DbPath))
     return createStringError(
@@ -642,8 +667,8 @@ Expected<TranslatedFlags> discoverCompileFlags(StringRef File) {
   std::string DbPath = findCompilationDatabase(File);
   if (DbPath.empty()) {
     TranslatedFlags F;
-    F.Note = "no compile_commands.json above '" + File.str() +
-             "'; default flags";
+    F.Note =
+        "no compile_commands.json above '" + File.str() + "'; default flags";
     return F;
   }
   auto Cmds = loadEntries(DbPath);

@@ -209,10 +209,11 @@ void printKernelSummary(raw_ostream &OS, const KernelModel &M, bool Color) {
         OS << " (" << P.ElementType;
         if (P.ElementSize)
           OS << ", " << P.ElementSize << " B";
-        OS << "; " << (P.Read && P.Written ? "read-write"
-                       : P.Written         ? "written"
-                       : P.Read            ? "read"
-                                           : "unused")
+        OS << "; "
+           << (P.Read && P.Written ? "read-write"
+               : P.Written         ? "written"
+               : P.Read            ? "read"
+                                   : "unused")
            << ")";
       }
       OS << "\n";
@@ -223,9 +224,8 @@ void printKernelSummary(raw_ostream &OS, const KernelModel &M, bool Color) {
       OS << "    " << L.Id << " at line " << L.Range.Begin.Line;
       if (!L.File.empty() && L.File != M.File)
         OS << " of " << displayPath(L.File, M.File);
-      OS << " in "
-         << (L.Caller.empty() ? "?" : L.Caller) << ": <<<" << L.Grid << ", "
-         << L.Block;
+      OS << " in " << (L.Caller.empty() ? "?" : L.Caller) << ": <<<" << L.Grid
+         << ", " << L.Block;
       if (!L.Shared.empty())
         OS << ", " << L.Shared;
       if (!L.Stream.empty())
@@ -242,8 +242,8 @@ void printKernelSummary(raw_ostream &OS, const KernelModel &M, bool Color) {
     if (!K.Loops.empty()) {
       OS << "  loops:\n";
       for (const LoopInfo &L : K.Loops) {
-        OS.indent(4 + 2 * L.Depth) << L.Id << " (" << L.Kind << ", line "
-                                   << L.Range.Begin.Line;
+        OS.indent(4 + 2 * L.Depth)
+            << L.Id << " (" << L.Kind << ", line " << L.Range.Begin.Line;
         if (!L.InductionVar.empty())
           OS << ", over " << L.InductionVar;
         if (L.TripCount)
@@ -256,10 +256,11 @@ void printKernelSummary(raw_ostream &OS, const KernelModel &M, bool Color) {
     if (!K.Accesses.empty()) {
       OS << "  memory accesses:\n";
       for (const MemoryAccess &A : K.Accesses) {
-        OS << "    " << (A.IsAtomic  ? "atomic"
-                         : A.IsRead && A.IsWrite ? "read-write"
-                         : A.IsWrite ? "write"
-                                     : "read")
+        OS << "    "
+           << (A.IsAtomic              ? "atomic"
+               : A.IsRead && A.IsWrite ? "read-write"
+               : A.IsWrite             ? "write"
+                                       : "read")
            << " " << toString(A.Space) << " " << A.Base << "[" << A.Index
            << "] line " << A.Pos.Line << ": " << toString(A.Pattern);
         if (A.Pattern == Coalescing::Strided && A.Stride)

@@ -10,9 +10,7 @@ using namespace llvm;
 
 namespace optiml {
 
-StringRef nvccCompatHeaderPath() {
-  return "/__clang_optiml__/nvcc_compat.h";
-}
+StringRef nvccCompatHeaderPath() { return "/__clang_optiml__/nvcc_compat.h"; }
 
 StringRef nvccCompatHeaderText() {
   // What nvcc's crt/common_functions.h and crt/math_functions.hpp declare
@@ -85,8 +83,8 @@ std::string normalizeLaunchChevrons(StringRef Code) {
   LO.CUDA = true; // `<<<` and `>>>` are single tokens
   // The raw lexer wants a buffer that ends in a NUL: the copy has one.
   const char *Begin = Out.c_str();
-  clang::Lexer L(clang::SourceLocation::getFromRawEncoding(1), LO, Begin,
-                 Begin, Begin + Out.size());
+  clang::Lexer L(clang::SourceLocation::getFromRawEncoding(1), LO, Begin, Begin,
+                 Begin + Out.size());
   struct Tok {
     clang::tok::TokenKind Kind;
     unsigned Offset;
@@ -105,8 +103,7 @@ std::string normalizeLaunchChevrons(StringRef Code) {
   // after them: "<< <" (4 bytes) becomes "<<< " (4 bytes).
   auto Join = [&](const Tok &A, const Tok &B, char C) {
     std::string Between = Code.slice(A.Offset + 2, B.Offset).str();
-    Out.replace(A.Offset, B.Offset + 1 - A.Offset,
-                std::string(3, C) + Between);
+    Out.replace(A.Offset, B.Offset + 1 - A.Offset, std::string(3, C) + Between);
   };
   for (size_t I = 0; I + 1 < Toks.size(); ++I) {
     if (Toks[I].Kind != clang::tok::lessless ||

@@ -114,9 +114,8 @@ std::vector<std::string> toolArgs(const ParseConfig &Config, CudaSide Side) {
 }
 } // namespace
 
-std::vector<std::string> parseArguments(StringRef FileName,
-                                        const ParseConfig &Config,
-                                        CudaSide Side) {
+std::vector<std::string>
+parseArguments(StringRef FileName, const ParseConfig &Config, CudaSide Side) {
   std::vector<std::string> Args = {"clang", "-fsyntax-only"};
   std::vector<std::string> Rest = toolArgs(Config, Side);
   Args.insert(Args.end(), Rest.begin(), Rest.end());
@@ -129,8 +128,7 @@ bool runOnLargeStack(function_ref<void()> Fn) {
   return CRC.RunSafelyOnThread(Fn, LargeStackSize);
 }
 
-std::string translationUnitFile(StringRef FileName,
-                                const ParseConfig &Config) {
+std::string translationUnitFile(StringRef FileName, const ParseConfig &Config) {
   SmallString<256> Abs(Config.MainFile.empty() ? FileName
                                                : StringRef(Config.MainFile));
   sys::fs::make_absolute(Abs);
@@ -167,18 +165,16 @@ Expected<ParsedTU> parseCuda(StringRef Code, StringRef FileName,
       return createStringError(MainText.getError(), "cannot read '%s': %s",
                                Main.c_str(),
                                MainText.getError().message().c_str());
-    auto Mapped =
-        std::make_shared<clang::tooling::FileContentMappings>(Compat);
+    auto Mapped = std::make_shared<clang::tooling::FileContentMappings>(Compat);
     Mapped->push_back({std::string(Edited), Text});
     TU.Buffers = Mapped;
     Text = normalizeLaunchChevrons((*MainText)->getBuffer());
     MainName = Main;
   }
   const auto &Mappings =
-      TU.Buffers
-          ? *static_cast<const clang::tooling::FileContentMappings *>(
-                TU.Buffers.get())
-          : Compat;
+      TU.Buffers ? *static_cast<const clang::tooling::FileContentMappings *>(
+                       TU.Buffers.get())
+                 : Compat;
   bool Finished = runOnLargeStack([&] {
     TU.AST = clang::tooling::buildASTFromCodeWithArgs(
         Text, toolArgs(Config, Side), MainName, "clang-optiml",
@@ -200,10 +196,9 @@ Expected<ParsedTU> parseCuda(StringRef Code, StringRef FileName,
     for (const Diagnostic &D : TU.Diags)
       if (D.isError())
         Why += "\n  " + D.str();
-    return createStringError(inconvertibleErrorCode(),
-                             "clang could not parse '%s'%s",
-                             TU.FileName.c_str(),
-                             Why.empty() ? "" : (":" + Why).c_str());
+    return createStringError(
+        inconvertibleErrorCode(), "clang could not parse '%s'%s",
+        TU.FileName.c_str(), Why.empty() ? "" : (":" + Why).c_str());
   }
   return std::move(TU);
 }
@@ -212,7 +207,8 @@ void printDiagnostics(raw_ostream &OS, const std::vector<Diagnostic> &Diags,
                       bool IncludeWarnings) {
   bool LastShown = false;
   for (const Diagnostic &D : Diags) {
-    bool Show = D.isError() || (IncludeWarnings && D.Severity == Diagnostic::Warning) ||
+    bool Show = D.isError() ||
+                (IncludeWarnings && D.Severity == Diagnostic::Warning) ||
                 (D.Severity == Diagnostic::Note && LastShown);
     if (D.Severity != Diagnostic::Note)
       LastShown = Show;

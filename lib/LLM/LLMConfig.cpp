@@ -243,7 +243,8 @@ std::string urlHost(StringRef URL) {
   size_t Scheme = Rest.find("://");
   if (Scheme != StringRef::npos)
     Rest = Rest.drop_front(Scheme + 3);
-  Rest = Rest.take_until([](char C) { return C == '/' || C == '?' || C == '#'; });
+  Rest =
+      Rest.take_until([](char C) { return C == '/' || C == '?' || C == '#'; });
   size_t At = Rest.rfind('@');
   if (At != StringRef::npos)
     Rest = Rest.drop_front(At + 1); // credentials are not the host
@@ -254,7 +255,8 @@ bool isLoopbackURL(StringRef URL) {
   std::string HostPort = urlHost(URL);
   StringRef H(HostPort);
   if (H.starts_with("[")) {
-    StringRef Inside = H.drop_front().take_until([](char C) { return C == ']'; });
+    StringRef Inside =
+        H.drop_front().take_until([](char C) { return C == ']'; });
     return Inside == "::1" || Inside == "0:0:0:0:0:0:0:1";
   }
   H = H.take_until([](char C) { return C == ':'; });
@@ -376,7 +378,8 @@ Expected<LLMConfig> resolveLLMConfig(const LLMSettings &Explicit,
 
 Expected<LLMConfig> loadLLMConfig(const LLMSettings &Explicit,
                                   const LLMSettings &File) {
-  Expected<LLMConfig> C = resolveLLMConfig(Explicit, File, processEnvironment());
+  Expected<LLMConfig> C =
+      resolveLLMConfig(Explicit, File, processEnvironment());
   if (!C)
     return C.takeError();
   // Whatever its name, the key's variable now lives only in this process's

@@ -38,8 +38,7 @@ static std::string esc(StringRef S) {
 }
 
 std::vector<std::string> metricChanges(const EvalOutcome &Before,
-                                       const EvalOutcome &After,
-                                       unsigned Max) {
+                                       const EvalOutcome &After, unsigned Max) {
   std::vector<std::pair<double, std::string>> Moves;
   for (const auto &[Name, V0] : Before.Metrics) {
     auto It = After.Metrics.find(Name);
@@ -68,7 +67,8 @@ std::vector<std::string> metricChanges(const EvalOutcome &Before,
 
 std::string curveSvg(const SearchResult &R) {
   const double W = 560, H = 220, L = 48, B = 30, T = 12, Rt = 12;
-  unsigned N = std::max<unsigned>(1, R.Curve.empty() ? 1 : R.Curve.back().first);
+  unsigned N =
+      std::max<unsigned>(1, R.Curve.empty() ? 1 : R.Curve.back().first);
   double Top = 1;
   for (auto &P : R.Curve)
     Top = std::max(Top, P.second);
@@ -136,10 +136,9 @@ static std::string speedText(const SearchNode &N) {
 static void renderTree(raw_ostream &OS, const SearchResult &R, unsigned Id,
                        const std::vector<bool> &OnBest) {
   const SearchNode &N = R.Nodes[Id];
-  OS << "<li class=\"" << toString(N.Status)
-     << (OnBest[Id] ? " best" : "") << "\"><span class=\"n\">#" << N.Id
-     << "</span> <b>" << esc(N.Summary) << "</b> <span class=\"v\">"
-     << esc(speedText(N)) << "</span>";
+  OS << "<li class=\"" << toString(N.Status) << (OnBest[Id] ? " best" : "")
+     << "\"><span class=\"n\">#" << N.Id << "</span> <b>" << esc(N.Summary)
+     << "</b> <span class=\"v\">" << esc(speedText(N)) << "</span>";
   if (N.Evaluation)
     OS << formatv(" <span class=\"r\">reward {0:F3}</span>", N.Reward.Total);
   if (!N.Rationale.empty())
@@ -166,10 +165,10 @@ static void renderDiff(raw_ostream &OS, StringRef Diff) {
   Diff.split(Lines, '\n');
   for (StringRef L : Lines) {
     const char *Cls = L.starts_with("+++") || L.starts_with("---") ? "h"
-                      : L.starts_with("+")                        ? "add"
-                      : L.starts_with("-")                        ? "del"
-                      : L.starts_with("@@")                       ? "h"
-                                                                  : "";
+                      : L.starts_with("+")                         ? "add"
+                      : L.starts_with("-")                         ? "del"
+                      : L.starts_with("@@")                        ? "h"
+                                                                   : "";
     OS << "<span class=\"" << Cls << "\">" << esc(L) << "</span>\n";
   }
   OS << "</pre>";
@@ -219,16 +218,16 @@ std::string renderHtmlReport(const SearchResult &R, const ReportInfo &Info) {
                 R.Evaluations, Failed, Rejected, Dups, esc(R.StopReason),
                 R.Seconds);
   if (R.Final)
-    OS << formatv("<tr><th>final check</th><td>original {0:F4} ms &plusmn; "
-                  "{1:F1}%, candidate {2:F4} ms &plusmn; {3:F1}% ({4} + {5} "
-                  "replays, interleaved); sanitizer: {6}</td></tr>",
-                  R.Final->Original.MedianMs, R.Final->Original.NoisePct,
-                  R.Final->Candidate.MedianMs, R.Final->Candidate.NoisePct,
-                  R.Final->Original.Replays, R.Final->Candidate.Replays,
-                  esc(R.Final->SanitizerRan
-                          ? (R.Final->SanitizerClean ? "clean"
-                                                     : R.Final->SanitizerDetail)
-                          : "not run (" + R.Final->SanitizerDetail + ")"));
+    OS << formatv(
+        "<tr><th>final check</th><td>original {0:F4} ms &plusmn; "
+        "{1:F1}%, candidate {2:F4} ms &plusmn; {3:F1}% ({4} + {5} "
+        "replays, interleaved); sanitizer: {6}</td></tr>",
+        R.Final->Original.MedianMs, R.Final->Original.NoisePct,
+        R.Final->Candidate.MedianMs, R.Final->Candidate.NoisePct,
+        R.Final->Original.Replays, R.Final->Candidate.Replays,
+        esc(R.Final->SanitizerRan
+                ? (R.Final->SanitizerClean ? "clean" : R.Final->SanitizerDetail)
+                : "not run (" + R.Final->SanitizerDetail + ")"));
   OS << "</table>\n";
 
   OS << "<h2>Best speedup against evaluations</h2>\n" << curveSvg(R) << "\n";

@@ -1,4 +1,5 @@
-//===- CatalogPolicy.cpp - Catalog edits with model- and profile-based priors -===//
+//===- CatalogPolicy.cpp - Catalog edits with model- and profile-based priors
+//-===//
 
 #include "optiml/Search/CatalogPolicy.h"
 #include "optiml/Edit/Diff.h"
@@ -55,12 +56,12 @@ double catalogPrior(StringRef Kind, const KernelInfo &K, StringRef Bound,
     Reason += R.str();
   };
   bool Uncoalesced = hasUncoalescedAccess(K);
-  if (Uncoalesced && (Kind == "shared-tiling" ||
-                      Kind == "transpose-through-shared" ||
-                      Kind == "all-pairs-tiling"))
+  if (Uncoalesced &&
+      (Kind == "shared-tiling" || Kind == "transpose-through-shared" ||
+       Kind == "all-pairs-tiling"))
     Boost(3, "uncoalesced global accesses: stage through shared memory");
-  if (Kind == "warp-per-row" && (K.Class == KernelClass::Reduction ||
-                                 K.Class == KernelClass::MatmulLike))
+  if (Kind == "warp-per-row" &&
+      (K.Class == KernelClass::Reduction || K.Class == KernelClass::MatmulLike))
     Boost(3, "one thread per row walks the row alone: a warp per row "
              "coalesces it");
   if (Kind == "privatize-atomics" && !K.Atomics.empty())

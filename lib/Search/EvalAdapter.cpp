@@ -69,8 +69,7 @@ EvalOutcome outcomeFromReport(const EvalReport &R, bool SelfCheck) {
   O.Verified = R.Verify.Status == Want ||
                (SelfCheck && R.Verify.Status == VerifyStatus::Verified);
   if (!O.Verified)
-    O.Failure = std::string(toString(R.Verify.Status)) + ": " +
-                R.Verify.Detail;
+    O.Failure = std::string(toString(R.Verify.Status)) + ": " + R.Verify.Detail;
   for (const SanitizerReport &S : R.Sanitizers)
     if (S.Ran && !S.clean()) {
       O.Verified = false;
@@ -105,8 +104,7 @@ Expected<EvalReport> GpuEvaluator::run(const CandidateSpec &C,
     In.OriginalPath = Opts.OriginalPath;
   In.Model = Opts.Model;
   EO.PrecisionChanging = C.ChangesPrecision;
-  return optiml::evaluate(In, B, EO,
-                          AgainstOriginal && Ref ? &*Ref : nullptr);
+  return optiml::evaluate(In, B, EO, AgainstOriginal && Ref ? &*Ref : nullptr);
 }
 
 Error GpuEvaluator::ensureReference() {
@@ -196,19 +194,17 @@ Expected<EvalOutcome> GpuEvaluator::evaluate(const CandidateSpec &C) {
     O.Notes.push_back("the original was run again for this candidate (its "
                       "prepared reference did not apply)");
   ++SinceRetime;
-  bool Leader = O.passed() &&
-                (FastestMs <= 0 || O.Time.MedianMs < FastestMs) &&
+  bool Leader = O.passed() && (FastestMs <= 0 || O.Time.MedianMs < FastestMs) &&
                 Baseline.Available && O.Time.MedianMs < Baseline.MedianMs;
   if (O.passed())
-    FastestMs = FastestMs <= 0 ? O.Time.MedianMs
-                               : std::min(FastestMs, O.Time.MedianMs);
+    FastestMs =
+        FastestMs <= 0 ? O.Time.MedianMs : std::min(FastestMs, O.Time.MedianMs);
   bool Due = Opts.RetimeEvery && SinceRetime >= Opts.RetimeEvery;
   if ((Leader || Due) && Ref->usable()) {
     if (Error E = retime(Opts.Eval.Replays))
       return std::move(E);
     O.Notes.push_back(formatv("original re-timed ({0}): {1:F4} ms",
-                              Leader ? "fastest candidate yet"
-                                     : "periodic",
+                              Leader ? "fastest candidate yet" : "periodic",
                               Baseline.MedianMs)
                           .str());
   }
@@ -320,9 +316,9 @@ Expected<Remeasurement> GpuEvaluator::remeasure(const CandidateSpec &C,
       return RC.takeError();
     EvalOutcome CO = outcomeFromReport(*RC, false);
     Cand.push_back(CO.Time);
-    bool VerifyOk = RC->Candidate.Succeeded && RC->GpuAvailable &&
-                    (!EO.VerifyCandidate ||
-                     RC->Verify.Status == VerifyStatus::Verified);
+    bool VerifyOk =
+        RC->Candidate.Succeeded && RC->GpuAvailable &&
+        (!EO.VerifyCandidate || RC->Verify.Status == VerifyStatus::Verified);
     if (!VerifyOk && Out.Verified) {
       Out.Verified = false;
       Out.Failure = CO.Failure;
@@ -375,8 +371,8 @@ void GpuEvaluator::prefetch(ArrayRef<CandidateSpec> Next) {
 std::string GpuEvaluator::describe() const {
   std::string S = "GPU evaluator (nvcc " + B.nvccVersion().str() + ")";
   if (Opts.Eval.Gpus && !Opts.Eval.Gpus->Gpus.empty())
-    S += ", GPU " + std::to_string(Opts.Eval.Gpus->Gpus.front().Index) +
-         ": " + Opts.Eval.Gpus->Gpus.front().Name;
+    S += ", GPU " + std::to_string(Opts.Eval.Gpus->Gpus.front().Index) + ": " +
+         Opts.Eval.Gpus->Gpus.front().Name;
   return S;
 }
 

@@ -1,4 +1,5 @@
-//===- JSONInternal.h - The search's JSON for outcomes and timings -*- C++ -*-===//
+//===- JSONInternal.h - The search's JSON for outcomes and timings -*- C++
+//-*-===//
 //
 // Shared by the journal and the evaluation cache, so that an outcome reads
 // back the same from either. These throw nlohmann::json exceptions on a

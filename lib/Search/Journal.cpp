@@ -81,11 +81,11 @@ Timing timingFromJ(const json &J) {
 }
 
 json outcomeToJ(const EvalOutcome &O) {
-  json J = {{"compiled", O.Compiled},   {"verified", O.Verified},
-            {"failure", O.Failure},     {"compile_log", O.CompileLog},
+  json J = {{"compiled", O.Compiled},    {"verified", O.Verified},
+            {"failure", O.Failure},      {"compile_log", O.CompileLog},
             {"time", timingToJ(O.Time)}, {"metrics", O.Metrics},
-            {"bound", O.Bound},         {"verdict", O.Verdict},
-            {"notes", O.Notes},         {"seconds", O.Seconds},
+            {"bound", O.Bound},          {"verdict", O.Verdict},
+            {"notes", O.Notes},          {"seconds", O.Seconds},
             {"cached", O.Cached}};
   J["baseline"] = O.Baseline ? timingToJ(*O.Baseline) : json(nullptr);
   json Stages = json::array();
@@ -175,9 +175,9 @@ static RewardBreakdown rewardFromJ(const json &J) {
 }
 
 static NodeStatus statusFromString(const std::string &S) {
-  for (NodeStatus X : {NodeStatus::Original, NodeStatus::Evaluated,
-                       NodeStatus::Failed, NodeStatus::Rejected,
-                       NodeStatus::Duplicate})
+  for (NodeStatus X :
+       {NodeStatus::Original, NodeStatus::Evaluated, NodeStatus::Failed,
+        NodeStatus::Rejected, NodeStatus::Duplicate})
     if (S == toString(X))
       return X;
   throw json::other_error::create(501, "unknown node status '" + S + "'",
@@ -287,10 +287,9 @@ JournalWriter::open(StringRef RunDir, bool Append,
   // Drop a partial last line left by a killed run.
   if (Append && TruncateTo)
     if (::ftruncate(W->FD, *TruncateTo) != 0)
-      return createStringError(
-          std::error_code(errno, std::generic_category()),
-          "cannot truncate journal '%s': %s", W->Path.c_str(),
-          strerror(errno));
+      return createStringError(std::error_code(errno, std::generic_category()),
+                               "cannot truncate journal '%s': %s",
+                               W->Path.c_str(), strerror(errno));
   return std::move(W);
 }
 
@@ -303,9 +302,9 @@ Error JournalWriter::writeLine(const std::string &Line) {
     if (N < 0 && errno == EINTR)
       continue;
     if (N < 0)
-      return createStringError(
-          std::error_code(errno, std::generic_category()),
-          "cannot write journal '%s': %s", Path.c_str(), strerror(errno));
+      return createStringError(std::error_code(errno, std::generic_category()),
+                               "cannot write journal '%s': %s", Path.c_str(),
+                               strerror(errno));
     P += N;
     Left -= N;
   }
@@ -555,8 +554,7 @@ Expected<JournalContents> readJournal(StringRef RunDir) {
     std::string Wrong = checkNode(*N, C.Nodes, LineOf);
     if (!Wrong.empty())
       return Bad(LineNo, Wrong);
-    if (N->Status == NodeStatus::Evaluated ||
-        N->Status == NodeStatus::Failed) {
+    if (N->Status == NodeStatus::Evaluated || N->Status == NodeStatus::Failed) {
       SmallString<256> S(RunDir);
       sys::path::append(S, "sources", formatv("node-{0}.cu", N->Id).str());
       auto Src = readFile(S);

@@ -70,8 +70,7 @@ static std::string rejectionKey(StringRef Code, const Edit &E) {
 LLMPolicy::LLMPolicy(std::string FileName, ParseConfig Config,
                      llm::ChatClient &Client, llm::PromptLibrary Prompts,
                      LLMPolicyOptions Opts)
-    : FileName(std::move(FileName)), Config(std::move(Config)),
-      Client(Client),
+    : FileName(std::move(FileName)), Config(std::move(Config)), Client(Client),
       Proposer(Client, std::move(Prompts),
                [this](const Proposal &P) -> Error {
                  Expected<Edit> E = proposalToEdit(P, CurrentModel);
@@ -127,10 +126,10 @@ static std::string catalogDescription() {
 static std::string profileText(const EvalOutcome *Last) {
   if (!Last || !Last->Time.Available)
     return "";
-  std::string S = formatv("kernel time {0:F4} ms (noise +-{1:F1}%, {2} "
-                          "replays)",
-                          Last->Time.MedianMs, Last->Time.NoisePct,
-                          Last->Time.Replays);
+  std::string S =
+      formatv("kernel time {0:F4} ms (noise +-{1:F1}%, {2} "
+              "replays)",
+              Last->Time.MedianMs, Last->Time.NoisePct, Last->Time.Replays);
   for (const auto &[Name, V] : Last->Metrics)
     S += formatv("\n{0} = {1:G4}", Name, V).str();
   return S;
@@ -258,8 +257,7 @@ Expected<std::vector<Action>> LLMPolicy::propose(const PolicyContext &Ctx) {
 
   if (Opts.Rank && Accepted.size() > 1) {
     if (!budgetSpent()) {
-      Expected<std::vector<double>> W =
-          Proposer.rank(PC, R->Batch.Accepted);
+      Expected<std::vector<double>> W = Proposer.rank(PC, R->Batch.Accepted);
       if (!W) {
         llm::ErrorSummary Sum = llm::summarizeError(W.takeError());
         if (Sum.Code != llm::LLMErrorCode::BudgetExceeded)

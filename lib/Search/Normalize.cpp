@@ -8,9 +8,7 @@ using namespace llvm;
 
 namespace optiml {
 
-static bool isIdentChar(char C) {
-  return isAlnum(C) || C == '_' || C == '$';
-}
+static bool isIdentChar(char C) { return isAlnum(C) || C == '_' || C == '$'; }
 
 std::string normalizeSource(StringRef S) {
   std::string Out;

@@ -46,8 +46,7 @@ std::string editKey(const Edit &E) {
   return S;
 }
 
-Expected<std::vector<Action>>
-MixedPolicy::propose(const PolicyContext &Ctx) {
+Expected<std::vector<Action>> MixedPolicy::propose(const PolicyContext &Ctx) {
   std::vector<Action> All;
   for (auto &[P, Weight] : Parts) {
     auto As = P->propose(Ctx);

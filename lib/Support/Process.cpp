@@ -83,17 +83,28 @@ std::string lastLines(StringRef Text, unsigned MaxLines) {
 
 static const char *signalName(int Sig) {
   switch (Sig) {
-  case SIGSEGV: return "SIGSEGV";
-  case SIGABRT: return "SIGABRT";
-  case SIGKILL: return "SIGKILL";
-  case SIGBUS: return "SIGBUS";
-  case SIGFPE: return "SIGFPE";
-  case SIGILL: return "SIGILL";
-  case SIGTERM: return "SIGTERM";
-  case SIGINT: return "SIGINT";
-  case SIGPIPE: return "SIGPIPE";
-  case SIGTRAP: return "SIGTRAP";
-  default: return nullptr;
+  case SIGSEGV:
+    return "SIGSEGV";
+  case SIGABRT:
+    return "SIGABRT";
+  case SIGKILL:
+    return "SIGKILL";
+  case SIGBUS:
+    return "SIGBUS";
+  case SIGFPE:
+    return "SIGFPE";
+  case SIGILL:
+    return "SIGILL";
+  case SIGTERM:
+    return "SIGTERM";
+  case SIGINT:
+    return "SIGINT";
+  case SIGPIPE:
+    return "SIGPIPE";
+  case SIGTRAP:
+    return "SIGTRAP";
+  default:
+    return nullptr;
   }
 }
 
@@ -129,7 +140,8 @@ struct StreamSink {
   void append(const char *Data, size_t N) {
     Total += N;
     if (Hashing)
-      Hash.update(ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(Data), N));
+      Hash.update(
+          ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(Data), N));
     if (Limit == 0)
       return;
     Tail.append(Data, N);
@@ -270,11 +282,11 @@ Expected<ProcessResult> runProcess(const ProcessOptions &Opts) {
   StreamSink Out(Opts.OutputLimit), Err(Opts.OutputLimit);
   Out.Hashing = true;
   using Clock = std::chrono::steady_clock;
-  auto Deadline = Opts.TimeoutSeconds > 0
-                      ? Start + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(
-                                        Opts.TimeoutSeconds))
-                      : Clock::time_point::max();
+  auto Deadline =
+      Opts.TimeoutSeconds > 0
+          ? Start + std::chrono::duration_cast<Clock::duration>(
+                        std::chrono::duration<double>(Opts.TimeoutSeconds))
+          : Clock::time_point::max();
   bool Reaped = false;
   int Status = 0;
   Clock::time_point DrainDeadline = Clock::time_point::max();

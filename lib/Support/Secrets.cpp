@@ -26,8 +26,8 @@ namespace optiml {
 bool isSecretEnvName(StringRef Name) {
   std::string Upper = Name.upper();
   StringRef U(Upper);
-  for (StringRef Exact : {"API_KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD",
-                          "OPENAI_ORG_ID"})
+  for (StringRef Exact :
+       {"API_KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "OPENAI_ORG_ID"})
     if (U == Exact)
       return true;
   for (StringRef Suffix : {"_API_KEY", "_APIKEY", "_KEY", "_TOKEN", "_SECRET",
@@ -40,11 +40,14 @@ bool isSecretEnvName(StringRef Name) {
 bool isChildEnvAllowed(StringRef Name) {
   if (Name.empty() || isSecretEnvName(Name) || isCapturedSecretName(Name))
     return false;
-  static const char *const Exact[] = {
-      "PATH",  "HOME",     "USER",           "LOGNAME",     "TMPDIR",
-      "TMP",   "TEMP",     "TZ",             "LANG",        "LANGUAGE",
-      "CPATH", "LIBRARY_PATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
-      "LD_LIBRARY_PATH"};
+  static const char *const Exact[] = {"PATH",           "HOME",
+                                      "USER",           "LOGNAME",
+                                      "TMPDIR",         "TMP",
+                                      "TEMP",           "TZ",
+                                      "LANG",           "LANGUAGE",
+                                      "CPATH",          "LIBRARY_PATH",
+                                      "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
+                                      "LD_LIBRARY_PATH"};
   for (const char *E : Exact)
     if (Name == E)
       return true;
@@ -327,26 +330,26 @@ static bool wordTail(char C) { return isWordChar(C); }
 static bool upperTail(char C) { return isDigit(C) || (C >= 'A' && C <= 'Z'); }
 
 static const PrefixShape Shapes[] = {
-    {"sk-", 12, keyTail},         // OpenAI, Anthropic (sk-ant-...)
+    {"sk-", 12, keyTail}, // OpenAI, Anthropic (sk-ant-...)
     {"github_pat_", 20, wordTail}, {"ghp_", 20, alnumTail},
-    {"gho_", 20, alnumTail},      {"ghu_", 20, alnumTail},
-    {"ghs_", 20, alnumTail},      {"ghr_", 20, alnumTail},
-    {"glpat-", 20, keyTail},      {"hf_", 20, alnumTail},
-    {"AKIA", 16, upperTail},      {"ASIA", 16, upperTail},
-    {"AIza", 30, keyTail},        {"xoxb-", 10, keyTail},
-    {"xoxp-", 10, keyTail},       {"xoxa-", 10, keyTail},
+    {"gho_", 20, alnumTail},       {"ghu_", 20, alnumTail},
+    {"ghs_", 20, alnumTail},       {"ghr_", 20, alnumTail},
+    {"glpat-", 20, keyTail},       {"hf_", 20, alnumTail},
+    {"AKIA", 16, upperTail},       {"ASIA", 16, upperTail},
+    {"AIza", 30, keyTail},         {"xoxb-", 10, keyTail},
+    {"xoxp-", 10, keyTail},        {"xoxa-", 10, keyTail},
 };
 
 /// Labels after which a value is a credential: "Bearer <v>", "x-api-key:
 /// <v>", "api_key": "<v>", access_token=<v>.
 static const StringLiteral Labels[] = {
-    "x-api-key", "api_key",     "api-key",     "apikey",
+    "x-api-key",  "api_key",      "api-key",    "apikey",
     "auth_token", "access_token", "secret_key", "authorization"};
 
 static bool valueChar(char C) {
   return !isSpace(C) && C != '"' && C != '\'' && C != '`' && C != ',' &&
-         C != ';' && C != '}' && C != ']' && C != '[' && C != '&' &&
-         C != '<' && C != '>' && C != '\\';
+         C != ';' && C != '}' && C != ']' && C != '[' && C != '&' && C != '<' &&
+         C != '>' && C != '\\';
 }
 
 static bool bearerChar(char C) {
@@ -408,8 +411,9 @@ static size_t matchShape(StringRef T, size_t Pos, std::string &Out) {
       if (Rest.drop_front(N).take_front(7).equals_insensitive("bearer "))
         continue;
       for (StringRef Scheme : {"basic ", "token "})
-        if (Rest.drop_front(N).take_front(Scheme.size()).equals_insensitive(
-                Scheme))
+        if (Rest.drop_front(N)
+                .take_front(Scheme.size())
+                .equals_insensitive(Scheme))
           N += Scheme.size();
       size_t V = N;
       while (N < Rest.size() && valueChar(Rest[N]))

@@ -164,7 +164,8 @@ static KernelCode scanLookback(const Spec &S) {
       s_data[j + 2 + (j + 2) / 32] = w.z;
       s_data[j + 3 + (j + 3) / 32] = w.w;
     }
-  } else )", {{"V4", V4}});
+  } else )",
+                                     {{"V4", V4}});
   std::string StoreVec = fillTemplate(R"(  if (full) {
     for (int i = 0; i < kItems / 4; ++i) {
       int q = i * 256 + threadIdx.x, j = q * 4;
@@ -175,7 +176,8 @@ static KernelCode scanLookback(const Spec &S) {
       w.w = s_data[j + 3 + (j + 3) / 32];
       reinterpret_cast<${V4} *>(out + base)[q] = w;
     }
-  } else )", {{"V4", V4}});
+  } else )",
+                                      {{"V4", V4}});
   KernelCode C;
   C.Title = "inclusive scan (prefix sums) of " + In.Name + " [" + N +
             "] into " + Out.Name + ", in one pass";

@@ -39,9 +39,7 @@ struct Reduction {
 };
 } // namespace
 
-std::string typeName(const Tensor &T) {
-  return elementTypeName(T.Type).str();
-}
+std::string typeName(const Tensor &T) { return elementTypeName(T.Type).str(); }
 
 /// The name of the element-count parameter of a kernel over \p Count
 /// elements: the dimension's own name when it is one, else `n`, unless the

@@ -4,15 +4,14 @@
 
 #include "optiml/Synth/Spec.h"
 #include "optiml/Synth/Templates.h"
-#include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include <string>
 #include <vector>
 
 namespace optiml {
 namespace synth {
-
 
 /// The kernel's parameter list and the launch's argument list, built
 /// together: the named dimensions first (as ints), then the tensors.
@@ -21,7 +20,8 @@ struct KernelParams {
 
   void dims(const Spec &S, llvm::ArrayRef<Dim> Dims) {
     for (const auto &Size : S.Sizes)
-      if (llvm::any_of(Dims, [&](const Dim &D) { return D.Name == Size.first; }))
+      if (llvm::any_of(Dims,
+                       [&](const Dim &D) { return D.Name == Size.first; }))
         add("int " + Size.first, Size.first);
   }
   void input(const Tensor &T) {

@@ -59,8 +59,7 @@ int runAnalyze(const CommandContext &Ctx) {
       continue;
     }
     if (A->Model.Kernels.empty()) {
-      outs() << InputFile
-             << ": no CUDA kernels (__global__ functions) found\n";
+      outs() << InputFile << ": no CUDA kernels (__global__ functions) found\n";
       continue;
     }
     printKernelSummary(outs(), A->Model, useColor());

@@ -48,9 +48,8 @@ static cl::opt<std::string> OutputFile(
     "o",
     cl::desc("Write the result here: a file, or a directory (existing or "
              "ending in '/') that gets the changed file under its name"),
-    cl::value_desc("out.cu|dir/"),
-                                       cl::sub(ApplyCommand),
-                                       cl::cat(ApplyCategory));
+    cl::value_desc("out.cu|dir/"), cl::sub(ApplyCommand),
+    cl::cat(ApplyCategory));
 static cl::opt<bool> InPlace("i",
                              cl::desc("Replace the input file (atomically, "
                                       "only if every edit passes)"),
@@ -72,13 +71,11 @@ static cl::opt<bool> Json("json",
                           cl::sub(ApplyCommand), cl::cat(ApplyCategory));
 static cl::opt<bool> AllowPrintf("allow-printf",
                                  cl::desc("Allow printf in device code"),
-                                 cl::sub(ApplyCommand),
-                                 cl::cat(ApplyCategory));
+                                 cl::sub(ApplyCommand), cl::cat(ApplyCategory));
 static cl::opt<bool> AllowMalloc("allow-malloc",
                                  cl::desc("Allow malloc/free/new in device "
                                           "code"),
-                                 cl::sub(ApplyCommand),
-                                 cl::cat(ApplyCategory));
+                                 cl::sub(ApplyCommand), cl::cat(ApplyCategory));
 static cl::opt<bool> AllowAsm("allow-asm", cl::desc("Allow inline asm"),
                               cl::sub(ApplyCommand), cl::cat(ApplyCategory));
 
@@ -96,8 +93,8 @@ static int reportRejection(const EditRejected &R) {
 }
 
 int runApply(const CommandContext &Ctx) {
-  int Modes = (OutputFile.empty() ? 0 : 1) + (InPlace ? 1 : 0) +
-              (ShowDiff ? 1 : 0);
+  int Modes =
+      (OutputFile.empty() ? 0 : 1) + (InPlace ? 1 : 0) + (ShowDiff ? 1 : 0);
   if (Modes > 1)
     return reportUsageError(createStringError(
         inconvertibleErrorCode(), "-o, -i and --diff are mutually exclusive"));
@@ -114,10 +111,9 @@ int runApply(const CommandContext &Ctx) {
                                          Buf.getError().message().c_str()));
   auto Edits = parseEdits((*Buf)->getBuffer());
   if (!Edits)
-    return reportError(
-        createStringError(inconvertibleErrorCode(), "in '%s': %s",
-                          EditFile.c_str(),
-                          toString(Edits.takeError()).c_str()));
+    return reportError(createStringError(inconvertibleErrorCode(),
+                                         "in '%s': %s", EditFile.c_str(),
+                                         toString(Edits.takeError()).c_str()));
 
   auto A = analyzeFile(InputFile, commonAnalyzeOptions(Ctx));
   if (!A)
@@ -169,8 +165,7 @@ int runApply(const CommandContext &Ctx) {
   }
   // Outside a git project, a diff of an included file keeps the library's
   // name for it, relative to the input's directory (where the patch goes).
-  bool Rename = !Included ||
-                sys::fs::exists(projectRoot(A->Path) + "/.git");
+  bool Rename = !Included || sys::fs::exists(projectRoot(A->Path) + "/.git");
   if (Rename) {
     for (AppliedEdit &S : Result->Steps)
       S.Diff = projectRelativeDiff(S.Diff, Changed);
@@ -181,8 +176,8 @@ int runApply(const CommandContext &Ctx) {
     std::string Message;
     for (const AppliedEdit &S : Result->Steps)
       Message += (Message.empty() ? "" : "; ") + S.Summary;
-    if (Error Err = exportFixes(ExportFixes, Changed, OldCode,
-                                Result->NewCode, Message))
+    if (Error Err = exportFixes(ExportFixes, Changed, OldCode, Result->NewCode,
+                                Message))
       return reportError(std::move(Err));
   }
 

@@ -21,9 +21,10 @@ namespace tool {
 static cl::OptionCategory CommonCategory("Common options");
 
 static cl::opt<std::string>
-    BuildPath("p", cl::desc("Build directory holding compile_commands.json; "
-                            "the file's flags (nvcc or clang) are translated "
-                            "for parsing and given to nvcc's build"),
+    BuildPath("p",
+              cl::desc("Build directory holding compile_commands.json; "
+                       "the file's flags (nvcc or clang) are translated "
+                       "for parsing and given to nvcc's build"),
               cl::value_desc("build-dir"), cl::sub(cl::SubCommand::getAll()),
               cl::cat(CommonCategory));
 
@@ -53,7 +54,6 @@ static cl::opt<bool>
             cl::desc("Say which toolchain and flags are used, and which "
                      "compile-database flags were dropped"),
             cl::sub(cl::SubCommand::getAll()), cl::cat(CommonCategory));
-
 
 std::string absolutePath(StringRef Path) {
   if (Path.empty())
@@ -218,8 +218,8 @@ Error setProgramBuildFlags(BuildOptions &BO, const AnalyzeOptions &AO,
   if (std::error_code EC = sys::fs::current_path(Cwd))
     return createStringError(EC, "cannot tell the current directory: %s",
                              EC.message().c_str());
-  auto P = programBuildFlags(*Db, AO.ExtraArgs, BuildArgs, Cwd,
-                             absolutePath(File));
+  auto P =
+      programBuildFlags(*Db, AO.ExtraArgs, BuildArgs, Cwd, absolutePath(File));
   if (!P)
     return P.takeError();
   if (verbose()) {
@@ -295,12 +295,15 @@ Error setProgramRun(RunnerOptions &R, const std::vector<std::string> &Args,
 }
 
 int reportError(Error E) {
-  handleAllErrors(std::move(E), [](const CompileError &CE) {
-    printDiagnostics(errs(), CE.Diags);
-    WithColor::error(errs(), "clang-optiml") << CE.message() << "\n";
-  }, [](const ErrorInfoBase &EI) {
-    WithColor::error(errs(), "clang-optiml") << EI.message() << "\n";
-  });
+  handleAllErrors(
+      std::move(E),
+      [](const CompileError &CE) {
+        printDiagnostics(errs(), CE.Diags);
+        WithColor::error(errs(), "clang-optiml") << CE.message() << "\n";
+      },
+      [](const ErrorInfoBase &EI) {
+        WithColor::error(errs(), "clang-optiml") << EI.message() << "\n";
+      });
   return ExitError;
 }
 

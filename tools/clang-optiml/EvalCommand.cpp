@@ -28,8 +28,8 @@ cl::SubCommand EvalCommand(
     "--no-sanitize\n"
     "\nExit status: 0 the candidate passed (verified, deterministic, "
     "sanitizers clean where run), 1 error (does not compile, no GPU, the "
-    "tool failed), 2 usage error, 3 it ran but did not pass\n"
-    OPTIML_ENVIRONMENT_HELP);
+    "tool failed), 2 usage error, 3 it ran but did not "
+    "pass\n" OPTIML_ENVIRONMENT_HELP);
 
 static cl::OptionCategory EvalCategory("eval options");
 
@@ -59,8 +59,7 @@ static cl::list<std::string>
     RunArgs("run-arg",
             cl::desc("An argument for the program itself (repeatable, in "
                      "order)"),
-            cl::value_desc("arg"), cl::sub(EvalCommand),
-            cl::cat(EvalCategory));
+            cl::value_desc("arg"), cl::sub(EvalCommand), cl::cat(EvalCategory));
 static cl::list<std::string> BuildArgs("build-arg",
                                        cl::desc(OPTIML_BUILD_ARG_HELP),
                                        cl::value_desc("flag"),
@@ -128,8 +127,7 @@ static cl::opt<std::string>
     Probe("probe",
           cl::desc("liboptiml-probe.so (default: $OPTIML_PROBE, then "
                    "../lib beside the tool)"),
-          cl::value_desc("path"), cl::sub(EvalCommand),
-          cl::cat(EvalCategory));
+          cl::value_desc("path"), cl::sub(EvalCommand), cl::cat(EvalCategory));
 
 static cl::opt<std::string>
     RunDir("run-dir",
@@ -206,7 +204,7 @@ int runEval(const CommandContext &Ctx) {
   GpuQuery Gpu = queryGpus();
   BuildOptions BO;
   BO.CudaPath = Tools->CudaPath;
-  BO.GpuArch = !Gpu.Gpus.empty() ? Gpu.Gpus.front().Arch
+  BO.GpuArch = !Gpu.Gpus.empty()           ? Gpu.Gpus.front().Arch
                : !AO.Tools.GpuArch.empty() ? AO.Tools.GpuArch
                                            : std::string("sm_90");
   BO.CacheDir = absolutePath(CacheDir);
@@ -238,10 +236,10 @@ int runEval(const CommandContext &Ctx) {
       if (R && !R->Succeeded) {
         consumeError(std::move(E));
         outs() << InputFile << ": does not compile\n" << R->ErrorSummary;
-        return reportError(createStringError(
-            inconvertibleErrorCode(),
-            "'%s' does not compile with nvcc; fix it first",
-            InputFile.c_str()));
+        return reportError(
+            createStringError(inconvertibleErrorCode(),
+                              "'%s' does not compile with nvcc; fix it first",
+                              InputFile.c_str()));
       }
       if (!R)
         consumeError(R.takeError());

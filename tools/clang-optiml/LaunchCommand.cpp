@@ -80,10 +80,19 @@ namespace {
 
 /// The one CUDA source a compile command compiles (with -c), or empty.
 std::string compiledSource(ArrayRef<std::string> Argv) {
-  static const char *const ValueOptions[] = {
-      "-o",       "-MF",         "-MT",         "--dependency-output",
-      "-MQ",      "-include",    "--pre-include", "-odir",
-      "--output-file", "--dependency-target-name", "-x", "-I", "-isystem"};
+  static const char *const ValueOptions[] = {"-o",
+                                             "-MF",
+                                             "-MT",
+                                             "--dependency-output",
+                                             "-MQ",
+                                             "-include",
+                                             "--pre-include",
+                                             "-odir",
+                                             "--output-file",
+                                             "--dependency-target-name",
+                                             "-x",
+                                             "-I",
+                                             "-isystem"};
   bool Compiles = false;
   std::vector<std::string> Found;
   for (size_t I = 1; I < Argv.size(); ++I) {
@@ -128,8 +137,7 @@ int runCommand(ArrayRef<std::string> Argv) {
   }
   SmallVector<StringRef, 32> Args(Argv.begin(), Argv.end());
   std::string Message;
-  int RC = sys::ExecuteAndWait(Program, Args, std::nullopt, {}, 0, 0,
-                               &Message);
+  int RC = sys::ExecuteAndWait(Program, Args, std::nullopt, {}, 0, 0, &Message);
   if (RC < 0) {
     WithColor::error(errs(), "clang-optiml")
         << "cannot run '" << Program << "': " << Message << "\n";
@@ -190,8 +198,8 @@ std::string difference(const VariantRecord &R, const VariantKey &K) {
            StringRef(lastLines(K.NvccVersion, 1)).trim().str() + "')";
   if (R.Id.NvccFlags != K.NvccFlags)
     return "it was tuned with other nvcc flags (recorded: " +
-           join(R.Id.NvccFlags, " ") + "; this build: " +
-           join(K.NvccFlags, " ") + ")";
+           join(R.Id.NvccFlags, " ") +
+           "; this build: " + join(K.NvccFlags, " ") + ")";
   return "";
 }
 
@@ -414,10 +422,9 @@ int runLaunch(const CommandContext &Ctx) {
     Cmd.push_back(Argv[I]);
   }
   if (!Quiet)
-    errs() << "clang-optiml: " << Source << ": "
-           << join(R.Id.Kernels, ", ") << " from the database ("
-           << format("%.2fx", R.Speedup) << " on " << R.Id.GpuName
-           << ", variant " << R.Key.substr(0, 12) << ")\n";
+    errs() << "clang-optiml: " << Source << ": " << join(R.Id.Kernels, ", ")
+           << " from the database (" << format("%.2fx", R.Speedup) << " on "
+           << R.Id.GpuName << ", variant " << R.Key.substr(0, 12) << ")\n";
   int RC = runCommand(Cmd);
   for (const std::string &L : Staged->Links)
     sys::fs::remove(L);

@@ -421,8 +421,7 @@ void timeCandidates(const CommandContext &Ctx, const Judge &J,
     if (T.Available) {
       X.Ms = T.MedianMs;
       X.NoisePct = T.NoisePct;
-    }
-    else
+    } else
       X.TimeProblem =
           R->Verify.Detail.empty() ? "no kernel was timed" : R->Verify.Detail;
     if (!J.Quiet)

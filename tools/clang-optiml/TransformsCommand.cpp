@@ -7,8 +7,8 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/ASTUnit.h"
 #include "llvm/Support/Path.h"
-#include <map>
 #include "llvm/Support/raw_ostream.h"
+#include <map>
 
 using namespace llvm;
 
@@ -23,7 +23,8 @@ cl::SubCommand TransformsCommand(
     "  clang-optiml transforms saxpy.cu\n"
     "  clang-optiml transforms solver.cu --kernel 'ns::step' --json\n"
     "  clang-optiml transforms --schema > edit.schema.json\n"
-    "  clang-optiml transforms src/*.cu --json   # a JSON array, one per file\n");
+    "  clang-optiml transforms src/*.cu --json   # a JSON array, one per "
+    "file\n");
 
 static cl::OptionCategory TransformsCategory("transforms options");
 

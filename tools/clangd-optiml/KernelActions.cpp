@@ -55,8 +55,8 @@ BufferAnalysis analyzeBuffer(StringRef Path, StringRef Text,
   }
   // The open buffer's kernels only: offsets of a kernel in a file it
   // includes are in that file, not in this buffer.
-  KernelModel Model = modelForFile(buildKernelModel(TU->AST->getASTContext()),
-                                   TU->FileName);
+  KernelModel Model =
+      modelForFile(buildKernelModel(TU->AST->getASTContext()), TU->FileName);
   Model.File = Path.str();
   EditContext Ctx{Path, Text, Model, TU->AST->getASTContext(), *Config};
   size_t Size = Text.size();

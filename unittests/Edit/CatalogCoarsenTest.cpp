@@ -11,7 +11,8 @@ const Transform &coarsen() {
 }
 
 TEST(CatalogCoarsenTest, LoopsOverKBlocksAndDividesGrids) {
-  std::string Src = R"(__global__ void saxpy(int n, float a, const float *x, float *y) {
+  std::string Src =
+      R"(__global__ void saxpy(int n, float a, const float *x, float *y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n)
     y[i] = a * x[i] + y[i];
@@ -88,8 +89,10 @@ void run(float *x, int n) {
 }
 )";
   EXPECT_TRUE(prepareOn(coarsen(), Ok, "k").Applies);
-  EXPECT_EQ(applyTo(coarsen(), Ok, makeEdit("coarsen", "k", {{"factor", int64_t(1)}})),
-            "error: coarsen k rejected: [params] factor must be an integer from 2 to 16");
+  EXPECT_EQ(applyTo(coarsen(), Ok,
+                    makeEdit("coarsen", "k", {{"factor", int64_t(1)}})),
+            "error: coarsen k rejected: [params] factor must be an integer "
+            "from 2 to 16");
   std::string Atomic = R"(__global__ void k(float *x, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) x[i] = blockIdx.x;

@@ -20,10 +20,10 @@ void run(float *x, int n) {
   scale<<<(n + 255) / 256, 256>>>(x, 2.0f, n);
 }
 )";
-  EXPECT_EQ(applyTo(gridStride(), Src,
-                    makeEdit("grid-stride", "scale",
-                             {{"max_blocks", int64_t(528)}})),
-            R"(__global__ void scale(float *x, float a, int n) {
+  EXPECT_EQ(
+      applyTo(gridStride(), Src,
+              makeEdit("grid-stride", "scale", {{"max_blocks", int64_t(528)}})),
+      R"(__global__ void scale(float *x, float a, int n) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += blockDim.x * gridDim.x)
     x[i] = a * x[i];
@@ -35,15 +35,17 @@ void run(float *x, int n) {
 }
 
 TEST(CatalogGridStrideTest, EarlyReturnForm) {
-  std::string Src = R"(__global__ void add(const float *a, const float *b, float *c, unsigned n) {
+  std::string Src =
+      R"(__global__ void add(const float *a, const float *b, float *c, unsigned n) {
   unsigned i = threadIdx.x + blockDim.x * blockIdx.x;
   if (i >= n) return;
   float s = a[i] + b[i];
   c[i] = s;
 }
 )";
-  EXPECT_EQ(applyTo(gridStride(), Src, makeEdit("grid-stride", "add")),
-            R"(__global__ void add(const float *a, const float *b, float *c, unsigned n) {
+  EXPECT_EQ(
+      applyTo(gridStride(), Src, makeEdit("grid-stride", "add")),
+      R"(__global__ void add(const float *a, const float *b, float *c, unsigned n) {
   for (unsigned i = threadIdx.x + blockDim.x * blockIdx.x; i < n;
        i += blockDim.x * gridDim.x) {
     float s = a[i] + b[i];
@@ -73,9 +75,10 @@ void run(float *p, int *q, int n, int blocks) {
   EXPECT_NE(A.Reason.find("fill/launch2 is written inside a macro"),
             std::string::npos)
       << A.Reason;
-  EXPECT_EQ(applyTo(gridStride(), Src,
-                    makeEdit("grid-stride", "fill", {{"max_blocks", int64_t(1056)}})),
-            R"(template <typename T>
+  EXPECT_EQ(
+      applyTo(gridStride(), Src,
+              makeEdit("grid-stride", "fill", {{"max_blocks", int64_t(1056)}})),
+      R"(template <typename T>
 __global__ void fill(T *x, T v, int n) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += blockDim.x * gridDim.x) {
@@ -146,7 +149,8 @@ TEST(CatalogGridStrideTest, RefusesNearMisses) {
     EXPECT_FALSE(A.Applies) << C.Src;
     EXPECT_NE(A.Reason.find(C.Why), std::string::npos)
         << "reason: " << A.Reason << "\nexpected: " << C.Why;
-    std::string Out = applyTo(gridStride(), C.Src, makeEdit("grid-stride", "k"));
+    std::string Out =
+        applyTo(gridStride(), C.Src, makeEdit("grid-stride", "k"));
     EXPECT_EQ(Out.rfind("error: ", 0), 0u) << Out;
   }
 }

@@ -45,7 +45,8 @@ TEST(CatalogLaunchConfigTest, RescalesCeilDivGrid) {
 }
 
 TEST(CatalogLaunchConfigTest, Dim3VariablesOf2DLaunch) {
-  std::string Kernel = R"(__global__ void sgemm(int m, int n, int k, const float *A, const float *B, float *C) {
+  std::string Kernel =
+      R"(__global__ void sgemm(int m, int n, int k, const float *A, const float *B, float *C) {
   int row = blockIdx.y * blockDim.y + threadIdx.y;
   int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (row < m && col < n) {
@@ -55,15 +56,19 @@ TEST(CatalogLaunchConfigTest, Dim3VariablesOf2DLaunch) {
   }
 }
 )";
-  std::string Src = Kernel + R"(void run(const float *A, const float *B, float *C, int M, int N, int K) {
+  std::string Src =
+      Kernel +
+      R"(void run(const float *A, const float *B, float *C, int M, int N, int K) {
   dim3 threads(16, 16), blocks((N + 15) / 16, (M + 15) / 16);
   sgemm<<<blocks, threads>>>(M, N, K, A, B, C);
 }
 )";
-  EXPECT_EQ(applyTo(launchConfig(), Src,
-                    makeEdit("launch-config", "sgemm/launch0",
-                             {{"block_x", int64_t(32)}, {"block_y", int64_t(8)}})),
-            Kernel + R"(void run(const float *A, const float *B, float *C, int M, int N, int K) {
+  EXPECT_EQ(
+      applyTo(launchConfig(), Src,
+              makeEdit("launch-config", "sgemm/launch0",
+                       {{"block_x", int64_t(32)}, {"block_y", int64_t(8)}})),
+      Kernel +
+          R"(void run(const float *A, const float *B, float *C, int M, int N, int K) {
   dim3 threads(16, 16), blocks((N + 15) / 16, (M + 15) / 16);
   sgemm<<<dim3((N + 31) / 32, (M + 7) / 8), dim3(32, 8)>>>(M, N, K, A, B, C);
 }

@@ -11,7 +11,8 @@ const Transform &sharedTiling() {
 }
 
 TEST(CatalogSharedTilingTest, TilesClassicMatmul) {
-  std::string Src = R"(__global__ void matmul(const float *A, const float *B, float *C, int n) {
+  std::string Src =
+      R"(__global__ void matmul(const float *A, const float *B, float *C, int n) {
   int row = blockIdx.y * blockDim.y + threadIdx.y;
   int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (row < n && col < n) {
@@ -31,9 +32,10 @@ void run(const float *A, const float *B, float *C, int n) {
   EXPECT_TRUE(A.Applies) << A.Reason;
   ASSERT_EQ(A.Suggestions.size(), 1u);
   EXPECT_EQ(A.Suggestions[0].getInt("tile"), 16);
-  EXPECT_EQ(applyTo(sharedTiling(), Src,
-                    makeEdit("shared-tiling", "matmul", {{"tile", int64_t(16)}})),
-            R"(__global__ void matmul(const float *A, const float *B, float *C, int n) {
+  EXPECT_EQ(
+      applyTo(sharedTiling(), Src,
+              makeEdit("shared-tiling", "matmul", {{"tile", int64_t(16)}})),
+      R"(__global__ void matmul(const float *A, const float *B, float *C, int n) {
   int row = blockIdx.y * blockDim.y + threadIdx.y;
   int col = blockIdx.x * blockDim.x + threadIdx.x;
   __shared__ float As[16][16];
@@ -62,7 +64,8 @@ void run(const float *A, const float *B, float *C, int n) {
 }
 
 TEST(CatalogSharedTilingTest, SeparateDimsEarlyReturnAndAlpha) {
-  std::string Src = R"(__global__ void gemm(int m, int n, int k, float alpha, const double *X, int ldx,
+  std::string Src =
+      R"(__global__ void gemm(int m, int n, int k, float alpha, const double *X, int ldx,
                      const double *Y, int ldy, double *Z) {
   int c = threadIdx.x + blockDim.x * blockIdx.x;
   int r = blockIdx.y * blockDim.y + threadIdx.y;
@@ -77,8 +80,9 @@ void run(const double *X, const double *Y, double *Z) {
   gemm<<<dim3(64, 64), dim3(8, 8)>>>(512, 512, 300, 2.0f, X, 300, Y, 512, Z);
 }
 )";
-  EXPECT_EQ(applyTo(sharedTiling(), Src, makeEdit("shared-tiling", "gemm")),
-            R"(__global__ void gemm(int m, int n, int k, float alpha, const double *X, int ldx,
+  EXPECT_EQ(
+      applyTo(sharedTiling(), Src, makeEdit("shared-tiling", "gemm")),
+      R"(__global__ void gemm(int m, int n, int k, float alpha, const double *X, int ldx,
                      const double *Y, int ldy, double *Z) {
   int c = threadIdx.x + blockDim.x * blockIdx.x;
   int r = blockIdx.y * blockDim.y + threadIdx.y;
@@ -108,7 +112,8 @@ void run(const double *X, const double *Y, double *Z) {
 
 TEST(CatalogSharedTilingTest, FreshNamesAndOperandOrder) {
   // B written first in the product; names As/kTile already taken.
-  std::string Src = R"(__global__ void mm(const float *As, const float *B, float *C, int M, int N, int K) {
+  std::string Src =
+      R"(__global__ void mm(const float *As, const float *B, float *C, int M, int N, int K) {
   int row = blockIdx.y * blockDim.y + threadIdx.y;
   int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (col < N && M > row) {
@@ -124,10 +129,13 @@ void run(const float *A, const float *B, float *C) {
   mm<<<dim3(4, 4), threads>>>(A, B, C, 128, 128, 64);
 }
 )";
-  std::string Out = applyTo(sharedTiling(), Src,
-                            makeEdit("shared-tiling", "mm", {{"tile", int64_t(32)}}));
-  EXPECT_NE(Out.find("  __shared__ float As1[32][32];\n  __shared__ float Bs[32][32];\n"),
-            std::string::npos)
+  std::string Out =
+      applyTo(sharedTiling(), Src,
+              makeEdit("shared-tiling", "mm", {{"tile", int64_t(32)}}));
+  EXPECT_NE(
+      Out.find(
+          "  __shared__ float As1[32][32];\n  __shared__ float Bs[32][32];\n"),
+      std::string::npos)
       << Out;
   EXPECT_NE(Out.find("for (int kTile1 = 0; kTile1 < K; kTile1 += 32) {"),
             std::string::npos)
@@ -139,14 +147,17 @@ void run(const float *A, const float *B, float *C) {
   EXPECT_NE(Out.find("kTile += Bs[k][threadIdx.x] * As1[threadIdx.y][k];"),
             std::string::npos)
       << Out;
-  EXPECT_NE(Out.find("  if (col < N && M > row) {\n    C[row * N + col] = kTile;\n  }"),
-            std::string::npos)
+  EXPECT_NE(
+      Out.find(
+          "  if (col < N && M > row) {\n    C[row * N + col] = kTile;\n  }"),
+      std::string::npos)
       << Out;
 }
 
 TEST(CatalogSharedTilingTest, RefusesNearMisses) {
-  const char *Launch = "void run(const float *A, const float *B, float *C, int n) {\n"
-                       "  k<<<dim3(8, 8), dim3(16, 16)>>>(A, B, C, n);\n}\n";
+  const char *Launch =
+      "void run(const float *A, const float *B, float *C, int n) {\n"
+      "  k<<<dim3(8, 8), dim3(16, 16)>>>(A, B, C, n);\n}\n";
   struct Case {
     std::string Src;
     const char *Why;
@@ -183,7 +194,8 @@ void run(const float *A, const float *B, float *C, int n, int t) {
 )",
        "is not a constant"},
       // Not a product of loads.
-      {std::string(R"(__global__ void k(const float *A, const float *B, float *C, int n) {
+      {std::string(
+           R"(__global__ void k(const float *A, const float *B, float *C, int n) {
   int row = blockIdx.y * blockDim.y + threadIdx.y;
   int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (row < n && col < n) {
@@ -195,7 +207,8 @@ void run(const float *A, const float *B, float *C, int n, int t) {
 )") + Launch,
        "the loop body is not 's += A[...] * B[...];'"},
       // An operand indexed by both row and col.
-      {std::string(R"(__global__ void k(const float *A, const float *B, float *C, int n) {
+      {std::string(
+           R"(__global__ void k(const float *A, const float *B, float *C, int n) {
   int row = blockIdx.y * blockDim.y + threadIdx.y;
   int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (row < n && col < n) {
@@ -207,7 +220,8 @@ void run(const float *A, const float *B, float *C, int n, int t) {
 )") + Launch,
        "does not depend on 'i' and exactly one of 'row', 'col'"},
       // The loop does not start at 0.
-      {std::string(R"(__global__ void k(const float *A, const float *B, float *C, int n) {
+      {std::string(
+           R"(__global__ void k(const float *A, const float *B, float *C, int n) {
   int row = blockIdx.y * blockDim.y + threadIdx.y;
   int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (row < n && col < n) {
@@ -219,7 +233,8 @@ void run(const float *A, const float *B, float *C, int n, int t) {
 )") + Launch,
        "the loop is not 'for (int k = 0; k < K; ++k)'"},
       // The accumulator starts from a load.
-      {std::string(R"(__global__ void k(const float *A, const float *B, float *C, int n) {
+      {std::string(
+           R"(__global__ void k(const float *A, const float *B, float *C, int n) {
   int row = blockIdx.y * blockDim.y + threadIdx.y;
   int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (row < n && col < n) {
@@ -231,7 +246,8 @@ void run(const float *A, const float *B, float *C, int n, int t) {
 )") + Launch,
        "starts from a value that is not the same for every thread"},
       // A guard on one index only.
-      {std::string(R"(__global__ void k(const float *A, const float *B, float *C, int n) {
+      {std::string(
+           R"(__global__ void k(const float *A, const float *B, float *C, int n) {
   int row = blockIdx.y * blockDim.y + threadIdx.y;
   int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (row < n) {
@@ -243,7 +259,8 @@ void run(const float *A, const float *B, float *C, int n, int t) {
 )") + Launch,
        "the guard 'if (row < n)' is not"},
       // Already synchronizes.
-      {std::string(R"(__global__ void k(const float *A, const float *B, float *C, int n) {
+      {std::string(
+           R"(__global__ void k(const float *A, const float *B, float *C, int n) {
   int row = blockIdx.y * blockDim.y + threadIdx.y;
   int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (row < n && col < n) {
@@ -256,7 +273,8 @@ void run(const float *A, const float *B, float *C, int n, int t) {
 )") + Launch,
        "already synchronizes threads"},
       // A one-dimensional kernel.
-      {std::string(R"(__global__ void k(const float *A, const float *B, float *C, int n) {
+      {std::string(
+           R"(__global__ void k(const float *A, const float *B, float *C, int n) {
   int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (col < n) C[col] = A[col] * B[col];
 }
@@ -287,7 +305,8 @@ void run(const float *A, const float *B, float *C, int n, int t) {
 }
 
 TEST(CatalogSharedTilingTest, TileMustMatchTheLaunch) {
-  std::string Src = R"(__global__ void k(const float *A, const float *B, float *C, int n) {
+  std::string Src =
+      R"(__global__ void k(const float *A, const float *B, float *C, int n) {
   int row = blockIdx.y * blockDim.y + threadIdx.y;
   int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (row < n && col < n) {
@@ -300,8 +319,9 @@ void run(const float *A, const float *B, float *C, int n) {
   k<<<dim3(8, 8), dim3(16, 16)>>>(A, B, C, n);
 }
 )";
-  std::string Out = applyTo(sharedTiling(), Src,
-                            makeEdit("shared-tiling", "k", {{"tile", int64_t(32)}}));
+  std::string Out =
+      applyTo(sharedTiling(), Src,
+              makeEdit("shared-tiling", "k", {{"tile", int64_t(32)}}));
   EXPECT_NE(Out.find("is 16x16x1, not 32x32x1 (change it with launch-config "
                      "first)"),
             std::string::npos)
@@ -316,7 +336,8 @@ void run(const float *A, const float *B, float *C, int n) {
 
 namespace {
 
-const char *Jacobi = R"(__global__ void jacobi(int n, const float *in, float *out) {
+const char *Jacobi =
+    R"(__global__ void jacobi(int n, const float *in, float *out) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
   if (i > 0 && i < n - 1 && j > 0 && j < n - 1)
@@ -374,9 +395,9 @@ TEST(CatalogSharedTilingTest, StencilNeedsAConstant2DBlock) {
             std::string::npos)
       << A.Reason;
   // A tile parameter that disagrees with the launches.
-  std::string Out = applyTo(sharedTiling(), withBlock("dim3 threads(16, 16);"),
-                            makeEdit("shared-tiling", "jacobi",
-                                     {{"tile", int64_t(32)}}));
+  std::string Out =
+      applyTo(sharedTiling(), withBlock("dim3 threads(16, 16);"),
+              makeEdit("shared-tiling", "jacobi", {{"tile", int64_t(32)}}));
   EXPECT_NE(Out.find("the launches use 16x16x1 blocks, not 32x32x1"),
             std::string::npos)
       << Out;
@@ -401,11 +422,14 @@ TEST(CatalogSharedTilingTest, StencilReadsMustRunWheneverTheGuardPasses) {
        "uses 'lim', declared after the bounds guard"},
   };
   for (const Case &C : Cases) {
-    std::string Src = std::string(R"(__global__ void st(int n, int m, const float *in, float *out) {
+    std::string Src =
+        std::string(
+            R"(__global__ void st(int n, int m, const float *in, float *out) {
   int x = blockIdx.x * blockDim.x + threadIdx.x;
   int y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x > 0 && x < n - 1 && y > 0 && y < n - 1) {
-    )") + C.Body + R"(
+    )") +
+        C.Body + R"(
   }
 }
 void run(int n, const float *a, float *b) {

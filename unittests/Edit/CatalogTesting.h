@@ -1,4 +1,5 @@
-//===- CatalogTesting.h - Before/after tests for catalog transforms -*- C++ -*-===//
+//===- CatalogTesting.h - Before/after tests for catalog transforms -*- C++
+//-*-===//
 //
 // Parses a CUDA source string against the hermetic mock header, runs a
 // transform's prepare() or apply(), applies the replacements and re-parses

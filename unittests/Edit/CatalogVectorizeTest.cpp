@@ -11,7 +11,8 @@ const Transform &vectorize() {
 }
 
 TEST(CatalogVectorizeTest, Float4WithTailAndFallback) {
-  std::string Src = R"(__global__ void saxpy(int n, float a, const float *x, float *y) {
+  std::string Src =
+      R"(__global__ void saxpy(int n, float a, const float *x, float *y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n)
     y[i] = a * x[i] + y[i];
@@ -99,8 +100,8 @@ TEST(CatalogVectorizeTest, ConditionalWriteLoadsFirst) {
   }
 }
 )";
-  std::string Out = applyTo(vectorize(), Src,
-                            makeEdit("vectorize", "relu", {{"width", int64_t(2)}}));
+  std::string Out = applyTo(
+      vectorize(), Src, makeEdit("vectorize", "relu", {{"width", int64_t(2)}}));
   EXPECT_NE(Out.find("float2 x_v = reinterpret_cast<float2 *>(x)[v];"),
             std::string::npos)
       << Out;
@@ -160,8 +161,8 @@ __global__ void hadd(const __half *x, half *y, int n) {
   ASSERT_TRUE(A.Applies) << A.Reason;
   ASSERT_EQ(A.Suggestions.size(), 1u);
   EXPECT_EQ(A.Suggestions[0].getInt("width"), int64_t(2));
-  std::string Out = applyTo(vectorize(), Src,
-                            makeEdit("vectorize", "hadd", {{"width", int64_t(2)}}));
+  std::string Out = applyTo(
+      vectorize(), Src, makeEdit("vectorize", "hadd", {{"width", int64_t(2)}}));
   for (const char *Line :
        {"reinterpret_cast<unsigned long long>(x) % 4 == 0 &&",
         "__half2 x_v = reinterpret_cast<const __half2 *>(x)[v];",
@@ -187,8 +188,9 @@ TEST(CatalogVectorizeTest, SmallIntegersAlignToTheirOwnVector) {
   Applicability A = prepareOn(vectorize(), Src, "widen");
   ASSERT_TRUE(A.Applies) << A.Reason;
   EXPECT_EQ(A.Suggestions.size(), 2u);
-  std::string Out = applyTo(vectorize(), Src,
-                            makeEdit("vectorize", "widen", {{"width", int64_t(4)}}));
+  std::string Out =
+      applyTo(vectorize(), Src,
+              makeEdit("vectorize", "widen", {{"width", int64_t(4)}}));
   for (const char *Line :
        {"reinterpret_cast<unsigned long long>(a) % 4 == 0 &&",
         "reinterpret_cast<unsigned long long>(b) % 8 == 0 &&",

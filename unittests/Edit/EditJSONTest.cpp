@@ -69,19 +69,26 @@ TEST(EditJSON, ParsesAListInOrderAndFillsDefaults) {
 }
 
 TEST(EditJSON, ErrorsNameTheField) {
-  EXPECT_EQ(errorOf(R"({"kind":"unroll","target":"k/loop0","params":{"factor":true}})"),
-            "edit.params.factor: expected an integer, got a boolean");
-  EXPECT_EQ(errorOf(R"([{"kind":"unroll","target":"k/loop0"},{"kind":"x","target":"k"}])")
-                .substr(0, 35),
-            "edits[1].kind: unknown edit kind 'x");
-  EXPECT_EQ(errorOf(R"({"kind":"unroll","target":""})"), "edit.target: is empty");
+  EXPECT_EQ(
+      errorOf(
+          R"({"kind":"unroll","target":"k/loop0","params":{"factor":true}})"),
+      "edit.params.factor: expected an integer, got a boolean");
+  EXPECT_EQ(
+      errorOf(
+          R"([{"kind":"unroll","target":"k/loop0"},{"kind":"x","target":"k"}])")
+          .substr(0, 35),
+      "edits[1].kind: unknown edit kind 'x");
+  EXPECT_EQ(errorOf(R"({"kind":"unroll","target":""})"),
+            "edit.target: is empty");
   EXPECT_EQ(errorOf(R"({"kind":"unroll","target":"k/loop0","params":[]})"),
             "edit.params: expected an object, got an array");
   EXPECT_EQ(errorOf(R"({"kind":"launch-bounds","target":"k"})"),
             "edit.params: missing required parameter 'max_threads' (most "
             "threads per block any launch uses)");
-  EXPECT_EQ(errorOf(R"({"kind":"unroll","target":"k/loop0","params":{"factor":18446744073709551615}})"),
-            "edit.params.factor: integer out of range");
+  EXPECT_EQ(
+      errorOf(
+          R"({"kind":"unroll","target":"k/loop0","params":{"factor":18446744073709551615}})"),
+      "edit.params.factor: integer out of range");
   EXPECT_NE(errorOf("\xff"), "");
   EXPECT_NE(errorOf(""), "");
   EXPECT_NE(errorOf("null"), "");
@@ -111,7 +118,8 @@ TEST(EditJSON, ValidatesTargetsAgainstTheModel) {
 }
 
 TEST(EditJSON, RoundTrips) {
-  const char *Doc = R"({"kind":"replace-function","target":"k","params":{"code":"__global__ void k() {}\n","changes_precision":true}})";
+  const char *Doc =
+      R"({"kind":"replace-function","target":"k","params":{"code":"__global__ void k() {}\n","changes_precision":true}})";
   auto E = parseEdit(Doc);
   ASSERT_TRUE(bool(E)) << llvm::toString(E.takeError());
   std::string Once = editToJSON(*E);
@@ -135,8 +143,9 @@ TEST(EditJSON, RejectionsAreData) {
                  {{"macro", "k.cu", 3, 5, "inside a macro"},
                   {"scope", "", 0, 0, "outside"}});
   R.ListIndex = 2;
-  EXPECT_EQ(R.message(),
-            "edits[2] unroll k/loop0 rejected: k.cu:3:5: [macro] inside a macro");
+  EXPECT_EQ(
+      R.message(),
+      "edits[2] unroll k/loop0 rejected: k.cu:3:5: [macro] inside a macro");
   std::string J = rejectionToJSON(R);
   EXPECT_NE(J.find("\"check\": \"macro\""), std::string::npos);
   EXPECT_NE(J.find("\"index\": 2"), std::string::npos);

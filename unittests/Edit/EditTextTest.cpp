@@ -44,8 +44,8 @@ std::string replaceBody(const std::string &Code, const std::string &Body,
                         clang::tooling::Replacements &Repls,
                         bool WithClose = false) {
   size_t B = Code.find("{\n") + 2, E = Code.find("\n}") + 1 + WithClose;
-  EXPECT_FALSE(bool(Repls.add(
-      clang::tooling::Replacement(testFile(), B, E - B, Body))));
+  EXPECT_FALSE(
+      bool(Repls.add(clang::tooling::Replacement(testFile(), B, E - B, Body))));
   return *clang::tooling::applyAllReplacements(Code, Repls);
 }
 
@@ -69,8 +69,8 @@ TEST(EditText, DirectivesAreFoundHoweverSpelled) {
         "/* c */ # define X\n", "# /* c */ define X\n", "#\\\ndefine X\n",
         "%\\\n:define X\n", "#def\\\nine X\n", "#\n", "#if 0\n",
         "#pragma once\n", "#pragma unroll 4 \"x\"\n",
-        "#pragma unroll \\\n p[0] = 1;\n",
-        "  _Pragma(\"once\")\n", "  _Pra\\\ngma(\"once\")\n"}) {
+        "#pragma unroll \\\n p[0] = 1;\n", "  _Pragma(\"once\")\n",
+        "  _Pra\\\ngma(\"once\")\n"}) {
     auto F = directives(Body);
     ASSERT_FALSE(F.empty()) << Body;
     EXPECT_EQ(F[0].Check, "directive") << Body;
@@ -81,10 +81,9 @@ TEST(EditText, ValidTextIsNotADirective) {
   for (const char *Body :
        {"  const char *s = R\"(#define X 1\n#include <x>)\";\n",
         "  // #define X 1\n", "  /* %:include \"x\" */\n",
-        "  const char *s = \"#include <x> %:define\";\n",
-        "  p<:0:> = 5 % 3;\n", "#pragma unroll\n", "#pragma unroll 4\n",
-        "%:pragma unroll (2 * 2)\n", "#pragma nounroll\n",
-        "  // comment \\\n  } continued\n"}) {
+        "  const char *s = \"#include <x> %:define\";\n", "  p<:0:> = 5 % 3;\n",
+        "#pragma unroll\n", "#pragma unroll 4\n", "%:pragma unroll (2 * 2)\n",
+        "#pragma nounroll\n", "  // comment \\\n  } continued\n"}) {
     EXPECT_TRUE(directives(Body).empty()) << Body;
   }
 }
@@ -227,12 +226,12 @@ TEST(EditText, ADigraphDefineDoesNotReachMain) {
   // The finding: a %:define in a rewrite that redefines what main calls.
   std::string Code = std::string("#include \"cuda_mock.h\"\n") + Kernel +
                      "int main() { cudaDeviceSynchronize(); return 0; }\n";
-  Edit E{"replace-function",
-         "k",
-         {{"code",
-           std::string("__global__ void k(float *p, int n) {\n"
-                       "%:define cudaDeviceSynchronize() 0\n"
-                       "  if (threadIdx.x < n) p[threadIdx.x] = 1;\n}")}}};
+  Edit E{
+      "replace-function",
+      "k",
+      {{"code", std::string("__global__ void k(float *p, int n) {\n"
+                            "%:define cudaDeviceSynchronize() 0\n"
+                            "  if (threadIdx.x < n) p[threadIdx.x] = 1;\n}")}}};
   auto R = applyEdit(testFile(), Code, testConfig(), E);
   ASSERT_FALSE(bool(R));
   auto F = rejection(R.takeError());

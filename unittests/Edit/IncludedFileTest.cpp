@@ -115,10 +115,12 @@ TEST_F(IncludedFileTest, AnEditRewritesTheFileThatDefinesTheKernel) {
                         "  for (int i = 0; i < 4; ++i)\n"
                         "    p[i] = N;\n"
                         "}\n");
-  EXPECT_EQ(llvm::StringRef(A->Diff).take_until([](char C) { return C == '\n'; }),
-            "--- a/k.cuh");
+  EXPECT_EQ(
+      llvm::StringRef(A->Diff).take_until([](char C) { return C == '\n'; }),
+      "--- a/k.cuh");
   // The main file's kernel is still edited in the main file.
-  auto B = applyEdit(Main, MainText, testConfig(), makeEdit("unroll", "m/loop0"));
+  auto B =
+      applyEdit(Main, MainText, testConfig(), makeEdit("unroll", "m/loop0"));
   ASSERT_TRUE(bool(B)) << llvm::toString(B.takeError());
   EXPECT_EQ(B->File, Main);
 }
@@ -137,9 +139,9 @@ TEST_F(IncludedFileTest, AListRewritesOneFile) {
 }
 
 TEST_F(IncludedFileTest, ALaunchInAnotherFileIsOutOfReach) {
-  auto A = applyEdit(Main, MainText, testConfig(),
-                     makeEdit("launch-config", "k/launch0",
-                              {{"block", int64_t(128)}}));
+  auto A = applyEdit(
+      Main, MainText, testConfig(),
+      makeEdit("launch-config", "k/launch0", {{"block", int64_t(128)}}));
   auto F = rejection(A.takeError());
   ASSERT_FALSE(F.empty());
   EXPECT_EQ(F[0].Check, "scope");
@@ -165,12 +167,12 @@ TEST_F(IncludedFileTest, TokensOfTheOtherFilesMustNotChange) {
   // A directive slipped past the lexical checks would redefine N for the
   // main file after the include: the main file's tokens change.
   clang::tooling::Replacements R;
-  ASSERT_FALSE(bool(R.add(clang::tooling::Replacement(
-      Kernel, 0, 0, "#undef N\n#define N 8\n"))));
+  ASSERT_FALSE(bool(R.add(
+      clang::tooling::Replacement(Kernel, 0, 0, "#undef N\n#define N 8\n"))));
   auto New = clang::tooling::applyAllReplacements(KernelText, R);
   ASSERT_TRUE(bool(New));
-  auto F = checkPreprocessedInvariance(Kernel, KernelText, *New, R,
-                                       included(), CudaSide::Host);
+  auto F = checkPreprocessedInvariance(Kernel, KernelText, *New, R, included(),
+                                       CudaSide::Host);
   ASSERT_FALSE(F.empty());
   EXPECT_NE(F[0].Message.find("another file of the translation unit"),
             std::string::npos)
@@ -178,8 +180,8 @@ TEST_F(IncludedFileTest, TokensOfTheOtherFilesMustNotChange) {
   // An edit inside the kernel changes nothing elsewhere.
   clang::tooling::Replacements Inside;
   unsigned At = llvm::StringRef(KernelText).find("p[i] = N") + 7;
-  ASSERT_FALSE(bool(Inside.add(clang::tooling::Replacement(Kernel, At, 1,
-                                                           "2 * N"))));
+  ASSERT_FALSE(
+      bool(Inside.add(clang::tooling::Replacement(Kernel, At, 1, "2 * N"))));
   auto New2 = clang::tooling::applyAllReplacements(KernelText, Inside);
   ASSERT_TRUE(bool(New2));
   EXPECT_TRUE(checkPreprocessedInvariance(Kernel, KernelText, *New2, Inside,

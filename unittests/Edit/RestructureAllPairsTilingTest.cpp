@@ -18,9 +18,9 @@ TEST(RestructureAllPairsTilingTest, NBodyEarlyReturn) {
   EXPECT_EQ(A.Reason, "every thread of a block walks j over [0, n) reading "
                       "'pos[j]'; rewrite: stage tiles of 256 elements in "
                       "shared memory (threads outside the bounds help copy)");
-  expectRewrite(tiling(), "tiling-nbody",
-                makeEdit("all-pairs-tiling", "accel/loop0",
-                         {{"tile", int64_t(128)}}));
+  expectRewrite(
+      tiling(), "tiling-nbody",
+      makeEdit("all-pairs-tiling", "accel/loop0", {{"tile", int64_t(128)}}));
 }
 
 TEST(RestructureAllPairsTilingTest, SharedVectorInsideGuard) {
@@ -29,9 +29,9 @@ TEST(RestructureAllPairsTilingTest, SharedVectorInsideGuard) {
 }
 
 TEST(RestructureAllPairsTilingTest, TemplateWindowNoGuard) {
-  expectRewrite(tiling(), "tiling-template",
-                makeEdit("all-pairs-tiling", "pair_sum/loop0",
-                         {{"tile", int64_t(64)}}));
+  expectRewrite(
+      tiling(), "tiling-template",
+      makeEdit("all-pairs-tiling", "pair_sum/loop0", {{"tile", int64_t(64)}}));
 }
 
 TEST(RestructureAllPairsTilingTest, NearMisses) {

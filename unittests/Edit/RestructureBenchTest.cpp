@@ -33,8 +33,7 @@ std::vector<BenchCase> benchCases() {
                               {"block_size", int64_t(256)},
                               {"registers", true}})},
       // 8 to 24 nonzeros per row: 8 lanes per row, 4 rows per warp.
-      {"spmv_csr",
-       makeEdit("warp-per-row", "spmv", {{"lanes", int64_t(8)}})},
+      {"spmv_csr", makeEdit("warp-per-row", "spmv", {{"lanes", int64_t(8)}})},
       {"gemv", makeEdit("warp-per-row", "gemv")},
       // One column per lane (no bank conflicts), 16-byte loads; 512
       // threads and 32 KB of copies per block, 4 blocks on each of the
@@ -59,8 +58,9 @@ TEST_P(RestructureBenchTest, MatchesRecordedOutput) {
       sourceDir() + "/bench/kernels/" + std::string(C.Name) + "/naive.cu";
   static const std::map<std::string, std::unique_ptr<Transform>> Catalog = [] {
     std::map<std::string, std::unique_ptr<Transform>> M;
-    for (auto Make : {createWarpPerRowTransform, createPrivatizeAtomicsTransform,
-                      createTransposeThroughSharedTransform}) {
+    for (auto Make :
+         {createWarpPerRowTransform, createPrivatizeAtomicsTransform,
+          createTransposeThroughSharedTransform}) {
       auto T = Make();
       std::string Kind = T->kind().str();
       M[Kind] = std::move(T);
@@ -88,10 +88,10 @@ TEST_P(RestructureBenchTest, MatchesRecordedOutput) {
   EXPECT_EQ(Got, readFile(Dir + "/optimized.cu"));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Suite, RestructureBenchTest, ::testing::ValuesIn(benchCases()),
-    [](const ::testing::TestParamInfo<BenchCase> &I) {
-      return std::string(I.param.Name);
-    });
+INSTANTIATE_TEST_SUITE_P(Suite, RestructureBenchTest,
+                         ::testing::ValuesIn(benchCases()),
+                         [](const ::testing::TestParamInfo<BenchCase> &I) {
+                           return std::string(I.param.Name);
+                         });
 
 } // namespace

@@ -48,9 +48,9 @@ TEST(RestructurePrivatizeAtomicsTest, GivenBinsGuardTheRest) {
                 makeEdit("privatize-atomics", "weighted"),
                 "the size of 'total' is not known at compile time: the index "
                 "'c' is not bounded");
-  expectRewrite(privatize(), "atomics-weighted",
-                makeEdit("privatize-atomics", "weighted",
-                         {{"bins", int64_t(32)}}));
+  expectRewrite(
+      privatize(), "atomics-weighted",
+      makeEdit("privatize-atomics", "weighted", {{"bins", int64_t(32)}}));
 }
 
 TEST(RestructurePrivatizeAtomicsTest, NearMisses) {
@@ -88,8 +88,8 @@ TEST(RestructurePrivatizeAtomicsTest, ByteHistogramLaneColumnsSixteenBytes) {
 }
 
 TEST(RestructurePrivatizeAtomicsTest, TemplateGridStrideShortsEightBytes) {
-  Applicability A = prepareOn(privatize(), "atomics-vector-shorts",
-                              "sample_hist");
+  Applicability A =
+      prepareOn(privatize(), "atomics-vector-shorts", "sample_hist");
   ASSERT_TRUE(A.Applies) << A.Reason;
   EXPECT_EQ(A.Suggestions[0].getInt("vector_bytes"), int64_t(16));
   expectRewrite(privatize(), "atomics-vector-shorts",
@@ -98,15 +98,15 @@ TEST(RestructurePrivatizeAtomicsTest, TemplateGridStrideShortsEightBytes) {
 }
 
 TEST(RestructurePrivatizeAtomicsTest, TemplateLoopThroughOperatorCalls) {
-  expectRewrite(privatize(), "atomics-vector-operators",
-                makeEdit("privatize-atomics", "hist",
-                         {{"vector_bytes", int64_t(4)}}));
+  expectRewrite(
+      privatize(), "atomics-vector-operators",
+      makeEdit("privatize-atomics", "hist", {{"vector_bytes", int64_t(4)}}));
 }
 
 TEST(RestructurePrivatizeAtomicsTest, EarlyReturnTwoInputsGivenBins) {
   // 4-byte inputs: no wide-load suggestion, but the edit applies.
-  Applicability A = prepareOn(privatize(), "atomics-vector-weighted",
-                              "weighted");
+  Applicability A =
+      prepareOn(privatize(), "atomics-vector-weighted", "weighted");
   EXPECT_FALSE(A.Applies);
   expectRewrite(privatize(), "atomics-vector-weighted",
                 makeEdit("privatize-atomics", "weighted",
@@ -140,8 +140,9 @@ TEST(RestructurePrivatizeAtomicsTest, WideLoadNearMisses) {
                 "threadIdx.x; i < n; i += blockDim.x * gridDim.x)'");
   expectRefusal(T, Case, E("strided", 2),
                 "params.vector_bytes must be 1, 4, 8 or 16");
-  expectRefusal(T, Case, makeEdit("privatize-atomics", "strided",
-                                  {{"copies", std::string("thread")}}),
+  expectRefusal(T, Case,
+                makeEdit("privatize-atomics", "strided",
+                         {{"copies", std::string("thread")}}),
                 "params.copies must be 'block', 'warp' or 'lane'");
   // The unit-stride input also passes with 8-byte elements in 16 bytes.
   Input In(caseDir() + "/" + Case + ".cu", hermeticConfig());
@@ -152,11 +153,11 @@ TEST(RestructurePrivatizeAtomicsTest, WideLoadNearMisses) {
 
 TEST(RestructurePrivatizeAtomicsTest, LaneColumnsNeedThirtyTwoCopies) {
   // 32 columns of 512 ints are 64 KB.
-  expectRefusal(privatize(), "atomics-weighted",
-                makeEdit("privatize-atomics", "weighted",
-                         {{"bins", int64_t(512)},
-                          {"copies", std::string("lane")}}),
-                "need 65536 bytes of shared memory (512 elements per lane)");
+  expectRefusal(
+      privatize(), "atomics-weighted",
+      makeEdit("privatize-atomics", "weighted",
+               {{"bins", int64_t(512)}, {"copies", std::string("lane")}}),
+      "need 65536 bytes of shared memory (512 elements per lane)");
 }
 
 } // namespace

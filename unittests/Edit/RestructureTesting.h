@@ -1,4 +1,5 @@
-//===- RestructureTesting.h - File-based tests of restructuring edits -*- C++ -*-===//
+//===- RestructureTesting.h - File-based tests of restructuring edits -*- C++
+//-*-===//
 //
 // The restructuring transforms are tested on whole input files under
 // test/Inputs/edit/restructure/: each `<case>.cu` is parsed against the

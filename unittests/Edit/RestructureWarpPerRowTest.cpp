@@ -25,9 +25,9 @@ TEST(RestructureWarpPerRowTest, SoftmaxThreePasses) {
 }
 
 TEST(RestructureWarpPerRowTest, CsrRowsEarlyReturnUnsigned) {
-  expectRewrite(warpPerRow(), "warp-spmv",
-                makeEdit("warp-per-row", "csr_mv",
-                         {{"block_size", int64_t(128)}}));
+  expectRewrite(
+      warpPerRow(), "warp-spmv",
+      makeEdit("warp-per-row", "csr_mv", {{"block_size", int64_t(128)}}));
 }
 
 TEST(RestructureWarpPerRowTest, TemplateHelperIndexPointerOffset) {
@@ -36,10 +36,10 @@ TEST(RestructureWarpPerRowTest, TemplateHelperIndexPointerOffset) {
 }
 
 TEST(RestructureWarpPerRowTest, BlockPerRowSeveralAccumulators) {
-  expectRewrite(warpPerRow(), "warp-layernorm-block",
-                makeEdit("warp-per-row", "norm_rows",
-                         {{"per", std::string("block")},
-                          {"block_size", int64_t(128)}}));
+  expectRewrite(
+      warpPerRow(), "warp-layernorm-block",
+      makeEdit("warp-per-row", "norm_rows",
+               {{"per", std::string("block")}, {"block_size", int64_t(128)}}));
 }
 
 TEST(RestructureWarpPerRowTest, NearMisses) {
@@ -47,8 +47,7 @@ TEST(RestructureWarpPerRowTest, NearMisses) {
   auto E = [](const char *K) { return makeEdit("warp-per-row", K); };
   expectRefusal(T, "warp-refuse", E("prefix"),
                 "carries 'acc' from one element to the next");
-  expectRefusal(T, "warp-refuse", E("every_other"),
-                "does not step 'j' by one");
+  expectRefusal(T, "warp-refuse", E("every_other"), "does not step 'j' by one");
   expectRefusal(T, "warp-refuse", E("same_cell"),
                 "writes 'y[row]', which does not depend on 'j'");
   expectRefusal(T, "warp-refuse", E("recurrence"),
@@ -61,12 +60,11 @@ TEST(RestructureWarpPerRowTest, NearMisses) {
 }
 
 TEST(RestructureWarpPerRowTest, BadParams) {
-  expectRefusal(warpPerRow(), "warp-softmax",
-                makeEdit("warp-per-row", "softmax_rows",
-                         {{"block_size", int64_t(100)}}),
-                "multiple of 32");
+  expectRefusal(
+      warpPerRow(), "warp-softmax",
+      makeEdit("warp-per-row", "softmax_rows", {{"block_size", int64_t(100)}}),
+      "multiple of 32");
 }
-
 
 std::string paramsOf(const Edit &E) {
   std::string Out;
@@ -96,10 +94,9 @@ TEST(RestructureWarpPerRowTest, SuggestsLanesForUnknownRows) {
   Applicability A = prepareOn(warpPerRow(), "warp-spmv", "csr_mv");
   ASSERT_TRUE(A.Applies) << A.Reason;
   EXPECT_EQ(suggestions(A),
-            (std::vector<std::string>{
-                "block_size=256,lanes=8,per=warp",
-                "block_size=256,lanes=32,per=warp",
-                "block_size=256,per=block"}));
+            (std::vector<std::string>{"block_size=256,lanes=8,per=warp",
+                                      "block_size=256,lanes=32,per=warp",
+                                      "block_size=256,per=block"}));
 }
 
 // A constexpr length of 12: 16 lanes first; one pass, so no registers.
@@ -121,9 +118,8 @@ TEST(RestructureWarpPerRowTest, SuggestsBlockWithRegistersForLongRows) {
   EXPECT_NE(A.Reason.find("rows of at most 4096 elements"), std::string::npos)
       << A.Reason;
   EXPECT_EQ(suggestions(A),
-            (std::vector<std::string>{
-                "block_size=256,per=block,registers=true",
-                "block_size=256,lanes=32,per=warp"}));
+            (std::vector<std::string>{"block_size=256,per=block,registers=true",
+                                      "block_size=256,lanes=32,per=warp"}));
 }
 
 // A launch constant (300): a full warp with 10 registers per lane first.
@@ -135,8 +131,7 @@ TEST(RestructureWarpPerRowTest, SuggestsRegistersFromLaunchConstant) {
                 "block_size=256,lanes=32,per=warp,registers=true",
                 "block_size=128,per=block,registers=true"}));
   expectRewrite(warpPerRow(), "warp-rows-known",
-                makeEdit("warp-per-row", "mid_rows",
-                         {{"registers", true}}));
+                makeEdit("warp-per-row", "mid_rows", {{"registers", true}}));
 }
 
 // A softmax whose row length is known only at run time: no registers, but
@@ -144,18 +139,16 @@ TEST(RestructureWarpPerRowTest, SuggestsRegistersFromLaunchConstant) {
 TEST(RestructureWarpPerRowTest, SuggestsOnlineSoftmaxWithoutRegisters) {
   Applicability A = prepareOn(warpPerRow(), "warp-softmax", "softmax_rows");
   ASSERT_TRUE(A.Applies) << A.Reason;
-  EXPECT_EQ(suggestions(A),
-            (std::vector<std::string>{
-                "block_size=256,lanes=32,online=true,per=warp",
-                "block_size=256,lanes=8,online=true,per=warp",
-                "block_size=256,online=true,per=block"}));
+  EXPECT_EQ(suggestions(A), (std::vector<std::string>{
+                                "block_size=256,lanes=32,online=true,per=warp",
+                                "block_size=256,lanes=8,online=true,per=warp",
+                                "block_size=256,online=true,per=block"}));
 }
 
 TEST(RestructureWarpPerRowTest, RegistersAndLanesRefusals) {
   const Transform &T = warpPerRow();
   expectRefusal(T, "warp-softmax",
-                makeEdit("warp-per-row", "softmax_rows",
-                         {{"registers", true}}),
+                makeEdit("warp-per-row", "softmax_rows", {{"registers", true}}),
                 "params.registers: the row length must be fixed at compile "
                 "time: the loop at 10:5 runs to the parameter 'cols', and "
                 "softmax_rows/launch0 passes 'cols', which is not a "
@@ -170,10 +163,11 @@ TEST(RestructureWarpPerRowTest, RegistersAndLanesRefusals) {
   expectRefusal(T, "warp-spmv",
                 makeEdit("warp-per-row", "csr_mv", {{"lanes", int64_t(2)}}),
                 "params.lanes must be 4, 8, 16 or 32");
-  expectRefusal(T, "warp-spmv",
-                makeEdit("warp-per-row", "csr_mv",
-                         {{"lanes", int64_t(8)}, {"per", std::string("block")}}),
-                "params.lanes applies to the warp form only");
+  expectRefusal(
+      T, "warp-spmv",
+      makeEdit("warp-per-row", "csr_mv",
+               {{"lanes", int64_t(8)}, {"per", std::string("block")}}),
+      "params.lanes applies to the warp form only");
 }
 
 } // namespace

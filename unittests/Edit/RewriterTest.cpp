@@ -1,8 +1,8 @@
 //===- RewriterTest.cpp - The checks of the checked rewriter --------------===//
 
+#include "optiml/Edit/Rewriter.h"
 #include "CatalogTesting.h"
 #include "optiml/Edit/Checks.h"
-#include "optiml/Edit/Rewriter.h"
 
 using namespace optiml;
 using namespace optiml::testing_catalog;
@@ -25,8 +25,8 @@ TEST(Checks, RewritingInsideAMacroExpansionIsRefused) {
   ASSERT_TRUE(In.Ctx);
   unsigned Arg = In.Code.find("1.0f);");
   clang::tooling::Replacements R;
-  ASSERT_FALSE(bool(R.add(clang::tooling::Replacement(In.FileName, Arg, 4,
-                                                      "2.0f"))));
+  ASSERT_FALSE(
+      bool(R.add(clang::tooling::Replacement(In.FileName, Arg, 4, "2.0f"))));
   auto F = checkMacroExpansions(In.TU.AST->getASTContext(), R);
   ASSERT_EQ(F.size(), 1u);
   EXPECT_EQ(F[0].Check, "macro");
@@ -38,8 +38,7 @@ TEST(Checks, RewritingInsideAMacroExpansionIsRefused) {
   clang::tooling::Replacements Whole;
   ASSERT_FALSE(bool(Whole.add(clang::tooling::Replacement(
       In.FileName, Begin, strlen("SET(p, 1.0f)"), "p[0] = 2.0f"))));
-  EXPECT_TRUE(
-      checkMacroExpansions(In.TU.AST->getASTContext(), Whole).empty());
+  EXPECT_TRUE(checkMacroExpansions(In.TU.AST->getASTContext(), Whole).empty());
 }
 
 TEST(Checks, ChangesOutsideTheTargetAreNamed) {
@@ -48,8 +47,8 @@ TEST(Checks, ChangesOutsideTheTargetAreNamed) {
   ASSERT_TRUE(In.Ctx);
   unsigned Ret = In.Code.find("return 0");
   clang::tooling::Replacements R;
-  ASSERT_FALSE(bool(
-      R.add(clang::tooling::Replacement(In.FileName, Ret + 7, 1, "1"))));
+  ASSERT_FALSE(
+      bool(R.add(clang::tooling::Replacement(In.FileName, Ret + 7, 1, "1"))));
   ByteRange Def{unsigned(In.Code.find("__global__")),
                 unsigned(In.Code.find("}\n") + 1), "the definition of 'k'"};
   auto F = checkScope(In.TU.AST->getASTContext(), In.Code, R, {Def});
@@ -63,14 +62,16 @@ TEST(Rewriter, AddDeviceFunctionRefusesAnExistingName) {
   std::string Code = "#include \"cuda_mock.h\"\n"
                      "__device__ float sq(float v) { return v * v; }\n"
                      "__global__ void k(float *p) { p[0] = sq(p[0]); }\n";
-  Edit E{"add-device-function",
-         "k",
-         {{"code", std::string("__device__ float sq(double v) { return v; }")}}};
+  Edit E{
+      "add-device-function",
+      "k",
+      {{"code", std::string("__device__ float sq(double v) { return v; }")}}};
   auto R = applyEdit(testFile(), Code, testConfig(), E);
   ASSERT_FALSE(bool(R));
   auto F = rejection(R.takeError());
   ASSERT_EQ(F.size(), 1u);
-  EXPECT_EQ(F[0].Message, "'sq' is already declared in this file; pick a new name");
+  EXPECT_EQ(F[0].Message,
+            "'sq' is already declared in this file; pick a new name");
 }
 
 TEST(Rewriter, AppliedEditCarriesDiffSummaryAndPrecision) {
@@ -81,10 +82,12 @@ TEST(Rewriter, AppliedEditCarriesDiffSummaryAndPrecision) {
   ASSERT_TRUE(bool(R)) << llvm::toString(R.takeError());
   EXPECT_TRUE(R->ChangesPrecision);
   EXPECT_EQ(R->Summary, "fast-math k");
-  EXPECT_EQ(R->NewCode, "#include \"cuda_mock.h\"\n"
-                        "__global__ void k(float *p) { p[0] = __expf(p[0]); }\n");
-  EXPECT_NE(R->Diff.find("+__global__ void k(float *p) { p[0] = __expf(p[0]); }"),
-            std::string::npos);
+  EXPECT_EQ(R->NewCode,
+            "#include \"cuda_mock.h\"\n"
+            "__global__ void k(float *p) { p[0] = __expf(p[0]); }\n");
+  EXPECT_NE(
+      R->Diff.find("+__global__ void k(float *p) { p[0] = __expf(p[0]); }"),
+      std::string::npos);
 }
 
 TEST(Rewriter, NewDeclarationsOutsideTheTargetAreRefused) {
@@ -103,10 +106,11 @@ TEST(Rewriter, NewDeclarationsOutsideTheTargetAreRefused) {
 }
 
 TEST(Rewriter, TemplateEditsAreCheckedPerInstantiation) {
-  std::string Code = "#include \"cuda_mock.h\"\n"
-                     "template <typename T> __global__ void k(T *p) { p[0] = 1; }\n"
-                     "struct S { int v; };\n"
-                     "void run(float *f, S *s) { k<<<1, 1>>>(f); }\n";
+  std::string Code =
+      "#include \"cuda_mock.h\"\n"
+      "template <typename T> __global__ void k(T *p) { p[0] = 1; }\n"
+      "struct S { int v; };\n"
+      "void run(float *f, S *s) { k<<<1, 1>>>(f); }\n";
   Edit E{"replace-function",
          "k",
          {{"code", std::string("template <typename T> __global__ void k(T *p) "

@@ -1,7 +1,7 @@
 //===- SideEffectsTest.cpp - What an expression may change ----------------===//
 
-#include "CatalogTesting.h"
 #include "Patterns/SideEffects.h"
+#include "CatalogTesting.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Stmt.h"
 

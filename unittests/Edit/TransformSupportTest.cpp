@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Transforms/TransformSupport.h"
 #include "CatalogTesting.h"
 #include "Patterns/ThreadPerItem.h"
-#include "Transforms/TransformSupport.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Stmt.h"
 
@@ -54,7 +54,8 @@ __global__ void k(int n, float *y) {
 }
 
 TEST(TransformSupportTest, LinearIndexThroughHelpersOnlyWhenAsked) {
-  Input In(R"(__device__ int gid() { return blockIdx.x * blockDim.x + threadIdx.x; }
+  Input In(
+      R"(__device__ int gid() { return blockIdx.x * blockDim.x + threadIdx.x; }
 __global__ void k(int n, float *y) {
   int i = gid();
   int j = threadIdx.y + blockDim.y * blockIdx.y;
@@ -84,16 +85,17 @@ TEST(TransformSupportTest, TextHelpers) {
   EXPECT_EQ(indentLines("a\nb\n\nc", "  "), "a\n  b\n\n  c");
   EXPECT_EQ(reindent("a\n    b", -2), "a\n  b");
   // Insertions at one offset keep their order.
-  EXPECT_EQ(spliceText("0123456789", 2, 8,
-                       {{5, 0, "B"}, {3, 1, "x"}, {5, 0, "C"}}),
-            "2x4BC567");
+  EXPECT_EQ(
+      spliceText("0123456789", 2, 8, {{5, 0, "B"}, {3, 1, "x"}, {5, 0, "C"}}),
+      "2x4BC567");
   EXPECT_EQ(cappedGrid("4096", 1056), "1056");
   EXPECT_EQ(cappedGrid("(n + 255) / 256", 1056),
             "((n + 255) / 256) < 1056 ? ((n + 255) / 256) : 1056");
 }
 
 TEST(TransformSupportTest, ThreadPerItemShapes) {
-  Input In(R"(__device__ int gid() { return blockIdx.x * blockDim.x + threadIdx.x; }
+  Input In(
+      R"(__device__ int gid() { return blockIdx.x * blockDim.x + threadIdx.x; }
 __global__ void map(int n, float *y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n)

@@ -265,15 +265,15 @@ TEST(NvccCommandFlagsTest, LanguageOfACuFileIsNotForcedOnOtherInputs) {
   // CMake writes `-x cu`; a build adds other sources and libraries after
   // it, which must keep their own language. A .cu file needs none.
   auto L = nvccCommandFlags({"/usr/local/cuda/bin/nvcc",
-                             "-forward-unknown-to-host-compiler", "-O3",
-                             "-x", "cu", "-c", "/p/src/a.cu", "-o", "a.o"},
+                             "-forward-unknown-to-host-compiler", "-O3", "-x",
+                             "cu", "-c", "/p/src/a.cu", "-o", "a.o"},
                             "/p/build", "/p/src/a.cu");
   EXPECT_EQ(L.Flags, (Strings{"-forward-unknown-to-host-compiler", "-O3"}));
   ASSERT_FALSE(L.Notes.empty());
   EXPECT_EQ(L.Notes.front(), "-x cu: not passed (the source is a .cu file; "
                              "the build's other inputs keep their language)");
   // Another extension keeps it: without it nvcc would not compile CUDA.
-  auto K = nvccCommandFlags({"nvcc", "-x", "cu", "-c", "k.cpp"}, "/p",
-                            "/p/k.cpp");
+  auto K =
+      nvccCommandFlags({"nvcc", "-x", "cu", "-c", "k.cpp"}, "/p", "/p/k.cpp");
   EXPECT_EQ(K.Flags, (Strings{"-x", "cu"}));
 }

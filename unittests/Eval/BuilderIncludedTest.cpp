@@ -113,8 +113,8 @@ TEST_F(BuilderIncludedTest, AHeaderFoundThroughTheProgramsIncludePath) {
                                         "#include \"value.cuh\"\n"
                                         "int main() { std::printf(\"%d\\n\", "
                                         "value()); }\n");
-  std::string V = D.write("p2/include/value.cuh",
-                          "inline int value() { return 1; }\n");
+  std::string V =
+      D.write("p2/include/value.cuh", "inline int value() { return 1; }\n");
   Opts.Nvcc = Nvcc;
   Opts.UseCache = false;
   Opts.IncludedFrom = {M};

@@ -1,5 +1,5 @@
-#include "EvalTestUtil.h"
 #include "optiml/Eval/Builder.h"
+#include "EvalTestUtil.h"
 #include "optiml/Support/FileUtil.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -257,8 +257,8 @@ TEST_F(BuilderTest, UnsafeSourceNamesAreBuiltFromSafeCopies) {
   // The links do not stay in the cache.
   auto R = B->build({Src, "", {}});
   ASSERT_TRUE(bool(R));
-  EXPECT_FALSE(sys::fs::exists(sys::path::parent_path(R->Binary) +
-                               "/include-dir-0"));
+  EXPECT_FALSE(
+      sys::fs::exists(sys::path::parent_path(R->Binary) + "/include-dir-0"));
 }
 
 TEST_F(BuilderTest, SafeSourceIsBuiltInPlace) {
@@ -312,17 +312,18 @@ TEST(ShellSafetyTest, RefusesWhatAShellInterprets) {
 TEST(ShellSafetyTest, GencodeListsAreNvccs) {
   // CMake writes architectures with brackets; nvcc's option parser takes
   // them, its steps get single names.
-  for (StringRef Ok : {"--generate-code=arch=compute_90,code=[compute_90,sm_90]",
-                       "-gencode=arch=compute_90a,code=[sm_90a]",
-                       "arch=compute_80,code=[compute_80,sm_80]",
-                       "arch=compute_90,code=sm_90"})
+  for (StringRef Ok :
+       {"--generate-code=arch=compute_90,code=[compute_90,sm_90]",
+        "-gencode=arch=compute_90a,code=[sm_90a]",
+        "arch=compute_80,code=[compute_80,sm_80]",
+        "arch=compute_90,code=sm_90"})
     EXPECT_FALSE(bool(checkNvccArgument(Ok, "nvcc flag"))) << Ok.str();
   // A bracket anywhere else, or a list holding anything but architecture
   // names, is what a shell would glob.
-  for (StringRef Bad : {"-DX=[a]", "--generate-code=arch=compute_90,code=[sm_90;x]",
-                        "--generate-code=arch=compute_90,code=[sm_90",
-                        "arch=compute_90,code=[sm_90],-DX=[y]",
-                        "-gencode=code=[$(id)]"}) {
+  for (StringRef Bad :
+       {"-DX=[a]", "--generate-code=arch=compute_90,code=[sm_90;x]",
+        "--generate-code=arch=compute_90,code=[sm_90",
+        "arch=compute_90,code=[sm_90],-DX=[y]", "-gencode=code=[$(id)]"}) {
     Error E = checkNvccArgument(Bad, "nvcc flag");
     EXPECT_TRUE(bool(E)) << Bad.str();
     consumeError(std::move(E));

@@ -1,4 +1,5 @@
-//===- EvalTestUtil.h - Fake compilers and programs for Eval tests -*- C++ -*-===//
+//===- EvalTestUtil.h - Fake compilers and programs for Eval tests -*- C++
+//-*-===//
 //
 // CI has no GPU and the tests must not depend on nvcc: a fake nvcc (a shell
 // script) "compiles" a .cu by copying it, so a test's "source" is itself the
@@ -52,7 +53,8 @@ public:
 inline std::string writeFakeNvcc(const TempDir &D, llvm::StringRef CountFile) {
   std::string Script = R"(#!/bin/sh
 if [ "$1" = "--version" ]; then echo "fake nvcc 13.0"; exit 0; fi
-echo x >> ")" + CountFile.str() + R"("
+echo x >> ")" + CountFile.str() +
+                       R"("
 out=""; src=""; prev=""
 for a in "$@"; do
   if [ "$prev" = "-o" ]; then out="$a"; fi

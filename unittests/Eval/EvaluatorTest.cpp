@@ -65,8 +65,7 @@ TEST(ClassifyMetricsTest, MemoryComputeLatency) {
 
   MetricsReport L = classifyMetrics(
       {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 12},
-       {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-        15},
+       {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 15},
        {"sm__warps_active.avg.pct_of_peak_sustained_active", 9}},
       4300);
   EXPECT_EQ(L.Bound, "latency-bound");
@@ -112,8 +111,9 @@ TEST(ClassifyMetricsTest, MemoryBoundOnChip) {
 }
 
 TEST(RunnerParsersTest, NvidiaSmi) {
-  auto G = parseNvidiaSmi("0, NVIDIA H200, 9.0, 143771\n1, NVIDIA A100-SXM4-80GB, "
-                          "8.0, 81920\ngarbage line\n");
+  auto G =
+      parseNvidiaSmi("0, NVIDIA H200, 9.0, 143771\n1, NVIDIA A100-SXM4-80GB, "
+                     "8.0, 81920\ngarbage line\n");
   ASSERT_EQ(G.size(), 2u);
   EXPECT_EQ(G[0].Arch, "sm_90");
   EXPECT_EQ(G[0].Name, "NVIDIA H200");
@@ -169,11 +169,15 @@ TEST(ResolveProgramArgsTest, ExistingRelativePathsBecomeAbsolute) {
   sys::path::append(Data, "input.dat");
   sys::path::append(Sub, "meshes");
   ASSERT_FALSE(sys::fs::create_directory(Sub));
-  { std::ofstream(std::string(Data)) << "x"; }
+  {
+    std::ofstream(std::string(Data)) << "x";
+  }
   // A file named like a number stays a number.
   SmallString<128> Ten(Dir);
   sys::path::append(Ten, "10");
-  { std::ofstream(std::string(Ten)) << "x"; }
+  {
+    std::ofstream(std::string(Ten)) << "x";
+  }
 
   std::vector<std::string> Notes;
   auto Out =
@@ -228,10 +232,9 @@ KernelModel saxpyModel() {
     P.IsFloat = Float;
     return P;
   };
-  K.Params = {Param(0, "n", "int", false, false),
-              Param(1, "a", "float", false, true),
-              Param(2, "x", "float", true, true),
-              Param(3, "y", "float", true, true)};
+  K.Params = {
+      Param(0, "n", "int", false, false), Param(1, "a", "float", false, true),
+      Param(2, "x", "float", true, true), Param(3, "y", "float", true, true)};
   LaunchSite L;
   L.Id = "saxpy/launch0";
   L.Kernel = "saxpy";
@@ -299,10 +302,11 @@ protected:
                     "out=$(sed -n 's/.*\"resultPath\": *\"\\([^\"]*\\)\".*/"
                     "\\1/p' \"$cfg\" | head -n 1)\n";
     if (!ExtraMode.empty())
-      S += ("if [ \"$mode\" = \"" + ExtraMode + "\" ]; then " + Extra +
-            "; fi\n")
-               .str();
-    S += "cp \"" + D.file(Name) + "/$mode.json\" \"$out\"\n"
+      S +=
+          ("if [ \"$mode\" = \"" + ExtraMode + "\" ]; then " + Extra + "; fi\n")
+              .str();
+    S += "cp \"" + D.file(Name) +
+         "/$mode.json\" \"$out\"\n"
          "echo result 42\n";
     return D.write((Name + ".cu").str(), S);
   }
@@ -509,9 +513,10 @@ TEST_F(EvaluatorTest, WrongCandidateIsCaughtWithItsBuffer) {
   std::string Cand = program("cand", Bad);
   EvalReport R = eval(Cand, Orig);
   EXPECT_EQ(R.Verify.Status, VerifyStatus::Mismatch);
-  EXPECT_NE(R.Verify.Detail.find("'y' (parameter 3, float): 7 element(s) "
-                                 "differ, first at [1023]: expected 3.5, got 0"),
-            std::string::npos)
+  EXPECT_NE(
+      R.Verify.Detail.find("'y' (parameter 3, float): 7 element(s) "
+                           "differ, first at [1023]: expected 3.5, got 0"),
+      std::string::npos)
       << R.Verify.Detail;
   EXPECT_FALSE(R.passed());
   // Its time beside the original's is no speedup.
@@ -621,8 +626,9 @@ TEST_F(EvaluatorTest, FailingCandidateNamesTheProbeError) {
   C.Launches.clear();
   C.Errors = {"scale launch 0: cuCtxSynchronize after the launch: "
               "CUDA_ERROR_ILLEGAL_ADDRESS (700)"};
-  std::string Cand = program("cand", Bad, "candidate", "cp \"" +
-                                 D.file("cand") + "/$mode.json\" \"$out\"; exit 1");
+  std::string Cand =
+      program("cand", Bad, "candidate",
+              "cp \"" + D.file("cand") + "/$mode.json\" \"$out\"; exit 1");
   EvalReport R = eval(Cand, Orig);
   EXPECT_EQ(R.Verify.Status, VerifyStatus::Failed);
   EXPECT_NE(R.Verify.Detail.find("exited with status 1, the original exited "

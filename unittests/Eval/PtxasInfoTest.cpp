@@ -95,7 +95,8 @@ TEST(PtxasInfoTest, EmptyAndGarbageInput) {
 }
 
 TEST(PtxasInfoTest, SummarizesFirstErrors) {
-  const char *Log = R"(bad.cu(1): error: this declaration has no storage class or type specifier
+  const char *Log =
+      R"(bad.cu(1): error: this declaration has no storage class or type specifier
   bad
   ^
 
@@ -110,10 +111,11 @@ bad.cu(10): error: fourth
             "bad.cu(1): error: this declaration has no storage class or type "
             "specifier\nbad.cu(2): error: expected a \";\"\nbad.cu(9): error: "
             "third\n");
-  EXPECT_EQ(summarizeCompileErrors("x.o: undefined reference to `f'\n"
-                                   "collect2: error: ld returned 1 exit status\n",
-                                   1),
-            "x.o: undefined reference to `f'\n");
+  EXPECT_EQ(
+      summarizeCompileErrors("x.o: undefined reference to `f'\n"
+                             "collect2: error: ld returned 1 exit status\n",
+                             1),
+      "x.o: undefined reference to `f'\n");
   EXPECT_EQ(summarizeCompileErrors("a\nb\nc\nd\n", 2), "c\nd\n");
 }
 

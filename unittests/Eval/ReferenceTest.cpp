@@ -136,8 +136,8 @@ protected:
     return std::move(*R);
   }
 
-  EvalReport eval(StringRef Cand, StringRef Orig,
-                  const OriginalReference *Ref, EvalOptions O) {
+  EvalReport eval(StringRef Cand, StringRef Orig, const OriginalReference *Ref,
+                  EvalOptions O) {
     EvalInput In;
     In.CandidatePath = Cand.str();
     In.OriginalPath = Orig.str();
@@ -276,8 +276,7 @@ TEST_F(ReferenceTest, ChangedOriginalIsRunAgain) {
   EXPECT_EQ(R.Verify.Status, VerifyStatus::Verified) << R.Verify.Detail;
   EXPECT_EQ(runs("orig reference"), 2u);
   ASSERT_FALSE(R.Notes.empty());
-  EXPECT_NE(R.Notes[0].find("the original's build differs"),
-            std::string::npos)
+  EXPECT_NE(R.Notes[0].find("the original's build differs"), std::string::npos)
       << R.Notes[0];
 }
 

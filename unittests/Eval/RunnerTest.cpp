@@ -1,5 +1,5 @@
-#include "EvalTestUtil.h"
 #include "optiml/Eval/Runner.h"
+#include "EvalTestUtil.h"
 #include "optiml/Support/FileUtil.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -48,12 +48,18 @@ TEST(RunnerTest, ProbedRunGetsAbsolutePaths) {
   InDirectory In(D.Path);
   std::string Record = D.file("record");
   D.write("probe.so", "");
-  D.write("prog", "#!/bin/sh\n"
-                  "echo \"$OPTIML_PROBE_CONFIG\" > " + Record + "\n"
-                  "echo \"$CUDA_INJECTION64_PATH\" >> " + Record + "\n"
-                  "sed -n 's/.*\"snapshotDir\": *\"\\([^\"]*\\)\".*/\\1/p;"
-                  "s/.*\"resultPath\": *\"\\([^\"]*\\)\".*/\\1/p' "
-                  "\"$OPTIML_PROBE_CONFIG\" >> " + Record + "\n",
+  D.write("prog",
+          "#!/bin/sh\n"
+          "echo \"$OPTIML_PROBE_CONFIG\" > " +
+              Record +
+              "\n"
+              "echo \"$CUDA_INJECTION64_PATH\" >> " +
+              Record +
+              "\n"
+              "sed -n 's/.*\"snapshotDir\": *\"\\([^\"]*\\)\".*/\\1/p;"
+              "s/.*\"resultPath\": *\"\\([^\"]*\\)\".*/\\1/p' "
+              "\"$OPTIML_PROBE_CONFIG\" >> " +
+              Record + "\n",
           /*Executable=*/true);
   RunnerOptions Opts;
   Opts.ProbeLibrary = "probe.so";
@@ -87,8 +93,8 @@ TEST(RunnerTest, ProbeMachineryFailureIsAnError) {
       /*Executable=*/true);
   RunnerOptions Opts;
   Opts.ProbeLibrary = D.file("probe.so");
-  auto R = runWithProbe(Prog, ProbeConfig(), D.Path, "reference",
-                        std::nullopt, Opts);
+  auto R = runWithProbe(Prog, ProbeConfig(), D.Path, "reference", std::nullopt,
+                        Opts);
   ASSERT_FALSE(bool(R));
   std::string Msg = toString(R.takeError());
   EXPECT_NE(Msg.find("internal error: the tool could not observe the "
@@ -99,11 +105,11 @@ TEST(RunnerTest, ProbeMachineryFailureIsAnError) {
 
   // The same words about some other file are the program's own output: the
   // run is a result (without a probe result), not an error.
-  std::string Other = D.write(
-      "other",
-      "#!/bin/sh\n"
-      "echo 'optiml-probe: cannot write /elsewhere/x' >&2\n",
-      /*Executable=*/true);
+  std::string Other =
+      D.write("other",
+              "#!/bin/sh\n"
+              "echo 'optiml-probe: cannot write /elsewhere/x' >&2\n",
+              /*Executable=*/true);
   auto R2 = runWithProbe(Other, ProbeConfig(), D.Path, "candidate",
                          std::nullopt, Opts);
   ASSERT_TRUE(bool(R2)) << toString(R2.takeError());

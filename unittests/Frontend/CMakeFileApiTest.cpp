@@ -64,10 +64,9 @@ TEST_F(CMakeFileApiTest, ReadsSourcesAndLinkLine) {
   EXPECT_EQ(T->Sources[0].Language, "CUDA");
   EXPECT_EQ(T->Sources[1].Path, "/abs/host.cpp");
   EXPECT_EQ(T->Sources[1].Language, "CXX");
-  std::vector<std::string> Want = {std::string(Dir) + "/libutil.a", "-lcublas",
-                                   "-Xlinker=-rpath,/opt/lib",
-                                   "-L" + std::string(Dir) + "/lib",
-                                   "/path with space/libx.so"};
+  std::vector<std::string> Want = {
+      std::string(Dir) + "/libutil.a", "-lcublas", "-Xlinker=-rpath,/opt/lib",
+      "-L" + std::string(Dir) + "/lib", "/path with space/libx.so"};
   EXPECT_EQ(T->LinkFlags, Want);
   ASSERT_EQ(T->Notes.size(), 1u);
   EXPECT_EQ(T->Notes[0], "-O3 -DNDEBUG: not passed (link flags)");
@@ -114,9 +113,9 @@ TEST_F(CMakeFileApiTest, DamagedReplyIsNamed) {
 
 TEST(LinkFragmentsTest, OnlyLibrariesAndPaths) {
   std::vector<std::string> Notes;
-  auto F = linkFragmentsForNvcc({"-lfoo", "sub/libbar.a", "-pthread", "x.def",
-                                 "-L/opt", "libz.so.1"},
-                                "/b", Notes);
+  auto F = linkFragmentsForNvcc(
+      {"-lfoo", "sub/libbar.a", "-pthread", "x.def", "-L/opt", "libz.so.1"},
+      "/b", Notes);
   std::vector<std::string> Want = {"-lfoo", "/b/sub/libbar.a", "-L/opt",
                                    "/b/libz.so.1"};
   EXPECT_EQ(F, Want);

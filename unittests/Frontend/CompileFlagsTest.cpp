@@ -15,17 +15,31 @@ bool has(const std::vector<std::string> &V, const std::string &S) {
 }
 
 bool anyStartsWith(const std::vector<std::string> &V, const std::string &S) {
-  return std::any_of(V.begin(), V.end(), [&](const std::string &X) {
-    return X.rfind(S, 0) == 0;
-  });
+  return std::any_of(V.begin(), V.end(),
+                     [&](const std::string &X) { return X.rfind(S, 0) == 0; });
 }
 
 TEST(CompileFlagsTest, TranslatesNvccCommand) {
-  std::vector<std::string> Argv = {
-      "/usr/local/cuda/bin/nvcc", "-Iinclude", "-I", "third_party",
-      "-DUSE_FAST=1", "-std=c++17", "--expt-relaxed-constexpr", "-rdc=true",
-      "-gencode", "arch=compute_90,code=sm_90", "-Xcompiler", "-fPIC,-DHOST=1",
-      "-O3", "-lineinfo", "-x", "cu", "-c", "src/k.cu", "-o", "k.o"};
+  std::vector<std::string> Argv = {"/usr/local/cuda/bin/nvcc",
+                                   "-Iinclude",
+                                   "-I",
+                                   "third_party",
+                                   "-DUSE_FAST=1",
+                                   "-std=c++17",
+                                   "--expt-relaxed-constexpr",
+                                   "-rdc=true",
+                                   "-gencode",
+                                   "arch=compute_90,code=sm_90",
+                                   "-Xcompiler",
+                                   "-fPIC,-DHOST=1",
+                                   "-O3",
+                                   "-lineinfo",
+                                   "-x",
+                                   "cu",
+                                   "-c",
+                                   "src/k.cu",
+                                   "-o",
+                                   "k.o"};
   TranslatedFlags F = translateCompileCommand(Argv, "/proj/build");
   EXPECT_TRUE(has(F.Args, "-I/proj/build/include"));
   EXPECT_TRUE(has(F.Args, "-I/proj/build/third_party"));
@@ -62,18 +76,18 @@ TEST(CompileFlagsTest, ArchForms) {
   EXPECT_EQ(Arch({"--cuda-gpu-arch=sm_70"}), "sm_70");
   EXPECT_EQ(Arch({"-arch=native"}), "none");
   // The first architecture wins; the others are reported as dropped.
-  TranslatedFlags F = translateCompileCommand(
-      {"nvcc", "-gencode", "arch=compute_80,code=sm_80", "-gencode",
-       "arch=compute_90,code=sm_90"},
-      "/");
+  TranslatedFlags F =
+      translateCompileCommand({"nvcc", "-gencode", "arch=compute_80,code=sm_80",
+                               "-gencode", "arch=compute_90,code=sm_90"},
+                              "/");
   EXPECT_EQ(F.GpuArch.value_or(""), "sm_80");
   EXPECT_TRUE(anyStartsWith(F.Dropped, "-gencode arch=compute_90"));
 }
 
 TEST(CompileFlagsTest, ClangCommandKeepsWhatClangKnows) {
   TranslatedFlags F = translateCompileCommand(
-      {"clang++", "-x", "cuda", "--cuda-gpu-arch=sm_90", "-Wall",
-       "-isystem", "/opt/inc", "-include", "pre.h", "-c", "a.cu"},
+      {"clang++", "-x", "cuda", "--cuda-gpu-arch=sm_90", "-Wall", "-isystem",
+       "/opt/inc", "-include", "pre.h", "-c", "a.cu"},
       "/w");
   EXPECT_TRUE(has(F.Args, "-Wall"));
   EXPECT_TRUE(has(F.Args, "/opt/inc"));
@@ -175,13 +189,13 @@ TEST(CompileFlagsTest, OptionsFilesAreExpanded) {
   }
   // Given directly, with its note; an unreadable one is dropped with a
   // reason like any flag clang does not know.
-  TranslatedFlags T = translateCompileCommand(
-      {"nvcc", "@" + P.path("build/nested.rsp"), "-optf", "missing.rsp",
-       "-c", "k.cu"},
-      P.path("build"));
+  TranslatedFlags T =
+      translateCompileCommand({"nvcc", "@" + P.path("build/nested.rsp"),
+                               "-optf", "missing.rsp", "-c", "k.cu"},
+                              P.path("build"));
   EXPECT_TRUE(has(T.Args, "-DNESTED"));
-  EXPECT_TRUE(anyStartsWith(T.Translated, "@" + P.path("build/nested.rsp") +
-                                              " -> -DNESTED"));
+  EXPECT_TRUE(anyStartsWith(T.Translated,
+                            "@" + P.path("build/nested.rsp") + " -> -DNESTED"));
   EXPECT_TRUE(anyStartsWith(T.Dropped, "-optf"));
 }
 

@@ -1,5 +1,5 @@
-#include "optiml/Frontend/Analysis.h"
 #include "optiml/Frontend/ModelBuilder.h"
+#include "optiml/Frontend/Analysis.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Stmt.h"
 #include "clang/Frontend/ASTUnit.h"
@@ -22,8 +22,7 @@ Parsed parse(const std::string &Body) {
   EXPECT_TRUE(bool(Tools)) << llvm::toString(Tools.takeError());
   ParseConfig Config;
   Config.Tools = *Tools;
-  Config.ExtraArgs = {"-nocudainc", "-nocudalib",
-                      "-I" OPTIML_TEST_INPUTS_DIR};
+  Config.ExtraArgs = {"-nocudainc", "-nocudalib", "-I" OPTIML_TEST_INPUTS_DIR};
   std::string Code = "#include \"cuda_mock.h\"\n" + Body;
   auto TU = parseCuda(Code, "/tmp/model-test.cu", Config, CudaSide::Host);
   EXPECT_TRUE(bool(TU));
@@ -147,8 +146,9 @@ void go(float *a) { t<1><<<1, 32>>>(a); t<2><<<1, 64>>>(a); t<1><<<2, 32>>>(a); 
 }
 
 TEST(ModelBuilderTest, LaunchSpansPointAtTheWrittenText) {
-  std::string Body = "__global__ void k(int *a) { a[threadIdx.x] = 1; }\n"
-                     "void go(int *a, int n) { k<<<(n + 127) / 128, 128>>>(a); }\n";
+  std::string Body =
+      "__global__ void k(int *a) { a[threadIdx.x] = 1; }\n"
+      "void go(int *a, int n) { k<<<(n + 127) / 128, 128>>>(a); }\n";
   Parsed P = parse(Body);
   const LaunchSite &L = P.Model.Kernels[0].Launches[0];
   std::string Code = "#include \"cuda_mock.h\"\n" + Body;

@@ -30,13 +30,13 @@ TEST(NvccCompatTest, ANewlineOrACommentBetweenTheChevrons) {
 
 TEST(NvccCompatTest, LeavesEverythingElseAlone) {
   for (const char *Same : {
-           "k<<<g, b>>>(p);",                        // already one token
-           "std::cout << x << y;",                   // shifts
-           "auto s = operator<< <int>(os, 1);",      // a specialization
-           "A<B<C<int>> > v;",                       // a template's `>> >`
-           "const char *s = \"k<< <g, b>> >(p)\";",  // a string
-           "// k<< <g, b>> >(p)\nint x;",            // a comment
-           "x << <",                                 // unterminated
+           "k<<<g, b>>>(p);",                       // already one token
+           "std::cout << x << y;",                  // shifts
+           "auto s = operator<< <int>(os, 1);",     // a specialization
+           "A<B<C<int>> > v;",                      // a template's `>> >`
+           "const char *s = \"k<< <g, b>> >(p)\";", // a string
+           "// k<< <g, b>> >(p)\nint x;",           // a comment
+           "x << <",                                // unterminated
        })
     EXPECT_EQ(normalizeLaunchChevrons(Same), Same) << Same;
 }

@@ -356,8 +356,8 @@ TEST_F(ChatClientTest, EchoedKeyIsMaskedInRepliesAndTheCache) {
     {"type": "string"}, "other": {"type": "string"}}, "required": ["note"]})";
   // json_raw goes out as the model's text: the escaped spelling survives
   // into the client.
-  std::string Raw = "{\"note\": \"your key is " + Key + "\", \"other\": \"" +
-                    Escaped + "\"}";
+  std::string Raw =
+      "{\"note\": \"your key is " + Key + "\", \"other\": \"" + Escaped + "\"}";
   json First = json::object(), Second = json::object();
   First["reply"]["json_raw"] = Raw;
   Second["reply"]["text"] = "echo: " + Key + " and " + FakeKey;

@@ -207,7 +207,8 @@ TEST(ConfigFile, FoundInParentDirectoriesUpToTheProjectRoot) {
 TEST(ConfigFile, NeverBeyondTheProject) {
   SmallString<128> Root;
   ASSERT_FALSE(sys::fs::createUniqueDirectory("llm-config", Root));
-  writeConfig(Root, R"({"llm": {"model": "m", "base_url": "http://gpu-box:8000/v1"}})");
+  writeConfig(
+      Root, R"({"llm": {"model": "m", "base_url": "http://gpu-box:8000/v1"}})");
   // A project below it: its root stops the search.
   SmallString<128> Project(Root), Src(Root);
   sys::path::append(Project, "project");
@@ -220,7 +221,8 @@ TEST(ConfigFile, NeverBeyondTheProject) {
   sys::path::append(Loose, "loose", "dir");
   ASSERT_FALSE(sys::fs::create_directories(Loose));
   EXPECT_FALSE(findConfigFile(Loose).has_value());
-  EXPECT_EQ(configSearchPath(Loose), std::vector<std::string>{std::string(Loose)});
+  EXPECT_EQ(configSearchPath(Loose),
+            std::vector<std::string>{std::string(Loose)});
   Expected<ProjectLLM> P = findProjectLLM({}, Loose, envOf({}));
   ASSERT_TRUE(bool(P)) << toString(P.takeError());
   EXPECT_FALSE(P->Configured);
@@ -245,8 +247,9 @@ TEST(LLMConfig, PlainHTTPOnlyToLoopback) {
       consumeError(C.takeError());
   }
   for (const char *URL :
-       {"http://gpu-box:8000/v1", "http://10.0.0.1/v1", "http://127.0.0.1.evil.com/v1",
-        "http://localhost.evil.com/v1", "http://127.0.0.1@evil.com/v1"}) {
+       {"http://gpu-box:8000/v1", "http://10.0.0.1/v1",
+        "http://127.0.0.1.evil.com/v1", "http://localhost.evil.com/v1",
+        "http://127.0.0.1@evil.com/v1"}) {
     LLMSettings S = withModel("m");
     S.BaseURL = URL;
     Expected<LLMConfig> C = resolveLLMConfig(

@@ -46,9 +46,10 @@ SearchResult sample() {
 }
 
 TEST(ReportTest, HtmlHasTreeCurveDiffAndEvidence) {
-  std::string H = renderHtmlReport(sample(), {"k.cu", "clang-optiml optimize "
-                                                      "k.cu", "mcts",
-                                              "catalog", "stand-in"});
+  std::string H = renderHtmlReport(sample(), {"k.cu",
+                                              "clang-optiml optimize "
+                                              "k.cu",
+                                              "mcts", "catalog", "stand-in"});
   EXPECT_EQ(H.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(H.find("<svg"), std::string::npos);
   EXPECT_NE(H.find("<polyline"), std::string::npos);

@@ -35,7 +35,8 @@ TEST(CatalogPriorTest, RowReductionsFavourWarpPerRow) {
   KernelInfo K;
   K.Class = KernelClass::Reduction;
   double Row = catalogPrior("warp-per-row", K, "memory-bound", -1, nullptr);
-  EXPECT_GT(Row, catalogPrior("restrict-const", K, "memory-bound", -1, nullptr));
+  EXPECT_GT(Row,
+            catalogPrior("restrict-const", K, "memory-bound", -1, nullptr));
   EXPECT_GT(Row, catalogPrior("unroll", K, "memory-bound", -1, nullptr));
   // Without the evidence, no boost.
   K.Class = KernelClass::Map;

@@ -1,7 +1,7 @@
 //===- EvalCacheTest.cpp - Evaluations shared between search runs ---------===//
 
-#include "ToyWorld.h"
 #include "optiml/Search/EvalCache.h"
+#include "ToyWorld.h"
 #include "optiml/Search/Journal.h"
 #include "optiml/Search/Search.h"
 #include "optiml/Support/FileUtil.h"
@@ -301,8 +301,7 @@ TEST(EvalCacheTest, SummaryNamesTheBestAndWhenItWasFound) {
   H.Budget = 8;
   std::string J = summaryToJSON(R, H, "stand-in");
   EXPECT_NE(J.find("\"strategy\": \"greedy\""), std::string::npos) << J;
-  EXPECT_NE(J.find("\"best_evaluation\": " +
-                   std::to_string(R.BestEvaluation)),
+  EXPECT_NE(J.find("\"best_evaluation\": " + std::to_string(R.BestEvaluation)),
             std::string::npos)
       << J;
   EXPECT_NE(J.find("\"evaluations_cached\": 0"), std::string::npos) << J;

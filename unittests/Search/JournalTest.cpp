@@ -124,8 +124,8 @@ TEST(JournalTest, PartialLastLineIsDroppedAndTruncatedOnResume) {
   {
     auto T = readFile(J);
     ASSERT_TRUE(bool(T));
-    ASSERT_FALSE(errorToBool(
-        writeFileAtomically(J, *T + "{\"type\":\"node\",\"id\":")));
+    ASSERT_FALSE(
+        errorToBool(writeFileAtomically(J, *T + "{\"type\":\"node\",\"id\":")));
   }
   auto C = readJournal(D);
   ASSERT_TRUE(bool(C)) << toString(C.takeError());
@@ -428,8 +428,7 @@ TEST(JournalResumeTest, ConcurrentSearchesOnOneDirectory) {
 // repeated, none may be lost, and the budget comes out exact.
 TEST(JournalTest, KilledRunResumesWithoutLosingOrRepeatingEvaluations) {
   std::string D = tempDir();
-  std::string Run = D + "/run", Calls1 = D + "/calls1",
-              Calls2 = D + "/calls2";
+  std::string Run = D + "/run", Calls1 = D + "/calls1", Calls2 = D + "/calls2";
   pid_t Pid = fork();
   ASSERT_GE(Pid, 0);
   if (Pid == 0) {

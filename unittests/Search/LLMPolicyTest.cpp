@@ -259,10 +259,9 @@ TEST_F(LLMPolicyTest, TokenBudgetStopsTheSearchAndRefusalsAreJournaled) {
         N.Checks[0].Check == "proposal") {
       ++Refused;
       EXPECT_EQ(N.Origin, "llm");
-      EXPECT_TRUE(N.RejectReason.find("unknown edit kind") !=
-                      std::string::npos ||
-                  N.RejectReason.find("no kernel named 'nope'") !=
-                      std::string::npos)
+      EXPECT_TRUE(
+          N.RejectReason.find("unknown edit kind") != std::string::npos ||
+          N.RejectReason.find("no kernel named 'nope'") != std::string::npos)
           << N.RejectReason;
     }
     if (N.Status == NodeStatus::Evaluated)
@@ -278,7 +277,9 @@ TEST_F(LLMPolicyTest, TokenBudgetStopsTheSearchAndRefusalsAreJournaled) {
 TEST_F(LLMPolicyTest, EchoedKeyReachesNoJournalReportOrPrompt) {
   const std::string Key = "local-canary-5151-6262-key"; // not key-shaped
   std::string Code = "__global__ void scale(int n, float a, float *x) {\n"
-                     "  // " + Key + "\n"
+                     "  // " +
+                     Key +
+                     "\n"
                      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
                      "  if (i < n)\n    x[i] = a * x[i];\n}";
   json Vectorize = {{"kind", "vectorize"},
@@ -343,8 +344,8 @@ TEST_F(LLMPolicyTest, EchoedKeyReachesNoJournalReportOrPrompt) {
   for (const SearchNode &N : J->Nodes)
     SawMask |= StringRef(N.RejectReason + N.Rationale).contains("[REDACTED]");
   EXPECT_TRUE(SawMask);
-  std::string Html = renderHtmlReport(*R, ReportInfo{FileName, "cmd", "greedy",
-                                                     "llm", "stand-in"});
+  std::string Html = renderHtmlReport(
+      *R, ReportInfo{FileName, "cmd", "greedy", "llm", "stand-in"});
   EXPECT_EQ(Html.find("5151-6262"), std::string::npos);
   // The prompts fed back (the request's body: its headers carry the key).
   for (unsigned I = 1; I < count(); ++I) {
@@ -386,8 +387,7 @@ TEST(ProposalToEdit, CodeGoesToParamsAndTargetsAreChecked) {
   P.ParamsJSON = R"({"width": "four"})";
   auto Bad = proposalToEdit(P);
   ASSERT_FALSE(bool(Bad));
-  EXPECT_NE(toString(Bad.takeError()).find("params.width"),
-            std::string::npos);
+  EXPECT_NE(toString(Bad.takeError()).find("params.width"), std::string::npos);
 }
 
 // The model writes the parameters and the code: text that is not JSON or

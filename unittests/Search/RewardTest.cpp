@@ -113,8 +113,8 @@ TEST(RewardTest, LatencyAndComputeProxies) {
 
 TEST(RewardTest, WeightsParse) {
   RewardWeights W;
-  ASSERT_FALSE(
-      llvm::errorToBool(parseRewardWeights("speedup=2, dram-bytes=0.5,min=-4", W)));
+  ASSERT_FALSE(llvm::errorToBool(
+      parseRewardWeights("speedup=2, dram-bytes=0.5,min=-4", W)));
   EXPECT_EQ(W.Speedup, 2);
   EXPECT_EQ(W.DramBytes, 0.5);
   EXPECT_EQ(W.MinReward, -4);

@@ -1,7 +1,7 @@
 //===- SearchTest.cpp - MCTS, strategies and guardrails on a toy world ----===//
 
-#include "ToyWorld.h"
 #include "optiml/Search/Search.h"
+#include "ToyWorld.h"
 #include "gtest/gtest.h"
 #include <atomic>
 #include <chrono>
@@ -262,8 +262,8 @@ TEST(SearchTest, BackupModes) {
 }
 
 TEST(SearchTest, EveryStrategyRespectsTheBudgetAndNeverRepeats) {
-  for (Strategy S : {Strategy::MCTS, Strategy::Greedy, Strategy::Beam,
-                     Strategy::Random}) {
+  for (Strategy S :
+       {Strategy::MCTS, Strategy::Greedy, Strategy::Beam, Strategy::Random}) {
     Fixture F("abcdef");
     F.W.Factor = {{'a', 1.3}, {'c', 1.1}, {'e', 0.8}};
     F.O.Strat = S;
@@ -380,8 +380,8 @@ public:
     Running = false;
     return R;
   }
-  llvm::Expected<Remeasurement>
-  remeasure(const CandidateSpec &C, const RemeasureOptions &O) override {
+  llvm::Expected<Remeasurement> remeasure(const CandidateSpec &C,
+                                          const RemeasureOptions &O) override {
     return Inner.remeasure(C, O);
   }
   void prefetch(llvm::ArrayRef<CandidateSpec> Next) override {

@@ -55,10 +55,10 @@ TEST(ProcessTest, CrashIsReportedAsSignal) {
 
 TEST(ProcessTest, FloodKeepsTheTail) {
   // About 8 MB of output, 4 KiB kept: the last line must survive.
-  ProcessResult R = runShell(
-      "yes 0123456789012345678901234567890123456789 | head -n 200000; "
-      "echo THE-END",
-      30, 4096);
+  ProcessResult R =
+      runShell("yes 0123456789012345678901234567890123456789 | head -n 200000; "
+               "echo THE-END",
+               30, 4096);
   ASSERT_TRUE(R.succeeded()) << R.describe();
   EXPECT_EQ(R.Stdout.size(), 4096u);
   EXPECT_TRUE(R.stdoutTruncated());
@@ -102,9 +102,9 @@ TEST(ProcessTest, ChildEnvironmentIsAnAllowList) {
   O.Env["OPTIML_SET"] = "yes";
   O.Env["EXTRA_API_KEY"] = "secret5"; // set explicitly: still refused
   auto R = runProcess(O);
-  for (const char *N : {"OPENAI_API_KEY", "SOMEVENDOR_API_KEY", "GITHUB_TOKEN",
-                        "MY_LLM_CRED", "OPTIML_HARMLESS", "CUDA_CACHE_MAXSIZE",
-                        "LC_ALL"})
+  for (const char *N :
+       {"OPENAI_API_KEY", "SOMEVENDOR_API_KEY", "GITHUB_TOKEN", "MY_LLM_CRED",
+        "OPTIML_HARMLESS", "CUDA_CACHE_MAXSIZE", "LC_ALL"})
     ::unsetenv(N);
   ASSERT_TRUE(bool(R)) << toString(R.takeError());
   EXPECT_EQ(R->Stdout.find("secret"), std::string::npos) << R->Stdout;

@@ -1,7 +1,7 @@
 //===- SecretsTest.cpp - Keys out of children, /proc and logs -------------===//
 
-#include "optiml/Support/Process.h"
 #include "optiml/Support/Secrets.h"
+#include "optiml/Support/Process.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "gtest/gtest.h"
@@ -30,8 +30,9 @@ std::string readProcFile(const char *Path) {
 TEST(SecretNames, OnePolicy) {
   for (const char *N :
        {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
-        "MY_SERVER_API_KEY", "hf_token", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY",
-        "DB_PASSWORD", "OPENAI_ORG_ID", "API_KEY", "GOOGLE_APPLICATION_CREDENTIALS"})
+        "MY_SERVER_API_KEY", "hf_token", "GITHUB_TOKEN",
+        "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "OPENAI_ORG_ID", "API_KEY",
+        "GOOGLE_APPLICATION_CREDENTIALS"})
     EXPECT_TRUE(isSecretEnvName(N)) << N;
   for (const char *N : {"PATH", "CUDA_VISIBLE_DEVICES", "OPENAI_BASE_URL",
                         "KEYBOARD", "TOKENIZERS_PARALLELISM"})
@@ -39,9 +40,10 @@ TEST(SecretNames, OnePolicy) {
 }
 
 TEST(SecretNames, ChildAllowList) {
-  for (const char *N : {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL",
-                        "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "NVIDIA_DRIVER_CAPABILITIES",
-                        "LD_LIBRARY_PATH", "NVCC_CCBIN", "CPATH"})
+  for (const char *N :
+       {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES",
+        "CUDA_HOME", "NVIDIA_DRIVER_CAPABILITIES", "LD_LIBRARY_PATH",
+        "NVCC_CCBIN", "CPATH"})
     EXPECT_TRUE(isChildEnvAllowed(N)) << N;
   for (const char *N : {"OPENAI_API_KEY", "CUDA_API_KEY", "MY_LLM_CRED",
                         "OPENAI_BASE_URL", "LD_PRELOAD", "https_proxy",
@@ -61,10 +63,9 @@ TEST(Redaction, KeyShapesWithBoundaries) {
   EXPECT_EQ(redactKeyShapes("token ghp_abcdefghijklmnopqrstuvwxyz0123 x"),
             "token [REDACTED] x");
   // Code that merely contains the letters stays as it is.
-  for (const char *Code :
-       {"int v = mask-offset_value_per_block;", "a risk-free sk-1 task",
-        "http://127.0.0.1:8000/v1", "float api_keys = 2;",
-        "const int bearer = 3;"})
+  for (const char *Code : {"int v = mask-offset_value_per_block;",
+                           "a risk-free sk-1 task", "http://127.0.0.1:8000/v1",
+                           "float api_keys = 2;", "const int bearer = 3;"})
     EXPECT_EQ(redactKeyShapes(Code), Code);
 }
 
@@ -156,9 +157,9 @@ TEST(Secrets, ScrubAtStartup) {
   std::string Filter = "--gtest_filter=ScrubChild.*";
   char *Argv[] = {Self.data(), Filter.data(), nullptr};
   pid_t Pid;
-  ASSERT_EQ(::posix_spawn(&Pid, Self.c_str(), nullptr, nullptr, Argv,
-                          Envp.data()),
-            0);
+  ASSERT_EQ(
+      ::posix_spawn(&Pid, Self.c_str(), nullptr, nullptr, Argv, Envp.data()),
+      0);
   int Status = 0;
   ASSERT_EQ(::waitpid(Pid, &Status, 0), Pid);
   ASSERT_TRUE(WIFEXITED(Status));

@@ -35,18 +35,17 @@ TEST(ThoughtsTest, StrategiesAreCleanedDedupedAndCapped) {
   EXPECT_EQ((*T)[0].Name, "warp shuffles");
   EXPECT_EQ((*T)[0].Idea, "a warp per block");
   EXPECT_EQ((*T)[1].Name, "tree");
-  auto Long = parseThoughts(
-      R"({"strategies": [{"name": ")" + std::string(500, 'n') +
-          R"(", "idea": "x"}]})",
-      3);
+  auto Long = parseThoughts(R"({"strategies": [{"name": ")" +
+                                std::string(500, 'n') + R"(", "idea": "x"}]})",
+                            3);
   ASSERT_TRUE(bool(Long));
   EXPECT_EQ(Long->front().Name.size(), 80u);
 }
 
 TEST(ThoughtsTest, BrokenStrategyRepliesAreErrors) {
-  for (StringRef Bad : {"", "not json", "[]", R"({"strategies": 3})",
-                        R"({"strategies": []})",
-                        R"({"strategies": [{"name": ""}]})"}) {
+  for (StringRef Bad :
+       {"", "not json", "[]", R"({"strategies": 3})", R"({"strategies": []})",
+        R"({"strategies": [{"name": ""}]})"}) {
     auto T = parseThoughts(Bad, 3);
     EXPECT_FALSE(bool(T)) << Bad.str();
     if (!T)
@@ -63,8 +62,8 @@ TEST(ThoughtsTest, ProgramRepliesBecomeKernelCode) {
   EXPECT_EQ(C->Kernels, "__global__ void k() {}\n");
   EXPECT_EQ(C->Launch, "k<<<1, 1>>>();\n");
   EXPECT_TRUE(StringRef(C->Title).ends_with(" (one block)")) << C->Title;
-  for (StringRef Bad : {R"({"kernels": "k"})", R"({"kernels": 1, "launch": ""})",
-                        "[1]", "{"}) {
+  for (StringRef Bad :
+       {R"({"kernels": "k"})", R"({"kernels": 1, "launch": ""})", "[1]", "{"}) {
     auto B = parseProgramReply(Bad, S, {"x", "y"});
     EXPECT_FALSE(bool(B)) << Bad.str();
     if (!B)

@@ -19,7 +19,8 @@ namespace synth {
 namespace {
 
 const ParseConfig *sdkConfig() {
-  static std::optional<ParseConfig> Config = []() -> std::optional<ParseConfig> {
+  static std::optional<ParseConfig> Config =
+      []() -> std::optional<ParseConfig> {
     ToolchainOptions O;
     O.ResourceDir = OPTIML_TEST_RESOURCE_DIR;
     auto T = discoverToolchain(O);
@@ -95,36 +96,37 @@ TEST(WrittenCodeTest, RuntimeApiConstexprAndHarnessMacrosPass) {
 
 TEST(WrittenCodeTest, ShellCommandsAreRefusedHoweverSpelled) {
   REQUIRE_SDK();
-  EXPECT_NE(failures(GoodKernels, std::string("  system(\"touch x\");\n") +
-                                      GoodLaunch)
+  EXPECT_NE(failures(GoodKernels,
+                     std::string("  system(\"touch x\");\n") + GoodLaunch)
                 .find("host code uses 'system'"),
             std::string::npos);
   // A line splice: the compiler reads `system`.
-  EXPECT_NE(failures(GoodKernels, std::string("  sys\\\ntem(\"touch x\");\n") +
-                                      GoodLaunch)
+  EXPECT_NE(failures(GoodKernels,
+                     std::string("  sys\\\ntem(\"touch x\");\n") + GoodLaunch)
                 .find("host code uses 'system'"),
             std::string::npos);
   // Inside a host function of the model's own, called from the launch.
-  EXPECT_NE(failures(std::string(GoodKernels) +
-                         "static int helper() { return (int)(long)popen(\"ls\", "
-                         "\"r\"); }\n",
-                     std::string("  (void)helper();\n") + GoodLaunch)
-                .find("host code uses 'popen'"),
-            std::string::npos);
+  EXPECT_NE(
+      failures(std::string(GoodKernels) +
+                   "static int helper() { return (int)(long)popen(\"ls\", "
+                   "\"r\"); }\n",
+               std::string("  (void)helper();\n") + GoodLaunch)
+          .find("host code uses 'popen'"),
+      std::string::npos);
   // Through a pointer.
-  EXPECT_NE(failures(GoodKernels,
-                     std::string("  auto f = (int (*)(const char *))0;\n"
-                                 "  f(\"ls\");\n") +
-                         GoodLaunch)
-                .find("calls through a pointer"),
-            std::string::npos);
+  EXPECT_NE(
+      failures(GoodKernels, std::string("  auto f = (int (*)(const char *))0;\n"
+                                        "  f(\"ls\");\n") +
+                                GoodLaunch)
+          .find("calls through a pointer"),
+      std::string::npos);
 }
 
 TEST(WrittenCodeTest, HarnessVariablesAreOutOfReach) {
   REQUIRE_SDK();
   // The host arrays: a launch that wrote them could skip the GPU.
-  std::string F = failures(GoodKernels, std::string("  (void)h_a;\n") +
-                                            GoodLaunch);
+  std::string F =
+      failures(GoodKernels, std::string("  (void)h_a;\n") + GoodLaunch);
   EXPECT_NE(F.find("names 'h_a' of the harness"), std::string::npos) << F;
   EXPECT_NE(F.find("(d_a, d_b, rows, cols)"), std::string::npos) << F;
 }
@@ -140,8 +142,7 @@ TEST(WrittenCodeTest, DeclarationsMustBeNew) {
       GoodLaunch);
   EXPECT_NE(F.find("specializes"), std::string::npos) << F;
   // libc's fabs given a body.
-  F = failures(std::string(GoodKernels) +
-                   "double fabs(double) { return 0; }\n",
+  F = failures(std::string(GoodKernels) + "double fabs(double) { return 0; }\n",
                GoodLaunch);
   EXPECT_NE(F.find("declares 'fabs', a name already declared outside it"),
             std::string::npos)
@@ -228,14 +229,18 @@ TEST(WrittenCodeTest, ExplainFailureNamesThePattern) {
     }
     return V;
   };
-  EXPECT_TRUE(StringRef(explainFailure(Runs(0))).starts_with(
-      "wrong at spec sizes, seed 1"));
-  EXPECT_TRUE(StringRef(explainFailure(Runs(1))).starts_with(
-      "right at the first seed, wrong at spec sizes, seed 2"));
-  EXPECT_TRUE(StringRef(explainFailure(Runs(3))).starts_with(
-      "right at the spec's sizes, wrong at edge: every size 1"));
-  EXPECT_TRUE(StringRef(explainFailure(Runs(4))).starts_with(
-      "right at the spec's sizes, wrong at edge: odd sizes"))
+  EXPECT_TRUE(StringRef(explainFailure(Runs(0)))
+                  .starts_with("wrong at spec sizes, seed 1"));
+  EXPECT_TRUE(
+      StringRef(explainFailure(Runs(1)))
+          .starts_with("right at the first seed, wrong at spec sizes, seed 2"));
+  EXPECT_TRUE(
+      StringRef(explainFailure(Runs(3)))
+          .starts_with(
+              "right at the spec's sizes, wrong at edge: every size 1"));
+  EXPECT_TRUE(
+      StringRef(explainFailure(Runs(4)))
+          .starts_with("right at the spec's sizes, wrong at edge: odd sizes"))
       << explainFailure(Runs(4));
 }
 

@@ -70,7 +70,8 @@ checkIntroducedTokens(const clang::LangOptions &LO, llvm::StringRef OldCode,
                       const clang::tooling::Replacements &Repls,
                       const CheckOptions &Opts);
 
-//===-- Edit text through the compiler's lexer (EditText.cpp) --------------===//
+//===-- Edit text through the compiler's lexer (EditText.cpp)
+//--------------===//
 //
 // Edit text is untrusted. It is lexed in place, inside the whole new file,
 // with the language options the compiler uses for that file (digraphs, line
@@ -89,9 +90,9 @@ std::vector<ByteRange> editedRanges(const clang::tooling::Replacements &Repls);
 /// `_Pragma` / `__pragma` there. The one directive edit text may hold is a
 /// loop hint, `#pragma unroll [N]` or `#pragma nounroll`, whose arguments are
 /// only numbers, names, parentheses and arithmetic.
-std::vector<CheckFailure>
-checkEditDirectives(const clang::LangOptions &LO, llvm::StringRef NewCode,
-                    llvm::ArrayRef<ByteRange> Edited);
+std::vector<CheckFailure> checkEditDirectives(const clang::LangOptions &LO,
+                                              llvm::StringRef NewCode,
+                                              llvm::ArrayRef<ByteRange> Edited);
 
 /// Lexical invariance: outside the replaced ranges, \p NewCode lexes to the
 /// same tokens as \p OldCode (same text at the shifted offsets, and every
@@ -115,13 +116,13 @@ checkPreprocessedInvariance(llvm::StringRef FileName, llvm::StringRef OldCode,
                             const ParseConfig &Config, CudaSide Side);
 
 /// Code the edit introduces (declarations and statements inside the text of
-/// \p Repls in \p New) that runs outside the kernel or grows the stack without bound:
-/// constructor, destructor, cleanup, init_priority, section, alias and ifunc
-/// attributes (any spelling: they are Attr kinds), alloca builtins, variable
-/// length arrays; and device functions the edit makes recursive (compared
-/// with \p Old, skipped when it is null); inline asm and calls to printf or heap functions, found by
-/// what they are rather than how they are spelled, unless \p Opts allows
-/// them. \p Side names the parse in messages.
+/// \p Repls in \p New) that runs outside the kernel or grows the stack without
+/// bound: constructor, destructor, cleanup, init_priority, section, alias and
+/// ifunc attributes (any spelling: they are Attr kinds), alloca builtins,
+/// variable length arrays; and device functions the edit makes recursive
+/// (compared with \p Old, skipped when it is null); inline asm and calls to
+/// printf or heap functions, found by what they are rather than how they are
+/// spelled, unless \p Opts allows them. \p Side names the parse in messages.
 std::vector<CheckFailure>
 checkIntroducedCode(clang::ASTContext *Old, clang::ASTContext &New,
                     const clang::tooling::Replacements &Repls,
@@ -136,8 +137,7 @@ std::vector<CheckFailure> checkDeviceCode(clang::ASTContext &Old,
 /// clang's errors in \p TU (at most \p Max), as "type-checks" failures; the
 /// message says which side ("device", "host") when \p Side is set.
 std::vector<CheckFailure> checkCompiles(const ParsedTU &TU,
-                                        llvm::StringRef Side,
-                                        unsigned Max = 5);
+                                        llvm::StringRef Side, unsigned Max = 5);
 
 /// The function \p Name keeps its name, kind (kernel or not), template
 /// parameters and parameter types (qualifiers added to pointees and

@@ -21,8 +21,8 @@
 namespace optiml {
 
 /// A parameter value: integers, numbers, booleans, strings, string lists.
-using ParamValue = std::variant<int64_t, double, bool, std::string,
-                                std::vector<std::string>>;
+using ParamValue =
+    std::variant<int64_t, double, bool, std::string, std::vector<std::string>>;
 
 struct Edit {
   std::string Kind;   ///< "unroll", "launch-config", "replace-function", ...
@@ -33,7 +33,8 @@ struct Edit {
   std::optional<double> getNumber(llvm::StringRef Name) const;
   std::optional<bool> getBool(llvm::StringRef Name) const;
   std::optional<std::string> getString(llvm::StringRef Name) const;
-  std::optional<std::vector<std::string>> getStrings(llvm::StringRef Name) const;
+  std::optional<std::vector<std::string>>
+  getStrings(llvm::StringRef Name) const;
 };
 
 /// What an edit's target names.
@@ -46,8 +47,8 @@ struct ParamSpec {
   std::string Name;
   std::string Description;
   bool Required = false;
-  std::optional<int64_t> Min, Max;       ///< Int range, inclusive
-  std::vector<std::string> Choices;      ///< String: allowed values if any
+  std::optional<int64_t> Min, Max;  ///< Int range, inclusive
+  std::vector<std::string> Choices; ///< String: allowed values if any
   std::optional<ParamValue> Default;
 
   /// The usual shapes, so that a transform's params() reads as a table.
@@ -71,7 +72,7 @@ struct ParamSpec {
 
 /// A failed check, as data: the search journals it and the LLM reads it.
 struct CheckFailure {
-  std::string Check;   ///< "type-checks", "signature", "scope", "macro", ...
+  std::string Check; ///< "type-checks", "signature", "scope", "macro", ...
   std::string File;
   unsigned Line = 0, Column = 0;
   std::string Message;

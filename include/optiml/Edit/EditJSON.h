@@ -1,4 +1,5 @@
-//===- EditJSON.h - Edits as JSON: parse, validate, print, schema -*- C++ -*-===//
+//===- EditJSON.h - Edits as JSON: parse, validate, print, schema -*- C++
+//-*-===//
 //
 // The one place that reads and writes edit documents. Parsing is strict:
 // unknown kinds, unknown or missing fields, mistyped or out-of-range

@@ -73,9 +73,7 @@ public:
   virtual llvm::Expected<clang::tooling::Replacements>
   apply(const EditContext &Ctx, const Edit &E) const = 0;
   /// Extra nvcc flags (only compile-flags uses this).
-  virtual std::vector<std::string> nvccFlags(const Edit &E) const {
-    return {};
-  }
+  virtual std::vector<std::string> nvccFlags(const Edit &E) const { return {}; }
   /// One line for AppliedEdit::Summary (default: kind, target, params).
   virtual std::string summary(const Edit &E) const;
   /// Whether apply() may insert new `__device__` helper functions (right

@@ -124,10 +124,10 @@ struct StagedSource {
 /// \p IncludedFrom names the chain of user files from the main file down to
 /// \p AbsSource's includer (BuildOptions::IncludedFrom), a tree of copies of
 /// that chain in which every copy starts with a #line naming the original.
-llvm::Expected<StagedSource> stageSource(llvm::StringRef Staging,
-                                         llvm::StringRef AbsSource,
-                                         llvm::StringRef Text, bool TextGiven,
-                                         llvm::ArrayRef<std::string> IncludedFrom);
+llvm::Expected<StagedSource>
+stageSource(llvm::StringRef Staging, llvm::StringRef AbsSource,
+            llvm::StringRef Text, bool TextGiven,
+            llvm::ArrayRef<std::string> IncludedFrom);
 
 class Builder {
 public:

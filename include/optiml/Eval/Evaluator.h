@@ -1,4 +1,5 @@
-//===- Evaluator.h - Build, verify, time and profile a candidate -*- C++ -*-===//
+//===- Evaluator.h - Build, verify, time and profile a candidate -*- C++
+//-*-===//
 //
 // The judge every candidate faces (docs/eval.md):
 //   1. build the candidate (and the original) with nvcc;
@@ -166,7 +167,7 @@ struct MetricsReport {
   bool Available = false;
   std::string Problem;
   std::map<std::string, double> Values;
-  std::string Bound; ///< memory-bound, compute-bound, latency-bound
+  std::string Bound;   ///< memory-bound, compute-bound, latency-bound
   std::string Verdict; ///< one line
   double DramGBs = 0;
   double DramFraction = -1; ///< of peak, when the peak is known

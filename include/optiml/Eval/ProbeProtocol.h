@@ -1,4 +1,5 @@
-//===- ProbeProtocol.h - What the evaluator and the probe exchange -*- C++ -*-===//
+//===- ProbeProtocol.h - What the evaluator and the probe exchange -*- C++
+//-*-===//
 //
 // liboptiml-probe.so is loaded into the unmodified candidate program with
 // CUDA_INJECTION64_PATH. The evaluator tells it what to do through a JSON
@@ -158,7 +159,7 @@ struct BufferCheck {
 };
 
 struct LaunchRecord {
-  std::string Kernel; ///< demangled name
+  std::string Kernel;   ///< demangled name
   unsigned Ordinal = 0; ///< n-th launch of this kernel in the program
   unsigned Grid[3] = {1, 1, 1};
   unsigned Block[3] = {1, 1, 1};
@@ -170,8 +171,8 @@ struct LaunchRecord {
   /// "host" when some or all were copied back and compared there.
   std::string ComparedOn;
   std::vector<BufferCheck> Buffers;
-  std::vector<double> TimesMs;               ///< Time mode: one per replay
-  std::map<std::string, double> Metrics;     ///< Metrics mode
+  std::vector<double> TimesMs;           ///< Time mode: one per replay
+  std::map<std::string, double> Metrics; ///< Metrics mode
   /// Metrics mode: how the profiler's passes were run. "user": the probe
   /// replayed the launch once per pass from the pre-launch state, cleaning
   /// L2 before each; "kernel": CUPTI replayed it inside the launch (used

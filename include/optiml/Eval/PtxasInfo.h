@@ -18,8 +18,8 @@ namespace optiml {
 
 struct KernelResources {
   std::string Mangled; ///< as ptxas names it, e.g. _Z5saxpyifPKfPf
-  std::string Name;    ///< demangled, without parameters: "ops::scale<float, 256>"
-  std::string Arch;    ///< sm_90
+  std::string Name; ///< demangled, without parameters: "ops::scale<float, 256>"
+  std::string Arch; ///< sm_90
   unsigned Registers = 0;
   unsigned Barriers = 0;
   uint64_t StackBytes = 0;

@@ -1,4 +1,5 @@
-//===- Runner.h - Run a built program on a GPU, probed or sanitized -*- C++ -*-===//
+//===- Runner.h - Run a built program on a GPU, probed or sanitized -*- C++
+//-*-===//
 //
 // One run of a candidate program: in its own process group with a time
 // limit (support/Process), on one GPU (CUDA_VISIBLE_DEVICES), with the
@@ -76,12 +77,10 @@ std::string probeMachineryFailure(llvm::StringRef Stderr);
 /// Runs \p Binary with the probe in \p Config's mode; the config and result
 /// files go to \p RunDir as <Label>.config.json / <Label>.result.json.
 /// Errors only when the run cannot be set up.
-llvm::Expected<ProgramRun> runWithProbe(llvm::StringRef Binary,
-                                        ProbeConfig Config,
-                                        llvm::StringRef RunDir,
-                                        llvm::StringRef Label,
-                                        std::optional<unsigned> Device,
-                                        const RunnerOptions &Opts);
+llvm::Expected<ProgramRun>
+runWithProbe(llvm::StringRef Binary, ProbeConfig Config, llvm::StringRef RunDir,
+             llvm::StringRef Label, std::optional<unsigned> Device,
+             const RunnerOptions &Opts);
 
 /// Runs \p Binary without instrumentation.
 llvm::Expected<ProgramRun> runPlain(llvm::StringRef Binary,

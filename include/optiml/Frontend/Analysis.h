@@ -36,8 +36,8 @@ public:
 
 struct AnalyzeOptions {
   ToolchainOptions Tools;
-  std::string BuildDir;               ///< -p; empty: no compile database
-  std::vector<std::string> ExtraArgs; ///< after `--`
+  std::string BuildDir;                 ///< -p; empty: no compile database
+  std::vector<std::string> ExtraArgs;   ///< after `--`
   llvm::raw_ostream *Verbose = nullptr; ///< -v: notes go here
 };
 
@@ -57,9 +57,9 @@ llvm::Expected<std::string> readCudaSource(llvm::StringRef Path,
                                            bool ForcedCuda);
 
 /// Resolves toolchain and flags for \p Path (compile database, `--` args).
-llvm::Expected<ParseConfig> makeParseConfig(llvm::StringRef Path,
-                                            const AnalyzeOptions &Opts,
-                                            TranslatedFlags *FlagsOut = nullptr);
+llvm::Expected<ParseConfig>
+makeParseConfig(llvm::StringRef Path, const AnalyzeOptions &Opts,
+                TranslatedFlags *FlagsOut = nullptr);
 
 /// Everything at once. Compile errors are an error whose message carries
 /// clang's diagnostics.

@@ -1,4 +1,5 @@
-//===- KernelModel.h - What the optimizer knows about each kernel -*- C++ -*-===//
+//===- KernelModel.h - What the optimizer knows about each kernel -*- C++
+//-*-===//
 //
 // The kernel model is plain data built from a parsed translation unit. It is
 // what `clang-optiml analyze` prints, what catalog edits read to decide
@@ -37,9 +38,9 @@ struct SourceSpan {
 struct ParamInfo {
   unsigned Index = 0;
   std::string Name;
-  std::string Type;        ///< as written, e.g. "const float *__restrict__"
+  std::string Type; ///< as written, e.g. "const float *__restrict__"
   bool IsPointer = false;
-  std::string ElementType; ///< pointee (pointers) or the type itself
+  std::string ElementType;  ///< pointee (pointers) or the type itself
   unsigned ElementSize = 0; ///< bytes; 0 if dependent or incomplete
   bool IsConst = false;     ///< pointee is const (pointers) / param is const
   bool IsRestrict = false;  ///< the pointer is __restrict__
@@ -55,21 +56,22 @@ struct LaunchSite {
   std::string Caller; ///< function the launch is in
   std::string File;   ///< the file the launch is written in (absolute)
   SourceSpan Range;   ///< the whole `k<<<...>>>(...)` expression
-  std::string Grid, Block, Shared, Stream; ///< as written; Shared/Stream may be empty
-  SourceSpan GridRange, BlockRange;        ///< for rewriting
-  std::vector<std::string> TemplateArgs;   ///< explicit or deduced
-  std::vector<std::string> Args;           ///< kernel arguments as written
+  std::string Grid, Block, Shared,
+      Stream;                       ///< as written; Shared/Stream may be empty
+  SourceSpan GridRange, BlockRange; ///< for rewriting
+  std::vector<std::string> TemplateArgs; ///< explicit or deduced
+  std::vector<std::string> Args;         ///< kernel arguments as written
   bool InMacro = false; ///< the launch is written inside a macro expansion
 };
 
 struct LoopInfo {
-  std::string Id; ///< <kernel>/loop0.1
+  std::string Id;   ///< <kernel>/loop0.1
   std::string Kind; ///< for, while, do, range-for
   SourceSpan Range;
-  std::string Parent; ///< enclosing loop id, empty at top level
-  unsigned Depth = 0; ///< 0 for a top-level loop
-  std::string InductionVar; ///< empty if not recognized
-  std::string Init, Bound, Step; ///< as written (for loops)
+  std::string Parent;               ///< enclosing loop id, empty at top level
+  unsigned Depth = 0;               ///< 0 for a top-level loop
+  std::string InductionVar;         ///< empty if not recognized
+  std::string Init, Bound, Step;    ///< as written (for loops)
   std::optional<int64_t> TripCount; ///< when constant
   bool HasUnrollPragma = false;
   /// Loop bound depends on threadIdx/blockIdx (e.g. grid-stride loop).
@@ -79,17 +81,17 @@ struct LoopInfo {
 enum class AddressSpace { Global, Shared, Local };
 /// How consecutive threads (threadIdx.x, x+1, ...) address memory.
 enum class Coalescing {
-  Unit,     ///< index grows by 1 per thread: coalesced
-  Uniform,  ///< same address for every thread of a warp (broadcast)
-  Strided,  ///< grows by a constant or symbolic stride other than 1
-  Unknown,  ///< non-affine (indirect, division, ...)
+  Unit,    ///< index grows by 1 per thread: coalesced
+  Uniform, ///< same address for every thread of a warp (broadcast)
+  Strided, ///< grows by a constant or symbolic stride other than 1
+  Unknown, ///< non-affine (indirect, division, ...)
 };
 
 struct MemoryAccess {
   AddressSpace Space = AddressSpace::Global;
-  std::string Base;        ///< parameter or shared array name
-  int ParamIndex = -1;     ///< parameter index for global accesses
-  std::string Index;       ///< index expression as written
+  std::string Base;    ///< parameter or shared array name
+  int ParamIndex = -1; ///< parameter index for global accesses
+  std::string Index;   ///< index expression as written
   bool IsRead = false;
   bool IsWrite = false;
   bool IsAtomic = false;
@@ -123,7 +125,7 @@ struct KernelInfo {
   /// The file that defines the kernel (absolute): the main file or a user
   /// file it includes (a header, an included .cu). Edits rewrite it.
   std::string File;
-  SourceSpan Range;          ///< the definition
+  SourceSpan Range; ///< the definition
   SourceSpan BodyRange;
   bool IsTemplate = false;
   std::vector<std::string> TemplateParams;
@@ -139,9 +141,9 @@ struct KernelInfo {
   std::vector<CallSite> Syncthreads;
   std::vector<CallSite> Atomics;
   std::vector<CallSite> MathCalls;
-  std::vector<CallSite> DeviceCalls; ///< __device__ helpers called
+  std::vector<CallSite> DeviceCalls;    ///< __device__ helpers called
   std::vector<CallSite> WarpPrimitives; ///< __shfl_*, __syncwarp, ballot...
-  bool Uses2DThreads = false; ///< threadIdx.y / blockIdx.y appear
+  bool Uses2DThreads = false;           ///< threadIdx.y / blockIdx.y appear
   KernelClass Class = KernelClass::Map;
   std::string ClassReason; ///< why this class was chosen
 };

@@ -86,9 +86,9 @@ struct ParsedTU {
 
 /// Parses \p Code as if it were the file \p FileName (quoted includes are
 /// found relative to its directory); with Config.MainFile, parses that file
-/// with \p Code in place of the file \p FileName that it includes. Never fails on compile errors: they are
-/// in Diags, and the AST holds what clang recovered. Fails only when clang
-/// could not run at all (bad arguments).
+/// with \p Code in place of the file \p FileName that it includes. Never fails
+/// on compile errors: they are in Diags, and the AST holds what clang
+/// recovered. Fails only when clang could not run at all (bad arguments).
 llvm::Expected<ParsedTU> parseCuda(llvm::StringRef Code,
                                    llvm::StringRef FileName,
                                    const ParseConfig &Config, CudaSide Side);

@@ -18,7 +18,7 @@ namespace optiml {
 
 struct ReportInfo {
   std::string File;
-  std::string Command;  ///< how the search was run
+  std::string Command; ///< how the search was run
   std::string Strategy;
   std::string Policy;
   std::string Evaluator; ///< CandidateEvaluator::describe()

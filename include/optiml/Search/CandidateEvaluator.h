@@ -1,4 +1,5 @@
-//===- CandidateEvaluator.h - What the search asks of an evaluator -*- C++ -*-===//
+//===- CandidateEvaluator.h - What the search asks of an evaluator -*- C++
+//-*-===//
 //
 // The search sees evaluation through this small interface: one candidate
 // program in, one outcome out (compiled? verified? how fast, how noisy, which

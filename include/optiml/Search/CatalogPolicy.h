@@ -1,4 +1,5 @@
-//===- CatalogPolicy.h - The built-in policy, and the real applier -*- C++ -*-===//
+//===- CatalogPolicy.h - The built-in policy, and the real applier -*- C++
+//-*-===//
 //
 // CatalogPolicy proposes every applicable catalog edit (the suggestions of
 // each transform's prepare() over the program's kernel model) with a prior

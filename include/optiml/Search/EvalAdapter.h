@@ -49,8 +49,8 @@ public:
   llvm::Expected<EvalOutcome>
   evaluateOriginal(const CandidateSpec &Original) override;
   llvm::Expected<EvalOutcome> evaluate(const CandidateSpec &C) override;
-  llvm::Expected<Remeasurement>
-  remeasure(const CandidateSpec &C, const RemeasureOptions &RO) override;
+  llvm::Expected<Remeasurement> remeasure(const CandidateSpec &C,
+                                          const RemeasureOptions &RO) override;
   /// Builds in the background (the builder's cache serves them later).
   void prefetch(llvm::ArrayRef<CandidateSpec> Next) override;
   std::string describe() const override;

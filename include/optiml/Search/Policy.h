@@ -35,8 +35,8 @@ struct TriedAction {
 
 struct PolicyContext {
   llvm::StringRef FileName;
-  llvm::StringRef Source;           ///< the program state being expanded
-  llvm::ArrayRef<Edit> Path;        ///< edits from the original to here
+  llvm::StringRef Source;              ///< the program state being expanded
+  llvm::ArrayRef<Edit> Path;           ///< edits from the original to here
   llvm::ArrayRef<std::string> Kernels; ///< targets; empty: every kernel
   const EvalOutcome *Last = nullptr;   ///< this state's evaluation (profile)
   const EvalOutcome *Original = nullptr;

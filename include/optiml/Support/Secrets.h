@@ -1,4 +1,5 @@
-//===- Secrets.h - API keys: kept in memory, out of children and logs ------===//
+//===- Secrets.h - API keys: kept in memory, out of children and logs
+//------===//
 //
 // The one secret policy of the tool:
 //
@@ -36,9 +37,9 @@ bool isSecretEnvName(llvm::StringRef Name);
 /// LD_LIBRARY_PATH, and the host compiler's CPATH, C_INCLUDE_PATH,
 /// CPLUS_INCLUDE_PATH and LIBRARY_PATH; and the names listed,
 /// comma-separated, in OPTIML_PASS_ENV (what the user's program needs).
-/// Never a secret name (isSecretEnvName) nor a captured one. Variables the tool sets for a
-/// child itself (ProcessOptions::Env) are passed whatever their name,
-/// secrets excepted.
+/// Never a secret name (isSecretEnvName) nor a captured one. Variables the tool
+/// sets for a child itself (ProcessOptions::Env) are passed whatever their
+/// name, secrets excepted.
 bool isChildEnvAllowed(llvm::StringRef Name);
 
 /// What scrubEnvironmentAtStartup did.

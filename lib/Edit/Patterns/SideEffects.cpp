@@ -70,7 +70,8 @@ public:
       if (B->isAssignmentOp() && !writesOwnLocal(B->getLHS(), Owner))
         return true;
     if (const auto *U = dyn_cast<UnaryOperator>(S))
-      if (U->isIncrementDecrementOp() && !writesOwnLocal(U->getSubExpr(), Owner))
+      if (U->isIncrementDecrementOp() &&
+          !writesOwnLocal(U->getSubExpr(), Owner))
         return true;
     if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S))
       if (Op->isAssignmentOp() && !writesOwnLocal(Op->getArg(0), Owner))

@@ -1,4 +1,5 @@
-//===- SideEffects.h - What an expression may change -------------*- C++ -*-===//
+//===- SideEffects.h - What an expression may change -------------*- C++
+//-*-===//
 //
 // Private to lib/Edit. Several rewrites move or skip code: a declaration
 // before an all-pairs loop is skipped by threads outside the bounds, a loop

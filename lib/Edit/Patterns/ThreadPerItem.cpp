@@ -19,7 +19,8 @@ using namespace llvm;
 
 namespace optiml {
 
-//===--- The map shape -----------------------------------------------------===//
+//===--- The map shape
+//-----------------------------------------------------===//
 
 static std::string typeText(const VarDecl *VD) {
   PrintingPolicy PP(VD->getASTContext().getLangOpts());
@@ -91,15 +92,17 @@ std::optional<MapPattern> matchMapPattern(const EditContext &Ctx,
   }
   const auto *If = dyn_cast<IfStmt>(Stmts[DeclAt + 1]);
   if (!If || If->getElse() || If->getInit() || If->getConditionVariable()) {
-    WhyNot = "the index '" + P.IndexName +
-             "' is not followed at once by a bounds guard 'if (" +
-             P.IndexName + " < n)' (found '" +
-             StringRef(stmtText(Ctx, Stmts[DeclAt + 1])).split('\n').first.str() +
-             "')";
+    WhyNot =
+        "the index '" + P.IndexName +
+        "' is not followed at once by a bounds guard 'if (" + P.IndexName +
+        " < n)' (found '" +
+        StringRef(stmtText(Ctx, Stmts[DeclAt + 1])).split('\n').first.str() +
+        "')";
     return std::nullopt;
   }
   P.Guard = If;
-  const auto *Cond = dyn_cast<BinaryOperator>(If->getCond()->IgnoreParenImpCasts());
+  const auto *Cond =
+      dyn_cast<BinaryOperator>(If->getCond()->IgnoreParenImpCasts());
   std::string CondText = exprText(Ctx, If->getCond());
   auto Bad = [&](StringRef What) {
     WhyNot = ("the guard 'if (" + CondText + ")' " + What).str();
@@ -172,8 +175,8 @@ std::optional<MapPattern> matchMapPattern(const EditContext &Ctx,
     P.BodyEnd = Last->End.Offset;
     P.RegionEnd = P.BodyEnd;
     std::string Inner = Ctx.Code.slice(P.BodyBegin, P.BodyEnd).str();
-    P.BodyBlock = "{\n" + P.Indent + "  " + reindent(Inner, 2) + "\n" +
-                  P.Indent + "}";
+    P.BodyBlock =
+        "{\n" + P.Indent + "  " + reindent(Inner, 2) + "\n" + P.Indent + "}";
   } else {
     auto ThenSpan = stmtSpan(Ctx, Then);
     if (!ThenSpan) {
@@ -195,13 +198,12 @@ std::optional<MapPattern> matchMapPattern(const EditContext &Ctx,
               .slice(P.BodyBegin - (P.BodyBegin > 0 ? 1 : 0), P.BodyBegin)
               .trim(" \t")
               .empty() &&
-          Ctx.Code.rfind('\n', P.BodyBegin) >
-              Ctx.Code.rfind(')', P.BodyBegin);
+          Ctx.Code.rfind('\n', P.BodyBegin) > Ctx.Code.rfind(')', P.BodyBegin);
       (void)OwnLine;
-      P.BodyBlock = "{\n" + P.Indent + "  " +
-                    reindent(Inner, int(P.Indent.size() + 2) -
-                                        int(ThenIndent.size())) +
-                    "\n" + P.Indent + "}";
+      P.BodyBlock =
+          "{\n" + P.Indent + "  " +
+          reindent(Inner, int(P.Indent.size() + 2) - int(ThenIndent.size())) +
+          "\n" + P.Indent + "}";
     }
   }
   return P;
@@ -249,7 +251,8 @@ std::string elementwiseBodyProblem(const EditContext &Ctx,
   return "";
 }
 
-//===--- The one-item-per-thread shape, any dimension ----------------------===//
+//===--- The one-item-per-thread shape, any dimension
+//----------------------===//
 
 /// `i < n`, `n > i`, `i <= n - 1`: the bound n. For the early-return form
 /// the negation: `i >= n`, `n <= i`.
@@ -277,9 +280,9 @@ std::optional<ThreadItem> matchThreadItem(const FunctionDecl *Kernel,
   auto It = Body->body_begin(), End = Body->body_end();
   for (; It != End; ++It) {
     const auto *DS = dyn_cast<DeclStmt>(*It);
-    const VarDecl *V =
-        DS && DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl())
-                                 : nullptr;
+    const VarDecl *V = DS && DS->isSingleDecl()
+                           ? dyn_cast<VarDecl>(DS->getSingleDecl())
+                           : nullptr;
     if (V && V->getInit() && V->getType()->isIntegerType()) {
       if (auto D = linearIndexDim(V->getInit(), /*ThroughHelpers=*/true)) {
         T.Index = V;
@@ -337,8 +340,8 @@ std::optional<ThreadItem> matchThreadItem(const FunctionDecl *Kernel,
              "' is compared with is not a single 'i < n' bound";
     return std::nullopt;
   }
-  if (mentions(T.Bound, T.Index) || llvm::is_contained(
-                                        writtenDecls(Body), T.Index)) {
+  if (mentions(T.Bound, T.Index) ||
+      llvm::is_contained(writtenDecls(Body), T.Index)) {
     WhyNot = "the index '" + T.Index->getName().str() + "' is written";
     return std::nullopt;
   }

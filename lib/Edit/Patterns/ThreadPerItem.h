@@ -1,4 +1,5 @@
-//===- ThreadPerItem.h - One item per thread behind a bounds guard -*- C++ -*-===//
+//===- ThreadPerItem.h - One item per thread behind a bounds guard -*- C++
+//-*-===//
 //
 // Private to lib/Edit. The shape most naive kernels have: each thread
 // computes its global index, checks it against a bound and handles one item
@@ -33,7 +34,8 @@ class VarDecl;
 
 namespace optiml {
 
-//===--- The map shape -----------------------------------------------------===//
+//===--- The map shape
+//-----------------------------------------------------===//
 
 /// `T i = blockIdx.x * blockDim.x + threadIdx.x;` followed at once by the
 /// guard `if (i < n) body` as the kernel's last statement, or by
@@ -70,10 +72,10 @@ std::optional<MapPattern> matchMapPattern(const EditContext &Ctx,
 /// than through the index, does not synchronize, use shared memory or warp
 /// primitives, return, or write the index or the bound. Empty when fine,
 /// else the reason.
-std::string elementwiseBodyProblem(const EditContext &Ctx,
-                                   const MapPattern &P);
+std::string elementwiseBodyProblem(const EditContext &Ctx, const MapPattern &P);
 
-//===--- The one-item-per-thread shape, any dimension ----------------------===//
+//===--- The one-item-per-thread shape, any dimension
+//----------------------===//
 
 /// `T i = <linear index in D>;` followed by `if (i < n) body` as the last
 /// statement of the kernel, or by `if (i >= n) return;` and the rest.

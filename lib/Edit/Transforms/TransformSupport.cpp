@@ -23,7 +23,8 @@ using namespace llvm;
 
 namespace optiml {
 
-//===--- Spans and text ----------------------------------------------------===//
+//===--- Spans and text
+//----------------------------------------------------===//
 
 std::string spliceText(StringRef Code, unsigned Begin, unsigned End,
                        std::vector<TextEdit> Edits) {
@@ -44,7 +45,7 @@ std::string spliceText(StringRef Code, unsigned Begin, unsigned End,
 }
 
 static std::optional<SourceSpan> tokenSpan(const EditContext &Ctx,
-                                          const Stmt *S) {
+                                           const Stmt *S) {
   return fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
                   S->getSourceRange(), Ctx.file());
 }
@@ -218,9 +219,8 @@ std::string indentLines(StringRef Text, StringRef Prefix) {
   bool First = true;
   while (Start <= Text.size()) {
     size_t NL = Text.find('\n', Start);
-    StringRef Line = Text.substr(Start, NL == StringRef::npos
-                                            ? StringRef::npos
-                                            : NL - Start);
+    StringRef Line = Text.substr(Start, NL == StringRef::npos ? StringRef::npos
+                                                              : NL - Start);
     if (!First && !Line.trim().empty())
       Out += Prefix.str();
     Out += Line.str();
@@ -239,7 +239,8 @@ std::string where(const EditContext &Ctx, const Stmt *S) {
   return std::to_string(P.Line) + ":" + std::to_string(P.Column);
 }
 
-//===--- Expressions -------------------------------------------------------===//
+//===--- Expressions
+//-------------------------------------------------------===//
 
 static bool isBuiltin(const Expr *E, StringRef Var, char Dim) {
   auto B = asBuiltinVar(E ? E->IgnoreParenCasts() : nullptr);
@@ -361,8 +362,7 @@ bool callsFunction(const Stmt *S, StringRef Prefix) {
     return false;
   if (const auto *C = dyn_cast<CallExpr>(S))
     if (const FunctionDecl *FD = C->getDirectCallee())
-      if (FD->getDeclName().isIdentifier() &&
-          FD->getName().starts_with(Prefix))
+      if (FD->getDeclName().isIdentifier() && FD->getName().starts_with(Prefix))
         return true;
   if (const auto *DS = dyn_cast<DeclStmt>(S))
     for (const Decl *X : DS->decls())
@@ -462,8 +462,8 @@ static Variance varianceOf(const Expr *E, const DenseSet<const ValueDecl *> &W,
     if (isa<ParmVarDecl>(VD))
       return V;
     if (!VD->isLocalVarDecl()) {
-      V.Unknown = !VD->getType().isConstQualified() &&
-                  !VD->hasAttr<CUDAConstantAttr>();
+      V.Unknown =
+          !VD->getType().isConstQualified() && !VD->hasAttr<CUDAConstantAttr>();
       return V;
     }
     if (VD->hasAttr<CUDASharedAttr>() || !VD->hasInit() ||
@@ -480,7 +480,8 @@ static Variance varianceOf(const Expr *E, const DenseSet<const ValueDecl *> &W,
     return V;
   }
   // &p[i] is an address, not a load.
-  if (const auto *U = dyn_cast<UnaryOperator>(E); U && U->getOpcode() == UO_AddrOf)
+  if (const auto *U = dyn_cast<UnaryOperator>(E);
+      U && U->getOpcode() == UO_AddrOf)
     if (const auto *A =
             dyn_cast<ArraySubscriptExpr>(U->getSubExpr()->IgnoreParens()))
       return join(varianceOf(A->getBase(), W, Visiting),
@@ -522,8 +523,8 @@ static bool uniformImpl(const Expr *E, const FunctionDecl *K, unsigned Depth) {
       return;
     if (const auto *X = dyn_cast<Expr>(N)) {
       if (auto B = asBuiltinVar(X)) {
-        Ok = B->Var == "blockIdx" || B->Var == "blockDim" ||
-             B->Var == "gridDim";
+        Ok =
+            B->Var == "blockIdx" || B->Var == "blockDim" || B->Var == "gridDim";
         return;
       }
     }
@@ -557,7 +558,8 @@ bool isBlockUniform(const Expr *E, const FunctionDecl *Kernel) {
   return uniformImpl(E, Kernel, 0);
 }
 
-std::optional<int64_t> integerConstantValue(const Expr *E, const ASTContext &AST) {
+std::optional<int64_t> integerConstantValue(const Expr *E,
+                                            const ASTContext &AST) {
   if (!E || E->isValueDependent() || E->isTypeDependent())
     return std::nullopt;
   if (auto V = E->getIntegerConstantExpr(AST))
@@ -672,7 +674,8 @@ const Stmt *firstJump(const Stmt *S) {
   return isa<ReturnStmt, GotoStmt>(S) ? S : nullptr;
 }
 
-//===--- Launch sites ------------------------------------------------------===//
+//===--- Launch sites
+//------------------------------------------------------===//
 
 const CUDAKernelCallExpr *findLaunchCall(const EditContext &Ctx,
                                          const LaunchSite &L) {
@@ -767,9 +770,9 @@ std::optional<int64_t> intValue(const Expr *E, const ASTContext &AST) {
   return std::nullopt;
 }
 
-std::optional<CeilDiv> matchCeilDiv(
-    const Expr *E,
-    function_ref<std::optional<int64_t>(const Expr *)> Value) {
+std::optional<CeilDiv>
+matchCeilDiv(const Expr *E,
+             function_ref<std::optional<int64_t>(const Expr *)> Value) {
   auto Lit = [&](const Expr *X) -> std::optional<int64_t> {
     if (Value)
       return Value(X);
@@ -784,7 +787,8 @@ std::optional<CeilDiv> matchCeilDiv(
   if (!DV)
     return std::nullopt;
   int64_t B = *DV;
-  const auto *Num = dyn_cast<BinaryOperator>(Div->getLHS()->IgnoreParenImpCasts());
+  const auto *Num =
+      dyn_cast<BinaryOperator>(Div->getLHS()->IgnoreParenImpCasts());
   if (!Num)
     return std::nullopt;
   CeilDiv C;
@@ -792,7 +796,8 @@ std::optional<CeilDiv> matchCeilDiv(
   C.DivisorExpr = Div->getRHS();
   // (E + B - 1) parses as ((E + B) - 1).
   if (Num->getOpcode() == BO_Sub && Lit(Num->getRHS()) == 1) {
-    const auto *Add = dyn_cast<BinaryOperator>(Num->getLHS()->IgnoreParenImpCasts());
+    const auto *Add =
+        dyn_cast<BinaryOperator>(Num->getLHS()->IgnoreParenImpCasts());
     if (Add && Add->getOpcode() == BO_Add && Lit(Add->getRHS()) == B) {
       C.Numerator = Add->getLHS();
       return C;
@@ -821,15 +826,14 @@ std::string ceilDivGridText(const EditContext &Ctx, const GridExpr &G,
   if (auto C = matchCeilDiv(G.E)) {
     std::string N = exprText(Ctx, C->Numerator);
     int64_t B = C->Divisor * K;
-    return "(" + N + " + " + std::to_string(B - 1) + ") / " +
-           std::to_string(B);
+    return "(" + N + " + " + std::to_string(B - 1) + ") / " + std::to_string(B);
   }
   std::string Text = G.Text;
   const Expr *E = G.E->IgnoreParenImpCasts();
-  bool Tight = isa<DeclRefExpr>(E) || isa<IntegerLiteral>(E) ||
-               isa<ParenExpr>(G.E) || isa<CallExpr>(E) ||
-               (isa<BinaryOperator>(E) &&
-                cast<BinaryOperator>(E)->isMultiplicativeOp());
+  bool Tight =
+      isa<DeclRefExpr>(E) || isa<IntegerLiteral>(E) || isa<ParenExpr>(G.E) ||
+      isa<CallExpr>(E) ||
+      (isa<BinaryOperator>(E) && cast<BinaryOperator>(E)->isMultiplicativeOp());
   if (!Tight)
     Text = "(" + Text + ")";
   return "(" + Text + " + " + std::to_string(K - 1) + ") / " +
@@ -841,7 +845,8 @@ std::optional<std::vector<int64_t>> launchBlockSizesX(const EditContext &Ctx,
                                                       std::string &WhyNot) {
   std::vector<int64_t> Sizes;
   if (K.Launches.empty()) {
-    WhyNot = "kernel '" + K.QualifiedName + "' is never launched in this file, "
+    WhyNot = "kernel '" + K.QualifiedName +
+             "' is never launched in this file, "
              "so its block size is unknown";
     return std::nullopt;
   }
@@ -872,8 +877,7 @@ std::optional<std::vector<int64_t>> launchBlockSizesX(const EditContext &Ctx,
             VD && VD->hasInit() && VD->isLocalVarDecl()) {
           const auto *Fn = dyn_cast<FunctionDecl>(VD->getDeclContext());
           if (VD->getType().isConstQualified() ||
-              (Fn && Fn->getBody() &&
-               !writtenVars(Fn->getBody()).contains(VD)))
+              (Fn && Fn->getBody() && !writtenVars(Fn->getBody()).contains(VD)))
             V = intValue(VD->getInit(), Ctx.AST);
         }
     }
@@ -888,8 +892,7 @@ std::optional<std::vector<int64_t>> launchBlockSizesX(const EditContext &Ctx,
 }
 
 std::optional<std::string> boundAtLaunch(const EditContext &Ctx,
-                                         const Expr *Bound,
-                                         const LaunchSite &L,
+                                         const Expr *Bound, const LaunchSite &L,
                                          std::string &WhyNot) {
   if (const auto *P = dyn_cast_or_null<ParmVarDecl>(declOf(Bound))) {
     unsigned I = P->getFunctionScopeIndex();

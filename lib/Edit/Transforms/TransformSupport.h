@@ -35,7 +35,8 @@ class ValueDecl;
 
 namespace optiml {
 
-//===--- Spans and text ----------------------------------------------------===//
+//===--- Spans and text
+//----------------------------------------------------===//
 
 /// A span known by its offsets only (line and column 0), for regions a
 /// rewrite computes.
@@ -97,7 +98,8 @@ std::string freshName(llvm::StringRef Code, llvm::StringRef Base);
 /// "L:C" of \p S in the main file.
 std::string where(const EditContext &Ctx, const clang::Stmt *S);
 
-//===--- Expressions -------------------------------------------------------===//
+//===--- Expressions
+//-------------------------------------------------------===//
 
 /// The dimension D of `blockIdx.D * blockDim.D + threadIdx.D` (operands in
 /// any order, through casts), or nothing. With \p ThroughHelpers, also a
@@ -164,14 +166,16 @@ struct Variance {
 };
 /// Which thread coordinates \p E depends on, following locals of \p Kernel
 /// to their initializers (locals written again make it Unknown).
-Variance threadVariance(const clang::Expr *E, const clang::FunctionDecl *Kernel);
+Variance threadVariance(const clang::Expr *E,
+                        const clang::FunctionDecl *Kernel);
 /// Whether \p E, in \p Kernel, has the same value in every thread of a
 /// block: no thread index, no calls but math functions, locals followed to
 /// their initializers (locals assigned again are not uniform). Unlike
 /// threadVariance(), a load whose address is uniform is uniform.
 bool isBlockUniform(const clang::Expr *E, const clang::FunctionDecl *Kernel);
 
-//===--- Launch sites ------------------------------------------------------===//
+//===--- Launch sites
+//------------------------------------------------------===//
 
 /// The launch expression a launch site of the model names, or null.
 const clang::CUDAKernelCallExpr *findLaunchCall(const EditContext &Ctx,
@@ -200,8 +204,7 @@ struct CeilDiv {
 /// own.
 std::optional<CeilDiv> matchCeilDiv(
     const clang::Expr *E,
-    llvm::function_ref<std::optional<int64_t>(const clang::Expr *)> Value =
-        {});
+    llvm::function_ref<std::optional<int64_t>(const clang::Expr *)> Value = {});
 
 /// Text of \p G's value divided by \p K, rounded up, written the readable
 /// way: `(n + 1023) / 1024` for `(n + 255) / 256`, else `(G + K - 1) / K`.

@@ -438,10 +438,10 @@ Calibration calibrate(ElementType T, const Tolerance &Base,
   }
   // Widened for the noise, never past the ceiling.
   Tolerance Ceiling = noiseCeiling(T.Kind);
-  C.Tol.AbsTol = std::max(
-      Base.AbsTol, std::min(Margin * Noise.MaxAbsErr, Ceiling.AbsTol));
-  C.Tol.RelTol = std::max(
-      Base.RelTol, std::min(Margin * Noise.MaxRelErr, Ceiling.RelTol));
+  C.Tol.AbsTol =
+      std::max(Base.AbsTol, std::min(Margin * Noise.MaxAbsErr, Ceiling.AbsTol));
+  C.Tol.RelTol =
+      std::max(Base.RelTol, std::min(Margin * Noise.MaxRelErr, Ceiling.RelTol));
   return C;
 }
 

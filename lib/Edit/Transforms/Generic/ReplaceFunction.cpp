@@ -11,8 +11,8 @@
 #include "../../FunctionText.h"
 #include "optiml/Edit/Checks.h"
 #include "optiml/Frontend/ASTUtil.h"
-#include "clang/AST/Attr.h"
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
 #include "clang/AST/Decl.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
@@ -60,12 +60,13 @@ Expected<FunctionText> scanFunctionText(const Edit &E, StringRef Code,
     }
   }
   // Directives, however spelled: the compiler's lexer decides.
-  for (const CheckFailure &F :
-       checkEditDirectives(LO, Code, {ByteRange{0, unsigned(Code.size()), ""}})) {
+  for (const CheckFailure &F : checkEditDirectives(
+           LO, Code, {ByteRange{0, unsigned(Code.size()), ""}})) {
     StringRef M = F.Message;
     size_t Q = M.find("('");
-    std::string Name =
-        Q == StringRef::npos ? "" : M.substr(Q + 2, M.find("')", Q) - Q - 2).str();
+    std::string Name = Q == StringRef::npos
+                           ? ""
+                           : M.substr(Q + 2, M.find("')", Q) - Q - 2).str();
     std::string Where = "params.code line " + std::to_string(F.Line) + ": ";
     if (Name == "include" || Name == "include_next" || Name == "import" ||
         Name == "embed")
@@ -220,12 +221,11 @@ public:
       std::vector<std::string> Names;
       for (const KernelInfo &K : Ctx.Model.Kernels)
         Names.push_back("'" + K.QualifiedName + "'");
-      return reject(E, "target",
-                    "no function named '" + E.Target +
-                        "' is defined in this file (kernels: " +
-                        (Names.empty() ? std::string("none")
-                                       : join(Names, ", ")) +
-                        ")");
+      return reject(
+          E, "target",
+          "no function named '" + E.Target +
+              "' is defined in this file (kernels: " +
+              (Names.empty() ? std::string("none") : join(Names, ", ")) + ")");
     }
     const SourceManager &SM = Ctx.AST.getSourceManager();
     if (!FD->hasAttr<CUDAGlobalAttr>() && !FD->hasAttr<CUDADeviceAttr>())
@@ -261,10 +261,10 @@ public:
     unsigned EO = SM.getFileOffset(End) +
                   Lexer::MeasureTokenLength(End, SM, Ctx.AST.getLangOpts());
     tooling::Replacements Repls;
-    if (Error Err = addReplacement(
-            Repls,
-            tooling::Replacement(Ctx.FileName, B, EO - B, StringRef(Code).trim()),
-            E))
+    if (Error Err = addReplacement(Repls,
+                                   tooling::Replacement(Ctx.FileName, B, EO - B,
+                                                        StringRef(Code).trim()),
+                                   E))
       return std::move(Err);
     return Repls;
   }
@@ -336,8 +336,7 @@ public:
     unsigned At = definitionBegin(Ctx, K->Decl);
     tooling::Replacements Repls;
     if (Error Err = addReplacement(
-            Repls,
-            insertAt(Ctx, At, StringRef(Code).trim().str() + "\n\n"), E))
+            Repls, insertAt(Ctx, At, StringRef(Code).trim().str() + "\n\n"), E))
       return std::move(Err);
     return Repls;
   }

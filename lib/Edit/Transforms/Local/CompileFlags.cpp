@@ -76,8 +76,8 @@ public:
     return A;
   }
 
-  Expected<clang::tooling::Replacements>
-  apply(const EditContext &Ctx, const Edit &E) const override {
+  Expected<clang::tooling::Replacements> apply(const EditContext &Ctx,
+                                               const Edit &E) const override {
     auto K = resolveKernel(Ctx, E, E.Target);
     if (!K)
       return K.takeError();

@@ -6,7 +6,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
-#include "llvm/ADT/StringExtras.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "optiml/Frontend/ModelBuilder.h"
 #include "clang/AST/ASTContext.h"
@@ -14,6 +13,7 @@
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace llvm;
 using namespace clang;
@@ -21,9 +21,11 @@ using namespace clang;
 namespace optiml {
 namespace {
 
-const std::pair<StringRef, StringRef> Intrinsics[] = {
-    {"expf", "__expf"}, {"logf", "__logf"}, {"sinf", "__sinf"},
-    {"cosf", "__cosf"}, {"powf", "__powf"}};
+const std::pair<StringRef, StringRef> Intrinsics[] = {{"expf", "__expf"},
+                                                      {"logf", "__logf"},
+                                                      {"sinf", "__sinf"},
+                                                      {"cosf", "__cosf"},
+                                                      {"powf", "__powf"}};
 
 StringRef intrinsicFor(StringRef Name) {
   for (const auto &[From, To] : Intrinsics)
@@ -151,7 +153,6 @@ public:
                         " calls outside macros to replace");
     return Repls;
   }
-
 };
 
 } // namespace

@@ -843,12 +843,11 @@ HoistTransform::rewrite(const EditContext &Ctx, const Edit &E,
         return reject(E, "internal",
                       "loop " + E.Target + ": '" + I.Text +
                           "' has no place in the file");
-      if (Error Err =
-              addReplacement(R,
-                             tooling::Replacement(Ctx.FileName, S->Begin.Offset,
-                                                  S->End.Offset - S->Begin.Offset,
-                                                  Name),
-                             E))
+      if (Error Err = addReplacement(
+              R,
+              tooling::Replacement(Ctx.FileName, S->Begin.Offset,
+                                   S->End.Offset - S->Begin.Offset, Name),
+              E))
         return std::move(Err);
     }
   }

@@ -8,13 +8,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
-#include "llvm/ADT/StringExtras.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace llvm;
 using namespace clang;
@@ -23,8 +23,7 @@ namespace optiml {
 namespace {
 
 /// Threads per block at a launch site when it is a constant.
-std::optional<int64_t> constantBlockSize(ASTContext &Ctx,
-                                         const LaunchSite &L) {
+std::optional<int64_t> constantBlockSize(ASTContext &Ctx, const LaunchSite &L) {
   const SourceManager &SM = Ctx.getSourceManager();
   struct Finder : RecursiveASTVisitor<Finder> {
     const SourceManager &SM;
@@ -129,12 +128,12 @@ public:
       return A;
     }
     A.Applies = true;
-    A.Reason = (K->LaunchBounds.empty()
-                    ? "no __launch_bounds__ yet"
-                    : "has __launch_bounds__(" + join(K->LaunchBounds, ", ") +
-                          ")") +
-               std::string("; every launch uses at most ") +
-               std::to_string(*B) + " threads per block";
+    A.Reason =
+        (K->LaunchBounds.empty()
+             ? "no __launch_bounds__ yet"
+             : "has __launch_bounds__(" + join(K->LaunchBounds, ", ") + ")") +
+        std::string("; every launch uses at most ") + std::to_string(*B) +
+        " threads per block";
     // A bound above the largest block holds as well; the parameter's floor
     // is a warp (a launch of 16 or 1 threads gets 32).
     int64_t Bound = std::max<int64_t>(*B, 32);
@@ -174,10 +173,11 @@ public:
       CharSourceRange R = SM.getExpansionRange(LB->getRange());
       SourceLocation End = R.getEnd();
       unsigned BO = SM.getFileOffset(R.getBegin());
-      unsigned EO = SM.getFileOffset(End) +
-                    (R.isTokenRange() ? Lexer::MeasureTokenLength(
-                                            End, SM, Ctx.AST.getLangOpts())
-                                      : 0);
+      unsigned EO =
+          SM.getFileOffset(End) +
+          (R.isTokenRange()
+               ? Lexer::MeasureTokenLength(End, SM, Ctx.AST.getLangOpts())
+               : 0);
       // The attribute may be spelled __attribute__((launch_bounds(...))).
       StringRef Old = Ctx.Code.slice(BO, EO);
       if (!Old.starts_with("__launch_bounds__"))

@@ -18,6 +18,7 @@
 
 #include "../../CatalogInternal.h"
 #include "../TransformSupport.h"
+#include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
@@ -26,7 +27,6 @@
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/Stmt.h"
 #include "clang/Basic/SourceManager.h"
-#include "optiml/Frontend/ASTUtil.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -103,7 +103,7 @@ const Expr *stripTemporaries(const Expr *A) {
 /// of those and never assigned after. Defaulted dimensions are null.
 struct Dims {
   std::array<const Expr *, 3> D{nullptr, nullptr, nullptr};
-  std::string Via; ///< the local variable it came through, if any
+  std::string Via;    ///< the local variable it came through, if any
   bool IsInt = false; ///< an integer, not a dim3
 };
 
@@ -136,9 +136,9 @@ Expected<Dims> configDims(const EditContext &Ctx, const Edit &E,
                         Caller->getName() + "'");
     Out.Via = VD->getNameAsString();
     A = stripTemporaries(VD->getInit());
-    if (const VarDecl *S = shadowingDecl(Caller->getBody(), A,
-                                         VD->getLocation(), Arg->getBeginLoc(),
-                                         Ctx.AST.getSourceManager()))
+    if (const VarDecl *S =
+            shadowingDecl(Caller->getBody(), A, VD->getLocation(),
+                          Arg->getBeginLoc(), Ctx.AST.getSourceManager()))
       return reject(E, "not-applicable",
                     "the " + What + " variable '" + VD->getName() +
                         "' is computed from '" + S->getName() +
@@ -150,8 +150,8 @@ Expected<Dims> configDims(const EditContext &Ctx, const Edit &E,
       if (mentions(A, X))
         return reject(E, "not-applicable",
                       "the " + What + " variable '" + VD->getName() +
-                          "' is computed from '" + X->getName() +
-                          "', which '" + Caller->getName() + "' changes");
+                          "' is computed from '" + X->getName() + "', which '" +
+                          Caller->getName() + "' changes");
   }
   if (A->getType()->isIntegerType()) {
     Out.D[0] = A;
@@ -166,8 +166,10 @@ Expected<Dims> configDims(const EditContext &Ctx, const Edit &E,
     return Out;
   }
   return reject(E, "not-applicable",
-                "the " + What + " is not an integer or a dim3(...) "
-                "(found '" + exprText(Ctx, Arg) + "')");
+                "the " + What +
+                    " is not an integer or a dim3(...) "
+                    "(found '" +
+                    exprText(Ctx, Arg) + "')");
 }
 
 const FunctionDecl *enclosingFunction(ASTContext &AST, const Stmt *S) {
@@ -252,10 +254,11 @@ public:
                join(Plan->Explain, "; ") + ")";
     bool TwoD = Plan->Old[1].has_value() && *Plan->Old[1] > 1;
     std::vector<std::pair<int64_t, int64_t>> Options =
-        TwoD ? std::vector<std::pair<int64_t, int64_t>>{{32, 8}, {16, 16},
+        TwoD ? std::vector<std::pair<int64_t, int64_t>>{{32, 8},
+                                                        {16, 16},
                                                         {32, 32}}
-             : std::vector<std::pair<int64_t, int64_t>>{{128, 1}, {256, 1},
-                                                        {512, 1}};
+             : std::vector<std::pair<int64_t, int64_t>>{
+                   {128, 1}, {256, 1}, {512, 1}};
     for (auto [X, Y] : Options) {
       if (X == Plan->Old[0] && Y == Plan->Old[1].value_or(1))
         continue;
@@ -288,8 +291,7 @@ public:
       return Plan.takeError();
     std::array<std::optional<int64_t>, 2> New{BX, BY};
     int64_t Total = New[0].value_or(*Plan->Old[0]) *
-                    New[1].value_or(Plan->Old[1].value_or(1)) *
-                    Plan->OldZ;
+                    New[1].value_or(Plan->Old[1].value_or(1)) * Plan->OldZ;
     if (Total > 1024)
       return reject(E, "params",
                     "a block of " + Twine(Total) +
@@ -428,11 +430,11 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
   DenseSet<const ValueDecl *> Written = writtenVars(Body);
   for (; At < Stmts.size(); ++At) {
     const auto *DS = dyn_cast<DeclStmt>(Stmts[At]);
-    const VarDecl *VD =
-        DS && DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl())
-                                 : nullptr;
-    auto Dim = VD && VD->hasInit() ? linearIndexDim(VD->getInit())
-                                   : std::nullopt;
+    const VarDecl *VD = DS && DS->isSingleDecl()
+                            ? dyn_cast<VarDecl>(DS->getSingleDecl())
+                            : nullptr;
+    auto Dim =
+        VD && VD->hasInit() ? linearIndexDim(VD->getInit()) : std::nullopt;
     if (!Dim || (*Dim != 'x' && *Dim != 'y') || Idx[*Dim - 'x'].V ||
         Written.contains(VD))
       break;
@@ -441,8 +443,9 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
   for (size_t I = At; I < Stmts.size(); ++I)
     if (mentionsBuiltin(Stmts[I]))
       return NotApplicable(
-          KName + " uses a thread or block coordinate outside a global index "
-                  "'blockIdx.x * blockDim.x + threadIdx.x' (in '" +
+          KName +
+          " uses a thread or block coordinate outside a global index "
+          "'blockIdx.x * blockDim.x + threadIdx.x' (in '" +
           StringRef(stmtText(Ctx, Stmts[I])).split('\n').first.trim() +
           "'): its work may depend on the block size");
   // The guard, at once.
@@ -509,8 +512,8 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
     std::optional<int64_t> V =
         P.Block.D[D] ? intValue(P.Block.D[D], Ctx.AST) : int64_t(1);
     if (!V)
-      return NotApplicable("the block of " + E.Target + " ('" +
-                           L->Info->Block + "') is not a constant");
+      return NotApplicable("the block of " + E.Target + " ('" + L->Info->Block +
+                           "') is not a constant");
     if (D < 2)
       P.Old[D] = V;
     else
@@ -526,16 +529,15 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
     const Expr *GE = P.GridDims.D[D];
     auto Why = [&](const Twine &T) { P.WhyNotGrid[D] = T.str(); };
     std::optional<CeilDiv> C =
-        GE ? matchCeilDiv(GE,
-                          [&](const Expr *X) {
-                            return launchValue(X, Caller, Ctx.AST);
-                          })
+        GE ? matchCeilDiv(
+                 GE,
+                 [&](const Expr *X) { return launchValue(X, Caller, Ctx.AST); })
            : std::nullopt;
     if (!C || C->Divisor != *P.Old[D]) {
       Why("the grid's " + DimS + " dimension ('" +
-          (GE ? exprText(Ctx, GE) : std::string("1")) +
-          "') is not (E + " + std::to_string(*P.Old[D] - 1) + ") / " +
-          std::to_string(*P.Old[D]) + " over the block");
+          (GE ? exprText(Ctx, GE) : std::string("1")) + "') is not (E + " +
+          std::to_string(*P.Old[D] - 1) + ") / " + std::to_string(*P.Old[D]) +
+          " over the block");
       continue;
     }
     const KernelIndex &K = Idx[D];
@@ -553,8 +555,8 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
       continue;
     }
     const Expr *Arg = Call->getArg(PI);
-    std::string ArgText = exprText(Ctx, Arg), NumText =
-                                                  exprText(Ctx, C->Numerator);
+    std::string ArgText = exprText(Ctx, Arg),
+                NumText = exprText(Ctx, C->Numerator);
     auto AV = intValue(Arg, Ctx.AST), NV = intValue(C->Numerator, Ctx.AST);
     bool Same = (!ArgText.empty() && ArgText == NumText &&
                  !Arg->HasSideEffects(Ctx.AST)) ||

@@ -7,13 +7,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
-#include "llvm/ADT/StringExtras.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace llvm;
 using namespace clang;
@@ -31,9 +31,9 @@ bool ldgSupports(QualType T) {
            B->getKind() == BuiltinType::Float ||
            B->getKind() == BuiltinType::Double;
   if (const auto *R = T->getAsRecordDecl()) {
-    static const char *Vectors[] = {"float2", "float4", "int2",  "int4",
+    static const char *Vectors[] = {"float2", "float4", "int2",    "int4",
                                     "uint2",  "uint4",  "double2", "char2",
-                                    "char4",  "short2", "short4", "longlong2"};
+                                    "char4",  "short2", "short4",  "longlong2"};
     return is_contained(Vectors, R->getName());
   }
   return false;
@@ -58,11 +58,10 @@ Plan plan(const EditContext &Ctx, const FunctionDecl *FD,
       continue;
     QualType Elem = T->getPointeeType();
     if (!ldgSupports(Elem)) {
-      P.Skipped.push_back("'" + Name + "': element type '" +
-                          Elem.getAsString() + "' has no __ldg overload" +
-                          (Elem->isDependentType()
-                               ? " (a template parameter)"
-                               : ""));
+      P.Skipped.push_back(
+          "'" + Name + "': element type '" + Elem.getAsString() +
+          "' has no __ldg overload" +
+          (Elem->isDependentType() ? " (a template parameter)" : ""));
       continue;
     }
     PointerUses U = analyzePointerParam(Ctx.AST, FD, Param);
@@ -114,9 +113,9 @@ public:
     }
     Plan P = plan(Ctx, K->Decl, {});
     if (P.Loads.empty()) {
-      A.Reason = P.Skipped.empty() ? "the kernel has no pointer parameters"
-                                   : "no read-only loads: " +
-                                         join(P.Skipped, "; ");
+      A.Reason = P.Skipped.empty()
+                     ? "the kernel has no pointer parameters"
+                     : "no read-only loads: " + join(P.Skipped, "; ");
       return A;
     }
     std::vector<std::string> Parts;
@@ -137,9 +136,8 @@ public:
     if (auto L = E.getStrings("params"))
       Only = *L;
     for (const std::string &Name : Only)
-      if (none_of(K->Decl->parameters(), [&](const ParmVarDecl *P) {
-            return P->getName() == Name;
-          }))
+      if (none_of(K->Decl->parameters(),
+                  [&](const ParmVarDecl *P) { return P->getName() == Name; }))
         return reject(E, "params",
                       "kernel '" + E.Target + "' has no parameter '" + Name +
                           "'");
@@ -147,9 +145,8 @@ public:
     if (P.Loads.empty())
       return reject(E, "not-applicable",
                     "no read-only loads to route through __ldg" +
-                        (P.Skipped.empty()
-                             ? std::string()
-                             : ": " + join(P.Skipped, "; ")));
+                        (P.Skipped.empty() ? std::string()
+                                           : ": " + join(P.Skipped, "; ")));
     const SourceManager &SM = Ctx.AST.getSourceManager();
     const LangOptions &LO = Ctx.AST.getLangOpts();
     tooling::Replacements Repls;

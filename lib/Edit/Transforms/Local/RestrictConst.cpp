@@ -9,7 +9,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
-#include "llvm/ADT/StringExtras.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/ExprCXX.h"
@@ -18,6 +17,7 @@
 #include "clang/AST/TypeLoc.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace llvm;
 using namespace clang;
@@ -86,7 +86,8 @@ std::string restrictBlocker(const EditContext &Ctx, const KernelInfo &K,
     return "the kernel is never launched in this file, so aliasing between "
            "its pointers cannot be ruled out";
   for (const LaunchSite &L : K.Launches) {
-    const CUDAKernelCallExpr *C = findLaunch(Ctx.AST, Ctx.file(), L.Range.Begin.Offset);
+    const CUDAKernelCallExpr *C =
+        findLaunch(Ctx.AST, Ctx.file(), L.Range.Begin.Offset);
     if (!C)
       return "launch site " + L.Id + " was not found in the AST";
     const FunctionDecl *Caller = nullptr;
@@ -250,8 +251,7 @@ public:
     Plan P = plan(Ctx, *K->Info, K->Decl, WantConst, WantRestrict);
     // An explicit request for __restrict__ that cannot be shown safe is
     // refused outright rather than silently dropped.
-    if (WantRestrict && E.Params.count("restrict") &&
-        !P.RestrictWhyNot.empty())
+    if (WantRestrict && E.Params.count("restrict") && !P.RestrictWhyNot.empty())
       return reject(E, "not-applicable",
                     "__restrict__ refused: " + P.RestrictWhyNot);
     if (P.Const.empty() && P.Restrict.empty()) {
@@ -267,8 +267,8 @@ public:
     const SourceManager &SM = Ctx.AST.getSourceManager();
     tooling::Replacements Repls;
     for (const ParmVarDecl *Param : P.Const) {
-      unsigned Off = SM.getFileOffset(
-          SM.getExpansionLoc(Param->getTypeSpecStartLoc()));
+      unsigned Off =
+          SM.getFileOffset(SM.getExpansionLoc(Param->getTypeSpecStartLoc()));
       if (Error Err = addReplacement(Repls, insertAt(Ctx, Off, "const "), E))
         return std::move(Err);
     }

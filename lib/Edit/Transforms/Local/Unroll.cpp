@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
-#include "llvm/ADT/StringExtras.h"
 #include "clang/AST/Stmt.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace llvm;
 
@@ -79,7 +79,8 @@ public:
       return A;
     }
     if (R->S->getBeginLoc().isMacroID()) {
-      A.Reason = "loop " + Target.str() + " is written inside a macro expansion";
+      A.Reason =
+          "loop " + Target.str() + " is written inside a macro expansion";
       return A;
     }
     std::optional<int64_t> Factor;
@@ -112,8 +113,8 @@ public:
     return A;
   }
 
-  Expected<clang::tooling::Replacements>
-  apply(const EditContext &Ctx, const Edit &E) const override {
+  Expected<clang::tooling::Replacements> apply(const EditContext &Ctx,
+                                               const Edit &E) const override {
     auto L = resolveLoop(Ctx, E, E.Target);
     if (!L)
       return L.takeError();

@@ -164,11 +164,9 @@ public:
   }
 
 private:
-  Expected<Plan> analyze(const EditContext &Ctx,
-                         const Edit &E) const override;
+  Expected<Plan> analyze(const EditContext &Ctx, const Edit &E) const override;
   Expected<clang::tooling::Replacements>
-  rewrite(const EditContext &Ctx, const Edit &E,
-          const Plan &P) const override;
+  rewrite(const EditContext &Ctx, const Edit &E, const Plan &P) const override;
 };
 
 Expected<Plan> AllPairsTiling::analyze(const EditContext &Ctx,
@@ -207,9 +205,9 @@ Expected<Plan> AllPairsTiling::analyze(const EditContext &Ctx,
     Seq.assign(KBody->body_begin(), KBody->body_end());
   } else {
     return reject(E, "not-applicable",
-                    At + " is neither at the top of the kernel nor at the "
-                         "top of its 'if (i < n)' body; every thread of the "
-                         "block must reach its barriers");
+                  At + " is neither at the top of the kernel nor at the "
+                       "top of its 'if (i < n)' body; every thread of the "
+                       "block must reach its barriers");
   }
   bool SeenLoop = false;
   for (const clang::Stmt *S : Seq) {
@@ -316,18 +314,17 @@ Expected<Plan> AllPairsTiling::analyze(const EditContext &Ctx,
     std::string N = S.Base->getName().str();
     // Other reads of the same array inside the loop are not staged.
     bool OtherUse = false;
-    std::function<void(const clang::Stmt *)> Uses =
-        [&](const clang::Stmt *X) {
-          if (!X)
-            return;
-          if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(X))
-            if (llvm::is_contained(S.Reads, A))
-              return;
-          if (const auto *R = dyn_cast<clang::DeclRefExpr>(X))
-            OtherUse |= R->getDecl() == S.Base;
-          for (const clang::Stmt *Ch : X->children())
-            Uses(Ch);
-        };
+    std::function<void(const clang::Stmt *)> Uses = [&](const clang::Stmt *X) {
+      if (!X)
+        return;
+      if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(X))
+        if (llvm::is_contained(S.Reads, A))
+          return;
+      if (const auto *R = dyn_cast<clang::DeclRefExpr>(X))
+        OtherUse |= R->getDecl() == S.Base;
+      for (const clang::Stmt *Ch : X->children())
+        Uses(Ch);
+    };
     Uses(Body);
     if (OtherUse)
       return reject(E, "not-applicable",
@@ -343,8 +340,9 @@ Expected<Plan> AllPairsTiling::analyze(const EditContext &Ctx,
           (!V->getInit() || !isBlockUniform(V->getInit(), K) ||
            llvm::is_contained(writtenDecls(K->getBody()), V)))
         return reject(E, "not-applicable",
-                      "'" + N + "' points to different data in different "
-                                "threads");
+                      "'" + N +
+                          "' points to different data in different "
+                          "threads");
     clang::QualType T =
         S.Base->getType()->getPointeeType().getUnqualifiedType();
     if (LoopWrites && !S.Base->getType()->getPointeeType().isConstQualified())
@@ -392,9 +390,9 @@ AllPairsTiling::rewrite(const EditContext &Ctx, const Edit &E,
   };
   if (!looseExprSpan(Ctx, P.For->getCond()) ||
       !looseExprSpan(Ctx, P.Var->getInit()) ||
-      (P.Item && (!looseStmtSpan(Ctx, P.Item->Guard) ||
-                  (P.Item->EarlyReturn &&
-                   !looseStmtSpan(Ctx, P.Item->Body.back())))) ||
+      (P.Item &&
+       (!looseStmtSpan(Ctx, P.Item->Guard) ||
+        (P.Item->EarlyReturn && !looseStmtSpan(Ctx, P.Item->Body.back())))) ||
       !llvm::all_of(P.Pre, Written) || !llvm::all_of(P.Post, Written))
     return reject(E, "macro",
                   "a part of the kernel the rewrite moves is written inside "
@@ -413,8 +411,9 @@ AllPairsTiling::rewrite(const EditContext &Ctx, const Edit &E,
   if (P.Item) {
     auto GSp = looseStmtSpan(Ctx, P.Item->Guard);
     RegionBegin = GSp->Begin.Offset;
-    RegionEnd = P.Item->EarlyReturn ? looseStmtSpan(Ctx, P.Item->Body.back())->End.Offset
-                                    : GSp->End.Offset;
+    RegionEnd = P.Item->EarlyReturn
+                    ? looseStmtSpan(Ctx, P.Item->Body.back())->End.Offset
+                    : GSp->End.Offset;
   }
   std::string I = indentationAt(Ctx.Code, RegionBegin);
   // Lines of the loop as written sit one level deeper inside a guard.
@@ -432,26 +431,28 @@ AllPairsTiling::rewrite(const EditContext &Ctx, const Edit &E,
     }
   auto CondSp = looseExprSpan(Ctx, P.For->getCond());
   auto InitSp = looseExprSpan(Ctx, P.Var->getInit());
-  Reads.push_back({InitSp->Begin.Offset, InitSp->End.Offset - InitSp->Begin.Offset, Base});
-  Reads.push_back({CondSp->Begin.Offset, 0, J + " < " + Base + " + " + Tile + " && "});
-  std::string Loop = spliceText(Ctx.Code, ForSp->Begin.Offset, ForSp->End.Offset, Reads);
+  Reads.push_back(
+      {InitSp->Begin.Offset, InitSp->End.Offset - InitSp->Begin.Offset, Base});
+  Reads.push_back(
+      {CondSp->Begin.Offset, 0, J + " < " + Base + " + " + Tile + " && "});
+  std::string Loop =
+      spliceText(Ctx.Code, ForSp->Begin.Offset, ForSp->End.Offset, Reads);
   std::string Inner = I + "  ";
-  std::string LoopText =
-      P.Item ? "if (" + Active + ")\n" + Inner + "  " +
-                   indentLines(dedent(Loop, Depth), "    ")
-             : indentLines(dedent(Loop, Depth), "  ");
+  std::string LoopText = P.Item ? "if (" + Active + ")\n" + Inner + "  " +
+                                      indentLines(dedent(Loop, Depth), "    ")
+                                : indentLines(dedent(Loop, Depth), "  ");
 
   std::string Load;
   std::string Idx = Base + " + " + T;
   if (P.Arrays.size() == 1) {
     const Staged &S = P.Arrays.front();
-    Load = S.Tile + "[" + T + "] = " + S.Base->getName().str() + "[" + Idx +
-           "];";
+    Load =
+        S.Tile + "[" + T + "] = " + S.Base->getName().str() + "[" + Idx + "];";
   } else {
     Load = "{";
     for (const Staged &S : P.Arrays)
-      Load += "\n" + Inner + "    " + S.Tile + "[" + T + "] = " +
-              S.Base->getName().str() + "[" + Idx + "];";
+      Load += "\n" + Inner + "    " + S.Tile + "[" + T +
+              "] = " + S.Base->getName().str() + "[" + Idx + "];";
     Load += "\n" + Inner + "  }";
   }
   std::string Count = Tile + " && " + Idx + " < " + End;
@@ -478,11 +479,14 @@ AllPairsTiling::rewrite(const EditContext &Ctx, const Edit &E,
         std::string Ty = V->getType().getUnqualifiedType().getAsString(
             Ctx.AST.getPrintingPolicy());
         Guarded.push_back({Sp->Begin.Offset, Sp->End.Offset - Sp->Begin.Offset,
-                           Active + " ? " + parenthesize(looseExprText(Ctx, V->getInit())) +
+                           Active + " ? " +
+                               parenthesize(looseExprText(Ctx, V->getInit())) +
                                " : " + Ty + "()"});
       }
       auto Sp = writtenStmtSpan(Ctx, S);
-      Line(dedent(spliceText(Ctx.Code, Sp->Begin.Offset, Sp->End.Offset, Guarded), Depth));
+      Line(dedent(
+          spliceText(Ctx.Code, Sp->Begin.Offset, Sp->End.Offset, Guarded),
+          Depth));
     }
   }
   for (const Staged &S : P.Arrays)
@@ -498,10 +502,11 @@ AllPairsTiling::rewrite(const EditContext &Ctx, const Edit &E,
     Line("if (" + Active + ") {");
     for (const clang::Stmt *S : P.Post) {
       auto Sp = writtenStmtSpan(Ctx, S);
-      Line("  " + indentLines(dedent(Ctx.Code.substr(Sp->Begin.Offset,
-                                                     Sp->End.Offset - Sp->Begin.Offset),
-                                     Depth),
-                              "  "));
+      Line("  " + indentLines(
+                      dedent(Ctx.Code.substr(Sp->Begin.Offset,
+                                             Sp->End.Offset - Sp->Begin.Offset),
+                             Depth),
+                      "  "));
     }
     Line("}");
   }

@@ -78,11 +78,10 @@ public:
       return Plan.takeError();
     const MapPattern &P = Plan->Map;
     // Fresh names need only be new within the kernel.
-    std::string KernelText =
-        StringRef(Ctx.Code)
-            .slice(Plan->Kernel.Info->Range.Begin.Offset,
-                   Plan->Kernel.Info->Range.End.Offset)
-            .str();
+    std::string KernelText = StringRef(Ctx.Code)
+                                 .slice(Plan->Kernel.Info->Range.Begin.Offset,
+                                        Plan->Kernel.Info->Range.End.Offset)
+                                 .str();
     std::string Step = freshName(KernelText, "k");
     std::string Factor = std::to_string(*K);
 
@@ -128,7 +127,8 @@ private:
     if (!P)
       return reject(E, "not-applicable", "kernel '" + E.Target + "': " + Why);
     if (std::string Problem = elementwiseBodyProblem(Ctx, *P); !Problem.empty())
-      return reject(E, "not-applicable", "kernel '" + E.Target + "': " + Problem);
+      return reject(E, "not-applicable",
+                    "kernel '" + E.Target + "': " + Problem);
     Plan.Map = std::move(*P);
     for (const LaunchSite &L : K->Info->Launches) {
       std::string WhyNot;

@@ -57,7 +57,8 @@ public:
       return A;
     A.Reason = "one element per thread ('" + Plan->Map.IndexName +
                "' guarded by '" + Plan->Map.IndexName + " < " +
-               Plan->Map.BoundText + "'): a grid-stride loop lets a capped "
+               Plan->Map.BoundText +
+               "'): a grid-stride loop lets a capped "
                "grid cover any size";
     if (!Plan->Uncapped.empty())
       A.Reason += "; grids left as they are: " + join(Plan->Uncapped, "; ");
@@ -86,7 +87,8 @@ public:
                        " += blockDim.x * gridDim.x)";
     if (P.EarlyReturn) {
       SourceSpan S{{0, 0, P.RegionBegin}, {0, 0, P.RegionEnd}};
-      if (Error Err = addReplacement(R, replaceSpan(Ctx, S, Head + " " + P.BodyBlock), E))
+      if (Error Err = addReplacement(
+              R, replaceSpan(Ctx, S, Head + " " + P.BodyBlock), E))
         return std::move(Err);
     } else {
       unsigned RParen =
@@ -100,12 +102,12 @@ public:
       const Expr *X = G.E->IgnoreParenImpCasts();
       std::string T = G.Text;
       if (isa<ConditionalOperator>(X) ||
-          (isa<BinaryOperator>(X) &&
-           !cast<BinaryOperator>(X)->isAdditiveOp() &&
+          (isa<BinaryOperator>(X) && !cast<BinaryOperator>(X)->isAdditiveOp() &&
            !cast<BinaryOperator>(X)->isMultiplicativeOp()))
         T = "(" + T + ")";
       if (Error Err = addReplacement(
-              R, replaceSpan(Ctx, G.Span, T + " < " + M + " ? " + T + " : " + M),
+              R,
+              replaceSpan(Ctx, G.Span, T + " < " + M + " ? " + T + " : " + M),
               E))
         return std::move(Err);
     }
@@ -130,7 +132,8 @@ private:
     if (!P)
       return reject(E, "not-applicable", "kernel '" + E.Target + "': " + Why);
     if (std::string Problem = elementwiseBodyProblem(Ctx, *P); !Problem.empty())
-      return reject(E, "not-applicable", "kernel '" + E.Target + "': " + Problem);
+      return reject(E, "not-applicable",
+                    "kernel '" + E.Target + "': " + Problem);
     Plan.Map = std::move(*P);
     for (const LaunchSite &L : K->Info->Launches) {
       std::string WhyNot;

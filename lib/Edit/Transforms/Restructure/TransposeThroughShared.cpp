@@ -116,11 +116,9 @@ public:
   }
 
 private:
-  Expected<Plan> analyze(const EditContext &Ctx,
-                         const Edit &E) const override;
+  Expected<Plan> analyze(const EditContext &Ctx, const Edit &E) const override;
   Expected<clang::tooling::Replacements>
-  rewrite(const EditContext &Ctx, const Edit &E,
-          const Plan &P) const override;
+  rewrite(const EditContext &Ctx, const Edit &E, const Plan &P) const override;
 };
 
 /// Collects `v < n` conjuncts (or `v >= n` disjuncts when \p Negated).
@@ -171,12 +169,12 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
                   "params: tile in [8, 64], padding in [0, 8], block_rows "
                   "dividing tile with tile * block_rows <= 1024");
   if (KI.InMacro)
-    return reject(E, "macro", "kernel '" + E.Target +
-                                  "' is defined inside a macro expansion");
+    return reject(E, "macro",
+                  "kernel '" + E.Target +
+                      "' is defined inside a macro expansion");
   if (!KI.Syncthreads.empty() || !KI.WarpPrimitives.empty())
     return reject(E, "not-applicable",
-                  "kernel '" + E.Target +
-                      "' already synchronizes its threads");
+                  "kernel '" + E.Target + "' already synchronizes its threads");
   const auto *Body = cast<clang::CompoundStmt>(K->Decl->getBody());
   std::vector<const clang::Stmt *> Stmts(Body->body_begin(), Body->body_end());
   size_t I = 0;
@@ -213,8 +211,8 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
                   "guard on both of them");
   P.Guard = If;
   const clang::Stmt *CopyS = nullptr;
-  if (collectBounds(If->getCond(), false, P.X, P.Y) && P.X.Bound &&
-      P.Y.Bound && I + 1 == Stmts.size()) {
+  if (collectBounds(If->getCond(), false, P.X, P.Y) && P.X.Bound && P.Y.Bound &&
+      I + 1 == Stmts.size()) {
     CopyS = If->getThen();
     if (const auto *CS = dyn_cast<clang::CompoundStmt>(CopyS))
       CopyS = CS->size() == 1 ? CS->body_front() : nullptr;
@@ -258,8 +256,8 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
   const clang::VarDecl *RU = unitVar(Reads[0]->getIdx(), P.X, P.Y);
   if (!WU || !RU)
     return reject(E, "not-applicable",
-                  "the indices '" + looseExprText(Ctx, W->getIdx()) + "' and '" +
-                      looseExprText(Ctx, Reads[0]->getIdx()) +
+                  "the indices '" + looseExprText(Ctx, W->getIdx()) +
+                      "' and '" + looseExprText(Ctx, Reads[0]->getIdx()) +
                       "' are not of the form 'a * stride + b' in the two "
                       "thread indices");
   if (WU == RU)
@@ -274,8 +272,7 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
       if (R->getDecl() == P.X.V || R->getDecl() == P.Y.V)
         return true;
       const auto *V = dyn_cast<clang::VarDecl>(R->getDecl());
-      return !V || isa<clang::ParmVarDecl>(V) ||
-             !V->isLocalVarDecl() ||
+      return !V || isa<clang::ParmVarDecl>(V) || !V->isLocalVarDecl() ||
              (V->getInit() && isBlockUniform(V->getInit(), K->Decl));
     }
     if (const auto *X = dyn_cast<clang::Expr>(S))
@@ -297,8 +294,8 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
   clang::QualType T = Copy->getLHS()->getType();
   P.ElemType = T.getUnqualifiedType().getAsString(Ctx.AST.getPrintingPolicy());
   if (!T->isDependentType()) {
-    int64_t Bytes = Ctx.AST.getTypeSizeInChars(T).getQuantity() * P.Tile *
-                    (P.Tile + P.Pad);
+    int64_t Bytes =
+        Ctx.AST.getTypeSizeInChars(T).getQuantity() * P.Tile * (P.Tile + P.Pad);
     if (Bytes > 48 * 1024)
       return reject(E, "params",
                     "the tile needs " + Twine(Bytes) +
@@ -312,8 +309,9 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
     }
   auto Last = looseStmtSpan(Ctx, Stmts.back());
   if (!First || !Last)
-    return reject(E, "macro", "the kernel body has statements written in a "
-                              "macro expansion");
+    return reject(E, "macro",
+                  "the kernel body has statements written in a "
+                  "macro expansion");
   P.RegionBegin = First->Begin.Offset;
   P.RegionEnd = Last->End.Offset;
   // Statements between the two index declarations would be reordered.
@@ -333,9 +331,9 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
       return reject(E, "launch", Why, L.Range.Begin);
   }
   P.Description =
-      (Twine("2D copy '") + looseExprText(Ctx, Copy) + "': the read is unit-stride in '" +
-       RU->getName() + "', the write in '" + WU->getName() +
-       "'; rewrite: " + Twine(P.Tile) + "x" + Twine(P.Tile) +
+      (Twine("2D copy '") + looseExprText(Ctx, Copy) +
+       "': the read is unit-stride in '" + RU->getName() + "', the write in '" +
+       WU->getName() + "'; rewrite: " + Twine(P.Tile) + "x" + Twine(P.Tile) +
        " shared tile padded by " + Twine(P.Pad) + ", blocks of " +
        Twine(P.Tile) + "x" + Twine(P.Rows))
           .str();
@@ -353,7 +351,8 @@ TransposeThroughShared::rewrite(const EditContext &Ctx, const Edit &E,
   auto DeclHead = [&](const IndexVar &V) {
     auto Sp = looseStmtSpan(Ctx, V.Decl);
     auto InitSp = looseExprSpan(Ctx, V.V->getInit());
-    return StringRef(Ctx.Code.substr(Sp->Begin.Offset, InitSp->Begin.Offset - Sp->Begin.Offset))
+    return StringRef(Ctx.Code.substr(Sp->Begin.Offset,
+                                     InitSp->Begin.Offset - Sp->Begin.Offset))
         .rtrim(" =")
         .str();
   };
@@ -396,8 +395,7 @@ TransposeThroughShared::rewrite(const EditContext &Ctx, const Edit &E,
     First = Phase(false, AlongY + " = " + Rhs + ";");
     Second = Phase(true, Lhs + " = " + AlongX + ";");
   }
-  std::string Text = sharedTileDecl(P.ElemType, Tile, {P.Tile, P.Tile},
-                                    P.Pad) +
+  std::string Text = sharedTileDecl(P.ElemType, Tile, {P.Tile, P.Tile}, P.Pad) +
                      "\n" + Indent + First + "\n" + Indent +
                      "__syncthreads();\n" + Indent + Second;
 
@@ -414,12 +412,12 @@ TransposeThroughShared::rewrite(const EditContext &Ctx, const Edit &E,
     std::string NY = *boundAtLaunch(Ctx, P.Y.Bound, L, Why);
     std::string Grid = "dim3(" + ceilDivText(NX, P.Tile) + ", " +
                        ceilDivText(NY, P.Tile) + ")";
-    if (Error Err = addReplacement(Repls, replaceSpan(Ctx, L.GridRange, Grid),
-                                   E))
+    if (Error Err =
+            addReplacement(Repls, replaceSpan(Ctx, L.GridRange, Grid), E))
       return std::move(Err);
     if (Error Err = addReplacement(
-            Repls, replaceSpan(Ctx, L.BlockRange, "dim3(" + T + ", " + Rows + ")"),
-            E))
+            Repls,
+            replaceSpan(Ctx, L.BlockRange, "dim3(" + T + ", " + Rows + ")"), E))
       return std::move(Err);
   }
   return Repls;

@@ -5,8 +5,8 @@
 //   if (i < n) y[i] = a * x[i] + y[i];
 // becomes a grid-stride loop over W-wide vectors (one load per array of
 // float2/4, int2/4, uint2/4, short2/4, ushort2/4, char2/4, uchar2/4 or
-// __half2, and lane copies of the body on the components), a scalar loop for the
-// tail n % W, and the plain scalar loop when any pointer is not aligned to
+// __half2, and lane copies of the body on the components), a scalar loop for
+// the tail n % W, and the plain scalar loop when any pointer is not aligned to
 // the vector size. Because every loop is grid-stride, any grid is correct;
 // launch grids are divided by W so each thread gets one vector.
 //
@@ -15,12 +15,12 @@
 #include "../../CatalogInternal.h"
 #include "../../Patterns/ThreadPerItem.h"
 #include "../TransformSupport.h"
+#include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/Stmt.h"
-#include "optiml/Frontend/ASTUtil.h"
 #include "llvm/ADT/MapVector.h"
 
 using namespace clang;
@@ -73,7 +73,7 @@ struct BodyUse {
 struct VectorizePlan {
   ResolvedKernel Kernel;
   MapPattern Map;
-  std::map<unsigned, ArrayUse> Arrays; ///< by parameter index
+  std::map<unsigned, ArrayUse> Arrays;    ///< by parameter index
   std::vector<std::vector<BodyUse>> Uses; ///< per body statement
   std::vector<GridExpr> Grids;
   bool NeedsScope = false; ///< the body declares locals
@@ -104,7 +104,8 @@ public:
     for (auto &[Idx, U] : Plan->Arrays)
       Names.push_back(U.Param->getNameAsString());
     A.Reason = "map kernel: every global access is at the thread's own "
-               "element (" + join(Names, ", ") + ")";
+               "element (" +
+               join(Names, ", ") + ")";
     int64_t MaxWidth = 4;
     for (auto &[Idx, U] : Plan->Arrays)
       MaxWidth = std::min(MaxWidth, U.Form.MaxWidth);
@@ -132,15 +133,17 @@ public:
         return reject(E, "not-applicable",
                       "kernel '" + E.Target + "': '" + U.Param->getName() +
                           "' has element type '" + U.Form.Prefix +
-                          "', whose vector type " + U.Form.type(U.Form.MaxWidth) +
-                          " holds " + Twine(U.Form.MaxWidth) +
-                          " elements; use width " + Twine(U.Form.MaxWidth));
+                          "', whose vector type " +
+                          U.Form.type(U.Form.MaxWidth) + " holds " +
+                          Twine(U.Form.MaxWidth) + " elements; use width " +
+                          Twine(U.Form.MaxWidth));
     const MapPattern &P = Plan.Map;
     const std::string &I = P.Indent;
     std::string Wd = std::to_string(W);
     // Fresh names need only be new within the kernel.
-    StringRef KText = StringRef(Ctx.Code).slice(
-        Plan.Kernel.Info->Range.Begin.Offset, Plan.Kernel.Info->Range.End.Offset);
+    StringRef KText =
+        StringRef(Ctx.Code).slice(Plan.Kernel.Info->Range.Begin.Offset,
+                                  Plan.Kernel.Info->Range.End.Offset);
     std::string Tid = freshName(KText, "tid");
     std::string V = freshName(KText, "v");
     std::string Stride = " += blockDim.x * gridDim.x";
@@ -203,8 +206,8 @@ public:
                ";\n";
     Out += In2 + "}\n";
     std::string Body2 = reindent(P.BodyBlock, 2);
-    Out += In2 + "for (" + P.IndexType + " " + P.IndexName + " = " + N +
-           " / " + Wd + " * " + Wd + " + " + Tid + "; " + P.IndexName + " < " +
+    Out += In2 + "for (" + P.IndexType + " " + P.IndexName + " = " + N + " / " +
+           Wd + " * " + Wd + " + " + Tid + "; " + P.IndexName + " < " +
            P.BoundText + "; " + P.IndexName + Stride + ") " + Body2 + "\n";
     Out += I + "} else {\n";
     Out += In2 + "for (" + P.IndexType + " " + P.IndexName + " = " + Tid +
@@ -224,8 +227,7 @@ public:
   }
 
 private:
-  Expected<VectorizePlan> analyze(const EditContext &Ctx,
-                                  const Edit &E) const {
+  Expected<VectorizePlan> analyze(const EditContext &Ctx, const Edit &E) const {
     auto K = resolveKernel(Ctx, E, E.Target);
     if (!K)
       return K.takeError();
@@ -261,8 +263,8 @@ private:
           Problem = Why.str();
       }
       bool access(ArraySubscriptExpr *A, bool Read, bool Write, bool Plain) {
-        const auto *Param = dyn_cast_or_null<ParmVarDecl>(
-            referencedDecl(A->getBase()));
+        const auto *Param =
+            dyn_cast_or_null<ParmVarDecl>(referencedDecl(A->getBase()));
         std::string Text = exprText(Ctx, A);
         if (!Param || !Param->getType()->isPointerType()) {
           fail("access '" + Text + "' is not through a pointer parameter");
@@ -281,8 +283,7 @@ private:
         auto Form = vectorForm(T, Ctx.AST);
         if (!Form) {
           fail("'" + Param->getName() + "' has element type '" +
-               T.getUnqualifiedType().getAsString(
-                   Ctx.AST.getPrintingPolicy()) +
+               T.getUnqualifiedType().getAsString(Ctx.AST.getPrintingPolicy()) +
                "': only float, int, uint, short, ushort, char, uchar and "
                "__half have vector types here");
           return false;
@@ -291,8 +292,8 @@ private:
           fail("'" + Param->getName() + "' is volatile");
           return false;
         }
-        auto Span = fileSpan(Ctx.AST.getSourceManager(),
-                             Ctx.AST.getLangOpts(), A->getSourceRange(), Ctx.file());
+        auto Span = fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
+                             A->getSourceRange(), Ctx.file());
         if (!Span) {
           fail("access '" + Text + "' is written with a macro");
           return false;
@@ -304,14 +305,14 @@ private:
         U.Written |= Write;
         if (Write && !Plain)
           U.OnlyPlainWrites = false;
-        Uses->push_back({Span->Begin.Offset,
-                         Span->End.Offset - Span->Begin.Offset, Param});
+        Uses->push_back(
+            {Span->Begin.Offset, Span->End.Offset - Span->Begin.Offset, Param});
         return true;
       }
       bool TraverseBinaryOperator(BinaryOperator *B) {
         if (B->isAssignmentOp())
-          if (auto *A = dyn_cast<ArraySubscriptExpr>(
-                  B->getLHS()->IgnoreParens())) {
+          if (auto *A =
+                  dyn_cast<ArraySubscriptExpr>(B->getLHS()->IgnoreParens())) {
             bool Plain = TopLevelAssign && B->getOpcode() == BO_Assign;
             TopLevelAssign = false;
             if (!access(A, B->getOpcode() != BO_Assign, true, Plain))
@@ -330,8 +331,8 @@ private:
         TopLevelAssign = false;
         OverloadedOperatorKind Op = C->getOperator();
         if (C->getNumArgs() > 0)
-          if (auto *A = dyn_cast<ArraySubscriptExpr>(
-                  C->getArg(0)->IgnoreParens())) {
+          if (auto *A =
+                  dyn_cast<ArraySubscriptExpr>(C->getArg(0)->IgnoreParens())) {
             if (C->isAssignmentOp()) {
               if (!access(A, Op != OO_Equal, true, Top && Op == OO_Equal))
                 return false;
@@ -344,8 +345,8 @@ private:
       }
       bool TraverseUnaryOperator(UnaryOperator *U) {
         if (U->isIncrementDecrementOp())
-          if (auto *A = dyn_cast<ArraySubscriptExpr>(
-                  U->getSubExpr()->IgnoreParens()))
+          if (auto *A =
+                  dyn_cast<ArraySubscriptExpr>(U->getSubExpr()->IgnoreParens()))
             return access(A, true, true, false);
         if (U->getOpcode() == UO_Deref) {
           fail("access '" + exprText(Ctx, U) + "' is not of the form p[" +
@@ -363,8 +364,9 @@ private:
       }
       bool VisitDeclRefExpr(DeclRefExpr *DR) {
         if (DR->getDecl() == M.Index) {
-          auto Span = fileSpan(Ctx.AST.getSourceManager(),
-                               Ctx.AST.getLangOpts(), DR->getSourceRange(), Ctx.file());
+          auto Span =
+              fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
+                       DR->getSourceRange(), Ctx.file());
           if (!Span) {
             fail("the index is used inside a macro");
             return false;
@@ -373,9 +375,8 @@ private:
                            Span->End.Offset - Span->Begin.Offset, nullptr});
         } else if (const auto *PV = dyn_cast<ParmVarDecl>(DR->getDecl());
                    PV && PV->getType()->isPointerType()) {
-          fail("pointer '" + PV->getName() +
-               "' is used other than as " + PV->getName() + "[" +
-               M.IndexName + "]");
+          fail("pointer '" + PV->getName() + "' is used other than as " +
+               PV->getName() + "[" + M.IndexName + "]");
           return false;
         }
         return true;
