@@ -252,40 +252,19 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
   // Re-parse both sides, at the same time (two independent clang
   // instances); the host side instantiates every launched template, so
   // each instantiation is checked.
-  std::optional<Expected<ParsedTU>> DeviceParse;
-  std::thread DeviceThread([&] {
-    DeviceParse.emplace(
-        parseCuda(*NewCode, FileName, Config, CudaSide::Device));
-  });
-  auto NewHost = parseCuda(*NewCode, FileName, Config, CudaSide::Host);
-  DeviceThread.join();
-  Expected<ParsedTU> &NewDevice = *DeviceParse;
-  if (!NewHost) {
-    consumeError(NewDevice.takeError());
-    return NewHost.takeError();
-  }
-  if (!NewDevice)
-    return NewDevice.takeError();
+  auto Sides = parseBothSides(*NewCode, FileName, Config);
+  if (!Sides)
+    return Sides.takeError();
+  ParsedTU *NewHost = &Sides->Host, *NewDevice = &Sides->Device;
   clang::ASTContext &NewAST = NewHost->AST->getASTContext();
   append_range(Failures, checkDeviceCode(OldAST, NewAST, Opts));
-  // What the edit's own code does, found on both sides' ASTs (code under
-  // __CUDA_ARCH__ exists only in the device parse); one report per place.
-  {
-    std::vector<CheckFailure> Host =
-        checkIntroducedCode(&OldAST, NewAST, *Repls, Opts, "");
-    std::vector<CheckFailure> Dev = checkIntroducedCode(
-        nullptr, NewDevice->AST->getASTContext(), *Repls, Opts, "");
-    for (CheckFailure &F : Dev)
-      if (none_of(Host, [&](const CheckFailure &H) {
-            return H.Line == F.Line && H.Message == F.Message;
-          }))
-        Host.push_back(std::move(F));
-    append_range(Failures, Host);
-  }
+  // What the edit's own code does, found on both sides' ASTs.
+  append_range(Failures,
+               checkIntroducedCodeBothSides(&OldAST, *Sides, *Repls, Opts));
   append_range(Failures, checkCompiles(*NewHost, "host"));
   if (NewDevice->errorCount()) {
+    std::vector<CheckFailure> Dev = deviceOnlyErrors(*NewDevice, Failures);
     // Errors the input already had on the device side are not the edit's.
-    std::vector<CheckFailure> Dev = checkCompiles(*NewDevice, "device");
     auto OldDevice = parseCuda(Code, FileName, Config, CudaSide::Device);
     if (OldDevice)
       erase_if(Dev, [&](const CheckFailure &F) {
@@ -293,14 +272,8 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
           return D.isError() && "(device side) " + D.Message == F.Message;
         });
       });
-    // The same error on both sides is reported once.
-    erase_if(Dev, [&](const CheckFailure &F) {
-      return any_of(Failures, [&](const CheckFailure &H) {
-        return H.Line == F.Line && H.Column == F.Column &&
-               StringRef(H.Message).ends_with(
-                   StringRef(F.Message).drop_front(strlen("(device side) ")));
-      });
-    });
+    else
+      consumeError(OldDevice.takeError());
     append_range(Failures, Dev);
   }
   StringRef Fn = kernelOfTarget(E.Target);

@@ -23,7 +23,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include <optional>
-#include <thread>
 
 using namespace llvm;
 using namespace clang;
@@ -48,6 +47,20 @@ struct Part {
   unsigned Begin, End;
   const char *What; // "kernels", "launch"
 };
+
+/// A written-code failure at \p L (its presumed line and column).
+CheckFailure failureAt(const SourceManager &SM, SourceLocation L,
+                       const Twine &Msg) {
+  CheckFailure F;
+  F.Check = "written-code";
+  PresumedLoc P = SM.getPresumedLoc(SM.getFileLoc(L));
+  if (P.isValid()) {
+    F.Line = P.getLine();
+    F.Column = P.getColumn();
+  }
+  F.Message = Msg.str();
+  return F;
+}
 
 std::string realDir(StringRef Dir) {
   SmallString<256> Real;
@@ -198,14 +211,7 @@ private:
   }
 
   void fail(SourceLocation L, const Twine &Msg) {
-    CheckFailure F;
-    F.Check = "written-code";
-    PresumedLoc P = SM.getPresumedLoc(SM.getFileLoc(L));
-    if (P.isValid()) {
-      F.Line = P.getLine();
-      F.Column = P.getColumn();
-    }
-    F.Message = Msg.str();
+    CheckFailure F = failureAt(SM, L, Msg);
     // One report per place and message.
     if (none_of(Out, [&](const CheckFailure &O) {
           return O.Line == F.Line && O.Column == F.Column &&
@@ -236,16 +242,7 @@ void checkShape(ASTContext &Ctx, ArrayRef<Part> Parts,
       return std::nullopt;
     return SM.getFileOffset(F);
   };
-  auto Where = [&](SourceLocation L) {
-    CheckFailure F;
-    F.Check = "written-code";
-    PresumedLoc P = SM.getPresumedLoc(SM.getFileLoc(L));
-    if (P.isValid()) {
-      F.Line = P.getLine();
-      F.Column = P.getColumn();
-    }
-    return F;
-  };
+  auto Where = [&](SourceLocation L) { return failureAt(SM, L, ""); };
   const Part &K = Parts[0], &L = Parts[1];
   auto InKernels = [&](unsigned O) { return O >= K.Begin && O < K.End; };
   auto Outside = [&](const Decl *D) {
@@ -394,44 +391,17 @@ checkWrittenCode(const Spec &S, const ProgramOptions &Opts,
   if (!Failures.empty())
     return Failures;
 
-  std::optional<Expected<ParsedTU>> DeviceParse;
-  std::thread DeviceThread([&] {
-    DeviceParse.emplace(parseCuda(New, FileName, Config, CudaSide::Device));
-  });
-  auto NewHost = parseCuda(New, FileName, Config, CudaSide::Host);
-  DeviceThread.join();
-  Expected<ParsedTU> &NewDevice = *DeviceParse;
-  if (!NewHost) {
-    consumeError(NewDevice.takeError());
-    return NewHost.takeError();
-  }
-  if (!NewDevice)
-    return NewDevice.takeError();
+  auto Sides = parseBothSides(New, FileName, Config);
+  if (!Sides)
+    return Sides.takeError();
+  ParsedTU *NewHost = &Sides->Host;
   ASTContext &NewAST = NewHost->AST->getASTContext();
   append_range(Failures, checkDeviceCode(OldAST, NewAST, CO));
-  {
-    std::vector<CheckFailure> Host =
-        checkIntroducedCode(&OldAST, NewAST, Repls, CO, "");
-    for (CheckFailure &F : checkIntroducedCode(
-             nullptr, NewDevice->AST->getASTContext(), Repls, CO, ""))
-      if (none_of(Host, [&](const CheckFailure &H) {
-            return H.Line == F.Line && H.Message == F.Message;
-          }))
-        Host.push_back(std::move(F));
-    append_range(Failures, Host);
-  }
+  append_range(Failures,
+               checkIntroducedCodeBothSides(&OldAST, *Sides, Repls, CO));
   append_range(Failures, checkCompiles(*NewHost, "host"));
-  if (NewDevice->errorCount()) {
-    std::vector<CheckFailure> Dev = checkCompiles(*NewDevice, "device");
-    erase_if(Dev, [&](const CheckFailure &F) {
-      return any_of(Failures, [&](const CheckFailure &H) {
-        return H.Line == F.Line && H.Column == F.Column &&
-               StringRef(H.Message).ends_with(
-                   StringRef(F.Message).drop_front(strlen("(device side) ")));
-      });
-    });
-    append_range(Failures, Dev);
-  }
+  if (Sides->Device.errorCount())
+    append_range(Failures, deviceOnlyErrors(Sides->Device, Failures));
   if (NewHost->errorCount() == 0) {
     checkShape(NewAST, Parts, Failures);
     std::vector<std::string> Allowed = launchNames(S);

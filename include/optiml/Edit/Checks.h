@@ -139,6 +139,34 @@ std::vector<CheckFailure> checkDeviceCode(clang::ASTContext &Old,
 std::vector<CheckFailure> checkCompiles(const ParsedTU &TU,
                                         llvm::StringRef Side, unsigned Max = 5);
 
+//===-- Both sides of a CUDA file (CheckSides.cpp) ----------------------===//
+
+/// A CUDA text parsed for the host and for the device.
+struct BothSides {
+  ParsedTU Host, Device;
+};
+
+/// Parses \p Code for both sides at once (two clang instances, two
+/// threads). Errors only when clang cannot run; compile errors are in the
+/// TUs' diagnostics.
+llvm::Expected<BothSides> parseBothSides(llvm::StringRef Code,
+                                         llvm::StringRef FileName,
+                                         const ParseConfig &Config);
+
+/// checkIntroducedCode on both sides' ASTs (code under __CUDA_ARCH__ exists
+/// only in the device parse), one report per place; \p Old is the input's
+/// host AST (may be null).
+std::vector<CheckFailure>
+checkIntroducedCodeBothSides(clang::ASTContext *Old, const BothSides &New,
+                             const clang::tooling::Replacements &Repls,
+                             const CheckOptions &Opts);
+
+/// The device side's errors (checkCompiles) that \p Reported does not
+/// already hold at the same place: the same error on both sides is
+/// reported once.
+std::vector<CheckFailure>
+deviceOnlyErrors(const ParsedTU &Device, llvm::ArrayRef<CheckFailure> Reported);
+
 /// The function \p Name keeps its name, kind (kernel or not), template
 /// parameters and parameter types (qualifiers added to pointees and
 /// __restrict__ aside) and, for kernels, its launched instantiations.
