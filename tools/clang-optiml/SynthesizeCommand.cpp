@@ -549,22 +549,147 @@ int askModel(const CommandContext &Ctx, const Judge &J, LLMSetup &Setup,
 
 } // namespace
 
-int runSynthesize(const CommandContext &Ctx) {
+/// optimize on the written program \p Out, as a child clang-optiml: its
+/// options, GPU pool, journal, progress display and database recording all
+/// live in its own command (OptimizeCommand.cpp, global cl::opts), and a
+/// child keeps one code path and gives its own exit status. Its outcome
+/// goes into \p Result["optimize"]; returns synthesize's exit status.
+static int optimizeChild(const CommandContext &Ctx, StringRef Out,
+                         const AnalyzeOptions &AO,
+                         nlohmann::ordered_json &Result) {
+  std::string Exe = sys::fs::getMainExecutable(
+      Ctx.Argv0, reinterpret_cast<void *>(&runSynthesize));
+  SmallString<256> Opt(OptimizedOutput.empty() ? Out.str()
+                                               : absolutePath(OptimizedOutput));
+  if (OptimizedOutput.empty())
+    sys::path::replace_extension(Opt, ".opt.cu");
+  std::vector<std::string> Args = {Exe, "optimize", Out.str(), "-o",
+                                   std::string(Opt),
+                                   // The program was verified against
+                                   // its reference; optimize verifies
+                                   // candidates against it launch by
+                                   // launch, so the host reference need
+                                   // not run in every evaluation.
+                                   "--run-arg=check=0"};
+  // The toolchain synthesize was given, for optimize's parse and builds.
+  if (!AO.Tools.CudaPath.empty())
+    Args.push_back("--cuda-path=" + AO.Tools.CudaPath);
+  if (!AO.Tools.GpuArch.empty())
+    Args.push_back("--cuda-gpu-arch=" + AO.Tools.GpuArch);
+  if (!ReportFile.empty())
+    Args.push_back("--report=" + absolutePath(ReportFile));
+  if (!RunDir.empty())
+    Args.push_back("--run-dir=" + absolutePath(RunDir));
+  SmallString<128> Summary;
+  if (Json &&
+      !sys::fs::createTemporaryFile("synthesize-optimize", "json", Summary))
+    Args.push_back("--summary-json=" + std::string(Summary));
+  for (const std::string &A : OptimizeArgs)
+    Args.push_back(A);
+  std::vector<StringRef> Refs(Args.begin(), Args.end());
+  if (!Json)
+    errs() << "clang-optiml: optimize " << Out << "\n";
+  std::optional<StringRef> Redirects[] = {
+      std::nullopt,
+      Json ? std::optional<StringRef>("/dev/stderr") : std::nullopt,
+      std::nullopt};
+  std::string ErrMsg;
+  int Child =
+      sys::ExecuteAndWait(Exe, Refs, std::nullopt, Redirects, 0, 0, &ErrMsg);
+  nlohmann::ordered_json O = {{"exit_status", Child},
+                              {"output", std::string(Opt)}};
+  if (Child < 0)
+    O["error"] = ErrMsg;
+  if (Json && !Summary.empty()) {
+    auto Text = readFile(Summary);
+    if (Text) {
+      O["summary"] = nlohmann::ordered_json::parse(*Text, nullptr, false);
+      if (O["summary"].is_discarded())
+        O["summary"] = nullptr;
+    } else {
+      consumeError(Text.takeError());
+    }
+    sys::fs::remove(Summary);
+  }
+  Result["optimize"] = O;
+  if (Child < 0 || Child == ExitError || Child == ExitUsage) {
+    if (!Json)
+      WithColor::error(errs(), "clang-optiml")
+          << "optimize failed ("
+          << (Child < 0 ? ErrMsg : "exit status " + std::to_string(Child))
+          << "); the verified program is written\n";
+    return ExitError;
+  }
+  if (!Json && Child == ExitNotAccepted)
+    errs() << "clang-optiml: optimize found nothing verified faster; the "
+              "program is as written\n";
+  return ExitSuccess;
+}
+
+/// What is wrong with the options, as a usage error; empty when nothing.
+static std::string usageProblem() {
   if (SpecFile.empty())
-    return reportUsageError(usage(
-        "synthesize needs --spec FILE (see 'clang-optiml synthesize --help' "
-        "for the format)"));
+    return "synthesize needs --spec FILE (see 'clang-optiml synthesize "
+           "--help' for the format)";
   if (Seeds == 0 || !(Timeout > 0))
-    return reportUsageError(
-        usage("--seeds must be at least 1 and --timeout positive"));
+    return "--seeds must be at least 1 and --timeout positive";
   if (DryRun && (NoVerify || !Output.empty()))
-    return reportUsageError(
-        usage("--dry-run prints the program and writes nothing; it takes "
-              "neither -o nor --no-verify"));
+    return "--dry-run prints the program and writes nothing; it takes "
+           "neither -o nor --no-verify";
   if (Json && (DryRun || Output == "-"))
-    return reportUsageError(
-        usage("--json prints the result on stdout, where --dry-run and -o - "
-              "print the program; write the program to a file with -o"));
+    return "--json prints the result on stdout, where --dry-run and -o - "
+           "print the program; write the program to a file with -o";
+  return "";
+}
+
+/// Whether the program may be written to \p Out: not over the spec, in a
+/// place that can be written, and, without -o, not over a program that
+/// synthesize did not write.
+static Error checkOutputPlace(StringRef Out) {
+  if (sameFile(Out, SpecFile))
+    return usage("the program would overwrite the spec '" + SpecFile +
+                 "'; name another file with -o");
+  if (Error E = checkOutputFile(Out))
+    return E;
+  if (Output.empty() && sys::fs::exists(Out)) {
+    auto Old = readFile(Out);
+    if (!Old || !StringRef(*Old).contains(
+                    "// Written by clang-optiml synthesize from "))
+      return usage("'" + Out +
+                   "' exists and was not written by synthesize; it is left "
+                   "unchanged (name the program's file with -o)");
+  }
+  return Error::success();
+}
+
+/// No candidate passed: what failed, and nothing written (status 3).
+static int reportNoneKept(const Spec &S, const std::vector<Judged> &All) {
+  const Judged &First = All.front();
+  if (Json)
+    outs() << nlohmann::ordered_json{{"class", className(S.Class).str()},
+                                     {"program", nullptr},
+                                     {"verified", false},
+                                     {"runs",
+                                      runsJson(First.V ? &*First.V : nullptr)},
+                                     {"candidates",
+                                      candidatesJson(All, nullptr)}}
+                  .dump(2)
+           << "\n";
+  else if (All.size() == 1 && First.V && !First.V->Runs.empty()) {
+    const VerifyRun &Bad = First.V->Runs.back();
+    outs() << "the program failed its check (" << Bad.Case.Label << ": "
+           << join(Bad.Case.args(), " ") << "): " << Bad.Verdict << "\n"
+           << Bad.Output << "\nnothing was written\n";
+  } else
+    outs() << "no candidate program passed its check; nothing was "
+              "written\n";
+  return ExitNotAccepted;
+}
+
+int runSynthesize(const CommandContext &Ctx) {
+  std::string Problem = usageProblem();
+  if (!Problem.empty())
+    return reportUsageError(usage(Problem));
   std::string Request = join(RequestWords, " ");
   auto S = readSpec(SpecFile, Request);
   if (!S)
@@ -574,24 +699,9 @@ int runSynthesize(const CommandContext &Ctx) {
 
   std::string Out = DryRun ? "-" : outputPath();
   bool ToStdout = Out == "-";
-  if (!ToStdout) {
-    if (sameFile(Out, SpecFile))
-      return reportError(usage("the program would overwrite the spec '" +
-                               SpecFile + "'; name another file with -o"));
-    if (Error E = checkOutputFile(Out))
+  if (!ToStdout)
+    if (Error E = checkOutputPlace(Out))
       return reportError(std::move(E));
-    // The default name may be a program of the user's own: only one that
-    // synthesize wrote is replaced without -o.
-    if (Output.empty() && sys::fs::exists(Out)) {
-      auto Old = readFile(Out);
-      if (!Old || !StringRef(*Old).contains(
-                      "// Written by clang-optiml synthesize from "))
-        return reportError(
-            usage("'" + Out +
-                  "' exists and was not written by synthesize; it is left "
-                  "unchanged (name the program's file with -o)"));
-    }
-  }
   ProgramOptions PO;
   PO.FileName = ToStdout ? "-" : sys::path::filename(Out).str();
   if (S->ClassInferred && !Json)
@@ -724,28 +834,8 @@ int runSynthesize(const CommandContext &Ctx) {
   if (!Json)
     printCandidates(errs(), All, KeptJ);
 
-  if (!KeptJ) {
-    const Judged &First = All.front();
-    if (Json)
-      outs() << nlohmann::ordered_json{{"class", className(S->Class).str()},
-                                       {"program", nullptr},
-                                       {"verified", false},
-                                       {"runs", runsJson(First.V ? &*First.V
-                                                                 : nullptr)},
-                                       {"candidates",
-                                        candidatesJson(All, nullptr)}}
-                    .dump(2)
-             << "\n";
-    else if (All.size() == 1 && First.V && !First.V->Runs.empty()) {
-      const VerifyRun &Bad = First.V->Runs.back();
-      outs() << "the program failed its check (" << Bad.Case.Label << ": "
-             << join(Bad.Case.args(), " ") << "): " << Bad.Verdict << "\n"
-             << Bad.Output << "\nnothing was written\n";
-    } else
-      outs() << "no candidate program passed its check; nothing was "
-                "written\n";
-    return ExitNotAccepted;
-  }
+  if (!KeptJ)
+    return reportNoneKept(*S, All);
   const Candidate &C = KeptJ->C;
   const std::optional<Verification> &V = KeptJ->V;
   bool Compiled = KeptJ->Status != "written";
@@ -785,76 +875,7 @@ int runSynthesize(const CommandContext &Ctx) {
 
   int RC = ExitSuccess;
   if (!NoOptimize && !ToStdout && V) {
-    // optimize runs as a child clang-optiml: its options, GPU pool,
-    // journal, progress display and database recording all live in its own
-    // command (OptimizeCommand.cpp, global cl::opts), and a child keeps one
-    // code path and gives its own exit status.
-    std::string Exe = sys::fs::getMainExecutable(
-        Ctx.Argv0, reinterpret_cast<void *>(&runSynthesize));
-    SmallString<256> Opt(
-        OptimizedOutput.empty() ? Out : absolutePath(OptimizedOutput));
-    if (OptimizedOutput.empty())
-      sys::path::replace_extension(Opt, ".opt.cu");
-    std::vector<std::string> Args = {Exe, "optimize", Out, "-o",
-                                     std::string(Opt),
-                                     // The program was verified against
-                                     // its reference; optimize verifies
-                                     // candidates against it launch by
-                                     // launch, so the host reference need
-                                     // not run in every evaluation.
-                                     "--run-arg=check=0"};
-    // The toolchain synthesize was given, for optimize's parse and builds.
-    if (!AO.Tools.CudaPath.empty())
-      Args.push_back("--cuda-path=" + AO.Tools.CudaPath);
-    if (!AO.Tools.GpuArch.empty())
-      Args.push_back("--cuda-gpu-arch=" + AO.Tools.GpuArch);
-    if (!ReportFile.empty())
-      Args.push_back("--report=" + absolutePath(ReportFile));
-    if (!RunDir.empty())
-      Args.push_back("--run-dir=" + absolutePath(RunDir));
-    SmallString<128> Summary;
-    if (Json &&
-        !sys::fs::createTemporaryFile("synthesize-optimize", "json", Summary))
-      Args.push_back("--summary-json=" + std::string(Summary));
-    for (const std::string &A : OptimizeArgs)
-      Args.push_back(A);
-    std::vector<StringRef> Refs(Args.begin(), Args.end());
-    if (!Json)
-      errs() << "clang-optiml: optimize " << Out << "\n";
-    std::optional<StringRef> Redirects[] = {
-        std::nullopt,
-        Json ? std::optional<StringRef>("/dev/stderr") : std::nullopt,
-        std::nullopt};
-    std::string ErrMsg;
-    int Child =
-        sys::ExecuteAndWait(Exe, Refs, std::nullopt, Redirects, 0, 0, &ErrMsg);
-    nlohmann::ordered_json O = {{"exit_status", Child},
-                                {"output", std::string(Opt)}};
-    if (Child < 0)
-      O["error"] = ErrMsg;
-    if (Json && !Summary.empty()) {
-      auto Text = readFile(Summary);
-      if (Text) {
-        O["summary"] = nlohmann::ordered_json::parse(*Text, nullptr, false);
-        if (O["summary"].is_discarded())
-          O["summary"] = nullptr;
-      } else {
-        consumeError(Text.takeError());
-      }
-      sys::fs::remove(Summary);
-    }
-    Result["optimize"] = O;
-    if (Child < 0 || Child == ExitError || Child == ExitUsage) {
-      if (!Json)
-        WithColor::error(errs(), "clang-optiml")
-            << "optimize failed ("
-            << (Child < 0 ? ErrMsg : "exit status " + std::to_string(Child))
-            << "); the verified program is written\n";
-      RC = ExitError;
-    } else if (!Json && Child == ExitNotAccepted) {
-      errs() << "clang-optiml: optimize found nothing verified faster; the "
-                "program is as written\n";
-    }
+    RC = optimizeChild(Ctx, Out, AO, Result);
   } else if (!NoOptimize && !Json && !V) {
     errs() << "clang-optiml: not optimized: the program is unverified\n";
   } else if (!NoOptimize && !Json && ToStdout) {
