@@ -182,8 +182,22 @@ private:
   }
 
   void checkUse(const NamedDecl *D, SourceLocation Loc) {
-    if (!D || !inHostCode(Loc) || inParts(D->getLocation()))
+    if (!D || !inHostCode(Loc))
       return;
+    if (inParts(D->getLocation())) {
+      // The model's own function must be the model's own code: a
+      // declaration without a body would link to a library's (an
+      // `extern "C" int execv(...)` declared afresh).
+      if (const auto *FD = dyn_cast<FunctionDecl>(D)) {
+        const FunctionDecl *Def = nullptr;
+        if (!FD->isImplicit() && !FD->getBuiltinID() &&
+            (!FD->isDefined(Def) || !inParts(Def->getLocation())) &&
+            !FD->isDependentContext())
+          fail(Loc, "host code calls '" + FD->getQualifiedNameAsString() +
+                        "', which the model declares without defining it");
+      }
+      return;
+    }
     if (const auto *FD = dyn_cast<FunctionDecl>(D)) {
       if (FD->hasAttr<CUDAGlobalAttr>() || FD->isConstexpr() || trusted(FD))
         return;
@@ -276,8 +290,16 @@ void checkShape(ASTContext &Ctx, ArrayRef<Part> Parts,
              "'; its declarations must be new");
       continue;
     }
-    if (isa<LinkageSpecDecl>(D) || isa<UsingDirectiveDecl>(D) ||
-        isa<UsingDecl>(D))
+    if (isa<LinkageSpecDecl>(D)) {
+      Refuse("the kernels' text has a linkage specification (extern \"C\"); "
+             "its functions are C++ and defined in it");
+      continue;
+    }
+    if (D->hasAttr<AsmLabelAttr>()) {
+      Refuse("the kernels' text names a symbol with an asm label");
+      continue;
+    }
+    if (isa<UsingDirectiveDecl>(D) || isa<UsingDecl>(D))
       continue;
     if (auto *FD = D->getAsFunction())
       if (FD->isFunctionTemplateSpecialization() ||

@@ -122,6 +122,32 @@ TEST(WrittenCodeTest, ShellCommandsAreRefusedHoweverSpelled) {
       std::string::npos);
 }
 
+TEST(WrittenCodeTest, LibraryFunctionsDeclaredAfreshAreRefused) {
+  REQUIRE_SDK();
+  // A function of libc not included by the harness, declared by the model
+  // and called: it would link to libc's.
+  std::string F = failures(
+      std::string(GoodKernels) + "int execv(const char *, char *const *);\n",
+      std::string("  execv(\"/bin/sh\", nullptr);\n") + GoodLaunch);
+  EXPECT_NE(F.find("declares without defining it"), std::string::npos) << F;
+  F = failures(std::string(GoodKernels) +
+                   "extern \"C\" int execl(const char *, ...);\n",
+               GoodLaunch);
+  EXPECT_NE(F.find("linkage specification"), std::string::npos) << F;
+  F = failures(std::string(GoodKernels) +
+                   "int run_it(const char *) __asm__(\"system\");\n",
+               GoodLaunch);
+  EXPECT_NE(F.find("asm"), std::string::npos) << F;
+  // A helper declared first and defined later is the model's own.
+  EXPECT_EQ(failures(std::string(GoodKernels) +
+                         "static int blocks_for(int n);\n"
+                         "static int blocks_for(int n) { return (n + 255) / "
+                         "256; }\n",
+                     "  tr<<<blocks_for(rows * cols), 256>>>(d_a, d_b, rows, "
+                     "cols);\n"),
+            "");
+}
+
 TEST(WrittenCodeTest, HarnessVariablesAreOutOfReach) {
   REQUIRE_SDK();
   // The host arrays: a launch that wrote them could skip the GPU.
