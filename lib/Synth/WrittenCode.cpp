@@ -266,6 +266,10 @@ void checkShape(ASTContext &Ctx, ArrayRef<Part> Parts,
     });
   };
   for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
+    // Declarations the compiler makes itself (a builtin's implicit
+    // `extern "C"` declaration, placed where it is first used).
+    if (D->isImplicit())
+      continue;
     auto B = Offset(D->getBeginLoc()), E = Offset(D->getEndLoc());
     if (!B || !E)
       continue;
