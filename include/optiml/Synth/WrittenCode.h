@@ -15,7 +15,10 @@
 //   library functions, kernels, and functions the model itself defines
 //   (whose bodies are checked alike); no call through a pointer;
 // - name only the variables it declares, the device buffers and the sizes:
-//   not the host arrays, the seed or anything else of the harness.
+//   not the host arrays, the seed or anything else of the harness;
+// - declare only new entities (no redeclaration, specialization, reopened
+//   namespace, extern "C" or asm label), and define every function it
+//   calls from host code.
 //
 //===----------------------------------------------------------------------===//
 
