@@ -186,8 +186,8 @@ static cl::list<std::string>
 
 static cl::opt<unsigned> Thoughts(
     "thoughts",
-    cl::desc("With an LLM configured: strategies asked of it, one program "
-             "each, competing with the template's (default 3)"),
+    cl::desc("With an LLM configured: strategies asked of it (1 to 16), one "
+             "program each, competing with the template's (default 3)"),
     cl::init(3), cl::value_desc("K"), cl::sub(SynthesizeCommand),
     cl::cat(SynthCategory));
 
@@ -633,6 +633,9 @@ static std::string usageProblem() {
            "--help' for the format)";
   if (Seeds == 0 || !(Timeout > 0))
     return "--seeds must be at least 1 and --timeout positive";
+  if (Thoughts < 1 || Thoughts > 16)
+    return "--thoughts must be 1 to 16 (each strategy costs a request, and "
+           "a repair request when its program fails)";
   if (DryRun && (NoVerify || !Output.empty()))
     return "--dry-run prints the program and writes nothing; it takes "
            "neither -o nor --no-verify";
