@@ -199,12 +199,22 @@ private:
       return;
     }
     if (const auto *FD = dyn_cast<FunctionDecl>(D)) {
-      if (FD->hasAttr<CUDAGlobalAttr>() || FD->isConstexpr() || trusted(FD))
+      if (FD->hasAttr<CUDAGlobalAttr>() || FD->isConstexpr())
         return;
-      if (unsigned ID = FD->getBuiltinID())
-        if (!Ctx.BuiltinInfo.isLibFunction(ID) &&
-            !Ctx.BuiltinInfo.isPredefinedLibFunction(ID))
+      // A builtin (declared by the compiler itself, or a library function
+      // it knows: printf, malloc) only when the compiler knows it to be
+      // free of side effects (__builtin_expect, __builtin_clz).
+      if (unsigned ID = FD->getBuiltinID()) {
+        const Builtin::Context &BI = Ctx.BuiltinInfo;
+        if (BI.isConst(ID) || BI.isPure(ID) ||
+            BI.isConstWithoutErrnoAndExceptions(ID))
           return;
+        fail(Loc, "host code uses the builtin '" + FD->getNameAsString() +
+                      "', which has side effects");
+        return;
+      }
+      if (trusted(FD))
+        return;
       fail(Loc, "host code uses '" + FD->getQualifiedNameAsString() +
                     "'; it may call only the CUDA runtime API, kernels, "
                     "constexpr functions and functions it defines");

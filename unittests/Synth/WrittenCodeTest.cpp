@@ -113,6 +113,17 @@ TEST(WrittenCodeTest, ShellCommandsAreRefusedHoweverSpelled) {
                std::string("  (void)helper();\n") + GoodLaunch)
           .find("host code uses 'popen'"),
       std::string::npos);
+  // A builtin with side effects: the compiler declares it itself.
+  EXPECT_NE(
+      failures(GoodKernels,
+               std::string("  __builtin_printf(\"optiml-synth: PASS\\n\");\n") +
+                   GoodLaunch)
+          .find("builtin '__builtin_printf', which has side effects"),
+      std::string::npos);
+  EXPECT_EQ(failures(GoodKernels,
+                     std::string("  if (__builtin_expect(rows > 0, 1))\n") +
+                         GoodLaunch),
+            "");
   // Through a pointer.
   EXPECT_NE(
       failures(GoodKernels, std::string("  auto f = (int (*)(const char *))0;\n"
