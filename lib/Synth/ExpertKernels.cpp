@@ -25,18 +25,12 @@ namespace synth {
 /// element by element.
 static KernelCode gemmBlocked(const Spec &S) {
   const Tensor &A = S.Inputs[0], &B = S.Inputs[1], &Out = S.Outputs[0];
-  std::string M = dimRef(A.Shape[0]), K = dimRef(A.Shape[1]),
-              N = dimRef(B.Shape[1]);
-  KernelParams P;
-  P.dims(S, {A.Shape[0], A.Shape[1], B.Shape[1]});
-  P.input(A);
-  P.input(B);
-  P.output(Out);
+  GemmShape G = gemmShape(S);
+  const std::string &M = G.M, &K = G.K, &N = G.N;
+  const KernelParams &P = G.P;
   bool Float = Out.Type == ElementType::Float;
   KernelCode C;
-  C.Title = "matrix product " + Out.Name + " = " + A.Name + " " + B.Name +
-            " ([" + M + ", " + K + "] x [" + K + ", " + N +
-            "]), register-blocked";
+  C.Title = G.Title + ", register-blocked";
   C.Kernels = fillTemplate(
       R"(// Four consecutive elements of row r of a [rows, cols] matrix, from
 // column c: one 16-byte load when they lie inside it and are aligned.

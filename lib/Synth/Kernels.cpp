@@ -367,18 +367,28 @@ __global__ void ${K}(${Params}) {
   return C;
 }
 
+GemmShape gemmShape(const Spec &S) {
+  const Tensor &A = S.Inputs[0], &B = S.Inputs[1], &Out = S.Outputs[0];
+  GemmShape G;
+  G.M = dimRef(A.Shape[0]);
+  G.K = dimRef(A.Shape[1]);
+  G.N = dimRef(B.Shape[1]);
+  G.P.dims(S, {A.Shape[0], A.Shape[1], B.Shape[1]});
+  G.P.input(A);
+  G.P.input(B);
+  G.P.output(Out);
+  G.Title = "matrix product " + Out.Name + " = " + A.Name + " " + B.Name +
+            " ([" + G.M + ", " + G.K + "] x [" + G.K + ", " + G.N + "])";
+  return G;
+}
+
 static KernelCode gemmCode(const Spec &S) {
   const Tensor &A = S.Inputs[0], &B = S.Inputs[1], &Out = S.Outputs[0];
-  std::string M = dimRef(A.Shape[0]), K = dimRef(A.Shape[1]),
-              N = dimRef(B.Shape[1]);
-  KernelParams P;
-  P.dims(S, {A.Shape[0], A.Shape[1], B.Shape[1]});
-  P.input(A);
-  P.input(B);
-  P.output(Out);
+  GemmShape G = gemmShape(S);
+  const std::string &M = G.M, &K = G.K, &N = G.N;
+  const KernelParams &P = G.P;
   KernelCode C;
-  C.Title = "matrix product " + Out.Name + " = " + A.Name + " " + B.Name +
-            " ([" + M + ", " + K + "] x [" + K + ", " + N + "])";
+  C.Title = G.Title;
   C.Kernels = fillTemplate(
       R"(// One thread per output element: row from y, column from x.
 __global__ void ${Kern}(${Params}) {

@@ -42,6 +42,14 @@ struct KernelParams {
   std::vector<std::string> Declared;
 };
 
+/// A GEMM's dimensions as C++ ([M, K] x [K, N]), its parameter list and
+/// its title, shared by the plain and the expert template.
+struct GemmShape {
+  std::string M, K, N, Title;
+  KernelParams P;
+};
+GemmShape gemmShape(const Spec &S);
+
 /// The element type's name ("float").
 std::string typeName(const Tensor &T);
 
