@@ -2,7 +2,8 @@
 """Reports C++ functions longer than a number of lines.
 
 usage: scripts/check-function-length.py [--max N] [--hard-limit N]
-                                        [--top N] [PATH...]
+                                        [--explain-above N] [--top N]
+                                        [PATH...]
 
 Scans the .cpp and .h files under PATH (default: lib and tools, from the
 repository root) with a brace-matching scan of its own: comments, string
@@ -15,7 +16,9 @@ from the first line of its signature to its closing brace.
 
 Prints how many functions exceed --max (default 150) and the --top longest
 of them (default 20); exits 1 when one exceeds --hard-limit (default 500),
-2 on a usage error. No compiler or compile database is needed, so it runs
+or when one longer than --explain-above lines (default 200) has no comment
+right above its signature with a line that starts `Why long:` (saying why
+it stays in one piece), 2 on a usage error. No compiler or compile database is needed, so it runs
 anywhere the sources are.
 """
 
@@ -153,6 +156,19 @@ def scan(path):
     return found
 
 
+def explained(lines, first):
+    """Whether the comment block right above line `first` (1-based) says
+    why the function is long."""
+    i = first - 2
+    while i >= 0 and lines[i].strip().startswith(("template", "static", "[[")):
+        i -= 1  # a signature spread over lines starts at its first
+    while i >= 0 and lines[i].strip().startswith("//"):
+        if re.match(r"\s*//+\s*Why long:", lines[i]):
+            return True
+        i -= 1
+    return False
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("paths", nargs="*", default=["lib", "tools"])
@@ -160,6 +176,9 @@ def main():
                    help="report functions longer than this (lines)")
     p.add_argument("--hard-limit", type=int, default=500,
                    help="fail when a function is longer than this (lines)")
+    p.add_argument("--explain-above", type=int, default=200,
+                   help="fail when a function longer than this (lines) has "
+                   "no 'Why long:' comment above it")
     p.add_argument("--top", type=int, default=20,
                    help="how many of the longest functions to list")
     args = p.parse_args()
@@ -178,22 +197,33 @@ def main():
                       if n.endswith((".cpp", ".h"))]
 
     long_ones = []
+    unexplained = []
     for f in sorted(files):
+        with open(f, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().split("\n")
         for name, first, last in scan(f):
             n = last - first + 1
             if n > args.max:
                 long_ones.append((n, f, first, name))
+            if n > args.explain_above and not explained(lines, first):
+                unexplained.append((n, f, first, name))
     long_ones.sort(key=lambda x: (-x[0], x[1], x[2]))
     print(f"{len(long_ones)} functions longer than {args.max} lines "
           f"(in {len(files)} files)")
     for n, f, first, name in long_ones[:args.top]:
         print(f"{n:6}  {f}:{first}  {name}")
     over = [x for x in long_ones if x[0] > args.hard_limit]
+    status = 0
     if over:
         print(f"error: {len(over)} functions longer than the hard limit of "
               f"{args.hard_limit} lines", file=sys.stderr)
-        return 1
-    return 0
+        status = 1
+    for n, f, first, name in unexplained:
+        print(f"error: {f}:{first}: {name} is {n} lines long (over "
+              f"{args.explain_above}) and no 'Why long:' comment above it "
+              "says why; split it or explain", file=sys.stderr)
+        status = 1
+    return status
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
 #     formatted as .clang-format says (clang-format-22, or $CLANG_FORMAT);
 #     `scripts/check-style.sh --fix` formats them in place;
 #   - no function is longer than the hard limit of
-#     scripts/check-function-length.py.
+#     scripts/check-function-length.py, and one over 200 lines says why in a
+#     `Why long:` comment above it.
 # Exit status: 0 clean, 1 something to fix (each named), 2 no clang-format.
 set -uo pipefail
 cd "$(dirname "$0")/.."

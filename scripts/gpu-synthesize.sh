@@ -8,7 +8,8 @@
 #   scripts/gpu-synthesize.sh dist/clang-optiml-*.tar.xz [SPEC...]
 #
 # Results (the programs, each run's --json result, optimize's reports and
-# the log) go under $OUT/synthesize (or ./gpu-results/synthesize). EXTRA:
+# the log, appended to by each run) go under $OUT/synthesize (or
+# ./gpu-results/synthesize). EXTRA:
 # more synthesize flags (--seeds 1 for specs whose host reference is slow).
 set -uo pipefail
 bundle=$1
@@ -63,5 +64,5 @@ if o:
           "best path", s.get("best_path"))
 PY
   done
-} 2>&1 | tee "$out/synthesize.log"
+} 2>&1 | tee -a "$out/synthesize.log"
 ls -la "$out"

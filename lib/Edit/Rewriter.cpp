@@ -100,6 +100,59 @@ static std::string definingFile(clang::ASTContext &AST, StringRef Fn) {
   return filePath(SM, SM.getFileID(SM.getExpansionLoc(FD->getLocation())));
 }
 
+/// The checks made on an edit's replacements and on the new text before
+/// anything parses it again: one file, no macro expansion touched, edits
+/// inside the target's ranges, no directive in the new text, the same
+/// tokens outside the edit (lexed, then preprocessed host and device side).
+/// Returns the new text, or the edit rejected with every failure found.
+static Expected<std::string>
+checkBeforeParsing(StringRef FileName, const EditContext &Ctx, const Edit &E,
+                   const clang::tooling::Replacements &Repls,
+                   const CheckOptions &Opts) {
+  StringRef Code = Ctx.Code;
+  const ParseConfig &Config = Ctx.Config;
+  clang::ASTContext &OldAST = Ctx.AST;
+  std::vector<CheckFailure> Failures = checkOneFile(Repls, FileName);
+  if (!Failures.empty())
+    return rejected(E, std::move(Failures), Ctx.FileName);
+  Failures = checkMacroExpansions(OldAST, Repls);
+  append_range(Failures,
+               checkScope(OldAST, Code, Repls, allowedRanges(Ctx, E.Target)));
+  auto NewCode = clang::tooling::applyAllReplacements(Code, Repls);
+  if (!NewCode)
+    return reject(E, "internal",
+                  "the replacements do not apply: " +
+                      toString(NewCode.takeError()));
+  // Edit text is lexed in place with the compiler's own options. A
+  // directive in it is refused before anything preprocesses the new text,
+  // so no file it names is ever opened and no diagnostic can quote one.
+  const clang::LangOptions &LO = OldAST.getLangOpts();
+  std::vector<ByteRange> Edited = editedRanges(Repls);
+  append_range(Failures, checkEditDirectives(LO, *NewCode, Edited));
+  if (Failures.empty())
+    append_range(Failures, checkLexicalInvariance(LO, Code, *NewCode, Repls));
+  append_range(Failures,
+               checkIntroducedTokens(LO, Code, *NewCode, Repls, Opts));
+  if (!Failures.empty())
+    return rejected(E, std::move(Failures), Ctx.FileName);
+  // The same token stream outside the edit, host and device side, before
+  // anything is parsed.
+  std::vector<CheckFailure> DeviceTokens;
+  std::thread DeviceThread([&] {
+    DeviceTokens = checkPreprocessedInvariance(FileName, Code, *NewCode, Repls,
+                                               Config, CudaSide::Device);
+  });
+  append_range(Failures,
+               checkPreprocessedInvariance(FileName, Code, *NewCode, Repls,
+                                           Config, CudaSide::Host));
+  DeviceThread.join();
+  if (Failures.empty())
+    append_range(Failures, DeviceTokens);
+  if (!Failures.empty())
+    return rejected(E, std::move(Failures), Ctx.FileName);
+  return std::move(*NewCode);
+}
+
 Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
                                 const ParseConfig &Config, const Edit &E0,
                                 const CheckOptions &Opts) {
@@ -207,51 +260,14 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
     return Out;
   }
 
-  // Checks on the replacements themselves, before anything is parsed.
-  std::vector<CheckFailure> Failures = checkOneFile(*Repls, FileName);
-  if (!Failures.empty())
-    return rejected(E, std::move(Failures), OldTU->FileName);
-  Failures = checkMacroExpansions(OldAST, *Repls);
-  append_range(Failures,
-               checkScope(OldAST, Code, *Repls, allowedRanges(Ctx, E.Target)));
-  auto NewCode = clang::tooling::applyAllReplacements(Code, *Repls);
+  auto NewCode = checkBeforeParsing(FileName, Ctx, E, *Repls, Opts);
   if (!NewCode)
-    return reject(E, "internal",
-                  "the replacements do not apply: " +
-                      toString(NewCode.takeError()));
-  // Edit text is lexed in place with the compiler's own options. A
-  // directive in it is refused before anything preprocesses the new text,
-  // so no file it names is ever opened and no diagnostic can quote one.
-  const clang::LangOptions &LO = OldAST.getLangOpts();
-  std::vector<ByteRange> Edited = editedRanges(*Repls);
-  append_range(Failures, checkEditDirectives(LO, *NewCode, Edited));
-  if (Failures.empty())
-    append_range(Failures, checkLexicalInvariance(LO, Code, *NewCode, *Repls));
-  append_range(Failures,
-               checkIntroducedTokens(LO, Code, *NewCode, *Repls, Opts));
-  if (!Failures.empty())
-    return rejected(E, std::move(Failures), OldTU->FileName);
-  // The same token stream outside the edit, host and device side, before
-  // anything is parsed.
-  {
-    std::vector<CheckFailure> DeviceTokens;
-    std::thread DeviceThread([&] {
-      DeviceTokens = checkPreprocessedInvariance(
-          FileName, Code, *NewCode, *Repls, Config, CudaSide::Device);
-    });
-    append_range(Failures,
-                 checkPreprocessedInvariance(FileName, Code, *NewCode, *Repls,
-                                             Config, CudaSide::Host));
-    DeviceThread.join();
-    if (Failures.empty())
-      append_range(Failures, DeviceTokens);
-  }
-  if (!Failures.empty())
-    return rejected(E, std::move(Failures), OldTU->FileName);
+    return NewCode.takeError();
 
   // Re-parse both sides, at the same time (two independent clang
   // instances); the host side instantiates every launched template, so
   // each instantiation is checked.
+  std::vector<CheckFailure> Failures;
   auto Sides = parseBothSides(*NewCode, FileName, Config);
   if (!Sides)
     return Sides.takeError();

@@ -166,6 +166,39 @@ struct FdCloser {
 
 } // namespace
 
+/// The forked child: stdin from /dev/null (or closed), stdout and stderr into
+/// the pipes, its own process group, then exec. On failure errno goes down
+/// \p ExecFD. Async-signal-safe calls only.
+[[noreturn]] static void execChild(int DevNull, int OutFD, int ErrFD,
+                                   int ExecFD, const char *WorkDir,
+                                   const char *Program, char *const *Argv,
+                                   char *const *Envp) {
+  ::setpgid(0, 0);
+  if (DevNull >= 0)
+    ::dup2(DevNull, 0);
+  else
+    ::close(0);
+  ::dup2(OutFD, 1);
+  ::dup2(ErrFD, 2);
+  // Default signal dispositions for the program.
+  ::signal(SIGPIPE, SIG_DFL);
+  // Run as root, the child could still read this process's memory (the
+  // keys) through /proc/<ppid>/mem: non-dumpable only stops those
+  // without CAP_SYS_PTRACE. Fails harmlessly without CAP_SETPCAP.
+  ::prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
+  ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, CAP_SYS_PTRACE, 0, 0);
+  int Err = 0;
+  if (::chdir(WorkDir) != 0)
+    Err = errno;
+  else {
+    ::execve(Program, Argv, Envp);
+    Err = errno;
+  }
+  ssize_t Ignored = ::write(ExecFD, &Err, sizeof(Err));
+  (void)Ignored;
+  ::_exit(127);
+}
+
 Expected<ProcessResult> runProcess(const ProcessOptions &Opts) {
   if (Opts.Args.empty())
     return createStringError(inconvertibleErrorCode(),
@@ -220,33 +253,9 @@ Expected<ProcessResult> runProcess(const ProcessOptions &Opts) {
 
   auto Start = std::chrono::steady_clock::now();
   pid_t Pid = ::fork();
-  if (Pid == 0) {
-    // Child: async-signal-safe calls only.
-    ::setpgid(0, 0);
-    if (DevNull >= 0)
-      ::dup2(DevNull, 0);
-    else
-      ::close(0);
-    ::dup2(OutPipe[1], 1);
-    ::dup2(ErrPipe[1], 2);
-    // Default signal dispositions for the program.
-    ::signal(SIGPIPE, SIG_DFL);
-    // Run as root, the child could still read this process's memory (the
-    // keys) through /proc/<ppid>/mem: non-dumpable only stops those
-    // without CAP_SYS_PTRACE. Fails harmlessly without CAP_SETPCAP.
-    ::prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
-    ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, CAP_SYS_PTRACE, 0, 0);
-    int Err = 0;
-    if (::chdir(WorkDir.c_str()) != 0)
-      Err = errno;
-    else {
-      ::execve(Program.c_str(), Argv.data(), Envp.data());
-      Err = errno;
-    }
-    ssize_t Ignored = ::write(ExecPipe[1], &Err, sizeof(Err));
-    (void)Ignored;
-    ::_exit(127);
-  }
+  if (Pid == 0)
+    execChild(DevNull, OutPipe[1], ErrPipe[1], ExecPipe[1], WorkDir.c_str(),
+              Program.c_str(), Argv.data(), Envp.data());
   int ForkErr = errno;
   ::close(OutPipe[1]);
   ::close(ErrPipe[1]);

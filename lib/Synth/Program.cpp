@@ -195,6 +195,36 @@ ProgramLayout programLayout(const Spec &S, const ProgramOptions &Opts,
   return L;
 }
 
+/// The program's opening comment: what it computes, where it came from, its
+/// status lines and how to run it.
+static std::string programHeader(const Spec &S, StringRef ProgName,
+                                 const KernelCode &Code,
+                                 ArrayRef<std::string> Status,
+                                 StringRef Usage) {
+  std::string Header;
+  raw_string_ostream H(Header);
+  H << "// " << commentText(ProgName) << ": " << commentText(Code.Title)
+    << ".\n//\n"
+    << "// Written by clang-optiml synthesize from " << commentText(S.Path)
+    << " (class " << className(S.Class)
+    << (S.ClassInferred ? ", inferred from the request" : "") << ").\n";
+  if (!S.Request.empty())
+    H << "// Request: " << commentText(S.Request) << "\n";
+  for (const std::string &L : Status)
+    H << "// " << commentText(L) << "\n";
+  H << "//\n// Usage: ./" << commentText(sys::path::stem(ProgName)) << Usage
+    << " [seed=S] [check=0]\n"
+    << "//   Sizes default to the spec's; the inputs are drawn from the seed "
+       "(default "
+    << S.Seed << ").\n"
+    << "//   The outputs are checked against the spec's reference on the "
+       "host (check=0\n"
+    << "//   skips that). Exit status: 0 they match, 1 they do not, 2 a "
+       "CUDA error or a\n"
+    << "//   bad argument.\n";
+  return Header;
+}
+
 std::string generateProgram(const Spec &S, const ProgramOptions &Opts,
                             const KernelCode &Code) {
   Tolerance Tol = effectiveTolerance(S);
@@ -312,27 +342,7 @@ std::string generateProgram(const Spec &S, const ProgramOptions &Opts,
        {"Ty", elementTypeName(First.Type).str()},
        {"N", First.Name}});
 
-  std::string Header;
-  raw_string_ostream H(Header);
-  H << "// " << commentText(ProgName) << ": " << commentText(Code.Title)
-    << ".\n//\n"
-    << "// Written by clang-optiml synthesize from " << commentText(S.Path)
-    << " (class " << className(S.Class)
-    << (S.ClassInferred ? ", inferred from the request" : "") << ").\n";
-  if (!S.Request.empty())
-    H << "// Request: " << commentText(S.Request) << "\n";
-  for (const std::string &L : Status)
-    H << "// " << commentText(L) << "\n";
-  H << "//\n// Usage: ./" << commentText(sys::path::stem(ProgName)) << Usage
-    << " [seed=S] [check=0]\n"
-    << "//   Sizes default to the spec's; the inputs are drawn from the seed "
-       "(default "
-    << S.Seed << ").\n"
-    << "//   The outputs are checked against the spec's reference on the "
-       "host (check=0\n"
-    << "//   skips that). Exit status: 0 they match, 1 they do not, 2 a "
-       "CUDA error or a\n"
-    << "//   bad argument.\n";
+  std::string Header = programHeader(S, ProgName, Code, Status, Usage);
 
   std::string Text =
       Header + Prelude + "\n" + Code.Kernels + "\n" +

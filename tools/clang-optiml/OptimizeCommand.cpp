@@ -490,6 +490,10 @@ makeBuilder(const AnalyzeOptions &AO, const Toolchain &Tools,
   return B;
 }
 
+// Why long: the command's steps in the order a user sees them (options,
+// GPU, analysis, outputs refused early, database, evaluator, search,
+// summary, writes); each step reports its own error and returns. The
+// session library API (issue: drivers in libraries) is where it splits.
 static int optimizeFile(const CommandContext &Ctx) {
   if (Error E = checkOptions())
     return reportUsageError(std::move(E));

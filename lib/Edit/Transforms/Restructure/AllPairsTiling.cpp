@@ -169,6 +169,10 @@ private:
   rewrite(const EditContext &Ctx, const Edit &E, const Plan &P) const override;
 };
 
+// Why long: one ordered list of the pattern's preconditions (the loop, its
+// bounds, the accumulators, every read of the staged array, the launches),
+// each refusal naming its reason; the partial match they share (loop,
+// index, bound, accumulators) would otherwise be passed between helpers.
 Expected<Plan> AllPairsTiling::analyze(const EditContext &Ctx,
                                        const Edit &E) const {
   Plan P;

@@ -137,6 +137,9 @@ static std::string blockShapeProblem(const EditContext &Ctx,
                                      const clang::FunctionDecl *K,
                                      const KernelInfo &KI);
 
+// Why long: one ordered list of preconditions (the atomics, their target,
+// its bin count, the index's range, the block shape, the launches), each
+// refusal naming its reason; they share the partial match as locals.
 Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
                                          const Edit &E) const {
   Plan P;

@@ -31,6 +31,9 @@ using clang::isa;
 namespace optiml {
 namespace privatizeatomics {
 
+// Why long: the replacement kernel text is emitted in the order it reads
+// (declarations, the private copies, the loop, the merge), each part
+// depending on the plan's choices (copies, vector width, bin count).
 Expected<clang::tooling::Replacements>
 PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
                           const Plan &P) const {

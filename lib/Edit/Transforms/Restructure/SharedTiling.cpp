@@ -319,6 +319,9 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
                     SS + ")");
 }
 
+// Why long: one ordered list of the matmul pattern's preconditions (indices,
+// guard, the k loop, both operands' reads, the tile, the launches), each
+// refusal naming its reason; they share the partial match as locals.
 Expected<MatmulPlan> SharedTilingTransform::analyze(const EditContext &Ctx,
                                                     const Edit &E,
                                                     std::optional<int64_t> Tile,

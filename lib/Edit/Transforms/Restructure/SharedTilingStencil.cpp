@@ -204,6 +204,10 @@ std::string plusConst(StringRef Name, int64_t C) {
 
 /// \p Shape is set once the reads are recognized (later refusals are about
 /// the launches or the tile's size).
+/// Why long: one ordered list of the stencil pattern's preconditions (the
+/// indices, the guard, every read of the staged array and its offsets or
+/// loop ranges, writes, barriers, the launches and the tile), each refusal
+/// naming its reason; they share the partial match as locals.
 Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
                                      std::optional<int64_t> Tile, bool &Shape) {
   auto K = resolveKernel(Ctx, E, E.Target);

@@ -274,6 +274,10 @@ int64_t nextPowerOfTwo(int64_t V) {
   return P;
 }
 
+// Why long: one ordered list of the row-loop pattern's preconditions (the
+// row index, the loop, the accumulators and their reductions, the uses
+// after the loop, the launches), each refusal naming its reason; they
+// share the partial match as locals.
 Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
                                    const Edit &E) const {
   Plan P;

@@ -57,6 +57,10 @@ std::string combine(const Reduction &R, StringRef Acc, StringRef Other) {
 
 } // namespace
 
+// Why long: the new kernel text is emitted in the order it reads (row and
+// lane indices, the strided loop, the shuffles, the broadcast, the launch
+// changes), each part depending on the plan's choices (lanes, per warp or
+// block, rows kept in registers).
 Expected<clang::tooling::Replacements>
 WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
                     const Plan &P) const {

@@ -227,6 +227,9 @@ private:
 
 /// The leaf: the value each thread stores before the tree, guarded by the
 /// index's bound, becomes a register folded over a grid-stride loop.
+/// Why long: one ordered list of the leaf's preconditions (the store, its
+/// guard, the index, the value's expression and what it reads), each
+/// refusal naming its reason; they share the partial match as locals.
 Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
                              const IfStmt *Final,
                              ArrayRef<const Stmt *> TreeStmts) {

@@ -311,6 +311,10 @@ void TreeMatcher::checkLaunches(bool Tail, std::optional<int64_t> Start,
   }
 }
 
+// Why long: one ordered list of the reduction tree's preconditions (the
+// shared array, the tree loop or its unrolled steps, the barriers, the
+// final write, the launches), each refusal naming its reason; they share
+// the partial match as locals.
 Expected<TreePlan> TreeMatcher::match() {
   const KernelInfo &Info = *K.Info;
   if (Info.Uses2DThreads)
