@@ -197,6 +197,7 @@ def main():
                       if n.endswith((".cpp", ".h"))]
 
     long_ones = []
+    over = []
     unexplained = []
     for f in sorted(files):
         with open(f, encoding="utf-8", errors="replace") as fh:
@@ -205,6 +206,8 @@ def main():
             n = last - first + 1
             if n > args.max:
                 long_ones.append((n, f, first, name))
+            if n > args.hard_limit:
+                over.append((n, f, first, name))
             if n > args.explain_above and not explained(lines, first):
                 unexplained.append((n, f, first, name))
     long_ones.sort(key=lambda x: (-x[0], x[1], x[2]))
@@ -212,7 +215,6 @@ def main():
           f"(in {len(files)} files)")
     for n, f, first, name in long_ones[:args.top]:
         print(f"{n:6}  {f}:{first}  {name}")
-    over = [x for x in long_ones if x[0] > args.hard_limit]
     status = 0
     if over:
         print(f"error: {len(over)} functions longer than the hard limit of "

@@ -1,13 +1,14 @@
 // shared-tiling micro=8: a matmul kernel launched with 16x16 blocks becomes
 // the register-blocked product, 128 x 128 outputs per block and an 8 x 8
-// register tile per thread, K in double-buffered steps of 8. The indices
+// register tile per thread, K in double-buffered steps of 8, declared
+// __launch_bounds__(256, 2) (128 registers, no spills). The indices
 // and the guard are replaced; the store is the original statement with its
 // indices and accumulator renamed, under the original bounds and the
 // launch's grid; the launch is left as it is. The plain tiles are still
 // the other suggestion; micro is refused where it cannot apply.
 // RUN: cp %s %t.cu
 // RUN: echo '{"kind":"shared-tiling","target":"matmul","params":{"tile":16,"micro":8}}' > %t.json
-// RUN: clang-optiml apply %t.cu --edit %t.json -o %t.out.cu -- %mock_args | FileCheck --check-prefix=APPLIED %s
+// RUN: clang-optiml apply %t.cu --edit %t.json -o %t.out.cu -- %mock_args 2>&1 | FileCheck --check-prefix=APPLIED %s
 // RUN: FileCheck --match-full-lines %s < %t.out.cu
 // RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs -o %t.nvcc.o %t.out.cu %}
 // RUN: clang-optiml transforms %t.cu -- %mock_args | FileCheck --check-prefix=SUGGEST %s
@@ -42,7 +43,7 @@ void run(const float *A, const float *B, float *C, int n) {
 
 // APPLIED: applied: shared-tiling matmul micro=8 tile=16
 
-// CHECK:      __global__ void matmul(const float *A, const float *B, float *C, int n) {
+// CHECK:      __global__ void __launch_bounds__(256, 2) matmul(const float *A, const float *B, float *C, int n) {
 // CHECK-NEXT:   // shared-tiling micro=8: 128 x 128 outputs per block, 8 x 8 per thread.
 // CHECK-NEXT:   __shared__ float As[2][8][132];
 // CHECK-NEXT:   __shared__ float Bs[2][8][128];
@@ -53,14 +54,14 @@ void run(const float *A, const float *B, float *C, int n) {
 // CHECK-NEXT:     return;
 // CHECK-NEXT:   float accR[8][8];
 // CHECK:            accR[i][j] = 0.0f;
-// CHECK:          int ar = rowBase + (tid + 256 * i) / 8;
-// CHECK-NEXT:     int ak = 0 + (tid + 256 * i) % 8;
+// CHECK:          int ar = rowBase + tid / 8 + 32 * i;
+// CHECK-NEXT:     int ak = 0 + tid % 8;
 // CHECK-NEXT:     aNext[i] = ar < n && ak < n ? A[ar * n + ak] : 0.0f;
-// CHECK-NEXT:     int bk = 0 + (tid + 256 * i) / 128;
-// CHECK-NEXT:     int bc = colBase + (tid + 256 * i) % 128;
+// CHECK-NEXT:     int bk = 0 + tid / 128 + 2 * i;
+// CHECK-NEXT:     int bc = colBase + tid % 128;
 // CHECK-NEXT:     bNext[i] = bk < n && bc < n ? B[bk * n + bc] : 0.0f;
 // CHECK:        for (int k0 = 0; k0 < n; k0 += 8) {
-// CHECK:              int ak = k0 + 8 + (tid + 256 * i) % 8;
+// CHECK:              int ak = k0 + 8 + tid % 8;
 // CHECK:          accR[i][j] += ra[i] * rb[j];
 // CHECK:          __syncthreads();
 // CHECK:          if (r < n && c < n && r < gridDim.y * 16 && c < gridDim.x * 16) {

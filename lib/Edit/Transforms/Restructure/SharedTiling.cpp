@@ -34,6 +34,7 @@
 #include "SharedTilingInternal.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
@@ -233,8 +234,9 @@ public:
                 "micro",
                 "outputs per thread along each axis of a matmul: 1, or 8 "
                 "(an 8 x 8 register tile per thread, 128 x 128 outputs per "
-                "16 x 16 block, K in double-buffered steps of 8; tile 16)",
-                1, 8, 1)};
+                "16 x 16 block, K in double-buffered steps of 8; tile 16; "
+                "default 1)",
+                1, 8)};
   }
 
   Applicability prepare(const EditContext &Ctx,
@@ -760,8 +762,8 @@ for (int ${I} = 0; ${I} < 8; ++${I})
 ${TA} ${Av}[4];
 ${TB} ${Bv}[4];
 ${Load0}for (int ${I} = 0; ${I} < 4; ++${I}) {
-  ${As}[0][(${Tid} + 256 * ${I}) % 8][(${Tid} + 256 * ${I}) / 8] = ${Av}[${I}];
-  ${Bs}[0][(${Tid} + 256 * ${I}) / 128][(${Tid} + 256 * ${I}) % 128] = ${Bv}[${I}];
+  ${As}[0][${Tid} % 8][${Tid} / 8 + 32 * ${I}] = ${Av}[${I}];
+  ${Bs}[0][${Tid} / 128 + 2 * ${I}][${Tid} % 128] = ${Bv}[${I}];
 }
 __syncthreads();
 int ${Buf} = 0;
@@ -785,8 +787,8 @@ ${LoadNext}  }
   }
   if (${More}) {
     for (int ${I} = 0; ${I} < 4; ++${I}) {
-      ${As}[1 - ${Buf}][(${Tid} + 256 * ${I}) % 8][(${Tid} + 256 * ${I}) / 8] = ${Av}[${I}];
-      ${Bs}[1 - ${Buf}][(${Tid} + 256 * ${I}) / 128][(${Tid} + 256 * ${I}) % 128] = ${Bv}[${I}];
+      ${As}[1 - ${Buf}][${Tid} % 8][${Tid} / 8 + 32 * ${I}] = ${Av}[${I}];
+      ${Bs}[1 - ${Buf}][${Tid} / 128 + 2 * ${I}][${Tid} % 128] = ${Bv}[${I}];
     }
     __syncthreads();
     ${Buf} = 1 - ${Buf};
@@ -865,7 +867,6 @@ SharedTilingTransform::rewriteBlocked(const EditContext &Ctx, const Edit &E,
   std::string AccType = typeName(Acc->getType(), Ctx.AST);
   // Element e of a step's A tile (128 rows x 8 k) is row e / 8, k e % 8;
   // of its B tile (8 k x 128 columns) k e / 128, column e % 128.
-  std::string E4 = "(" + Tid + " + 256 * " + I + ")";
   auto ALoad = Renamed(P.A.Access, {{P.Row, ARowV}, {P.K, AkV}}, false);
   auto BLoad = Renamed(P.B.Access, {{P.K, BkV}, {P.Col, BcV}}, false);
   std::string RowN = P.Row->getNameAsString(), ColN = P.Col->getNameAsString();
@@ -895,11 +896,11 @@ SharedTilingTransform::rewriteBlocked(const EditContext &Ctx, const Edit &E,
   // and 4 of B's per thread, zero outside the matrices.
   auto LoadStep = [&](StringRef KFrom, StringRef In) {
     return indentLines(fill(R"(for (int ${I} = 0; ${I} < 4; ++${I}) {
-  ${RowT} ${ar} = ${RowBase} + ${E4} / 8;
-  ${KT} ${ak} = ${KFrom} + ${E4} % 8;
+  ${RowT} ${ar} = ${RowBase} + ${Tid} / 8 + 32 * ${I};
+  ${KT} ${ak} = ${KFrom} + ${Tid} % 8;
   ${Av}[${I}] = ${ar} < ${M} && ${ak} < ${K} ? ${ALoad} : ${ZA};
-  ${KT} ${bk} = ${KFrom} + ${E4} / 128;
-  ${ColT} ${bc} = ${ColBase} + ${E4} % 128;
+  ${KT} ${bk} = ${KFrom} + ${Tid} / 128 + 2 * ${I};
+  ${ColT} ${bc} = ${ColBase} + ${Tid} % 128;
   ${Bv}[${I}] = ${bk} < ${K} && ${bc} < ${N} ? ${BLoad} : ${ZB};
 }
 )",
@@ -913,7 +914,7 @@ SharedTilingTransform::rewriteBlocked(const EditContext &Ctx, const Edit &E,
                              {"bc", BcV},
                              {"RowBase", RowBase},
                              {"ColBase", ColBase},
-                             {"E4", E4},
+                             {"Tid", Tid},
                              {"KFrom", KFrom.str()},
                              {"Av", Av},
                              {"Bv", Bv},
@@ -979,6 +980,19 @@ SharedTilingTransform::rewriteBlocked(const EditContext &Ctx, const Edit &E,
                       Out),
           E))
     return std::move(Err);
+  // 256 threads, two blocks per multiprocessor: ptxas keeps the 64
+  // accumulators and the prefetched step within 128 registers. An existing
+  // __launch_bounds__ stays as written (every launch is 16 x 16, so its
+  // maximum is at least 256).
+  if (!P.Kernel.Decl->hasAttr<CUDALaunchBoundsAttr>()) {
+    const SourceManager &SM = Ctx.AST.getSourceManager();
+    SourceLocation Name = SM.getExpansionLoc(P.Kernel.Decl->getLocation());
+    if (Error Err = addReplacement(
+            Repl,
+            insertAt(Ctx, SM.getFileOffset(Name), "__launch_bounds__(256, 2) "),
+            E))
+      return std::move(Err);
+  }
   return Repl;
 }
 
