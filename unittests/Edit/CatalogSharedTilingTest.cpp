@@ -30,8 +30,12 @@ void run(const float *A, const float *B, float *C, int n) {
 )";
   Applicability A = prepareOn(sharedTiling(), Src, "matmul");
   EXPECT_TRUE(A.Applies) << A.Reason;
-  ASSERT_EQ(A.Suggestions.size(), 1u);
+  // 16 x 16 launches: the register tile first, then the plain tiles.
+  ASSERT_EQ(A.Suggestions.size(), 2u);
   EXPECT_EQ(A.Suggestions[0].getInt("tile"), 16);
+  EXPECT_EQ(A.Suggestions[0].getInt("micro"), 8);
+  EXPECT_EQ(A.Suggestions[1].getInt("tile"), 16);
+  EXPECT_FALSE(A.Suggestions[1].getInt("micro").has_value());
   EXPECT_EQ(
       applyTo(sharedTiling(), Src,
               makeEdit("shared-tiling", "matmul", {{"tile", int64_t(16)}})),
