@@ -447,4 +447,41 @@ void run(int n, const float *a, float *b) {
   }
 }
 
+// micro=8 on the early-return form, with unsigned indices, a rectangular
+// product and two statements after the loop: the stores keep the original
+// statements with the indices and the accumulator renamed, under the
+// original bounds; an existing __launch_bounds__ stays as written.
+TEST(CatalogSharedTilingTest, RegisterTileRenamesTheStores) {
+  std::string Src =
+      R"(__global__ void __launch_bounds__(256) gemm(int m, int n, int p, float alpha, const float *A, const float *B, float *C) {
+  unsigned r0 = blockIdx.y * blockDim.y + threadIdx.y;
+  unsigned c0 = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r0 >= m || c0 >= n)
+    return;
+  float acc = 0.0f;
+  for (int q = 0; q < p; ++q)
+    acc += B[q * n + c0] * A[r0 * p + q];
+  float v = alpha * acc;
+  C[r0 * n + c0] = v + C[r0 * n + c0];
+}
+void run(int m, int n, int p, const float *A, const float *B, float *C) {
+  gemm<<<dim3((n + 15) / 16, (m + 15) / 16), dim3(16, 16)>>>(m, n, p, 2.0f, A, B, C);
+}
+)";
+  std::string Out =
+      applyTo(sharedTiling(), Src,
+              makeEdit("shared-tiling", "gemm",
+                       {{"tile", int64_t(16)}, {"micro", int64_t(8)}}));
+  for (const char *Want :
+       {"__global__ void __launch_bounds__(256) gemm(",
+        "aNext[i] = ar < m && ak < p ? A[ar * p + ak] : 0.0f;",
+        "bNext[i] = bk < p && bc < n ? B[bk * n + bc] : 0.0f;",
+        "unsigned int r = rowBase +", "unsigned int c = colBase +",
+        "if (r < m && c < n && r < gridDim.y * 16 && c < gridDim.x * 16) {",
+        "float v = alpha * accR[i][j];", "C[r * n + c] = v + C[r * n + c];"})
+    EXPECT_NE(Out.find(Want), std::string::npos) << Want << "\n" << Out;
+  EXPECT_EQ(Out.find("r0"), std::string::npos) << Out;
+  EXPECT_EQ(Out.find("__launch_bounds__(256, 2)"), std::string::npos) << Out;
+}
+
 } // namespace
