@@ -210,6 +210,16 @@ def t_stencil_edits(a):
                   source="scripts/gpu-stencil-edits.sh")])
 
 
+def t_gemm_edits(a):
+    return ("shared-tiling's register tile (micro=8) against the plain tiles on sgemm, "
+            "exact at odd sizes under the sanitizers, optimize on examples/matmul.cu, "
+            "and the suite's sgemm row beside cuBLAS.",
+            [Step("gemm", ["bash", "scripts/gpu-gemm-edits.sh", "{bundle}"],
+                  {"OUT": "{work}"})],
+            [Part("", "log", md="gemm-edits/gemm-edits.log",
+                  source="scripts/gpu-gemm-edits.sh")])
+
+
 def t_warp_reduce(a):
     return ("warp-reduce on two shared-memory tree reductions.",
             [Step("warp-reduce", ["bash", "scripts/gpu-warp-reduce.sh", "{bundle}"],
@@ -288,6 +298,7 @@ TASKS = {
     "l2clean": (t_l2clean, "L2 preparations against ncu (bench/eval/l2clean/run.sh)"),
     "verify-edits": (t_verify_edits, "every suggested edit verified (bench/edits/verify_examples.py)"),
     "stencil-edits": (t_stencil_edits, "stencil tiling and hoist (scripts/gpu-stencil-edits.sh)"),
+    "gemm-edits": (t_gemm_edits, "register-blocked matmul edits (scripts/gpu-gemm-edits.sh)"),
     "warp-reduce": (t_warp_reduce, "warp-reduce on tree reductions (scripts/gpu-warp-reduce.sh)"),
     "dot-grid-stride": (t_dot_grid_stride, "warp-reduce grid_stride on dot (bench/checks/dot-grid-stride)"),
     "wide-loads": (t_wide_loads, "wide-load tails against the CPU (bench/checks/wide-loads)"),

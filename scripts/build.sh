@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(cmake ninja-build python3 clang-22 lld-22 llvm-22-dev llvm-22-tools
           libclang-22-dev nlohmann-json3-dev libcurl4-openssl-dev
           libsqlite3-dev libgtest-dev zlib1g-dev libzstd-dev
-          clang-tools-22 clang-format-22 clangd-22 neovim emacs-nox elpa-eglot
+          clang-tools-22 clang-format-22 clang-tidy-22 clangd-22 neovim emacs-nox elpa-eglot
           bear git)
 
 missing=()

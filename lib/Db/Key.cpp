@@ -23,7 +23,7 @@ static std::string absolute(StringRef Name, StringRef Directory) {
   SmallString<256> P(Name);
   if (!sys::path::is_absolute(P)) {
     if (Directory.empty())
-      sys::fs::make_absolute(P);
+      (void)sys::fs::make_absolute(P);
     else
       sys::path::make_absolute(Directory, P);
   }

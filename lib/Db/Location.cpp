@@ -17,7 +17,7 @@ namespace db {
 /// found (docs/llm.md); outside a repository only \p Dir itself.
 static std::string findConfig(StringRef Dir) {
   SmallString<256> D(Dir);
-  sys::fs::make_absolute(D);
+  (void)sys::fs::make_absolute(D);
   sys::path::remove_dots(D, /*remove_dot_dot=*/true);
   std::vector<std::string> Dirs;
   bool Root = false;
@@ -48,7 +48,7 @@ Expected<std::string> databasePath(StringRef Explicit, StringRef ConfigDir,
     SmallString<256> A(P);
     if (!sys::path::is_absolute(A)) {
       if (Base.empty())
-        sys::fs::make_absolute(A);
+        (void)sys::fs::make_absolute(A);
       else
         sys::path::make_absolute(Base, A);
     }

@@ -70,7 +70,7 @@ bool EditContext::inFile(clang::SourceLocation Loc) const {
 
 KernelModel modelForFile(const KernelModel &M, StringRef FileName) {
   SmallString<256> Abs(FileName);
-  sys::fs::make_absolute(Abs);
+  (void)sys::fs::make_absolute(Abs);
   sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
   KernelModel Out;
   Out.File = M.File;

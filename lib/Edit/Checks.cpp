@@ -61,7 +61,7 @@ std::vector<CheckFailure> checkOneFile(const tooling::Replacements &Repls,
                                        StringRef FileName) {
   auto Norm = [](StringRef P) {
     SmallString<256> S(P);
-    sys::fs::make_absolute(S);
+    (void)sys::fs::make_absolute(S);
     sys::path::remove_dots(S, /*remove_dot_dot=*/true);
     return std::string(S);
   };

@@ -97,10 +97,10 @@ static std::vector<Op> diffLines(const std::vector<StringRef> &A,
       Block.reserve(End - K);
       for (size_t I = K; I < End; ++I)
         if (Ops[I].Tag == '-')
-          Block.push_back(std::move(Ops[I]));
+          Block.push_back(Ops[I]);
       for (size_t I = K; I < End; ++I)
         if (Ops[I].Tag != '-')
-          Block.push_back(std::move(Ops[I]));
+          Block.push_back(Ops[I]);
       std::move(Block.begin(), Block.end(), Ops.begin() + K);
       K = End;
     }

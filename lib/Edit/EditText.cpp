@@ -504,7 +504,7 @@ static PPResult preprocess(StringRef FileName, StringRef Code,
                            const ParseConfig &Config, CudaSide Side) {
   PPResult Out;
   SmallString<256> Abs(FileName);
-  sys::fs::make_absolute(Abs);
+  (void)sys::fs::make_absolute(Abs);
   sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
   // The parse's own command line: {"clang", "-fsyntax-only", args..., file};
   // the main file, with the edited file's text in place when it is one the

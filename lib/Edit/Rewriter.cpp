@@ -71,7 +71,7 @@ static std::vector<ByteRange> allowedRanges(const EditContext &Ctx,
 /// \p Path absolute and without `.` and `..`, as the kernel model names files.
 static std::string normalPath(StringRef Path) {
   SmallString<256> S(Path);
-  sys::fs::make_absolute(S);
+  (void)sys::fs::make_absolute(S);
   sys::path::remove_dots(S, /*remove_dot_dot=*/true);
   return std::string(S);
 }

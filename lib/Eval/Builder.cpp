@@ -202,7 +202,7 @@ Expected<std::unique_ptr<Builder>> Builder::create(BuildOptions Opts) {
                                P.c_str());
   SmallString<256> Root(O.CacheDir.empty() ? defaultCacheRoot() : O.CacheDir);
   // Binaries are run from other directories: the cache is named absolutely.
-  sys::fs::make_absolute(Root);
+  (void)sys::fs::make_absolute(Root);
   B->CacheRoot = std::string(Root);
   if (O.UseCache) {
     if (std::error_code EC = sys::fs::create_directories(B->CacheRoot))
@@ -319,7 +319,7 @@ std::string Builder::cacheKey(const BuildRequest &Req, StringRef Source) const {
   for (const std::string &F : Req.ExtraFlags)
     Add(F);
   SmallString<256> Abs(Req.SourcePath);
-  sys::fs::make_absolute(Abs);
+  (void)sys::fs::make_absolute(Abs);
   Add(Abs);
   Add(Source);
   Add(localIncludes(Source, sys::path::parent_path(Abs)));
@@ -393,7 +393,7 @@ Expected<StagedSource> stageSource(StringRef Staging, StringRef AbsSource,
   Out.Path = AbsSource.str();
   auto Fail = [&](Error E) -> Expected<StagedSource> {
     for (const std::string &L : Out.Links)
-      sys::fs::remove(L);
+      (void)sys::fs::remove(L);
     return std::move(E);
   };
   StringRef FileName = sys::path::filename(AbsSource);
@@ -478,7 +478,7 @@ Expected<BuildResult> Builder::build(const BuildRequest &Req) {
     Source = std::move(*Text);
   }
   SmallString<256> AbsSource(Req.SourcePath);
-  sys::fs::make_absolute(AbsSource);
+  (void)sys::fs::make_absolute(AbsSource);
   std::string Key = cacheKey(Req, Source);
   // A candidate's own flags (an edit's) are refused like a compile error:
   // the candidate fails, the search goes on.
@@ -508,7 +508,7 @@ Expected<BuildResult> Builder::build(const BuildRequest &Req) {
       return R;
     }
     consumeError(R.takeError()); // a damaged entry is rebuilt
-    sys::fs::remove_directories(Final, /*IgnoreErrors=*/true);
+    (void)sys::fs::remove_directories(Final, /*IgnoreErrors=*/true);
   }
 
   // Build into a private directory, then publish it under its key.
@@ -530,7 +530,7 @@ Expected<BuildResult> Builder::build(const BuildRequest &Req) {
     return createStringError(EC, "cannot create a build directory in '%s': %s",
                              CacheRoot.c_str(), EC.message().c_str());
   auto Fail = [&](Error E) -> Expected<BuildResult> {
-    sys::fs::remove_directories(Staging, /*IgnoreErrors=*/true);
+    (void)sys::fs::remove_directories(Staging, /*IgnoreErrors=*/true);
     return std::move(E);
   };
 
@@ -601,9 +601,9 @@ Expected<BuildResult> Builder::build(const BuildRequest &Req) {
   }
   // The links served this compile only; the cache keeps no way out of it.
   for (const std::string &L : Links)
-    sys::fs::remove(L);
+    (void)sys::fs::remove(L);
   if (!P) {
-    sys::fs::remove_directories(Staging, /*IgnoreErrors=*/true);
+    (void)sys::fs::remove_directories(Staging, /*IgnoreErrors=*/true);
     return P.takeError();
   }
   R.Seconds = P->WallSeconds;
@@ -621,7 +621,7 @@ Expected<BuildResult> Builder::build(const BuildRequest &Req) {
     // directory is the result (left for the caller).
     R.Binary = std::string(Bin);
     if (P->TimedOut)
-      sys::fs::remove_directories(Staging, /*IgnoreErrors=*/true);
+      (void)sys::fs::remove_directories(Staging, /*IgnoreErrors=*/true);
     return R;
   }
   SmallString<256> LogPath(Staging), StatusPath(Staging);
@@ -634,7 +634,7 @@ Expected<BuildResult> Builder::build(const BuildRequest &Req) {
     return std::move(E);
   if (sys::fs::rename(Staging, Final)) {
     // Someone published the same key meanwhile: theirs is as good.
-    sys::fs::remove_directories(Staging, /*IgnoreErrors=*/true);
+    (void)sys::fs::remove_directories(Staging, /*IgnoreErrors=*/true);
   }
   SmallString<256> FinalBin(Final);
   sys::path::append(FinalBin, "prog");

@@ -375,7 +375,9 @@ Error Evaluation::makeRunDir() {
     SnapDir = Reuse->SnapshotDir;
   } else {
     sys::path::append(SnapDir, "snapshots");
-    sys::fs::create_directories(SnapDir);
+    if (std::error_code EC = sys::fs::create_directories(SnapDir))
+      return createStringError(EC, "cannot create '%s': %s", SnapDir.c_str(),
+                               EC.message().c_str());
   }
   return Error::success();
 }
@@ -457,7 +459,7 @@ void Evaluation::runSanitizerTool(const char *Tool,
 /// Removes a run directory this evaluation made, unless asked to keep it.
 void Evaluation::cleanup() {
   if (OwnRunDir && !Opts.KeepRunDir) {
-    sys::fs::remove_directories(RunDir, /*IgnoreErrors=*/true);
+    (void)sys::fs::remove_directories(RunDir, /*IgnoreErrors=*/true);
     Rep.RunDir.clear();
   }
 }

@@ -108,7 +108,7 @@ static void addDeviceEnv(std::map<std::string, std::string> &Env,
 static SmallString<256> absolute(StringRef Path) {
   SmallString<256> P(Path);
   if (!P.empty())
-    sys::fs::make_absolute(P);
+    (void)sys::fs::make_absolute(P);
   return P;
 }
 
@@ -179,7 +179,7 @@ Expected<ProgramRun> runWithProbe(StringRef Binary, ProbeConfig Config,
   Config.ResultPath = R.ResultPath;
   if (!Config.SnapshotDir.empty())
     Config.SnapshotDir = std::string(absolute(Config.SnapshotDir));
-  sys::fs::remove(ResultPath);
+  (void)sys::fs::remove(ResultPath);
   if (Error E = writeFileAtomically(ConfigPath, writeProbeConfig(Config)))
     return createStringError(inconvertibleErrorCode(),
                              "internal error: the tool could not write the "

@@ -131,14 +131,14 @@ std::string filePath(const SourceManager &SM, FileID FID) {
   if (!FE)
     return "";
   SmallString<256> P(FE->getName());
-  sys::fs::make_absolute(P);
+  (void)sys::fs::make_absolute(P);
   sys::path::remove_dots(P, /*remove_dot_dot=*/true);
   return std::string(P);
 }
 
 FileID findFileID(const SourceManager &SM, StringRef Path) {
   SmallString<256> Want(Path);
-  sys::fs::make_absolute(Want);
+  (void)sys::fs::make_absolute(Want);
   sys::path::remove_dots(Want, /*remove_dot_dot=*/true);
   if (filePath(SM, SM.getMainFileID()) == Want)
     return SM.getMainFileID();

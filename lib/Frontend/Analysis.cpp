@@ -130,7 +130,7 @@ static Error compileErrors(StringRef Path, const ParsedTU &TU) {
 Expected<Analysis> analyzeFile(StringRef Path, const AnalyzeOptions &Opts) {
   Analysis A;
   SmallString<256> Abs(Path);
-  sys::fs::make_absolute(Abs);
+  (void)sys::fs::make_absolute(Abs);
   sys::path::remove_dots(Abs, true);
   A.Path = std::string(Abs);
 

@@ -142,7 +142,7 @@ static Error missing(StringRef What, StringRef Where) {
 Expected<CMakeTarget> readCMakeTarget(StringRef BuildDirIn, StringRef Target,
                                       bool Reconfigure) {
   SmallString<256> Abs(BuildDirIn);
-  sys::fs::make_absolute(Abs);
+  (void)sys::fs::make_absolute(Abs);
   sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
   std::string BuildDir(Abs);
   {

@@ -522,7 +522,7 @@ std::string normalized(StringRef Path, StringRef Base) {
     if (!Base.empty())
       sys::path::make_absolute(Base, Abs);
     else
-      sys::fs::make_absolute(Abs);
+      (void)sys::fs::make_absolute(Abs);
   }
   sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
   return std::string(Abs);

@@ -718,10 +718,9 @@ private:
       for (size_t E = D + 1; Known && E < Dims.size(); ++E)
         Stride *= Dims[E];
       Coef C = coefficientOf(Indexes[D]);
+      // A symbolic or unknown coefficient stays as it is.
       if (C.K == Coef::Const)
         C = Known ? Coef::constant(C.C * Stride) : Coef::symbolic();
-      else if (C.K == Coef::Symbolic || C.K == Coef::Unknown)
-        ; // stays
       Total = add(Total, C, false);
       Text += (D ? "][" : "") + text(Indexes[D]->getSourceRange());
     }

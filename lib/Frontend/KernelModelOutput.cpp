@@ -38,7 +38,7 @@ json optionalString(const std::string &S) {
 /// \p Path relative to the directory of \p Main when it lies under it.
 std::string displayPath(StringRef Path, StringRef Main) {
   SmallString<256> Abs(Main);
-  sys::fs::make_absolute(Abs);
+  (void)sys::fs::make_absolute(Abs);
   sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
   StringRef Dir = sys::path::parent_path(Abs);
   if (!Dir.empty() && Path.starts_with(Dir) && Path.size() > Dir.size() &&

@@ -131,7 +131,7 @@ bool runOnLargeStack(function_ref<void()> Fn) {
 std::string translationUnitFile(StringRef FileName, const ParseConfig &Config) {
   SmallString<256> Abs(Config.MainFile.empty() ? FileName
                                                : StringRef(Config.MainFile));
-  sys::fs::make_absolute(Abs);
+  (void)sys::fs::make_absolute(Abs);
   sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
   return std::string(Abs);
 }
@@ -140,7 +140,7 @@ Expected<ParsedTU> parseCuda(StringRef Code, StringRef FileName,
                              const ParseConfig &Config, CudaSide Side) {
   ParsedTU TU;
   SmallString<256> Abs(FileName);
-  sys::fs::make_absolute(Abs);
+  (void)sys::fs::make_absolute(Abs);
   TU.FileName = std::string(Abs);
   CollectingConsumer Consumer(TU.Diags);
   // Whatever thread calls this (a search applies edits on worker threads),

@@ -58,13 +58,13 @@ Error ResponseCache::store(StringRef Key, StringRef Value) const {
     if (OS.has_error()) {
       std::string Msg = OS.error().message();
       OS.clear_error();
-      sys::fs::remove(Temp);
+      (void)sys::fs::remove(Temp);
       return makeLLMError(LLMErrorCode::Cache,
                           "cannot write cache entry " + Path + ": " + Msg);
     }
   }
   if (std::error_code EC = sys::fs::rename(Temp, Path)) {
-    sys::fs::remove(Temp);
+    (void)sys::fs::remove(Temp);
     return makeLLMError(LLMErrorCode::Cache, "cannot write cache entry " +
                                                  Path + ": " + EC.message());
   }

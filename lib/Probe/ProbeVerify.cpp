@@ -211,12 +211,13 @@ std::string compareOnDevice(const Buffer &B,
   C.MaxAbsErr = Typed.MaxAbsErr;
   C.MaxRelErr = Typed.MaxRelErr;
   if (Typed.FirstDiff) {
-    C.FirstDiffIndex = *Typed.FirstDiff;
+    C.FirstDiffIndex = Typed.FirstDiff;
     C.Expected = formatElement(
         llvm::ArrayRef<uint8_t>(Expected).drop_front(Off), *Typed.FirstDiff, T);
     C.Actual = formatElement(At, 0, T);
   }
-  if (Tail && std::memcmp(Expected.data() + TailAt, TailBytes.data(), Tail)) {
+  if (Tail &&
+      std::memcmp(Expected.data() + TailAt, TailBytes.data(), Tail) != 0) {
     ++C.Mismatches;
     if (!C.FirstDiffIndex) {
       C.FirstDiffIndex = N;

@@ -21,7 +21,7 @@ GpuEvaluator::~GpuEvaluator() {
     if (F.valid())
       F.wait();
   if (OwnRefDir && Ref && !Ref->RunDir.empty())
-    sys::fs::remove_directories(Ref->RunDir, /*IgnoreErrors=*/true);
+    (void)sys::fs::remove_directories(Ref->RunDir, /*IgnoreErrors=*/true);
 }
 
 Timing timingFromReport(const EvalReport &R, bool Original) {
@@ -168,7 +168,7 @@ Expected<EvalOutcome>
 GpuEvaluator::evaluateOriginal(const CandidateSpec &Original) {
   (void)Original; // the file on disk is what every candidate is compared with
   if (Ref && OwnRefDir)
-    sys::fs::remove_directories(Ref->RunDir, /*IgnoreErrors=*/true);
+    (void)sys::fs::remove_directories(Ref->RunDir, /*IgnoreErrors=*/true);
   Ref.reset();
   if (Error E = ensureReference())
     return std::move(E);

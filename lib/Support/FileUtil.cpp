@@ -186,7 +186,7 @@ Error writeFileAtomically(StringRef Path, StringRef Contents) {
   auto Fail = [&](std::error_code EC, StringRef What) -> Error {
     if (FD >= 0)
       ::close(FD);
-    sys::fs::remove(Temp);
+    (void)sys::fs::remove(Temp);
     sys::DontRemoveFileOnSignal(Temp);
     return createStringError(EC, "cannot write '%s': %s: %s",
                              Path.str().c_str(), What.str().c_str(),

@@ -224,7 +224,7 @@ Expected<ProcessResult> runProcess(const ProcessOptions &Opts) {
   }
   auto RemoveTemp = [&] {
     if (OwnTemp && !Opts.KeepTempDir)
-      sys::fs::remove_directories(WorkDir, /*IgnoreErrors=*/true);
+      (void)sys::fs::remove_directories(WorkDir, /*IgnoreErrors=*/true);
   };
 
   // Everything the child needs, built before fork().

@@ -61,7 +61,7 @@ std::string absolutePath(StringRef Path) {
   SmallString<256> Abs(Path);
   // make_absolute only fails when the current directory is unknown; the
   // path is then kept as given and the first use of it says why.
-  sys::fs::make_absolute(Abs);
+  (void)sys::fs::make_absolute(Abs);
   sys::path::remove_dots(Abs, /*remove_dot_dot=*/false);
   return std::string(Abs);
 }

@@ -113,7 +113,7 @@ Expected<std::optional<LLMSetup>> configuredLLM(StringRef SourcePath,
   // The project's config: next to the source or above it, up to the
   // project root; never the current directory's.
   SmallString<256> SourceDir(SourcePath);
-  sys::fs::make_absolute(SourceDir);
+  (void)sys::fs::make_absolute(SourceDir);
   sys::path::remove_filename(SourceDir);
   auto Project =
       llm::findProjectLLM(*Explicit, SourceDir, llm::processEnvironment());

@@ -276,7 +276,8 @@ Expected<std::optional<Serving>> findVariant(const CommandContext &Ctx,
     return std::nullopt;
   }
   SmallString<256> Cwd;
-  sys::fs::current_path(Cwd);
+  if (sys::fs::current_path(Cwd))
+    Cwd = ".";
   std::vector<std::string> Run = nvccCommandFlags(Argv, Cwd, Source).Flags;
   std::vector<std::string> Entry =
       nvccCommandFlags(A->Flags.Original, A->Flags.Directory, Source).Flags;
@@ -393,7 +394,7 @@ int runLaunch(const CommandContext &Ctx) {
   std::string Object = optionValue(Argv, {"-o", "--output-file"});
   SmallString<256> Staging(Object.empty() ? AbsSource : absolutePath(Object));
   Staging += ".optiml";
-  sys::fs::remove_directories(Staging, /*IgnoreErrors=*/true);
+  (void)sys::fs::remove_directories(Staging, /*IgnoreErrors=*/true);
   if (std::error_code EC = sys::fs::create_directories(Staging)) {
     WithColor::warning(errs(), "clang-optiml")
         << "cannot create '" << Staging << "': " << EC.message()
@@ -427,7 +428,7 @@ int runLaunch(const CommandContext &Ctx) {
            << R.Id.GpuName << ", variant " << R.Key.substr(0, 12) << ")\n";
   int RC = runCommand(Cmd);
   for (const std::string &L : Staged->Links)
-    sys::fs::remove(L);
+    (void)sys::fs::remove(L);
   std::string Depfile = optionValue(Argv, {"-MF", "--dependency-output"});
   if (RC == 0 && !Depfile.empty())
     rewriteDepfile(Depfile, *Staged);

@@ -38,6 +38,7 @@
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/WithColor.h"
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <future>
 #include <map>
@@ -301,7 +302,7 @@ static Expected<double> parseDuration(StringRef S) {
 static std::string fmtDuration(double S) {
   if (S < 0)
     return "?";
-  unsigned T = unsigned(S + 0.5);
+  unsigned T = unsigned(std::lround(S));
   if (T >= 3600)
     return formatv("{0}h{1:2}m", T / 3600, (T % 3600) / 60);
   if (T >= 60)

@@ -362,8 +362,11 @@ struct Judge {
     if (!X)
       return X.takeError();
     R.V = std::move(*X);
-    if (!R.V->Built)
-      return notCompiled(std::move(R), R.V->BuildErrors);
+    if (!R.V->Built) {
+      // Copied first: R is moved into the call.
+      std::string Errors = R.V->BuildErrors;
+      return notCompiled(std::move(R), Errors);
+    }
     if (!R.V->passed()) {
       R.Status = "failed-verification";
       R.Feedback = explainFailure(*R.V);
@@ -609,7 +612,7 @@ static int optimizeChild(const CommandContext &Ctx, StringRef Out,
     } else {
       consumeError(Text.takeError());
     }
-    sys::fs::remove(Summary);
+    (void)sys::fs::remove(Summary);
   }
   Result["optimize"] = O;
   if (Child < 0 || Child == ExitError || Child == ExitUsage) {

@@ -398,7 +398,7 @@ bool fromEditor(const std::string &Body) {
           {{"jsonrpc", "2.0"}, {"id", Msg["id"]}, {"result", nullptr}});
       if (!Args.is_array() || Args.empty() || !Args[0].is_object())
         return true;
-      json A = Args[0];
+      const json &A = Args[0];
       if (Cmd == ApplyCommand)
         post([A] { runApply(A); });
       else

@@ -17,6 +17,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <condition_variable>
 #include <csignal>
 #include <cstring>
@@ -62,7 +63,7 @@ bool readAll(ReadBuffer &B, char *Buf, size_t N) {
     if (B.Pos == B.Data.size() && !fill(B))
       return false;
     size_t Take = std::min(N, B.Data.size() - B.Pos);
-    memcpy(Buf, B.Data.data() + B.Pos, Take);
+    std::copy_n(B.Data.data() + B.Pos, Take, Buf);
     B.Pos += Take;
     Buf += Take;
     N -= Take;

@@ -114,7 +114,7 @@ bool moveFile(const Twine &From, const Twine &To) {
     return true;
   if (sys::fs::copy_file(From, To))
     return false;
-  sys::fs::remove(From);
+  (void)sys::fs::remove(From);
   return true;
 }
 
@@ -149,7 +149,11 @@ void runOptimize(const json &Args) {
     return showMessage(1, "clang-optiml: clang-optiml not found (beside "
                           "clangd-optiml or on PATH; --clang-optiml=PATH)");
   SmallString<128> Report;
-  sys::fs::createTemporaryFile("optiml-report", "html", Report);
+  if (std::error_code EC =
+          sys::fs::createTemporaryFile("optiml-report", "html", Report))
+    return showMessage(1, "clang-optiml: cannot create a temporary file for "
+                          "the report: " +
+                              EC.message());
   std::string Token = newId();
   sendToEditor({{"jsonrpc", "2.0"},
                 {"id", newId()},
@@ -167,7 +171,7 @@ void runOptimize(const json &Args) {
   pid_t Pid = spawnPiped(Argv, std::string(sys::path::parent_path(Path)), Fd);
   if (Pid < 0) {
     progress(Token, {{"kind", "end"}, {"message", "could not start"}});
-    sys::fs::remove(Report);
+    (void)sys::fs::remove(Report);
     return showMessage(1, "clang-optiml: cannot run " + Exe);
   }
   {
@@ -211,7 +215,7 @@ void runOptimize(const json &Args) {
       moveFile(Report, O.RunDir + "/report.html"))
     ReportPath = O.RunDir + "/report.html";
   else if (!sys::fs::exists(Report) || RC != 0)
-    sys::fs::remove(Report);
+    (void)sys::fs::remove(Report);
 
   if (Cancelled)
     return showMessage(3,

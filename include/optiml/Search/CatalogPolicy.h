@@ -45,7 +45,7 @@ public:
   RewriterApplier(std::string FileName, ParseConfig Config,
                   CheckOptions Checks = {})
       : FileName(std::move(FileName)), Config(std::move(Config)),
-        Checks(std::move(Checks)) {}
+        Checks(Checks) {}
   ApplyOutcome apply(llvm::StringRef Code, const Edit &E) override;
   std::string diff(llvm::StringRef Old, llvm::StringRef New) override;
   /// Each apply parses its own translation units.

@@ -87,7 +87,7 @@ std::optional<int64_t> indexRange(const clang::Expr *E,
     switch (B->getOpcode()) {
     case clang::BO_Rem:
       if (R && *R > 0 && NonNeg(B->getLHS()))
-        return *R;
+        return R;
       break;
     case clang::BO_And:
       if (R && *R >= 0)

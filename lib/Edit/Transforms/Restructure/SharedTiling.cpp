@@ -726,8 +726,8 @@ SharedTilingTransform::rewrite(const EditContext &Ctx, const Edit &E,
 }
 
 /// Replaces every `${Name}` of \p Template with its value.
-static std::string fill(StringRef Template,
-                        ArrayRef<std::pair<StringRef, std::string>> Values) {
+std::string fill(StringRef Template,
+                 ArrayRef<std::pair<StringRef, std::string>> Values) {
   std::string Out;
   while (!Template.empty()) {
     size_t At = Template.find("${");
@@ -746,7 +746,7 @@ static std::string fill(StringRef Template,
 }
 
 /// The register-blocked product's text (rewriteBlocked fills it in).
-static constexpr StringRef BlockedTemplate =
+constexpr StringRef BlockedTemplate =
     R"(// ${Micro}: 128 x 128 outputs per block, 8 x 8 per thread.
 __shared__ ${TA} ${As}[2][8][132];
 __shared__ ${TB} ${Bs}[2][8][128];
@@ -869,7 +869,6 @@ SharedTilingTransform::rewriteBlocked(const EditContext &Ctx, const Edit &E,
   // of its B tile (8 k x 128 columns) k e / 128, column e % 128.
   auto ALoad = Renamed(P.A.Access, {{P.Row, ARowV}, {P.K, AkV}}, false);
   auto BLoad = Renamed(P.B.Access, {{P.K, BkV}, {P.Col, BcV}}, false);
-  std::string RowN = P.Row->getNameAsString(), ColN = P.Col->getNameAsString();
   std::vector<std::string> Post;
   for (const Stmt *S : P.Post) {
     auto T = Renamed(
