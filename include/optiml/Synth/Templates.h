@@ -24,6 +24,7 @@
 #ifndef OPTIML_SYNTH_TEMPLATES_H
 #define OPTIML_SYNTH_TEMPLATES_H
 
+#include "optiml/Support/TextTemplate.h"
 #include "optiml/Synth/Spec.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -103,11 +104,7 @@ ProgramLayout programLayout(const Spec &S, const ProgramOptions &Opts,
 std::string setProgramStatus(llvm::StringRef Source,
                              llvm::ArrayRef<std::string> Status);
 
-/// Replaces each ${Name} in \p Template by its value (one pass: values are
-/// not expanded again). A placeholder without a value is a bug of ours.
-std::string
-fillTemplate(llvm::StringRef Template,
-             llvm::ArrayRef<std::pair<llvm::StringRef, std::string>> Values);
+using optiml::fillTemplate;
 
 } // namespace synth
 } // namespace optiml

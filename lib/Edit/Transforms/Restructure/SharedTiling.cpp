@@ -33,6 +33,7 @@
 #include "SharedStaging.h"
 #include "SharedTilingInternal.h"
 #include "optiml/Frontend/ASTUtil.h"
+#include "optiml/Support/TextTemplate.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/Decl.h"
@@ -725,26 +726,6 @@ SharedTilingTransform::rewrite(const EditContext &Ctx, const Edit &E,
   return R;
 }
 
-/// Replaces every `${Name}` of \p Template with its value.
-std::string fill(StringRef Template,
-                 ArrayRef<std::pair<StringRef, std::string>> Values) {
-  std::string Out;
-  while (!Template.empty()) {
-    size_t At = Template.find("${");
-    Out += Template.take_front(At);
-    if (At == StringRef::npos)
-      break;
-    Template = Template.drop_front(At + 2);
-    size_t End = Template.find('}');
-    StringRef Name = Template.take_front(End);
-    for (const auto &[K, V] : Values)
-      if (K == Name)
-        Out += V;
-    Template = Template.drop_front(End + 1);
-  }
-  return Out;
-}
-
 /// The register-blocked product's text (rewriteBlocked fills it in).
 constexpr StringRef BlockedTemplate =
     R"(// ${Micro}: 128 x 128 outputs per block, 8 x 8 per thread.
@@ -894,7 +875,7 @@ SharedTilingTransform::rewriteBlocked(const EditContext &Ctx, const Edit &E,
   // One step's elements into registers, from k = \p KFrom: 4 of A's tile
   // and 4 of B's per thread, zero outside the matrices.
   auto LoadStep = [&](StringRef KFrom, StringRef In) {
-    return indentLines(fill(R"(for (int ${I} = 0; ${I} < 4; ++${I}) {
+    return indentLines(fillTemplate(R"(for (int ${I} = 0; ${I} < 4; ++${I}) {
   ${RowT} ${ar} = ${RowBase} + ${Tid} / 8 + 32 * ${I};
   ${KT} ${ak} = ${KFrom} + ${Tid} % 8;
   ${Av}[${I}] = ${ar} < ${M} && ${ak} < ${K} ? ${ALoad} : ${ZA};
@@ -903,31 +884,31 @@ SharedTilingTransform::rewriteBlocked(const EditContext &Ctx, const Edit &E,
   ${Bv}[${I}] = ${bk} < ${K} && ${bc} < ${N} ? ${BLoad} : ${ZB};
 }
 )",
-                            {{"I", I},
-                             {"RowT", RowType},
-                             {"ColT", ColType},
-                             {"KT", KType},
-                             {"ar", ARowV},
-                             {"ak", AkV},
-                             {"bk", BkV},
-                             {"bc", BcV},
-                             {"RowBase", RowBase},
-                             {"ColBase", ColBase},
-                             {"Tid", Tid},
-                             {"KFrom", KFrom.str()},
-                             {"Av", Av},
-                             {"Bv", Bv},
-                             {"M", P.RowBound},
-                             {"N", P.ColBound},
-                             {"K", P.KBound},
-                             {"ALoad", *ALoad},
-                             {"BLoad", *BLoad},
-                             {"ZA", P.A.Zero},
-                             {"ZB", P.B.Zero}}),
+                                    {{"I", I},
+                                     {"RowT", RowType},
+                                     {"ColT", ColType},
+                                     {"KT", KType},
+                                     {"ar", ARowV},
+                                     {"ak", AkV},
+                                     {"bk", BkV},
+                                     {"bc", BcV},
+                                     {"RowBase", RowBase},
+                                     {"ColBase", ColBase},
+                                     {"Tid", Tid},
+                                     {"KFrom", KFrom.str()},
+                                     {"Av", Av},
+                                     {"Bv", Bv},
+                                     {"M", P.RowBound},
+                                     {"N", P.ColBound},
+                                     {"K", P.KBound},
+                                     {"ALoad", *ALoad},
+                                     {"BLoad", *BLoad},
+                                     {"ZA", P.A.Zero},
+                                     {"ZB", P.B.Zero}}),
                        In)
         .insert(0, In.str());
   };
-  std::string Body = fill(
+  std::string Body = fillTemplate(
       BlockedTemplate,
       {{"Micro", "shared-tiling micro=8"},
        {"TA", P.A.ElemType},
