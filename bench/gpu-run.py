@@ -220,6 +220,31 @@ def t_gemm_edits(a):
                   source="scripts/gpu-gemm-edits.sh")])
 
 
+def edit_family(name, styles, kernel, suite_edit, what):
+    """A task that runs scripts/gpu-edit-family.sh for one transform family."""
+    def task(a):
+        return (what,
+                [Step(name, ["bash", "scripts/gpu-edit-family.sh", "{bundle}", name, styles,
+                             f"bench/edits/{name}.styles.jsonl", kernel, suite_edit],
+                      {"OUT": "{work}"})],
+                [Part("", "log", md=f"{name}/{name}.log",
+                      source="scripts/gpu-edit-family.sh")])
+    return task
+
+
+t_block_scan = edit_family(
+    "block-scan", "test/edit/block-scan-styles.cu", "scan",
+    '{"kind":"block-scan","target":"scan_block"}',
+    "block-scan on eight scan styles (verified by eval under the sanitizers), "
+    "the suite's scan, optimize on it as a user types it, and the scan row beside CUB.")
+t_block_product = edit_family(
+    "shared-tiling-block", "test/edit/shared-tiling-block-styles.cu", "batched_gemm_small",
+    '{"kind":"shared-tiling","target":"batched_gemm","params":{"rows":8}}',
+    "shared-tiling rows on four block-sized product styles (verified by eval under the "
+    "sanitizers), the suite's batched_gemm_small, optimize on it as a user types it, and "
+    "its row beside cuBLAS.")
+
+
 def t_warp_reduce(a):
     return ("warp-reduce on two shared-memory tree reductions.",
             [Step("warp-reduce", ["bash", "scripts/gpu-warp-reduce.sh", "{bundle}"],
@@ -299,6 +324,8 @@ TASKS = {
     "verify-edits": (t_verify_edits, "every suggested edit verified (bench/edits/verify_examples.py)"),
     "stencil-edits": (t_stencil_edits, "stencil tiling and hoist (scripts/gpu-stencil-edits.sh)"),
     "gemm-edits": (t_gemm_edits, "register-blocked matmul edits (scripts/gpu-gemm-edits.sh)"),
+    "block-scan": (t_block_scan, "block-scan on scan styles and the suite (scripts/gpu-edit-family.sh)"),
+    "shared-tiling-block": (t_block_product, "shared-tiling rows on batched small products (scripts/gpu-edit-family.sh)"),
     "warp-reduce": (t_warp_reduce, "warp-reduce on tree reductions (scripts/gpu-warp-reduce.sh)"),
     "dot-grid-stride": (t_dot_grid_stride, "warp-reduce grid_stride on dot (bench/checks/dot-grid-stride)"),
     "wide-loads": (t_wide_loads, "wide-load tails against the CPU (bench/checks/wide-loads)"),

@@ -52,6 +52,7 @@ std::unique_ptr<Transform> createWarpPerRowTransform();
 std::unique_ptr<Transform> createPrivatizeAtomicsTransform();
 std::unique_ptr<Transform> createAllPairsTilingTransform();
 std::unique_ptr<Transform> createTransposeThroughSharedTransform();
+std::unique_ptr<Transform> createBlockScanTransform();
 
 /// An EditRejected with one failure (Check names the check, e.g. "target",
 /// "not-applicable", "params"); Pos locates it in the input when known.

@@ -47,6 +47,7 @@ double catalogPrior(StringRef Kind, const KernelInfo &K, StringRef Bound,
                  .Case("warp-per-row", 0.5)
                  .Case("privatize-atomics", 0.5)
                  .Case("all-pairs-tiling", 0.5)
+                 .Case("block-scan", 0.5)
                  .Default(0.3);
   std::string Reason;
   auto Boost = [&](double F, StringRef R) {
@@ -70,6 +71,8 @@ double catalogPrior(StringRef Kind, const KernelInfo &K, StringRef Bound,
     Boost(2, "matmul-like: tiles are reused");
   if (K.Class == KernelClass::Stencil && Kind == "shared-tiling")
     Boost(1.5, "stencil: neighbours are reused");
+  if (Kind == "block-scan")
+    Boost(3, "a prefix sum with a barrier per step: warp shuffles need two");
   if (K.Class == KernelClass::Reduction && Kind == "warp-reduce")
     Boost(3, "reduction: warp shuffles replace shared-memory steps");
   if (!K.Atomics.empty() && Kind == "warp-reduce")

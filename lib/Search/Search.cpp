@@ -237,7 +237,7 @@ Error Searcher::init() {
   Root.Source = OriginalSrc;
   Root.Key = sourceKey(OriginalSrc);
   Root.Summary = "original";
-  progress("measuring the original");
+  progress("measuring the original", /*Phase=*/true);
   auto Out = E.evaluateOriginal(spec(Root));
   if (!Out)
     return Out.takeError();
@@ -339,10 +339,11 @@ void Searcher::noteEvaluation(unsigned Id) {
   Curve.push_back({N.Evaluation, BestSpeedup});
 }
 
-void Searcher::progress(StringRef Current) {
+void Searcher::progress(StringRef Current, bool Phase) {
   if (!O.OnProgress)
     return;
   SearchProgress Pr;
+  Pr.Phase = Phase;
   Pr.Done = Evals;
   Pr.Budget = O.Budget;
   Pr.BestSpeedup = BestSpeedup;
@@ -397,7 +398,7 @@ Error Searcher::finalize(SearchResult &R) {
       R.Improved = true;
       break;
     }
-    progress("final check of " + Nodes[Id].Summary);
+    progress("final check of " + Nodes[Id].Summary, /*Phase=*/true);
     auto RM = E.remeasure(spec(Nodes[Id]), O.Final);
     if (!RM)
       return RM.takeError();

@@ -333,7 +333,7 @@ Expected<unsigned> Searcher::evaluateNode(unsigned Id) {
       N.Reward.Speed.Cmp == Comparison::Faster &&
       N.Reward.Speed.Counted >
           O.Reward.SuspiciousFactor * std::max(BestSpeedup, 1.0)) {
-    progress("re-measuring " + N.Summary);
+    progress("re-measuring " + N.Summary, /*Phase=*/true);
     auto RM = E.remeasure(spec(N), RemeasureOptions{3, 50, false});
     if (!RM)
       return RM.takeError();

@@ -86,7 +86,7 @@ private:
   llvm::Error record(unsigned Id);
   void backup(unsigned Id, double R);
   void noteEvaluation(unsigned Id);
-  void progress(llvm::StringRef Current);
+  void progress(llvm::StringRef Current, bool Phase = false);
   unsigned evaluatedChildren(const SearchNode &N) const;
   bool selectable(const SearchNode &N) const {
     return N.Status == NodeStatus::Evaluated && N.expandable() && !N.Exhausted;

@@ -38,4 +38,4 @@ void run(const float *A, const float *B, float *C, int n) {
 }
 
 // RECT: clang-optiml: error: shared-tiling rect rejected: [not-applicable] kernel 'rect': the block of rect/launch0 ('dim3(32, 8)') is 32x8x1, not 16x16x1 (change it with launch-config first)
-// ADD: clang-optiml: error: shared-tiling addmm rejected: [not-applicable] kernel 'addmm': not matmul-like (the loop body is not 'sum += A[...] * B[...];' (found 'sum += A[row * n + k] + B[k * n + col];')); not a 2D stencil (the read 'A[row * n + k]' has an index that is not (y + dy) * pitch + (x + dx) with constant offsets)
+// ADD: clang-optiml: error: shared-tiling addmm rejected: [not-applicable] kernel 'addmm': not matmul-like (the loop body is not 'sum += A[...] * B[...];' (found 'sum += A[row * n + k] + B[k * n + col];')); not a block-sized product ('row' differs between threads but is not an index 'row = threadIdx.y' or 'col = threadIdx.x'); not a 2D stencil (the read 'A[row * n + k]' has an index that is not (y + dy) * pitch + (x + dx) with constant offsets)

@@ -81,4 +81,4 @@ void run(const float *A, const float *B, float *C, int n) {
 // BADMICRO: micro must be 1 or 8 (got 4)
 // BADTILE: micro 8 works on 16 x 16 blocks: tile must be 16 (got 8)
 // BLOCK32: micro 8 needs 16 x 16 blocks; its launches use 32x32
-// STENCIL: micro applies to matmul-like kernels; this one is a 2D stencil
+// STENCIL: micro applies to products; this kernel is a 2D stencil

@@ -55,7 +55,7 @@ void run(int n, int k, const float *in, float *out) {
   odd<<<dim3(n / 16, n / 16), dim3(16, 16)>>>(n, in, out);
 }
 
-// SHIFTED: clang-optiml: error: shared-tiling shifted rejected: [not-applicable] kernel 'shifted': not matmul-like ({{.*}}); not a 2D stencil (the read 'in[y * n + x + k]' is at an offset 'k' that is not a constant (only constant offsets, or loop variables with constant ranges, can be staged))
+// SHIFTED: clang-optiml: error: shared-tiling shifted rejected: [not-applicable] kernel 'shifted': not matmul-like ({{.*}}); not a block-sized product ({{.*}}); not a 2D stencil (the read 'in[y * n + x + k]' is at an offset 'k' that is not a constant (only constant offsets, or loop variables with constant ranges, can be staged))
 // FLAT: clang-optiml: error: shared-tiling flat rejected: [not-applicable] kernel 'flat': the block of flat/launch0 ('256') is 256x1x1: a 2D tile needs a 2D block (BX x BY x 1, BY > 1; change it with launch-config first)
-// INPLACE: clang-optiml: error: shared-tiling inplace rejected: [not-applicable] kernel 'inplace': not matmul-like ({{.*}}); not a 2D stencil (the kernel writes into the array 'a' it reads at neighbouring points (at 37:5): a staged copy would be stale)
-// ODD: clang-optiml: error: shared-tiling odd rejected: [not-applicable] kernel 'odd': not matmul-like ({{.*}}); not a 2D stencil (the read 'in[y * n + x + 1]' is guarded by 's > 0.0f', which does not bound its own row or column)
+// INPLACE: clang-optiml: error: shared-tiling inplace rejected: [not-applicable] kernel 'inplace': not matmul-like ({{.*}}); not a block-sized product ({{.*}}); not a 2D stencil (the kernel writes into the array 'a' it reads at neighbouring points (at 37:5): a staged copy would be stale)
+// ODD: clang-optiml: error: shared-tiling odd rejected: [not-applicable] kernel 'odd': not matmul-like ({{.*}}); not a block-sized product ({{.*}}); not a 2D stencil (the read 'in[y * n + x + 1]' is guarded by 's > 0.0f', which does not bound its own row or column)

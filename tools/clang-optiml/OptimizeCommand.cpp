@@ -678,10 +678,11 @@ static int optimizeFile(const CommandContext &Ctx) {
          << (EvalCacheDir.empty() ? std::string()
                                   : "; evaluation cache: " + EvalCacheDir)
          << "\n";
-  // On a terminal one line, rewritten; in a log, one line per evaluation.
+  // On a terminal one line, rewritten; in a log, one line per evaluation
+  // and per phase (the final check can take minutes).
   unsigned LastDone = ~0u;
   SO.OnProgress = [&](const SearchProgress &P) {
-    if (!Tty && P.Done == LastDone)
+    if (!Tty && P.Done == LastDone && !P.Phase)
       return;
     LastDone = P.Done;
     std::string Line =

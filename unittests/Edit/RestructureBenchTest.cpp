@@ -44,6 +44,11 @@ std::vector<BenchCase> benchCases() {
                               {"block_size", int64_t(512)},
                               {"max_blocks", int64_t(528)}})},
       {"transpose", makeEdit("transpose-through-shared", "transpose")},
+      // 1024-thread blocks: ten barrier steps become two.
+      {"scan", makeEdit("block-scan", "scan_block")},
+      // Block-sized products: 8 rows per thread (shared-tiling rows).
+      {"batched_gemm_small",
+       makeEdit("shared-tiling", "batched_gemm", {{"rows", int64_t(8)}})},
   };
 }
 
@@ -60,7 +65,8 @@ TEST_P(RestructureBenchTest, MatchesRecordedOutput) {
     std::map<std::string, std::unique_ptr<Transform>> M;
     for (auto Make :
          {createWarpPerRowTransform, createPrivatizeAtomicsTransform,
-          createTransposeThroughSharedTransform}) {
+          createTransposeThroughSharedTransform, createBlockScanTransform,
+          createSharedTilingTransform}) {
       auto T = Make();
       std::string Kind = T->kind().str();
       M[Kind] = std::move(T);

@@ -53,6 +53,44 @@ __global__ void k(int n, float *y) {
   EXPECT_EQ(spanText(In, looseStmtSpan(*In.Ctx, Body[1])), "y[1] = 3.0f;");
 }
 
+TEST(TransformSupportTest, OnlyConstantMacrosAcceptsWholeConstantExpansions) {
+  Input In(R"(#define D 32
+#define SQ (D * D)
+#define AT(i) y[(i) + 1]
+#define PLUS2 2 +
+#define SUM34 3 + 4
+#define TID threadIdx.x
+__global__ void k(int n, float *y) {
+  y[n * D + D] = SQ;
+  y[D * D] = 1.0f;
+  y[0] = AT(n);
+  y[1] = PLUS2 n;
+  y[TID] = 0.0f;
+  y[2] = D;
+  y[3] = n * SUM34;
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  auto Body = bodyOf(In, "k");
+  ASSERT_EQ(Body.size(), 7u);
+  const clang::ASTContext &AST = In.TU.AST->getASTContext();
+  // Constants, alone, in operands, or at both ends of an expression.
+  EXPECT_TRUE(onlyConstantMacros(Body[0], AST));
+  EXPECT_TRUE(onlyConstantMacros(Body[1], AST));
+  EXPECT_TRUE(onlyConstantMacros(Body[5], AST));
+  // The left part of an expression that names nothing: the text as
+  // written still reads the same.
+  EXPECT_TRUE(onlyConstantMacros(Body[3], AST));
+  // A macro that names a variable, one that reads the thread index, one
+  // whose expansion the surrounding expression splits (n * 3 + 4).
+  EXPECT_FALSE(onlyConstantMacros(Body[2], AST));
+  EXPECT_FALSE(onlyConstantMacros(Body[4], AST));
+  EXPECT_FALSE(onlyConstantMacros(Body[6], AST));
+  // containsMacro() refuses all of them.
+  for (const clang::Stmt *S : Body)
+    EXPECT_TRUE(containsMacro(S));
+}
+
 TEST(TransformSupportTest, LinearIndexThroughHelpersOnlyWhenAsked) {
   Input In(
       R"(__device__ int gid() { return blockIdx.x * blockDim.x + threadIdx.x; }

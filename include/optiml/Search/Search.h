@@ -105,6 +105,10 @@ struct SearchProgress {
   std::string Current; ///< summary of the edit being evaluated
   double ElapsedSeconds = 0;
   double EtaSeconds = -1; ///< -1: unknown
+  /// A phase of its own rather than one evaluation (measuring the
+  /// original, re-measuring a suspicious speedup, the final check): a log
+  /// shows each, since they can take minutes.
+  bool Phase = false;
 };
 
 struct SearchOptions {

@@ -7,12 +7,14 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/Decl.h"
+#include "clang/AST/DeclTemplate.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/Stmt.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -102,6 +104,53 @@ bool containsMacro(const Stmt *S) {
     if (containsMacro(C))
       return true;
   return false;
+}
+
+/// Whether \p S names no variable (threadIdx included), calls nothing and
+/// writes nothing.
+static bool namesNoVariable(const Stmt *S) {
+  if (!S)
+    return true;
+  if (const auto *DR = dyn_cast<DeclRefExpr>(S);
+      DR && isa<VarDecl>(DR->getDecl()))
+    return false;
+  if (isa<CallExpr, MemberExpr, LambdaExpr, StmtExpr>(S))
+    return false;
+  if (const auto *U = dyn_cast<UnaryOperator>(S);
+      U && (U->isIncrementDecrementOp() || U->getOpcode() == UO_Deref))
+    return false;
+  if (const auto *B = dyn_cast<BinaryOperator>(S); B && B->isAssignmentOp())
+    return false;
+  return llvm::all_of(S->children(), namesNoVariable);
+}
+
+bool onlyConstantMacros(const Stmt *S, const ASTContext &AST) {
+  if (!S)
+    return true;
+  if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+    for (const Decl *D : DS->decls())
+      if (const auto *VD = dyn_cast<VarDecl>(D))
+        if (VD->getLocation().isMacroID() ||
+            (VD->hasInit() && !onlyConstantMacros(VD->getInit(), AST)))
+          return false;
+    return true;
+  }
+  const SourceManager &SM = AST.getSourceManager();
+  SourceLocation B = S->getBeginLoc(), E = S->getEndLoc();
+  if (B.isMacroID() && E.isMacroID() &&
+      SM.getExpansionLoc(B) == SM.getExpansionLoc(E))
+    // Inside one expansion: the macro's own text, read as a whole.
+    return isa<Expr>(S) && namesNoVariable(S);
+  // Written in the file, or from the start of one expansion to the end of
+  // another (`D * D`): each end must be an edge of its expansion.
+  if (B.isMacroID() &&
+      !Lexer::isAtStartOfMacroExpansion(B, SM, AST.getLangOpts()))
+    return false;
+  if (E.isMacroID() &&
+      !Lexer::isAtEndOfMacroExpansion(E, SM, AST.getLangOpts()))
+    return false;
+  return llvm::all_of(
+      S->children(), [&](const Stmt *C) { return onlyConstantMacros(C, AST); });
 }
 
 std::string parenthesize(StringRef Text) {
@@ -452,7 +501,7 @@ static Variance varianceOf(const Expr *E, const DenseSet<const ValueDecl *> &W,
   }
   if (const auto *DR = dyn_cast<DeclRefExpr>(E)) {
     const ValueDecl *D = DR->getDecl();
-    if (isa<EnumConstantDecl>(D) || isa<FunctionDecl>(D))
+    if (isa<EnumConstantDecl, FunctionDecl, NonTypeTemplateParmDecl>(D))
       return V;
     const auto *VD = dyn_cast<VarDecl>(D);
     if (!VD || W.contains(VD)) {
@@ -859,10 +908,15 @@ std::optional<std::vector<int64_t>> launchBlockSizesX(const EditContext &Ctx,
     const Expr *B = Call->getConfig()->getArg(1);
     bool Is1D = false;
     const Expr *X = dim3X(B, Ctx.AST, Is1D);
-    // A local `dim3 block(256);` or `int threads = 256;`.
+    // A local `dim3 block(256);` or `int threads = 256;` (a dim3 variable
+    // reaches the launch through its copy constructor).
     if (!X) {
-      if (const auto *VD = dyn_cast_or_null<VarDecl>(
-              referencedDecl(B->IgnoreParenImpCasts()));
+      const Expr *Named = B->IgnoreParenImpCasts();
+      if (const auto *Copy = dyn_cast<CXXConstructExpr>(Named);
+          Copy && Copy->getNumArgs() == 1 &&
+          Copy->getConstructor()->isCopyOrMoveConstructor())
+        Named = Copy->getArg(0)->IgnoreParenImpCasts();
+      if (const auto *VD = dyn_cast_or_null<VarDecl>(referencedDecl(Named));
           VD && VD->hasInit() && VD->isLocalVarDecl()) {
         const auto *Fn = dyn_cast<FunctionDecl>(VD->getDeclContext());
         if (Fn && Fn->getBody() && !writtenVars(Fn->getBody()).contains(VD))

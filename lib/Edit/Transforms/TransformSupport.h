@@ -81,6 +81,15 @@ std::string looseExprText(const EditContext &Ctx, const clang::Stmt *S);
 /// True if \p S or anything in it was written inside a macro expansion.
 bool containsMacro(const clang::Stmt *S);
 
+/// Whether every macro expansion inside \p S names no variable (threadIdx
+/// included) and calls nothing (`#define N 1024`, `D * D`), and no
+/// expression of \p S starts or ends inside an expansion other than at
+/// its edges: the text of \p S as written is then what the compiler saw,
+/// and renaming a variable of \p S never reaches into a macro. As in
+/// containsMacro(), macros in a declaration's specifiers (`__shared__`, a
+/// macro type) are allowed; its name and initializer are checked.
+bool onlyConstantMacros(const clang::Stmt *S, const clang::ASTContext &AST);
+
 /// \p Text, wrapped in parentheses unless it is one token or already
 /// parenthesized as a whole.
 std::string parenthesize(llvm::StringRef Text);

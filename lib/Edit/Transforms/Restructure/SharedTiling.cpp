@@ -197,11 +197,6 @@ std::string zeroOf(QualType T, StringRef Name) {
 
 namespace {
 
-struct Operand {
-  const ArraySubscriptExpr *Access = nullptr;
-  std::string ElemType, Zero;
-};
-
 struct MatmulPlan {
   ResolvedKernel Kernel;
   const VarDecl *Row = nullptr, *Col = nullptr, *K = nullptr;
@@ -237,6 +232,13 @@ public:
                 "(an 8 x 8 register tile per thread, 128 x 128 outputs per "
                 "16 x 16 block, K in double-buffered steps of 8; tile 16; "
                 "default 1)",
+                1, 8),
+            ParamSpec::integer(
+                "rows",
+                "output rows per thread of a block-sized product (row = "
+                "threadIdx.y, col = threadIdx.x, one TILE x TILE output per "
+                "block, as in batched small GEMMs): 1, 2, 4 or 8; the "
+                "launches' blocks become TILE x (TILE / rows) (default 1)",
                 1, 8)};
   }
 
@@ -263,6 +265,12 @@ public:
       return reject(E, "params",
                     "micro 8 works on 16 x 16 blocks: tile must be 16 (got " +
                         Twine(*Tile) + ")");
+    int64_t Rows = E.getInt("rows").value_or(1);
+    if (Rows != 1 && Rows != 2 && Rows != 4 && Rows != 8)
+      return reject(E, "params",
+                    "rows must be 1, 2, 4 or 8 (got " + Twine(Rows) + ")");
+    if (Rows != 1 && Micro != 1)
+      return reject(E, "params", "rows and micro do not combine");
     return plan(Ctx, E, Tile, nullptr);
   }
 
@@ -293,6 +301,12 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
   bool MatmulShape = false, StencilShape = false;
   auto M = analyze(Ctx, E, Tile, MatmulShape);
   int64_t Micro = E.getInt("micro").value_or(1);
+  int64_t Rows = E.getInt("rows").value_or(1);
+  if (M && !A && Rows != 1)
+    return reject(E, "not-applicable",
+                  "kernel '" + E.Target +
+                      "': rows applies to block-sized products (row = "
+                      "threadIdx.y); this matmul spans the grid (use micro)");
   if (M) {
     if (!A && Micro == 8 && M->Block[0] != 16)
       return reject(E, "not-applicable",
@@ -327,12 +341,50 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
   if (MatmulShape)
     return std::move(MErr);
   std::string Matmul = rejectionReason(std::move(MErr));
+  bool BlockShape = false;
+  auto BP = analyzeBlockProduct(Ctx, E, Tile, BlockShape);
+  if (BP) {
+    if (!A) {
+      if (Micro != 1)
+        return reject(E, "not-applicable",
+                      "kernel '" + E.Target +
+                          "': micro applies to matmuls that span the grid; "
+                          "this product is block-sized (use rows)");
+      return rewriteBlockProduct(Ctx, E, *BP, Rows);
+    }
+    int64_t T = BP->Tile;
+    A->Applies = true;
+    A->Reason = "block-sized product: '" + BP->Kernel.Info->Name +
+                "' accumulates '" + looseExprText(Ctx, BP->A.Access) + " * " +
+                looseExprText(Ctx, BP->B.Access) + "' over '" +
+                BP->K->getNameAsString() + "', one " + std::to_string(T) + "x" +
+                std::to_string(T) +
+                " output per block: both operands can be staged in shared "
+                "tiles, several rows per thread";
+    Edit S = E;
+    S.Params["tile"] = T;
+    // The most rows per thread that keeps 128 threads a block first: each
+    // B element read from shared memory then serves that many outputs.
+    for (int64_t R : {8, 4, 2})
+      if (R <= T && T * T / R >= 128) {
+        Edit W = S;
+        W.Params["rows"] = R;
+        A->Suggestions.push_back(W);
+        break;
+      }
+    A->Suggestions.push_back(S);
+    return tooling::Replacements();
+  }
+  Error BErr = BP.takeError();
+  if (BlockShape)
+    return std::move(BErr);
+  std::string Block = rejectionReason(std::move(BErr));
   auto St = analyzeStencil(Ctx, E, Tile, StencilShape);
-  if (St && !A && Micro != 1)
+  if (St && !A && (Micro != 1 || Rows != 1))
     return reject(E, "not-applicable",
                   "kernel '" + E.Target +
-                      "': micro applies to matmul-like kernels; this one is "
-                      "a 2D stencil");
+                      "': " + (Micro != 1 ? "micro" : "rows") +
+                      " applies to products; this kernel is a 2D stencil");
   if (St) {
     if (!A)
       return rewriteStencil(Ctx, E, *St);
@@ -351,12 +403,14 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
     return std::move(SErr);
   std::string Stencil = rejectionReason(std::move(SErr));
   std::string Prefix = "kernel '" + E.Target + "': ";
-  StringRef MS(Matmul), SS(Stencil);
+  StringRef MS(Matmul), BS(Block), SS(Stencil);
   MS.consume_front(Prefix);
+  BS.consume_front(Prefix);
   SS.consume_front(Prefix);
   return reject(E, "not-applicable",
-                Prefix + "not matmul-like (" + MS + "); not a 2D stencil (" +
-                    SS + ")");
+                Prefix + "not matmul-like (" + MS +
+                    "); not a block-sized product (" + BS +
+                    "); not a 2D stencil (" + SS + ")");
 }
 
 // Why long: one ordered list of the matmul pattern's preconditions (indices,

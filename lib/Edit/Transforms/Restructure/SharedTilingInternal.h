@@ -37,6 +37,54 @@ const clang::Expr *boundOf(const clang::Expr *C, const clang::VarDecl *V,
                            bool Less);
 std::string typeName(clang::QualType T, const clang::ASTContext &AST);
 
+/// Reads, calls, assignments or increments inside an index expression.
+bool hasLoadOrEffect(const clang::Stmt *S);
+/// Every reference to \p D inside \p S.
+void collectRefs(const clang::Stmt *S, const clang::ValueDecl *D,
+                 std::vector<const clang::DeclRefExpr *> &Out);
+/// Every variable \p S names other than \p Allowed is the same for every
+/// thread of a block; else the first one that is not.
+std::string nonUniformRef(const clang::Stmt *S,
+                          llvm::ArrayRef<const clang::ValueDecl *> Allowed,
+                          const clang::FunctionDecl *Kernel);
+/// The zero of an element type, as text (`0.0f`, `0.0`, `T(0)`).
+std::string zeroOf(clang::QualType T, llvm::StringRef Name);
+
+/// One factor of a product: the load and its element type.
+struct Operand {
+  const clang::ArraySubscriptExpr *Access = nullptr;
+  std::string ElemType, Zero;
+};
+
+// Block-sized products (SharedTilingBlock.cpp): row = threadIdx.y, col =
+// threadIdx.x, one output matrix per block.
+struct BlockProductPlan {
+  ResolvedKernel Kernel;
+  const clang::VarDecl *Row = nullptr, *Col = nullptr, *K = nullptr,
+                       *Acc = nullptr;
+  /// The declarations from the first one with an index to the last one
+  /// before the accumulator (re-emitted without the row index).
+  const clang::DeclStmt *FirstIndexDecl = nullptr;
+  std::vector<const clang::DeclStmt *> Decls;
+  const clang::ForStmt *Loop = nullptr;
+  std::string KBound; ///< text, parenthesized
+  Operand A, B;
+  std::vector<const clang::Stmt *> Post;
+  unsigned RegionBegin = 0, RegionEnd = 0;
+  std::string Indent;
+  int64_t Tile = 0; ///< every launch's block is Tile x Tile
+};
+/// \p Shape is set once the product is recognized (later refusals are
+/// about the launches).
+llvm::Expected<BlockProductPlan>
+analyzeBlockProduct(const EditContext &Ctx, const Edit &E,
+                    std::optional<int64_t> Tile, bool &Shape);
+/// \p Rows output rows per thread; the launches' blocks become Tile x
+/// (Tile / Rows).
+llvm::Expected<clang::tooling::Replacements>
+rewriteBlockProduct(const EditContext &Ctx, const Edit &E,
+                    const BlockProductPlan &P, int64_t Rows);
+
 // Stencils (SharedTilingStencil.cpp).
 
 /// An offset along one axis: Const + sum of Coef * loop variable.

@@ -1,0 +1,874 @@
+//===- BlockScan.cpp - A block's prefix sum through warp shuffles ---------===//
+//
+// Pattern: the textbook shared-memory scan of one block (Hillis-Steele).
+// Each thread stores one value into a shared array at its own index, the
+// block synchronizes, and a loop over a doubling offset adds, for every
+// thread at or past the offset, the element `offset` places to its left:
+//
+//   buf[tid] = v;  __syncthreads();
+//   for (int off = 1; off < N; off <<= 1) { <one step> }
+//
+// The step is recognized by what it computes, not by how it is spelled: it
+// is run symbolically for a thread on each side of `tid >= off`, over its
+// locals and the shared element it owns, with one or two shared buffers
+// (`buf[cur][tid]`, the current one chosen by a variable the step flips).
+// It is accepted when, at the end of the step, the current buffer holds
+// own + left for threads at or past the offset and own for the others; the
+// neighbour is read before anyone writes that buffer in the step, every
+// write is followed by a barrier, and nothing outside the step is written.
+// That covers double buffering, a temporary read before a barrier and
+// added after it, `+=` or `=`, if/else or a conditional expression.
+//
+// Rewrite: log2(N) barrier steps become an inclusive scan of the value in
+// registers: a shuffle scan inside each warp, the warps' totals through a
+// 32-entry shared array scanned by the first warp, and each warp adding the
+// total of the warps before it; the result is stored where the loop left
+// it (the current buffer at the thread's own index) and the block
+// synchronizes once, so the code after the loop reads what it read before.
+//
+// Preconditions: one-dimensional launches whose block sizes are known
+// multiples of 32 (the shuffles take whole warps) no larger than the loop's
+// bound; the store, the barrier and the loop at the kernel's top level with
+// no return before them (every thread reaches the shuffles); elements of a
+// type the shuffles move (32/64-bit integers, float, double). Integer sums
+// are exact; floating-point sums are added in another order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../../CatalogInternal.h"
+#include "../TransformSupport.h"
+#include "PlannedTransform.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/Stmt.h"
+#include "clang/AST/Type.h"
+#include "llvm/ADT/STLExtras.h"
+#include <algorithm>
+#include <functional>
+#include <map>
+
+using namespace llvm;
+using clang::dyn_cast;
+using clang::dyn_cast_or_null;
+using clang::isa;
+
+namespace optiml {
+namespace {
+
+/// A value during the symbolic run of one step.
+struct Val {
+  enum KindT { Unknown, Data, Buffer, Int } K = Unknown;
+  /// Data: Own * (own element at the step's start) + Left * (the element
+  /// `off` to the left at the step's start).
+  int Own = 0, Left = 0;
+  /// Buffer: 0 is the buffer holding the values at the step's start.
+  int Buf = 0;
+  int64_t N = 0; ///< Int
+  static Val data(int O, int L) {
+    Val V;
+    V.K = Data;
+    V.Own = O;
+    V.Left = L;
+    return V;
+  }
+  static Val buffer(int B) {
+    Val V;
+    V.K = Buffer;
+    V.Buf = B;
+    return V;
+  }
+  static Val integer(int64_t N) {
+    Val V;
+    V.K = Int;
+    V.N = N;
+    return V;
+  }
+  /// Data, reading the literal 0 as nothing added.
+  std::optional<Val> asData() const {
+    if (K == Data)
+      return *this;
+    if (K == Int && N == 0)
+      return data(0, 0);
+    return std::nullopt;
+  }
+};
+
+struct Plan {
+  ResolvedKernel Kernel;
+  const clang::VarDecl *Buf = nullptr;
+  bool TwoBuffers = false;
+  const clang::VarDecl *Cur = nullptr; ///< picks the current buffer
+  const clang::VarDecl *Off = nullptr;
+  const clang::BinaryOperator *Store = nullptr; ///< buf[..][tid] = v
+  const clang::ForStmt *Loop = nullptr;
+  std::string ElemType;
+  unsigned RegionBegin = 0, RegionEnd = 0;
+  std::string Description;
+};
+
+/// Per phase of a step (the code between two barriers), the buffers some
+/// thread writes and the buffers some thread reads a neighbour's element
+/// of, as bit masks; both runs of a step add to one log.
+struct PhaseLog {
+  std::map<int, unsigned> Writes, LeftReads;
+  /// A phase where a neighbour's element is read while some thread may
+  /// write that buffer, or -1.
+  int race() const {
+    for (const auto &[Phase, Reads] : LeftReads) {
+      auto It = Writes.find(Phase);
+      if (It != Writes.end() && (It->second & Reads))
+        return Phase;
+    }
+    return -1;
+  }
+};
+
+/// The symbolic run of one step of the loop for one side of `tid >= off`.
+class StepRun {
+public:
+  StepRun(const EditContext &Ctx, const Plan &P,
+          std::function<bool(const clang::Expr *)> IsTid, bool InRange,
+          PhaseLog &Log)
+      : Ctx(Ctx), P(P), IsTid(std::move(IsTid)), InRange(InRange), Log(Log) {
+    Slot[0] = Val::data(1, 0);
+    if (P.Cur)
+      Locals[P.Cur] = Val::buffer(0);
+  }
+
+  /// Runs the loop body; false with why() on anything outside a step.
+  bool run(const clang::Stmt *Body) { return exec(Body); }
+
+  /// The step left own + left (at or past the offset) or own (before it)
+  /// in the buffer that is current afterwards.
+  bool check() {
+    Val C = P.Cur ? Locals[P.Cur] : Val::buffer(0);
+    if (C.K != Val::Buffer)
+      return fail(nullptr, "the variable choosing the current buffer does "
+                           "not name one of the two at the end of a step");
+    FinalBuf = C.Buf;
+    std::optional<Val> D = Slot[C.Buf].asData();
+    if (!D || D->Own != 1 || D->Left != (InRange ? 1 : 0))
+      return fail(nullptr,
+                  InRange ? "a step does not leave own + left in the current "
+                            "buffer for threads at or past the offset"
+                          : "a step does not leave the own value in the "
+                            "current buffer for threads before the offset");
+    return true;
+  }
+  int finalBuffer() const { return FinalBuf; }
+  const std::string &why() const { return Why; }
+
+private:
+  const EditContext &Ctx;
+  const Plan &P;
+  std::function<bool(const clang::Expr *)> IsTid;
+  bool InRange;
+  PhaseLog &Log;
+  std::map<const clang::VarDecl *, Val> Locals;
+  Val Slot[2];
+  bool Written[2] = {false, false};
+  int Branches = 0;
+  int Phase = 0;
+  int FinalBuf = 0;
+  std::string Why;
+
+  bool fail(const clang::Stmt *S, const Twine &Msg) {
+    Why = Msg.str();
+    if (S)
+      Why += " (" + where(Ctx, S) + ")";
+    return false;
+  }
+
+  /// `tid >= off` and its spellings, on this path.
+  std::optional<bool> cond(const clang::Expr *E) {
+    E = E->IgnoreParenImpCasts();
+    if (const auto *U = dyn_cast<clang::UnaryOperator>(E))
+      if (U->getOpcode() == clang::UO_LNot)
+        if (auto C = cond(U->getSubExpr()))
+          return !*C;
+    const auto *B = dyn_cast<clang::BinaryOperator>(E);
+    if (!B)
+      return std::nullopt;
+    const clang::Expr *L = B->getLHS(), *R = B->getRHS();
+    auto IsOff = [&](const clang::Expr *X) { return declOf(X) == P.Off; };
+    auto IsZero = [&](const clang::Expr *X) {
+      auto V = intValue(X, Ctx.AST);
+      return V && *V == 0;
+    };
+    // tid - off >= 0, in signed arithmetic (unsigned, it always holds)
+    if (const auto *S = dyn_cast<clang::BinaryOperator>(stripCasts(L));
+        S && S->getOpcode() == clang::BO_Sub &&
+        S->getType()->isSignedIntegerType() && IsTid(S->getLHS()) &&
+        IsOff(S->getRHS()) && IsZero(R)) {
+      if (B->getOpcode() == clang::BO_GE)
+        return InRange;
+      if (B->getOpcode() == clang::BO_LT)
+        return !InRange;
+    }
+    switch (B->getOpcode()) {
+    case clang::BO_GE:
+      if (IsTid(L) && IsOff(R))
+        return InRange;
+      break;
+    case clang::BO_LE:
+      if (IsOff(L) && IsTid(R))
+        return InRange;
+      break;
+    case clang::BO_LT:
+      if (IsTid(L) && IsOff(R))
+        return !InRange;
+      break;
+    case clang::BO_GT:
+      if (IsOff(L) && IsTid(R))
+        return !InRange;
+      break;
+    default:
+      break;
+    }
+    return std::nullopt;
+  }
+
+  /// For `buf[b][i]` / `buf[i]`: the buffer and the element index.
+  bool element(const clang::Expr *E, int &Which, const clang::Expr *&Index) {
+    const auto *A = dyn_cast<clang::ArraySubscriptExpr>(E->IgnoreParens());
+    if (!A)
+      return false;
+    const clang::Expr *Base = A->getBase()->IgnoreParenImpCasts();
+    if (P.TwoBuffers) {
+      const auto *Outer = dyn_cast<clang::ArraySubscriptExpr>(Base);
+      if (!Outer || declOf(Outer->getBase()) != P.Buf)
+        return false;
+      Val B = eval(Outer->getIdx());
+      if (B.K != Val::Buffer) {
+        fail(Outer->getIdx(), "the buffer index '" +
+                                  looseExprText(Ctx, Outer->getIdx()) +
+                                  "' is not the current buffer or the other "
+                                  "one");
+        return false;
+      }
+      Which = B.Buf;
+    } else {
+      if (declOf(Base) != P.Buf)
+        return false;
+      Which = 0;
+    }
+    Index = A->getIdx();
+    return true;
+  }
+
+  bool isLeft(const clang::Expr *I) {
+    const auto *S = dyn_cast<clang::BinaryOperator>(stripCasts(I));
+    return S && S->getOpcode() == clang::BO_Sub && IsTid(S->getLHS()) &&
+           declOf(S->getRHS()) == P.Off;
+  }
+
+  Val eval(const clang::Expr *E) {
+    E = E->IgnoreParenImpCasts();
+    if (const auto *IL = dyn_cast<clang::IntegerLiteral>(E))
+      return Val::integer(IL->getValue().getSExtValue());
+    if (const auto *FL = dyn_cast<clang::FloatingLiteral>(E))
+      return FL->getValue().isZero() ? Val::integer(0) : Val();
+    if (const auto *R = dyn_cast<clang::DeclRefExpr>(E)) {
+      const auto *V = dyn_cast<clang::VarDecl>(R->getDecl());
+      auto It = Locals.find(V);
+      return It == Locals.end() ? Val() : It->second;
+    }
+    if (isa<clang::ArraySubscriptExpr>(E)) {
+      int B = 0;
+      const clang::Expr *I = nullptr;
+      if (!element(E, B, I))
+        return Val();
+      if (IsTid(I))
+        return Slot[B];
+      if (isLeft(I) && InRange && B == 0 && !Written[0]) {
+        Log.LeftReads[Phase] |= 1u << B;
+        return Val::data(0, 1);
+      }
+      return Val();
+    }
+    if (const auto *C = dyn_cast<clang::ConditionalOperator>(E)) {
+      auto Side = cond(C->getCond());
+      if (!Side)
+        return Val();
+      return eval(*Side ? C->getTrueExpr() : C->getFalseExpr());
+    }
+    if (const auto *B = dyn_cast<clang::BinaryOperator>(E)) {
+      Val L = eval(B->getLHS()), R = eval(B->getRHS());
+      switch (B->getOpcode()) {
+      case clang::BO_Add: {
+        auto DL = L.asData(), DR = R.asData();
+        if (DL && DR)
+          return Val::data(DL->Own + DR->Own, DL->Left + DR->Left);
+        return Val();
+      }
+      case clang::BO_Sub: // 1 - cur
+        if (L.K == Val::Int && L.N == 1 && R.K == Val::Buffer)
+          return Val::buffer(1 - R.Buf);
+        return Val();
+      case clang::BO_Xor: // cur ^ 1
+        if (L.K == Val::Buffer && R.K == Val::Int && R.N == 1)
+          return Val::buffer(1 - L.Buf);
+        return Val();
+      default:
+        return Val();
+      }
+    }
+    if (const auto *U = dyn_cast<clang::UnaryOperator>(E))
+      if (U->getOpcode() == clang::UO_LNot) {
+        Val S = eval(U->getSubExpr());
+        if (S.K == Val::Buffer)
+          return Val::buffer(1 - S.Buf);
+      }
+    return Val();
+  }
+
+  bool assign(const clang::BinaryOperator *B) {
+    clang::BinaryOperatorKind Op = B->getOpcode();
+    if (Op != clang::BO_Assign && Op != clang::BO_AddAssign &&
+        Op != clang::BO_XorAssign)
+      return fail(B, "'" + looseExprText(Ctx, B) + "' is not part of a scan");
+    Val R = eval(B->getRHS());
+    const clang::Expr *L = B->getLHS()->IgnoreParenImpCasts();
+    int Which = 0;
+    const clang::Expr *Index = nullptr;
+    if (isa<clang::ArraySubscriptExpr>(L)) {
+      if (!element(L, Which, Index))
+        return Why.empty()
+                   ? fail(B, "the step writes '" + looseExprText(Ctx, L) +
+                                 "', outside the scanned array")
+                   : false;
+      if (!IsTid(Index))
+        return fail(B, "the step writes another thread's element");
+      Val New = R;
+      if (Op == clang::BO_AddAssign) {
+        auto Old = Slot[Which].asData(), Add = R.asData();
+        New = Old && Add ? Val::data(Old->Own + Add->Own, Old->Left + Add->Left)
+                         : Val();
+      } else if (Op != clang::BO_Assign) {
+        return fail(B, "'" + looseExprText(Ctx, B) + "' is not a sum");
+      }
+      Slot[Which] = New;
+      Written[Which] = true;
+      Log.Writes[Phase] |= 1u << Which;
+      return true;
+    }
+    const auto *V = dyn_cast_or_null<clang::VarDecl>(declOf(L));
+    if (!V || !Locals.count(V))
+      return fail(B, "the step writes '" + looseExprText(Ctx, L) +
+                         "', which lives on after it");
+    Val &Cell = Locals[V];
+    if (Op == clang::BO_Assign) {
+      Cell = R;
+    } else if (Op == clang::BO_AddAssign) {
+      auto Old = Cell.asData(), Add = R.asData();
+      Cell = Old && Add ? Val::data(Old->Own + Add->Own, Old->Left + Add->Left)
+                        : Val();
+    } else { // ^= 1 flips the buffer
+      Cell = Cell.K == Val::Buffer && R.K == Val::Int && R.N == 1
+                 ? Val::buffer(1 - Cell.Buf)
+                 : Val();
+    }
+    return true;
+  }
+
+  bool exec(const clang::Stmt *S) {
+    if (!S || isa<clang::NullStmt>(S))
+      return true;
+    if (const auto *CS = dyn_cast<clang::CompoundStmt>(S)) {
+      for (const clang::Stmt *C : CS->body())
+        if (!exec(C))
+          return false;
+      return true;
+    }
+    if (const auto *DS = dyn_cast<clang::DeclStmt>(S)) {
+      for (const clang::Decl *D : DS->decls()) {
+        const auto *V = dyn_cast<clang::VarDecl>(D);
+        if (!V || !V->isLocalVarDecl() || V->isStaticLocal())
+          return fail(S, "the step declares something other than a local");
+        Locals[V] = V->getInit() ? eval(V->getInit()) : Val();
+      }
+      return true;
+    }
+    if (const auto *If = dyn_cast<clang::IfStmt>(S)) {
+      if (If->getInit() || If->getConditionVariable())
+        return fail(S, "the step's 'if' declares a variable");
+      auto Side = cond(If->getCond());
+      if (!Side)
+        return fail(S, "the step's condition '" +
+                           looseExprText(Ctx, If->getCond()) +
+                           "' is not 'tid >= offset' or its negation");
+      ++Branches;
+      bool Ok = exec(*Side ? If->getThen() : If->getElse());
+      --Branches;
+      return Ok;
+    }
+    if (const auto *Call = dyn_cast<clang::CallExpr>(S)) {
+      const clang::FunctionDecl *F = Call->getDirectCallee();
+      if (!F || !isBlockBarrier(F))
+        return fail(S, "the step calls '" + looseExprText(Ctx, Call) + "'");
+      if (Branches)
+        return fail(S, "a barrier inside a branch of the step");
+      ++Phase;
+      return true;
+    }
+    if (const auto *B = dyn_cast<clang::BinaryOperator>(S))
+      return assign(B);
+    return fail(S, "'" + looseStmtText(S) + "' is not part of a scan step");
+  }
+
+  std::string looseStmtText(const clang::Stmt *S) {
+    std::string T = looseExprText(Ctx, S);
+    return T.empty() ? std::string("a statement") : T;
+  }
+};
+
+bool isBarrierStmt(const clang::Stmt *S) {
+  const auto *C = dyn_cast_or_null<clang::CallExpr>(S);
+  return C && C->getDirectCallee() && isBlockBarrier(C->getDirectCallee());
+}
+
+/// The element types the shuffles move.
+bool shuffleType(clang::QualType T) {
+  const auto *B = T.getCanonicalType()->getAs<clang::BuiltinType>();
+  if (!B)
+    return false;
+  switch (B->getKind()) {
+  case clang::BuiltinType::Int:
+  case clang::BuiltinType::UInt:
+  case clang::BuiltinType::Long:
+  case clang::BuiltinType::ULong:
+  case clang::BuiltinType::LongLong:
+  case clang::BuiltinType::ULongLong:
+  case clang::BuiltinType::Float:
+  case clang::BuiltinType::Double:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// `off <<= 1`, `off *= 2`, `off += off`, `off = off * 2`, `off = 2 * off`,
+/// `off = off << 1`, `off = off + off`.
+bool doubles(const clang::Expr *Inc, const clang::VarDecl *Off,
+             const clang::ASTContext &AST) {
+  const auto *B = dyn_cast_or_null<clang::BinaryOperator>(
+      Inc ? Inc->IgnoreParenImpCasts() : nullptr);
+  if (!B || declOf(B->getLHS()) != Off)
+    return false;
+  auto Is = [&](const clang::Expr *E, int64_t N) {
+    auto V = intValue(E, AST);
+    return V && *V == N;
+  };
+  const clang::Expr *R = B->getRHS();
+  switch (B->getOpcode()) {
+  case clang::BO_ShlAssign:
+    return Is(R, 1);
+  case clang::BO_MulAssign:
+    return Is(R, 2);
+  case clang::BO_AddAssign:
+    return declOf(R) == Off;
+  case clang::BO_Assign: {
+    const auto *S = dyn_cast<clang::BinaryOperator>(R->IgnoreParenImpCasts());
+    if (!S)
+      return false;
+    const clang::Expr *L = S->getLHS(), *Rt = S->getRHS();
+    switch (S->getOpcode()) {
+    case clang::BO_Mul:
+      return (declOf(L) == Off && Is(Rt, 2)) || (Is(L, 2) && declOf(Rt) == Off);
+    case clang::BO_Shl:
+      return declOf(L) == Off && Is(Rt, 1);
+    case clang::BO_Add:
+      return declOf(L) == Off && declOf(Rt) == Off;
+    default:
+      return false;
+    }
+  }
+  default:
+    return false;
+  }
+}
+
+class BlockScan : public PlannedTransform<Plan> {
+public:
+  StringRef kind() const override { return "block-scan"; }
+  StringRef description() const override {
+    return "replace a block's shared-memory prefix-sum loop (one barrier per "
+           "step) by warp-shuffle scans and one exchange of warp totals";
+  }
+  TargetKind targetKind() const override { return TargetKind::Kernel; }
+  std::vector<ParamSpec> params() const override { return {}; }
+
+  Applicability prepare(const EditContext &Ctx,
+                        StringRef Target) const override {
+    Applicability A;
+    Edit E;
+    auto P = planDefault(Ctx, Target, A, E);
+    if (!P)
+      return A;
+    A.Reason = P->Description;
+    A.Suggestions = {E};
+    return A;
+  }
+
+private:
+  Expected<Plan> analyze(const EditContext &Ctx, const Edit &E) const override;
+  Expected<clang::tooling::Replacements>
+  rewrite(const EditContext &Ctx, const Edit &E, const Plan &P) const override;
+};
+
+// Why long: the preconditions are checked in the order a reader meets the
+// kernel (the loop, the step, the store before it, the code after it, the
+// launches), each with its own rejection; split, they would pass a dozen
+// facts between functions.
+Expected<Plan> BlockScan::analyze(const EditContext &Ctx, const Edit &E) const {
+  Plan P;
+  auto K = resolveKernel(Ctx, E, E.Target);
+  if (!K)
+    return K.takeError();
+  P.Kernel = *K;
+  const KernelInfo &KI = *K->Info;
+  if (KI.InMacro)
+    return reject(E, "macro",
+                  "kernel '" + E.Target +
+                      "' is defined inside a macro expansion");
+  const auto *Body = cast<clang::CompoundStmt>(K->Decl->getBody());
+  std::vector<const clang::Stmt *> Stmts(Body->body_begin(), Body->body_end());
+  auto Written = writtenVars(Body);
+  auto IsTid = [&](const clang::Expr *X) {
+    const clang::Expr *S = stripCasts(X);
+    if (auto B = asBuiltinVar(S))
+      return B->Var == "threadIdx" && B->Dim == 'x';
+    const auto *V = dyn_cast_or_null<clang::VarDecl>(declOf(S));
+    if (!V || !V->isLocalVarDecl() || !V->getInit() || Written.contains(V))
+      return false;
+    auto B = asBuiltinVar(stripCasts(V->getInit()));
+    return B && B->Var == "threadIdx" && B->Dim == 'x';
+  };
+
+  // The loop: for (off = 1; off < N; off doubles), at the top level, after
+  // a store and a barrier.
+  size_t L = 0;
+  std::string LoopWhy;
+  for (; L < Stmts.size(); ++L) {
+    const auto *F = dyn_cast<clang::ForStmt>(Stmts[L]);
+    if (!F || !F->getCond())
+      continue;
+    const auto *C =
+        dyn_cast<clang::BinaryOperator>(F->getCond()->IgnoreParenImpCasts());
+    if (!C || C->getOpcode() != clang::BO_LT)
+      continue;
+    const auto *Off = dyn_cast_or_null<clang::VarDecl>(declOf(C->getLHS()));
+    if (!Off)
+      continue;
+    const clang::Expr *Init = nullptr;
+    if (const auto *DS = dyn_cast_or_null<clang::DeclStmt>(F->getInit())) {
+      if (DS->isSingleDecl() && DS->getSingleDecl() == Off)
+        Init = Off->getInit();
+    } else if (const auto *A = dyn_cast_or_null<clang::BinaryOperator>(
+                   dyn_cast_or_null<clang::Expr>(F->getInit()))) {
+      if (A->getOpcode() == clang::BO_Assign && declOf(A->getLHS()) == Off)
+        Init = A->getRHS();
+    }
+    auto One = Init ? intValue(Init, Ctx.AST) : std::nullopt;
+    if (!One || *One != 1 || !doubles(F->getInc(), Off, Ctx.AST))
+      continue;
+    if (writtenVars(F->getBody()).contains(Off)) {
+      LoopWhy = "the loop at " + where(Ctx, F) + " changes its offset '" +
+                Off->getName().str() + "' in its body";
+      continue;
+    }
+    P.Loop = F;
+    P.Off = Off;
+    break;
+  }
+  if (!P.Loop)
+    return reject(E, "not-applicable",
+                  LoopWhy.empty()
+                      ? "kernel '" + E.Target +
+                            "' has no loop 'for (off = 1; off < n; off *= 2)' "
+                            "at its top level"
+                      : LoopWhy);
+  const clang::ForStmt *Loop = P.Loop;
+  if (L < 2 || !isBarrierStmt(Stmts[L - 1]))
+    return reject(E, "not-applicable",
+                  "the doubling loop at " + where(Ctx, Loop) +
+                      " is not preceded by a store to shared memory and "
+                      "'__syncthreads()'");
+  const auto *Store = dyn_cast<clang::BinaryOperator>(Stmts[L - 2]);
+  if (!Store || Store->getOpcode() != clang::BO_Assign)
+    return reject(E, "not-applicable",
+                  "the statement before the barrier at " +
+                      where(Ctx, Stmts[L - 1]) +
+                      " is not a store of each thread's value");
+  P.Store = Store;
+  // The store names the array and, with two buffers, how one is chosen.
+  const auto *SA =
+      dyn_cast<clang::ArraySubscriptExpr>(Store->getLHS()->IgnoreParens());
+  const clang::Expr *FirstIndex = nullptr;
+  if (SA) {
+    const clang::Expr *Base = SA->getBase()->IgnoreParenImpCasts();
+    if (const auto *Outer = dyn_cast<clang::ArraySubscriptExpr>(Base)) {
+      P.TwoBuffers = true;
+      FirstIndex = Outer->getIdx();
+      Base = Outer->getBase()->IgnoreParenImpCasts();
+    }
+    P.Buf = dyn_cast_or_null<clang::VarDecl>(declOf(Base));
+  }
+  if (!SA || !P.Buf || !P.Buf->hasAttr<clang::CUDASharedAttr>() ||
+      !IsTid(SA->getIdx()))
+    return reject(E, "not-applicable",
+                  "'" + looseExprText(Ctx, Store) +
+                      "' does not store into a __shared__ array at the "
+                      "thread's own index 'threadIdx.x'");
+  clang::QualType ElemT = P.Buf->getType();
+  while (const auto *AT = Ctx.AST.getAsArrayType(ElemT))
+    ElemT = AT->getElementType();
+  if (ElemT->isDependentType() || !shuffleType(ElemT))
+    return reject(E, "not-applicable",
+                  "the scanned elements are '" +
+                      ElemT.getAsString(Ctx.AST.getPrintingPolicy()) +
+                      "': warp shuffles move 32- and 64-bit integers, float "
+                      "and double");
+  P.ElemType =
+      ElemT.getUnqualifiedType().getAsString(Ctx.AST.getPrintingPolicy());
+  if (mentions(Store->getRHS(), P.Buf))
+    return reject(E, "not-applicable",
+                  "the stored value reads the array it is stored into");
+
+  // Variables of the kernel the step changes: at most the buffer choice.
+  llvm::DenseSet<const clang::ValueDecl *> Inner;
+  std::function<void(const clang::Stmt *)> CollectDecls =
+      [&](const clang::Stmt *S) {
+        if (const auto *DS = dyn_cast<clang::DeclStmt>(S))
+          for (const clang::Decl *D : DS->decls())
+            if (const auto *V = dyn_cast<clang::ValueDecl>(D))
+              Inner.insert(V);
+        for (const clang::Stmt *C : S->children())
+          if (C)
+            CollectDecls(C);
+      };
+  CollectDecls(Loop->getBody());
+  std::vector<const clang::VarDecl *> Outer;
+  for (const clang::ValueDecl *V : writtenVars(Loop->getBody()))
+    if (!Inner.contains(V))
+      Outer.push_back(dyn_cast<clang::VarDecl>(V));
+  if (P.TwoBuffers) {
+    if (Outer.size() != 1 || !Outer[0] || !Outer[0]->isLocalVarDecl() ||
+        !Outer[0]->getType()->isIntegerType())
+      return reject(E, "not-applicable",
+                    "the loop at " + where(Ctx, Loop) +
+                        " does not switch buffers through one integer "
+                        "variable");
+    P.Cur = Outer[0];
+    auto Init =
+        P.Cur->getInit() ? intValue(P.Cur->getInit(), Ctx.AST) : std::nullopt;
+    auto Named = intValue(FirstIndex, Ctx.AST);
+    if (!Init || (declOf(FirstIndex) != P.Cur && (!Named || *Named != *Init)))
+      return reject(E, "not-applicable",
+                    "the store '" + looseExprText(Ctx, Store) +
+                        "' does not write the buffer '" +
+                        P.Cur->getName().str() +
+                        "' names when the loop starts");
+    for (size_t I = 0; I + 1 < L; ++I)
+      if (writtenVars(Stmts[I]).contains(P.Cur))
+        return reject(E, "not-applicable",
+                      "'" + P.Cur->getName().str() +
+                          "' changes before the loop");
+  } else if (!Outer.empty()) {
+    return reject(
+        E, "not-applicable",
+        "the loop at " + where(Ctx, Loop) + " changes '" +
+            (Outer[0] ? Outer[0]->getName().str() : std::string("a variable")) +
+            "', declared outside it");
+  }
+
+  // One step, run for a thread on each side of the offset. Consecutive
+  // steps are apart when the step ends or starts with a barrier.
+  const auto *StepBody = dyn_cast<clang::CompoundStmt>(Loop->getBody());
+  if (!StepBody || StepBody->body_empty() ||
+      !(isBarrierStmt(StepBody->body_front()) ||
+        isBarrierStmt(StepBody->body_back())))
+    return reject(E, "not-applicable",
+                  "the loop at " + where(Ctx, Loop) +
+                      " has no barrier between one step and the next");
+  int Final[2] = {0, 0};
+  PhaseLog Log;
+  for (bool InRange : {true, false}) {
+    StepRun R(Ctx, P, IsTid, InRange, Log);
+    if (!R.run(Loop->getBody()) || !R.check())
+      return reject(E, "not-applicable",
+                    "the loop at " + where(Ctx, Loop) +
+                        " is not a prefix-sum step: " + R.why());
+    Final[InRange] = R.finalBuffer();
+  }
+  if (Final[0] != Final[1])
+    return reject(E, "not-applicable",
+                  "threads on either side of the offset end the step in "
+                  "different buffers");
+  if (Log.race() >= 0)
+    return reject(E, "not-applicable",
+                  "the loop at " + where(Ctx, Loop) +
+                      " reads a neighbour's element while threads write that "
+                      "buffer, with no barrier between");
+
+  // Before: nothing leaves early (every thread must reach the shuffles) or
+  // touches the array; after: the current buffer only.
+  for (size_t I = 0; I + 2 < L; ++I) {
+    if (const clang::Stmt *J = firstJump(Stmts[I]))
+      return reject(E, "not-applicable",
+                    "'" + looseExprText(Ctx, J) + "' at " + where(Ctx, J) +
+                        " may leave before the scan; every thread of the "
+                        "block must reach it");
+    if (!isa<clang::DeclStmt>(Stmts[I]) && mentions(Stmts[I], P.Buf))
+      return reject(E, "not-applicable",
+                    "'" + P.Buf->getName().str() +
+                        "' is used before the "
+                        "scan's store at " +
+                        where(Ctx, Stmts[I]));
+  }
+  if (P.Cur) {
+    for (size_t I = L + 1; I < Stmts.size(); ++I) {
+      if (writtenVars(Stmts[I]).contains(P.Cur))
+        return reject(E, "not-applicable",
+                      "'" + P.Cur->getName().str() +
+                          "' changes after the loop");
+      // Each use of the buffer choice is the first index of an access.
+      std::string Bad;
+      std::function<void(const clang::Stmt *, bool)> Walk =
+          [&](const clang::Stmt *S, bool AsFirst) {
+            if (!S || !Bad.empty())
+              return;
+            if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(S)) {
+              const auto *O = dyn_cast<clang::ArraySubscriptExpr>(
+                  A->getBase()->IgnoreParenImpCasts());
+              if (O && declOf(O->getBase()) == P.Buf) {
+                if (declOf(O->getIdx()) != P.Cur)
+                  Bad = "'" + looseExprText(Ctx, A) +
+                        "' reads a buffer other than the current one";
+                Walk(A->getIdx(), false);
+                return;
+              }
+            }
+            if (const auto *R = dyn_cast<clang::DeclRefExpr>(S))
+              if (R->getDecl() == P.Cur && !AsFirst)
+                Bad = "'" + P.Cur->getName().str() +
+                      "' is used after the loop other than to pick the "
+                      "buffer";
+            for (const clang::Stmt *C : S->children())
+              Walk(C, false);
+          };
+      Walk(Stmts[I], false);
+      if (!Bad.empty())
+        return reject(E, "not-applicable", Bad);
+    }
+  }
+
+  // The launches: whole warps, no more threads than the loop covers.
+  std::string Why;
+  auto Sizes = launchBlockSizesX(Ctx, KI, Why);
+  if (!Sizes)
+    return reject(E, "launch", Why);
+  const auto *C =
+      cast<clang::BinaryOperator>(Loop->getCond()->IgnoreParenImpCasts());
+  std::optional<int64_t> N;
+  if (auto BV = asBuiltinVar(stripCasts(C->getRHS()));
+      !(BV && BV->Var == "blockDim" && BV->Dim == 'x')) {
+    N = intValue(C->getRHS(), Ctx.AST);
+    if (!N)
+      return reject(E, "not-applicable",
+                    "the loop's bound '" + looseExprText(Ctx, C->getRHS()) +
+                        "' is neither a constant nor blockDim.x");
+  }
+  for (int64_t S : *Sizes) {
+    if (S < 32 || S > 1024 || S % 32)
+      return reject(E, "launch",
+                    "a launch uses blocks of " + Twine(S) +
+                        " threads; the shuffles need a multiple of 32");
+    if (N && *N < S)
+      return reject(E, "launch",
+                    "a launch uses blocks of " + Twine(S) +
+                        " threads, but the loop scans only the first " +
+                        Twine(*N));
+  }
+
+  auto First = looseStmtSpan(Ctx, Store);
+  auto Last = looseStmtSpan(Ctx, Loop);
+  if (!First || !Last)
+    return reject(E, "macro", "the scan is written with a macro expansion");
+  P.RegionBegin = First->Begin.Offset;
+  P.RegionEnd = Last->End.Offset;
+  int64_t MaxBlock = *std::max_element(Sizes->begin(), Sizes->end());
+  int Steps = 0;
+  for (int64_t O = 1; O < (N ? *N : MaxBlock); O <<= 1)
+    ++Steps;
+  P.Description =
+      (Twine("prefix sum of '") + P.Buf->getName() + "' over '" +
+       P.Off->getName() + "' (" + Twine(Steps) +
+       " barrier steps at blocks of " + Twine(MaxBlock) +
+       (P.TwoBuffers ? ", double-buffered" : "") +
+       "); rewrite: shuffle scans in each warp and one exchange of the "
+       "warps' totals")
+          .str();
+  return P;
+}
+
+Expected<clang::tooling::Replacements>
+BlockScan::rewrite(const EditContext &Ctx, const Edit &E, const Plan &P) const {
+  std::string I0 = indentationAt(Ctx.Code, P.RegionBegin);
+  std::string I1 = I0 + "  ", I2 = I1 + "  ";
+  std::string T = P.ElemType;
+  std::string V = freshName(Ctx.Code, "scan_v");
+  std::string Lane = freshName(Ctx.Code, "scan_lane");
+  std::string Warp = freshName(Ctx.Code, "scan_warp");
+  std::string D = freshName(Ctx.Code, "scan_d");
+  std::string Y = freshName(Ctx.Code, "scan_y");
+  std::string S = freshName(Ctx.Code, "scan_s");
+  std::string Sums = freshName(Ctx.Code, "scan_warp_sums");
+  auto ShuffleScan = [&](const std::string &X, const std::string &In) {
+    return In + "for (unsigned " + D + " = 1; " + D + " < 32; " + D +
+           " <<= 1) {\n" + In + "  " + T + " " + Y +
+           " = __shfl_up_sync(0xffffffffu, " + X + ", " + D + ");\n" + In +
+           "  if (" + Lane + " >= " + D + ")\n" + In + "    " + X + " += " + Y +
+           ";\n" + In + "}\n";
+  };
+  std::string Text;
+  Text += "{\n";
+  Text +=
+      I1 + T + " " + V + " = " + looseExprText(Ctx, P.Store->getRHS()) + ";\n";
+  Text += I1 + "const unsigned " + Lane + " = threadIdx.x % 32, " + Warp +
+          " = threadIdx.x / 32;\n";
+  Text += ShuffleScan(V, I1);
+  Text += I1 + "__shared__ " + T + " " + Sums + "[32];\n";
+  Text += I1 + "if (" + Lane + " == 31)\n" + I2 + Sums + "[" + Warp +
+          "] = " + V + ";\n";
+  Text += I1 + "__syncthreads();\n";
+  Text += I1 + "if (" + Warp + " == 0) {\n";
+  Text += I2 + T + " " + S + " = " + Lane + " < blockDim.x / 32 ? " + Sums +
+          "[" + Lane + "] : static_cast<" + T + ">(0);\n";
+  Text += ShuffleScan(S, I2);
+  Text += I2 + Sums + "[" + Lane + "] = " + S + ";\n";
+  Text += I1 + "}\n";
+  Text += I1 + "__syncthreads();\n";
+  Text += I1 + "if (" + Warp + " > 0)\n" + I2 + V + " += " + Sums + "[" + Warp +
+          " - 1];\n";
+  Text += I1 + looseExprText(Ctx, P.Store->getLHS()) + " = " + V + ";\n";
+  Text += I0 + "}\n" + I0 + "__syncthreads();";
+  clang::tooling::Replacements Repls;
+  if (Error Err = addReplacement(
+          Repls,
+          clang::tooling::Replacement(Ctx.FileName, P.RegionBegin,
+                                      P.RegionEnd - P.RegionBegin, Text),
+          E))
+    return std::move(Err);
+  return Repls;
+}
+
+} // namespace
+
+std::unique_ptr<Transform> createBlockScanTransform() {
+  return std::make_unique<BlockScan>();
+}
+
+} // namespace optiml

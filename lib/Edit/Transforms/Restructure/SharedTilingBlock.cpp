@@ -1,0 +1,522 @@
+//===- SharedTilingBlock.cpp - Block-sized products through shared tiles --===//
+//
+// Pattern: a product whose output is one block's worth of elements, one
+// thread per element, as batched small GEMMs are written:
+//   size_t base = blockIdx.x * D * D;       // uniform declarations
+//   int row = threadIdx.y, col = threadIdx.x;
+//   acc = <uniform init>;
+//   for (k = 0; k < K; ++k)
+//     acc += A[f(row, k)] * B[g(k, col)];
+//   <statements that use acc>               // the store
+// f depends on row, k and block-uniform values only, g on k, col and
+// block-uniform values only; threadIdx appears nowhere else and blockDim
+// nowhere; every launch uses a TILE x TILE block.
+//
+// Rewrite, `rows` = R: the launches' blocks become TILE x (TILE / R), and
+// each thread computes the R rows threadIdx.y + i * (TILE / R). The A and B
+// tiles of each step of TILE along k are staged in shared memory by the
+// block (R elements of each per thread, zero outside K), and the inner
+// product reads each B element once for the thread's R rows.
+//
+// Why it is exact: the outputs are the same (row, col) pairs, each
+// computed by one thread from the same start value, adding the same
+// products in k order; the zero-filled tail adds +0.0 (both factors are
+// zero). The statements after the loop run once per row with the row and
+// the accumulator renamed. The new block has the same x extent and covers
+// rows 0..TILE-1 through i, and nothing else in the kernel reads threadIdx
+// or blockDim, so no other value changes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../../CatalogInternal.h"
+#include "../../Patterns/SideEffects.h"
+#include "../TransformSupport.h"
+#include "SharedTilingInternal.h"
+#include "optiml/Frontend/ASTUtil.h"
+#include "optiml/Support/TextTemplate.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/Stmt.h"
+#include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace clang;
+using namespace llvm;
+
+namespace optiml {
+namespace sharedtiling {
+
+namespace {
+
+/// `threadIdx.<Dim>`, through casts.
+bool isThreadIdx(const Expr *E, char Dim) {
+  auto B = asBuiltinVar(stripCasts(E));
+  return B && B->Var == "threadIdx" && B->Dim == Dim;
+}
+
+/// The span of \p S as written (its `;` included for a statement), macros
+/// allowed at its edges; nothing when it cannot be read as one piece.
+std::optional<SourceSpan> wholeSpan(const EditContext &Ctx, const Stmt *S,
+                                    bool Statement) {
+  auto Sp = fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
+                     S->getSourceRange(), Ctx.file());
+  if (!Sp || !Statement)
+    return Sp;
+  StringRef Code = Ctx.Code;
+  unsigned E = Sp->End.Offset;
+  if (E > 0 && (Code[E - 1] == ';' || Code[E - 1] == '}'))
+    return Sp;
+  unsigned P = E;
+  while (P < Code.size() && (Code[P] == ' ' || Code[P] == '\t'))
+    ++P;
+  if (P < Code.size() && Code[P] == ';')
+    Sp->End.Offset = P + 1;
+  return Sp;
+}
+
+/// Reads, calls or writes inside an index, besides blockIdx and gridDim
+/// (the same in every thread of a block); threadIdx and blockDim count.
+bool indexLoadOrEffect(const Stmt *S) {
+  if (!S)
+    return false;
+  if (const auto *E = dyn_cast<Expr>(S))
+    if (auto B = asBuiltinVar(E->IgnoreParenImpCasts()))
+      return B->Var != "blockIdx" && B->Var != "gridDim";
+  if (isa<ArraySubscriptExpr, CallExpr, MemberExpr>(S))
+    return true;
+  if (const auto *U = dyn_cast<UnaryOperator>(S))
+    if (U->getOpcode() == UO_Deref || U->isIncrementDecrementOp() ||
+        U->getOpcode() == UO_AddrOf)
+      return true;
+  if (const auto *B = dyn_cast<BinaryOperator>(S); B && B->isAssignmentOp())
+    return true;
+  return any_of(S->children(), indexLoadOrEffect);
+}
+
+} // namespace
+
+/// The text of \p S with every reference to the given variables replaced.
+static std::optional<std::string>
+renamedText(const EditContext &Ctx, const Stmt *S,
+            ArrayRef<std::pair<const ValueDecl *, std::string>> To,
+            bool Statement) {
+  auto Span = wholeSpan(Ctx, S, Statement);
+  if (!Span)
+    return std::nullopt;
+  std::vector<TextEdit> Edits;
+  for (const auto &[D, Text] : To) {
+    std::vector<const DeclRefExpr *> Refs;
+    collectRefs(S, D, Refs);
+    for (const DeclRefExpr *Ref : Refs) {
+      auto RS = fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
+                         Ref->getSourceRange(), Ctx.file());
+      if (!RS || Ref->getBeginLoc().isMacroID())
+        return std::nullopt;
+      Edits.push_back(
+          {RS->Begin.Offset, RS->End.Offset - RS->Begin.Offset, Text});
+    }
+  }
+  return spliceText(Ctx.Code, Span->Begin.Offset, Span->End.Offset,
+                    std::move(Edits));
+}
+
+// Why long: one ordered list of the pattern's preconditions, each refusal
+// naming its reason; they share the partial match as locals.
+Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
+                                               const Edit &E,
+                                               std::optional<int64_t> Tile,
+                                               bool &ShapeFound) {
+  auto K = resolveKernel(Ctx, E, E.Target);
+  if (!K)
+    return K.takeError();
+  BlockProductPlan P;
+  P.Kernel = *K;
+  const FunctionDecl *FD = K->Decl;
+  std::string Name = "kernel '" + E.Target + "'";
+  auto NotApplicable = [&](const Twine &Why) {
+    return reject(E, "not-applicable", Name + ": " + Why);
+  };
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(FD->getBody());
+  if (!Body)
+    return NotApplicable("has no body");
+  if (K->Info->InMacro || !onlyConstantMacros(Body, Ctx.AST))
+    return NotApplicable("its body uses macros other than constants");
+  if (!K->Info->Shared.empty())
+    return NotApplicable("already uses shared memory");
+  if (!K->Info->Syncthreads.empty())
+    return NotApplicable("already synchronizes threads");
+
+  // Uniform declarations, the indices among them, then the accumulator.
+  SmallVector<const Stmt *, 8> Stmts(Body->body_begin(), Body->body_end());
+  size_t At = 0;
+  for (; At < Stmts.size() && !(P.Row && P.Col); ++At) {
+    const auto *DS = dyn_cast<DeclStmt>(Stmts[At]);
+    if (!DS)
+      break;
+    bool Index = false;
+    for (const Decl *D : DS->decls()) {
+      const auto *VD = dyn_cast<VarDecl>(D);
+      if (!VD || !VD->hasInit() || VD->isStaticLocal())
+        return NotApplicable("the declaration at " + where(Ctx, DS) +
+                             " is not of initialized locals");
+      if (!P.Row && VD->getType()->isIntegerType() &&
+          isThreadIdx(VD->getInit(), 'y')) {
+        P.Row = VD;
+        Index = true;
+      } else if (!P.Col && VD->getType()->isIntegerType() &&
+                 isThreadIdx(VD->getInit(), 'x')) {
+        P.Col = VD;
+        Index = true;
+      } else if (!threadVariance(VD->getInit(), FD).uniform() ||
+                 mayHaveSideEffects(VD->getInit(), Ctx.AST)) {
+        return NotApplicable("'" + VD->getName() +
+                             "' differs between threads but is not an index "
+                             "'row = threadIdx.y' or 'col = threadIdx.x'");
+      }
+    }
+    if (Index && !P.FirstIndexDecl)
+      P.FirstIndexDecl = DS;
+    if (P.FirstIndexDecl)
+      P.Decls.push_back(DS);
+  }
+  if (!P.Row || !P.Col)
+    return NotApplicable("the body does not start with (uniform declarations "
+                         "and) the indices 'row = threadIdx.y' and 'col = "
+                         "threadIdx.x'");
+  DenseSet<const ValueDecl *> Written = writtenVars(Body);
+  for (const VarDecl *V : {P.Row, P.Col})
+    if (Written.contains(V))
+      return NotApplicable("the index '" + V->getName() + "' is written");
+
+  std::vector<const Stmt *> Inner(Stmts.begin() + At, Stmts.end());
+  const char *Shape = "the indices are not followed by 'acc = <init>; for "
+                      "(k = 0; k < K; ++k) acc += A[...] * B[...]; <store>'";
+  if (Inner.size() < 3)
+    return NotApplicable(Shape);
+  const auto *AccDS = dyn_cast<DeclStmt>(Inner[0]);
+  P.Loop = dyn_cast<ForStmt>(Inner[1]);
+  P.Acc = AccDS && AccDS->isSingleDecl()
+              ? dyn_cast<VarDecl>(AccDS->getSingleDecl())
+              : nullptr;
+  if (!P.Acc || !P.Loop || !P.Acc->hasInit() || P.Acc->isStaticLocal() ||
+      !P.Acc->getType()->isArithmeticType())
+    return NotApplicable(Shape);
+  if (!threadVariance(P.Acc->getInit(), FD).uniform() ||
+      mayHaveSideEffects(P.Acc->getInit(), Ctx.AST))
+    return NotApplicable("the accumulator '" + P.Acc->getName() +
+                         "' starts from a value that differs between threads");
+  P.Post.assign(Inner.begin() + 2, Inner.end());
+
+  // for (k = 0; k < K; ++k)
+  const ForStmt *L = P.Loop;
+  const auto *InitDS = dyn_cast_or_null<DeclStmt>(L->getInit());
+  P.K = InitDS && InitDS->isSingleDecl()
+            ? dyn_cast<VarDecl>(InitDS->getSingleDecl())
+            : nullptr;
+  std::string LoopShape = "the loop is not 'for (int k = 0; k < K; ++k)'";
+  if (!P.K || !P.K->hasInit() || !P.K->getType()->isIntegerType() ||
+      intValue(P.K->getInit(), Ctx.AST) != 0)
+    return NotApplicable(LoopShape);
+  const Expr *KB =
+      L->getCond() ? boundOf(L->getCond(), P.K, /*Less=*/true) : nullptr;
+  bool Step1 = false;
+  if (const Expr *Inc =
+          L->getInc() ? L->getInc()->IgnoreParenImpCasts() : nullptr) {
+    if (const auto *U = dyn_cast<UnaryOperator>(Inc))
+      Step1 = U->isIncrementOp() && refersTo(U->getSubExpr(), P.K);
+    else if (const auto *CA = dyn_cast<CompoundAssignOperator>(Inc))
+      Step1 = CA->getOpcode() == BO_AddAssign && refersTo(CA->getLHS(), P.K) &&
+              intValue(CA->getRHS(), Ctx.AST) == 1;
+  }
+  if (!KB || !Step1)
+    return NotApplicable(LoopShape);
+  if (!threadVariance(KB, FD).uniform() || mayHaveSideEffects(KB, Ctx.AST))
+    return NotApplicable("the loop bound is not the same for every thread");
+  auto KBSpan = wholeSpan(Ctx, KB, false);
+  if (!KBSpan)
+    return NotApplicable("the loop bound has no place in the file");
+  P.KBound =
+      parenthesize(Ctx.Code.slice(KBSpan->Begin.Offset, KBSpan->End.Offset));
+
+  // acc += A[f(row, k)] * B[g(k, col)];
+  const Stmt *LB = L->getBody();
+  if (const auto *CS = dyn_cast<CompoundStmt>(LB); CS && CS->size() == 1)
+    LB = CS->body_front();
+  const auto *Upd = dyn_cast<CompoundAssignOperator>(LB);
+  const auto *Mul =
+      Upd ? dyn_cast<BinaryOperator>(Upd->getRHS()->IgnoreParenImpCasts())
+          : nullptr;
+  if (!Upd || Upd->getOpcode() != BO_AddAssign ||
+      !refersTo(Upd->getLHS(), P.Acc) || !Mul || Mul->getOpcode() != BO_Mul)
+    return NotApplicable("the loop body is not '" + P.Acc->getName() +
+                         " += A[...] * B[...];'");
+  for (const Expr *Side : {Mul->getLHS(), Mul->getRHS()}) {
+    const auto *Access =
+        dyn_cast<ArraySubscriptExpr>(Side->IgnoreParenImpCasts());
+    if (!Access)
+      return NotApplicable("a factor of the product is not an array element");
+    const Expr *Idx = Access->getIdx(), *Base = Access->getBase();
+    if (indexLoadOrEffect(Idx) || !threadVariance(Base, FD).uniform() ||
+        hasLoadOrEffect(Base) || mentions(Access, P.Acc))
+      return NotApplicable("a factor of the product is not a plain load at "
+                           "an index computed from the indices and values "
+                           "the same for every thread");
+    bool R = mentions(Idx, P.Row), C = mentions(Idx, P.Col);
+    if (!mentions(Idx, P.K) || R == C)
+      return NotApplicable("a factor of the product does not depend on '" +
+                           P.K->getName() + "' and exactly one of '" +
+                           P.Row->getName() + "', '" + P.Col->getName() + "'");
+    const VarDecl *Own = R ? P.Row : P.Col;
+    if (std::string V = nonUniformRef(Idx, {Own, P.K}, FD); !V.empty())
+      return NotApplicable("the index of a factor uses '" + V +
+                           "', which differs between threads");
+    Operand &O = R ? P.A : P.B;
+    if (O.Access)
+      return NotApplicable("both factors depend on '" +
+                           (R ? P.Row : P.Col)->getName() + "'");
+    O.Access = Access;
+    O.ElemType = typeName(Access->getType(), Ctx.AST);
+    O.Zero = zeroOf(Access->getType(), O.ElemType);
+  }
+  if (writtenVars(LB).contains(P.K))
+    return NotApplicable("the loop body writes '" + P.K->getName() + "'");
+
+  // The rows move between threads: nothing else may read the thread's
+  // coordinates or the block's shape.
+  for (const Stmt *S : P.Post) {
+    if (mentionsBuiltin(S, "threadIdx") || mentionsBuiltin(S, "blockDim"))
+      return NotApplicable("the code after the loop reads threadIdx or "
+                           "blockDim");
+    if (callsFunction(S, "__syncthreads") || callsFunction(S, "__syncwarp") ||
+        callsFunction(S, "__shfl"))
+      return NotApplicable("the code after the loop synchronizes threads");
+    if (mentions(S, P.K))
+      return NotApplicable("the code after the loop uses '" + P.K->getName() +
+                           "'");
+    if (firstJump(S))
+      return NotApplicable("the code after the loop returns or jumps");
+  }
+  if (mentionsBuiltin(Body, "blockDim"))
+    return NotApplicable("it reads blockDim, which the new block changes");
+  for (const Stmt *S : Stmts)
+    if (S != P.FirstIndexDecl && !is_contained(P.Decls, S) &&
+        mentionsBuiltin(S, "threadIdx"))
+      return NotApplicable("it reads threadIdx outside the indices");
+  for (const DeclStmt *DS : P.Decls)
+    for (const Decl *D : DS->decls())
+      if (D != P.Row && D != P.Col &&
+          mentionsBuiltin(cast<VarDecl>(D)->getInit(), "threadIdx"))
+        return NotApplicable("it reads threadIdx outside the indices");
+
+  auto FirstSpan = wholeSpan(Ctx, P.FirstIndexDecl, true);
+  auto LastSpan = wholeSpan(Ctx, Stmts.back(), true);
+  if (!FirstSpan || !LastSpan)
+    return NotApplicable("the body has no place in the file");
+  P.RegionBegin = FirstSpan->Begin.Offset;
+  P.RegionEnd = LastSpan->End.Offset;
+  P.Indent = indentationAt(Ctx.Code, P.RegionBegin);
+
+  // Every launch uses one TILE x TILE block, written where it can change.
+  ShapeFound = true;
+  if (K->Info->Launches.empty())
+    return NotApplicable("it is never launched in this file, so its block "
+                         "cannot be shown to be TILE x TILE");
+  if (std::string Why = launchProblem(*K->Info); !Why.empty())
+    return NotApplicable(Why);
+  for (const LaunchSite &Site : K->Info->Launches) {
+    const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, Site);
+    std::optional<Dim3> D;
+    if (Call && Call->getConfig() && Call->getConfig()->getNumArgs() >= 2)
+      D = constDim3(Ctx, Call->getConfig()->getArg(1));
+    if (!D)
+      return NotApplicable("the block of " + Site.Id + " ('" + Site.Block +
+                           "') is not a constant; tiling needs TILE x TILE "
+                           "blocks");
+    int64_t Want = Tile.value_or((*D)[0]);
+    if ((*D)[0] != Want || (*D)[1] != Want || (*D)[2] != 1 ||
+        (Want != 8 && Want != 16 && Want != 32))
+      return NotApplicable(
+          "the block of " + Site.Id + " ('" + Site.Block + "') is " +
+          dimText(*D) + ", not " +
+          (Tile ? std::to_string(*Tile) + "x" + std::to_string(*Tile)
+                : std::string("8x8, 16x16 or 32x32")) +
+          "x1");
+    if (!Tile)
+      Tile = Want;
+  }
+  P.Tile = *Tile;
+  return P;
+}
+
+/// The rewritten body from the indices on (rewriteBlockProduct fills it in).
+constexpr StringRef BlockProductTemplate =
+    R"(// shared-tiling rows=${R}: ${T} x ${T} outputs per block, ${R} rows per thread.
+__shared__ ${TA} ${As}[${T}][${T}];
+__shared__ ${TB} ${Bs}[${T}][${T}];
+${Decls}${AccT} ${AccR}[${R}];
+#pragma unroll
+for (int ${I} = 0; ${I} < ${R}; ++${I})
+  ${AccR}[${I}] = ${Init};
+for (${KT} ${K0} = 0; ${K0} < ${K}; ${K0} += ${T}) {
+  #pragma unroll
+  for (int ${I} = 0; ${I} < ${R}; ++${I}) {
+    const int ${Y} = threadIdx.y + ${I} * ${S};
+    ${RowT} ${Ar} = ${Y};
+    ${KT} ${Ak} = ${K0} + threadIdx.x;
+    ${As}[${Y}][threadIdx.x] = ${Ak} < ${K} ? ${ALoad} : ${ZA};
+    ${KT} ${Bk} = ${K0} + ${Y};
+    ${Bs}[${Y}][threadIdx.x] = ${Bk} < ${K} ? ${BLoad} : ${ZB};
+  }
+  __syncthreads();
+  #pragma unroll
+  for (int ${Kk} = 0; ${Kk} < ${T}; ++${Kk}) {
+    const ${TB} ${Bv} = ${Bs}[${Kk}][threadIdx.x];
+    #pragma unroll
+    for (int ${I} = 0; ${I} < ${R}; ++${I})
+      ${AccR}[${I}] += ${As}[threadIdx.y + ${I} * ${S}][${Kk}] * ${Bv};
+  }
+  __syncthreads();
+}
+#pragma unroll
+for (int ${I} = 0; ${I} < ${R}; ++${I}) {
+  ${RowT} ${Rr} = threadIdx.y + ${I} * ${S};
+${Post}})";
+
+Expected<tooling::Replacements> rewriteBlockProduct(const EditContext &Ctx,
+                                                    const Edit &E,
+                                                    const BlockProductPlan &P,
+                                                    int64_t Rows) {
+  int64_t T = P.Tile;
+  if (Rows != 1 && Rows != 2 && Rows != 4 && Rows != 8)
+    return reject(E, "params",
+                  "rows must be 1, 2, 4 or 8 (got " + Twine(Rows) + ")");
+  if (Rows > T)
+    return reject(E, "params",
+                  "rows must be at most the tile (" + Twine(T) + ")");
+  StringRef Code = Ctx.Code;
+  std::string FnText = Code.slice(P.Kernel.Info->Range.Begin.Offset,
+                                  P.Kernel.Info->Range.End.Offset)
+                           .str();
+  auto Fresh = [&](StringRef Base) {
+    std::string N = freshName(FnText, Base);
+    FnText += " " + N;
+    return N;
+  };
+  std::string As = Fresh("As"), Bs = Fresh("Bs"), AccR = Fresh("accR"),
+              I = Fresh("i"), K0 = Fresh("kTile"), Y = Fresh("y"),
+              Ar = Fresh("ar"), Ak = Fresh("ak"), Bk = Fresh("bk"),
+              Kk = Fresh("kk"), Bv = Fresh("b"), Rr = Fresh("r");
+  std::string AccRef = AccR + "[" + I + "]";
+  auto ALoad = renamedText(Ctx, P.A.Access, {{P.Row, Ar}, {P.K, Ak}}, false);
+  auto BLoad = renamedText(Ctx, P.B.Access, {{P.K, Bk}}, false);
+  auto Init = renamedText(Ctx, P.Acc->getInit(), {}, false);
+  if (!ALoad || !BLoad || !Init)
+    return reject(E, "internal",
+                  "kernel '" + E.Target +
+                      "': a part of the loop has no place in the file");
+  std::string Post;
+  for (const Stmt *S : P.Post) {
+    auto Text = renamedText(Ctx, S, {{P.Row, Rr}, {P.Acc, AccRef}}, true);
+    auto Sp = wholeSpan(Ctx, S, true);
+    if (!Text || !Sp)
+      return reject(E, "internal",
+                    "kernel '" + E.Target +
+                        "': the code after the loop has no place in the file");
+    int Delta = 2 - int(indentationAt(Code, Sp->Begin.Offset).size());
+    Post += "  " + reindent(*Text, Delta) + "\n";
+  }
+  // The declarations among the indices stay, without the row index (each
+  // row has its own now); the column index keeps its declaration.
+  std::string Decls;
+  for (const DeclStmt *DS : P.Decls) {
+    if (!is_contained(DS->decls(), P.Row)) {
+      auto Text = renamedText(Ctx, DS, {}, true);
+      auto Sp = wholeSpan(Ctx, DS, true);
+      if (!Text || !Sp)
+        return reject(E, "internal",
+                      "kernel '" + E.Target +
+                          "': a declaration has no place in the file");
+      Decls +=
+          reindent(*Text, -int(indentationAt(Code, Sp->Begin.Offset).size())) +
+          "\n";
+      continue;
+    }
+    for (const Decl *D : DS->decls()) {
+      const auto *VD = cast<VarDecl>(D);
+      if (VD == P.Row)
+        continue;
+      auto InitText = renamedText(Ctx, VD->getInit(), {}, false);
+      if (!InitText)
+        return reject(E, "internal",
+                      "kernel '" + E.Target + "': the declaration of '" +
+                          VD->getName() + "' has no place in the file");
+      Decls += typeName(VD->getType(), Ctx.AST) + " " + VD->getName().str() +
+               " = " + *InitText + ";\n";
+    }
+  }
+  std::string Body = fillTemplate(
+      BlockProductTemplate, {{"R", std::to_string(Rows)},
+                             {"T", std::to_string(T)},
+                             {"S", std::to_string(T / Rows)},
+                             {"TA", P.A.ElemType},
+                             {"TB", P.B.ElemType},
+                             {"As", As},
+                             {"Bs", Bs},
+                             {"Decls", Decls},
+                             {"AccT", typeName(P.Acc->getType(), Ctx.AST)},
+                             {"AccR", AccR},
+                             {"Init", *Init},
+                             {"I", I},
+                             {"KT", typeName(P.K->getType(), Ctx.AST)},
+                             {"K0", K0},
+                             {"K", P.KBound},
+                             {"Y", Y},
+                             {"RowT", typeName(P.Row->getType(), Ctx.AST)},
+                             {"Ar", Ar},
+                             {"Ak", Ak},
+                             {"ALoad", *ALoad},
+                             {"ZA", P.A.Zero},
+                             {"Bk", Bk},
+                             {"BLoad", *BLoad},
+                             {"ZB", P.B.Zero},
+                             {"Kk", Kk},
+                             {"Bv", Bv},
+                             {"Rr", Rr},
+                             {"Post", Post}});
+  tooling::Replacements Repl;
+  if (Error Err = addReplacement(
+          Repl,
+          replaceSpan(Ctx, offsetSpan(P.RegionBegin, P.RegionEnd),
+                      indentLines(Body, P.Indent)),
+          E))
+    return std::move(Err);
+  // Every launch's block: TILE x (TILE / rows). A dim3 variable stays
+  // the launch's source of truth: `dim3(threads.x, threads.y / 8)`.
+  if (Rows != 1)
+    for (const LaunchSite &Site : P.Kernel.Info->Launches) {
+      std::string Block =
+          "dim3(" + std::to_string(T) + ", " + std::to_string(T / Rows) + ")";
+      const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, Site);
+      const Expr *Arg = Call && Call->getConfig()
+                            ? Call->getConfig()->getArg(1)->IgnoreImplicit()
+                            : nullptr;
+      if (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(Arg);
+          CE && CE->getNumArgs() == 1)
+        Arg = CE->getArg(0)->IgnoreImplicit();
+      if (const auto *DR = dyn_cast_or_null<DeclRefExpr>(Arg);
+          DR && DR->getType()->isRecordType() &&
+          !DR->getBeginLoc().isMacroID()) {
+        std::string V = DR->getDecl()->getNameAsString();
+        Block = "dim3(" + V + ".x, " + V + ".y / " + std::to_string(Rows) + ")";
+      }
+      if (Error Err =
+              addReplacement(Repl, replaceSpan(Ctx, Site.BlockRange, Block), E))
+        return std::move(Err);
+    }
+  return Repl;
+}
+
+} // namespace sharedtiling
+} // namespace optiml

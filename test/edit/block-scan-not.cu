@@ -1,0 +1,182 @@
+// block-scan's look-alikes, each refused with the reason: a difference
+// instead of a sum, an in-place step that reads a neighbour while it is
+// being written, a halving reduction loop, blocks that are not whole warps,
+// a loop that scans fewer elements than the block has, a return before the
+// scan, a step without a barrier, the other buffer read after the loop,
+// 16-bit elements, a neighbour two offsets away.
+// RUN: clang-optiml transforms -v %s -- %mock_args 2>&1 | FileCheck %s
+
+#include "cuda_mock.h"
+
+// CHECK: not block-scan minus: the loop at {{[0-9]+}}:3 is not a prefix-sum step: a step does not leave own + left in the current buffer for threads at or past the offset
+__global__ void minus(const int *in, int *out) {
+  __shared__ int buf[2][256];
+  int tid = threadIdx.x;
+  int cur = 0;
+  buf[cur][tid] = in[tid];
+  __syncthreads();
+  for (int off = 1; off < 256; off <<= 1) {
+    if (tid >= off)
+      buf[1 - cur][tid] = buf[cur][tid] - buf[cur][tid - off];
+    else
+      buf[1 - cur][tid] = buf[cur][tid];
+    cur = 1 - cur;
+    __syncthreads();
+  }
+  out[tid] = buf[cur][tid];
+}
+
+// CHECK: not block-scan racy: the loop at {{[0-9]+}}:3 reads a neighbour's element while threads write that buffer, with no barrier between
+__global__ void racy(int *data) {
+  __shared__ int s[256];
+  int tid = threadIdx.x;
+  s[tid] = data[tid];
+  __syncthreads();
+  for (int off = 1; off < 256; off *= 2) {
+    if (tid >= off)
+      s[tid] += s[tid - off];
+    __syncthreads();
+  }
+  data[tid] = s[tid];
+}
+
+// CHECK: not block-scan tree: kernel 'tree' has no loop 'for (off = 1; off < n; off *= 2)' at its top level
+__global__ void tree(const float *in, float *out) {
+  __shared__ float s[256];
+  int tid = threadIdx.x;
+  s[tid] = in[blockIdx.x * 256 + tid];
+  __syncthreads();
+  for (int h = 128; h > 0; h >>= 1) {
+    if (tid < h)
+      s[tid] += s[tid + h];
+    __syncthreads();
+  }
+  if (tid == 0)
+    out[blockIdx.x] = s[0];
+}
+
+// CHECK: not block-scan odd_block: a launch uses blocks of 100 threads; the shuffles need a multiple of 32
+__global__ void odd_block(int *data) {
+  __shared__ int s[128];
+  int tid = threadIdx.x;
+  s[tid] = data[tid];
+  __syncthreads();
+  for (int off = 1; off < 128; off <<= 1) {
+    int t = tid >= off ? s[tid - off] : 0;
+    __syncthreads();
+    s[tid] += t;
+    __syncthreads();
+  }
+  data[tid] = s[tid];
+}
+
+// CHECK: not block-scan partial: a launch uses blocks of 256 threads, but the loop scans only the first 128
+__global__ void partial(int *data) {
+  __shared__ int s[256];
+  int tid = threadIdx.x;
+  s[tid] = data[tid];
+  __syncthreads();
+  for (int off = 1; off < 128; off <<= 1) {
+    int t = tid >= off ? s[tid - off] : 0;
+    __syncthreads();
+    s[tid] += t;
+    __syncthreads();
+  }
+  data[tid] = s[tid];
+}
+
+// CHECK: not block-scan early: 'return' at {{[0-9]+}}:5 may leave before the scan; every thread of the block must reach it
+__global__ void early(const int *in, int *out, int n) {
+  __shared__ int s[256];
+  int tid = threadIdx.x;
+  int i = blockIdx.x * 256 + tid;
+  if (i >= n)
+    return;
+  s[tid] = in[i];
+  __syncthreads();
+  for (int off = 1; off < 256; off <<= 1) {
+    int t = tid >= off ? s[tid - off] : 0;
+    __syncthreads();
+    s[tid] += t;
+    __syncthreads();
+  }
+  out[i] = s[tid];
+}
+
+// CHECK: not block-scan no_barrier: the loop at {{[0-9]+}}:3 has no barrier between one step and the next
+__global__ void no_barrier(int *data) {
+  __shared__ int buf[2][256];
+  int tid = threadIdx.x;
+  int cur = 0;
+  buf[cur][tid] = data[tid];
+  __syncthreads();
+  for (int off = 1; off < 256; off <<= 1) {
+    buf[1 - cur][tid] = buf[cur][tid] + (tid >= off ? buf[cur][tid - off] : 0);
+    cur = 1 - cur;
+  }
+  __syncthreads();
+  data[tid] = buf[cur][tid];
+}
+
+// CHECK: not block-scan other_buffer: 'buf[1 - cur][tid]' reads a buffer other than the current one
+__global__ void other_buffer(int *data, int *prev) {
+  __shared__ int buf[2][256];
+  int tid = threadIdx.x;
+  int cur = 0;
+  buf[cur][tid] = data[tid];
+  __syncthreads();
+  for (int off = 1; off < 256; off <<= 1) {
+    buf[1 - cur][tid] = buf[cur][tid] + (tid >= off ? buf[cur][tid - off] : 0);
+    cur = 1 - cur;
+    __syncthreads();
+  }
+  data[tid] = buf[cur][tid];
+  prev[tid] = buf[1 - cur][tid];
+}
+
+// CHECK: not block-scan shorts: the scanned elements are 'short': warp shuffles move 32- and 64-bit integers, float and double
+__global__ void shorts(short *data) {
+  __shared__ short s[256];
+  int tid = threadIdx.x;
+  s[tid] = data[tid];
+  __syncthreads();
+  for (int off = 1; off < 256; off <<= 1) {
+    short t = tid >= off ? s[tid - off] : 0;
+    __syncthreads();
+    s[tid] += t;
+    __syncthreads();
+  }
+  data[tid] = s[tid];
+}
+
+// CHECK: not block-scan two_away: the loop at {{[0-9]+}}:3 is not a prefix-sum step: a step does not leave own + left in the current buffer for threads at or past the offset
+__global__ void two_away(int *data) {
+  __shared__ int s[256];
+  int tid = threadIdx.x;
+  s[tid] = data[tid];
+  __syncthreads();
+  for (int off = 1; off < 256; off <<= 1) {
+    int t = tid >= 2 * off ? s[tid - 2 * off] : 0;
+    __syncthreads();
+    s[tid] += t;
+    __syncthreads();
+  }
+  data[tid] = s[tid];
+}
+
+int main() {
+  int *d = nullptr, *p = nullptr;
+  float *f = nullptr;
+  short *h = nullptr;
+  minus<<<1, 256>>>(d, d);
+  racy<<<1, 256>>>(d);
+  tree<<<4, 256>>>(f, f);
+  odd_block<<<1, 100>>>(d);
+  partial<<<1, 256>>>(d);
+  early<<<4, 256>>>(d, d, 1000);
+  no_barrier<<<1, 256>>>(d);
+  other_buffer<<<1, 256>>>(d, p);
+  shorts<<<1, 256>>>(h);
+  two_away<<<1, 256>>>(d);
+  return 0;
+}

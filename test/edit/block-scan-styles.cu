@@ -1,0 +1,355 @@
+// block-scan on eight block scans written from scratch in different styles:
+// two buffers flipped by `1 - cur`, `cur ^= 1` or `!cur`, a temporary read
+// before a barrier and added after it, `+=` or `=`, if/else, a conditional
+// expression or the negated condition, the bound a constant or blockDim.x,
+// the offset doubled by <<=, *=, += or `off = 2 * off`, int, unsigned,
+// long long, float and double, a kernel in a namespace, a row pointer, the
+// block size in a local dim3, code after the loop reading any element of
+// the current buffer. Every one is recognized and rewritten; all eight
+// edits applied one after another compile with nvcc, and the input is left
+// as it was. The program itself checks each scan against the CPU, so the
+// GPU check (scripts/gpu-edit-family.sh) runs `eval` on each edit.
+// REQUIRES: cuda-sdk
+// RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu && cp %s %t/all.cu
+// RUN: clang-optiml transforms %t/k.cu | FileCheck --check-prefix=WHY %s
+// RUN: for k in dbuf temp ternary xor_flip not_flip ns::rows local_dim3 exclusive; do \
+// RUN:   echo "{\"kind\":\"block-scan\",\"target\":\"$k\"}" > %t/e.json && \
+// RUN:   clang-optiml apply %t/all.cu --edit %t/e.json -o %t/next.cu && mv %t/next.cu %t/all.cu || exit 1; \
+// RUN: done
+// RUN: grep -v '^//' %t/all.cu | FileCheck --check-prefix=OUT %s
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -o %t/all.o %t/all.cu %}
+// RUN: cmp %s %t/k.cu
+
+// WHY: block-scan dbuf: prefix sum of 'buf' over 'off' (10 barrier steps at blocks of 1024, double-buffered)
+// WHY: block-scan temp: prefix sum of 's' over 'off' (8 barrier steps at blocks of 256)
+// WHY: block-scan ternary: prefix sum of 'b' over 'd' (7 barrier steps at blocks of 128, double-buffered)
+// WHY: block-scan xor_flip: prefix sum of 'buf' over 'o' (9 barrier steps at blocks of 512, double-buffered)
+// WHY: block-scan not_flip: prefix sum of 'w' over 'k' (8 barrier steps at blocks of 256, double-buffered)
+// WHY: block-scan ns::rows: prefix sum of 'sh' over 'off' (8 barrier steps at blocks of 256)
+// WHY: block-scan local_dim3: prefix sum of 'acc' over 'stride' (6 barrier steps at blocks of 64)
+// WHY: block-scan exclusive: prefix sum of 'tmp' over 'off' (8 barrier steps at blocks of 256)
+
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <cuda_runtime.h>
+
+#define BS 1024
+
+// The suite's style: two buffers, if/else, the flip through a local.
+__global__ void dbuf(const int *in, int *out, int n) {
+  __shared__ int buf[2][BS];
+  int tid = threadIdx.x;
+  int i = blockIdx.x * BS + tid;
+  int cur = 0;
+  buf[cur][tid] = i < n ? in[i] : 0;
+  __syncthreads();
+  for (int off = 1; off < BS; off <<= 1) {
+    int nxt = 1 - cur;
+    if (tid >= off)
+      buf[nxt][tid] = buf[cur][tid] + buf[cur][tid - off];
+    else
+      buf[nxt][tid] = buf[cur][tid];
+    cur = nxt;
+    __syncthreads();
+  }
+  if (i < n)
+    out[i] = buf[cur][tid];
+}
+// OUT-LABEL: void dbuf(
+// OUT: int [[V:scan_v[0-9]*]] = i < n ? in[i] : 0;
+// OUT: buf[cur][tid] = [[V]];
+
+// One buffer, a temporary read before a barrier and added after it.
+__global__ void temp(const float *in, float *out) {
+  __shared__ float s[256];
+  unsigned tid = threadIdx.x;
+  s[tid] = in[blockIdx.x * blockDim.x + tid];
+  __syncthreads();
+  for (unsigned off = 1; off < blockDim.x; off *= 2) {
+    float t = 0.f;
+    if (tid >= off)
+      t = s[tid - off];
+    __syncthreads();
+    s[tid] += t;
+    __syncthreads();
+  }
+  out[blockIdx.x * blockDim.x + tid] = s[tid];
+}
+// OUT-LABEL: void temp(
+// OUT: float [[V:scan_v[0-9]*]] = in[blockIdx.x * blockDim.x + tid];
+// OUT: float [[S:scan_s[0-9]*]] = [[L:scan_lane[0-9]*]] < blockDim.x / 32 ? [[W:scan_warp_sums[0-9]*]][[[L]]] : static_cast<float>(0);
+
+// A conditional expression, `1 - c` written in place, `d += d`.
+__global__ void ternary(const unsigned *in, unsigned *out) {
+  __shared__ unsigned b[2][128];
+  int c = 0;
+  b[0][threadIdx.x] = in[blockIdx.x * 128 + threadIdx.x];
+  __syncthreads();
+  for (int d = 1; d < 128; d += d) {
+    b[1 - c][threadIdx.x] =
+        b[c][threadIdx.x] + (threadIdx.x >= d ? b[c][threadIdx.x - d] : 0u);
+    c = 1 - c;
+    __syncthreads();
+  }
+  out[blockIdx.x * 128 + threadIdx.x] = b[c][threadIdx.x];
+}
+// OUT-LABEL: void ternary(
+// OUT: unsigned int [[V:scan_v[0-9]*]] = in[blockIdx.x * 128 + threadIdx.x];
+// OUT: b[0][threadIdx.x] = [[V]];
+
+// 64-bit sums, the flip by xor, the barrier at the start of each step.
+__global__ void xor_flip(const long long *in, long long *out) {
+  __shared__ long long buf[2][512];
+  const int t = threadIdx.x;
+  int p = 0;
+  buf[p][t] = in[blockIdx.x * 512 + t];
+  __syncthreads();
+  for (int o = 1; o < 512; o = 2 * o) {
+    __syncthreads();
+    buf[p ^ 1][t] = buf[p][t];
+    if (t >= o)
+      buf[p ^ 1][t] += buf[p][t - o];
+    p ^= 1;
+  }
+  __syncthreads();
+  out[blockIdx.x * 512 + t] = buf[p][t];
+}
+// OUT-LABEL: void xor_flip(
+// OUT: long long [[V:scan_v[0-9]*]] = in[blockIdx.x * 512 + t];
+
+// Doubles, the flip by `!`, the negated condition in braces.
+__global__ void not_flip(const double *in, double *out) {
+  __shared__ double w[2][256];
+  int tid = threadIdx.x;
+  int cur = 0;
+  w[cur][tid] = in[blockIdx.x * 256 + tid];
+  __syncthreads();
+  for (int k = 1; k < 256; k <<= 1) {
+    if (tid < k) {
+      w[!cur][tid] = w[cur][tid];
+    } else {
+      w[!cur][tid] = w[cur][tid - k] + w[cur][tid];
+    }
+    cur = !cur;
+    __syncthreads();
+  }
+  out[blockIdx.x * 256 + tid] = w[cur][tid];
+}
+// OUT-LABEL: void not_flip(
+// OUT: double [[V:scan_v[0-9]*]] = in[blockIdx.x * 256 + tid];
+
+// In a namespace, a row pointer, the new value computed before the barrier
+// and stored after it; the block total goes out after the loop.
+namespace ns {
+__global__ void rows(const int *in, int *out, int *totals) {
+  __shared__ int sh[256];
+  const int *row = in + blockIdx.x * 256;
+  int lane = threadIdx.x;
+  sh[lane] = row[lane];
+  __syncthreads();
+  for (int off = 1; off < 256; off <<= 1) {
+    int v = sh[lane];
+    if (off <= lane)
+      v = v + sh[lane - off];
+    __syncthreads();
+    sh[lane] = v;
+    __syncthreads();
+  }
+  out[blockIdx.x * 256 + lane] = sh[lane];
+  if (lane == 0)
+    totals[blockIdx.x] = sh[255];
+}
+} // namespace ns
+// OUT-LABEL: void rows(
+// OUT: int [[V:scan_v[0-9]*]] = row[lane];
+// OUT: sh[lane] = [[V]];
+
+// The block size in a local dim3; the offset named `stride`.
+__global__ void local_dim3(const int *in, int *out) {
+  __shared__ int acc[64];
+  int tid = threadIdx.x;
+  acc[tid] = in[blockIdx.x * 64 + tid] * 2;
+  __syncthreads();
+  for (int stride = 1; stride < 64; stride *= 2) {
+    int add = tid >= stride ? acc[tid - stride] : 0;
+    __syncthreads();
+    acc[tid] += add;
+    __syncthreads();
+  }
+  out[blockIdx.x * 64 + tid] = acc[tid];
+}
+// OUT-LABEL: void local_dim3(
+// OUT: int [[V:scan_v[0-9]*]] = in[blockIdx.x * 64 + tid] * 2;
+
+// An exclusive scan made from the inclusive one after the loop, reading a
+// neighbour; the bounds check comes after the scan.
+__global__ void exclusive(const int *in, int *out, int n) {
+  __shared__ int tmp[256];
+  int tid = threadIdx.x;
+  int i = blockIdx.x * 256 + tid;
+  tmp[tid] = i < n ? in[i] : 0;
+  __syncthreads();
+  for (int off = 1; off < 256; off <<= 1) {
+    int x = 0;
+    if (tid >= off)
+      x = tmp[tid - off];
+    __syncthreads();
+    tmp[tid] = tmp[tid] + x;
+    __syncthreads();
+  }
+  if (i >= n)
+    return;
+  out[i] = tid == 0 ? 0 : tmp[tid - 1];
+}
+// OUT-LABEL: void exclusive(
+// OUT: int [[V:scan_v[0-9]*]] = i < n ? in[i] : 0;
+// OUT: tmp[tid] = [[V]];
+// OUT-NEXT: }
+// OUT-NEXT: __syncthreads();
+// OUT-NEXT: if (i >= n)
+
+#define CHECK(x)                                                               \
+  do {                                                                         \
+    cudaError_t e = (x);                                                       \
+    if (e != cudaSuccess) {                                                    \
+      printf("CUDA error %s at line %d\n", cudaGetErrorString(e), __LINE__);    \
+      exit(2);                                                                 \
+    }                                                                          \
+  } while (0)
+
+template <class T> static T *upload(const std::vector<T> &h) {
+  T *d = nullptr;
+  CHECK(cudaMalloc(&d, h.size() * sizeof(T)));
+  CHECK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+template <class T> static std::vector<T> download(const T *d, size_t n) {
+  std::vector<T> h(n);
+  CHECK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+static int failures = 0;
+
+// Inclusive scans of blocks of \p bs elements of \p in (times \p scale).
+template <class T>
+static void expect(const char *name, const std::vector<T> &in,
+                   const std::vector<T> &got, size_t bs, T scale = T(1)) {
+  for (size_t b = 0; b * bs < in.size(); ++b) {
+    T sum = 0;
+    for (size_t j = b * bs; j < (b + 1) * bs && j < in.size(); ++j) {
+      sum += in[j] * scale;
+      double d = (double)got[j] - (double)sum;
+      if (d > 1e-3 * (1 + (sum < 0 ? -sum : sum)) || d < -1e-3 * (1 + (sum < 0 ? -sum : sum))) {
+        printf("%s: element %zu is %g, expected %g\n", name, j,
+               (double)got[j], (double)sum);
+        ++failures;
+        return;
+      }
+    }
+  }
+}
+
+int main() {
+  const int blocks = 96;
+  {
+    int n = blocks * BS - 300;
+    std::vector<int> h(n);
+    for (int i = 0; i < n; ++i)
+      h[i] = (i * 7919) % 13 - 6;
+    int *in = upload(h), *out = nullptr;
+    CHECK(cudaMalloc(&out, n * sizeof(int)));
+    dbuf<<<(n + BS - 1) / BS, BS>>>(in, out, n);
+    CHECK(cudaGetLastError());
+    expect("dbuf", h, download(out, n), BS);
+  }
+  {
+    std::vector<float> h(blocks * 256);
+    for (size_t i = 0; i < h.size(); ++i)
+      h[i] = (float)((i * 31) % 17) * 0.25f;
+    float *in = upload(h), *out = nullptr;
+    CHECK(cudaMalloc(&out, h.size() * sizeof(float)));
+    temp<<<blocks, 256>>>(in, out);
+    CHECK(cudaGetLastError());
+    expect("temp", h, download(out, h.size()), 256);
+  }
+  {
+    std::vector<unsigned> h(blocks * 128);
+    for (size_t i = 0; i < h.size(); ++i)
+      h[i] = (unsigned)(i * 2654435761u) >> 20;
+    unsigned *in = upload(h), *out = nullptr;
+    CHECK(cudaMalloc(&out, h.size() * sizeof(unsigned)));
+    ternary<<<blocks, 128>>>(in, out);
+    CHECK(cudaGetLastError());
+    expect("ternary", h, download(out, h.size()), 128);
+  }
+  {
+    std::vector<long long> h(blocks * 512);
+    for (size_t i = 0; i < h.size(); ++i)
+      h[i] = (long long)(i % 1000) * 1000003LL - 400000000LL;
+    long long *in = upload(h), *out = nullptr;
+    CHECK(cudaMalloc(&out, h.size() * sizeof(long long)));
+    xor_flip<<<blocks, 512>>>(in, out);
+    CHECK(cudaGetLastError());
+    expect("xor_flip", h, download(out, h.size()), 512);
+  }
+  {
+    std::vector<double> h(blocks * 256);
+    for (size_t i = 0; i < h.size(); ++i)
+      h[i] = 1.0 / (1.0 + (double)(i % 97));
+    double *in = upload(h), *out = nullptr;
+    CHECK(cudaMalloc(&out, h.size() * sizeof(double)));
+    not_flip<<<blocks, 256>>>(in, out);
+    CHECK(cudaGetLastError());
+    expect("not_flip", h, download(out, h.size()), 256);
+  }
+  {
+    std::vector<int> h(blocks * 256);
+    for (size_t i = 0; i < h.size(); ++i)
+      h[i] = (int)(i % 11) - 5;
+    int *in = upload(h), *out = nullptr, *totals = nullptr;
+    CHECK(cudaMalloc(&out, h.size() * sizeof(int)));
+    CHECK(cudaMalloc(&totals, blocks * sizeof(int)));
+    ns::rows<<<blocks, 256>>>(in, out, totals);
+    CHECK(cudaGetLastError());
+    expect("rows", h, download(out, h.size()), 256);
+  }
+  {
+    std::vector<int> h(blocks * 64);
+    for (size_t i = 0; i < h.size(); ++i)
+      h[i] = (int)(i % 5);
+    int *in = upload(h), *out = nullptr;
+    CHECK(cudaMalloc(&out, h.size() * sizeof(int)));
+    dim3 block(64);
+    dim3 grid(blocks);
+    local_dim3<<<grid, block>>>(in, out);
+    CHECK(cudaGetLastError());
+    expect("local_dim3", h, download(out, h.size()), 64, 2);
+  }
+  {
+    int n = blocks * 256 - 17;
+    std::vector<int> h(n);
+    for (int i = 0; i < n; ++i)
+      h[i] = i % 9;
+    int *in = upload(h), *out = nullptr;
+    CHECK(cudaMalloc(&out, n * sizeof(int)));
+    exclusive<<<(n + 255) / 256, 256>>>(in, out, n);
+    CHECK(cudaGetLastError());
+    std::vector<int> got = download(out, n);
+    // got[i] is the sum of its block's elements before i.
+    for (int i = 0; i < n; ++i) {
+      int before = 0;
+      for (int j = i - i % 256; j < i; ++j)
+        before += h[j];
+      if (got[i] != before) {
+        printf("exclusive: element %d is %d, expected %d\n", i, got[i], before);
+        ++failures;
+        break;
+      }
+    }
+  }
+  printf("%s\n", failures ? "FAIL" : "PASS");
+  return failures ? 1 : 0;
+}

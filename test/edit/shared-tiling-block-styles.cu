@@ -1,0 +1,253 @@
+// shared-tiling on block-sized products (one output matrix per block, row =
+// threadIdx.y, col = threadIdx.x) written in four styles: the size a macro
+// with a uniform base offset and both indices in one declaration; a
+// template over the size with row pointers; double with the inner length a
+// runtime argument that is not a multiple of the tile; a kernel in a
+// namespace with the indices in two declarations around a uniform one, a
+// `k += 1` loop and a store that reads the output. Each is recognized, and
+// the four edits (rows 8, 2, 2 and 4: blocks of 32x4, 16x8, 8x4 and 32x8)
+// applied one after another compile with nvcc; the input is left as it
+// was. The program checks each product against the CPU, so the GPU check
+// (scripts/gpu-edit-family.sh) runs `eval` on the result.
+// REQUIRES: cuda-sdk
+// RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu && cp %s %t/all.cu
+// RUN: clang-optiml transforms %t/k.cu --json | FileCheck --check-prefix=WHY %s
+// RUN: while read -r e; do \
+// RUN:   echo "$e" > %t/e.json && \
+// RUN:   clang-optiml apply %t/all.cu --edit %t/e.json -o %t/next.cu && mv %t/next.cu %t/all.cu || exit 1; \
+// RUN: done < %S/../../bench/edits/shared-tiling-block.styles.jsonl
+// RUN: grep -v '^//' %t/all.cu | FileCheck --check-prefix=OUT %s
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -o %t/all.o %t/all.cu %}
+// RUN: cmp %s %t/k.cu
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <cuda_runtime.h>
+
+#define CHECK(call)                                                            \
+  do {                                                                         \
+    cudaError_t e_ = (call);                                                   \
+    if (e_ != cudaSuccess) {                                                   \
+      fprintf(stderr, "CUDA error %s at line %d\n", cudaGetErrorString(e_),    \
+              __LINE__);                                                       \
+      exit(2);                                                                 \
+    }                                                                          \
+  } while (0)
+
+#define D 32
+
+// WHY:      "kind": "shared-tiling",
+// WHY-NEXT: "target": "bmm_macro",
+// WHY-NEXT: "reason": "block-sized product: 'bmm_macro' accumulates 'A[base + row * D + k] * B[base + k * D + col]' over 'k', one 32x32 output per block: both operands can be staged in shared tiles, several rows per thread",
+// WHY:      "params": {
+// WHY-NEXT:   "rows": 8,
+// WHY-NEXT:   "tile": 32
+// WHY-NEXT: }
+__global__ void bmm_macro(const float *A, const float *B, float *C) {
+  size_t base = (size_t)blockIdx.x * D * D;
+  int row = threadIdx.y, col = threadIdx.x;
+  float sum = 0.f;
+  for (int k = 0; k < D; ++k)
+    sum += A[base + row * D + k] * B[base + k * D + col];
+  C[base + row * D + col] = sum;
+}
+
+// OUT-LABEL: __global__ void bmm_macro(const float *A, const float *B, float *C) {
+// OUT-NEXT:   size_t base = (size_t)blockIdx.x * D * D;
+// OUT-NEXT:   // shared-tiling rows=8: 32 x 32 outputs per block, 8 rows per thread.
+// OUT-NEXT:   __shared__ float As[32][32];
+// OUT-NEXT:   __shared__ float Bs[32][32];
+// OUT-NEXT:   int col = threadIdx.x;
+// OUT-NEXT:   float accR[8];
+// OUT-NEXT:   #pragma unroll
+// OUT-NEXT:   for (int i = 0; i < 8; ++i)
+// OUT-NEXT:     accR[i] = 0.f;
+// OUT-NEXT:   for (int kTile = 0; kTile < D; kTile += 32) {
+// OUT-NEXT:     #pragma unroll
+// OUT-NEXT:     for (int i = 0; i < 8; ++i) {
+// OUT-NEXT:       const int y1 = threadIdx.y + i * 4;
+// OUT-NEXT:       int ar = y1;
+// OUT-NEXT:       int ak = kTile + threadIdx.x;
+// OUT-NEXT:       As[y1][threadIdx.x] = ak < D ? A[base + ar * D + ak] : 0.0f;
+// OUT-NEXT:       int bk = kTile + y1;
+// OUT-NEXT:       Bs[y1][threadIdx.x] = bk < D ? B[base + bk * D + col] : 0.0f;
+// OUT-NEXT:     }
+// OUT-NEXT:     __syncthreads();
+// OUT-NEXT:     #pragma unroll
+// OUT-NEXT:     for (int kk = 0; kk < 32; ++kk) {
+// OUT-NEXT:       const float b = Bs[kk][threadIdx.x];
+// OUT-NEXT:       #pragma unroll
+// OUT-NEXT:       for (int i = 0; i < 8; ++i)
+// OUT-NEXT:         accR[i] += As[threadIdx.y + i * 4][kk] * b;
+// OUT-NEXT:     }
+// OUT-NEXT:     __syncthreads();
+// OUT-NEXT:   }
+// OUT-NEXT:   #pragma unroll
+// OUT-NEXT:   for (int i = 0; i < 8; ++i) {
+// OUT-NEXT:     int r = threadIdx.y + i * 4;
+// OUT-NEXT:     C[base + r * D + col] = accR[i];
+// OUT-NEXT:   }
+// OUT-NEXT: }
+
+// WHY:      "reason": "block-sized product: 'bmm_rowptr' accumulates 'a[r * N + k] * b[k * N + cc]' over 'k', one 16x16 output per block: both operands can be staged in shared tiles, several rows per thread",
+// WHY:      "rows": 2,
+// WHY-NEXT: "tile": 16
+template <int N>
+__global__ void bmm_rowptr(const float *A, const float *B, float *C) {
+  const float *a = A + (size_t)blockIdx.x * N * N;
+  const float *b = B + (size_t)blockIdx.x * N * N;
+  float *c = C + (size_t)blockIdx.x * N * N;
+  int r = threadIdx.y;
+  int cc = threadIdx.x;
+  float acc = 0.0f;
+  for (int k = 0; k < N; k++) {
+    acc += a[r * N + k] * b[k * N + cc];
+  }
+  c[r * N + cc] = acc;
+}
+// OUT-LABEL: __global__ void bmm_rowptr(const float *A, const float *B, float *C) {
+// OUT:           const int y1 = threadIdx.y + i * 8;
+// OUT:           const float b1 = Bs[kk][threadIdx.x];
+// OUT:           c[r1 * N + cc] = accR[i];
+
+// WHY:      "reason": "block-sized product: 'bmm_double' accumulates 'A[m * 8 * kdim + ty * kdim + k] * B[m * kdim * 8 + k * 8 + tx]' over 'k', one 8x8 output per block
+// WHY:      "tile": 8
+__global__ void bmm_double(const double *A, const double *B, double *C,
+                           int kdim) {
+  unsigned m = blockIdx.x;
+  int ty = threadIdx.y, tx = threadIdx.x;
+  double s = 0.0;
+  for (int k = 0; k < kdim; ++k)
+    s += A[m * 8 * kdim + ty * kdim + k] * B[m * kdim * 8 + k * 8 + tx];
+  C[m * 64 + ty * 8 + tx] = s;
+}
+// OUT-LABEL: __global__ void bmm_double(const double *A, const double *B, double *C,
+// OUT:         for (int kTile = 0; kTile < kdim; kTile += 8) {
+// OUT:           As[y1][threadIdx.x] = ak < kdim ? A[m * 8 * kdim + ar * kdim + ak] : 0.0;
+// OUT:           Bs[y1][threadIdx.x] = bk < kdim ? B[m * kdim * 8 + bk * 8 + tx] : 0.0;
+
+namespace blas {
+// WHY:      "reason": "block-sized product: 'gemm_small' accumulates 'A[off + i * 32 + p] * B[off + p * 32 + j]' over 'p', one 32x32 output per block
+__global__ void gemm_small(float alpha, const float *A, const float *B,
+                           float beta, float *C) {
+  int j = threadIdx.x;
+  const size_t off = 1024ull * blockIdx.x;
+  int i = threadIdx.y;
+  float t = 0;
+  for (int p = 0; p < 32; p += 1)
+    t += A[off + i * 32 + p] * B[off + p * 32 + j];
+  float old = C[off + i * 32 + j];
+  C[off + i * 32 + j] = alpha * t + beta * old;
+}
+} // namespace blas
+// OUT-LABEL: __global__ void gemm_small(float alpha, const float *A, const float *B,
+// OUT-NEXT:                            float beta, float *C) {
+// OUT-NEXT:   // shared-tiling rows=4: 32 x 32 outputs per block, 4 rows per thread.
+// OUT:        int j = threadIdx.x;
+// OUT-NEXT:   const size_t off = 1024ull * blockIdx.x;
+// OUT-NEXT:   float accR[4];
+// OUT:              accR[i1] += As[threadIdx.y + i1 * 8][kk] * b;
+// OUT-NEXT:     }
+// OUT-NEXT:     __syncthreads();
+// OUT-NEXT:   }
+// OUT-NEXT:   #pragma unroll
+// OUT-NEXT:   for (int i1 = 0; i1 < 4; ++i1) {
+// OUT-NEXT:     int r = threadIdx.y + i1 * 8;
+// OUT-NEXT:     float old = C[off + r * 32 + j];
+// OUT-NEXT:     C[off + r * 32 + j] = alpha * accR[i1] + beta * old;
+// OUT-NEXT:   }
+// OUT:        bmm_macro<<<batch, dim3(threads.x, threads.y / 8)>>>(a, b, c);
+// OUT:        bmm_rowptr<16><<<batch, dim3(16, 8)>>>(a, b, c);
+// OUT:        bmm_double<<<batch, dim3(8, 4)>>>(a, b, c, kdim);
+// OUT:        blas::gemm_small<<<batch, dim3(32, 8)>>>(1.5f, a, b, -0.5f, c);
+
+template <typename T> T *upload(const std::vector<T> &h) {
+  T *d = nullptr;
+  CHECK(cudaMalloc(&d, h.size() * sizeof(T)));
+  CHECK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+template <typename T> std::vector<T> download(const T *d, size_t n) {
+  std::vector<T> h(n);
+  CHECK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+static int failures = 0;
+// C[b] (n x n) = A[b] (n x kd) * B[b] (kd x n), then alpha, beta.
+template <typename T>
+void expect(const char *name, const std::vector<T> &A, const std::vector<T> &B,
+            const std::vector<T> &C0, const std::vector<T> &got, int batch,
+            int n, int kd, double alpha, double beta) {
+  double worst = 0;
+  for (int m = 0; m < batch; ++m)
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        double s = 0, mag = 0;
+        for (int p = 0; p < kd; ++p) {
+          double t = (double)A[(size_t)m * n * kd + i * kd + p] *
+                     B[(size_t)m * kd * n + p * n + j];
+          s += t;
+          mag += fabs(t);
+        }
+        size_t at = (size_t)m * n * n + i * n + j;
+        double want = alpha * s + beta * C0[at];
+        worst = std::max(worst, fabs(got[at] - want) / (mag + 1e-30));
+      }
+  bool ok = worst < 1e-5;
+  printf("%s %s (worst relative error %.2e)\n", ok ? "PASS" : "FAIL", name,
+         worst);
+  failures += !ok;
+}
+
+template <typename T> std::vector<T> values(size_t n, unsigned seed) {
+  std::vector<T> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = (T)((int)((i * 2654435761u + seed * 40503u) >> 7) % 17 - 8) / 8;
+  return v;
+}
+
+int main() {
+  const int batch = 300;
+  {
+    auto A = values<float>(batch * D * D, 1), B = values<float>(batch * D * D, 2);
+    std::vector<float> C0(A.size(), 0.f);
+    float *a = upload(A), *b = upload(B), *c = upload(C0);
+    dim3 threads(D, D);
+    bmm_macro<<<batch, threads>>>(a, b, c);
+    CHECK(cudaGetLastError());
+    expect("bmm_macro", A, B, C0, download(c, A.size()), batch, D, D, 1, 0);
+  }
+  {
+    auto A = values<float>(batch * 256, 3), B = values<float>(batch * 256, 4);
+    std::vector<float> C0(A.size(), 0.f);
+    float *a = upload(A), *b = upload(B), *c = upload(C0);
+    bmm_rowptr<16><<<batch, dim3(16, 16)>>>(a, b, c);
+    CHECK(cudaGetLastError());
+    expect("bmm_rowptr", A, B, C0, download(c, A.size()), batch, 16, 16, 1, 0);
+  }
+  {
+    const int kdim = 20;
+    auto A = values<double>(batch * 8 * kdim, 5),
+         B = values<double>(batch * kdim * 8, 6);
+    std::vector<double> C0(batch * 64, 0.0);
+    double *a = upload(A), *b = upload(B), *c = upload(C0);
+    bmm_double<<<batch, dim3(8, 8)>>>(a, b, c, kdim);
+    CHECK(cudaGetLastError());
+    expect("bmm_double", A, B, C0, download(c, C0.size()), batch, 8, kdim, 1,
+           0);
+  }
+  {
+    auto A = values<float>(batch * 1024, 7), B = values<float>(batch * 1024, 8);
+    auto C0 = values<float>(batch * 1024, 9);
+    float *a = upload(A), *b = upload(B), *c = upload(C0);
+    blas::gemm_small<<<batch, dim3(32, 32)>>>(1.5f, a, b, -0.5f, c);
+    CHECK(cudaGetLastError());
+    expect("blas::gemm_small", A, B, C0, download(c, A.size()), batch, 32, 32,
+           1.5, -0.5);
+  }
+  printf("%s\n", failures ? "FAIL" : "PASS");
+  return failures ? 1 : 0;
+}

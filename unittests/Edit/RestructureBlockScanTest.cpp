@@ -1,0 +1,148 @@
+//===- RestructureBlockScanTest.cpp - block-scan --------------------------===//
+//
+// The inputs are the lit tests' own programs: test/edit/block-scan-styles.cu
+// (eight scans written in different styles, parsed with the CUDA SDK) and
+// test/edit/block-scan-not.cu (look-alikes, hermetic).
+//
+//===----------------------------------------------------------------------===//
+
+#include "RestructureTesting.h"
+#include <regex>
+
+using namespace optiml;
+using namespace optiml::restructure_testing;
+
+namespace {
+
+const Transform &blockScan() {
+  static auto T = createBlockScanTransform();
+  return *T;
+}
+
+std::string stylesPath() {
+  return sourceDir() + "/test/edit/block-scan-styles.cu";
+}
+std::string lookAlikesPath() {
+  return sourceDir() + "/test/edit/block-scan-not.cu";
+}
+
+bool haveSdk() {
+  return llvm::sys::fs::exists(sdkConfig().Tools.CudaPath +
+                               "/include/cuda_runtime.h");
+}
+
+TEST(RestructureBlockScanTest, EveryStyleIsRecognized) {
+  if (!haveSdk())
+    GTEST_SKIP() << "no CUDA SDK";
+  Input In(stylesPath(), sdkConfig());
+  ASSERT_TRUE(In.Ctx);
+  const std::pair<const char *, const char *> Want[] = {
+      {"dbuf", "'buf' over 'off' (10 barrier steps at blocks of 1024, "
+               "double-buffered)"},
+      {"temp", "'s' over 'off' (8 barrier steps at blocks of 256)"},
+      {"ternary", "'b' over 'd' (7 barrier steps at blocks of 128, "
+                  "double-buffered)"},
+      {"xor_flip", "'buf' over 'o' (9 barrier steps at blocks of 512, "
+                   "double-buffered)"},
+      {"not_flip", "'w' over 'k' (8 barrier steps at blocks of 256, "
+                   "double-buffered)"},
+      {"ns::rows", "'sh' over 'off' (8 barrier steps at blocks of 256)"},
+      {"local_dim3", "'acc' over 'stride' (6 barrier steps at blocks of 64)"},
+      {"exclusive", "'tmp' over 'off' (8 barrier steps at blocks of 256)"}};
+  for (const auto &[Kernel, Why] : Want) {
+    Applicability A = blockScan().prepare(*In.Ctx, Kernel);
+    EXPECT_TRUE(A.Applies) << Kernel << ": " << A.Reason;
+    EXPECT_EQ(A.Reason, std::string("prefix sum of ") + Why +
+                            "; rewrite: shuffle scans in each warp and one "
+                            "exchange of the warps' totals");
+    ASSERT_EQ(A.Suggestions.size(), 1u);
+    EXPECT_EQ(A.Suggestions[0].Kind, "block-scan");
+  }
+}
+
+TEST(RestructureBlockScanTest, RewriteKeepsTheStoreAndTheCodeAfter) {
+  if (!haveSdk())
+    GTEST_SKIP() << "no CUDA SDK";
+  std::string Out = applyToFile(blockScan(), stylesPath(),
+                                makeEdit("block-scan", "dbuf"), sdkConfig());
+  ASSERT_EQ(Out.find("error: "), std::string::npos) << Out;
+  // The file's comments mention the rewrite's names, so fresh names get a
+  // number (scan_v1); the numbers are dropped before comparing. The suite's
+  // scan is compared byte for byte in RestructureBenchTest.
+  size_t Begin = Out.find("__global__ void dbuf(");
+  size_t End = Out.find("\n}\n", Begin);
+  ASSERT_NE(End, std::string::npos);
+  std::string Dbuf =
+      std::regex_replace(Out.substr(Begin, End + 3 - Begin),
+                         std::regex("\\b(scan_[a-z_]*[a-z])[0-9]+\\b"), "$1");
+  const char *Want = R"(__global__ void dbuf(const int *in, int *out, int n) {
+  __shared__ int buf[2][BS];
+  int tid = threadIdx.x;
+  int i = blockIdx.x * BS + tid;
+  int cur = 0;
+  {
+    int scan_v = i < n ? in[i] : 0;
+    const unsigned scan_lane = threadIdx.x % 32, scan_warp = threadIdx.x / 32;
+    for (unsigned scan_d = 1; scan_d < 32; scan_d <<= 1) {
+      int scan_y = __shfl_up_sync(0xffffffffu, scan_v, scan_d);
+      if (scan_lane >= scan_d)
+        scan_v += scan_y;
+    }
+    __shared__ int scan_warp_sums[32];
+    if (scan_lane == 31)
+      scan_warp_sums[scan_warp] = scan_v;
+    __syncthreads();
+    if (scan_warp == 0) {
+      int scan_s = scan_lane < blockDim.x / 32 ? scan_warp_sums[scan_lane] : static_cast<int>(0);
+      for (unsigned scan_d = 1; scan_d < 32; scan_d <<= 1) {
+        int scan_y = __shfl_up_sync(0xffffffffu, scan_s, scan_d);
+        if (scan_lane >= scan_d)
+          scan_s += scan_y;
+      }
+      scan_warp_sums[scan_lane] = scan_s;
+    }
+    __syncthreads();
+    if (scan_warp > 0)
+      scan_v += scan_warp_sums[scan_warp - 1];
+    buf[cur][tid] = scan_v;
+  }
+  __syncthreads();
+  if (i < n)
+    out[i] = buf[cur][tid];
+}
+)";
+  EXPECT_EQ(Dbuf, Want);
+  EXPECT_EQ(Dbuf.find("off"), std::string::npos) << Dbuf;
+  // Only dbuf changed: the other kernels keep their loops.
+  EXPECT_NE(Out.find("for (int o = 1; o < 512; o = 2 * o)"), std::string::npos);
+}
+
+TEST(RestructureBlockScanTest, LookAlikesAreRefused) {
+  auto E = [](const char *K) { return makeEdit("block-scan", K); };
+  const std::pair<const char *, const char *> Cases[] = {
+      {"minus", "does not leave own + left in the current buffer"},
+      {"racy", "reads a neighbour's element while threads write that buffer"},
+      {"tree", "has no loop 'for (off = 1; off < n; off *= 2)'"},
+      {"odd_block", "blocks of 100 threads; the shuffles need a multiple "
+                    "of 32"},
+      {"partial", "the loop scans only the first 128"},
+      {"early", "may leave before the scan"},
+      {"no_barrier", "has no barrier between one step and the next"},
+      {"other_buffer", "'buf[1 - cur][tid]' reads a buffer other than the "
+                       "current one"},
+      {"shorts", "the scanned elements are 'short'"},
+      {"two_away", "does not leave own + left in the current buffer"}};
+  Input In(lookAlikesPath(), hermeticConfig());
+  ASSERT_TRUE(In.Ctx);
+  for (const auto &[Kernel, Why] : Cases) {
+    auto R = blockScan().apply(*In.Ctx, E(Kernel));
+    ASSERT_FALSE(bool(R)) << Kernel << " was rewritten";
+    std::string Msg = rejectionReason(R.takeError());
+    EXPECT_NE(Msg.find(Why), std::string::npos) << Kernel << ": " << Msg;
+    Applicability A = blockScan().prepare(*In.Ctx, Kernel);
+    EXPECT_FALSE(A.Applies) << Kernel;
+    EXPECT_EQ(A.Reason, Msg);
+  }
+}
+
+} // namespace
