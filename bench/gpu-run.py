@@ -245,6 +245,24 @@ t_block_product = edit_family(
     "its row beside cuBLAS.")
 
 
+def t_stencil_rows(a):
+    conv = edit_family(
+        "shared-tiling-rows", "test/edit/shared-tiling-rows-styles.cu", "conv2d",
+        '{"kind":"shared-tiling","target":"conv2d","params":{"rows":4}}', "")(a)
+    conv[1][0].env["OPTIMIZE_TIMEOUT"] = "210"  # the call's 10 minutes hold both steps
+    steps = conv[1] + [Step("shared-tiling-rows-jacobi2d",
+                            ["bash", "scripts/gpu-edit-family.sh", "{bundle}",
+                             "shared-tiling-rows-jacobi2d", "test/edit/shared-tiling-rows-styles.cu",
+                             "bench/edits/shared-tiling-rows.styles.jsonl", "jacobi2d",
+                             '{"kind":"shared-tiling","target":"jacobi","params":{"rows":4}}'],
+                            {"OUT": "{work}", "OPTIMIZE": "0"})]
+    parts = conv[2] + [Part("", "log", md="shared-tiling-rows-jacobi2d/shared-tiling-rows-jacobi2d.log",
+                            source="scripts/gpu-edit-family.sh")]
+    return ("shared-tiling rows on four 2D stencil styles (verified by eval under the "
+            "sanitizers), the suite's conv2d (with optimize as a user types it) and jacobi2d, "
+            "and their rows beside the hand-written references.", steps, parts)
+
+
 def t_warp_reduce(a):
     return ("warp-reduce on two shared-memory tree reductions.",
             [Step("warp-reduce", ["bash", "scripts/gpu-warp-reduce.sh", "{bundle}"],
@@ -326,6 +344,7 @@ TASKS = {
     "gemm-edits": (t_gemm_edits, "register-blocked matmul edits (scripts/gpu-gemm-edits.sh)"),
     "block-scan": (t_block_scan, "block-scan on scan styles and the suite (scripts/gpu-edit-family.sh)"),
     "shared-tiling-block": (t_block_product, "shared-tiling rows on batched small products (scripts/gpu-edit-family.sh)"),
+    "shared-tiling-rows": (t_stencil_rows, "shared-tiling rows on 2D stencils (scripts/gpu-edit-family.sh)"),
     "warp-reduce": (t_warp_reduce, "warp-reduce on tree reductions (scripts/gpu-warp-reduce.sh)"),
     "dot-grid-stride": (t_dot_grid_stride, "warp-reduce grid_stride on dot (bench/checks/dot-grid-stride)"),
     "wide-loads": (t_wide_loads, "wide-load tails against the CPU (bench/checks/wide-loads)"),

@@ -9,7 +9,8 @@
 #   - the suite's program bench/kernels/KERNEL/naive.cu: SUITE_EDIT applied
 #     and eval'd against the naive program;
 #   - as a user types it, `clang-optiml optimize naive.cu -o naive.fast.cu`
-#     (default settings) in a copy of bench/kernels/KERNEL;
+#     (default settings) in a copy of bench/kernels/KERNEL (skipped with
+#     OPTIMIZE=0; OPTIMIZE_TIMEOUT seconds, default 300);
 #   - bench/run.py's event-timed row of KERNEL with the edited program
 #     beside the reference.
 # Everything lands in $OUT/NAME (default ./gpu-results/NAME).
@@ -65,12 +66,14 @@ OPTIMIZE_TIMEOUT=${OPTIMIZE_TIMEOUT:-300}
     > "$out/$kernel.eval.txt" 2>&1
   echo "eval exit $? after $(( $(date +%s) - t0 )) s"
   grep -iE "verified|verdict|speedup|ms|FAIL|error" "$out/$kernel.eval.txt" | head -12
-  echo "== optimize, as a user types it, in a copy of bench/kernels/$kernel"
-  cp -r "bench/kernels/$kernel" "$work/$kernel"
-  (cd "$work/$kernel" &&
-     timeout "$OPTIMIZE_TIMEOUT" clang-optiml optimize naive.cu -o naive.fast.cu \
-       > "$out/optimize.txt" 2>&1
-   echo "optimize exit $?"; tail -14 "$out/optimize.txt")
+  if [ "${OPTIMIZE:-1}" != 0 ]; then
+    echo "== optimize, as a user types it, in a copy of bench/kernels/$kernel"
+    cp -r "bench/kernels/$kernel" "$work/$kernel"
+    (cd "$work/$kernel" &&
+       timeout "$OPTIMIZE_TIMEOUT" clang-optiml optimize naive.cu -o naive.fast.cu \
+         > "$out/optimize.txt" 2>&1
+     echo "optimize exit $?"; tail -14 "$out/optimize.txt")
+  fi
   echo "== bench/run.py: $kernel with the edited program"
   mkdir -p "$work/opt/$kernel"
   cp "$out/$kernel.cu" "$work/opt/$kernel/optimized.cu"

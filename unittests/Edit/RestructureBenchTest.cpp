@@ -49,6 +49,8 @@ std::vector<BenchCase> benchCases() {
       // Block-sized products: 8 rows per thread (shared-tiling rows).
       {"batched_gemm_small",
        makeEdit("shared-tiling", "batched_gemm", {{"rows", int64_t(8)}})},
+      // A 2D stencil: 4 rows per thread, the input window in registers.
+      {"conv2d", makeEdit("shared-tiling", "conv2d", {{"rows", int64_t(4)}})},
   };
 }
 

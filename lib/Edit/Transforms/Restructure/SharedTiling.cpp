@@ -217,7 +217,8 @@ public:
   StringRef description() const override {
     return "stage the A and B tiles of a matmul-like kernel (TILE x TILE "
            "blocks, zero-filled edges), or a 2D stencil's input tile with its "
-           "halo, in shared memory";
+           "halo, in shared memory; with rows, several outputs per thread "
+           "reusing what they load";
   }
   TargetKind targetKind() const override { return TargetKind::Kernel; }
   std::vector<ParamSpec> params() const override {
@@ -235,10 +236,12 @@ public:
                 1, 8),
             ParamSpec::integer(
                 "rows",
-                "output rows per thread of a block-sized product (row = "
-                "threadIdx.y, col = threadIdx.x, one TILE x TILE output per "
-                "block, as in batched small GEMMs): 1, 2, 4 or 8; the "
-                "launches' blocks become TILE x (TILE / rows) (default 1)",
+                "output rows per thread: in a block-sized product (row = "
+                "threadIdx.y, one TILE x TILE output per block, as in "
+                "batched small GEMMs) the launches' blocks become TILE x "
+                "(TILE / rows); in a 2D stencil each thread computes rows "
+                "consecutive rows from an input window in registers and the "
+                "grids shrink along y; 1, 2, 4 or 8 (default 1)",
                 1, 8)};
   }
 
@@ -380,14 +383,15 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
     return std::move(BErr);
   std::string Block = rejectionReason(std::move(BErr));
   auto St = analyzeStencil(Ctx, E, Tile, StencilShape);
-  if (St && !A && (Micro != 1 || Rows != 1))
+  if (St && !A && Micro != 1)
     return reject(E, "not-applicable",
                   "kernel '" + E.Target +
-                      "': " + (Micro != 1 ? "micro" : "rows") +
-                      " applies to products; this kernel is a 2D stencil");
+                      "': micro applies to products; this kernel is a 2D "
+                      "stencil");
   if (St) {
     if (!A)
-      return rewriteStencil(Ctx, E, *St);
+      return Rows != 1 ? rewriteStencilRows(Ctx, E, *St, Rows)
+                       : rewriteStencil(Ctx, E, *St);
     A->Applies = true;
     A->Reason = "2D stencil: " + St->Shape + "; its launches use " +
                 std::to_string(St->BX) + "x" + std::to_string(St->BY) +
@@ -395,6 +399,14 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
                 std::to_string(St->BY + St->HaloYLo + St->HaloYHi) + "x" +
                 std::to_string(St->BX + St->HaloXLo + St->HaloXHi) +
                 " tile with the halo in shared memory";
+    // The register window first where it applies: it removes the repeated
+    // loads of a row's neighbours, which shared memory only moves.
+    Edit W = E;
+    W.Params["rows"] = int64_t(4);
+    if (auto Rows4 = rewriteStencilRows(Ctx, W, *St, 4))
+      A->Suggestions.push_back(W);
+    else
+      consumeError(Rows4.takeError());
     A->Suggestions.push_back(E);
     return tooling::Replacements();
   }

@@ -120,7 +120,23 @@ struct StencilPlan {
   unsigned InsertAt = 0;
   std::string Indent;
   std::string Shape; ///< for prepare(): "5-point", "7x7 (loops)"
+  // For the register window (rows): the indices, the guard and what
+  // surrounds it.
+  const clang::VarDecl *X = nullptr, *Y = nullptr;
+  const clang::IfStmt *Guard = nullptr;
+  bool EarlyReturn = false; ///< `if (<outside>) return;` and the rest
+  std::vector<const clang::Stmt *> Before; ///< the statements before the guard
+  std::vector<const clang::Stmt *> Inner;  ///< the guarded statements
+  /// The loops whose variables the reads' offsets use.
+  std::vector<const clang::ForStmt *> OffsetLoops;
 };
+
+/// \p Pattern with every '$' replaced by \p Coord.
+std::string fillIn(llvm::StringRef Pattern, llvm::StringRef Coord);
+/// `Name`, `Name + 2`, `Name - 1`.
+std::string plusConst(llvm::StringRef Name, int64_t C);
+/// An offset rendered with \p Add added: "ky - 3", "1", "0".
+std::string offsetText(const Offset &O, int64_t Add);
 
 /// \p Shape is set once the reads are recognized (later refusals are about
 /// the launches or the tile's size).
@@ -130,6 +146,11 @@ llvm::Expected<StencilPlan> analyzeStencil(const EditContext &Ctx,
                                            bool &Shape);
 llvm::Expected<clang::tooling::Replacements>
 rewriteStencil(const EditContext &Ctx, const Edit &E, const StencilPlan &P);
+/// \p Rows consecutive output rows per thread, the input window in
+/// registers (SharedTilingRows.cpp); the launches' grids shrink along y.
+llvm::Expected<clang::tooling::Replacements>
+rewriteStencilRows(const EditContext &Ctx, const Edit &E, const StencilPlan &P,
+                   int64_t Rows);
 
 } // namespace sharedtiling
 } // namespace optiml

@@ -186,6 +186,8 @@ void conjuncts(const Expr *E, BinaryOperatorKind Join,
   Out.push_back(E);
 }
 
+} // namespace
+
 std::string fillIn(StringRef Pattern, StringRef Coord) {
   std::string S;
   for (char C : Pattern)
@@ -199,8 +201,6 @@ std::string plusConst(StringRef Name, int64_t C) {
     return Name.str();
   return (Name + (C > 0 ? " + " : " - ") + Twine(C > 0 ? C : -C)).str();
 }
-
-} // namespace
 
 /// \p Shape is set once the reads are recognized (later refusals are about
 /// the launches or the tile's size).
@@ -671,6 +671,29 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
     return NotApplicable("the guard has no place in the file");
   P.InsertAt = IfSpan->Begin.Offset;
   P.Indent = indentationAt(Ctx.Code, P.InsertAt);
+  P.X = S.X;
+  P.Y = S.Y;
+  P.Guard = If;
+  P.EarlyReturn = EarlyReturn;
+  P.Before.assign(Stmts.begin(), Stmts.begin() + At);
+  P.Inner = Inner;
+  std::function<void(const Stmt *)> OffsetLoops = [&](const Stmt *St) {
+    if (!St)
+      return;
+    if (const auto *F = dyn_cast<ForStmt>(St)) {
+      const auto *DS = dyn_cast_or_null<DeclStmt>(F->getInit());
+      const Decl *V = DS && DS->isSingleDecl() ? DS->getSingleDecl() : nullptr;
+      for (const StencilRead &R : P.Reads)
+        for (const Offset *O : {&R.DY, &R.DX})
+          for (const auto &[D, C] : O->Vars)
+            if (D == V && !is_contained(P.OffsetLoops, F))
+              P.OffsetLoops.push_back(F);
+    }
+    for (const Stmt *C : St->children())
+      OffsetLoops(C);
+  };
+  for (const Stmt *St : Inner)
+    OffsetLoops(St);
   P.Shape = std::to_string(P.Reads.size()) + " read" +
             (P.Reads.size() > 1 ? "s" : "") + " of '" + P.In->getName().str() +
             "' at rows " + plusConst(S.Y->getName(), -P.HaloYLo) + ".." +
@@ -679,8 +702,6 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
             plusConst(S.X->getName(), P.HaloXHi);
   return P;
 }
-
-namespace {
 
 /// Offsets rendered: "ky - 3", "1", "0".
 std::string offsetText(const Offset &O, int64_t Add) {
@@ -699,8 +720,6 @@ std::string offsetText(const Offset &O, int64_t Add) {
     return std::to_string(K);
   return plusConst(S, K);
 }
-
-} // namespace
 
 Expected<tooling::Replacements>
 rewriteStencil(const EditContext &Ctx, const Edit &E, const StencilPlan &P) {

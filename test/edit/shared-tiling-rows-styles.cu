@@ -1,0 +1,252 @@
+// shared-tiling rows on 2D stencils written in four styles: a 7x7
+// convolution with zero padding through loops (the suite's shape); a
+// 5-point Jacobi step on the interior (`if (x > 0 && x < n - 1 && ...)`);
+// a 3x3 box blur with an early return and the grid written at the launch;
+// a double 1x5 vertical stencil with the pitch a separate argument. Each is
+// offered rows 4 first; the four edits applied one after another compile
+// with nvcc and the input is left as it was. The program checks each
+// stencil against the CPU, so the GPU check (scripts/gpu-edit-family.sh)
+// runs `eval` on the result.
+// REQUIRES: cuda-sdk
+// RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu && cp %s %t/all.cu
+// RUN: clang-optiml transforms %t/k.cu | FileCheck --check-prefix=WHY %s
+// RUN: while read -r e; do \
+// RUN:   echo "$e" > %t/e.json && \
+// RUN:   clang-optiml apply %t/all.cu --edit %t/e.json -o %t/next.cu && mv %t/next.cu %t/all.cu || exit 1; \
+// RUN: done < %S/../../bench/edits/shared-tiling-rows.styles.jsonl
+// RUN: grep -v '^//' %t/all.cu | FileCheck --check-prefix=OUT %s
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -o %t/all.o %t/all.cu %}
+// RUN: cmp %s %t/k.cu
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <cuda_runtime.h>
+
+#define CHECK(call)                                                            \
+  do {                                                                         \
+    cudaError_t e_ = (call);                                                   \
+    if (e_ != cudaSuccess) {                                                   \
+      fprintf(stderr, "CUDA error %s at line %d\n", cudaGetErrorString(e_),    \
+              __LINE__);                                                       \
+      exit(2);                                                                 \
+    }                                                                          \
+  } while (0)
+
+#define K 7
+#define RAD (K / 2)
+
+// WHY: shared-tiling conv: 2D stencil
+// WHY: try {"kind":"shared-tiling","target":"conv","params":{"rows":4}}
+__global__ void conv(int h, int w, const float *in, const float *filt,
+                     float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < w && y < h) {
+    float sum = 0.f;
+    for (int ky = 0; ky < K; ++ky)
+      for (int kx = 0; kx < K; ++kx) {
+        int iy = y + ky - RAD, ix = x + kx - RAD;
+        if (iy >= 0 && iy < h && ix >= 0 && ix < w)
+          sum += in[(size_t)iy * w + ix] * filt[ky * K + kx];
+      }
+    out[(size_t)y * w + x] = sum;
+  }
+}
+// OUT-LABEL: __global__ void conv(int h, int w, const float *in, const float *filt,
+// OUT-NEXT:                      float *out) {
+// OUT-NEXT:   int x = blockIdx.x * blockDim.x + threadIdx.x;
+// OUT-NEXT:   const int yBase = (blockIdx.y * blockDim.y + threadIdx.y) * 4;
+// OUT-NEXT:   // shared-tiling rows=4: 4 rows per thread, the input window in registers.
+// OUT-NEXT:   float win[10][7];
+// OUT-NEXT:   #pragma unroll
+// OUT-NEXT:   for (int r = 0; r < 10; ++r) {
+// OUT-NEXT:     #pragma unroll
+// OUT-NEXT:     for (int c = 0; c < 7; ++c) {
+// OUT-NEXT:       const int gy = yBase + r - 3;
+// OUT-NEXT:       const int gx = x + c - 3;
+// OUT-NEXT:       bool need = false;
+// OUT-NEXT:       #pragma unroll
+// OUT-NEXT:       for (int f1 = 0; f1 < 4; ++f1) {
+// OUT-NEXT:         const int yr = yBase + f1;
+// OUT-NEXT:         need = need || (r - f1 >= 0 && r - f1 <= 6 && c >= 0 && c <= 6 && yr < h && x < w && gy >= 0 && gy < h && gx >= 0 && gx < w);
+// OUT-NEXT:       }
+// OUT-NEXT:       win[r][c] = need ? in[(size_t)gy * w + gx] : float(0);
+// OUT-NEXT:     }
+// OUT-NEXT:   }
+// OUT-NEXT:   #pragma unroll
+// OUT-NEXT:   for (int f1 = 0; f1 < 4; ++f1) {
+// OUT-NEXT:     const int y = yBase + f1;
+// OUT-NEXT:     if (x < w && y < h) {
+// OUT-NEXT:       float sum = 0.f;
+// OUT-NEXT:       #pragma unroll
+// OUT-NEXT:       for (int ky = 0; ky < K; ++ky)
+// OUT-NEXT:         #pragma unroll
+// OUT-NEXT:         for (int kx = 0; kx < K; ++kx) {
+// OUT-NEXT:           int iy = y + ky - RAD, ix = x + kx - RAD;
+// OUT-NEXT:           if (iy >= 0 && iy < h && ix >= 0 && ix < w)
+// OUT-NEXT:             sum += win[f1 + ky][kx] * filt[ky * K + kx];
+// OUT-NEXT:         }
+// OUT-NEXT:       out[(size_t)y * w + x] = sum;
+// OUT-NEXT:     }
+// OUT-NEXT:   }
+// OUT-NEXT: }
+
+// WHY: shared-tiling jacobi: 2D stencil
+// WHY: try {"kind":"shared-tiling","target":"jacobi","params":{"rows":4}}
+__global__ void jacobi(int n, const float *a, float *b) {
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (row > 0 && row < n - 1 && col > 0 && col < n - 1)
+    b[row * n + col] = 0.25f * (a[(row - 1) * n + col] + a[(row + 1) * n + col] +
+                                a[row * n + col - 1] + a[row * n + col + 1]);
+}
+// OUT-LABEL: __global__ void jacobi(int n, const float *a, float *b) {
+// OUT:         float win[6][3];
+// OUT:             b[row * n + col] = 0.25f * (win[f][1] + win[f + 2][1] +
+// OUT-NEXT:                                    win[f + 1][0] + win[f + 1][2]);
+
+// WHY: shared-tiling blur: 2D stencil
+// WHY: try {"kind":"shared-tiling","target":"blur","params":{"rows":4}}
+__global__ void blur(const float *src, float *dst, int width, int height) {
+  int px = blockIdx.x * blockDim.x + threadIdx.x;
+  int py = blockIdx.y * blockDim.y + threadIdx.y;
+  if (px < 1 || py < 1 || px >= width - 1 || py >= height - 1)
+    return;
+  float s = 0;
+  for (int dy = 0; dy < 3; ++dy)
+    for (int dx = 0; dx < 3; ++dx)
+      s += src[(py + dy - 1) * width + px + dx - 1];
+  dst[py * width + px] = s / 9;
+}
+// OUT-LABEL: __global__ void blur(const float *src, float *dst, int width, int height) {
+// OUT:           if (px < 1 || py < 1 || px >= width - 1 || py >= height - 1)
+// OUT-NEXT:        continue;
+
+// WHY: shared-tiling vert: 2D stencil
+// WHY: try {"kind":"shared-tiling","target":"vert","params":{"rows":4}}
+__global__ void vert(const double *u, double *v, int rows, int cols,
+                     int pitch) {
+  int j = blockIdx.x * blockDim.x + threadIdx.x;
+  int i = blockIdx.y * blockDim.y + threadIdx.y;
+  if (i >= 2 && i < rows - 2 && j < cols)
+    v[i * pitch + j] = u[(i - 2) * pitch + j] - 4.0 * u[(i - 1) * pitch + j] +
+                       6.0 * u[i * pitch + j] - 4.0 * u[(i + 1) * pitch + j] +
+                       u[(i + 2) * pitch + j];
+}
+// OUT-LABEL: __global__ void vert(const double *u, double *v, int rows, int cols,
+// OUT:         double win[8][1];
+
+// OUT: conv<<<dim3(grid.x, (grid.y + 3) / 4, grid.z), threads>>>(h, w, din, dfilt, dout);
+// OUT: jacobi<<<dim3(grid.x, (grid.y + 3) / 4, grid.z), dim3(16, 16)>>>(n, da, db);
+// OUT: blur<<<dim3((width + 31) / 32, (((height + 7) / 8) + 3) / 4), dim3(32, 8)>>>(
+// OUT: vert<<<dim3(vgrid.x, (vgrid.y + 3) / 4, vgrid.z), dim3(32, 4)>>>(du, dv, rows, cols, pitch);
+
+template <typename T> T *upload(const std::vector<T> &h) {
+  T *d = nullptr;
+  CHECK(cudaMalloc(&d, h.size() * sizeof(T)));
+  CHECK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+template <typename T> std::vector<T> download(const T *d, size_t n) {
+  std::vector<T> h(n);
+  CHECK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  return h;
+}
+static int failures = 0;
+template <typename T>
+void expect(const char *name, const std::vector<T> &got,
+            const std::vector<T> &want) {
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    worst = std::max(worst, std::fabs((double)got[i] - (double)want[i]));
+  bool ok = worst < 1e-4;
+  printf("%s %s (worst error %.2e)\n", ok ? "PASS" : "FAIL", name, worst);
+  failures += !ok;
+}
+template <typename T> std::vector<T> values(size_t n, unsigned seed) {
+  std::vector<T> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = (T)((int)((i * 2654435761u + seed * 40503u) >> 9) % 19 - 9) / 8;
+  return v;
+}
+
+int main() {
+  {
+    const int h = 203, w = 301;
+    auto in = values<float>((size_t)h * w, 1), filt = values<float>(K * K, 2);
+    std::vector<float> want((size_t)h * w, 0.f);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        float sum = 0.f;
+        for (int ky = 0; ky < K; ++ky)
+          for (int kx = 0; kx < K; ++kx) {
+            int iy = y + ky - RAD, ix = x + kx - RAD;
+            if (iy >= 0 && iy < h && ix >= 0 && ix < w)
+              sum += in[(size_t)iy * w + ix] * filt[ky * K + kx];
+          }
+        want[(size_t)y * w + x] = sum;
+      }
+    float *din = upload(in), *dfilt = upload(filt),
+          *dout = upload(std::vector<float>(want.size(), 0.f));
+    dim3 threads(16, 16), grid((w + 15) / 16, (h + 15) / 16);
+    conv<<<grid, threads>>>(h, w, din, dfilt, dout);
+    CHECK(cudaGetLastError());
+    expect("conv", download(dout, want.size()), want);
+  }
+  {
+    const int n = 250;
+    auto a = values<float>((size_t)n * n, 3);
+    std::vector<float> want((size_t)n * n, -1.f);
+    for (int row = 1; row < n - 1; ++row)
+      for (int col = 1; col < n - 1; ++col)
+        want[row * n + col] =
+            0.25f * (a[(row - 1) * n + col] + a[(row + 1) * n + col] +
+                     a[row * n + col - 1] + a[row * n + col + 1]);
+    float *da = upload(a), *db = upload(std::vector<float>(want.size(), -1.f));
+    dim3 grid((n + 15) / 16, (n + 15) / 16);
+    jacobi<<<grid, dim3(16, 16)>>>(n, da, db);
+    CHECK(cudaGetLastError());
+    expect("jacobi", download(db, want.size()), want);
+  }
+  {
+    const int width = 170, height = 133;
+    auto src = values<float>((size_t)width * height, 4);
+    std::vector<float> want((size_t)width * height, 0.f);
+    for (int py = 1; py < height - 1; ++py)
+      for (int px = 1; px < width - 1; ++px) {
+        float s = 0;
+        for (int dy = -1; dy <= 1; ++dy)
+          for (int dx = -1; dx <= 1; ++dx)
+            s += src[(py + dy) * width + px + dx];
+        want[py * width + px] = s / 9;
+      }
+    float *dsrc = upload(src),
+          *ddst = upload(std::vector<float>(want.size(), 0.f));
+    blur<<<dim3((width + 31) / 32, (height + 7) / 8), dim3(32, 8)>>>(
+        dsrc, ddst, width, height);
+    CHECK(cudaGetLastError());
+    expect("blur", download(ddst, want.size()), want);
+  }
+  {
+    const int rows = 97, cols = 60, pitch = 64;
+    auto u = values<double>((size_t)rows * pitch, 5);
+    std::vector<double> want((size_t)rows * pitch, 0.0);
+    for (int i = 2; i < rows - 2; ++i)
+      for (int j = 0; j < cols; ++j)
+        want[i * pitch + j] = u[(i - 2) * pitch + j] -
+                              4.0 * u[(i - 1) * pitch + j] +
+                              6.0 * u[i * pitch + j] -
+                              4.0 * u[(i + 1) * pitch + j] +
+                              u[(i + 2) * pitch + j];
+    double *du = upload(u),
+           *dv = upload(std::vector<double>(want.size(), 0.0));
+    dim3 vgrid((cols + 31) / 32, (rows + 3) / 4);
+    vert<<<vgrid, dim3(32, 4)>>>(du, dv, rows, cols, pitch);
+    CHECK(cudaGetLastError());
+    expect("vert", download(dv, want.size()), want);
+  }
+  printf("%s\n", failures ? "FAIL" : "PASS");
+  return failures ? 1 : 0;
+}
