@@ -211,27 +211,10 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
 
   // for (k = 0; k < K; ++k)
   const ForStmt *L = P.Loop;
-  const auto *InitDS = dyn_cast_or_null<DeclStmt>(L->getInit());
-  P.K = InitDS && InitDS->isSingleDecl()
-            ? dyn_cast<VarDecl>(InitDS->getSingleDecl())
-            : nullptr;
-  std::string LoopShape = "the loop is not 'for (int k = 0; k < K; ++k)'";
-  if (!P.K || !P.K->hasInit() || !P.K->getType()->isIntegerType() ||
-      intValue(P.K->getInit(), Ctx.AST) != 0)
-    return NotApplicable(LoopShape);
-  const Expr *KB =
-      L->getCond() ? boundOf(L->getCond(), P.K, /*Less=*/true) : nullptr;
-  bool Step1 = false;
-  if (const Expr *Inc =
-          L->getInc() ? L->getInc()->IgnoreParenImpCasts() : nullptr) {
-    if (const auto *U = dyn_cast<UnaryOperator>(Inc))
-      Step1 = U->isIncrementOp() && refersTo(U->getSubExpr(), P.K);
-    else if (const auto *CA = dyn_cast<CompoundAssignOperator>(Inc))
-      Step1 = CA->getOpcode() == BO_AddAssign && refersTo(CA->getLHS(), P.K) &&
-              intValue(CA->getRHS(), Ctx.AST) == 1;
-  }
-  if (!KB || !Step1)
-    return NotApplicable(LoopShape);
+  const Expr *KB = nullptr;
+  P.K = countingLoop(L, Ctx.AST, KB);
+  if (!P.K)
+    return NotApplicable("the loop is not 'for (int k = 0; k < K; ++k)'");
   if (!threadVariance(KB, FD).uniform() || mayHaveSideEffects(KB, Ctx.AST))
     return NotApplicable("the loop bound is not the same for every thread");
   auto KBSpan = wholeSpan(Ctx, KB, false);

@@ -37,6 +37,11 @@ const clang::Expr *boundOf(const clang::Expr *C, const clang::VarDecl *V,
                            bool Less);
 std::string typeName(clang::QualType T, const clang::ASTContext &AST);
 
+/// `for (int k = 0; k < K; ++k)` (or `k += 1`): k, with \p Bound = K;
+/// null for any other loop.
+const clang::VarDecl *countingLoop(const clang::ForStmt *L,
+                                   const clang::ASTContext &AST,
+                                   const clang::Expr *&Bound);
 /// Reads, calls, assignments or increments inside an index expression.
 bool hasLoadOrEffect(const clang::Stmt *S);
 /// Every reference to \p D inside \p S.
