@@ -245,11 +245,27 @@ t_block_product = edit_family(
     "its row beside cuBLAS.")
 
 
+_constant_memory = edit_family(
+    "constant-memory", "test/edit/constant-memory-styles.cu", "conv2d",
+    '[{"kind":"shared-tiling","target":"conv2d","params":{"rows":4}},'
+    '{"kind":"constant-memory","target":"conv2d","params":{"param":"filt"}}]',
+    "constant-memory on five arrays in four kernel styles (verified by eval under the "
+    "sanitizers), the suite's conv2d with shared-tiling rows=4 (streamed) and its filter "
+    "in constant memory, optimize on it as a user types it, and its row beside the "
+    "hand-written reference.")
+
+
+def t_constant_memory(a):
+    what, steps, parts = _constant_memory(a)
+    steps[0].env["OPTIMIZE_TIMEOUT"] = "270"  # the call's 10 minutes hold every step
+    return what, steps, parts
+
+
 def t_stencil_rows(a):
     conv = edit_family(
         "shared-tiling-rows", "test/edit/shared-tiling-rows-styles.cu", "conv2d",
         '{"kind":"shared-tiling","target":"conv2d","params":{"rows":4}}', "")(a)
-    conv[1][0].env["OPTIMIZE_TIMEOUT"] = "210"  # the call's 10 minutes hold both steps
+    conv[1][0].env["OPTIMIZE"] = "0"  # optimize on conv2d: task constant-memory
     steps = conv[1] + [Step("shared-tiling-rows-jacobi2d",
                             ["bash", "scripts/gpu-edit-family.sh", "{bundle}",
                              "shared-tiling-rows-jacobi2d", "test/edit/shared-tiling-rows-styles.cu",
@@ -258,8 +274,8 @@ def t_stencil_rows(a):
                             {"OUT": "{work}", "OPTIMIZE": "0"})]
     parts = conv[2] + [Part("", "log", md="shared-tiling-rows-jacobi2d/shared-tiling-rows-jacobi2d.log",
                             source="scripts/gpu-edit-family.sh")]
-    return ("shared-tiling rows on four 2D stencil styles (verified by eval under the "
-            "sanitizers), the suite's conv2d (with optimize as a user types it) and jacobi2d, "
+    return ("shared-tiling rows on six 2D stencil styles (verified by eval under the "
+            "sanitizers), the suite's conv2d (streamed) and jacobi2d, "
             "and their rows beside the hand-written references.", steps, parts)
 
 
@@ -344,6 +360,7 @@ TASKS = {
     "gemm-edits": (t_gemm_edits, "register-blocked matmul edits (scripts/gpu-gemm-edits.sh)"),
     "block-scan": (t_block_scan, "block-scan on scan styles and the suite (scripts/gpu-edit-family.sh)"),
     "shared-tiling-block": (t_block_product, "shared-tiling rows on batched small products (scripts/gpu-edit-family.sh)"),
+    "constant-memory": (t_constant_memory, "constant-memory on filters (scripts/gpu-edit-family.sh)"),
     "shared-tiling-rows": (t_stencil_rows, "shared-tiling rows on 2D stencils (scripts/gpu-edit-family.sh)"),
     "warp-reduce": (t_warp_reduce, "warp-reduce on tree reductions (scripts/gpu-warp-reduce.sh)"),
     "dot-grid-stride": (t_dot_grid_stride, "warp-reduce grid_stride on dot (bench/checks/dot-grid-stride)"),

@@ -537,7 +537,8 @@ namespace {
 struct DeclEntry {
   std::string Key;
   SourceLocation Loc;
-  bool IsHelper; ///< a __device__ (not __global__) function
+  bool IsHelper;           ///< a __device__ (not __global__) function
+  bool IsConstant = false; ///< a __constant__ variable
   std::string Describe;
 };
 } // namespace
@@ -583,6 +584,7 @@ static std::vector<DeclEntry> topLevelDecls(ASTContext &Ctx) {
           continue;
         E.Key = std::string(D->getDeclKindName()) + " " +
                 ND->getQualifiedNameAsString();
+        E.IsConstant = isa<VarDecl>(D) && D->hasAttr<CUDAConstantAttr>();
         E.Describe = "declaration of '" + ND->getQualifiedNameAsString() + "'";
       }
       Out.push_back(std::move(E));
@@ -593,7 +595,8 @@ static std::vector<DeclEntry> topLevelDecls(ASTContext &Ctx) {
 }
 
 std::vector<CheckFailure> checkDeclarations(ASTContext &Old, ASTContext &New,
-                                            bool AllowHelpers) {
+                                            bool AllowHelpers,
+                                            bool AllowConstants) {
   std::vector<DeclEntry> O = topLevelDecls(Old), N = topLevelDecls(New);
   StringMap<int> Count;
   for (const DeclEntry &E : O)
@@ -603,7 +606,7 @@ std::vector<CheckFailure> checkDeclarations(ASTContext &Old, ASTContext &New,
   for (const DeclEntry &E : N) {
     if (Count[E.Key]-- > 0)
       continue;
-    if (AllowHelpers && E.IsHelper)
+    if ((AllowHelpers && E.IsHelper) || (AllowConstants && E.IsConstant))
       continue;
     Failures.push_back(failure(
         "scope",

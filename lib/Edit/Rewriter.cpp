@@ -36,8 +36,8 @@ static Error rejected(const Edit &E, std::vector<CheckFailure> Failures,
 /// What an edit aimed at \p Target may change: the definition of the
 /// function it names (or that holds the loop/launch), and the launch
 /// configurations of that kernel.
-static std::vector<ByteRange> allowedRanges(const EditContext &Ctx,
-                                            StringRef Target) {
+static std::vector<ByteRange>
+allowedRanges(const EditContext &Ctx, StringRef Target, bool AroundLaunches) {
   std::vector<ByteRange> Allowed;
   StringRef Fn = kernelOfTarget(Target);
   const clang::FunctionDecl *FD = findFunctionDefinition(Ctx.AST, Fn);
@@ -63,7 +63,16 @@ static std::vector<ByteRange> allowedRanges(const EditContext &Ctx,
         continue;
       Allowed.push_back({L.GridRange.Begin.Offset, unsigned(Close),
                          "the launch configurations of '" + Fn.str() + "'"});
+      if (AroundLaunches && L.File == filePath(SM, Ctx.file()))
+        Allowed.push_back(
+            {L.Range.Begin.Offset, L.Range.Begin.Offset,
+             "a statement before each launch of '" + Fn.str() + "'"});
     }
+  }
+  if (AroundLaunches) {
+    unsigned First = definitionBegin(Ctx, FD->getFirstDecl());
+    Allowed.push_back(
+        {First, First, "a declaration before '" + Fn.str() + "'"});
   }
   return Allowed;
 }
@@ -108,7 +117,7 @@ static std::string definingFile(clang::ASTContext &AST, StringRef Fn) {
 static Expected<std::string>
 checkBeforeParsing(StringRef FileName, const EditContext &Ctx, const Edit &E,
                    const clang::tooling::Replacements &Repls,
-                   const CheckOptions &Opts) {
+                   const CheckOptions &Opts, const Transform *T) {
   StringRef Code = Ctx.Code;
   const ParseConfig &Config = Ctx.Config;
   clang::ASTContext &OldAST = Ctx.AST;
@@ -117,7 +126,9 @@ checkBeforeParsing(StringRef FileName, const EditContext &Ctx, const Edit &E,
     return rejected(E, std::move(Failures), Ctx.FileName);
   Failures = checkMacroExpansions(OldAST, Repls);
   append_range(Failures,
-               checkScope(OldAST, Code, Repls, allowedRanges(Ctx, E.Target)));
+               checkScope(OldAST, Code, Repls,
+                          allowedRanges(Ctx, E.Target,
+                                        T && T->insertsAroundLaunches())));
   auto NewCode = clang::tooling::applyAllReplacements(Code, Repls);
   if (!NewCode)
     return reject(E, "internal",
@@ -260,7 +271,7 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
     return Out;
   }
 
-  auto NewCode = checkBeforeParsing(FileName, Ctx, E, *Repls, Opts);
+  auto NewCode = checkBeforeParsing(FileName, Ctx, E, *Repls, Opts, T);
   if (!NewCode)
     return NewCode.takeError();
 
@@ -304,7 +315,8 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
     Failures.insert(Failures.begin(), Sig.begin(), Sig.end());
   }
   if (NewHost->errorCount() == 0) {
-    append_range(Failures, checkDeclarations(OldAST, NewAST, T->addsHelpers()));
+    append_range(Failures, checkDeclarations(OldAST, NewAST, T->addsHelpers(),
+                                             T->insertsAroundLaunches()));
     KernelModel NewModel = modelForFile(buildKernelModel(NewAST), FileName);
     const KernelInfo *OK = Model.findKernel(Fn.str());
     const KernelInfo *NK = NewModel.findKernel(Fn.str());

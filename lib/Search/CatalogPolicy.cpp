@@ -48,6 +48,7 @@ double catalogPrior(StringRef Kind, const KernelInfo &K, StringRef Bound,
                  .Case("privatize-atomics", 0.5)
                  .Case("all-pairs-tiling", 0.5)
                  .Case("block-scan", 0.5)
+                 .Case("constant-memory", 0.5)
                  .Default(0.3);
   std::string Reason;
   auto Boost = [&](double F, StringRef R) {
@@ -71,6 +72,8 @@ double catalogPrior(StringRef Kind, const KernelInfo &K, StringRef Bound,
     Boost(2, "matmul-like: tiles are reused");
   if (K.Class == KernelClass::Stencil && Kind == "shared-tiling")
     Boost(1.5, "stencil: neighbours are reused");
+  if (K.Class == KernelClass::Stencil && Kind == "constant-memory")
+    Boost(1.5, "stencil: its filter's taps become constant operands");
   if (Kind == "block-scan")
     Boost(3, "a prefix sum with a barrier per step: warp shuffles need two");
   if (K.Class == KernelClass::Reduction && Kind == "warp-reduce")

@@ -1,8 +1,10 @@
 // shared-tiling rows on 2D stencils: what is refused, each with the reason:
 // a grid whose y extent does not provably cover exactly the rows below the
 // guard's bound (rows it would add could pass the guard); the row index
-// read before the guard; a window too large for registers; and the row
-// index declared together with the column index.
+// read before the guard; a window too large for registers (its loop over
+// rows inside the loop over columns, so it cannot be streamed row by row);
+// the row index declared together with the column index; and a sum
+// declared before the guard, which would carry from one row to the next.
 // RUN: echo '{"kind":"shared-tiling","target":"floor_grid","params":{"rows":4}}' > %t.1.json
 // RUN: not clang-optiml apply %s --edit %t.1.json -- %mock_args 2>&1 | FileCheck --check-prefix=GRID %s
 // RUN: echo '{"kind":"shared-tiling","target":"early_use","params":{"rows":4}}' > %t.2.json
@@ -11,6 +13,8 @@
 // RUN: not clang-optiml apply %s --edit %t.3.json -- %mock_args 2>&1 | FileCheck --check-prefix=WIDE %s
 // RUN: echo '{"kind":"shared-tiling","target":"shared_decl","params":{"rows":2}}' > %t.4.json
 // RUN: not clang-optiml apply %s --edit %t.4.json -- %mock_args 2>&1 | FileCheck --check-prefix=DECL %s
+// RUN: echo '{"kind":"shared-tiling","target":"carried","params":{"rows":4}}' > %t.5.json
+// RUN: not clang-optiml apply %s --edit %t.5.json -- %mock_args 2>&1 | FileCheck --check-prefix=CARRY %s
 // RUN: clang-optiml transforms %s -- %mock_args | FileCheck --check-prefix=SUGGEST %s
 
 #include "cuda_mock.h"
@@ -41,8 +45,8 @@ __global__ void wide(int h, int w, const float *in, float *out) {
   int y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x < w && y < h) {
     float s = 0.f;
-    for (int ky = 0; ky < 15; ++ky)
-      for (int kx = 0; kx < 15; ++kx) {
+    for (int kx = 0; kx < 15; ++kx)
+      for (int ky = 0; ky < 15; ++ky) {
         int iy = y + ky - 7, ix = x + kx - 7;
         if (iy >= 0 && iy < h && ix >= 0 && ix < w)
           s += in[iy * w + ix];
@@ -59,6 +63,20 @@ __global__ void shared_decl(int n, const float *a, float *b) {
     b[y * n + x] = a[(y - 1) * n + x] + a[(y + 1) * n + x];
 }
 
+// CARRY: 'sum' is declared outside the guarded code and written at {{[0-9]+}}:{{[0-9]+}}: with several rows per thread it would carry from one row to the next
+// SUGGEST: shared-tiling carried: 2D stencil
+// SUGGEST-NOT: "rows":4
+// SUGGEST: try {"kind":"shared-tiling","target":"carried","params":{}}
+__global__ void carried(int n, const float *a, float *b) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  float sum = 0.f;
+  if (x > 0 && x < n - 1 && y > 0 && y < n - 1) {
+    sum += a[(y - 1) * n + x] + a[(y + 1) * n + x];
+    b[y * n + x] = sum;
+  }
+}
+
 int main() {
   int n = 256;
   float *a = 0, *b = 0;
@@ -67,5 +85,7 @@ int main() {
   early_use<<<ok, dim3(16, 16)>>>(n, a, b);
   wide<<<ok, dim3(16, 16)>>>(n, n, a, b);
   shared_decl<<<ok, dim3(16, 16)>>>(n, a, b);
+  carried<<<ok, dim3(16, 16)>>>(n, a, b);
   return 0;
 }
+

@@ -1,11 +1,17 @@
-// shared-tiling rows on 2D stencils written in four styles: a 7x7
+// shared-tiling rows on 2D stencils written in six styles: a 7x7
 // convolution with zero padding through loops (the suite's shape); a
 // 5-point Jacobi step on the interior (`if (x > 0 && x < n - 1 && ...)`);
 // a 3x3 box blur with an early return and the grid written at the launch;
-// a double 1x5 vertical stencil with the pitch a separate argument. The
-// three with small windows are offered rows 4 first; the four edits
-// applied one after another compile with nvcc and the input is left as it
-// was. The program checks each stencil against the CPU, so the GPU check
+// a double 1x5 vertical stencil with the pitch a separate argument; a 5x5
+// normalized weighted filter (two sums in one declaration, the value in a
+// local, an early return, a division after the loops); a Laplacian with an
+// early return. Where the guarded code is a loop over the rows the reads
+// move along (conv, blur, norm), the input is streamed one row at a time
+// and each row's sums become arrays; else the whole window is held. Rows
+// 4 is offered first where the window holds at most 32 values (not conv's
+// 10 x 7 nor norm's 8 x 5: on the H200 conv2d ran slower either way); the
+// six edits applied one after another compile with nvcc and the input is
+// left as it was. The program checks each stencil against the CPU, so the GPU check
 // (scripts/gpu-edit-family.sh) runs `eval` on the result.
 // REQUIRES: cuda-sdk
 // RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu && cp %s %t/all.cu
@@ -37,8 +43,7 @@
 #define K 7
 #define RAD (K / 2)
 
-// Its 10 x 7 window is not offered (a large window ran slower on the H200);
-// rows can still be asked for.
+// The input is streamed row by row: a row of 7 values in registers.
 // WHY: shared-tiling conv: 2D stencil
 // WHY-NOT: "rows":4
 // WHY: try {"kind":"shared-tiling","target":"conv","params":{}}
@@ -61,13 +66,23 @@ __global__ void conv(int h, int w, const float *in, const float *filt,
 // OUT-NEXT:                      float *out) {
 // OUT-NEXT:   int x = blockIdx.x * blockDim.x + threadIdx.x;
 // OUT-NEXT:   const int yBase = (blockIdx.y * blockDim.y + threadIdx.y) * 4;
-// OUT-NEXT:   // shared-tiling rows=4: 4 rows per thread, the input window in registers.
-// OUT-NEXT:   float win[10][7];
+// OUT-NEXT:   // shared-tiling rows=4: 4 rows per thread, the input streamed through registers one row at a time.
+// OUT-NEXT:   bool run[4];
+// OUT-NEXT:   float sum[4];
+// OUT-NEXT:   #pragma unroll
+// OUT-NEXT:   for (int f1 = 0; f1 < 4; ++f1) {
+// OUT-NEXT:     const int y = yBase + f1;
+// OUT-NEXT:     run[f1] = x < w && y < h;
+// OUT-NEXT:     if (run[f1]) {
+// OUT-NEXT:       sum[f1] = 0.f;
+// OUT-NEXT:     }
+// OUT-NEXT:   }
 // OUT-NEXT:   #pragma unroll
 // OUT-NEXT:   for (int r = 0; r < 10; ++r) {
+// OUT-NEXT:     const int gy = yBase + r - 3;
+// OUT-NEXT:     float win[7];
 // OUT-NEXT:     #pragma unroll
 // OUT-NEXT:     for (int c = 0; c < 7; ++c) {
-// OUT-NEXT:       const int gy = yBase + r - 3;
 // OUT-NEXT:       const int gx = x + c - 3;
 // OUT-NEXT:       bool need = false;
 // OUT-NEXT:       #pragma unroll
@@ -75,23 +90,27 @@ __global__ void conv(int h, int w, const float *in, const float *filt,
 // OUT-NEXT:         const int yr = yBase + f1;
 // OUT-NEXT:         need = need || (r - f1 >= 0 && r - f1 <= 6 && c >= 0 && c <= 6 && yr < h && x < w && gy >= 0 && gy < h && gx >= 0 && gx < w);
 // OUT-NEXT:       }
-// OUT-NEXT:       win[r][c] = need ? in[(size_t)gy * w + gx] : float(0);
+// OUT-NEXT:       win[c] = need ? in[(size_t)gy * w + gx] : float(0);
+// OUT-NEXT:     }
+// OUT-NEXT:     #pragma unroll
+// OUT-NEXT:     for (int f1 = 0; f1 < 4; ++f1) {
+// OUT-NEXT:       const int y = yBase + f1;
+// OUT-NEXT:       const int ky = r - f1;
+// OUT-NEXT:       if (run[f1] && ky >= 0 && ky <= 6) {
+// OUT-NEXT:         #pragma unroll
+// OUT-NEXT:         for (int kx = 0; kx < K; ++kx) {
+// OUT-NEXT:           int iy = y + ky - RAD, ix = x + kx - RAD;
+// OUT-NEXT:           if (iy >= 0 && iy < h && ix >= 0 && ix < w)
+// OUT-NEXT:             sum[f1] += win[kx] * filt[ky * K + kx];
+// OUT-NEXT:         }
+// OUT-NEXT:       }
 // OUT-NEXT:     }
 // OUT-NEXT:   }
 // OUT-NEXT:   #pragma unroll
 // OUT-NEXT:   for (int f1 = 0; f1 < 4; ++f1) {
 // OUT-NEXT:     const int y = yBase + f1;
-// OUT-NEXT:     if (x < w && y < h) {
-// OUT-NEXT:       float sum = 0.f;
-// OUT-NEXT:       #pragma unroll
-// OUT-NEXT:       for (int ky = 0; ky < K; ++ky)
-// OUT-NEXT:         #pragma unroll
-// OUT-NEXT:         for (int kx = 0; kx < K; ++kx) {
-// OUT-NEXT:           int iy = y + ky - RAD, ix = x + kx - RAD;
-// OUT-NEXT:           if (iy >= 0 && iy < h && ix >= 0 && ix < w)
-// OUT-NEXT:             sum += win[f1 + ky][kx] * filt[ky * K + kx];
-// OUT-NEXT:         }
-// OUT-NEXT:       out[(size_t)y * w + x] = sum;
+// OUT-NEXT:     if (run[f1]) {
+// OUT-NEXT:       out[(size_t)y * w + x] = sum[f1];
 // OUT-NEXT:     }
 // OUT-NEXT:   }
 // OUT-NEXT: }
@@ -124,8 +143,16 @@ __global__ void blur(const float *src, float *dst, int width, int height) {
   dst[py * width + px] = s / 9;
 }
 // OUT-LABEL: __global__ void blur(const float *src, float *dst, int width, int height) {
-// OUT:           if (px < 1 || py < 1 || px >= width - 1 || py >= height - 1)
-// OUT-NEXT:        continue;
+// OUT:           run[f] = !(px < 1 || py < 1 || px >= width - 1 || py >= height - 1);
+// OUT-NEXT:      if (run[f]) {
+// OUT-NEXT:        s[f] = 0;
+// OUT:           const int dy = r - f;
+// OUT-NEXT:      if (run[f] && dy >= 0 && dy <= 2) {
+// OUT-NEXT:        #pragma unroll
+// OUT-NEXT:        for (int dx = 0; dx < 3; ++dx)
+// OUT-NEXT:          s[f] += win[dx];
+// OUT-NEXT:      }
+// OUT:           dst[py * width + px] = s[f] / 9;
 
 // WHY: shared-tiling vert: 2D stencil
 // WHY: try {"kind":"shared-tiling","target":"vert","params":{"rows":4}}
@@ -141,10 +168,64 @@ __global__ void vert(const double *u, double *v, int rows, int cols,
 // OUT-LABEL: __global__ void vert(const double *u, double *v, int rows, int cols,
 // OUT:         double win[8][1];
 
+// WHY: shared-tiling norm: 2D stencil
+// WHY-NOT: "rows":4
+// WHY: try {"kind":"shared-tiling","target":"norm","params":{}}
+__global__ void norm(const float *img, const float *wts, float *res, int W,
+                     int H) {
+  const int x = threadIdx.x + blockIdx.x * blockDim.x;
+  const int y = threadIdx.y + blockIdx.y * blockDim.y;
+  if (x >= W || y >= H)
+    return;
+  float num = 0.f, den = 0.f;
+  for (int i = 0; i < 5; i++) {
+    for (int j = 0; j < 5; j++) {
+      const int yy = y + i - 2, xx = x + j - 2;
+      if (yy >= 0 && yy < H && xx >= 0 && xx < W) {
+        const float v = img[yy * W + xx];
+        const float wt = wts[i * 5 + j];
+        num += v * wt;
+        den += wt;
+      }
+    }
+  }
+  res[y * W + x] = den != 0.f ? num / den : 0.f;
+}
+// OUT-LABEL: __global__ void norm(const float *img, const float *wts, float *res, int W,
+// OUT:         bool run[4];
+// OUT-NEXT:    float num[4];
+// OUT-NEXT:    float den[4];
+// OUT:             num[f1] = 0.f; den[f1] = 0.f;
+// OUT:           need = need || (r - f1 >= 0 && r - f1 <= 4 && c >= 0 && c <= 4 && yr < H && x < W && gy >= 0 && gy < H && gx >= 0 && gx < W);
+// OUT:           const int i = r - f1;
+// OUT-NEXT:      if (run[f1] && i >= 0 && i <= 4) {
+// OUT:               const float v = win[j];
+// OUT:               num[f1] += v * wt;
+// OUT-NEXT:          den[f1] += wt;
+// OUT:           res[y * W + x] = den[f1] != 0.f ? num[f1] / den[f1] : 0.f;
+
+// WHY: shared-tiling lap: 2D stencil
+// WHY: try {"kind":"shared-tiling","target":"lap","params":{"rows":4}}
+__global__ void lap(int nx, int ny, const float *__restrict__ p,
+                    float *__restrict__ q) {
+  int gx = blockIdx.x * blockDim.x + threadIdx.x;
+  int gy = blockIdx.y * blockDim.y + threadIdx.y;
+  if (gx < 1 || gx > nx - 2 || gy < 1 || gy > ny - 2)
+    return;
+  int c = gy * nx + gx;
+  q[c] = p[c - nx] + p[c + nx] + p[c - 1] + p[c + 1] - 4.f * p[c];
+}
+// OUT-LABEL: __global__ void lap(int nx, int ny, const float *__restrict__ p,
+// OUT:         float win[6][3];
+// OUT:             continue;
+// OUT-NEXT:      int c = gy * nx + gx;
+
 // OUT: conv<<<dim3(grid.x, (grid.y + 3) / 4, grid.z), threads>>>(h, w, din, dfilt, dout);
 // OUT: jacobi<<<dim3(grid.x, (grid.y + 3) / 4, grid.z), dim3(16, 16)>>>(n, da, db);
 // OUT: blur<<<dim3((width + 31) / 32, (((height + 7) / 8) + 3) / 4), dim3(32, 8)>>>(
 // OUT: vert<<<dim3(vgrid.x, (vgrid.y + 3) / 4, vgrid.z), dim3(32, 4)>>>(du, dv, rows, cols, pitch);
+// OUT: norm<<<dim3(ngrid.x, (ngrid.y + 3) / 4, ngrid.z), nblock>>>(dimg, dwts, dres, W, H);
+// OUT: lap<<<dim3((nx + 15) / 16, (((ny + 15) / 16) + 3) / 4), dim3(16, 16)>>>(nx, ny, dp, dq);
 
 template <typename T> T *upload(const std::vector<T> &h) {
   T *d = nullptr;
@@ -249,6 +330,46 @@ int main() {
     vert<<<vgrid, dim3(32, 4)>>>(du, dv, rows, cols, pitch);
     CHECK(cudaGetLastError());
     expect("vert", download(dv, want.size()), want);
+  }
+  {
+    const int W = 131, H = 77;
+    auto img = values<float>((size_t)W * H, 6), wts = values<float>(25, 7);
+    for (float &v : wts)
+      v = std::fabs(v) + 0.125f;
+    std::vector<float> want((size_t)W * H, 0.f);
+    for (int y = 0; y < H; ++y)
+      for (int x = 0; x < W; ++x) {
+        float num = 0.f, den = 0.f;
+        for (int i = 0; i < 5; i++)
+          for (int j = 0; j < 5; j++) {
+            int yy = y + i - 2, xx = x + j - 2;
+            if (yy < 0 || yy >= H || xx < 0 || xx >= W)
+              continue;
+            num += img[yy * W + xx] * wts[i * 5 + j];
+            den += wts[i * 5 + j];
+          }
+        want[y * W + x] = den != 0.f ? num / den : 0.f;
+      }
+    float *dimg = upload(img), *dwts = upload(wts),
+          *dres = upload(std::vector<float>(want.size(), 0.f));
+    dim3 nblock(32, 8), ngrid((W + 31) / 32, (H + 7) / 8);
+    norm<<<ngrid, nblock>>>(dimg, dwts, dres, W, H);
+    CHECK(cudaGetLastError());
+    expect("norm", download(dres, want.size()), want);
+  }
+  {
+    const int nx = 90, ny = 111;
+    auto p = values<float>((size_t)nx * ny, 8);
+    std::vector<float> want((size_t)nx * ny, 0.f);
+    for (int gy = 1; gy <= ny - 2; ++gy)
+      for (int gx = 1; gx <= nx - 2; ++gx) {
+        int c = gy * nx + gx;
+        want[c] = p[c - nx] + p[c + nx] + p[c - 1] + p[c + 1] - 4.f * p[c];
+      }
+    float *dp = upload(p), *dq = upload(std::vector<float>(want.size(), 0.f));
+    lap<<<dim3((nx + 15) / 16, (ny + 15) / 16), dim3(16, 16)>>>(nx, ny, dp, dq);
+    CHECK(cudaGetLastError());
+    expect("lap", download(dq, want.size()), want);
   }
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;

@@ -485,3 +485,102 @@ void run(int m, int n, int p, const float *A, const float *B, float *C) {
 }
 
 } // namespace
+
+namespace {
+
+// A weighted 5x5 filter: the sums per row become arrays, the loop over
+// the reads' row is driven by the input rows, and the read in a local's
+// initializer keeps its `if` in the load's condition.
+const char *WeightedFilter = R"(#include "cuda_mock.h"
+__global__ void wf(const float *img, const float *wts, float *res, int W,
+                   int H) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= W || y >= H)
+    return;
+  float num = 0.f, den = 0.f;
+  for (int i = 0; i < 5; i++)
+    for (int j = 0; j < 5; j++) {
+      int yy = y + i - 2, xx = x + j - 2;
+      if (yy >= 0 && yy < H && xx >= 0 && xx < W) {
+        float v = img[yy * W + xx];
+        num += v * wts[i * 5 + j];
+        den += wts[i * 5 + j];
+      }
+    }
+  res[y * W + x] = num / den;
+}
+int main() {
+  float *a = 0;
+  int W = 100, H = 100;
+  dim3 g((W + 31) / 32, (H + 7) / 8);
+  wf<<<g, dim3(32, 8)>>>(a, a, a, W, H);
+}
+)";
+
+TEST(CatalogSharedTilingTest, RowsStreamTheInputRowByRow) {
+  // Its 8 x 5 window is past the 32 values rows is offered for; asked
+  // for, it streams.
+  Applicability A = prepareOn(sharedTiling(), WeightedFilter, "wf");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  for (const Edit &E : A.Suggestions)
+    EXPECT_FALSE(E.getInt("rows").has_value()) << "rows offered";
+  std::string Out =
+      applyTo(sharedTiling(), WeightedFilter,
+              makeEdit("shared-tiling", "wf", {{"rows", int64_t(4)}}));
+  EXPECT_NE(Out.find("  bool run[4];\n  float num[4];\n  float den[4];\n"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("      num[f1] = 0.f; den[f1] = 0.f;\n"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("  for (int r = 0; r < 8; ++r) {\n"
+                     "    const int gy = yBase + r - 2;\n"
+                     "    float win[5];\n"),
+            std::string::npos)
+      << Out;
+  // Loaded only inside the image: the read's `if` reaches the load.
+  EXPECT_NE(Out.find("gy >= 0 && gy < H && gx >= 0 && gx < W);"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("      const int i = r - f1;\n"
+                     "      if (run[f1] && i >= 0 && i <= 4) {\n"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("float v = win[j];"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("res[y * W + x] = num[f1] / den[f1];"), std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("wf<<<dim3(g.x, (g.y + 3) / 4, g.z), dim3(32, 8)>>>"),
+            std::string::npos)
+      << Out;
+}
+
+TEST(CatalogSharedTilingTest, RowsRefuseASumDeclaredBeforeTheGuard) {
+  std::string Src = R"(#include "cuda_mock.h"
+__global__ void carry(int n, const float *a, float *b) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  float s = 0.f;
+  if (x > 0 && x < n - 1 && y > 0 && y < n - 1) {
+    s += a[(y - 1) * n + x] + a[(y + 1) * n + x];
+    b[y * n + x] = s;
+  }
+}
+int main() {
+  float *a = 0;
+  int n = 64;
+  carry<<<dim3((n + 15) / 16, (n + 15) / 16), dim3(16, 16)>>>(n, a, a);
+}
+)";
+  std::string Out =
+      applyTo(sharedTiling(), Src,
+              makeEdit("shared-tiling", "carry", {{"rows", int64_t(2)}}));
+  EXPECT_NE(Out.find("'s' is declared outside the guarded code and written"),
+            std::string::npos)
+      << Out;
+  Applicability A = prepareOn(sharedTiling(), Src, "carry");
+  for (const Edit &E : A.Suggestions)
+    EXPECT_FALSE(E.getInt("rows").has_value()) << "rows offered";
+}
+
+} // namespace

@@ -180,10 +180,12 @@ const clang::FunctionDecl *findFunctionDefinition(clang::ASTContext &Ctx,
                                                   llvm::StringRef Name);
 
 /// Top-level declarations of the main file that \p New adds or removes.
-/// Added `__device__` functions are accepted when \p AllowHelpers.
+/// Added `__device__` functions are accepted when \p AllowHelpers, added
+/// `__constant__` variables when \p AllowConstants.
 std::vector<CheckFailure> checkDeclarations(clang::ASTContext &Old,
                                             clang::ASTContext &New,
-                                            bool AllowHelpers);
+                                            bool AllowHelpers,
+                                            bool AllowConstants = false);
 
 } // namespace optiml
 

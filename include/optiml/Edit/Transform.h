@@ -90,6 +90,11 @@ public:
   /// another file of the translation unit gets only the transforms that do
   /// not. True unless a transform says otherwise, so that a new one is safe.
   virtual bool readsLaunches() const { return true; }
+  /// Whether the rewrite inserts a statement just before each launch of the
+  /// kernel and a declaration just before the kernel's first declaration
+  /// (constant-memory's copy and array): the scope check then allows
+  /// insertions there, and nothing else outside the kernel.
+  virtual bool insertsAroundLaunches() const { return false; }
 };
 
 /// Where \p Kernel is launched in the translation unit outside the file

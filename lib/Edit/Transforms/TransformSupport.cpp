@@ -994,4 +994,20 @@ bool gridIsInteger(const EditContext &Ctx, const LaunchSite &L) {
   return G->IgnoreParenImpCasts()->getType()->isIntegerType();
 }
 
+void collectRefs(const Stmt *S, const ValueDecl *D,
+                 std::vector<const DeclRefExpr *> &Out) {
+  if (!S)
+    return;
+  if (const auto *DR = dyn_cast<DeclRefExpr>(S); DR && DR->getDecl() == D)
+    Out.push_back(DR);
+  for (const Stmt *C : S->children())
+    collectRefs(C, D, Out);
+}
+
+std::string typeName(QualType T, const ASTContext &AST) {
+  PrintingPolicy PP(AST.getLangOpts());
+  PP.SuppressTagKeyword = true;
+  return T.getUnqualifiedType().getAsString(PP);
+}
+
 } // namespace optiml

@@ -17,6 +17,7 @@
 #define OPTIML_LIB_EDIT_TRANSFORMS_TRANSFORMSUPPORT_H
 
 #include "optiml/Edit/Transform.h"
+#include "clang/AST/Type.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -27,6 +28,7 @@
 namespace clang {
 class ASTContext;
 class CUDAKernelCallExpr;
+class DeclRefExpr;
 class Expr;
 class FunctionDecl;
 class Stmt;
@@ -143,6 +145,12 @@ std::optional<int64_t> intValue(const clang::Expr *E,
 /// language's rules (no further folding).
 std::optional<int64_t> integerConstantValue(const clang::Expr *E,
                                             const clang::ASTContext &AST);
+
+/// Every reference to \p D inside \p S.
+void collectRefs(const clang::Stmt *S, const clang::ValueDecl *D,
+                 std::vector<const clang::DeclRefExpr *> &Out);
+/// \p T without qualifiers as source text (`float`, `float2`, `T`).
+std::string typeName(clang::QualType T, const clang::ASTContext &AST);
 
 /// Variables written in \p S: assigned (also through a member), incremented,
 /// address taken, or passed to a non-const reference parameter.

@@ -176,16 +176,6 @@ bool hasLoadOrEffect(const Stmt *S) {
   return false;
 }
 
-void collectRefs(const Stmt *S, const ValueDecl *D,
-                 std::vector<const DeclRefExpr *> &Out) {
-  if (!S)
-    return;
-  if (const auto *DR = dyn_cast<DeclRefExpr>(S); DR && DR->getDecl() == D)
-    Out.push_back(DR);
-  for (const Stmt *C : S->children())
-    collectRefs(C, D, Out);
-}
-
 /// Every variable \p S names other than \p Allowed is the same for every
 /// thread of a block; else the first one that is not.
 std::string nonUniformRef(const Stmt *S, ArrayRef<const ValueDecl *> Allowed,
@@ -200,12 +190,6 @@ std::string nonUniformRef(const Stmt *S, ArrayRef<const ValueDecl *> Allowed,
     if (std::string N = nonUniformRef(C, Allowed, Kernel); !N.empty())
       return N;
   return "";
-}
-
-std::string typeName(QualType T, const ASTContext &AST) {
-  PrintingPolicy PP(AST.getLangOpts());
-  PP.SuppressTagKeyword = true;
-  return T.getUnqualifiedType().getAsString(PP);
 }
 
 std::string zeroOf(QualType T, StringRef Name) {
@@ -426,7 +410,10 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
     // repeated loads of a row's neighbours, which shared memory only moves
     // (jacobi2d on the H200: 1.52x). A large one is not offered: conv2d's
     // 10 x 7 window with its 49 filter values took 153 registers and ran
-    // at 0.30x (run 2026-12-03-shared-tiling-rows).
+    // at 0.30x (run 2026-12-03-shared-tiling-rows); streamed row by row
+    // it took 96 and still ran at 0.52x (0.73x with its filter in
+    // constant memory; run 2026-12-03-constant-memory), so a window past
+    // 32 values is not offered in either form.
     Edit W = E;
     W.Params["rows"] = int64_t(4);
     int64_t Window =

@@ -35,7 +35,6 @@ std::string dimText(const Dim3 &D);
 /// (!Less): the bound.
 const clang::Expr *boundOf(const clang::Expr *C, const clang::VarDecl *V,
                            bool Less);
-std::string typeName(clang::QualType T, const clang::ASTContext &AST);
 
 /// `for (int k = 0; k < K; ++k)` (or `k += 1`): k, with \p Bound = K;
 /// null for any other loop.
@@ -44,9 +43,6 @@ const clang::VarDecl *countingLoop(const clang::ForStmt *L,
                                    const clang::Expr *&Bound);
 /// Reads, calls, assignments or increments inside an index expression.
 bool hasLoadOrEffect(const clang::Stmt *S);
-/// Every reference to \p D inside \p S.
-void collectRefs(const clang::Stmt *S, const clang::ValueDecl *D,
-                 std::vector<const clang::DeclRefExpr *> &Out);
 /// Every variable \p S names other than \p Allowed is the same for every
 /// thread of a block; else the first one that is not.
 std::string nonUniformRef(const clang::Stmt *S,

@@ -85,10 +85,372 @@ std::string squeeze(StringRef S) {
   return Out;
 }
 
+/// The names a rewrite adds, fresh in the kernel.
+struct RowNames {
+  std::string YBase, Win, R, C, Gy, Gx, Need, F, Yr, Run;
+};
+
+/// The streamed form's shape: the guarded statements are Pre, one loop
+/// whose variable V moves every read's row by exactly V (all reads are in
+/// it), and Post; Pre declares the row's own variables (one per row once
+/// streamed) and writes no memory; neither does the loop.
+struct StreamShape {
+  std::vector<const Stmt *> Pre, Post;
+  const ForStmt *Loop = nullptr;
+  const VarDecl *V = nullptr;
+  int64_t Lo = 0, Hi = 0;
+  int64_t Shift = 0; ///< a read at V for row f is window row f + V + Shift
+  std::vector<const VarDecl *> PerRow;
+};
+
+bool containsStmt(const Stmt *S, const Stmt *Target) {
+  if (!S)
+    return false;
+  if (S == Target)
+    return true;
+  for (const Stmt *C : S->children())
+    if (containsStmt(C, Target))
+      return true;
+  return false;
+}
+
+/// The guarded statements as a list (the guard's braces opened).
+std::vector<const Stmt *> guardedStmts(const StencilPlan &P) {
+  if (!P.EarlyReturn && P.Inner.size() == 1)
+    if (const auto *CS = dyn_cast<CompoundStmt>(P.Inner.front()))
+      return {CS->body_begin(), CS->body_end()};
+  return P.Inner;
+}
+
+std::optional<StreamShape> streamShape(const EditContext &Ctx,
+                                       const StencilPlan &P) {
+  std::vector<const Stmt *> Stmts = guardedStmts(P);
+  size_t At = Stmts.size();
+  for (size_t I = 0; I < Stmts.size(); ++I)
+    if (any_of(P.Reads, [&](const StencilRead &Rd) {
+          return containsStmt(Stmts[I], Rd.Access);
+        })) {
+      if (At != Stmts.size())
+        return std::nullopt;
+      At = I;
+    }
+  if (At == Stmts.size())
+    return std::nullopt;
+  StreamShape Sh;
+  const Stmt *LS = Stmts[At];
+  if (const auto *AS = dyn_cast<AttributedStmt>(LS))
+    LS = AS->getSubStmt();
+  Sh.Loop = dyn_cast<ForStmt>(LS);
+  if (!Sh.Loop || !is_contained(P.OffsetLoops, Sh.Loop))
+    return std::nullopt;
+  const auto *DS = dyn_cast_or_null<DeclStmt>(Sh.Loop->getInit());
+  Sh.V = DS && DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl())
+                                  : nullptr;
+  if (!Sh.V)
+    return std::nullopt;
+  std::optional<int64_t> Const;
+  for (const StencilRead &Rd : P.Reads) {
+    if (Rd.DY.Vars.size() != 1 || Rd.DY.Vars[0].first != Sh.V ||
+        Rd.DY.Vars[0].second != 1 || (Const && *Const != Rd.DY.Const))
+      return std::nullopt;
+    Const = Rd.DY.Const;
+    Sh.Lo = Rd.DY.Lo - *Const;
+    Sh.Hi = Rd.DY.Hi - *Const;
+  }
+  Sh.Shift = *Const + P.HaloYLo;
+  Sh.Pre.assign(Stmts.begin(), Stmts.begin() + At);
+  Sh.Post.assign(Stmts.begin() + At + 1, Stmts.end());
+  for (const Stmt *S : Stmts)
+    if (!onlyConstantMacros(S, Ctx.AST))
+      return std::nullopt;
+  if (!memoryWrites(Sh.Loop).empty())
+    return std::nullopt;
+  for (const Stmt *S : Sh.Pre) {
+    if (!memoryWrites(S).empty())
+      return std::nullopt;
+    const auto *D = dyn_cast<DeclStmt>(S);
+    if (!D)
+      continue;
+    for (const Decl *Dc : D->decls()) {
+      const auto *VD = dyn_cast<VarDecl>(Dc);
+      if (!VD)
+        return std::nullopt;
+      QualType T = VD->getType();
+      const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
+      if (T->isArrayType() || T->isReferenceType() ||
+          (RD && !RD->hasTrivialDefaultConstructor()) ||
+          (VD->hasInit() && VD->getInitStyle() != VarDecl::CInit))
+        return std::nullopt;
+      Sh.PerRow.push_back(VD);
+    }
+  }
+  return Sh;
+}
+
+/// Why a thread's rows could not run one after another as separate
+/// outputs: a variable declared outside the guarded code and written in it
+/// would carry from one row to the next. Empty when none is.
+std::string carriedVariable(const EditContext &Ctx, const StencilPlan &P) {
+  DenseSet<const ValueDecl *> Own;
+  std::function<void(const Stmt *)> Declared = [&](const Stmt *S) {
+    if (!S)
+      return;
+    if (const auto *DS = dyn_cast<DeclStmt>(S))
+      for (const Decl *D : DS->decls())
+        if (const auto *VD = dyn_cast<ValueDecl>(D))
+          Own.insert(VD);
+    for (const Stmt *C : S->children())
+      Declared(C);
+  };
+  for (const Stmt *S : P.Inner)
+    Declared(S);
+  for (const Stmt *S : P.Inner)
+    for (const ValueDecl *D : writtenDecls(S))
+      if (!Own.contains(D))
+        return "'" + D->getNameAsString() +
+               "' is declared outside the guarded code and written at " +
+               where(Ctx, S) +
+               ": with several rows per thread it would carry "
+               "from one row to the next";
+  return "";
+}
+
+/// The body of the window form: the whole window loaded, then the guard and
+/// the body once per row.
+std::string windowText(const StencilPlan &P, const RowNames &N, int64_t Rows,
+                       int64_t WR, int64_t WC, llvm::StringRef Loads,
+                       llvm::StringRef Body, llvm::StringRef YT) {
+  return fillTemplate(
+      R"(// shared-tiling rows=${Rows}: ${Rows} rows per thread, the input window in registers.
+${T} ${Win}[${WR}][${WC}];
+#pragma unroll
+for (int ${R} = 0; ${R} < ${WR}; ++${R}) {
+  const ${YT} ${Gy} = ${YBase} + ${R} - ${HY};
+  #pragma unroll
+  for (int ${C} = 0; ${C} < ${WC}; ++${C}) {
+    ${Loads}
+  }
+}
+#pragma unroll
+for (int ${F} = 0; ${F} < ${Rows}; ++${F}) {
+  const ${YT} ${Y} = ${YBase} + ${F};
+  ${Body}
+})",
+      {{"Rows", std::to_string(Rows)},
+       {"T", P.ElemType},
+       {"Win", N.Win},
+       {"WR", std::to_string(WR)},
+       {"WC", std::to_string(WC)},
+       {"R", N.R},
+       {"C", N.C},
+       {"YT", YT.str()},
+       {"Gy", N.Gy},
+       {"YBase", N.YBase},
+       {"HY", std::to_string(P.HaloYLo)},
+       {"F", N.F},
+       {"Loads", Loads.str()},
+       {"Y", P.Y->getNameAsString()},
+       {"Body", Body.str()}});
+}
+
+/// The text of [Begin, End) with the edits inside it, lines after the first
+/// moved from column \p From to \p To.
+std::string regionText(StringRef Code, unsigned Begin, unsigned End,
+                       const std::vector<TextEdit> &Edits, size_t From,
+                       size_t To) {
+  std::vector<TextEdit> Inside;
+  for (const TextEdit &E : Edits)
+    if (E.Offset >= Begin && E.Offset + E.Length <= End)
+      Inside.push_back(E);
+  return reindent(spliceText(Code, Begin, End, std::move(Inside)),
+                  int(To) - int(From));
+}
+
+// Why long: the streamed form's text is three loops over the rows (their
+// start, the window rows, their end) around the three parts of the guarded
+// code, each part regenerated with its variables renamed per row.
+Expected<std::string> streamedText(const EditContext &Ctx, const Edit &E,
+                                   const StencilPlan &P, const StreamShape &Sh,
+                                   const RowNames &N, int64_t Rows, int64_t WR,
+                                   int64_t WC, llvm::StringRef Loads,
+                                   std::vector<TextEdit> Edits,
+                                   llvm::StringRef YT) {
+  auto NotApplicable = [&](const Twine &Why) {
+    return reject(E, "not-applicable", "kernel '" + E.Target + "': " + Why);
+  };
+  StringRef Code = Ctx.Code;
+  // Each row's own variables: `sum` becomes `sum[f]`.
+  std::vector<TextEdit> Renames;
+  std::vector<const Stmt *> All = Sh.Pre;
+  All.push_back(Sh.Loop);
+  llvm::append_range(All, Sh.Post);
+  for (const VarDecl *D : Sh.PerRow)
+    for (const Stmt *S : All) {
+      std::vector<const DeclRefExpr *> Refs;
+      collectRefs(S, D, Refs);
+      for (const DeclRefExpr *Ref : Refs) {
+        auto Sp = looseExprSpan(Ctx, Ref);
+        if (!Sp)
+          return NotApplicable("a use of '" + D->getName() +
+                               "' has no place in the file");
+        bool InRead = any_of(P.Reads, [&](const StencilRead &Rd) {
+          return containsStmt(Rd.Access, Ref);
+        });
+        if (!InRead)
+          Renames.push_back({Sp->Begin.Offset,
+                             Sp->End.Offset - Sp->Begin.Offset,
+                             D->getNameAsString() + "[" + N.F + "]"});
+      }
+    }
+  std::string Decls;
+  for (const VarDecl *D : Sh.PerRow)
+    Decls += typeName(D->getType().getUnqualifiedType(), Ctx.AST) + " " +
+             D->getNameAsString() + "[" + std::to_string(Rows) + "];\n";
+  // Pre's declarations become assignments (their initializers renamed).
+  for (const Stmt *S : Sh.Pre) {
+    const auto *DS = dyn_cast<DeclStmt>(S);
+    if (!DS)
+      continue;
+    auto Sp = looseStmtSpan(Ctx, DS);
+    if (!Sp)
+      return NotApplicable("a declaration has no place in the file");
+    std::string Text;
+    for (const Decl *Dc : DS->decls()) {
+      const auto *VD = cast<VarDecl>(Dc);
+      if (!VD->hasInit())
+        continue;
+      auto Init = looseExprSpan(Ctx, VD->getInit());
+      if (!Init)
+        return NotApplicable("the initializer of '" + VD->getName() +
+                             "' has no place in the file");
+      Text += (Text.empty() ? "" : " ") + VD->getNameAsString() + "[" + N.F +
+              "] = " +
+              regionText(Code, Init->Begin.Offset, Init->End.Offset, Renames, 0,
+                         0) +
+              ";";
+    }
+    llvm::erase_if(Renames, [&](const TextEdit &R) {
+      return R.Offset >= Sp->Begin.Offset && R.Offset < Sp->End.Offset;
+    });
+    Edits.push_back(
+        {Sp->Begin.Offset, Sp->End.Offset - Sp->Begin.Offset, Text});
+  }
+  llvm::append_range(Edits, Renames);
+
+  auto Part = [&](const std::vector<const Stmt *> &Ss, size_t To,
+                  std::string &Out) -> bool {
+    if (Ss.empty())
+      return true;
+    auto B = looseStmtSpan(Ctx, Ss.front()),
+         End = looseStmtSpan(Ctx, Ss.back());
+    if (!B || !End)
+      return false;
+    Out = regionText(Code, B->Begin.Offset, End->End.Offset, Edits,
+                     indentationAt(Code, B->Begin.Offset).size(), To);
+    return true;
+  };
+  std::string Pre, Post, Body;
+  if (!Part(Sh.Pre, 4, Pre) || !Part(Sh.Post, 4, Post))
+    return NotApplicable("the guarded code has no place in the file");
+  const Stmt *LB = Sh.Loop->getBody();
+  auto BSp = looseStmtSpan(Ctx, LB);
+  if (!BSp)
+    return NotApplicable("the loop's body has no place in the file");
+  if (isa<CompoundStmt>(LB))
+    Body = regionText(Code, BSp->Begin.Offset, BSp->End.Offset, Edits,
+                      indentationAt(Code, BSp->End.Offset - 1).size(), 4);
+  else
+    Body = "{\n      " +
+           regionText(Code, BSp->Begin.Offset, BSp->End.Offset, Edits,
+                      indentationAt(Code, BSp->Begin.Offset).size(), 6) +
+           "\n    }";
+
+  std::string Cond = looseExprText(Ctx, P.Guard->getCond());
+  if (Cond.empty())
+    return NotApplicable("the guard has no place in the file");
+  if (P.EarlyReturn)
+    Cond = "!(" + Cond + ")";
+  std::string Y = P.Y->getNameAsString(), F = N.F;
+  // The row index, where a statement uses it other than in a read.
+  auto YLine = [&](const Stmt *S) {
+    std::vector<const DeclRefExpr *> Refs;
+    collectRefs(S, P.Y, Refs);
+    bool Used = any_of(Refs, [&](const DeclRefExpr *Ref) {
+      return none_of(P.Reads, [&](const StencilRead &Rd) {
+        return containsStmt(Rd.Access, Ref);
+      });
+    });
+    return Used ? "const " + YT.str() + " " + Y + " = " + N.YBase + " + " + F +
+                      ";\n    "
+                : std::string();
+  };
+  bool PostY = any_of(Sh.Post, [&](const Stmt *S) { return mentions(S, P.Y); });
+  std::string YDecl =
+      "const " + YT.str() + " " + Y + " = " + N.YBase + " + " + F + ";\n  ";
+  std::string Start = "#pragma unroll\nfor (int " + F + " = 0; " + F + " < " +
+                      std::to_string(Rows) + "; ++" + F + ") {\n  const " +
+                      YT.str() + " " + Y + " = " + N.YBase + " + " + F +
+                      ";\n  " + N.Run + "[" + F + "] = " + Cond + ";\n" +
+                      (Sh.Pre.empty() ? std::string()
+                                      : "  if (" + N.Run + "[" + F +
+                                            "]) {\n    " + Pre + "\n  }\n") +
+                      "}";
+  std::string End = Sh.Post.empty()
+                        ? std::string()
+                        : "\n#pragma unroll\nfor (int " + F + " = 0; " + F +
+                              " < " + std::to_string(Rows) + "; ++" + F +
+                              ") {\n  " + (PostY ? YDecl : std::string()) +
+                              "if (" + N.Run + "[" + F + "]) {\n    " + Post +
+                              "\n  }\n}";
+  std::string VT = typeName(Sh.V->getType(), Ctx.AST);
+  return fillTemplate(
+      R"(// shared-tiling rows=${Rows}: ${Rows} rows per thread, the input streamed through registers one row at a time.
+bool ${Run}[${Rows}];
+${Decls}${Start}
+#pragma unroll
+for (int ${R} = 0; ${R} < ${WR}; ++${R}) {
+  const ${YT} ${Gy} = ${YBase} + ${R} - ${HY};
+  ${T} ${Win}[${WC}];
+  #pragma unroll
+  for (int ${C} = 0; ${C} < ${WC}; ++${C}) {
+    ${Loads}
+  }
+  #pragma unroll
+  for (int ${F} = 0; ${F} < ${Rows}; ++${F}) {
+    ${YLine}const ${VT} ${V} = ${VInit};
+    if (${Run}[${F}] && ${V} >= ${Lo} && ${V} <= ${Hi}) ${Body}
+  }
+}${End})",
+      {{"Rows", std::to_string(Rows)},
+       {"Run", N.Run},
+       {"Decls", Decls},
+       {"Start", Start},
+       {"R", N.R},
+       {"WR", std::to_string(WR)},
+       {"YT", YT.str()},
+       {"Gy", N.Gy},
+       {"YBase", N.YBase},
+       {"HY", std::to_string(P.HaloYLo)},
+       {"T", P.ElemType},
+       {"Win", N.Win},
+       {"WC", std::to_string(WC)},
+       {"C", N.C},
+       {"Loads", Loads.str()},
+       {"F", F},
+       {"YLine", YLine(Sh.Loop)},
+       {"VT", VT},
+       {"V", Sh.V->getNameAsString()},
+       {"VInit", plusConst(N.R + " - " + F, -Sh.Shift)},
+       {"Lo", std::to_string(Sh.Lo)},
+       {"Hi", std::to_string(Sh.Hi)},
+       {"Body", Body},
+       {"End", End}});
+}
+
 } // namespace
 
-// Why long: the checks the window needs beyond the stencil shape, then
-// the window's text, the body's text, and each launch's grid.
+// Why long: the checks the rows need beyond the stencil shape, the loads'
+// text, the reads' edits, either form's text, and each launch's grid.
 Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
                                                    const Edit &E,
                                                    const StencilPlan &P,
@@ -118,8 +480,11 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
                            "' is used before the guard at " + where(Ctx, S));
     }
   }
+  if (std::string Why = carriedVariable(Ctx, P); !Why.empty())
+    return NotApplicable(Why);
+  std::optional<StreamShape> Stream = streamShape(Ctx, P);
   int64_t WR = Rows + P.HaloYLo + P.HaloYHi, WC = 1 + P.HaloXLo + P.HaloXHi;
-  if (WR * WC > 128)
+  if (!Stream && WR * WC > 128)
     return NotApplicable("the window of " + Twine(Rows) + " rows would hold " +
                          Twine(WR * WC) +
                          " values per thread (at most 128 fit in registers)");
@@ -137,10 +502,17 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
     FnText += " " + N;
     return N;
   };
-  std::string YBase = Fresh(P.Y->getName().str() + "Base"), Win = Fresh("win"),
-              R = Fresh("r"), C = Fresh("c"), Gy = Fresh("gy"),
-              Gx = Fresh("gx"), Need = Fresh("need"), F = Fresh("f"),
-              Yr = Fresh("yr");
+  RowNames N;
+  N.YBase = Fresh(P.Y->getName().str() + "Base");
+  N.Win = Fresh("win");
+  N.R = Fresh("r");
+  N.C = Fresh("c");
+  N.Gy = Fresh("gy");
+  N.Gx = Fresh("gx");
+  N.Need = Fresh("need");
+  N.F = Fresh("f");
+  N.Yr = Fresh("yr");
+  N.Run = Fresh("run");
   std::string YT = typeName(P.Y->getType(), Ctx.AST),
               XT = typeName(P.X->getType(), Ctx.AST);
   std::string XN = P.X->getNameAsString();
@@ -149,25 +521,54 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
   std::vector<std::string> Conds;
   for (const StencilRead &Rd : P.Reads) {
     std::vector<std::string> Parts = {
-        R + " - " + F + " >= " + std::to_string(Rd.DY.Lo + P.HaloYLo),
-        R + " - " + F + " <= " + std::to_string(Rd.DY.Hi + P.HaloYLo),
-        C + " >= " + std::to_string(Rd.DX.Lo + P.HaloXLo),
-        C + " <= " + std::to_string(Rd.DX.Hi + P.HaloXLo)};
+        N.R + " - " + N.F + " >= " + std::to_string(Rd.DY.Lo + P.HaloYLo),
+        N.R + " - " + N.F + " <= " + std::to_string(Rd.DY.Hi + P.HaloYLo),
+        N.C + " >= " + std::to_string(Rd.DX.Lo + P.HaloXLo),
+        N.C + " <= " + std::to_string(Rd.DX.Hi + P.HaloXLo)};
     for (const BoundCmp &B : P.GuardY)
-      Parts.push_back(fillIn(B.Text, Yr));
+      Parts.push_back(fillIn(B.Text, N.Yr));
     for (const BoundCmp &B : P.GuardX)
       Parts.push_back(fillIn(B.Text, XN));
     for (const std::string &G : Rd.GuardY)
-      Parts.push_back(fillIn(G, Gy));
+      Parts.push_back(fillIn(G, N.Gy));
     for (const std::string &G : Rd.GuardX)
-      Parts.push_back(fillIn(G, Gx));
+      Parts.push_back(fillIn(G, N.Gx));
     std::string Cond = "(" + join(Parts, " && ") + ")";
     if (!is_contained(Conds, Cond))
       Conds.push_back(Cond);
   }
+  // One element of window row r: loaded when a row that passes the guard
+  // reads it.
+  std::string Loads = fillTemplate(
+      R"(const ${XT} ${Gx} = ${X} + ${C} - ${HX};
+bool ${Need} = false;
+#pragma unroll
+for (int ${F} = 0; ${F} < ${Rows}; ++${F}) {
+  const ${YT} ${Yr} = ${YBase} + ${F};
+  ${Need} = ${Need} || ${Conds};
+}
+${Elem} = ${Need} ? ${In}[${Cast}${Gy} * ${Pitch} + ${Gx}] : ${T}(0);)",
+      {{"XT", XT},
+       {"Gx", N.Gx},
+       {"X", XN},
+       {"C", N.C},
+       {"HX", std::to_string(P.HaloXLo)},
+       {"Need", N.Need},
+       {"F", N.F},
+       {"Rows", std::to_string(Rows)},
+       {"YT", YT},
+       {"Yr", N.Yr},
+       {"YBase", N.YBase},
+       {"Conds", join(Conds, " ||\n      ")},
+       {"Elem", N.Win + (Stream ? "" : "[" + N.R + "]") + "[" + N.C + "]"},
+       {"In", P.In->getNameAsString()},
+       {"Cast", P.IndexCast},
+       {"Pitch", P.Pitch},
+       {"Gy", N.Gy},
+       {"T", P.ElemType}});
+  Loads = indentLines(Loads, "    ");
 
-  // The guard and the body, once per row: reads from the window, the
-  // offset loops unrolled, an early return moving on to the next row.
+  // Reads from the window, the offset loops unrolled.
   unsigned Begin = P.InsertAt, End = LastSpan->End.Offset;
   std::vector<TextEdit> Edits;
   for (const StencilRead &Rd : P.Reads) {
@@ -175,12 +576,14 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
     if (!S)
       return NotApplicable("a read has no place in the file");
     std::string DY = offsetText(Rd.DY, P.HaloYLo);
-    std::string Row = DY == "0" ? F : F + " + " + DY;
-    Edits.push_back(
-        {S->Begin.Offset, S->End.Offset - S->Begin.Offset,
-         Win + "[" + Row + "][" + offsetText(Rd.DX, P.HaloXLo) + "]"});
+    std::string Row = DY == "0" ? N.F : N.F + " + " + DY;
+    std::string Col = "[" + offsetText(Rd.DX, P.HaloXLo) + "]";
+    Edits.push_back({S->Begin.Offset, S->End.Offset - S->Begin.Offset,
+                     N.Win + (Stream ? "" : "[" + Row + "]") + Col});
   }
   for (const ForStmt *L : P.OffsetLoops) {
+    if (Stream && L == Stream->Loop)
+      continue;
     auto S = looseStmtSpan(Ctx, L);
     if (!S)
       return NotApplicable("a loop has no place in the file");
@@ -197,71 +600,35 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
         {S->Begin.Offset, 0,
          "#pragma unroll\n" + indentationAt(Code, S->Begin.Offset)});
   }
-  if (P.EarlyReturn) {
-    const Stmt *Then = P.Guard->getThen();
-    if (const auto *CS = dyn_cast<CompoundStmt>(Then))
-      Then = CS->body_front();
-    auto S = looseStmtSpan(Ctx, Then);
-    if (!S)
-      return NotApplicable("the guard's return has no place in the file");
-    Edits.push_back(
-        {S->Begin.Offset, S->End.Offset - S->Begin.Offset, "continue;"});
-  }
-  std::string Body = reindent(spliceText(Code, Begin, End, std::move(Edits)),
-                              2 - int(P.Indent.size()));
-
-  std::string Text = fillTemplate(
-      R"(// shared-tiling rows=${Rows}: ${Rows} rows per thread, the input window in registers.
-${T} ${Win}[${WR}][${WC}];
-#pragma unroll
-for (int ${R} = 0; ${R} < ${WR}; ++${R}) {
-  #pragma unroll
-  for (int ${C} = 0; ${C} < ${WC}; ++${C}) {
-    const ${YT} ${Gy} = ${YBase} + ${R} - ${HY};
-    const ${XT} ${Gx} = ${X} + ${C} - ${HX};
-    bool ${Need} = false;
-    #pragma unroll
-    for (int ${F} = 0; ${F} < ${Rows}; ++${F}) {
-      const ${YT} ${Yr} = ${YBase} + ${F};
-      ${Need} = ${Need} || ${Conds};
+  std::string Text;
+  if (Stream) {
+    auto T = streamedText(Ctx, E, P, *Stream, N, Rows, WR, WC, Loads,
+                          std::move(Edits), YT);
+    if (!T)
+      return T.takeError();
+    Text = std::move(*T);
+  } else {
+    // The guard and the body, once per row: an early return moves on to
+    // the next row.
+    if (P.EarlyReturn) {
+      const Stmt *Then = P.Guard->getThen();
+      if (const auto *CS = dyn_cast<CompoundStmt>(Then))
+        Then = CS->body_front();
+      auto S = looseStmtSpan(Ctx, Then);
+      if (!S)
+        return NotApplicable("the guard's return has no place in the file");
+      Edits.push_back(
+          {S->Begin.Offset, S->End.Offset - S->Begin.Offset, "continue;"});
     }
-    ${Win}[${R}][${C}] = ${Need} ? ${In}[${Cast}${Gy} * ${Pitch} + ${Gx}] : ${T}(0);
+    std::string Body = reindent(spliceText(Code, Begin, End, std::move(Edits)),
+                                2 - int(P.Indent.size()));
+    Text = windowText(P, N, Rows, WR, WC, Loads, Body, YT);
   }
-}
-#pragma unroll
-for (int ${F} = 0; ${F} < ${Rows}; ++${F}) {
-  const ${YT} ${Y} = ${YBase} + ${F};
-  ${Body}
-})",
-      {{"Rows", std::to_string(Rows)},
-       {"T", P.ElemType},
-       {"Win", Win},
-       {"WR", std::to_string(WR)},
-       {"WC", std::to_string(WC)},
-       {"R", R},
-       {"C", C},
-       {"YT", YT},
-       {"XT", XT},
-       {"Gy", Gy},
-       {"Gx", Gx},
-       {"YBase", YBase},
-       {"HY", std::to_string(P.HaloYLo)},
-       {"HX", std::to_string(P.HaloXLo)},
-       {"X", XN},
-       {"Need", Need},
-       {"F", F},
-       {"Yr", Yr},
-       {"Conds", join(Conds, " ||\n          ")},
-       {"In", P.In->getNameAsString()},
-       {"Cast", P.IndexCast},
-       {"Pitch", P.Pitch},
-       {"Y", P.Y->getNameAsString()},
-       {"Body", Body}});
 
   tooling::Replacements Repl;
   if (Error Err = addReplacement(Repl,
                                  replaceSpan(Ctx, *YSpan,
-                                             "const " + YT + " " + YBase +
+                                             "const " + YT + " " + N.YBase +
                                                  " = (" + YInit + ") * " +
                                                  std::to_string(Rows) + ";"),
                                  E))
@@ -276,16 +643,23 @@ for (int ${F} = 0; ${F} < ${Rows}; ++${F}) {
   // rows below the guard's bound, so that the rows it now adds are skipped.
   std::string Bound;
   for (const BoundCmp &B : P.GuardY)
-    if (!B.Lower && StringRef(B.Text).starts_with("$ < ")) {
-      StringRef T = StringRef(B.Text).drop_front(4).trim();
+    if (StringRef Text(B.Text);
+        !B.Lower && (Text.starts_with("$ < ") || Text.starts_with("$ <= "))) {
+      bool Strict = Text.starts_with("$ < ");
+      StringRef T = Text.drop_front(Strict ? 4 : 5).trim();
       if (T.starts_with("(") && T.ends_with(")"))
         T = T.drop_front().drop_back().trim();
-      // `$ < h - 1` needs no more rows than `$ < h`.
+      // `$ < h - 1` and `$ <= h - 1` need no more rows than `$ < h`.
+      int64_t Less = 0;
       if (size_t Minus = T.rfind(" - ");
           Minus != StringRef::npos &&
-          all_of(T.substr(Minus + 3), [](char Ch) { return isDigit(Ch); }))
+          !T.substr(Minus + 3).getAsInteger(10, Less) && Less >= 0) {
         T = T.take_front(Minus);
-      if (all_of(T, [](char Ch) { return isAlnum(Ch) || Ch == '_'; }))
+      } else {
+        Less = 0;
+      }
+      if ((Strict || Less >= 1) &&
+          all_of(T, [](char Ch) { return isAlnum(Ch) || Ch == '_'; }))
         Bound = T.str();
     }
   if (Bound.empty())

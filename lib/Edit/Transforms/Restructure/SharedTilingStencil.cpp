@@ -202,6 +202,26 @@ std::string plusConst(StringRef Name, int64_t C) {
   return (Name + (C > 0 ? " + " : " - ") + Twine(C > 0 ? C : -C)).str();
 }
 
+/// Any `return`, `break`, `continue` or `goto` inside \p St, or null.
+static const Stmt *anyJump(const Stmt *St) {
+  if (!St)
+    return nullptr;
+  if (isa<ReturnStmt, BreakStmt, ContinueStmt, GotoStmt>(St))
+    return St;
+  for (const Stmt *C : St->children())
+    if (const Stmt *J = anyJump(C))
+      return J;
+  return nullptr;
+}
+
+/// `return;` alone, braced or not.
+static bool isBareReturn(const Stmt *St) {
+  if (const auto *CS = dyn_cast<CompoundStmt>(St); CS && CS->size() == 1)
+    St = CS->body_front();
+  const auto *R = dyn_cast<ReturnStmt>(St);
+  return R && !R->getRetValue();
+}
+
 /// \p Shape is set once the reads are recognized (later refusals are about
 /// the launches or the tile's size).
 /// Why long: one ordered list of the stencil pattern's preconditions (the
@@ -268,13 +288,7 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
     return NotApplicable("the indices are not followed by a bounds guard "
                          "'if (x > 0 && x < w - 1 && ...)' or 'if (x >= w || "
                          "...) return;'");
-  auto IsBareReturn = [](const Stmt *St) {
-    if (const auto *CS = dyn_cast<CompoundStmt>(St); CS && CS->size() == 1)
-      St = CS->body_front();
-    const auto *R = dyn_cast<ReturnStmt>(St);
-    return R && !R->getRetValue();
-  };
-  bool EarlyReturn = IsBareReturn(If->getThen());
+  bool EarlyReturn = isBareReturn(If->getThen());
   if (!EarlyReturn && At + 1 != Stmts.size())
     return NotApplicable("the guard is not the last statement of the kernel");
   std::vector<const Expr *> Parts;
@@ -317,19 +331,8 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
     return NotApplicable("nothing follows the guard");
 
   // Every read below must run whenever its thread passes the guard.
-  std::function<const Stmt *(const Stmt *)> AnyJump =
-      [&](const Stmt *St) -> const Stmt * {
-    if (!St)
-      return nullptr;
-    if (isa<ReturnStmt, BreakStmt, ContinueStmt, GotoStmt>(St))
-      return St;
-    for (const Stmt *C : St->children())
-      if (const Stmt *J = AnyJump(C))
-        return J;
-    return nullptr;
-  };
   for (const Stmt *St : Inner)
-    if (const Stmt *J = AnyJump(St))
+    if (const Stmt *J = anyJump(St))
       return NotApplicable("the guarded code leaves early at " + where(Ctx, J) +
                            ": the reads after it do not always run");
 
@@ -526,6 +529,17 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
     DynTypedNodeList Ps = Ctx.AST.getParents(*Child);
     while (!Ps.empty()) {
       const Stmt *Par = Ps[0].get<Stmt>();
+      if (const auto *D = Ps[0].get<VarDecl>(); D && !Par) {
+        // A read in a local's initializer: on to the declaration's
+        // statement, whose `if`s guard it as well.
+        DynTypedNodeList DPs = Ctx.AST.getParents(*D);
+        if (DPs.empty() || !DPs[0].get<DeclStmt>())
+          return Bad("initializes a variable that is not declared by its "
+                     "own statement");
+        Child = DPs[0].get<DeclStmt>();
+        Ps = Ctx.AST.getParents(*Child);
+        continue;
+      }
       if (!Par || Par == If || Par == Body)
         break;
       if (const auto *CO = dyn_cast<ConditionalOperator>(Par);
