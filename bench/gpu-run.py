@@ -247,10 +247,10 @@ t_block_product = edit_family(
 
 _constant_memory = edit_family(
     "constant-memory", "test/edit/constant-memory-styles.cu", "conv2d",
-    '[{"kind":"shared-tiling","target":"conv2d","params":{"rows":4}},'
+    '[{"kind":"shared-tiling","target":"conv2d","params":{"rows":8}},'
     '{"kind":"constant-memory","target":"conv2d","params":{"param":"filt"}}]',
     "constant-memory on five arrays in four kernel styles (verified by eval under the "
-    "sanitizers), the suite's conv2d with shared-tiling rows=4 (streamed) and its filter "
+    "sanitizers), the suite's conv2d with shared-tiling rows=8 (streamed) and its filter "
     "in constant memory, optimize on it as a user types it, and its row beside the "
     "hand-written reference.")
 
@@ -264,7 +264,7 @@ def t_constant_memory(a):
 def t_stencil_rows(a):
     conv = edit_family(
         "shared-tiling-rows", "test/edit/shared-tiling-rows-styles.cu", "conv2d",
-        '{"kind":"shared-tiling","target":"conv2d","params":{"rows":4}}', "")(a)
+        '{"kind":"shared-tiling","target":"conv2d","params":{"rows":8}}', "")(a)
     conv[1][0].env["OPTIMIZE"] = "0"  # optimize on conv2d: task constant-memory
     steps = conv[1] + [Step("shared-tiling-rows-jacobi2d",
                             ["bash", "scripts/gpu-edit-family.sh", "{bundle}",

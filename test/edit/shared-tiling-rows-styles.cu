@@ -6,12 +6,13 @@
 // normalized weighted filter (two sums in one declaration, the value in a
 // local, an early return, a division after the loops); a Laplacian with an
 // early return. Where the guarded code is a loop over the rows the reads
-// move along (conv, blur, norm), the input is streamed one row at a time
-// and each row's sums become arrays; else the whole window is held. Rows
-// 4 is offered first where the window holds at most 32 values (not conv's
-// 10 x 7 nor norm's 8 x 5: on the H200 conv2d ran slower either way); the
-// six edits applied one after another compile with nvcc and the input is
-// left as it was. The program checks each stencil against the CPU, so the GPU check
+// move along (conv, blur, norm), the input is streamed one row at a time,
+// each row's sums become arrays, and rows 8 is offered first; else the
+// whole window is held and rows 4 is offered where it holds at most 32
+// values. A window element is loaded when a row needs it: the row part of
+// the condition is folded over the rows apart from the rest. The six edits
+// applied one after another compile with nvcc and the input is left as it
+// was. The program checks each stencil against the CPU, so the GPU check
 // (scripts/gpu-edit-family.sh) runs `eval` on the result.
 // REQUIRES: cuda-sdk
 // RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu && cp %s %t/all.cu
@@ -45,8 +46,7 @@
 
 // The input is streamed row by row: a row of 7 values in registers.
 // WHY: shared-tiling conv: 2D stencil
-// WHY-NOT: "rows":4
-// WHY: try {"kind":"shared-tiling","target":"conv","params":{}}
+// WHY: try {"kind":"shared-tiling","target":"conv","params":{"rows":8}}
 __global__ void conv(int h, int w, const float *in, const float *filt,
                      float *out) {
   int x = blockIdx.x * blockDim.x + threadIdx.x;
@@ -65,12 +65,12 @@ __global__ void conv(int h, int w, const float *in, const float *filt,
 // OUT-LABEL: __global__ void conv(int h, int w, const float *in, const float *filt,
 // OUT-NEXT:                      float *out) {
 // OUT-NEXT:   int x = blockIdx.x * blockDim.x + threadIdx.x;
-// OUT-NEXT:   const int yBase = (blockIdx.y * blockDim.y + threadIdx.y) * 4;
-// OUT-NEXT:   // shared-tiling rows=4: 4 rows per thread, the input streamed through registers one row at a time.
-// OUT-NEXT:   bool run[4];
-// OUT-NEXT:   float sum[4];
+// OUT-NEXT:   const int yBase = (blockIdx.y * blockDim.y + threadIdx.y) * 8;
+// OUT-NEXT:   // shared-tiling rows=8: 8 rows per thread, the input streamed through registers one row at a time.
+// OUT-NEXT:   bool run[8];
+// OUT-NEXT:   float sum[8];
 // OUT-NEXT:   #pragma unroll
-// OUT-NEXT:   for (int f1 = 0; f1 < 4; ++f1) {
+// OUT-NEXT:   for (int f1 = 0; f1 < 8; ++f1) {
 // OUT-NEXT:     const int y = yBase + f1;
 // OUT-NEXT:     run[f1] = x < w && y < h;
 // OUT-NEXT:     if (run[f1]) {
@@ -78,22 +78,23 @@ __global__ void conv(int h, int w, const float *in, const float *filt,
 // OUT-NEXT:     }
 // OUT-NEXT:   }
 // OUT-NEXT:   #pragma unroll
-// OUT-NEXT:   for (int r = 0; r < 10; ++r) {
+// OUT-NEXT:   for (int r = 0; r < 14; ++r) {
 // OUT-NEXT:     const int gy = yBase + r - 3;
 // OUT-NEXT:     float win[7];
 // OUT-NEXT:     #pragma unroll
 // OUT-NEXT:     for (int c = 0; c < 7; ++c) {
 // OUT-NEXT:       const int gx = x + c - 3;
-// OUT-NEXT:       bool need = false;
+// OUT-NEXT:       bool rowNeed = false;
 // OUT-NEXT:       #pragma unroll
-// OUT-NEXT:       for (int f1 = 0; f1 < 4; ++f1) {
+// OUT-NEXT:       for (int f1 = 0; f1 < 8; ++f1) {
 // OUT-NEXT:         const int yr = yBase + f1;
-// OUT-NEXT:         need = need || (r - f1 >= 0 && r - f1 <= 6 && c >= 0 && c <= 6 && yr < h && x < w && gy >= 0 && gy < h && gx >= 0 && gx < w);
+// OUT-NEXT:         rowNeed = rowNeed || (r - f1 >= 0 && r - f1 <= 6 && yr < h);
 // OUT-NEXT:       }
+// OUT-NEXT:       const bool need = (rowNeed && c >= 0 && c <= 6 && x < w && gy >= 0 && gy < h && gx >= 0 && gx < w);
 // OUT-NEXT:       win[c] = need ? in[(size_t)gy * w + gx] : float(0);
 // OUT-NEXT:     }
 // OUT-NEXT:     #pragma unroll
-// OUT-NEXT:     for (int f1 = 0; f1 < 4; ++f1) {
+// OUT-NEXT:     for (int f1 = 0; f1 < 8; ++f1) {
 // OUT-NEXT:       const int y = yBase + f1;
 // OUT-NEXT:       const int ky = r - f1;
 // OUT-NEXT:       if (run[f1] && ky >= 0 && ky <= 6) {
@@ -107,7 +108,7 @@ __global__ void conv(int h, int w, const float *in, const float *filt,
 // OUT-NEXT:     }
 // OUT-NEXT:   }
 // OUT-NEXT:   #pragma unroll
-// OUT-NEXT:   for (int f1 = 0; f1 < 4; ++f1) {
+// OUT-NEXT:   for (int f1 = 0; f1 < 8; ++f1) {
 // OUT-NEXT:     const int y = yBase + f1;
 // OUT-NEXT:     if (run[f1]) {
 // OUT-NEXT:       out[(size_t)y * w + x] = sum[f1];
@@ -130,7 +131,7 @@ __global__ void jacobi(int n, const float *a, float *b) {
 // OUT-NEXT:                                    win[f + 1][0] + win[f + 1][2]);
 
 // WHY: shared-tiling blur: 2D stencil
-// WHY: try {"kind":"shared-tiling","target":"blur","params":{"rows":4}}
+// WHY: try {"kind":"shared-tiling","target":"blur","params":{"rows":8}}
 __global__ void blur(const float *src, float *dst, int width, int height) {
   int px = blockIdx.x * blockDim.x + threadIdx.x;
   int py = blockIdx.y * blockDim.y + threadIdx.y;
@@ -169,8 +170,7 @@ __global__ void vert(const double *u, double *v, int rows, int cols,
 // OUT:         double win[8][1];
 
 // WHY: shared-tiling norm: 2D stencil
-// WHY-NOT: "rows":4
-// WHY: try {"kind":"shared-tiling","target":"norm","params":{}}
+// WHY: try {"kind":"shared-tiling","target":"norm","params":{"rows":8}}
 __global__ void norm(const float *img, const float *wts, float *res, int W,
                      int H) {
   const int x = threadIdx.x + blockIdx.x * blockDim.x;
@@ -192,11 +192,13 @@ __global__ void norm(const float *img, const float *wts, float *res, int W,
   res[y * W + x] = den != 0.f ? num / den : 0.f;
 }
 // OUT-LABEL: __global__ void norm(const float *img, const float *wts, float *res, int W,
-// OUT:         bool run[4];
-// OUT-NEXT:    float num[4];
-// OUT-NEXT:    float den[4];
+// OUT:         bool run[8];
+// OUT-NEXT:    float num[8];
+// OUT-NEXT:    float den[8];
 // OUT:             num[f1] = 0.f; den[f1] = 0.f;
-// OUT:           need = need || (r - f1 >= 0 && r - f1 <= 4 && c >= 0 && c <= 4 && yr < H && x < W && gy >= 0 && gy < H && gx >= 0 && gx < W);
+// OUT:           rowNeed = rowNeed || (r - f1 >= 0 && r - f1 <= 4 && yr < H);
+// OUT-NEXT:      }
+// OUT-NEXT:      const bool need = (rowNeed && c >= 0 && c <= 4 && x < W && gy >= 0 && gy < H && gx >= 0 && gx < W);
 // OUT:           const int i = r - f1;
 // OUT-NEXT:      if (run[f1] && i >= 0 && i <= 4) {
 // OUT:               const float v = win[j];
@@ -220,11 +222,11 @@ __global__ void lap(int nx, int ny, const float *__restrict__ p,
 // OUT:             continue;
 // OUT-NEXT:      int c = gy * nx + gx;
 
-// OUT: conv<<<dim3(grid.x, (grid.y + 3) / 4, grid.z), threads>>>(h, w, din, dfilt, dout);
+// OUT: conv<<<dim3(grid.x, (grid.y + 7) / 8, grid.z), threads>>>(h, w, din, dfilt, dout);
 // OUT: jacobi<<<dim3(grid.x, (grid.y + 3) / 4, grid.z), dim3(16, 16)>>>(n, da, db);
-// OUT: blur<<<dim3((width + 31) / 32, (((height + 7) / 8) + 3) / 4), dim3(32, 8)>>>(
+// OUT: blur<<<dim3((width + 31) / 32, (((height + 7) / 8) + 7) / 8), dim3(32, 8)>>>(
 // OUT: vert<<<dim3(vgrid.x, (vgrid.y + 3) / 4, vgrid.z), dim3(32, 4)>>>(du, dv, rows, cols, pitch);
-// OUT: norm<<<dim3(ngrid.x, (ngrid.y + 3) / 4, ngrid.z), nblock>>>(dimg, dwts, dres, W, H);
+// OUT: norm<<<dim3(ngrid.x, (ngrid.y + 7) / 8, ngrid.z), nblock>>>(dimg, dwts, dres, W, H);
 // OUT: lap<<<dim3((nx + 15) / 16, (((ny + 15) / 16) + 3) / 4), dim3(16, 16)>>>(nx, ny, dp, dq);
 
 template <typename T> T *upload(const std::vector<T> &h) {

@@ -406,22 +406,24 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
                 std::to_string(St->BY + St->HaloYLo + St->HaloYHi) + "x" +
                 std::to_string(St->BX + St->HaloXLo + St->HaloXHi) +
                 " tile with the halo in shared memory";
-    // The register window first where it is small: it removes the
-    // repeated loads of a row's neighbours, which shared memory only moves
-    // (jacobi2d on the H200: 1.52x). A large one is not offered: conv2d's
-    // 10 x 7 window with its 49 filter values took 153 registers and ran
-    // at 0.30x (run 2026-12-03-shared-tiling-rows); streamed row by row
-    // it took 96 and still ran at 0.52x (0.73x with its filter in
-    // constant memory; run 2026-12-03-constant-memory), so a window past
-    // 32 values is not offered in either form.
+    // Rows first: they remove the repeated loads of a row's neighbours,
+    // which shared memory only moves. A window small enough for registers
+    // takes 4 rows (jacobi2d on the H200: 1.52x); a loop over the window's
+    // rows streams one register row at a time and takes 8 (conv2d with its
+    // filter in constant memory: 2.1x, against 1.8x with 4; run
+    // 2026-12-03-rows-factored). A large window that cannot stream is not
+    // offered (conv2d's 10 x 7 window took 153 registers, 0.30x).
+    bool Streams = streamsRows(Ctx, *St);
+    int64_t R = Streams ? 8 : 4;
     Edit W = E;
-    W.Params["rows"] = int64_t(4);
+    W.Params["rows"] = R;
     int64_t Window =
-        (4 + St->HaloYLo + St->HaloYHi) * (1 + St->HaloXLo + St->HaloXHi);
-    if (auto Rows4 = rewriteStencilRows(Ctx, W, *St, 4); Rows4 && Window <= 32)
+        (R + St->HaloYLo + St->HaloYHi) * (1 + St->HaloXLo + St->HaloXHi);
+    if (auto RowsEdit = rewriteStencilRows(Ctx, W, *St, R);
+        RowsEdit && (Streams || Window <= 32))
       A->Suggestions.push_back(W);
-    else if (!Rows4)
-      consumeError(Rows4.takeError());
+    else if (!RowsEdit)
+      consumeError(RowsEdit.takeError());
     A->Suggestions.push_back(E);
     return tooling::Replacements();
   }

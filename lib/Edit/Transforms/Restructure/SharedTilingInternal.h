@@ -152,6 +152,9 @@ rewriteStencil(const EditContext &Ctx, const Edit &E, const StencilPlan &P);
 llvm::Expected<clang::tooling::Replacements>
 rewriteStencilRows(const EditContext &Ctx, const Edit &E, const StencilPlan &P,
                    int64_t Rows);
+/// Whether rows would stream the input one register row at a time (the
+/// guarded code loops over the window's rows) rather than hold the window.
+bool streamsRows(const EditContext &Ctx, const StencilPlan &P);
 
 } // namespace sharedtiling
 } // namespace optiml
