@@ -9,8 +9,9 @@
 // move along (conv, blur, norm), the input is streamed one row at a time,
 // each row's sums become arrays, and rows 8 is offered first; else the
 // whole window is held and rows 4 is offered where it holds at most 32
-// values. A window element is loaded when a row needs it: the row part of
-// the condition is folded over the rows apart from the rest. The six edits
+// values. A window element is loaded when a row needs it: the part of the
+// condition that holds along a window row is folded over the rows once per
+// window row, apart from the element's bounds. The six edits
 // applied one after another compile with nvcc and the input is left as it
 // was. The program checks each stencil against the CPU, so the GPU check
 // (scripts/gpu-edit-family.sh) runs `eval` on the result.
@@ -80,17 +81,17 @@ __global__ void conv(int h, int w, const float *in, const float *filt,
 // OUT-NEXT:   #pragma unroll
 // OUT-NEXT:   for (int r = 0; r < 14; ++r) {
 // OUT-NEXT:     const int gy = yBase + r - 3;
+// OUT-NEXT:     bool rowNeed = false;
+// OUT-NEXT:     #pragma unroll
+// OUT-NEXT:     for (int f1 = 0; f1 < 8; ++f1) {
+// OUT-NEXT:       const int yr = yBase + f1;
+// OUT-NEXT:       rowNeed = rowNeed || (r - f1 >= 0 && r - f1 <= 6 && yr < h && x < w);
+// OUT-NEXT:     }
 // OUT-NEXT:     float win[7];
 // OUT-NEXT:     #pragma unroll
 // OUT-NEXT:     for (int c = 0; c < 7; ++c) {
 // OUT-NEXT:       const int gx = x + c - 3;
-// OUT-NEXT:       bool rowNeed = false;
-// OUT-NEXT:       #pragma unroll
-// OUT-NEXT:       for (int f1 = 0; f1 < 8; ++f1) {
-// OUT-NEXT:         const int yr = yBase + f1;
-// OUT-NEXT:         rowNeed = rowNeed || (r - f1 >= 0 && r - f1 <= 6 && yr < h);
-// OUT-NEXT:       }
-// OUT-NEXT:       const bool need = (rowNeed && c >= 0 && c <= 6 && x < w && gy >= 0 && gy < h && gx >= 0 && gx < w);
+// OUT-NEXT:       const bool need = (gy >= 0 && gy < h && gx >= 0 && gx < w && c >= 0 && c <= 6 && rowNeed);
 // OUT-NEXT:       win[c] = need ? in[(size_t)gy * w + gx] : float(0);
 // OUT-NEXT:     }
 // OUT-NEXT:     #pragma unroll
@@ -196,9 +197,8 @@ __global__ void norm(const float *img, const float *wts, float *res, int W,
 // OUT-NEXT:    float num[8];
 // OUT-NEXT:    float den[8];
 // OUT:             num[f1] = 0.f; den[f1] = 0.f;
-// OUT:           rowNeed = rowNeed || (r - f1 >= 0 && r - f1 <= 4 && yr < H);
-// OUT-NEXT:      }
-// OUT-NEXT:      const bool need = (rowNeed && c >= 0 && c <= 4 && x < W && gy >= 0 && gy < H && gx >= 0 && gx < W);
+// OUT:         rowNeed = rowNeed || (r - f1 >= 0 && r - f1 <= 4 && yr < H && x < W);
+// OUT:           const bool need = (gy >= 0 && gy < H && gx >= 0 && gx < W && c >= 0 && c <= 4 && rowNeed);
 // OUT:           const int i = r - f1;
 // OUT-NEXT:      if (run[f1] && i >= 0 && i <= 4) {
 // OUT:               const float v = win[j];
