@@ -3,10 +3,11 @@
 
 usage: scripts/check-function-length.py [--max N] [--hard-limit N]
                                         [--explain-above N] [--top N]
-                                        [PATH...]
+                                        [--file-limit N] [PATH...]
 
-Scans the .cpp and .h files under PATH (default: lib and tools, from the
-repository root) with a brace-matching scan of its own: comments, string
+Scans the .cpp and .h files under PATH (default: lib, tools, include and
+unittests, from the repository root) with a brace-matching scan of its
+own: comments, string
 and character literals (raw strings included) are blanked first, then every
 '{' opened at namespace or class scope whose header reads like a function
 (a parameter list, not a control statement, an initializer or a lambda)
@@ -15,7 +16,8 @@ count toward the function that holds them. A function's length is its lines
 from the first line of its signature to its closing brace.
 
 Prints how many functions exceed --max (default 150) and the --top longest
-of them (default 20); exits 1 when one exceeds --hard-limit (default 500),
+of them (default 20); exits 1 when a file is longer than --file-limit lines
+(default 1000), when a function exceeds --hard-limit (default 500),
 or when one longer than --explain-above lines (default 200) has no comment
 right above its signature with a line that starts `Why long:` (saying why
 it stays in one piece), 2 on a usage error. No compiler or compile database is needed, so it runs
@@ -171,7 +173,8 @@ def explained(lines, first):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("paths", nargs="*", default=["lib", "tools"])
+    p.add_argument("paths", nargs="*",
+                   default=["lib", "tools", "include", "unittests"])
     p.add_argument("--max", type=int, default=150,
                    help="report functions longer than this (lines)")
     p.add_argument("--hard-limit", type=int, default=500,
@@ -181,6 +184,8 @@ def main():
                    "no 'Why long:' comment above it")
     p.add_argument("--top", type=int, default=20,
                    help="how many of the longest functions to list")
+    p.add_argument("--file-limit", type=int, default=1000,
+                   help="fail when a file is longer than this (lines)")
     args = p.parse_args()
 
     files = []
@@ -199,9 +204,13 @@ def main():
     long_ones = []
     over = []
     unexplained = []
+    long_files = []
     for f in sorted(files):
         with open(f, encoding="utf-8", errors="replace") as fh:
             lines = fh.read().split("\n")
+        n_lines = len(lines) - (1 if lines and lines[-1] == "" else 0)
+        if n_lines > args.file_limit:
+            long_files.append((n_lines, f))
         for name, first, last in scan(f):
             n = last - first + 1
             if n > args.max:
@@ -224,6 +233,10 @@ def main():
         print(f"error: {f}:{first}: {name} is {n} lines long (over "
               f"{args.explain_above}) and no 'Why long:' comment above it "
               "says why; split it or explain", file=sys.stderr)
+        status = 1
+    for n, f in long_files:
+        print(f"error: {f} is {n} lines long (over {args.file_limit}); "
+              "split it by the shapes it handles", file=sys.stderr)
         status = 1
     return status
 

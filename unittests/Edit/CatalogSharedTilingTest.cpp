@@ -519,12 +519,12 @@ int main() {
 )";
 
 TEST(CatalogSharedTilingTest, RowsStreamTheInputRowByRow) {
-  // Its 8 x 5 window is past the 32 values rows is offered for; asked
-  // for, it streams.
+  // Its reads move along one loop over the window's rows: it streams, and
+  // rows 8 is offered first.
   Applicability A = prepareOn(sharedTiling(), WeightedFilter, "wf");
   ASSERT_TRUE(A.Applies) << A.Reason;
-  for (const Edit &E : A.Suggestions)
-    EXPECT_FALSE(E.getInt("rows").has_value()) << "rows offered";
+  ASSERT_FALSE(A.Suggestions.empty());
+  EXPECT_EQ(A.Suggestions.front().getInt("rows"), int64_t(8));
   std::string Out =
       applyTo(sharedTiling(), WeightedFilter,
               makeEdit("shared-tiling", "wf", {{"rows", int64_t(4)}}));
@@ -534,13 +534,22 @@ TEST(CatalogSharedTilingTest, RowsStreamTheInputRowByRow) {
   EXPECT_NE(Out.find("      num[f1] = 0.f; den[f1] = 0.f;\n"),
             std::string::npos)
       << Out;
+  // Which rows need window row r, once per window row; then each element.
   EXPECT_NE(Out.find("  for (int r = 0; r < 8; ++r) {\n"
                      "    const int gy = yBase + r - 2;\n"
+                     "    bool rowNeed = false;\n"
+                     "    #pragma unroll\n"
+                     "    for (int f1 = 0; f1 < 4; ++f1) {\n"
+                     "      const int yr = yBase + f1;\n"
+                     "      rowNeed = rowNeed || (r - f1 >= 0 && r - f1 <= 4 "
+                     "&& yr < H && x < W);\n"
+                     "    }\n"
                      "    float win[5];\n"),
             std::string::npos)
       << Out;
   // Loaded only inside the image: the read's `if` reaches the load.
-  EXPECT_NE(Out.find("gy >= 0 && gy < H && gx >= 0 && gx < W);"),
+  EXPECT_NE(Out.find("const bool need = (gy >= 0 && gy < H && gx >= 0 && "
+                     "gx < W && c >= 0 && c <= 4 && rowNeed);"),
             std::string::npos)
       << Out;
   EXPECT_NE(Out.find("      const int i = r - f1;\n"

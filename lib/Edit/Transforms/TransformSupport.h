@@ -146,6 +146,8 @@ std::optional<int64_t> intValue(const clang::Expr *E,
 std::optional<int64_t> integerConstantValue(const clang::Expr *E,
                                             const clang::ASTContext &AST);
 
+/// Whether \p Target is \p S or inside it.
+bool containsStmt(const clang::Stmt *S, const clang::Stmt *Target);
 /// Every reference to \p D inside \p S.
 void collectRefs(const clang::Stmt *S, const clang::ValueDecl *D,
                  std::vector<const clang::DeclRefExpr *> &Out);

@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
+#include "../../Patterns/CountingLoop.h"
 #include "../../Patterns/SideEffects.h"
 #include "../TransformSupport.h"
 #include "clang/AST/ASTContext.h"
@@ -47,59 +48,6 @@ namespace {
 constexpr int64_t MaxBytes = 16 * 1024;
 
 using Interval = std::pair<int64_t, int64_t>;
-
-/// The constant ranges of the counting loops in \p Body: `for (int v = A;
-/// v < B; ++v)` (or `<=`, `v++`, `v += 1`) with constant A and B and `v`
-/// never written in the loop's body.
-DenseMap<const VarDecl *, Interval> loopRanges(const Stmt *Body,
-                                               const ASTContext &AST) {
-  DenseMap<const VarDecl *, Interval> Out;
-  std::function<void(const Stmt *)> Walk = [&](const Stmt *S) {
-    if (!S)
-      return;
-    if (const auto *F = dyn_cast<ForStmt>(S)) {
-      const auto *DS = dyn_cast_or_null<DeclStmt>(F->getInit());
-      const auto *V = DS && DS->isSingleDecl()
-                          ? dyn_cast<VarDecl>(DS->getSingleDecl())
-                          : nullptr;
-      const auto *C = dyn_cast_or_null<BinaryOperator>(
-          F->getCond() ? F->getCond()->IgnoreParenImpCasts() : nullptr);
-      const Expr *Inc =
-          F->getInc() ? F->getInc()->IgnoreParenImpCasts() : nullptr;
-      // Up by one to `v < B` / `v <= B`, or down by one to `v >= B` /
-      // `v > B`.
-      int Step = 0;
-      if (const auto *U = dyn_cast_or_null<UnaryOperator>(Inc);
-          U && V && refersTo(U->getSubExpr(), V))
-        Step = U->isIncrementOp() ? 1 : U->isDecrementOp() ? -1 : 0;
-      if (const auto *B = dyn_cast_or_null<BinaryOperator>(Inc);
-          B && V && refersTo(B->getLHS(), V) && intValue(B->getRHS(), AST) == 1)
-        Step = B->getOpcode() == BO_AddAssign   ? 1
-               : B->getOpcode() == BO_SubAssign ? -1
-                                                : 0;
-      std::optional<int64_t> Start =
-          V && V->hasInit() ? intValue(V->getInit(), AST) : std::nullopt;
-      if (V && C && Step && Start && refersTo(C->getLHS(), V) &&
-          !writtenVars(F->getBody()).contains(V))
-        if (std::optional<int64_t> End = intValue(C->getRHS(), AST)) {
-          BinaryOperatorKind Op = C->getOpcode();
-          if (Step == 1 && (Op == BO_LT || Op == BO_LE)) {
-            int64_t Last = Op == BO_LT ? *End - 1 : *End;
-            if (Last >= *Start)
-              Out[V] = {*Start, Last};
-          } else if (Step == -1 && (Op == BO_GT || Op == BO_GE)) {
-            int64_t Last = Op == BO_GT ? *End + 1 : *End;
-            if (Last <= *Start)
-              Out[V] = {Last, *Start};
-          }
-        }
-    }
-    for (const Stmt *Ch : S->children())
-      Walk(Ch);
-  };
-  Walk(Body);
-  return Out;
-}
 
 /// The values an index may take: constants and counting loops' variables
 /// combined by +, - and *, through casts and constant locals; nothing for
@@ -254,7 +202,7 @@ std::string checkParam(const EditContext &Ctx, const FunctionDecl *FD,
   std::vector<const DeclRefExpr *> Refs;
   collectRefs(FD->getBody(), Param, Refs);
   DenseMap<const VarDecl *, Interval> Loops =
-      loopRanges(FD->getBody(), Ctx.AST);
+      constantLoopRanges(FD->getBody(), Ctx.AST);
   DenseSet<const ValueDecl *> Written = writtenVars(FD->getBody());
   P.Reads.clear();
   int64_t Hi = -1;

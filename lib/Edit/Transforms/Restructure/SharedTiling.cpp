@@ -29,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
+#include "../../Patterns/CountingLoop.h"
 #include "../TransformSupport.h"
 #include "SharedStaging.h"
 #include "SharedTilingInternal.h"
@@ -134,27 +135,13 @@ const Expr *boundOf(const Expr *C, const VarDecl *V, bool Less) {
   return nullptr;
 }
 
-/// `for (int k = 0; k < K; ++k)` (or `k += 1`): k, with \p Bound = K.
-const VarDecl *countingLoop(const ForStmt *L, const ASTContext &AST,
-                            const Expr *&Bound) {
-  const auto *InitDS = dyn_cast_or_null<DeclStmt>(L->getInit());
-  const VarDecl *K = InitDS && InitDS->isSingleDecl()
-                         ? dyn_cast<VarDecl>(InitDS->getSingleDecl())
-                         : nullptr;
-  if (!K || !K->hasInit() || !K->getType()->isIntegerType() ||
-      intValue(K->getInit(), AST) != 0)
+const VarDecl *zeroBasedLoop(const ForStmt *L, const ASTContext &AST,
+                             const Expr *&Bound) {
+  std::optional<CountingLoop> C = countingLoop(L, AST);
+  if (!C || C->Step != 1 || C->Inclusive || intValue(C->Start, AST) != 0)
     return nullptr;
-  Bound = L->getCond() ? boundOf(L->getCond(), K, /*Less=*/true) : nullptr;
-  bool Step1 = false;
-  if (const Expr *Inc =
-          L->getInc() ? L->getInc()->IgnoreParenImpCasts() : nullptr) {
-    if (const auto *U = dyn_cast<UnaryOperator>(Inc))
-      Step1 = U->isIncrementOp() && refersTo(U->getSubExpr(), K);
-    else if (const auto *CA = dyn_cast<CompoundAssignOperator>(Inc))
-      Step1 = CA->getOpcode() == BO_AddAssign && refersTo(CA->getLHS(), K) &&
-              intValue(CA->getRHS(), AST) == 1;
-  }
-  return Bound && Step1 ? K : nullptr;
+  Bound = C->Bound;
+  return C->Var;
 }
 
 /// Reads, calls, assignments or increments inside an index expression.
@@ -203,20 +190,6 @@ std::string zeroOf(QualType T, StringRef Name) {
 }
 
 namespace {
-
-struct MatmulPlan {
-  ResolvedKernel Kernel;
-  const VarDecl *Row = nullptr, *Col = nullptr, *K = nullptr;
-  std::string RowBound, ColBound, KBound; ///< texts, parenthesized
-  std::string StoreGuard;                 ///< `row < M && col < N`
-  const DeclStmt *AccDecl = nullptr;
-  const ForStmt *Loop = nullptr;
-  Operand A, B;
-  std::vector<const Stmt *> Post;
-  unsigned RegionBegin = 0, RegionEnd = 0;
-  std::string Indent;
-  Dim3 Block{0, 0, 0}; ///< the block every launch uses
-};
 
 class SharedTilingTransform : public Transform {
 public:
@@ -295,10 +268,6 @@ private:
                                        Applicability *A) const;
   Expected<tooling::Replacements> rewrite(const EditContext &Ctx, const Edit &E,
                                           const MatmulPlan &P) const;
-  /// micro=8: an 8 x 8 register tile per thread.
-  Expected<tooling::Replacements> rewriteBlocked(const EditContext &Ctx,
-                                                 const Edit &E,
-                                                 const MatmulPlan &P) const;
 };
 
 Expected<tooling::Replacements>
@@ -325,7 +294,7 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
                         std::to_string(M->Block[0]) + "x" +
                         std::to_string(M->Block[0]));
     if (!A)
-      return Micro == 8 ? rewriteBlocked(Ctx, E, *M) : rewrite(Ctx, E, *M);
+      return Micro == 8 ? rewriteMicroTile(Ctx, E, *M) : rewrite(Ctx, E, *M);
     int64_t T = M->Block[0];
     A->Applies = true;
     A->Reason = "matmul-like: '" + M->Kernel.Info->Name + "' accumulates '" +
@@ -573,7 +542,7 @@ Expected<MatmulPlan> SharedTilingTransform::analyze(const EditContext &Ctx,
   // for (k = 0; k < K; ++k)
   const ForStmt *L = P.Loop;
   const Expr *KB = nullptr;
-  P.K = countingLoop(L, Ctx.AST, KB);
+  P.K = zeroBasedLoop(L, Ctx.AST, KB);
   if (!P.K)
     return NotApplicable("the loop is not 'for (int k = 0; k < K; ++k)'");
   if (!threadVariance(KB, FD).uniform() || KB->HasSideEffects(Ctx.AST))
@@ -790,256 +759,6 @@ SharedTilingTransform::rewrite(const EditContext &Ctx, const Edit &E,
   if (Error Err = addReplacement(R, replaceSpan(Ctx, Region, Out), E))
     return std::move(Err);
   return R;
-}
-
-/// The register-blocked product's text (rewriteBlocked fills it in).
-constexpr StringRef BlockedTemplate =
-    R"(// ${Micro}: 128 x 128 outputs per block, 8 x 8 per thread.
-__shared__ ${TA} ${As}[2][8][132];
-__shared__ ${TB} ${Bs}[2][8][128];
-const int ${Tid} = threadIdx.y * 16 + threadIdx.x;
-const ${RowT} ${RowBase} = blockIdx.y * 128;
-const ${ColT} ${ColBase} = blockIdx.x * 128;
-if (${RowBase} >= gridDim.y * 16 || ${ColBase} >= gridDim.x * 16)
-  return;
-${AccT} ${AccR}[8][8];
-for (int ${I} = 0; ${I} < 8; ++${I})
-  for (int ${J} = 0; ${J} < 8; ++${J})
-    ${AccR}[${I}][${J}] = ${Init};
-${TA} ${Av}[4];
-${TB} ${Bv}[4];
-${Load0}for (int ${I} = 0; ${I} < 4; ++${I}) {
-  ${As}[0][${Tid} % 8][${Tid} / 8 + 32 * ${I}] = ${Av}[${I}];
-  ${Bs}[0][${Tid} / 128 + 2 * ${I}][${Tid} % 128] = ${Bv}[${I}];
-}
-__syncthreads();
-int ${Buf} = 0;
-for (${KT} ${K0} = 0; ${K0} < ${K}; ${K0} += 8) {
-  const bool ${More} = ${K0} + 8 < ${K};
-  if (${More}) {
-${LoadNext}  }
-#pragma unroll
-  for (int ${Kk} = 0; ${Kk} < 8; ++${Kk}) {
-    ${TA} ${Ra}[8];
-    ${TB} ${Rb}[8];
-    for (int ${I} = 0; ${I} < 4; ++${I}) {
-      ${Ra}[${I}] = ${As}[${Buf}][${Kk}][threadIdx.y * 4 + ${I}];
-      ${Ra}[4 + ${I}] = ${As}[${Buf}][${Kk}][64 + threadIdx.y * 4 + ${I}];
-      ${Rb}[${I}] = ${Bs}[${Buf}][${Kk}][threadIdx.x * 4 + ${I}];
-      ${Rb}[4 + ${I}] = ${Bs}[${Buf}][${Kk}][64 + threadIdx.x * 4 + ${I}];
-    }
-    for (int ${I} = 0; ${I} < 8; ++${I})
-      for (int ${J} = 0; ${J} < 8; ++${J})
-        ${AccR}[${I}][${J}] += ${Ra}[${I}] * ${Rb}[${J}];
-  }
-  if (${More}) {
-    for (int ${I} = 0; ${I} < 4; ++${I}) {
-      ${As}[1 - ${Buf}][${Tid} % 8][${Tid} / 8 + 32 * ${I}] = ${Av}[${I}];
-      ${Bs}[1 - ${Buf}][${Tid} / 128 + 2 * ${I}][${Tid} % 128] = ${Bv}[${I}];
-    }
-    __syncthreads();
-    ${Buf} = 1 - ${Buf};
-  }
-}
-for (int ${I} = 0; ${I} < 8; ++${I}) {
-  ${RowT} ${R} = ${RowBase} + (${I} < 4 ? threadIdx.y * 4 + ${I} : 64 + threadIdx.y * 4 + ${I} - 4);
-  for (int ${J} = 0; ${J} < 8; ++${J}) {
-    ${ColT} ${C} = ${ColBase} + (${J} < 4 ? threadIdx.x * 4 + ${J} : 64 + threadIdx.x * 4 + ${J} - 4);
-    if (${R} < ${M} && ${C} < ${N} && ${R} < gridDim.y * 16 && ${C} < gridDim.x * 16) {
-${Post}    }
-  }
-})";
-
-// The register-blocked product (micro=8). Each block of 16 x 16 threads
-// computes a 128 x 128 tile of the outputs, each thread an 8 x 8 register
-// tile (rows ty*4..+3 and 64+ty*4..+3, columns likewise with tx), over K in
-// steps of 8 through two shared buffers: the next step's elements are
-// loaded into registers while the current step is used. Exact: each output
-// still adds its products in k order from the same start value (the
-// zero-filled tail adds +0), and is stored by the original statements
-// (indices renamed) under the original bounds. The launch is unchanged:
-// blocks past the 128 x 128 tiles that cover the outputs the launch's grid
-// reaches return at once, and no output beyond that grid is stored. The
-// indices and the guard are replaced with the rest.
-Expected<tooling::Replacements>
-SharedTilingTransform::rewriteBlocked(const EditContext &Ctx, const Edit &E,
-                                      const MatmulPlan &P) const {
-  StringRef Code = Ctx.Code;
-  std::string FnText = Code.slice(P.Kernel.Info->Range.Begin.Offset,
-                                  P.Kernel.Info->Range.End.Offset)
-                           .str();
-  const auto *Acc = cast<VarDecl>(P.AccDecl->getSingleDecl());
-  auto Fresh = [&](StringRef Base) {
-    std::string N = freshName(FnText, Base);
-    FnText += " " + N; // later names differ from this one too
-    return N;
-  };
-  std::string As = Fresh("As"), Bs = Fresh("Bs"), AccR = Fresh("accR"),
-              Tid = Fresh("tid"), RowBase = Fresh("rowBase"),
-              ColBase = Fresh("colBase"), K0 = Fresh("k0"), Buf = Fresh("buf"),
-              Av = Fresh("aNext"), Bv = Fresh("bNext"), Ra = Fresh("ra"),
-              Rb = Fresh("rb"), R = Fresh("r"), C = Fresh("c"),
-              Kk = Fresh("kk"), I = Fresh("i"), J = Fresh("j"),
-              More = Fresh("more"), ARowV = Fresh("ar"), AkV = Fresh("ak"),
-              BkV = Fresh("bk"), BcV = Fresh("bc");
-  // A statement or expression's text with some variables renamed.
-  auto Renamed = [&](const Stmt *S,
-                     ArrayRef<std::pair<const ValueDecl *, std::string>> To,
-                     bool Statement) -> std::optional<std::string> {
-    auto Span =
-        !Statement ? fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
-                              S->getSourceRange(), Ctx.file())
-                   : stmtSpan(Ctx, S);
-    if (!Span || containsMacro(S))
-      return std::nullopt;
-    std::vector<TextEdit> Edits;
-    for (const auto &[D, Text] : To) {
-      std::vector<const DeclRefExpr *> Refs;
-      collectRefs(S, D, Refs);
-      for (const DeclRefExpr *Ref : Refs) {
-        auto RS = fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
-                           Ref->getSourceRange(), Ctx.file());
-        if (!RS)
-          return std::nullopt;
-        Edits.push_back(
-            {RS->Begin.Offset, RS->End.Offset - RS->Begin.Offset, Text});
-      }
-    }
-    return spliceText(Code, Span->Begin.Offset, Span->End.Offset,
-                      std::move(Edits));
-  };
-  std::string KType = typeName(P.K->getType(), Ctx.AST);
-  std::string RowType = typeName(P.Row->getType(), Ctx.AST);
-  std::string ColType = typeName(P.Col->getType(), Ctx.AST);
-  std::string AccType = typeName(Acc->getType(), Ctx.AST);
-  // Element e of a step's A tile (128 rows x 8 k) is row e / 8, k e % 8;
-  // of its B tile (8 k x 128 columns) k e / 128, column e % 128.
-  auto ALoad = Renamed(P.A.Access, {{P.Row, ARowV}, {P.K, AkV}}, false);
-  auto BLoad = Renamed(P.B.Access, {{P.K, BkV}, {P.Col, BcV}}, false);
-  std::vector<std::string> Post;
-  for (const Stmt *S : P.Post) {
-    auto T = Renamed(
-        S, {{P.Row, R}, {P.Col, C}, {Acc, AccR + "[" + I + "][" + J + "]"}},
-        true);
-    if (!T)
-      return reject(E, "internal",
-                    "kernel '" + E.Target +
-                        "': the code after the loop has no place in the file");
-    Post.push_back(reindent(
-        *T,
-        6 - int(indentationAt(Code, stmtSpan(Ctx, S)->Begin.Offset).size())));
-  }
-  auto InitSpan = fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
-                           Acc->getInit()->getSourceRange(), Ctx.file());
-  if (!ALoad || !BLoad || !InitSpan)
-    return reject(E, "internal",
-                  "kernel '" + E.Target +
-                      "': a part of the loop has no place in the file");
-  std::string PostText;
-  for (const std::string &T : Post)
-    PostText += "      " + T + "\n";
-  // One step's elements into registers, from k = \p KFrom: 4 of A's tile
-  // and 4 of B's per thread, zero outside the matrices.
-  auto LoadStep = [&](StringRef KFrom, StringRef In) {
-    return indentLines(fillTemplate(R"(for (int ${I} = 0; ${I} < 4; ++${I}) {
-  ${RowT} ${ar} = ${RowBase} + ${Tid} / 8 + 32 * ${I};
-  ${KT} ${ak} = ${KFrom} + ${Tid} % 8;
-  ${Av}[${I}] = ${ar} < ${M} && ${ak} < ${K} ? ${ALoad} : ${ZA};
-  ${KT} ${bk} = ${KFrom} + ${Tid} / 128 + 2 * ${I};
-  ${ColT} ${bc} = ${ColBase} + ${Tid} % 128;
-  ${Bv}[${I}] = ${bk} < ${K} && ${bc} < ${N} ? ${BLoad} : ${ZB};
-}
-)",
-                                    {{"I", I},
-                                     {"RowT", RowType},
-                                     {"ColT", ColType},
-                                     {"KT", KType},
-                                     {"ar", ARowV},
-                                     {"ak", AkV},
-                                     {"bk", BkV},
-                                     {"bc", BcV},
-                                     {"RowBase", RowBase},
-                                     {"ColBase", ColBase},
-                                     {"Tid", Tid},
-                                     {"KFrom", KFrom.str()},
-                                     {"Av", Av},
-                                     {"Bv", Bv},
-                                     {"M", P.RowBound},
-                                     {"N", P.ColBound},
-                                     {"K", P.KBound},
-                                     {"ALoad", *ALoad},
-                                     {"BLoad", *BLoad},
-                                     {"ZA", P.A.Zero},
-                                     {"ZB", P.B.Zero}}),
-                       In)
-        .insert(0, In.str());
-  };
-  std::string Body = fillTemplate(
-      BlockedTemplate,
-      {{"Micro", "shared-tiling micro=8"},
-       {"TA", P.A.ElemType},
-       {"TB", P.B.ElemType},
-       {"As", As},
-       {"Bs", Bs},
-       {"Tid", Tid},
-       {"RowT", RowType},
-       {"ColT", ColType},
-       {"KT", KType},
-       {"RowBase", RowBase},
-       {"ColBase", ColBase},
-       {"AccT", AccType},
-       {"AccR", AccR},
-       {"Init", Code.slice(InitSpan->Begin.Offset, InitSpan->End.Offset).str()},
-       {"Av", Av},
-       {"Bv", Bv},
-       {"Load0", LoadStep("0", "")},
-       {"LoadNext", LoadStep(K0 + " + 8", "    ")},
-       {"K0", K0},
-       {"M", P.RowBound},
-       {"N", P.ColBound},
-       {"K", P.KBound},
-       {"Buf", Buf},
-       {"More", More},
-       {"Kk", Kk},
-       {"Ra", Ra},
-       {"Rb", Rb},
-       {"I", I},
-       {"J", J},
-       {"R", R},
-       {"C", C},
-       {"Post", PostText}});
-  std::string Out = indentLines(Body, P.Indent);
-  // The row and column indices (the body's first statements, before the
-  // guard) go too: nothing else reads them, and the stores read r and c.
-  const Stmt *First =
-      cast<CompoundStmt>(P.Kernel.Decl->getBody())->body_front();
-  auto FirstSpan = stmtSpan(Ctx, First);
-  if (!FirstSpan)
-    return reject(E, "internal",
-                  "kernel '" + E.Target +
-                      "': the indices have no place in "
-                      "the file");
-  tooling::Replacements Repl;
-  if (Error Err = addReplacement(
-          Repl,
-          replaceSpan(Ctx, offsetSpan(FirstSpan->Begin.Offset, P.RegionEnd),
-                      Out),
-          E))
-    return std::move(Err);
-  // 256 threads, two blocks per multiprocessor: ptxas keeps the 64
-  // accumulators and the prefetched step within 128 registers. An existing
-  // __launch_bounds__ stays as written (every launch is 16 x 16, so its
-  // maximum is at least 256).
-  if (!P.Kernel.Decl->hasAttr<CUDALaunchBoundsAttr>()) {
-    const SourceManager &SM = Ctx.AST.getSourceManager();
-    SourceLocation Name = SM.getExpansionLoc(P.Kernel.Decl->getLocation());
-    if (Error Err = addReplacement(
-            Repl,
-            insertAt(Ctx, SM.getFileOffset(Name), "__launch_bounds__(256, 2) "),
-            E))
-      return std::move(Err);
-  }
-  return Repl;
 }
 
 } // namespace

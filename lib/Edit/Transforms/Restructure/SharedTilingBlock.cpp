@@ -212,7 +212,7 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
   // for (k = 0; k < K; ++k)
   const ForStmt *L = P.Loop;
   const Expr *KB = nullptr;
-  P.K = countingLoop(L, Ctx.AST, KB);
+  P.K = zeroBasedLoop(L, Ctx.AST, KB);
   if (!P.K)
     return NotApplicable("the loop is not 'for (int k = 0; k < K; ++k)'");
   if (!threadVariance(KB, FD).uniform() || mayHaveSideEffects(KB, Ctx.AST))

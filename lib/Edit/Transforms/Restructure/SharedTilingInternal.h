@@ -1,7 +1,9 @@
 //===- SharedTilingInternal.h - shared-tiling's shared pieces ---*- C++ -*-===//
 //
 // Private to the shared-tiling transform: the matmul shape and the transform
-// are in SharedTiling.cpp, the 2D stencil shape in SharedTilingStencil.cpp;
+// are in SharedTiling.cpp (its register tile in SharedTilingMicro.cpp), the
+// block-sized product in SharedTilingBlock.cpp, the 2D stencil shape in
+// SharedTilingStencil.cpp (its rows in SharedTilingRows.cpp);
 // both read launches' blocks and loop bounds with the helpers below.
 //
 //===----------------------------------------------------------------------===//
@@ -36,11 +38,11 @@ std::string dimText(const Dim3 &D);
 const clang::Expr *boundOf(const clang::Expr *C, const clang::VarDecl *V,
                            bool Less);
 
-/// `for (int k = 0; k < K; ++k)` (or `k += 1`): k, with \p Bound = K;
-/// null for any other loop.
-const clang::VarDecl *countingLoop(const clang::ForStmt *L,
-                                   const clang::ASTContext &AST,
-                                   const clang::Expr *&Bound);
+/// `for (int k = 0; k < K; ++k)` (a counting loop, Patterns/CountingLoop.h,
+/// from 0 up to K excluded): k, with \p Bound = K; null for any other loop.
+const clang::VarDecl *zeroBasedLoop(const clang::ForStmt *L,
+                                    const clang::ASTContext &AST,
+                                    const clang::Expr *&Bound);
 /// Reads, calls, assignments or increments inside an index expression.
 bool hasLoadOrEffect(const clang::Stmt *S);
 /// Every variable \p S names other than \p Allowed is the same for every
@@ -56,6 +58,25 @@ struct Operand {
   const clang::ArraySubscriptExpr *Access = nullptr;
   std::string ElemType, Zero;
 };
+
+/// A matmul-like kernel (SharedTiling.cpp): one thread per output of a
+/// grid-wide product.
+struct MatmulPlan {
+  ResolvedKernel Kernel;
+  const clang::VarDecl *Row = nullptr, *Col = nullptr, *K = nullptr;
+  std::string RowBound, ColBound, KBound; ///< texts, parenthesized
+  std::string StoreGuard;                 ///< `row < M && col < N`
+  const clang::DeclStmt *AccDecl = nullptr;
+  const clang::ForStmt *Loop = nullptr;
+  Operand A, B;
+  std::vector<const clang::Stmt *> Post;
+  unsigned RegionBegin = 0, RegionEnd = 0;
+  std::string Indent;
+  Dim3 Block{0, 0, 0}; ///< the block every launch uses
+};
+/// micro=8 (SharedTilingMicro.cpp): an 8 x 8 register tile per thread.
+llvm::Expected<clang::tooling::Replacements>
+rewriteMicroTile(const EditContext &Ctx, const Edit &E, const MatmulPlan &P);
 
 // Block-sized products (SharedTilingBlock.cpp): row = threadIdx.y, col =
 // threadIdx.x, one output matrix per block.

@@ -109,17 +109,6 @@ struct StreamShape {
   std::vector<const VarDecl *> PerRow;
 };
 
-bool containsStmt(const Stmt *S, const Stmt *Target) {
-  if (!S)
-    return false;
-  if (S == Target)
-    return true;
-  for (const Stmt *C : S->children())
-    if (containsStmt(C, Target))
-      return true;
-  return false;
-}
-
 /// The guarded statements as a list (the guard's braces opened).
 std::vector<const Stmt *> guardedStmts(const StencilPlan &P) {
   if (!P.EarlyReturn && P.Inner.size() == 1)
@@ -579,21 +568,21 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
   // Window row r: which of the thread's rows read it, under which guard;
   // then each element, loaded when one of them does.
   WindowLoads Loads;
-  Loads.PerRow = indentLines(fillTemplate(R"(bool ${FlagDecls};
+  Loads.PerRow =
+      indentLines(fillTemplate(R"(bool ${FlagDecls};
 #pragma unroll
 for (int ${F} = 0; ${F} < ${Rows}; ++${F}) {
   const ${YT} ${Yr} = ${YBase} + ${F};
   ${FlagUpdates}
 })",
-                                          {{"FlagDecls", join(FlagDecls, ", ")},
-                                           {"FlagUpdates",
-                                            join(FlagUpdates, "\n  ")},
-                                           {"F", N.F},
-                                           {"Rows", std::to_string(Rows)},
-                                           {"YT", YT},
-                                           {"Yr", N.Yr},
-                                           {"YBase", N.YBase}}),
-                             "  ");
+                               {{"FlagDecls", join(FlagDecls, ", ")},
+                                {"FlagUpdates", join(FlagUpdates, "\n  ")},
+                                {"F", N.F},
+                                {"Rows", std::to_string(Rows)},
+                                {"YT", YT},
+                                {"Yr", N.Yr},
+                                {"YBase", N.YBase}}),
+                  "  ");
   Loads.PerElement = indentLines(
       fillTemplate(
           R"(const ${XT} ${Gx} = ${X} + ${C} - ${HX};
@@ -606,8 +595,7 @@ ${Elem} = ${Need} ? ${In}[${Cast}${Gy} * ${Pitch} + ${Gx}] : ${T}(0);)",
            {"HX", std::to_string(P.HaloXLo)},
            {"Need", N.Need},
            {"Conds", join(Needs, " ||\n    ")},
-           {"Elem",
-            N.Win + (Stream ? "" : "[" + N.R + "]") + "[" + N.C + "]"},
+           {"Elem", N.Win + (Stream ? "" : "[" + N.R + "]") + "[" + N.C + "]"},
            {"In", P.In->getNameAsString()},
            {"Cast", P.IndexCast},
            {"Pitch", P.Pitch},

@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
+#include "../../Patterns/CountingLoop.h"
 #include "../TransformSupport.h"
 #include "SharedStaging.h"
 #include "SharedTilingInternal.h"
@@ -336,35 +337,12 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
       return NotApplicable("the guarded code leaves early at " + where(Ctx, J) +
                            ": the reads after it do not always run");
 
-  // Loops with constant ranges inside the guarded code.
-  std::string Problem;
-  std::function<void(const Stmt *)> FindLoops = [&](const Stmt *St) {
-    if (!St || !Problem.empty())
-      return;
-    if (const auto *F = dyn_cast<ForStmt>(St)) {
-      const auto *DS = dyn_cast_or_null<DeclStmt>(F->getInit());
-      const VarDecl *V = DS && DS->isSingleDecl()
-                             ? dyn_cast<VarDecl>(DS->getSingleDecl())
-                             : nullptr;
-      std::optional<int64_t> Lo =
-          V && V->hasInit() ? intValue(V->getInit(), Ctx.AST) : std::nullopt;
-      const Expr *Bd =
-          V && F->getCond() ? boundOf(F->getCond(), V, true) : nullptr;
-      std::optional<int64_t> Hi = Bd ? intValue(Bd, Ctx.AST) : std::nullopt;
-      bool Step1 = false;
-      if (const Expr *Inc =
-              F->getInc() ? F->getInc()->IgnoreParenImpCasts() : nullptr)
-        if (const auto *U = dyn_cast<UnaryOperator>(Inc))
-          Step1 = U->isIncrementOp() && V && refersTo(U->getSubExpr(), V);
-      if (V && Lo && Hi && Step1 && *Hi > *Lo &&
-          !writtenVars(F->getBody()).contains(V))
-        S.LoopVars[V] = {*Lo, *Hi - 1};
-    }
-    for (const Stmt *C : St->children())
-      FindLoops(C);
-  };
+  // Loops counting up over constant ranges inside the guarded code (the
+  // rows form keeps the order in which each output adds its terms only
+  // for these).
   for (const Stmt *St : Inner)
-    FindLoops(St);
+    for (const auto &[V, R] : constantLoopRanges(St, Ctx.AST, /*UpOnly=*/true))
+      S.LoopVars[V] = R;
 
   // The staged array: the pointer parameter read at offsets from (y, x).
   struct Cand {

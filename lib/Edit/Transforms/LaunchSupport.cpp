@@ -1,0 +1,295 @@
+//===- LaunchSupport.cpp - Launch sites, grids, block sizes ---------------===//
+//
+// The launch-site half of TransformSupport.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../CatalogInternal.h"
+#include "TransformSupport.h"
+#include "optiml/Frontend/ASTUtil.h"
+#include "optiml/Support/Sort.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/DeclTemplate.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/Stmt.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include <algorithm>
+
+using namespace clang;
+using namespace llvm;
+
+namespace optiml {
+
+//===--- Launch sites
+//------------------------------------------------------===//
+
+const CUDAKernelCallExpr *findLaunchCall(const EditContext &Ctx,
+                                         const LaunchSite &L) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const SourceManager &SM;
+    FileID In;
+    unsigned Offset;
+    const CUDAKernelCallExpr *Found = nullptr;
+    Finder(const SourceManager &SM, FileID In, unsigned Offset)
+        : SM(SM), In(In), Offset(Offset) {}
+    bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr *K) {
+      SourceLocation Loc = SM.getExpansionLoc(K->getBeginLoc());
+      if (SM.getFileID(Loc) == In && SM.getFileOffset(Loc) == Offset && !Found)
+        Found = K;
+      return !Found;
+    }
+  };
+  Finder F(Ctx.AST.getSourceManager(), Ctx.file(), L.Range.Begin.Offset);
+  F.TraverseDecl(Ctx.AST.getTranslationUnitDecl());
+  return F.Found;
+}
+
+/// The expression a dim3 config argument was built from: the integer in
+/// `g` (implicitly converted) or in `dim3(g)` / `dim3(g, 1)` / `dim3(g, 1, 1)`.
+static const Expr *dim3X(const Expr *A, const ASTContext &AST, bool &Is1D) {
+  Is1D = false;
+  A = A->IgnoreParenImpCasts();
+  if (const auto *M = dyn_cast<MaterializeTemporaryExpr>(A))
+    A = M->getSubExpr()->IgnoreParenImpCasts();
+  if (const auto *B = dyn_cast<CXXBindTemporaryExpr>(A))
+    A = B->getSubExpr()->IgnoreParenImpCasts();
+  if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(A))
+    A = FC->getSubExpr()->IgnoreParenImpCasts();
+  if (A->getType()->isIntegerType()) {
+    Is1D = true;
+    return A;
+  }
+  const auto *CE = dyn_cast<CXXConstructExpr>(A);
+  if (!CE || CE->getNumArgs() == 0)
+    return nullptr;
+  const Expr *X = CE->getArg(0)->IgnoreParenImpCasts();
+  if (!X->getType()->isIntegerType())
+    return nullptr;
+  Is1D = true;
+  for (unsigned I = 1; I < CE->getNumArgs(); ++I) {
+    const Expr *D = CE->getArg(I);
+    if (isa<CXXDefaultArgExpr>(D))
+      continue;
+    auto V = intValue(D->IgnoreParenImpCasts(), AST);
+    if (!V || *V != 1)
+      Is1D = false;
+  }
+  return X;
+}
+
+std::optional<GridExpr> grid1D(const EditContext &Ctx, const LaunchSite &L,
+                               std::string &WhyNot) {
+  if (L.InMacro) {
+    WhyNot = "launch " + L.Id + " is written inside a macro";
+    return std::nullopt;
+  }
+  const CUDAKernelCallExpr *K = findLaunchCall(Ctx, L);
+  if (!K || !K->getConfig() || K->getConfig()->getNumArgs() < 1) {
+    WhyNot = "launch " + L.Id + " was not found in the AST";
+    return std::nullopt;
+  }
+  bool Is1D = false;
+  const Expr *X = dim3X(K->getConfig()->getArg(0), Ctx.AST, Is1D);
+  if (!X || !Is1D) {
+    WhyNot = "the grid of " + L.Id + " ('" + L.Grid +
+             "') is not a one-dimensional integer expression";
+    return std::nullopt;
+  }
+  auto Span = fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
+                       X->getSourceRange(), Ctx.file());
+  if (!Span || isa<CXXDefaultArgExpr>(X) || containsMacro(X)) {
+    WhyNot = "the grid of " + L.Id + " cannot be rewritten in place";
+    return std::nullopt;
+  }
+  GridExpr G;
+  G.E = X;
+  G.Span = *Span;
+  G.Text = Ctx.Code.slice(Span->Begin.Offset, Span->End.Offset).str();
+  return G;
+}
+
+std::optional<CeilDiv>
+matchCeilDiv(const Expr *E,
+             function_ref<std::optional<int64_t>(const Expr *)> Value) {
+  auto Lit = [&](const Expr *X) -> std::optional<int64_t> {
+    if (Value)
+      return Value(X);
+    if (const auto *IL = dyn_cast<IntegerLiteral>(X->IgnoreParenImpCasts()))
+      return IL->getValue().getSExtValue();
+    return std::nullopt;
+  };
+  const auto *Div = dyn_cast<BinaryOperator>(E->IgnoreParenImpCasts());
+  if (!Div || Div->getOpcode() != BO_Div)
+    return std::nullopt;
+  std::optional<int64_t> DV = Lit(Div->getRHS());
+  if (!DV)
+    return std::nullopt;
+  int64_t B = *DV;
+  const auto *Num =
+      dyn_cast<BinaryOperator>(Div->getLHS()->IgnoreParenImpCasts());
+  if (!Num)
+    return std::nullopt;
+  CeilDiv C;
+  C.Divisor = B;
+  C.DivisorExpr = Div->getRHS();
+  // (E + B - 1) parses as ((E + B) - 1).
+  if (Num->getOpcode() == BO_Sub && Lit(Num->getRHS()) == 1) {
+    const auto *Add =
+        dyn_cast<BinaryOperator>(Num->getLHS()->IgnoreParenImpCasts());
+    if (Add && Add->getOpcode() == BO_Add && Lit(Add->getRHS()) == B) {
+      C.Numerator = Add->getLHS();
+      return C;
+    }
+    return std::nullopt;
+  }
+  if (Num->getOpcode() != BO_Add)
+    return std::nullopt;
+  // (E + (B - 1)) and (E + B') with B' == B - 1.
+  const Expr *R = Num->getRHS()->IgnoreParenImpCasts();
+  if (Lit(R) == B - 1) {
+    C.Numerator = Num->getLHS();
+    return C;
+  }
+  if (const auto *Sub = dyn_cast<BinaryOperator>(R);
+      Sub && Sub->getOpcode() == BO_Sub && Lit(Sub->getLHS()) == B &&
+      Lit(Sub->getRHS()) == 1) {
+    C.Numerator = Num->getLHS();
+    return C;
+  }
+  return std::nullopt;
+}
+
+std::string ceilDivGridText(const EditContext &Ctx, const GridExpr &G,
+                            int64_t K) {
+  if (auto C = matchCeilDiv(G.E)) {
+    std::string N = exprText(Ctx, C->Numerator);
+    int64_t B = C->Divisor * K;
+    return "(" + N + " + " + std::to_string(B - 1) + ") / " + std::to_string(B);
+  }
+  std::string Text = G.Text;
+  const Expr *E = G.E->IgnoreParenImpCasts();
+  bool Tight =
+      isa<DeclRefExpr>(E) || isa<IntegerLiteral>(E) || isa<ParenExpr>(G.E) ||
+      isa<CallExpr>(E) ||
+      (isa<BinaryOperator>(E) && cast<BinaryOperator>(E)->isMultiplicativeOp());
+  if (!Tight)
+    Text = "(" + Text + ")";
+  return "(" + Text + " + " + std::to_string(K - 1) + ") / " +
+         std::to_string(K);
+}
+
+std::optional<std::vector<int64_t>> launchBlockSizesX(const EditContext &Ctx,
+                                                      const KernelInfo &K,
+                                                      std::string &WhyNot) {
+  std::vector<int64_t> Sizes;
+  if (K.Launches.empty()) {
+    WhyNot = "kernel '" + K.QualifiedName +
+             "' is never launched in this file, "
+             "so its block size is unknown";
+    return std::nullopt;
+  }
+  for (const LaunchSite &L : K.Launches) {
+    const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, L);
+    if (!Call || !Call->getConfig() || Call->getConfig()->getNumArgs() < 2) {
+      WhyNot = "launch " + L.Id + " was not found in the AST";
+      return std::nullopt;
+    }
+    const Expr *B = Call->getConfig()->getArg(1);
+    bool Is1D = false;
+    const Expr *X = dim3X(B, Ctx.AST, Is1D);
+    // A local `dim3 block(256);` or `int threads = 256;` (a dim3 variable
+    // reaches the launch through its copy constructor).
+    if (!X) {
+      const Expr *Named = B->IgnoreParenImpCasts();
+      if (const auto *Copy = dyn_cast<CXXConstructExpr>(Named);
+          Copy && Copy->getNumArgs() == 1 &&
+          Copy->getConstructor()->isCopyOrMoveConstructor())
+        Named = Copy->getArg(0)->IgnoreParenImpCasts();
+      if (const auto *VD = dyn_cast_or_null<VarDecl>(referencedDecl(Named));
+          VD && VD->hasInit() && VD->isLocalVarDecl()) {
+        const auto *Fn = dyn_cast<FunctionDecl>(VD->getDeclContext());
+        if (Fn && Fn->getBody() && !writtenVars(Fn->getBody()).contains(VD))
+          X = dim3X(VD->getInit(), Ctx.AST, Is1D);
+      }
+    }
+    std::optional<int64_t> V;
+    if (X) {
+      V = intValue(X, Ctx.AST);
+      if (!V)
+        if (const auto *VD = dyn_cast_or_null<VarDecl>(referencedDecl(X));
+            VD && VD->hasInit() && VD->isLocalVarDecl()) {
+          const auto *Fn = dyn_cast<FunctionDecl>(VD->getDeclContext());
+          if (VD->getType().isConstQualified() ||
+              (Fn && Fn->getBody() && !writtenVars(Fn->getBody()).contains(VD)))
+            V = intValue(VD->getInit(), Ctx.AST);
+        }
+    }
+    if (!V || !Is1D) {
+      WhyNot = "the block of " + L.Id + " ('" + L.Block +
+               "') is not a one-dimensional constant";
+      return std::nullopt;
+    }
+    Sizes.push_back(*V);
+  }
+  return Sizes;
+}
+
+std::optional<std::string> boundAtLaunch(const EditContext &Ctx,
+                                         const Expr *Bound, const LaunchSite &L,
+                                         std::string &WhyNot) {
+  if (const auto *P = dyn_cast_or_null<ParmVarDecl>(declOf(Bound))) {
+    unsigned I = P->getFunctionScopeIndex();
+    if (I >= L.Args.size()) {
+      WhyNot = L.Id + " passes no argument for '" + P->getName().str() + "'";
+      return std::nullopt;
+    }
+    return L.Args[I];
+  }
+  if (integerConstantValue(Bound, Ctx.AST))
+    return looseExprText(Ctx, Bound);
+  WhyNot = "the bound '" + looseExprText(Ctx, Bound) +
+           "' is neither a kernel parameter nor a constant, so the launch "
+           "cannot size the grid from it";
+  return std::nullopt;
+}
+
+std::string launchProblem(const KernelInfo &K) {
+  for (const LaunchSite &L : K.Launches)
+    if (L.InMacro)
+      return L.Id + " is written inside a macro; its grid cannot be rewritten";
+  return "";
+}
+
+std::string cappedGrid(StringRef Grid, int64_t Max) {
+  int64_t Literal;
+  if (!Grid.trim().getAsInteger(10, Literal))
+    return std::to_string(std::min(Literal, Max));
+  std::string G = parenthesize(Grid), M = std::to_string(Max);
+  return G + " < " + M + " ? " + G + " : " + M;
+}
+
+bool gridIsInteger(const EditContext &Ctx, const LaunchSite &L) {
+  if (StringRef(L.Grid).contains("dim3"))
+    return false;
+  const CUDAKernelCallExpr *C = findLaunchCall(Ctx, L);
+  if (!C || !C->getConfig() || C->getConfig()->getNumArgs() < 1)
+    return false;
+  const Expr *G = C->getConfig()->getArg(0)->IgnoreImplicit();
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(G))
+    if (CE->getNumArgs() >= 1 && !CE->getArg(0)->isDefaultArgument() &&
+        CE->getArg(0)->getType()->isIntegerType() &&
+        (CE->getNumArgs() < 2 || CE->getArg(1)->isDefaultArgument()))
+      G = CE->getArg(0);
+  return G->IgnoreParenImpCasts()->getType()->isIntegerType();
+}
+
+} // namespace optiml

@@ -1,0 +1,85 @@
+//===- CountingLoopTest.cpp - Loops that count by one ---------------------===//
+
+#include "Patterns/CountingLoop.h"
+#include "CatalogTesting.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Stmt.h"
+
+using namespace optiml;
+using namespace optiml::testing_catalog;
+
+namespace {
+
+/// "name: [lo, hi]" for every loop variable of kernel `k` with a constant
+/// range, sorted; "name: -" for a counting loop without one.
+std::string ranges(const Input &In) {
+  clang::ASTContext &AST = In.TU.AST->getASTContext();
+  const clang::FunctionDecl *FD = findKernelDecl(AST, "k");
+  if (!FD || !FD->getBody())
+    return "no kernel";
+  auto Ranges = constantLoopRanges(FD->getBody(), AST);
+  std::vector<std::string> Out;
+  for (const clang::Stmt *S :
+       llvm::cast<clang::CompoundStmt>(FD->getBody())->body()) {
+    const auto *F = llvm::dyn_cast<clang::ForStmt>(S);
+    if (!F)
+      continue;
+    std::optional<CountingLoop> C = countingLoop(F, AST);
+    if (!C) {
+      Out.push_back("other");
+      continue;
+    }
+    std::string Name = C->Var->getNameAsString();
+    auto It = Ranges.find(C->Var);
+    Out.push_back(It == Ranges.end()
+                      ? Name + ": -"
+                      : Name + ": [" + std::to_string(It->second.first) + ", " +
+                            std::to_string(It->second.second) + "]");
+  }
+  return llvm::join(Out, "; ");
+}
+
+TEST(CountingLoopTest, UpDownEitherSideAndTheWaysToStep) {
+  Input In(R"(
+#define N 7
+__global__ void k(int n, float *p) {
+  for (int a = 0; a < N; ++a) p[a] = 0;
+  for (int b = 1; b <= 4; b++) p[b] = 0;
+  for (int c = 0; 5 > c; c += 1) p[c] = 0;
+  for (int d = 6; d >= 2; --d) p[d] = 0;
+  for (int e = 6; e > 2; e -= 1) p[e] = 0;
+  for (int f = 0; 3 <= f; --f) p[f] = 0;
+  for (int g = 0; g < n; ++g) p[g] = 0;
+  for (int h = 0; h < 8; ++h) { p[h] = 0; h += 1; }
+  for (int i = 5; i < 5; ++i) p[i] = 0;
+  for (int j = 0; j < 8; j += 2) p[j] = 0;
+  for (int l = 0; l > 8; ++l) p[l] = 0;
+  for (float m = 0; m < 8; ++m) p[0] = m;
+  for (int o = 0, q = 0; o < 8; ++o) p[o] = q;
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  EXPECT_EQ(ranges(In), "a: [0, 6]; b: [1, 4]; c: [0, 4]; d: [2, 6]; "
+                        "e: [3, 6]; f: -; g: -; h: -; i: -; other; "
+                        "other; other; other");
+}
+
+TEST(CountingLoopTest, UpOnlyLeavesTheDownLoopsOut) {
+  Input In(R"(
+__global__ void k(float *p) {
+  for (int a = 0; a < 4; ++a)
+    for (int d = 3; d >= 0; --d) p[a * 4 + d] = 0;
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  clang::ASTContext &AST = In.TU.AST->getASTContext();
+  const clang::FunctionDecl *FD = findKernelDecl(AST, "k");
+  ASSERT_NE(FD, nullptr);
+  EXPECT_EQ(constantLoopRanges(FD->getBody(), AST).size(), 2u);
+  auto Up = constantLoopRanges(FD->getBody(), AST, /*UpOnly=*/true);
+  ASSERT_EQ(Up.size(), 1u);
+  EXPECT_EQ(Up.begin()->first->getName(), "a");
+  EXPECT_EQ(Up.begin()->second, std::make_pair(int64_t(0), int64_t(3)));
+}
+
+} // namespace
