@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The GPU runner: one task per kind of measurement, each recorded as a run
-folder in bench/README.md's layout (summary.md, summary.json, command.txt,
-machine.txt, and journals.tar.xz for searches).
+folder in bench/README.md's layout (summary.md with the exact commands and
+the machine at its end, summary.json, and journals.tar.xz for searches).
 
 Run on the GPU node from the repository root, with the relocatable bundle
 (tools/bundle.sh) in dist/:
@@ -629,7 +629,7 @@ def main(argv=None):
     unpack = any(s.unpack for s in steps)
     if a.dry:
         print("# task %s: %s" % (a.task, fill(intro, subs)))
-        print("# run folder: %s (summary.md, summary.json, command.txt, machine.txt%s)"
+        print("# run folder: %s (summary.md, summary.json%s)"
               % (a.out, ", journals.tar.xz" if any(p.kind in ("compare", "journals")
                                                     for p in parts) else ""))
         if a.task in STATEFUL:
@@ -692,7 +692,7 @@ def main(argv=None):
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=".gpu-run-", dir=parent)
     md = ["# %s: %s" % (a.task, os.path.basename(a.out)), "", fill(intro, subs), "",
-          "Exact commands: `command.txt`; machine: `machine.txt`"
+          "Exact commands and the machine: the last two sections"
           + ("; journals: `journals.tar.xz`" if members else "") + ".", ""]
     if failures:
         md += ["**Failed steps**: " + "; ".join(failures) + " (logs in %s)." % work, ""]
@@ -700,15 +700,13 @@ def main(argv=None):
         if len(sections) > 1 or p.title:
             md += ["## " + (p.title or p.source), ""]
         md += sec
+    md += ["", "## Command", "", fenced("\n".join(lines)),
+           "## Machine", "", fenced(machine(tool, a.bundle if needs_bundle else None))]
     with open(os.path.join(tmp, "summary.md"), "w") as f:
         f.write("\n".join(md).rstrip() + "\n")
     with open(os.path.join(tmp, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
         f.write("\n")
-    with open(os.path.join(tmp, "command.txt"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-    with open(os.path.join(tmp, "machine.txt"), "w") as f:
-        f.write(machine(tool, a.bundle if needs_bundle else None))
     if members:
         import io
         with tarfile.open(os.path.join(tmp, "journals.tar.xz"), "w:xz") as t:
