@@ -508,13 +508,33 @@ def collect(a, parts, work, state, failures):
     return md, summary, members
 
 
+# Environment variables the step scripts read (scripts/gpu-*.sh).
+PASSED_ENV = ("BUDGET", "DEADLINE", "DRY_RUN", "EXTRA", "LIMIT", "OPTIMIZE",
+              "OPTIMIZE_TIMEOUT", "REPLIES", "SEED", "SRC", "STRATEGY", "TIME", "TOOL")
+
+
+def bundle_info(bundle):
+    """The BUILD-INFO lines tools/bundle.sh puts in the bundle (its commit)."""
+    try:
+        with tarfile.open(bundle) as t:
+            for m in t.getmembers():
+                if m.name.endswith("/BUILD-INFO") and m.isfile():
+                    return t.extractfile(m).read().decode(errors="replace").splitlines()
+    except (OSError, tarfile.TarError):
+        pass
+    return ["bundle built from: unknown (no BUILD-INFO in the bundle)"]
+
+
 def machine(tool, bundle):
     lines = ["Date: " + datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")]
     if bundle and os.path.isfile(bundle):
         with open(bundle, "rb") as f:
             lines.append("bundle: %s sha256 %s" % (bundle, hashlib.sha256(f.read()).hexdigest()))
+        lines += ["bundle " + l for l in bundle_info(bundle)]
+    # The node's copy of the tree may carry an older .git than what was
+    # copied, so its HEAD is not recorded: the bundle's BUILD-INFO is.
     for cmd in (["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm,clocks.max.memory",
-                 "--format=csv,noheader"], ["nvcc", "--version"], ["git", "rev-parse", "HEAD"],
+                 "--format=csv,noheader"], ["nvcc", "--version"],
                 [tool, "--version"] if tool else None):
         if not cmd:
             continue
@@ -625,7 +645,11 @@ def main(argv=None):
     tool_dir = os.path.join(work, "bundle")
     subs = {"work": work, "bundle": a.bundle, "state": state, "out": a.out,
             "tool": os.path.join(tool_dir, "clang-optiml-*", "bin", "clang-optiml")}
-    invocation = "python3 bench/gpu-run.py " + shlex.join(argv if argv is not None else sys.argv[1:])
+    # Variables the scripts read from the environment are part of the command.
+    passed = ["%s=%s" % (k, shlex.quote(os.environ[k])) for k in PASSED_ENV
+              if os.environ.get(k) is not None]
+    invocation = " ".join(passed + ["python3 bench/gpu-run.py " + shlex.join(
+        argv if argv is not None else sys.argv[1:])])
     unpack = any(s.unpack for s in steps)
     if a.dry:
         print("# task %s: %s" % (a.task, fill(intro, subs)))

@@ -109,6 +109,15 @@ if [ -n "$outside" ]; then
   exit 1
 fi
 "$stage/bin/clang-optiml" --version
+# Where it was built from, for the run records (bench/gpu-run.py reads it).
+{
+  commit=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
+  if [ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+    commit="$commit (with uncommitted changes)"
+  fi
+  echo "commit: $commit"
+  echo "built: $(date -u '+%Y-%m-%d %H:%M UTC')"
+} > "$stage/BUILD-INFO"
 
 out=$dist/$name-linux-x86_64.tar.xz
 tar -C "$build/stage" -cf - "$name" | xz -9e -T0 > "$out.tmp"
