@@ -240,22 +240,26 @@ std::optional<SourceSpan> looseExprSpan(const EditContext &Ctx, const Stmt *S) {
   return FS;
 }
 
-std::optional<SourceSpan> looseStmtSpan(const EditContext &Ctx, const Stmt *S) {
-  auto Sp = looseExprSpan(Ctx, S);
-  if (!Sp)
-    return std::nullopt;
+SourceSpan withSemicolon(const EditContext &Ctx, SourceSpan Sp) {
   // Statements ending in ';' (also loops and ifs whose body is one) do not
   // include it in their range.
   StringRef Code = Ctx.Code;
-  unsigned E = Sp->End.Offset;
+  unsigned E = Sp.End.Offset;
   if (E > 0 && (Code[E - 1] == ';' || Code[E - 1] == '}'))
     return Sp;
   unsigned P = E;
   while (P < Code.size() && (Code[P] == ' ' || Code[P] == '\t'))
     ++P;
   if (P < Code.size() && Code[P] == ';')
-    Sp->End.Offset = P + 1;
+    Sp.End.Offset = P + 1;
   return Sp;
+}
+
+std::optional<SourceSpan> looseStmtSpan(const EditContext &Ctx, const Stmt *S) {
+  auto Sp = looseExprSpan(Ctx, S);
+  if (!Sp)
+    return std::nullopt;
+  return withSemicolon(Ctx, *Sp);
 }
 
 std::string looseExprText(const EditContext &Ctx, const Stmt *S) {

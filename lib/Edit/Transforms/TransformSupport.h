@@ -69,6 +69,9 @@ std::string exprText(const EditContext &Ctx, const clang::Expr *E);
 /// The source text of \p S as written (empty if it has no file span).
 std::string stmtText(const EditContext &Ctx, const clang::Stmt *S);
 
+/// \p Sp extended over the `;` that ends its statement, when the range
+/// stops before it (only the end offset moves).
+SourceSpan withSemicolon(const EditContext &Ctx, SourceSpan Sp);
 /// The span of an expression or statement whose two ends are written in the
 /// main file (macros inside it are allowed), without a trailing `;`.
 std::optional<SourceSpan> looseExprSpan(const EditContext &Ctx,

@@ -56,26 +56,6 @@ bool isThreadIdx(const Expr *E, char Dim) {
   return B && B->Var == "threadIdx" && B->Dim == Dim;
 }
 
-/// The span of \p S as written (its `;` included for a statement), macros
-/// allowed at its edges; nothing when it cannot be read as one piece.
-std::optional<SourceSpan> wholeSpan(const EditContext &Ctx, const Stmt *S,
-                                    bool Statement) {
-  auto Sp = fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
-                     S->getSourceRange(), Ctx.file());
-  if (!Sp || !Statement)
-    return Sp;
-  StringRef Code = Ctx.Code;
-  unsigned E = Sp->End.Offset;
-  if (E > 0 && (Code[E - 1] == ';' || Code[E - 1] == '}'))
-    return Sp;
-  unsigned P = E;
-  while (P < Code.size() && (Code[P] == ' ' || Code[P] == '\t'))
-    ++P;
-  if (P < Code.size() && Code[P] == ';')
-    Sp->End.Offset = P + 1;
-  return Sp;
-}
-
 /// Reads, calls or writes inside an index, besides blockIdx and gridDim
 /// (the same in every thread of a block); threadIdx and blockDim count.
 bool indexLoadOrEffect(const Stmt *S) {
@@ -97,8 +77,18 @@ bool indexLoadOrEffect(const Stmt *S) {
 
 } // namespace
 
-/// The text of \p S with every reference to the given variables replaced.
-static std::optional<std::string>
+/// The span of \p S as written (its `;` included for a statement), macros
+/// allowed at its edges; nothing when it cannot be read as one piece.
+std::optional<SourceSpan> wholeSpan(const EditContext &Ctx, const Stmt *S,
+                                    bool Statement) {
+  auto Sp = fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
+                     S->getSourceRange(), Ctx.file());
+  if (!Sp || !Statement)
+    return Sp;
+  return withSemicolon(Ctx, *Sp);
+}
+
+std::optional<std::string>
 renamedText(const EditContext &Ctx, const Stmt *S,
             ArrayRef<std::pair<const ValueDecl *, std::string>> To,
             bool Statement) {

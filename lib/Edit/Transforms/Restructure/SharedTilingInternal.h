@@ -50,6 +50,17 @@ bool hasLoadOrEffect(const clang::Stmt *S);
 std::string nonUniformRef(const clang::Stmt *S,
                           llvm::ArrayRef<const clang::ValueDecl *> Allowed,
                           const clang::FunctionDecl *Kernel);
+/// The span of \p S as written (its `;` included for a \p Statement),
+/// macros allowed at its edges; nothing when it cannot be read as one piece
+/// (SharedTilingBlock.cpp).
+std::optional<SourceSpan> wholeSpan(const EditContext &Ctx,
+                                    const clang::Stmt *S, bool Statement);
+/// The text of \p S (wholeSpan) with every reference to the given variables
+/// replaced; nothing when one of them is written through a macro.
+std::optional<std::string>
+renamedText(const EditContext &Ctx, const clang::Stmt *S,
+            llvm::ArrayRef<std::pair<const clang::ValueDecl *, std::string>> To,
+            bool Statement);
 /// The zero of an element type, as text (`0.0f`, `0.0`, `T(0)`).
 std::string zeroOf(clang::QualType T, llvm::StringRef Name);
 

@@ -124,45 +124,20 @@ rewriteMicroTile(const EditContext &Ctx, const Edit &E, const MatmulPlan &P) {
               Kk = Fresh("kk"), I = Fresh("i"), J = Fresh("j"),
               More = Fresh("more"), ARowV = Fresh("ar"), AkV = Fresh("ak"),
               BkV = Fresh("bk"), BcV = Fresh("bc");
-  // A statement or expression's text with some variables renamed.
-  auto Renamed = [&](const Stmt *S,
-                     ArrayRef<std::pair<const ValueDecl *, std::string>> To,
-                     bool Statement) -> std::optional<std::string> {
-    auto Span =
-        !Statement ? fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
-                              S->getSourceRange(), Ctx.file())
-                   : stmtSpan(Ctx, S);
-    if (!Span || containsMacro(S))
-      return std::nullopt;
-    std::vector<TextEdit> Edits;
-    for (const auto &[D, Text] : To) {
-      std::vector<const DeclRefExpr *> Refs;
-      collectRefs(S, D, Refs);
-      for (const DeclRefExpr *Ref : Refs) {
-        auto RS = fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
-                           Ref->getSourceRange(), Ctx.file());
-        if (!RS)
-          return std::nullopt;
-        Edits.push_back(
-            {RS->Begin.Offset, RS->End.Offset - RS->Begin.Offset, Text});
-      }
-    }
-    return spliceText(Code, Span->Begin.Offset, Span->End.Offset,
-                      std::move(Edits));
-  };
   std::string KType = typeName(P.K->getType(), Ctx.AST);
   std::string RowType = typeName(P.Row->getType(), Ctx.AST);
   std::string ColType = typeName(P.Col->getType(), Ctx.AST);
   std::string AccType = typeName(Acc->getType(), Ctx.AST);
   // Element e of a step's A tile (128 rows x 8 k) is row e / 8, k e % 8;
   // of its B tile (8 k x 128 columns) k e / 128, column e % 128.
-  auto ALoad = Renamed(P.A.Access, {{P.Row, ARowV}, {P.K, AkV}}, false);
-  auto BLoad = Renamed(P.B.Access, {{P.K, BkV}, {P.Col, BcV}}, false);
+  auto ALoad =
+      renamedText(Ctx, P.A.Access, {{P.Row, ARowV}, {P.K, AkV}}, false);
+  auto BLoad = renamedText(Ctx, P.B.Access, {{P.K, BkV}, {P.Col, BcV}}, false);
   std::vector<std::string> Post;
   for (const Stmt *S : P.Post) {
-    auto T = Renamed(
-        S, {{P.Row, R}, {P.Col, C}, {Acc, AccR + "[" + I + "][" + J + "]"}},
-        true);
+    auto T = renamedText(
+        Ctx, S,
+        {{P.Row, R}, {P.Col, C}, {Acc, AccR + "[" + I + "][" + J + "]"}}, true);
     if (!T)
       return reject(E, "internal",
                     "kernel '" + E.Target +
