@@ -3,7 +3,7 @@
 // fixed rows behind an early return (4 lanes) whose lane-0 write a later
 // pass reads. Shuffles and __syncwarp name only the group's lanes, so groups
 // past the bound may leave early; grids count groups per block.
-// RUN: cp %inputs/edit/restructure/warp-lanes.cu %t.cu
+// RUN: rm -rf %t.d && split-file %inputs/edit/restructure/warp.cases %t.d && cp %t.d/warp-lanes.cu %t.cu
 // RUN: echo '{"kind":"warp-per-row","target":"csr_rows","params":{"lanes":8}}' > %t.1.json
 // RUN: clang-optiml apply %t.cu --edit %t.1.json -o %t.1.cu -- %mock_args
 // RUN: FileCheck --match-full-lines --check-prefix=CSR %s < %t.1.cu

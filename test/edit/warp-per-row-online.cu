@@ -6,7 +6,7 @@
 // registers (the fused pass reads them), and with 16-lane groups behind an
 // early return. Refused with the reason when no max pass is followed by
 // such a sum, or when something between them writes memory.
-// RUN: cp %inputs/edit/restructure/warp-online.cu %t.cu
+// RUN: rm -rf %t.d && split-file %inputs/edit/restructure/warp.cases %t.d && cp %t.d/warp-online.cu %t.cu
 // RUN: echo '{"kind":"warp-per-row","target":"softmax_rows","params":{"online":true}}' > %t.1.json
 // RUN: clang-optiml apply %t.cu --edit %t.1.json -o %t.1.cu -- %mock_args
 // RUN: FileCheck --match-full-lines --check-prefix=WARP %s < %t.1.cu

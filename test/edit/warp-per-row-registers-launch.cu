@@ -3,7 +3,7 @@
 // literal; the larger, 48, counts). Two arrays are read by both passes, so
 // both stay in registers (2 values each per lane), loaded by one loop;
 // passes with braces keep their bodies.
-// RUN: cp %inputs/edit/restructure/warp-registers-launch.cu %t.cu
+// RUN: rm -rf %t.d && split-file %inputs/edit/restructure/warp.cases %t.d && cp %t.d/warp-registers-launch.cu %t.cu
 // RUN: echo '{"kind":"warp-per-row","target":"centered_dot","params":{"registers":true,"block_size":128}}' > %t.json
 // RUN: clang-optiml apply %t.cu --edit %t.json -o %t.out.cu -- %mock_args
 // RUN: FileCheck --match-full-lines %s < %t.out.cu

@@ -3,7 +3,7 @@
 // single pass, memory written between the passes, a start that is not a
 // constant) and lanes it cannot use; 64 values per lane (4096 over
 // 64 threads) is still accepted. The file is left unchanged.
-// RUN: cp %inputs/edit/restructure/warp-registers-refuse.cu %t.cu
+// RUN: rm -rf %t.d && split-file %inputs/edit/restructure/warp.cases %t.d && cp %t.d/warp-registers-refuse.cu %t.cu
 // RUN: echo '{"kind":"warp-per-row","target":"runtime_cols","params":{"registers":true}}' > %t.1.json
 // RUN: not clang-optiml apply %t.cu --edit %t.1.json -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=RUNTIME %s
 // RUN: echo '{"kind":"warp-per-row","target":"long_rows","params":{"registers":true}}' > %t.2.json
@@ -20,7 +20,7 @@
 // RUN: not clang-optiml apply %t.cu --edit %t.7.json -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=BLOCKLANES %s
 // RUN: echo '{"kind":"warp-per-row","target":"one_pass","params":{"lanes":12}}' > %t.8.json
 // RUN: not clang-optiml apply %t.cu --edit %t.8.json -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=LANES %s
-// RUN: cmp %inputs/edit/restructure/warp-registers-refuse.cu %t.cu
+// RUN: cmp %t.d/warp-registers-refuse.cu %t.cu
 
 // RUNTIME: clang-optiml: error: warp-per-row runtime_cols rejected: [not-applicable] params.registers: the row length must be fixed at compile time: the loop at 12:5 runs to the parameter 'cols', and runtime_cols/launch0 passes 'cols', which is not a compile-time constant
 // LONG: clang-optiml: error: warp-per-row long_rows rejected: [not-applicable] params.registers: rows of up to 4096 elements need 128 values per lane with 32 lanes per row (at most 64); use per "block" or a larger block_size

@@ -3,7 +3,7 @@
 // thread (4 with 256 threads), and every pass of this layer norm (mean,
 // variance, normalized write) after the load runs from registers. The
 // early-return guard stays: the whole block shares the row.
-// RUN: cp %inputs/edit/restructure/warp-registers-template.cu %t.cu
+// RUN: rm -rf %t.d && split-file %inputs/edit/restructure/warp.cases %t.d && cp %t.d/warp-registers-template.cu %t.cu
 // RUN: echo '{"kind":"warp-per-row","target":"layer_norm","params":{"per":"block","block_size":256,"registers":true}}' > %t.json
 // RUN: clang-optiml apply %t.cu --edit %t.json -o %t.out.cu -- %mock_args
 // RUN: FileCheck --match-full-lines %s < %t.out.cu

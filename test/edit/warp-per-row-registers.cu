@@ -2,7 +2,7 @@
 // multiple of 32) lets each lane load its 4 elements once; the max, the sum
 // and the normalizing write then run from registers (the last element of
 // each lane's range is guarded by the original bound).
-// RUN: cp %inputs/edit/restructure/warp-registers-macro.cu %t.cu
+// RUN: rm -rf %t.d && split-file %inputs/edit/restructure/warp.cases %t.d && cp %t.d/warp-registers-macro.cu %t.cu
 // RUN: echo '{"kind":"warp-per-row","target":"softmax_rows","params":{"registers":true}}' > %t.json
 // RUN: clang-optiml apply %t.cu --edit %t.json -o %t.out.cu -- %mock_args
 // RUN: FileCheck --match-full-lines %s < %t.out.cu

@@ -5,10 +5,11 @@
 // launch argument of 300 (a full warp with registers), and CSR rows known
 // only at run time with one pass per row (8 lanes, a full warp, the block
 // form).
-// RUN: clang-optiml transforms %inputs/edit/restructure/warp-rows-known.cu --kernel short_rows -- %mock_args | FileCheck --match-full-lines --check-prefix=SHORT %s
-// RUN: clang-optiml transforms %inputs/edit/restructure/warp-rows-known.cu --kernel long_rows -- %mock_args | FileCheck --match-full-lines --check-prefix=LONG %s
-// RUN: clang-optiml transforms %inputs/edit/restructure/warp-rows-known.cu --kernel mid_rows -- %mock_args | FileCheck --match-full-lines --check-prefix=MID %s
-// RUN: clang-optiml transforms %inputs/edit/restructure/warp-spmv.cu --kernel csr_mv -- %mock_args | FileCheck --match-full-lines --check-prefix=CSR %s
+// RUN: rm -rf %t && split-file %inputs/edit/restructure/warp.cases %t
+// RUN: clang-optiml transforms %t/warp-rows-known.cu --kernel short_rows -- %mock_args | FileCheck --match-full-lines --check-prefix=SHORT %s
+// RUN: clang-optiml transforms %t/warp-rows-known.cu --kernel long_rows -- %mock_args | FileCheck --match-full-lines --check-prefix=LONG %s
+// RUN: clang-optiml transforms %t/warp-rows-known.cu --kernel mid_rows -- %mock_args | FileCheck --match-full-lines --check-prefix=MID %s
+// RUN: clang-optiml transforms %t/warp-spmv.cu --kernel csr_mv -- %mock_args | FileCheck --match-full-lines --check-prefix=CSR %s
 
 // SHORT:      warp-per-row short_rows: one thread per item 'r' (bound 'rows') with 1 inner loop: short_rows/loop0 (sum of 's'); rows of at most 12 elements; rewrite: one warp per item, lanes stride the loops
 // SHORT-NEXT:     param per (string warp|block, optional)

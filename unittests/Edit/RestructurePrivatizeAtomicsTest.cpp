@@ -145,7 +145,7 @@ TEST(RestructurePrivatizeAtomicsTest, WideLoadNearMisses) {
                          {{"copies", std::string("thread")}}),
                 "params.copies must be 'block', 'warp' or 'lane'");
   // The unit-stride input also passes with 8-byte elements in 16 bytes.
-  Input In(caseDir() + "/" + Case + ".cu", hermeticConfig());
+  Input In = caseInput(Case);
   ASSERT_TRUE(In.Ctx);
   auto R = T.apply(*In.Ctx, E("wide"));
   EXPECT_TRUE(bool(R)) << (R ? "" : rejectionReason(R.takeError()));
