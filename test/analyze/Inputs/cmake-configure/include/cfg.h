@@ -1,2 +1,0 @@
-#pragma once
-#define BLOCK 128

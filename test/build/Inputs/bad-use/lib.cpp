@@ -1,1 +1,0 @@
-int f() { return 1; }
