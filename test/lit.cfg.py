@@ -34,6 +34,9 @@ config.substitutions.append(("%optiml_obj_root", config.optiml_obj_root))
 config.substitutions.append(("%optiml_src_root", config.optiml_src_root))
 
 config.environment["CLANG_NO_DEFAULT_CONFIG"] = "1"
+# Precompiled preambles of the tests' files stay in the build tree.
+config.environment["OPTIML_PREAMBLE_DIR"] = os.path.join(
+    config.optiml_obj_root, "test", "preambles")
 # Children get an allow-listed environment: the stand-in programs of
 # Inputs/fake-gpu read these.
 config.environment["OPTIML_PASS_ENV"] = "OPTIML_FAKE_LOG,OPTIML_FAKE_NOISY,OPTIML_FAKE_PROBE_BROKEN"

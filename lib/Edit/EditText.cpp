@@ -51,7 +51,6 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/SHA256.h"
 #include "llvm/Support/VirtualFileSystem.h"
 #include <optional>
 
@@ -378,9 +377,10 @@ struct PPResult {
   /// The tokens that come from the edited file.
   std::vector<PPToken> Tokens;
   /// The tokens of every other file (the main file around an edited
-  /// header, the headers), as a hash of file, place, kind and spelling:
-  /// an edit must leave them all as they were.
-  SHA256 Others;
+  /// header, the headers): file, place, kind and spelling of each, packed
+  /// end to end and compared byte for byte (no hash an edit could be
+  /// written to collide with): an edit must leave them all as they were.
+  std::string Others;
   unsigned OtherCount = 0;
   /// Main-file ranges of the invocations that produced a pragma through
   /// _Pragma / __pragma (a `#pragma` line is checked lexically).
@@ -427,6 +427,13 @@ private:
   PPResult &Out;
 };
 
+/// Appends \p Text with its length first, so fields cannot run together.
+void appendField(std::string &Out, StringRef Text) {
+  uint32_t Size = Text.size();
+  Out.append(reinterpret_cast<const char *>(&Size), sizeof(Size));
+  Out.append(Text.data(), Text.size());
+}
+
 class CollectTokens : public PreprocessorFrontendAction {
 public:
   CollectTokens(PPResult &Out, StringRef EditedPath)
@@ -439,7 +446,8 @@ protected:
     const SourceManager &SM = PP.getSourceManager();
     const LangOptions &LO = CI.getLangOpts();
     EditedFile Edit(SM, EditedPath);
-    DenseMap<FileID, std::string> Names;
+    DenseMap<FileID, uint32_t> Names;
+    SmallString<64> Spelling;
     PP.addPPCallbacks(std::make_unique<PragmaRecorder>(SM, Edit, Out));
     PP.EnterMainSourceFile();
     Token T;
@@ -456,13 +464,14 @@ protected:
         // that expands one more macro renumbers every file after it.
         auto D = SM.getDecomposedExpansionLoc(Loc);
         auto [It, New] = Names.try_emplace(D.first);
-        if (New)
-          It->second = filePath(SM, D.first);
-        Out.Others.update(It->second);
-        unsigned Key[2] = {D.second, unsigned(T.getKind())};
-        Out.Others.update(ArrayRef<uint8_t>(
-            reinterpret_cast<const uint8_t *>(Key), sizeof(Key)));
-        Out.Others.update(PP.getSpelling(T));
+        if (New) {
+          // A file's name once, where its first token is; then its number.
+          It->second = Names.size();
+          appendField(Out.Others, filePath(SM, D.first));
+        }
+        uint32_t Key[3] = {It->second, D.second, unsigned(T.getKind())};
+        Out.Others.append(reinterpret_cast<const char *>(Key), sizeof(Key));
+        appendField(Out.Others, PP.getSpelling(T, Spelling));
         ++Out.OtherCount;
         continue;
       }
@@ -549,8 +558,7 @@ checkPreprocessedInvariance(StringRef FileName, StringRef OldCode,
                       " side to check the code outside the edit"));
     return Failures;
   }
-  if (Old.OtherCount != New.OtherCount ||
-      Old.Others.final() != New.Others.final()) {
+  if (Old.OtherCount != New.OtherCount || Old.Others != New.Others) {
     Failures.push_back(failureAt(
         "tokens", NewCode, 0,
         "the edit changes how another file of the translation unit "

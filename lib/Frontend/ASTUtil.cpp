@@ -105,10 +105,20 @@ SourcePos filePos(const SourceManager &SM, SourceLocation Loc) {
   return P;
 }
 
+/// The main file, or a precompiled preamble's copy of it (which the headers
+/// of the preamble are included from).
+static bool isMainFile(const SourceManager &SM, FileID FID) {
+  if (FID == SM.getMainFileID())
+    return true;
+  OptionalFileEntryRef Main = SM.getFileEntryRefForID(SM.getMainFileID());
+  OptionalFileEntryRef F = SM.getFileEntryRefForID(FID);
+  return Main && F && &Main->getFileEntry() == &F->getFileEntry();
+}
+
 bool isUserFile(const SourceManager &SM, FileID FID) {
   // The include chain is short; a parse asks for few distinct files.
   for (unsigned Depth = 0; FID.isValid() && Depth < 256; ++Depth) {
-    if (FID == SM.getMainFileID())
+    if (isMainFile(SM, FID))
       return true;
     bool Invalid = false;
     const SrcMgr::SLocEntry &Ent = SM.getSLocEntry(FID, &Invalid);
@@ -160,7 +170,7 @@ FileID findFileID(const SourceManager &SM, StringRef Path) {
 
 std::vector<std::string> includeChain(const SourceManager &SM, FileID FID) {
   std::vector<std::string> Chain;
-  while (FID.isValid() && FID != SM.getMainFileID()) {
+  while (FID.isValid() && !isMainFile(SM, FID)) {
     SourceLocation Inc = SM.getIncludeLoc(FID);
     if (Inc.isInvalid())
       break;

@@ -2,6 +2,7 @@
 
 #include "optiml/Frontend/Analysis.h"
 #include "optiml/Frontend/ModelBuilder.h"
+#include "optiml/Frontend/Preamble.h"
 #include "clang/Frontend/ASTUnit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -151,10 +152,15 @@ Expected<Analysis> analyzeFile(StringRef Path, const AnalyzeOptions &Opts) {
     *V << "\n";
   }
 
-  auto TU = parseCuda(A.Code, A.Path, A.Config, CudaSide::Host);
+  ParseConfig Parse = A.Config;
+  Parse.ReusePreamble = !Opts.ListsInputs;
+  auto TU = parseCuda(A.Code, A.Path, Parse, CudaSide::Host);
   if (!TU)
     return TU.takeError();
   A.TU = std::move(*TU);
+  if (raw_ostream *V = Opts.Verbose; V && !A.TU.PreambleUse.empty())
+    *V << "note: headers read from a precompiled preamble (" << A.TU.PreambleUse
+       << "; cache: " << preambleDirectory() << ")\n";
   if (A.TU.errorCount())
     return compileErrors(Path, A.TU);
   A.Model = buildKernelModel(A.TU.AST->getASTContext());

@@ -2,15 +2,21 @@
 
 #include "optiml/Frontend/Parse.h"
 #include "optiml/Frontend/NvccCompat.h"
+#include "optiml/Frontend/Preamble.h"
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/DiagnosticIDs.h"
 #include "clang/Basic/SourceManager.h"
+#include "clang/Driver/CreateInvocationFromArgs.h"
 #include "clang/Frontend/ASTUnit.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/CompilerInvocation.h"
+#include "clang/Lex/PreprocessorOptions.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/VirtualFileSystem.h"
 
 using namespace llvm;
 
@@ -136,6 +142,45 @@ std::string translationUnitFile(StringRef FileName, const ParseConfig &Config) {
   return std::string(Abs);
 }
 
+/// Parses \p Text as \p MainName with the headers of its preamble read from
+/// a precompiled one (Preamble.h). False, having done nothing, when no
+/// preamble can be used: the caller parses the whole file.
+static bool parseWithPreamble(ParsedTU &TU, StringRef Text, StringRef MainName,
+                              const ParseConfig &Config, CudaSide Side,
+                              clang::DiagnosticConsumer &Consumer) {
+  std::optional<PreparedInvocation> Inv =
+      prepareInvocation(MainName, Config, Side);
+  if (!Inv)
+    return false;
+  PreambleOrigin From;
+  std::shared_ptr<const PreambleData> P =
+      findPreamble(*Inv->CI, Inv->Args, Text, Inv->VFS, From);
+  if (!P)
+    return false;
+  usePreamble(*Inv->CI, *Inv->Memory, *P);
+  // The AST owns the remapped text (and deletes it).
+  Inv->CI->getPreprocessorOpts().addRemappedFile(
+      MainName, MemoryBuffer::getMemBufferCopy(Text, MainName).release());
+  auto Files = makeIntrusiveRefCnt<clang::FileManager>(
+      clang::FileSystemOptions(), Inv->VFS);
+  auto DiagOpts = std::make_shared<clang::DiagnosticOptions>();
+  auto Diags = clang::CompilerInstance::createDiagnostics(
+      *Inv->VFS, *DiagOpts, &Consumer, /*ShouldOwnClient=*/false);
+  TU.Preamble = P;
+  TU.AST = clang::ASTUnit::LoadFromCompilerInvocation(
+      Inv->CI, std::make_shared<clang::PCHContainerOperations>(), DiagOpts,
+      Diags, Files);
+  if (!TU.AST) {
+    dropPreamble(*P);
+    TU.Preamble.reset();
+    return false;
+  }
+  TU.PreambleUse = From == PreambleOrigin::Built    ? "built"
+                   : From == PreambleOrigin::Memory ? "reused"
+                                                    : "loaded";
+  return true;
+}
+
 Expected<ParsedTU> parseCuda(StringRef Code, StringRef FileName,
                              const ParseConfig &Config, CudaSide Side) {
   ParsedTU TU;
@@ -175,6 +220,23 @@ Expected<ParsedTU> parseCuda(StringRef Code, StringRef FileName,
       TU.Buffers ? *static_cast<const clang::tooling::FileContentMappings *>(
                        TU.Buffers.get())
                  : Compat;
+  // An edited included file changes what the preamble would hold.
+  if (Config.ReusePreamble && !TU.Buffers) {
+    bool Used = false;
+    if (runOnLargeStack([&] {
+          Used = parseWithPreamble(TU, Text, MainName, Config, Side, Consumer);
+        }) &&
+        Used)
+      return std::move(TU);
+    // Whatever clang left half built is not touched again; the whole file
+    // is parsed instead.
+    (void)TU.AST.release();
+    if (auto *P = static_cast<const PreambleData *>(TU.Preamble.get()))
+      dropPreamble(*P);
+    TU.Preamble.reset();
+    TU.PreambleUse.clear();
+    TU.Diags.clear();
+  }
   bool Finished = runOnLargeStack([&] {
     TU.AST = clang::tooling::buildASTFromCodeWithArgs(
         Text, toolArgs(Config, Side), MainName, "clang-optiml",

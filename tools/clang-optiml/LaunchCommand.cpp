@@ -260,6 +260,7 @@ Expected<std::optional<Serving>> findVariant(const CommandContext &Ctx,
   // flags for this file, this nvcc, this GPU.
   AnalyzeOptions AO = commonAnalyzeOptions(Ctx);
   AO.ExtraArgs.clear(); // the compile command, not clang arguments
+  AO.ListsInputs = true;
   auto A = analyzeFile(Source, AO);
   if (!A)
     return A.takeError();

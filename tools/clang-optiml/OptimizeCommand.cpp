@@ -526,6 +526,7 @@ static int optimizeFile(const CommandContext &Ctx) {
   }
 
   AnalyzeOptions AO = commonAnalyzeOptions(Ctx);
+  AO.ListsInputs = true; // the variant database's key
   auto A = analyzeFile(InputFile, AO);
   if (!A)
     return reportError(A.takeError());
@@ -832,6 +833,7 @@ namespace tool {
 /// searched once.
 static int optimizeTarget(const CommandContext &Ctx) {
   AnalyzeOptions AO = commonAnalyzeOptions(Ctx);
+  AO.ListsInputs = true; // the variant database's key
   if (AO.BuildDir.empty())
     return reportUsageError(createStringError(
         "--target reads a CMake target: name its build directory with -p "

@@ -39,6 +39,10 @@ struct AnalyzeOptions {
   std::string BuildDir;                 ///< -p; empty: no compile database
   std::vector<std::string> ExtraArgs;   ///< after `--`
   llvm::raw_ostream *Verbose = nullptr; ///< -v: notes go here
+  /// The caller lists the files the parse read (the variant database's
+  /// key): the analysis parse reads every header itself, no preamble.
+  /// Analysis::Config still reuses preambles for later parses.
+  bool ListsInputs = false;
 };
 
 struct Analysis {

@@ -59,6 +59,11 @@ struct ParseConfig {
   /// disk and sees the given code in place of the included one. Empty: the
   /// code is the main file.
   std::string MainFile;
+  /// Parse the file's leading #includes once and reuse them (a precompiled
+  /// preamble, kept in memory and under the cache directory: see
+  /// lib/Frontend/Preamble.h). Off where a caller lists the files a parse
+  /// read (the database's keys): headers in a preamble are not read again.
+  bool ReusePreamble = true;
 };
 
 /// The file a parse of \p FileName under \p Config compiles (absolute,
@@ -73,13 +78,18 @@ struct ParsedTU {
   ParsedTU &operator=(ParsedTU &&);
   ~ParsedTU();
 
-  /// Texts clang reads in place (an edited included file): they outlive
-  /// the AST, which is declared after them and so destroyed first.
+  /// Texts clang reads in place (an edited included file) and the
+  /// precompiled preamble the AST reads from: they outlive the AST, which is
+  /// declared after them and so destroyed first.
   std::shared_ptr<const void> Buffers;
+  std::shared_ptr<const void> Preamble;
   std::unique_ptr<clang::ASTUnit> AST;
   std::vector<Diagnostic> Diags;
   /// The file name the code was parsed under.
   std::string FileName;
+  /// How the headers were read: "" (parsed), or "built", "reused" or
+  /// "loaded" for a precompiled preamble (for -v).
+  std::string PreambleUse;
 
   unsigned errorCount() const;
 };
