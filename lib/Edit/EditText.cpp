@@ -39,12 +39,15 @@
 #include "optiml/Edit/Checks.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "optiml/Frontend/NvccCompat.h"
+#include "optiml/Frontend/Preamble.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/CompilerInvocation.h"
 #include "clang/Frontend/FrontendAction.h"
 #include "clang/Lex/Lexer.h"
 #include "clang/Lex/PPCallbacks.h"
 #include "clang/Lex/Preprocessor.h"
+#include "clang/Serialization/PCHContainerOperations.h"
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/DenseMap.h"
@@ -386,6 +389,8 @@ struct PPResult {
   /// _Pragma / __pragma (a `#pragma` line is checked lexically).
   std::vector<std::pair<unsigned, unsigned>> OperatorPragmas;
   bool Ran = false;
+  /// Lexed after a precompiled preamble (its headers' tokens not seen).
+  bool AfterPreamble = false;
 };
 
 /// Whether a file of the preprocessor's source manager is the edited file
@@ -434,14 +439,18 @@ void appendField(std::string &Out, StringRef Text) {
   Out.append(Text.data(), Text.size());
 }
 
-class CollectTokens : public PreprocessorFrontendAction {
+/// Lexes the translation unit, keeping the edited file's tokens and the
+/// others' packed. Base: PreprocessorFrontendAction, or ASTFrontendAction
+/// where a precompiled preamble must be loaded (its macros are read through
+/// the AST reader; nothing is parsed).
+template <typename Base> class CollectTokensAs : public Base {
 public:
-  CollectTokens(PPResult &Out, StringRef EditedPath)
+  CollectTokensAs(PPResult &Out, StringRef EditedPath)
       : Out(Out), EditedPath(EditedPath) {}
 
 protected:
   void ExecuteAction() override {
-    CompilerInstance &CI = getCompilerInstance();
+    CompilerInstance &CI = this->getCompilerInstance();
     Preprocessor &PP = CI.getPreprocessor();
     const SourceManager &SM = PP.getSourceManager();
     const LangOptions &LO = CI.getLangOpts();
@@ -507,14 +516,80 @@ private:
   PPResult &Out;
   std::string EditedPath;
 };
+
+using CollectTokens = CollectTokensAs<PreprocessorFrontendAction>;
+
+class CollectTokensAfterPreamble : public CollectTokensAs<ASTFrontendAction> {
+public:
+  using CollectTokensAs::CollectTokensAs;
+
+protected:
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &,
+                                                 StringRef) override {
+    return std::make_unique<ASTConsumer>();
+  }
+};
+
+class AfterPreambleFactory : public tooling::FrontendActionFactory {
+public:
+  AfterPreambleFactory(PPResult &Out, StringRef EditedPath)
+      : Out(Out), EditedPath(EditedPath) {}
+  std::unique_ptr<FrontendAction> create() override {
+    return std::make_unique<CollectTokensAfterPreamble>(Out, EditedPath);
+  }
+
+private:
+  PPResult &Out;
+  std::string EditedPath;
+};
 } // namespace
 
+/// The preamble both texts share, or null: the old and the new text are
+/// lexed after the same precompiled headers, or both from the start.
+static std::shared_ptr<const PreambleData>
+sharedPreamble(StringRef FileName, StringRef OldCode, StringRef NewCode,
+               const ParseConfig &Config, CudaSide Side) {
+  SmallString<256> Abs(FileName);
+  (void)sys::fs::make_absolute(Abs);
+  sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
+  if (!Config.ReusePreamble || translationUnitFile(FileName, Config) != Abs)
+    return nullptr;
+  std::optional<PreparedInvocation> Inv = prepareInvocation(Abs, Config, Side);
+  if (!Inv || !samePreamble(*Inv->CI, OldCode, NewCode))
+    return nullptr;
+  PreambleOrigin From;
+  return findPreamble(*Inv->CI, Inv->Args, OldCode, Inv->VFS, From);
+}
+
+/// Lexes \p Code after the precompiled preamble \p P; false if that could
+/// not run.
+static bool preprocessAfter(const PreambleData &P, StringRef Abs,
+                            StringRef Code, const ParseConfig &Config,
+                            CudaSide Side, PPResult &Out) {
+  std::optional<PreparedInvocation> Inv = prepareInvocation(Abs, Config, Side);
+  if (!Inv)
+    return false;
+  usePreamble(*Inv->CI, *Inv->Memory, P);
+  Inv->Memory->addFile(Abs, 0, MemoryBuffer::getMemBufferCopy(Code, Abs));
+  auto Files = makeIntrusiveRefCnt<FileManager>(FileSystemOptions(), Inv->VFS);
+  AfterPreambleFactory Factory(Out, Abs);
+  IgnoringDiagConsumer Ignore;
+  Factory.runInvocation(Inv->CI, Files.get(),
+                        std::make_shared<PCHContainerOperations>(), &Ignore);
+  Out.AfterPreamble = Out.Ran;
+  return Out.Ran;
+}
+
 static PPResult preprocess(StringRef FileName, StringRef Code,
-                           const ParseConfig &Config, CudaSide Side) {
+                           const ParseConfig &Config, CudaSide Side,
+                           const PreambleData *Preamble) {
   PPResult Out;
   SmallString<256> Abs(FileName);
   (void)sys::fs::make_absolute(Abs);
   sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
+  if (Preamble && preprocessAfter(*Preamble, Abs, Code, Config, Side, Out))
+    return Out;
+  Out = PPResult();
   // The parse's own command line: {"clang", "-fsyntax-only", args..., file};
   // the main file, with the edited file's text in place when it is one the
   // main file includes.
@@ -549,8 +624,17 @@ checkPreprocessedInvariance(StringRef FileName, StringRef OldCode,
                             const ParseConfig &Config, CudaSide Side) {
   std::vector<CheckFailure> Failures;
   std::string SideName = Side == CudaSide::Host ? "host" : "device";
-  PPResult Old = preprocess(FileName, OldCode, Config, Side);
-  PPResult New = preprocess(FileName, NewCode, Config, Side);
+  // After the same precompiled preamble, or both from the start: the
+  // preamble's headers are the same bytes read the same way in both.
+  std::shared_ptr<const PreambleData> P =
+      sharedPreamble(FileName, OldCode, NewCode, Config, Side);
+  PPResult Old = preprocess(FileName, OldCode, Config, Side, P.get());
+  PPResult New = preprocess(FileName, NewCode, Config, Side, P.get());
+  if (Old.AfterPreamble != New.AfterPreamble) {
+    // One ran after the preamble and one did not: both from the start.
+    Old = preprocess(FileName, OldCode, Config, Side, nullptr);
+    New = preprocess(FileName, NewCode, Config, Side, nullptr);
+  }
   if (!Old.Ran || !New.Ran) {
     Failures.push_back(
         failureAt("tokens", NewCode, 0,

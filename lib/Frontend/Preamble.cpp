@@ -268,10 +268,11 @@ std::shared_ptr<PreambleData> load(StringRef Key) {
 }
 
 /// Builds the preamble; null when it has any diagnostic or fails.
-std::shared_ptr<PreambleData>
-build(const clang::CompilerInvocation &Invocation, StringRef Text,
-      clang::PreambleBounds Bounds, IntrusiveRefCntPtr<vfs::FileSystem> VFS,
-      StringRef Key) {
+std::shared_ptr<PreambleData> build(const clang::CompilerInvocation &Invocation,
+                                    StringRef Text,
+                                    clang::PreambleBounds Bounds,
+                                    IntrusiveRefCntPtr<vfs::FileSystem> VFS,
+                                    StringRef Key) {
   const std::string &MainName =
       Invocation.getFrontendOpts().Inputs.front().getFile().str();
   auto Main = MemoryBuffer::getMemBuffer(Text, MainName);
@@ -318,9 +319,9 @@ public:
 };
 } // namespace
 
-std::optional<PreparedInvocation>
-prepareInvocation(StringRef MainName, const ParseConfig &Config,
-                  CudaSide Side) {
+std::optional<PreparedInvocation> prepareInvocation(StringRef MainName,
+                                                    const ParseConfig &Config,
+                                                    CudaSide Side) {
   PreparedInvocation P;
   P.Args = clang::tooling::getClangStripDependencyFileAdjuster()(
       parseArguments(MainName, Config, Side), MainName);
@@ -392,6 +393,18 @@ findPreamble(const clang::CompilerInvocation &Invocation,
   }
   S.add(P);
   return P;
+}
+
+bool samePreamble(const clang::CompilerInvocation &Invocation, StringRef A,
+                  StringRef B) {
+  const clang::LangOptions &LO = Invocation.getLangOpts();
+  clang::PreambleBounds BA =
+      clang::ComputePreambleBounds(LO, MemoryBufferRef(A, ""), 0);
+  clang::PreambleBounds BB =
+      clang::ComputePreambleBounds(LO, MemoryBufferRef(B, ""), 0);
+  return BA.Size == BB.Size &&
+         BA.PreambleEndsAtStartOfLine == BB.PreambleEndsAtStartOfLine &&
+         A.take_front(BA.Size) == B.take_front(BB.Size);
 }
 
 void usePreamble(clang::CompilerInvocation &Invocation,

@@ -1,4 +1,5 @@
-//===- Preamble.h - Reuse the parse of a file's leading #includes -*- C++ -*-===//
+//===- Preamble.h - Reuse the parse of a file's leading #includes -*- C++
+//-*-===//
 //
 // Most of a CUDA parse is the headers: the CUDA runtime, clang's wrappers and
 // the file's own #includes (a ~1 s parse of a 60-line kernel file). Edits
@@ -76,6 +77,11 @@ findPreamble(const clang::CompilerInvocation &Invocation,
              llvm::ArrayRef<std::string> Args, llvm::StringRef Text,
              llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> VFS,
              PreambleOrigin &From);
+
+/// Whether \p A and \p B, as main files of \p Invocation, have the same
+/// preamble (bounds and text).
+bool samePreamble(const clang::CompilerInvocation &Invocation,
+                  llvm::StringRef A, llvm::StringRef B);
 
 /// Points \p Invocation at \p P (added to \p Memory, which must be part of
 /// the parse's file system): the main file's first P.Size bytes are read
