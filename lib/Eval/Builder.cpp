@@ -140,16 +140,6 @@ std::string lineDirective(StringRef Name) {
 // Builder
 //===----------------------------------------------------------------------===//
 
-static std::string defaultCacheRoot() {
-  SmallString<256> P;
-  if (auto X = sys::Process::GetEnv("XDG_CACHE_HOME"); X && !X->empty())
-    P = *X;
-  else if (!sys::path::cache_directory(P))
-    sys::path::system_temp_directory(/*ErasedOnReboot=*/true, P);
-  sys::path::append(P, "clang-optiml", "builds");
-  return std::string(P);
-}
-
 Expected<std::unique_ptr<Builder>> Builder::create(BuildOptions Opts) {
   std::unique_ptr<Builder> B(new Builder(std::move(Opts)));
   const BuildOptions &O = B->Opts;
@@ -200,7 +190,8 @@ Expected<std::unique_ptr<Builder>> Builder::create(BuildOptions Opts) {
       return createStringError(inconvertibleErrorCode(),
                                "the source file '%s' does not exist",
                                P.c_str());
-  SmallString<256> Root(O.CacheDir.empty() ? defaultCacheRoot() : O.CacheDir);
+  SmallString<256> Root(O.CacheDir.empty() ? userCacheDirectory("builds")
+                                           : O.CacheDir);
   // Binaries are run from other directories: the cache is named absolutely.
   (void)sys::fs::make_absolute(Root);
   B->CacheRoot = std::string(Root);

@@ -2,6 +2,7 @@
 
 #include "optiml/Frontend/Preamble.h"
 #include "optiml/Frontend/NvccCompat.h"
+#include "optiml/Support/FileUtil.h"
 #include "clang/Basic/DiagnosticOptions.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Basic/Version.h"
@@ -168,28 +169,6 @@ std::string manifest(const PreambleData &P, ArrayRef<Dep> Deps) {
   return S;
 }
 
-bool writeAtomically(StringRef Path, StringRef Bytes) {
-  SmallString<256> Temp;
-  int FD;
-  if (sys::fs::createUniqueFile(Path + ".tmp-%%%%%%%%", FD, Temp))
-    return false;
-  {
-    raw_fd_ostream OS(FD, /*shouldClose=*/true);
-    OS << Bytes;
-    OS.close();
-    if (OS.has_error()) {
-      OS.clear_error();
-      (void)sys::fs::remove(Temp);
-      return false;
-    }
-  }
-  if (sys::fs::rename(Temp, Path)) {
-    (void)sys::fs::remove(Temp);
-    return false;
-  }
-  return true;
-}
-
 /// Keeps the newest few preambles on disk.
 void prune(StringRef Dir) {
   std::vector<std::pair<sys::TimePoint<>, std::string>> Found;
@@ -219,10 +198,16 @@ void save(const PreambleData &P, ArrayRef<Dep> Deps) {
   if (Dir.empty() || sys::fs::create_directories(Dir))
     return;
   // The header first: a manifest is only ever next to a whole header.
-  if (!writeAtomically(pathIn(Dir, P.Key, ".pch"), P.PCH->getBuffer()))
+  if (Error E =
+          writeFileAtomically(pathIn(Dir, P.Key, ".pch"), P.PCH->getBuffer())) {
+    consumeError(std::move(E));
     return;
-  if (!writeAtomically(pathIn(Dir, P.Key, ".deps"), manifest(P, Deps)))
+  }
+  if (Error E =
+          writeFileAtomically(pathIn(Dir, P.Key, ".deps"), manifest(P, Deps))) {
+    consumeError(std::move(E));
     return;
+  }
   prune(Dir);
 }
 
@@ -351,13 +336,7 @@ std::optional<PreparedInvocation> prepareInvocation(StringRef MainName,
 std::string preambleDirectory() {
   if (auto D = sys::Process::GetEnv("OPTIML_PREAMBLE_DIR"); D && !D->empty())
     return *D == "off" ? "" : *D;
-  SmallString<256> P;
-  if (auto X = sys::Process::GetEnv("XDG_CACHE_HOME"); X && !X->empty())
-    P = *X;
-  else if (!sys::path::cache_directory(P))
-    sys::path::system_temp_directory(/*ErasedOnReboot=*/true, P);
-  sys::path::append(P, "clang-optiml", "preambles");
-  return std::string(P);
+  return userCacheDirectory("preambles");
 }
 
 std::shared_ptr<const PreambleData>

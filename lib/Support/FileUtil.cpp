@@ -6,6 +6,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cerrno>
@@ -337,6 +338,16 @@ void FileLock::release() {
   (void)!::ftruncate(FD, 0);
   ::close(FD); // releases the lock
   FD = -1;
+}
+
+std::string userCacheDirectory(StringRef Name) {
+  SmallString<256> P;
+  if (auto X = sys::Process::GetEnv("XDG_CACHE_HOME"); X && !X->empty())
+    P = *X;
+  else if (!sys::path::cache_directory(P))
+    sys::path::system_temp_directory(/*ErasedOnReboot=*/true, P);
+  sys::path::append(P, "clang-optiml", Name);
+  return std::string(P);
 }
 
 } // namespace optiml

@@ -30,6 +30,11 @@ llvm::Error writeFileAtomically(llvm::StringRef Path, llvm::StringRef Contents);
 /// there. A directory that does not exist yet passes. Writes nothing.
 llvm::Error checkOutputFile(llvm::StringRef Path);
 
+/// Where clang-optiml keeps a cache named \p Name: clang-optiml/<Name> under
+/// $XDG_CACHE_HOME, else the user's cache directory (~/.cache), else the
+/// temporary directory.
+std::string userCacheDirectory(llvm::StringRef Name);
+
 /// Reads a whole file; the error names the file.
 llvm::Expected<std::string> readFile(llvm::StringRef Path);
 
