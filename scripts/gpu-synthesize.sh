@@ -7,6 +7,12 @@
 #
 #   scripts/gpu-synthesize.sh dist/clang-optiml-*.tar.xz [SPEC...]
 #
+# A SPEC of the form SET.json:NAME is the spec NAME of a set of specs (one
+# JSON object keyed by name, as bench/synthesize/specs.json): it is written
+# to the work directory under the path it would have as a file beside the
+# set (bench/synthesize/NAME.json) and synthesized from there, so that the
+# program names its spec as it would name that file.
+#
 # Results (the programs, each run's --json result, optimize's reports and
 # the log, appended to by each run) go under $OUT/synthesize (or
 # ./gpu-results/synthesize). EXTRA:
@@ -28,14 +34,28 @@ fi
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   "$tool" --version
   for spec in "${specs[@]}"; do
-    name=$(basename "${spec%.*}")
+    dir=. o=$out
+    case "$spec" in
+      *.json:*)
+        name=${spec##*:}
+        rel=$(dirname "${spec%:*}")/$name.json
+        case "$rel" in /*|*..*) rel=$name.json ;; esac
+        mkdir -p "$work/$(dirname "$rel")"
+        python3 -c 'import json, sys
+spec = json.load(open(sys.argv[1]))[sys.argv[2]]
+open(sys.argv[3], "w").write(json.dumps(spec, indent=2) + "\n")' \
+          "${spec%:*}" "$name" "$work/$rel" || continue
+        spec=$rel dir=$work
+        case "$o" in /*) ;; *) o=$PWD/$o ;; esac ;;
+      *) name=$(basename "${spec%.*}") ;;
+    esac
     echo "== $name: synthesize --spec $spec"
     opt=(--optimize-arg=--budget="${BUDGET:-8}" --run-dir "$work/runs/$name"
-         --report "$out/$name.report.html")
+         --report "$o/$name.report.html")
     [ "${OPTIMIZE:-1}" = 0 ] && opt=(--no-optimize)
     start=$(date +%s)
-    "$tool" synthesize --spec "$spec" -o "$out/$name.cu" --json "${opt[@]}" \
-      ${EXTRA:-} > "$out/$name.json"
+    (cd "$dir" && "$tool" synthesize --spec "$spec" -o "$o/$name.cu" --json \
+      "${opt[@]}" ${EXTRA:-}) > "$out/$name.json"
     echo "exit $? after $(( $(date +%s) - start )) s"
     python3 - "$out/$name.json" <<'PY'
 import json, sys
