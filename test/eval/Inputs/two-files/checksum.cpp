@@ -1,8 +1,0 @@
-#include <vector>
-
-double checksum(const std::vector<float> &V) {
-  double S = 0;
-  for (float X : V)
-    S += X;
-  return S;
-}
