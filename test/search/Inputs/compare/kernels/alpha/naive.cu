@@ -1,2 +1,0 @@
-// alpha (naive)
-int main() { return 0; }

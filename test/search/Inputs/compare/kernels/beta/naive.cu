@@ -1,2 +1,0 @@
-// beta (naive)
-int main() { return 0; }
