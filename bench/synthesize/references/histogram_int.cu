@@ -1,4 +1,4 @@
-// Library reference for bench/synthesize/histogram-134m.json:
+// Library reference for the spec histogram-134m (bench/synthesize/specs.json):
 // cub::DeviceHistogram::HistogramEven over 2^27 int samples in [0, 256),
 // 256 bins, timed with CUDA events (median of the timed runs).
 #include <cub/cub.cuh>
