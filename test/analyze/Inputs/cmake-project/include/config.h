@@ -1,1 +1,0 @@
-#define TILE 16
