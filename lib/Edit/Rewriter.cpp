@@ -167,6 +167,13 @@ checkBeforeParsing(StringRef FileName, const EditContext &Ctx, const Edit &E,
 Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
                                 const ParseConfig &Config, const Edit &E0,
                                 const CheckOptions &Opts) {
+  return applyEdit(FileName, Code, Config, E0, Opts, nullptr);
+}
+
+Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
+                                const ParseConfig &Config, const Edit &E0,
+                                const CheckOptions &Opts,
+                                const ParsedTU *Parsed) {
   const Transform *T = findTransform(E0.Kind);
   if (!T)
     return reject(E0, "kind", "unknown edit kind '" + E0.Kind + "'");
@@ -174,9 +181,16 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
   if (Error Err = validateParams(E, *T))
     return reject(E0, "params", toString(std::move(Err)));
 
-  auto OldTU = parseCuda(Code, FileName, Config, CudaSide::Host);
-  if (!OldTU)
-    return OldTU.takeError();
+  // The input's host-side parse: the caller's, else our own.
+  std::optional<ParsedTU> Own;
+  if (!Parsed) {
+    auto TU = parseCuda(Code, FileName, Config, CudaSide::Host);
+    if (!TU)
+      return TU.takeError();
+    Own.emplace(std::move(*TU));
+    Parsed = &*Own;
+  }
+  const ParsedTU *OldTU = Parsed;
   if (OldTU->errorCount())
     return make_error<CompileError>(FileName.str(), OldTU->Diags);
   clang::ASTContext &OldAST = OldTU->AST->getASTContext();
@@ -367,14 +381,17 @@ static void appendFlags(std::vector<std::string> &Flags,
 Expected<AppliedEdits> applyEdits(StringRef FileName, StringRef Code,
                                   const ParseConfig &Config,
                                   ArrayRef<Edit> Edits,
-                                  const CheckOptions &Opts) {
+                                  const CheckOptions &Opts,
+                                  const ParsedTU *Parsed) {
   AppliedEdits Out;
   Out.NewCode = Code.str();
   Out.File = normalPath(FileName);
   std::string Original = Code.str();
   ParseConfig Cfg = Config;
   for (size_t I = 0; I < Edits.size(); ++I) {
-    auto A = applyEdit(Out.File, Out.NewCode, Cfg, Edits[I], Opts);
+    // The caller's parse is of the input: the first edit's text.
+    auto A = applyEdit(Out.File, Out.NewCode, Cfg, Edits[I], Opts,
+                       I == 0 ? Parsed : nullptr);
     if (!A) {
       if (Edits.size() == 1)
         return A.takeError();

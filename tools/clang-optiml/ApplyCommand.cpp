@@ -133,7 +133,7 @@ int runApply(const CommandContext &Ctx) {
   Opts.AllowMalloc = AllowMalloc;
   Opts.AllowAsm = AllowAsm;
 
-  auto Result = applyEdits(A->Path, A->Code, A->Config, *Edits, Opts);
+  auto Result = applyEdits(A->Path, A->Code, A->Config, *Edits, Opts, &A->TU);
   if (!Result) {
     int RC = 1;
     handleAllErrors(

@@ -27,6 +27,15 @@ llvm::Expected<AppliedEdit> applyEdit(llvm::StringRef FileName,
                                       const ParseConfig &Config, const Edit &E,
                                       const CheckOptions &Opts = {});
 
+/// As above, with \p Parsed the host-side parse of \p Code as \p FileName
+/// under \p Config (an analysis' own, say), which is then not parsed again;
+/// null parses it.
+llvm::Expected<AppliedEdit> applyEdit(llvm::StringRef FileName,
+                                      llvm::StringRef Code,
+                                      const ParseConfig &Config, const Edit &E,
+                                      const CheckOptions &Opts,
+                                      const ParsedTU *Parsed);
+
 /// A list of edits applied in order, each on the previous one's result.
 struct AppliedEdits {
   std::vector<AppliedEdit> Steps;
@@ -45,11 +54,11 @@ struct AppliedEdits {
 std::string diffName(llvm::StringRef File, const ParseConfig &Config);
 
 /// Stops at the first rejected edit (its EditRejected has ListIndex set).
-llvm::Expected<AppliedEdits> applyEdits(llvm::StringRef FileName,
-                                        llvm::StringRef Code,
-                                        const ParseConfig &Config,
-                                        llvm::ArrayRef<Edit> Edits,
-                                        const CheckOptions &Opts = {});
+/// \p Parsed, when given, is the host-side parse of \p Code (see applyEdit).
+llvm::Expected<AppliedEdits>
+applyEdits(llvm::StringRef FileName, llvm::StringRef Code,
+           const ParseConfig &Config, llvm::ArrayRef<Edit> Edits,
+           const CheckOptions &Opts = {}, const ParsedTU *Parsed = nullptr);
 
 } // namespace optiml
 
