@@ -41,6 +41,7 @@ static std::vector<std::unique_ptr<Transform>> makeCatalog() {
   C.push_back(createTransposeThroughSharedTransform());
   C.push_back(createBlockScanTransform());
   C.push_back(createConstantMemoryTransform());
+  C.push_back(createVectorizeStencilTransform());
   C.push_back(createCompileFlagsTransform());
   C.push_back(createReplaceFunctionTransform());
   C.push_back(createAddDeviceFunctionTransform());

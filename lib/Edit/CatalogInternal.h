@@ -54,6 +54,7 @@ std::unique_ptr<Transform> createAllPairsTilingTransform();
 std::unique_ptr<Transform> createTransposeThroughSharedTransform();
 std::unique_ptr<Transform> createBlockScanTransform();
 std::unique_ptr<Transform> createConstantMemoryTransform();
+std::unique_ptr<Transform> createVectorizeStencilTransform();
 
 /// An EditRejected with one failure (Check names the check, e.g. "target",
 /// "not-applicable", "params"); Pos locates it in the input when known.

@@ -49,6 +49,7 @@ double catalogPrior(StringRef Kind, const KernelInfo &K, StringRef Bound,
                  .Case("all-pairs-tiling", 0.5)
                  .Case("block-scan", 0.5)
                  .Case("constant-memory", 0.5)
+                 .Case("vectorize-stencil", 0.5)
                  .Default(0.3);
   std::string Reason;
   auto Boost = [&](double F, StringRef R) {
@@ -72,6 +73,9 @@ double catalogPrior(StringRef Kind, const KernelInfo &K, StringRef Bound,
     Boost(2, "matmul-like: tiles are reused");
   if (K.Class == KernelClass::Stencil && Kind == "shared-tiling")
     Boost(1.5, "stencil: neighbours are reused");
+  if (K.Class == KernelClass::Stencil && Kind == "vectorize-stencil" &&
+      Bound != "compute-bound")
+    Boost(2, "stencil: whole rows in 16-byte loads and stores");
   if (K.Class == KernelClass::Stencil && Kind == "constant-memory")
     Boost(1.5, "stencil: its filter's taps become constant operands");
   if (Kind == "block-scan")

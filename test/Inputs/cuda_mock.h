@@ -29,6 +29,7 @@ struct int2 { int x, y; };
 struct int4 { int x, y, z, w; };
 struct __attribute__((aligned(8))) uint2 { unsigned x, y; };
 struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
+struct __attribute__((aligned(16))) double2 { double x, y; };
 struct __attribute__((aligned(4))) uchar4 { unsigned char x, y, z, w; };
 struct __attribute__((aligned(2))) uchar2 { unsigned char x, y; };
 struct __attribute__((aligned(2))) char2 { signed char x, y; };

@@ -53,6 +53,10 @@ std::vector<BenchCase> benchCases() {
       // H200; rows on it ran slower, run 2026-12-03-constant-memory).
       {"conv2d",
        makeEdit("constant-memory", "conv2d", {{"param", std::string("filt")}})},
+      // The 3D 7-point stencil: four outputs per thread along x, each input
+      // row read as float4s.
+      {"stencil3d7", makeEdit("vectorize-stencil", "stencil")},
+      {"jacobi2d", makeEdit("vectorize-stencil", "jacobi")},
   };
 }
 
@@ -70,7 +74,8 @@ TEST_P(RestructureBenchTest, MatchesRecordedOutput) {
     for (auto Make :
          {createWarpPerRowTransform, createPrivatizeAtomicsTransform,
           createTransposeThroughSharedTransform, createBlockScanTransform,
-          createSharedTilingTransform, createConstantMemoryTransform}) {
+          createSharedTilingTransform, createConstantMemoryTransform,
+          createVectorizeStencilTransform}) {
       auto T = Make();
       std::string Kind = T->kind().str();
       M[Kind] = std::move(T);

@@ -135,6 +135,43 @@ const Expr *boundOf(const Expr *C, const VarDecl *V, bool Less) {
   return nullptr;
 }
 
+/// The extent along \p Dim (0, 1, 2 for x, y, z) of a launch's grid: that
+/// argument of a `dim3(...)` (x: also a plain integer grid), written at the
+/// launch or in a local variable's initializer (never written after it).
+/// \p Var is that variable, if any.
+const Expr *gridExtent(const EditContext &Ctx, const LaunchSite &Site,
+                       unsigned Dim, const VarDecl *&Var) {
+  Var = nullptr;
+  const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, Site);
+  if (!Call || !Call->getConfig() || Call->getConfig()->getNumArgs() < 1)
+    return nullptr;
+  const Expr *G = Call->getConfig()->getArg(0)->IgnoreImplicit();
+  const auto *CE = dyn_cast<CXXConstructExpr>(G);
+  if (CE && CE->getNumArgs() == 1 && CE->getArg(0)->getType()->isRecordType())
+    G = CE->getArg(0)->IgnoreImplicit();
+  if (const auto *DR = dyn_cast<DeclRefExpr>(G)) {
+    const auto *VD = dyn_cast<VarDecl>(DR->getDecl());
+    const auto *Fn =
+        VD ? dyn_cast<FunctionDecl>(VD->getDeclContext()) : nullptr;
+    if (!VD || !VD->isLocalVarDecl() || !VD->hasInit() || !Fn ||
+        !Fn->getBody() || writtenVars(Fn->getBody()).contains(VD))
+      return nullptr;
+    Var = VD;
+    G = VD->getInit()->IgnoreImplicit();
+  }
+  CE = dyn_cast<CXXConstructExpr>(G);
+  if (Dim == 0 && !CE && G->getType()->isIntegerType())
+    return G->IgnoreParenImpCasts();
+  if (!CE || CE->getNumArgs() <= Dim || isa<CXXDefaultArgExpr>(CE->getArg(Dim)))
+    return nullptr;
+  // The y extent of a 3D grid is only read where z is one.
+  if (Dim == 1 && CE->getNumArgs() == 3 &&
+      !isa<CXXDefaultArgExpr>(CE->getArg(2)) &&
+      intValue(CE->getArg(2)->IgnoreParenImpCasts(), Ctx.AST) != 1)
+    return nullptr;
+  return CE->getArg(Dim)->IgnoreParenImpCasts();
+}
+
 const VarDecl *zeroBasedLoop(const ForStmt *L, const ASTContext &AST,
                              const Expr *&Bound) {
   std::optional<CountingLoop> C = countingLoop(L, AST);

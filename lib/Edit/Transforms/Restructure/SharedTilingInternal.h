@@ -33,6 +33,12 @@ using Dim3 = std::array<int64_t, 3>;
 std::optional<Dim3> constDim3(const EditContext &Ctx, const clang::Expr *A,
                               unsigned Depth = 0);
 std::string dimText(const Dim3 &D);
+/// The extent along \p Dim (0, 1, 2 for x, y, z) of a launch's grid: that
+/// argument of a `dim3(...)` (x: also a plain integer grid), written at the
+/// launch or in a local variable's initializer (never written after it);
+/// \p Var is that variable, if any. y is read only where z is one.
+const clang::Expr *gridExtent(const EditContext &Ctx, const LaunchSite &Site,
+                              unsigned Dim, const clang::VarDecl *&Var);
 /// `V < Bound` or `Bound > V` (Less) / `V >= Bound` or `Bound <= V`
 /// (!Less): the bound.
 const clang::Expr *boundOf(const clang::Expr *C, const clang::VarDecl *V,

@@ -44,38 +44,6 @@ namespace sharedtiling {
 
 namespace {
 
-/// The y extent of a launch's grid: the second argument of a `dim3(...)`,
-/// written at the launch or in a local variable's initializer (never
-/// written after it). \p Var is that variable, if any.
-const Expr *gridY(const EditContext &Ctx, const LaunchSite &Site,
-                  const VarDecl *&Var) {
-  Var = nullptr;
-  const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, Site);
-  if (!Call || !Call->getConfig() || Call->getConfig()->getNumArgs() < 1)
-    return nullptr;
-  const Expr *G = Call->getConfig()->getArg(0)->IgnoreImplicit();
-  const auto *CE = dyn_cast<CXXConstructExpr>(G);
-  if (CE && CE->getNumArgs() == 1 && CE->getArg(0)->getType()->isRecordType())
-    G = CE->getArg(0)->IgnoreImplicit();
-  if (const auto *DR = dyn_cast<DeclRefExpr>(G)) {
-    const auto *VD = dyn_cast<VarDecl>(DR->getDecl());
-    const auto *Fn =
-        VD ? dyn_cast<FunctionDecl>(VD->getDeclContext()) : nullptr;
-    if (!VD || !VD->isLocalVarDecl() || !VD->hasInit() || !Fn ||
-        !Fn->getBody() || writtenVars(Fn->getBody()).contains(VD))
-      return nullptr;
-    Var = VD;
-    G = VD->getInit()->IgnoreImplicit();
-  }
-  CE = dyn_cast<CXXConstructExpr>(G);
-  if (!CE || CE->getNumArgs() < 2 || isa<CXXDefaultArgExpr>(CE->getArg(1)))
-    return nullptr;
-  if (CE->getNumArgs() == 3 && !isa<CXXDefaultArgExpr>(CE->getArg(2)) &&
-      intValue(CE->getArg(2)->IgnoreParenImpCasts(), Ctx.AST) != 1)
-    return nullptr;
-  return CE->getArg(1)->IgnoreParenImpCasts();
-}
-
 /// Whitespace removed, for comparing two spellings of one expression.
 std::string squeeze(StringRef S) {
   std::string Out;
@@ -702,7 +670,7 @@ ${Elem} = ${Need} ? ${In}[${Cast}${Gy} * ${Pitch} + ${Gx}] : ${T}(0);)",
                          "the rows the launches cover cannot be shown");
   for (const LaunchSite &Site : K.Launches) {
     const VarDecl *Var = nullptr;
-    const Expr *Gy2 = gridY(Ctx, Site, Var);
+    const Expr *Gy2 = gridExtent(Ctx, Site, 1, Var);
     auto CD =
         Gy2 ? matchCeilDiv(Gy2,
                            [&](const Expr *X) {
