@@ -5,7 +5,7 @@
 # each against its original: verified launch by launch, timed, profiled.
 # When the bundle predates the tree form, apply fails and the result kept in
 # test/Inputs/edit/warp-reduce/*.expected.cu (byte-identical to what apply
-# writes here, checked by test/edit/warp-reduce-example.test) is evaluated.
+# writes here, checked by test/edit/warp-reduce.test) is evaluated.
 #
 #   scripts/gpu-warp-reduce.sh dist/clang-optiml-0.1.0-linux-x86_64.tar.xz
 #

@@ -7,9 +7,9 @@
 // warp), in split-file's format. Each `<case>.cu` part is parsed against the
 // hermetic mock header, the edit is applied, and the result must equal the
 // `<case>.expected.cu` part byte for byte and re-parse without errors. The
-// lit suite (test/edit/restructure-*.cu) splits the same files and compiles
-// the expected outputs with nvcc, so every output the tests accept also
-// builds for sm_90.
+// lit suite (test/edit/restructure-cases.test) splits the same files and
+// compiles the expected outputs with nvcc, so every output the tests accept
+// also builds for sm_90.
 //
 //===----------------------------------------------------------------------===//
 #ifndef OPTIML_UNITTESTS_EDIT_RESTRUCTURETESTING_H

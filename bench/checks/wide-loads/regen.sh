@@ -1,6 +1,6 @@
 #!/bin/sh
 # Rewrites input.cu with edits.json into check.cu (needs a clang-optiml
-# build and the CUDA SDK). test/edit/wide-loads-check.test keeps check.cu
+# build and the CUDA SDK). test/edit/vectorize.test keeps check.cu
 # equal to this output.
 set -e
 here=$(dirname "$0")

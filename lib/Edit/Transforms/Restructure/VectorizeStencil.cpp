@@ -172,8 +172,8 @@ bool sumTerms(const EditContext &Ctx, const Expr *E, int Sign, int64_t &Lit,
   if (const auto *B = dyn_cast<BinaryOperator>(E);
       B && (B->getOpcode() == BO_Add || B->getOpcode() == BO_Sub))
     return sumTerms(Ctx, B->getLHS(), Sign, Lit, Terms) &&
-           sumTerms(Ctx, B->getRHS(),
-                    B->getOpcode() == BO_Sub ? -Sign : Sign, Lit, Terms);
+           sumTerms(Ctx, B->getRHS(), B->getOpcode() == BO_Sub ? -Sign : Sign,
+                    Lit, Terms);
   if (auto C = integerConstantValue(E, Ctx.AST)) {
     Lit += Sign * *C;
     return true;
@@ -297,9 +297,8 @@ Error VectorizeStencil::shape(const EditContext &Ctx, const Edit &E,
       return NotApplicable("'" + stmtText(Ctx, S) +
                            "' before the guard is not a declaration");
     for (const Decl *D : DS->decls())
-      if (const auto *V = dyn_cast<VarDecl>(D); V && V->hasInit() &&
-                                                linearIndexDim(V->getInit()) ==
-                                                    'x') {
+      if (const auto *V = dyn_cast<VarDecl>(D);
+          V && V->hasInit() && linearIndexDim(V->getInit()) == 'x') {
         if (P.X || !DS->isSingleDecl())
           return NotApplicable("more than one x index, or one declared "
                                "beside another variable");
@@ -314,8 +313,8 @@ Error VectorizeStencil::shape(const EditContext &Ctx, const Edit &E,
     return NotApplicable("'" + P.X->getName() + "' is written again");
   for (const Stmt *S : Pre)
     if (S != P.XDecl && mentions(S, P.X))
-      return NotApplicable("'" + stmtText(Ctx, S) + "' before the guard uses '" +
-                           P.X->getName() + "'");
+      return NotApplicable("'" + stmtText(Ctx, S) +
+                           "' before the guard uses '" + P.X->getName() + "'");
   // No other x coordinate: the thread's x is now x0 .. x0 + W - 1.
   std::function<bool(const Stmt *)> OtherX = [&](const Stmt *S) {
     if (!S || S == P.X->getInit())
@@ -350,7 +349,8 @@ Error VectorizeStencil::shape(const EditContext &Ctx, const Edit &E,
     return NotApplicable("nothing is guarded");
   for (const Stmt *S : P.Inner)
     if (const Stmt *J = firstJump(S))
-      return NotApplicable("'" + stmtText(Ctx, J) + "' leaves the guarded code");
+      return NotApplicable("'" + stmtText(Ctx, J) +
+                           "' leaves the guarded code");
   for (size_t I = 0; I + 1 < P.Inner.size(); ++I) {
     const auto *DS = dyn_cast<DeclStmt>(P.Inner[I]);
     if (!DS)
@@ -384,9 +384,9 @@ Error VectorizeStencil::loads(const EditContext &Ctx, const Edit &E, Plan &P,
     if (!S)
       return false;
     if (const auto *B = dyn_cast<BinaryOperator>(S);
-        B && (B->getOpcode() == BO_Div || B->getOpcode() == BO_Rem ||
-              B->getOpcode() == BO_DivAssign ||
-              B->getOpcode() == BO_RemAssign) &&
+        B &&
+        (B->getOpcode() == BO_Div || B->getOpcode() == BO_Rem ||
+         B->getOpcode() == BO_DivAssign || B->getOpcode() == BO_RemAssign) &&
         mentionsAny(B->getRHS(), Dep))
       return true;
     return any_of(S->children(), DividesByX);
@@ -405,10 +405,10 @@ Error VectorizeStencil::loads(const EditContext &Ctx, const Edit &E, Plan &P,
   std::string OutElem = elemType(Out, Ctx.AST);
   P.OutVec = vectorType(OutElem, P.Width);
   if (P.OutVec.empty())
-    return NotApplicable("no " + Twine(P.Width) + "-wide vector of '" +
-                         (OutElem.empty() ? std::string("its element type")
-                                          : OutElem) +
-                         "' (float, int, unsigned: 2 or 4; double: 2)");
+    return NotApplicable(
+        "no " + Twine(P.Width) + "-wide vector of '" +
+        (OutElem.empty() ? std::string("its element type") : OutElem) +
+        "' (float, int, unsigned: 2 or 4; double: 2)");
   if (xSlope(Lhs->getIdx(), P.X, Dep, Ctx.AST) != 1)
     return NotApplicable("the store's index does not grow by one with '" +
                          P.X->getName() + "'");
@@ -430,8 +430,8 @@ Error VectorizeStencil::loads(const EditContext &Ctx, const Edit &E, Plan &P,
       Problem = "the stored value reads through '*'";
       return;
     }
-    if (const auto *DR = dyn_cast<DeclRefExpr>(S); DR && Dep.contains(
-                                                        DR->getDecl())) {
+    if (const auto *DR = dyn_cast<DeclRefExpr>(S);
+        DR && Dep.contains(DR->getDecl())) {
       Problem = "the stored value uses '" + DR->getDecl()->getName().str() +
                 "' outside an index";
       return;
@@ -532,12 +532,12 @@ Error VectorizeStencil::launches(const EditContext &Ctx, const Edit &E,
       return NotApplicable("cannot be divided: " + Why);
     const VarDecl *Var = nullptr;
     const Expr *Gx = sharedtiling::gridExtent(Ctx, L, 0, Var);
-    auto CD = Gx ? matchCeilDiv(Gx,
-                                [&](const Expr *X) {
-                                  return intValue(X->IgnoreParenImpCasts(),
-                                                  Ctx.AST);
-                                })
-                 : std::nullopt;
+    auto CD =
+        Gx ? matchCeilDiv(Gx,
+                          [&](const Expr *X) {
+                            return intValue(X->IgnoreParenImpCasts(), Ctx.AST);
+                          })
+           : std::nullopt;
     auto Squeeze = [](StringRef S) {
       std::string O;
       for (char C : S)
@@ -553,8 +553,8 @@ Error VectorizeStencil::launches(const EditContext &Ctx, const Edit &E,
     std::string NewX = ceilDivText(*N, (*Block)[0] * P.Width);
     if (Var) {
       std::string V = Var->getNameAsString();
-      P.Grids.push_back({L.GridRange, "dim3(" + NewX + ", " + V + ".y, " + V +
-                                          ".z)"});
+      P.Grids.push_back(
+          {L.GridRange, "dim3(" + NewX + ", " + V + ".y, " + V + ".z)"});
     } else if (auto S = looseExprSpan(Ctx, Gx)) {
       P.Grids.push_back({*S, NewX});
     } else {
@@ -591,7 +591,8 @@ Error VectorizeStencil::places(const EditContext &Ctx, const Edit &E,
   // included (`C0 * in[c] + ...`): the reads inside it have their own
   // places.
   const SourceManager &SM = Ctx.AST.getSourceManager();
-  CharSourceRange VR = SM.getExpansionRange(P.Store->getRHS()->getSourceRange());
+  CharSourceRange VR =
+      SM.getExpansionRange(P.Store->getRHS()->getSourceRange());
   auto V = fileSpan(SM, Ctx.AST.getLangOpts(), VR.getAsRange(), Ctx.file());
   if (!V || V->Begin.Offset < P.RegionBegin || V->End.Offset > P.RegionEnd)
     return NoPlace("the stored value");
@@ -639,17 +640,19 @@ Expected<Plan> VectorizeStencil::analyze(const EditContext &Ctx,
   DenseSet<const ValueDecl *> Dep = dependents(P.X, Decls);
   for (const ValueDecl *D : Dep)
     if (writtenVars(P.Kernel.Decl->getBody()).contains(D))
-      return reject(E, "not-applicable", "kernel '" + E.Target + "': '" +
-                                             D->getName() +
-                                             "' is written again");
+      return reject(E, "not-applicable",
+                    "kernel '" + E.Target + "': '" + D->getName() +
+                        "' is written again");
   if (Error Err = loads(Ctx, E, P, Dep))
     return std::move(Err);
-  P.VecBytes = P.Width * static_cast<int64_t>(
-                             Ctx.AST.getTypeSizeInChars(
-                                    cast<ArraySubscriptExpr>(
-                                        P.Store->getLHS()->IgnoreParens())
-                                        ->getType())
-                                 .getQuantity());
+  P.VecBytes =
+      P.Width *
+      static_cast<int64_t>(
+          Ctx.AST
+              .getTypeSizeInChars(
+                  cast<ArraySubscriptExpr>(P.Store->getLHS()->IgnoreParens())
+                      ->getType())
+              .getQuantity());
   if (Error Err = places(Ctx, E, P))
     return std::move(Err);
   if (Error Err = launches(Ctx, E, P))
@@ -660,11 +663,10 @@ Expected<Plan> VectorizeStencil::analyze(const EditContext &Ctx,
 Expected<tooling::Replacements>
 VectorizeStencil::rewrite(const EditContext &Ctx, const Edit &E,
                           const Plan &P) const {
-  std::string KernelText =
-      StringRef(Ctx.Code)
-          .slice(P.Kernel.Info->Range.Begin.Offset,
-                 P.Kernel.Info->Range.End.Offset)
-          .str();
+  std::string KernelText = StringRef(Ctx.Code)
+                               .slice(P.Kernel.Info->Range.Begin.Offset,
+                                      P.Kernel.Info->Range.End.Offset)
+                               .str();
   std::string X0 = freshName(KernelText, P.X->getName().str() + "0");
   std::string W = freshName(KernelText, "w");
   std::string O = freshName(KernelText, "o");
@@ -676,8 +678,8 @@ VectorizeStencil::rewrite(const EditContext &Ctx, const Edit &E,
 
   std::string Ok = freshName(KernelText, "ok");
   std::string All = freshName(KernelText, "all");
-  std::string OutElem = typeName(
-      P.Store->getLHS()->getType().getUnqualifiedType(), Ctx.AST);
+  std::string OutElem =
+      typeName(P.Store->getLHS()->getType().getUnqualifiedType(), Ctx.AST);
   // The points that read position Pos of a row (Pos = literal + point).
   auto Need = [&](const LoadRow &Row, int64_t Pos) {
     std::string T;
@@ -750,10 +752,10 @@ VectorizeStencil::rewrite(const EditContext &Ctx, const Edit &E,
                        Reg[Ld.Row].at(Ld.Lit + L)});
     }
     std::string OkL = Ok + "[" + std::to_string(L) + "]";
-    LaneText += Indent + "    " + O + "." + Lanes[L] + " = " + OkL + " ? " +
-                parenthesize(spliceText(Ctx.Code, P.ValueBegin, P.ValueEnd,
-                                        Edits)) +
-                " : " + OutElem + "();\n";
+    LaneText +=
+        Indent + "    " + O + "." + Lanes[L] + " = " + OkL + " ? " +
+        parenthesize(spliceText(Ctx.Code, P.ValueBegin, P.ValueEnd, Edits)) +
+        " : " + OutElem + "();\n";
     Partial += Indent + "      if (" + OkL + ")\n" + Indent + "        (&" +
                Store + ")[" + std::to_string(L) + "] = " + O + "." + Lanes[L] +
                ";\n";
@@ -770,8 +772,7 @@ VectorizeStencil::rewrite(const EditContext &Ctx, const Edit &E,
     Keep.push_back({P.Return->Begin.Offset,
                     P.Return->End.Offset - P.Return->Begin.Offset,
                     "continue;"});
-  std::string Original =
-      spliceText(Ctx.Code, P.RegionBegin, P.RegionEnd, Keep);
+  std::string Original = spliceText(Ctx.Code, P.RegionBegin, P.RegionEnd, Keep);
   std::string Cond = looseExprText(Ctx, P.Guard->getCond());
   if (P.EarlyReturn)
     Cond = "!" + parenthesize(Cond);
@@ -819,8 +820,7 @@ ${I}})",
        {"Original", indentLines(Original, "      ")}});
 
   tooling::Replacements Repls;
-  std::string NewX =
-      XType + " " + X0 + " = (" + P.XInit + ") * " + Width + ";";
+  std::string NewX = XType + " " + X0 + " = (" + P.XInit + ") * " + Width + ";";
   if (Error Err = addReplacement(Repls, replaceSpan(Ctx, P.XSpan, NewX), E))
     return std::move(Err);
   if (Error Err = addReplacement(
