@@ -6,7 +6,7 @@ the naive program, the reference (cuBLAS / CUB / cuSPARSE / PyTorch /
 hand-optimized CUDA), and an optimized source if one is present in
 --optimized-dir; measures the ceilings (DRAM bandwidth, FP32 rate) in the same
 run, and reports each time as a fraction of the roofline bound from the
-kernel's meta.json.
+kernel's entry in bench/kernels/suite.json.
 
 Resumable: each kernel's result is written to OUT/kernels/<name>.json as soon
 as it is measured, and kernels already there are skipped unless --force, so
@@ -205,13 +205,18 @@ def roofline_ms(meta, ceil):
     return max(t_mem, t_fp), ("dram" if t_mem >= t_fp else "fp32")
 
 
+def suite_meta():
+    """bench/kernels/suite.json: each program's size and roofline, by name."""
+    with open(os.path.join(KERNELS_DIR, "suite.json")) as f:
+        return json.load(f)
+
+
 def load_meta(name):
-    with open(os.path.join(KERNELS_DIR, name, "meta.json")) as f:
-        meta = json.load(f)
+    meta = suite_meta()[name]
     for key in ("bytes", "flops"):
         val = eval(meta[key + "_formula"], {"__builtins__": {}}, dict(meta["params"]))
         if val != meta[key]:
-            raise SystemExit(f"{name}/meta.json: {key}={meta[key]} but its formula gives {val}")
+            raise SystemExit(f"suite.json: {name}: {key}={meta[key]} but its formula gives {val}")
     return meta
 
 
@@ -436,7 +441,7 @@ def main():
     args = ap.parse_args()
     t_start = time.time()
     nvcc = find_nvcc(args.nvcc)
-    names = sorted(d for d in os.listdir(KERNELS_DIR) if os.path.exists(os.path.join(KERNELS_DIR, d, "meta.json")))
+    names = sorted(d for d in suite_meta() if os.path.exists(os.path.join(KERNELS_DIR, d, "naive.cu")))
     if args.kernels:
         want = args.kernels.split(",")
         unknown = [k for k in want if k not in names]

@@ -79,12 +79,13 @@ def parse_programs(spec, kernels_dir=KERNELS_DIR):
 
 def run_args(name, kernels_dir=KERNELS_DIR):
     """The program's own arguments: bench/run.py runs the suite programs
-    without any; a meta.json may list them under "run_args"."""
-    with open(os.path.join(kernels_dir, name, "meta.json")) as f:
-        meta = json.load(f)
+    without any; a program's entry in suite.json may list them under
+    "run_args"."""
+    with open(os.path.join(kernels_dir, "suite.json")) as f:
+        meta = json.load(f).get(name, {})
     args = meta.get("run_args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-        raise SystemExit("%s/meta.json: run_args must be a list of strings" % name)
+        raise SystemExit("suite.json: %s: run_args must be a list of strings" % name)
     return args
 
 
