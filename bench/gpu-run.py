@@ -244,6 +244,13 @@ t_block_product = edit_family(
     "sanitizers), the suite's batched_gemm_small, optimize on it as a user types it, and "
     "its row beside cuBLAS.")
 
+t_vectorize_stencil = edit_family(
+    "vectorize-stencil", "test/edit/vectorize-stencil-styles.cu", "stencil3d7",
+    '{"kind":"vectorize-stencil","target":"stencil"}',
+    "vectorize-stencil on eight stencil styles (verified by eval under the sanitizers), "
+    "the suite's stencil3d7, optimize on it as a user types it, and its row beside the "
+    "hand-written reference.")
+
 
 _constant_memory = edit_family(
     "constant-memory", "test/edit/constant-memory-styles.cu", "conv2d",
@@ -360,6 +367,7 @@ TASKS = {
     "gemm-edits": (t_gemm_edits, "register-blocked matmul edits (scripts/gpu-gemm-edits.sh)"),
     "block-scan": (t_block_scan, "block-scan on scan styles and the suite (scripts/gpu-edit-family.sh)"),
     "shared-tiling-block": (t_block_product, "shared-tiling rows on batched small products (scripts/gpu-edit-family.sh)"),
+    "vectorize-stencil": (t_vectorize_stencil, "vectorize-stencil on stencil styles and the suite (scripts/gpu-edit-family.sh)"),
     "constant-memory": (t_constant_memory, "constant-memory on filters (scripts/gpu-edit-family.sh)"),
     "shared-tiling-rows": (t_stencil_rows, "shared-tiling rows on 2D stencils (scripts/gpu-edit-family.sh)"),
     "warp-reduce": (t_warp_reduce, "warp-reduce on tree reductions (scripts/gpu-warp-reduce.sh)"),
