@@ -172,6 +172,15 @@ const Expr *gridExtent(const EditContext &Ctx, const LaunchSite &Site,
   return CE->getArg(Dim)->IgnoreParenImpCasts();
 }
 
+/// Whitespace removed, for comparing two spellings of one expression.
+std::string squeeze(StringRef S) {
+  std::string Out;
+  for (char C : S)
+    if (!isSpace(C))
+      Out += C;
+  return Out;
+}
+
 const VarDecl *zeroBasedLoop(const ForStmt *L, const ASTContext &AST,
                              const Expr *&Bound) {
   std::optional<CountingLoop> C = countingLoop(L, AST);

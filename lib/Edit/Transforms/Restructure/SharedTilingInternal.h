@@ -39,6 +39,8 @@ std::string dimText(const Dim3 &D);
 /// \p Var is that variable, if any. y is read only where z is one.
 const clang::Expr *gridExtent(const EditContext &Ctx, const LaunchSite &Site,
                               unsigned Dim, const clang::VarDecl *&Var);
+/// Whitespace removed, for comparing two spellings of one expression.
+std::string squeeze(llvm::StringRef S);
 /// `V < Bound` or `Bound > V` (Less) / `V >= Bound` or `Bound <= V`
 /// (!Less): the bound.
 const clang::Expr *boundOf(const clang::Expr *C, const clang::VarDecl *V,

@@ -44,15 +44,6 @@ namespace sharedtiling {
 
 namespace {
 
-/// Whitespace removed, for comparing two spellings of one expression.
-std::string squeeze(StringRef S) {
-  std::string Out;
-  for (char C : S)
-    if (!isSpace(C))
-      Out += C;
-  return Out;
-}
-
 /// The loads of one window row: which of the thread's rows need the row
 /// (once per window row), then each element.
 struct WindowLoads {

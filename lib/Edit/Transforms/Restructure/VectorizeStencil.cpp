@@ -538,15 +538,9 @@ Error VectorizeStencil::launches(const EditContext &Ctx, const Edit &E,
                             return intValue(X->IgnoreParenImpCasts(), Ctx.AST);
                           })
            : std::nullopt;
-    auto Squeeze = [](StringRef S) {
-      std::string O;
-      for (char C : S)
-        if (!isSpace(C) && C != '(' && C != ')')
-          O += C;
-      return O;
-    };
     if (!CD || CD->Divisor != (*Block)[0] ||
-        Squeeze(looseExprText(Ctx, CD->Numerator)) != Squeeze(*N))
+        sharedtiling::squeeze(looseExprText(Ctx, CD->Numerator)) !=
+            sharedtiling::squeeze(StringRef(*N).trim("()")))
       return NotApplicable("is not ceil(" + *N + " / " + Twine((*Block)[0]) +
                            ") along x, so the points it covers cannot be "
                            "shown to be those below the guard's bound");
@@ -638,8 +632,9 @@ Expected<Plan> VectorizeStencil::analyze(const EditContext &Ctx,
     Decls.push_back(S);
   append_range(Decls, P.Inner);
   DenseSet<const ValueDecl *> Dep = dependents(P.X, Decls);
+  DenseSet<const ValueDecl *> Written = writtenVars(P.Kernel.Decl->getBody());
   for (const ValueDecl *D : Dep)
-    if (writtenVars(P.Kernel.Decl->getBody()).contains(D))
+    if (Written.contains(D))
       return reject(E, "not-applicable",
                     "kernel '" + E.Target + "': '" + D->getName() +
                         "' is written again");
