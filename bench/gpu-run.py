@@ -16,7 +16,9 @@ It is written whole at the end (assembled beside it, then renamed) and an
 existing one is never overwritten. The scripts' own outputs (snapshots,
 logs, per-candidate files) stay in --work (a temporary folder unless given).
 Searches keep their state in --state (default gpu-state/<task>), so a task
-stopped by the device call's limit resumes in the next call.
+stopped by the device call's limit resumes in the next call; cmake-project
+keeps its project there, so `--phase search` and `--phase check` can be two
+calls on one machine.
 """
 
 import argparse
@@ -46,12 +48,15 @@ TOOL = "{tool}"  # the bundle's bin/clang-optiml, once unpacked
 
 class Step:
     """One command of a task. argv may hold {work}, {bundle}, {state},
-    {tool} and {out}; env adds variables; log names the file its output
-    goes to (under work)."""
+    {tool} and {out}; env adds variables; its output goes to stdout (a file
+    under work) when given, else to the step's log, work/step-<name>.log;
+    cwd is where it runs (the repository root unless given); ok lists the
+    exit statuses that are not failures."""
 
-    def __init__(self, name, argv, env=None, unpack=False, stdout=None):
+    def __init__(self, name, argv, env=None, unpack=False, stdout=None, cwd=None, ok=(0,)):
         self.name, self.argv, self.env, self.unpack = name, argv, env or {}, unpack
         self.stdout = stdout  # a file under work for the output, else the step's log
+        self.cwd, self.ok = cwd, ok
 
 
 class Part:
@@ -316,6 +321,101 @@ def t_synthesize(a):
                   source="scripts/gpu-synthesize.sh")])
 
 
+def t_synthesize_llm(a):
+    env = {"OUT": "{work}"}
+    if a.extra:
+        env["EXTRA"] = a.extra
+    return ("`synthesize --thoughts 6` against the scripted server (test/Inputs/llm/server.py, "
+            "replies from test/Inputs/llm/synth-replies.py), configured as a user would: "
+            "every verdict of the 48 x 20 spec against the reason expected, then an "
+            "8192 x 8192 transpose whose correct strategies compete on time.",
+            [Step("synthesize-llm", ["bash", "scripts/gpu-synthesize-llm.sh", "{bundle}"], env)],
+            [Part("", "log", md="synthesize-llm.log", source="scripts/gpu-synthesize-llm.sh")])
+
+
+def t_canary(a):
+    return ("The secrets canary (docs/llm.md, \"Keys\"): a key in clang-optiml's environment "
+            "only; `eval canary.cu` and `optimize --policy llm` against a server echoing "
+            "it, every run hunting for it; then every file written searched for it. "
+            "The last line reads PASS or FAIL.",
+            [Step("canary", ["bash", "scripts/gpu-canary.sh", "{bundle}"], {"OUT": "{work}"})],
+            [Part("", "log", md="step-canary.log", source="scripts/gpu-canary.sh")])
+
+
+def t_cmake_project(a):
+    phases = [a.phase] if a.phase else ["search", "check"]
+    env = {"OUT": "{work}", "STATE": "{state}"}
+    titles = {"search": "search: configure, build, app-optimize",
+              "check": "check: rebuild, outputs compared, ncu times, one source changed"}
+    return ("examples/cmake-project through the bundle as docs/cmake.md shows it "
+            "(%s); state in {state}, so `--phase search` and `--phase check` can be two "
+            "calls on one machine." % ", then ".join(phases),
+            [Step(p, ["bash", "scripts/gpu-cmake-project.sh", p]
+                  + (["{bundle}"] if p == "search" else []), env) for p in phases],
+            [Part(titles[p], "log", md="step-%s.log" % p, source="scripts/gpu-cmake-project.sh")
+             for p in phases])
+
+
+def t_projects(a):
+    """Projects as users have them: the CUDA samples' reduction (warp-reduce,
+    then eval --against), kernels in an included .cu (needle) and in a header,
+    optimize from the main file, and the tuned-variant database."""
+    budget = str(a.budget or 8)
+    red, needle, header = "{work}/red", "{work}/needle", "{work}/header"
+    mock = "test/Inputs/cuda_mock.h"
+    inputs = lambda d: sorted(os.path.relpath(f, REPO) for f in
+                              glob.glob(os.path.join(REPO, "test/Inputs/include-kernels", d, "*")))
+    compare_needle = (
+        "test -f out/needle_kernel.cu || { echo \"no out/needle_kernel.cu: nothing to compare\"; "
+        "exit 0; }; nvcc -arch=sm_90 -o orig needle.cu && ./orig > orig.txt && mkdir -p fast "
+        "&& cp needle.cu cuda_mock.h out/needle_kernel.cu fast/ && (cd fast && nvcc "
+        "-arch=sm_90 -o fast needle.cu && ./fast > ../fast.txt) && cmp orig.txt fast.txt "
+        "&& echo \"needle outputs identical\"")
+    steps = [
+        Step("dirs", ["mkdir", "-p", red, needle, header], unpack=True),
+        Step("copy-red", ["cp", "test/edit/Inputs/reduce-cg/reduce.cu", red + "/"]),
+        Step("edit", ["echo", '{"kind":"warp-reduce","target":"reduce0","params":{}}'],
+             stdout=red + "/w.json"),
+        Step("apply", [TOOL, "apply", "reduce.cu", "--edit", "w.json", "-o", "reduce.warp.cu"],
+             cwd=red),
+        Step("eval-against", [TOOL, "eval", "reduce.warp.cu", "--against", "reduce.cu"], cwd=red),
+        Step("copy-needle", ["cp"] + inputs("needle") + [mock, needle + "/"]),
+        Step("analyze-needle", [TOOL, "analyze", "needle.cu"], cwd=needle),
+        # optimize exits 3 when no candidate beats the original: not a failure.
+        Step("optimize-needle", ["timeout", "240", TOOL, "optimize", "needle.cu", "--budget",
+                                 budget, "-o", "out/", "--report", "needle.html"],
+             cwd=needle, ok=(0, 3)),
+        # ls exits 2 when out/ was not written.
+        Step("out-needle", ["ls", "-R", "out"], cwd=needle, ok=(0, 2)),
+        Step("compare-needle", ["bash", "-c", compare_needle], cwd=needle),
+        Step("db-needle", [TOOL, "db", "list"], cwd=needle),
+        Step("copy-header", ["cp", "-r"] + inputs("header") + [mock, header + "/"]),
+        Step("optimize-header", ["timeout", "200", TOOL, "optimize", "main.cu", "--budget",
+                                 budget, "-o", "out/", "--", "-Iinclude"],
+             cwd=header, ok=(0, 3)),
+        Step("out-header", ["ls", "-R", "out"], cwd=header, ok=(0, 2)),
+        Step("db-header", [TOOL, "db", "list"], cwd=header),
+    ]
+    titles = {
+        "apply": "warp-reduce on the CUDA samples' reduction: apply",
+        "eval-against": "eval reduce.warp.cu --against reduce.cu",
+        "analyze-needle": "analyze needle.cu (kernels in the included needle_kernel.cu)",
+        "optimize-needle": "optimize needle.cu --budget %s -o out/" % budget,
+        "out-needle": "needle: out/",
+        "compare-needle": "needle: outputs of the original and the variant",
+        "db-needle": "needle: db list",
+        "optimize-header": "optimize main.cu --budget %s -o out/ -- -Iinclude (kernels in "
+                           "include/kernels.cuh)" % budget,
+        "out-header": "header: out/",
+        "db-header": "header: db list",
+    }
+    return ("warp-reduce on the CUDA samples' reduction (eval --against), optimize of "
+            "kernels in an included .cu (needle) and in a header from the main file "
+            "(budget %s), and the tuned-variant database after each." % budget, steps,
+            [Part(titles[s.name], "log", md="step-%s.log" % s.name, source="bench/gpu-run.py")
+             for s in steps if s.name in titles])
+
+
 def t_verdicts(a):
     steps, parts = [], []
     for p in a.programs_list or EXAMPLES:
@@ -377,9 +477,14 @@ TASKS = {
     "acceptance": (t_acceptance, "the main job as a user runs it (scripts/gpu-acceptance.sh)"),
     "verdicts": (t_verdicts, "eval --json time and verdict line of each program"),
     "synthesize": (t_synthesize, "synthesize and optimize every example spec (scripts/gpu-synthesize.sh)"),
+    "synthesize-llm": (t_synthesize_llm, "synthesize's thoughts against the scripted server (scripts/gpu-synthesize-llm.sh)"),
+    "canary": (t_canary, "the secrets canary: eval and optimize --policy llm find no key (scripts/gpu-canary.sh)"),
+    "cmake-project": (t_cmake_project, "examples/cmake-project searched and rebuilt (scripts/gpu-cmake-project.sh)"),
+    "projects": (t_projects, "warp-reduce on a samples reduction, kernels in an included .cu and a header"),
 }
 # Tasks that run a search keep state between calls.
-STATEFUL = ("column", "strategies")
+SEARCHES = ("column", "strategies")
+STATEFUL = SEARCHES + ("cmake-project",)
 
 
 # ---------------------------------------------------------------------------
@@ -569,7 +674,10 @@ def fill(s, subs):
 def shell_line(step, subs):
     env = " ".join("%s=%s" % (k, shlex.quote(fill(v, subs))) for k, v in step.env.items())
     line = (env + " " if env else "") + shlex.join(fill(x, subs) for x in step.argv)
-    return line + (" > " + shlex.quote(fill(step.stdout, subs)) if step.stdout else "")
+    line += " > " + shlex.quote(fill(step.stdout, subs)) if step.stdout else ""
+    if step.cwd:
+        line = "(cd %s && %s)" % (shlex.quote(fill(step.cwd, subs)), line)
+    return line
 
 
 def parse(argv):
@@ -588,7 +696,10 @@ def parse(argv):
     ap.add_argument("--out", help="the run folder (see above)")
     ap.add_argument("--label", help="appended to the default run folder's name")
     ap.add_argument("--work", help="scratch folder (default: a new temporary one)")
-    ap.add_argument("--state", help="search state (column, strategies; default gpu-state/<task>)")
+    ap.add_argument("--state", help="state kept between calls (column, strategies, "
+                                    "cmake-project; default gpu-state/<task>)")
+    ap.add_argument("--phase", choices=("search", "check"),
+                    help="cmake-project: one phase only (default: search, then check)")
     ap.add_argument("--kernels", help="suite, restructure: comma-separated suite programs")
     ap.add_argument("--optimized-dir", help="suite: <kernel>/optimized.cu sources to measure")
     ap.add_argument("--programs", dest="suite_programs",
@@ -620,10 +731,12 @@ def parse(argv):
         ap.error("acceptance takes one program")
     if a.optimized_dir and a.task not in ("suite", "restructure"):
         ap.error("--optimized-dir is for suite and restructure")
-    if a.suite_programs and a.task not in STATEFUL:
+    if a.suite_programs and a.task not in SEARCHES:
         ap.error("--programs is for column and strategies (suite takes --kernels)")
     if a.state and a.task not in STATEFUL:
-        ap.error("--state is for column and strategies")
+        ap.error("--state is for column, strategies and cmake-project")
+    if a.phase and a.task != "cmake-project":
+        ap.error("--phase is for cmake-project")
     # Suite program names are checked here, before anything runs.
     try:
         if a.kernels:
@@ -650,6 +763,8 @@ def main(argv=None):
     state = a.state or os.path.join("gpu-state", a.task)
     intro, steps, parts = TASKS[a.task][0](a)
     work = a.work or ("WORK" if a.dry else tempfile.mkdtemp(prefix="gpu-run-"))
+    if not a.dry:
+        work = os.path.abspath(work)  # steps may run in folders of their own (cwd)
     tool_dir = os.path.join(work, "bundle")
     subs = {"work": work, "bundle": a.bundle, "state": state, "out": a.out,
             "tool": os.path.join(tool_dir, "clang-optiml-*", "bin", "clang-optiml")}
@@ -664,8 +779,10 @@ def main(argv=None):
         print("# run folder: %s (summary.md, summary.json%s)"
               % (a.out, ", journals.tar.xz" if any(p.kind in ("compare", "journals")
                                                     for p in parts) else ""))
-        if a.task in STATEFUL:
+        if a.task in SEARCHES:
             print("# search state (resumable): %s" % state)
+        elif a.task in STATEFUL:
+            print("# state kept between calls: %s" % state)
         if unpack:
             print(shlex.join(["mkdir", "-p", tool_dir]) + " && "
                   + shlex.join(["tar", "-C", tool_dir, "-xJf", a.bundle]))
@@ -708,14 +825,17 @@ def main(argv=None):
         with open(fill(s.stdout, subs) if s.stdout else log_path, "w") as out, \
                 open(log_path, "a") as log:
             try:
-                rc = subprocess.run([fill(x, subs) for x in s.argv], cwd=REPO, env=env,
-                                    stdout=out, stderr=log if s.stdout else subprocess.STDOUT
-                                    ).returncode
+                rc = subprocess.run([fill(x, subs) for x in s.argv],
+                                    cwd=os.path.join(REPO, fill(s.cwd, subs)) if s.cwd else REPO,
+                                    env=env, stdout=out,
+                                    stderr=log if s.stdout else subprocess.STDOUT).returncode
             except OSError as e:
                 log.write("%s\n" % e)
                 rc = 127
+        with open(log_path, "a") as log:
+            log.write("[exit %d]\n" % rc)
         print("[gpu-run] %s: exit %d (log %s)" % (s.name, rc, log_path), flush=True)
-        if rc:
+        if rc not in s.ok:
             failures.append("%s exited with %d" % (s.name, rc))
 
     sections, summary, members = collect(a, parts, work, state, failures)

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # On a GPU node: the secrets canary (docs/llm.md, "Keys"), from the
-# relocatable bundle (tools/bundle.sh).
+# relocatable bundle (tools/bundle.sh). Run it as a task of the GPU runner,
+# which records a run folder:
 #
-#   scripts/gpu-canary.sh dist/clang-optiml-0.1.0-linux-x86_64.tar.xz
+#   python3 bench/gpu-run.py canary [--bundle BUNDLE]
+#
+# (it runs `OUT=WORK bash scripts/gpu-canary.sh BUNDLE`).
 #
 # A key (built at run time by test/Inputs/secrets/canary.py, in no file) is
 # put in clang-optiml's environment only, under OPENAI_API_KEY,

@@ -8,21 +8,31 @@
 # original's with ncu; then one source changes and only its variant stops
 # being served.
 #
-#   bash scripts/gpu-cmake-project.sh search    # configure, build, app-optimize
-#   bash scripts/gpu-cmake-project.sh check     # rebuild, compare, time, change
+#   python3 bench/gpu-run.py cmake-project [--phase search|check]
 #
-# State lives in gpu-state/cmake-project (ignored by git), so the two steps
-# can run as two calls on the same machine. Logs go to $OUT when set.
+# which runs, from the repository root,
+#
+#   bash scripts/gpu-cmake-project.sh search BUNDLE  # configure, build, app-optimize
+#   bash scripts/gpu-cmake-project.sh check          # rebuild, compare, time, change
+#
+# (BUNDLE defaults to dist/clang-optiml-*-linux-x86_64.tar.xz). State lives
+# in $STATE (default gpu-state/cmake-project, ignored by git), so the two
+# steps can run as two calls on the same machine. Logs go to $OUT when set.
 set -u
 R=$PWD
-S=$R/gpu-state/cmake-project
+S=${STATE:-gpu-state/cmake-project}
+mkdir -p "$S" && S=$(cd "$S" && pwd)
 LOG=${OUT:-$S}
 export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p "$S" "$LOG"
 if [ "${1:-}" = search ]; then
   # The bundle of this working tree, unpacked afresh.
   rm -rf "$S/unpack" "$S/prefix" && mkdir -p "$S/unpack"
-  tar -C "$S/unpack" -xJf dist/clang-optiml-*-linux-x86_64.tar.xz || exit 1
+  if [ -n "${2:-}" ]; then
+    tar -C "$S/unpack" -xJf "$2" || exit 1
+  else
+    tar -C "$S/unpack" -xJf dist/clang-optiml-*-linux-x86_64.tar.xz || exit 1
+  fi
   mv "$S"/unpack/clang-optiml-* "$S/prefix"
 fi
 P=$S/prefix
@@ -73,5 +83,5 @@ PY
   "$P/bin/clang-optiml" db list -p build | tee "$LOG/db-list-after-change.txt"
   ;;
 *)
-  echo "usage: $0 search|check" >&2; exit 2 ;;
+  echo "usage: $0 search [BUNDLE] | check" >&2; exit 2 ;;
 esac

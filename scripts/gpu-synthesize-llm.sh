@@ -6,7 +6,10 @@
 # .clang-optiml.json beside the spec, `clang-optiml synthesize --spec ...`
 # typed in the spec's directory.
 #
-#   scripts/gpu-synthesize-llm.sh dist/clang-optiml-0.1.0-linux-x86_64.tar.xz
+#   python3 bench/gpu-run.py synthesize-llm [--bundle BUNDLE] [--extra FLAGS]
+#
+# records a run folder (it runs `OUT=WORK [EXTRA=FLAGS] bash
+# scripts/gpu-synthesize-llm.sh BUNDLE`; EXTRA: more synthesize flags).
 #
 # Two runs:
 #   reasons  test/synthesize/Inputs/small-transpose.json (48 x 20): six
