@@ -2,7 +2,7 @@
 # On a GPU node, with the bundle: one transform family, checked the way a
 # user meets it.
 #   - a styles program (a lit test's input that checks itself against the
-#     CPU): every edit of EDITS (one JSON per line) applied one after
+#     CPU): every edit of its `// EDIT: {...}` lines applied one after
 #     another with `clang-optiml apply`, then one `clang-optiml eval`
 #     checks every kernel against the original launch by launch (memcheck
 #     and racecheck on);
@@ -15,17 +15,17 @@
 #     beside the reference.
 # Everything lands in $OUT/NAME (default ./gpu-results/NAME).
 #
-#   scripts/gpu-edit-family.sh BUNDLE NAME STYLES.cu EDITS.jsonl KERNEL SUITE_EDIT
+#   scripts/gpu-edit-family.sh BUNDLE NAME STYLES.cu KERNEL SUITE_EDIT
 #   e.g. scripts/gpu-edit-family.sh dist/clang-optiml-0.1.0-linux-x86_64.tar.xz \
-#          block-scan test/edit/block-scan-styles.cu \
-#          bench/edits/block-scan.styles.jsonl scan \
+#          block-scan test/edit/block-scan-styles.cu scan \
 #          '{"kind":"block-scan","target":"scan_block"}'
+# (bench/gpu-run.py's block-scan, constant-memory, ... tasks run it).
 set -uo pipefail
-if [ $# -ne 6 ]; then
-  sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
+if [ $# -ne 5 ]; then
+  sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
-bundle=$1 name=$2 styles=$3 edits=$4 kernel=$5 suite_edit=$6
+bundle=$1 name=$2 styles=$3 kernel=$4 suite_edit=$5
 root=$PWD
 out=${OUT:-$PWD/gpu-results}/$name
 mkdir -p "$out"
@@ -48,7 +48,7 @@ OPTIMIZE_TIMEOUT=${OPTIMIZE_TIMEOUT:-300}
     "$tool" apply "$work/styles.edited.cu" --edit "$work/e.json" \
       -o "$work/next.cu" && mv "$work/next.cu" "$work/styles.edited.cu" ||
       echo "apply failed: $e"
-  done < "$edits"
+  done < <(sed -n 's|^// EDIT: ||p' "$styles")
   cp "$work/styles.edited.cu" "$out/styles.edited.cu"
   t0=$(date +%s)
   timeout 300 "$tool" eval "$work/styles.edited.cu" --against "$work/styles.cu" \

@@ -12,10 +12,11 @@
 // REQUIRES: cuda-sdk
 // RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu && cp %s %t/all.cu
 // RUN: clang-optiml transforms %t/k.cu | FileCheck --check-prefix=WHY %s
-// RUN: for k in dbuf temp ternary xor_flip not_flip ns::rows local_dim3 exclusive; do \
-// RUN:   echo "{\"kind\":\"block-scan\",\"target\":\"$k\"}" > %t/e.json && \
+// RUN: sed -n 's|^// EDIT: ||p' %s > %t/edits.jsonl
+// RUN: while read -r e; do \
+// RUN:   echo "$e" > %t/e.json && \
 // RUN:   clang-optiml apply %t/all.cu --edit %t/e.json -o %t/next.cu && mv %t/next.cu %t/all.cu || exit 1; \
-// RUN: done
+// RUN: done < %t/edits.jsonl
 // RUN: grep -v '^//' %t/all.cu | FileCheck --check-prefix=OUT %s
 // RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -o %t/all.o %t/all.cu %}
 // RUN: cmp %s %t/k.cu
@@ -353,3 +354,14 @@ int main() {
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }
+
+// The edits, applied one after another by the RUN lines above and by
+// scripts/gpu-edit-family.sh on the GPU:
+// EDIT: {"kind":"block-scan","target":"dbuf"}
+// EDIT: {"kind":"block-scan","target":"temp"}
+// EDIT: {"kind":"block-scan","target":"ternary"}
+// EDIT: {"kind":"block-scan","target":"xor_flip"}
+// EDIT: {"kind":"block-scan","target":"not_flip"}
+// EDIT: {"kind":"block-scan","target":"ns::rows"}
+// EDIT: {"kind":"block-scan","target":"local_dim3"}
+// EDIT: {"kind":"block-scan","target":"exclusive"}

@@ -14,10 +14,11 @@
 // REQUIRES: cuda-sdk
 // RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu && cp %s %t/all.cu
 // RUN: clang-optiml transforms %t/k.cu | FileCheck --check-prefix=WHY %s
+// RUN: sed -n 's|^// EDIT: ||p' %s > %t/edits.jsonl
 // RUN: while read -r e; do \
 // RUN:   echo "$e" > %t/e.json && \
 // RUN:   clang-optiml apply %t/all.cu --edit %t/e.json -o %t/next.cu && mv %t/next.cu %t/all.cu || exit 1; \
-// RUN: done < %S/../../bench/edits/constant-memory.styles.jsonl
+// RUN: done < %t/edits.jsonl
 // RUN: grep -v '^//' %t/all.cu | FileCheck --check-prefix=OUT %s
 // RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -o %t/all.o %t/all.cu %}
 // RUN: cmp %s %t/k.cu
@@ -252,3 +253,11 @@ __global__ void poly(int n, const double *x, const double *coef, double *y) {
     y[i] = v;
   }
 }
+
+// The edits, applied one after another by the RUN lines above and by
+// scripts/gpu-edit-family.sh on the GPU:
+// EDIT: {"kind":"constant-memory","target":"conv","params":{"param":"filt"}}
+// EDIT: {"kind":"constant-memory","target":"row9","params":{"param":"taps"}}
+// EDIT: {"kind":"constant-memory","target":"img::blur5","params":{"param":"wts"}}
+// EDIT: {"kind":"constant-memory","target":"img::blur5","params":{"param":"lut"}}
+// EDIT: {"kind":"constant-memory","target":"poly","params":{"param":"coef"}}

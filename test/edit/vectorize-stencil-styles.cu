@@ -12,10 +12,11 @@
 // REQUIRES: cuda-sdk
 // RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu && cp %s %t/all.cu
 // RUN: clang-optiml transforms %t/k.cu | FileCheck --check-prefix=WHY %s
+// RUN: sed -n 's|^// EDIT: ||p' %s > %t/edits.jsonl
 // RUN: while read -r e; do \
 // RUN:   echo "$e" > %t/e.json && \
 // RUN:   clang-optiml apply %t/all.cu --edit %t/e.json -o %t/next.cu && mv %t/next.cu %t/all.cu || exit 1; \
-// RUN: done < %S/../../bench/edits/vectorize-stencil.styles.jsonl
+// RUN: done < %t/edits.jsonl
 // RUN: grep -v '^//' %t/all.cu | FileCheck --check-prefix=OUT %s
 // RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -o %t/all.o %t/all.cu %}
 // RUN: cmp %s %t/k.cu
@@ -257,3 +258,14 @@ int main() {
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }
+
+// The edits, applied one after another by the RUN lines above and by
+// scripts/gpu-edit-family.sh on the GPU:
+// EDIT: {"kind":"vectorize-stencil","target":"s7"}
+// EDIT: {"kind":"vectorize-stencil","target":"s7r"}
+// EDIT: {"kind":"vectorize-stencil","target":"jacobi"}
+// EDIT: {"kind":"vectorize-stencil","target":"smooth"}
+// EDIT: {"kind":"vectorize-stencil","target":"heat","params":{"width":2}}
+// EDIT: {"kind":"vectorize-stencil","target":"box9"}
+// EDIT: {"kind":"vectorize-stencil","target":"diff2"}
+// EDIT: {"kind":"vectorize-stencil","target":"mix"}

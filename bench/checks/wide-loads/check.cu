@@ -2,8 +2,10 @@
 // reach: n not a multiple of the word (scalar tail) and inputs that are not
 // aligned to the word (scalar fallback). The kernels below are rewritten by
 // edits.json (privatize-atomics vector_bytes 16 and 8, vectorize uchar and
-// __half); check.cu is the result (regen.sh). Each case is compared with a
-// CPU result; the program prints one line per case and PASS or FAIL.
+// __half); check.cu is the result (`clang-optiml apply input.cu --edit
+// edits.json -o check.cu` with the CUDA SDK, which test/edit/vectorize.test
+// checks). Each case is compared with a CPU result; the program prints one
+// line per case and PASS or FAIL.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>

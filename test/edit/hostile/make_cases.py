@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes cases.jsonl, the hostile-edit corpus (run it after changing a case
 here; the JSONL is what the runner, CI and the script writing the fuzzer seeds
-(fuzz/make-edit-check-seeds.py) read).
+(fuzz/make-seeds.py edit-check) read).
 
 Each case: id, base (a program in Inputs/), edit (one edit or a list),
 layer (checks, nvcc, verify, sanitizer, timeout, or valid), reason (a
