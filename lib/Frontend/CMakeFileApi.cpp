@@ -4,25 +4,98 @@
 #include "optiml/Support/FileUtil.h"
 #include "optiml/Support/Process.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
 
 using namespace llvm;
+using json = nlohmann::json;
 
 namespace optiml {
 
-static Expected<json::Value> readJSON(StringRef Path) {
+/// The file at \p Path, parsed. The reply is written by CMake but read as
+/// untrusted input: a parse error names the file and where it stopped.
+static Expected<json> readJSON(StringRef Path) {
   auto Text = readFile(Path);
   if (!Text)
     return Text.takeError();
-  auto V = json::parse(*Text);
-  if (!V)
+  try {
+    return json::parse(Text->begin(), Text->end());
+  } catch (const json::exception &E) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
+    StringRef Msg = E.what();
+    size_t Close = Msg.find("] ");
+    if (Close != StringRef::npos)
+      Msg = Msg.drop_front(Close + 2);
+    // It quotes the bytes it read last; when they are not UTF-8 (the file
+    // is not), that excerpt is left out rather than printed as it is.
+    const UTF8 *Begin = reinterpret_cast<const UTF8 *>(Msg.data());
+    if (!isLegalUTF8String(&Begin, Begin + Msg.size()))
+      Msg = Msg.take_front(Msg.find("; last read: "));
     return createStringError(inconvertibleErrorCode(),
                              "'%s' is not valid JSON: %s", Path.str().c_str(),
-                             toString(V.takeError()).c_str());
-  return V;
+                             Msg.str().c_str());
+  }
+}
+
+// Typed lookups that never throw: a member that is missing or of another
+// type reads as absent, and the caller decides whether that is an error.
+
+/// \p J's member \p Key if \p J is an object and the member an object.
+static const json *getObject(const json *J, const char *Key) {
+  if (!J || !J->is_object())
+    return nullptr;
+  auto It = J->find(Key);
+  return It != J->end() && It->is_object() ? &*It : nullptr;
+}
+
+/// \p J's member \p Key if \p J is an object and the member an array.
+static const json *getArray(const json *J, const char *Key) {
+  if (!J || !J->is_object())
+    return nullptr;
+  auto It = J->find(Key);
+  return It != J->end() && It->is_array() ? &*It : nullptr;
+}
+
+/// \p J's member \p Key if \p J is an object and the member a string.
+static std::optional<StringRef> getString(const json *J, const char *Key) {
+  if (!J || !J->is_object())
+    return std::nullopt;
+  auto It = J->find(Key);
+  if (It == J->end() || !It->is_string())
+    return std::nullopt;
+  return StringRef(It->get_ref<const std::string &>());
+}
+
+/// \p J's member \p Key if it is a number with an integral value that fits
+/// in int64_t (2.0 does, 2.5 and 2^63 do not).
+static std::optional<int64_t> getInteger(const json *J, const char *Key) {
+  if (!J || !J->is_object())
+    return std::nullopt;
+  auto It = J->find(Key);
+  if (It == J->end())
+    return std::nullopt;
+  if (It->is_number_unsigned()) {
+    uint64_t U = It->get<uint64_t>();
+    if (U > uint64_t(std::numeric_limits<int64_t>::max()))
+      return std::nullopt;
+    return int64_t(U);
+  }
+  if (It->is_number_integer())
+    return It->get<int64_t>();
+  if (It->is_number_float()) {
+    double D = It->get<double>();
+    if (std::modf(D, &D) == 0.0 &&
+        D >= double(std::numeric_limits<int64_t>::min()) &&
+        D <= double(std::numeric_limits<int64_t>::max()))
+      return int64_t(D);
+  }
+  return std::nullopt;
 }
 
 static std::string absoluteIn(StringRef Dir, StringRef Path) {
@@ -195,11 +268,8 @@ Expected<CMakeTarget> readCMakeTarget(StringRef BuildDirIn, StringRef Target,
   auto IndexJ = readJSON(Index);
   if (!IndexJ)
     return IndexJ.takeError();
-  const json::Object *Obj = IndexJ->getAsObject();
-  const json::Object *RepO = Obj ? Obj->getObject("reply") : nullptr;
-  const json::Object *CM = RepO ? RepO->getObject("codemodel-v2") : nullptr;
-  std::optional<StringRef> CMFile =
-      CM ? CM->getString("jsonFile") : std::nullopt;
+  const json *CM = getObject(getObject(&*IndexJ, "reply"), "codemodel-v2");
+  std::optional<StringRef> CMFile = getString(CM, "jsonFile");
   if (!CMFile)
     return missing("codemodel-v2 reply", Index);
   SmallString<256> CMPath(Reply);
@@ -207,27 +277,22 @@ Expected<CMakeTarget> readCMakeTarget(StringRef BuildDirIn, StringRef Target,
   auto CMJ = readJSON(CMPath);
   if (!CMJ)
     return CMJ.takeError();
-  const json::Object *CMO = CMJ->getAsObject();
-  const json::Array *Configs = CMO ? CMO->getArray("configurations") : nullptr;
+  const json *Configs = getArray(&*CMJ, "configurations");
   if (!Configs || Configs->empty())
     return missing("configuration", CMPath);
   // One configuration for single-config generators; the first otherwise.
-  const json::Object *Config = (*Configs)[0].getAsObject();
-  const json::Array *Targets = Config ? Config->getArray("targets") : nullptr;
+  const json *Targets = getArray(&(*Configs)[0], "targets");
   if (!Targets)
     return missing("targets", CMPath);
   std::optional<StringRef> TargetFile;
   std::vector<std::string> Names;
-  for (const json::Value &T : *Targets) {
-    const json::Object *TO = T.getAsObject();
-    if (!TO)
-      continue;
-    auto Name = TO->getString("name");
+  for (const json &T : *Targets) {
+    auto Name = getString(&T, "name");
     if (!Name)
       continue;
     Names.push_back(Name->str());
     if (*Name == Target)
-      TargetFile = TO->getString("jsonFile");
+      TargetFile = getString(&T, "jsonFile");
   }
   if (!TargetFile) {
     std::sort(Names.begin(), Names.end());
@@ -242,56 +307,49 @@ Expected<CMakeTarget> readCMakeTarget(StringRef BuildDirIn, StringRef Target,
   auto TJ = readJSON(TPath);
   if (!TJ)
     return TJ.takeError();
-  const json::Object *TO = TJ->getAsObject();
-  if (!TO)
+  const json *TO = &*TJ;
+  if (!TO->is_object())
     return missing("target object", TPath);
 
   CMakeTarget Out;
   Out.Name = Target.str();
   Out.BuildDir = BuildDir;
-  if (auto Type = TO->getString("type"))
+  if (auto Type = getString(TO, "type"))
     Out.Type = Type->str();
   std::string SourceDir = BuildDir;
-  if (const json::Object *Paths = CMO->getObject("paths"))
-    if (auto S = Paths->getString("source"))
-      SourceDir = S->str();
+  if (auto S = getString(getObject(&*CMJ, "paths"), "source"))
+    SourceDir = S->str();
   std::vector<std::string> GroupLanguage;
-  if (const json::Array *Groups = TO->getArray("compileGroups"))
-    for (const json::Value &G : *Groups) {
-      const json::Object *GO = G.getAsObject();
-      auto Lang = GO ? GO->getString("language") : std::nullopt;
+  if (const json *Groups = getArray(TO, "compileGroups"))
+    for (const json &G : *Groups) {
+      auto Lang = getString(&G, "language");
       GroupLanguage.push_back(Lang ? Lang->str() : "");
     }
-  if (const json::Array *Sources = TO->getArray("sources"))
-    for (const json::Value &S : *Sources) {
-      const json::Object *SO = S.getAsObject();
-      if (!SO)
-        continue;
-      auto Path = SO->getString("path");
-      auto Group = SO->getInteger("compileGroupIndex");
+  if (const json *Sources = getArray(TO, "sources"))
+    for (const json &S : *Sources) {
+      auto Path = getString(&S, "path");
+      auto Group = getInteger(&S, "compileGroupIndex");
       if (!Path || !Group || *Group < 0 ||
           size_t(*Group) >= GroupLanguage.size())
         continue; // a header listed in the target, not compiled
       Out.Sources.push_back(
           {absoluteIn(SourceDir, *Path), GroupLanguage[*Group]});
     }
-  if (const json::Object *Link = TO->getObject("link"))
-    if (const json::Array *Frags = Link->getArray("commandFragments"))
-      for (const json::Value &F : *Frags) {
-        const json::Object *FO = F.getAsObject();
-        auto Frag = FO ? FO->getString("fragment") : std::nullopt;
-        auto Role = FO ? FO->getString("role") : std::nullopt;
-        if (!Frag || !Role || Frag->trim().empty())
-          continue;
-        if (*Role != "libraries" && *Role != "libraryPath") {
-          Out.Notes.push_back(Frag->str() + ": not passed (link " +
-                              Role->str() + ")");
-          continue;
-        }
-        std::vector<std::string> Flags =
-            linkFragmentsForNvcc(shellWords(*Frag), BuildDir, Out.Notes);
-        Out.LinkFlags.insert(Out.LinkFlags.end(), Flags.begin(), Flags.end());
+  if (const json *Frags = getArray(getObject(TO, "link"), "commandFragments"))
+    for (const json &F : *Frags) {
+      auto Frag = getString(&F, "fragment");
+      auto Role = getString(&F, "role");
+      if (!Frag || !Role || Frag->trim().empty())
+        continue;
+      if (*Role != "libraries" && *Role != "libraryPath") {
+        Out.Notes.push_back(Frag->str() + ": not passed (link " + Role->str() +
+                            ")");
+        continue;
       }
+      std::vector<std::string> Flags =
+          linkFragmentsForNvcc(shellWords(*Frag), BuildDir, Out.Notes);
+      Out.LinkFlags.insert(Out.LinkFlags.end(), Flags.begin(), Flags.end());
+    }
   return Out;
 }
 

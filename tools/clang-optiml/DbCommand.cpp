@@ -12,18 +12,22 @@
 #include "clang/Frontend/ASTUnit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include <ctime>
+#include <nlohmann/json.hpp>
 
 using namespace llvm;
 using namespace optiml::db;
 
 namespace optiml {
 namespace tool {
+
+using json = nlohmann::json;
 
 cl::SubCommand DbCommand(
     "db",
@@ -131,15 +135,110 @@ static Expected<std::string> dbPath(const CommandContext &Ctx) {
   return databasePath(DbFile, ".", commonAnalyzeOptions(Ctx).BuildDir, "");
 }
 
-static json::Object summaryJSON(const VariantRecord &R, StringRef Stale) {
-  json::Array Kernels;
-  for (const std::string &K : R.Id.Kernels)
-    Kernels.push_back(K);
-  return json::Object{{"key", R.Key},         {"kernels", std::move(Kernels)},
-                      {"file", R.File},       {"gpu", R.Id.GpuName},
-                      {"arch", R.Id.GpuArch}, {"speedup", R.Speedup},
-                      {"date", R.Date},       {"stale", !Stale.empty()},
-                      {"stale_reason", Stale}};
+/// \p S quoted as a JSON string. Only '"', '\\' and control characters are
+/// escaped (\t, \n and \r by name, the others as \u00XX); each ill-formed
+/// UTF-8 sequence (a database column holds any bytes) becomes U+FFFD.
+static void printJSONString(raw_ostream &OS, StringRef S) {
+  std::string Fixed;
+  const UTF8 *Begin = reinterpret_cast<const UTF8 *>(S.data());
+  const UTF8 *Rest = Begin;
+  if (!isLegalUTF8String(&Rest, Begin + S.size())) {
+    std::vector<UTF32> CodePoints(S.size()); // one per byte suffices
+    const UTF8 *In = Begin;
+    UTF32 *Out32 = CodePoints.data();
+    ConvertUTF8toUTF32(&In, Begin + S.size(), &Out32, Out32 + CodePoints.size(),
+                       lenientConversion);
+    Fixed.resize(4 * size_t(Out32 - CodePoints.data()));
+    const UTF32 *In32 = CodePoints.data();
+    UTF8 *Out8 = reinterpret_cast<UTF8 *>(Fixed.data());
+    ConvertUTF32toUTF8(&In32, Out32, &Out8, Out8 + Fixed.size(),
+                       strictConversion);
+    Fixed.resize(reinterpret_cast<char *>(Out8) - Fixed.data());
+    S = Fixed;
+  }
+  OS << '"';
+  for (unsigned char C : S) {
+    if (C == '"' || C == '\\')
+      OS << '\\' << C;
+    else if (C >= 0x20)
+      OS << C;
+    else if (C == '\t')
+      OS << "\\t";
+    else if (C == '\n')
+      OS << "\\n";
+    else if (C == '\r')
+      OS << "\\r";
+    else
+      OS << "\\u" << format_hex_no_prefix(C, 4);
+  }
+  OS << '"';
+}
+
+/// \p J as db's --json has always printed it (scripts read it): members in
+/// key order, two spaces of indentation per level, and floating-point
+/// numbers with 17 significant digits, as printf's %.17g writes them (4 for
+/// 4.0, 1.1000000000000001 for 1.1). \p Indent is the current level's.
+static void printJSON(raw_ostream &OS, const json &J, unsigned Indent = 0) {
+  switch (J.type()) {
+  case json::value_t::object:
+  case json::value_t::array: {
+    bool IsObject = J.is_object();
+    if (J.empty()) {
+      OS << (IsObject ? "{}" : "[]");
+      return;
+    }
+    OS << (IsObject ? '{' : '[');
+    bool First = true;
+    for (auto It = J.begin(); It != J.end(); ++It) {
+      OS << (First ? "\n" : ",\n");
+      First = false;
+      OS.indent(Indent + 2);
+      if (IsObject) {
+        printJSONString(OS, It.key());
+        OS << ": ";
+      }
+      printJSON(OS, *It, Indent + 2);
+    }
+    OS << '\n';
+    OS.indent(Indent);
+    OS << (IsObject ? '}' : ']');
+    return;
+  }
+  case json::value_t::string:
+    printJSONString(OS, J.get_ref<const std::string &>());
+    return;
+  case json::value_t::boolean:
+    OS << (J.get<bool>() ? "true" : "false");
+    return;
+  case json::value_t::number_integer:
+    OS << J.get<int64_t>();
+    return;
+  case json::value_t::number_unsigned:
+    OS << J.get<uint64_t>();
+    return;
+  case json::value_t::number_float:
+    OS << format("%.17g", J.get<double>());
+    return;
+  case json::value_t::null:
+  case json::value_t::binary:
+  case json::value_t::discarded:
+    OS << "null";
+    return;
+  }
+}
+
+static json summaryJSON(const VariantRecord &R, StringRef Stale) {
+  json O = json::object();
+  O["key"] = R.Key;
+  O["kernels"] = R.Id.Kernels;
+  O["file"] = R.File;
+  O["gpu"] = R.Id.GpuName;
+  O["arch"] = R.Id.GpuArch;
+  O["speedup"] = R.Speedup;
+  O["date"] = R.Date;
+  O["stale"] = !Stale.empty();
+  O["stale_reason"] = Stale.str();
+  return O;
 }
 
 static int list(Database *DB, StringRef Path) {
@@ -152,10 +251,11 @@ static int list(Database *DB, StringRef Path) {
   }
   StaleCheck Check;
   if (Json) {
-    json::Array A;
+    json A = json::array();
     for (const VariantRecord &R : Rows)
       A.push_back(summaryJSON(R, Check.reason(R)));
-    outs() << formatv("{0:2}", json::Value(std::move(A))) << "\n";
+    printJSON(outs(), A);
+    outs() << "\n";
     return ExitSuccess;
   }
   if (Rows.empty()) {
@@ -190,33 +290,33 @@ static int show(Database &DB, StringRef Prefix) {
   StaleCheck Check;
   std::string Why = Check.reason(*R);
   if (Json) {
-    json::Object O = summaryJSON(*R, Why);
-    json::Array Flags, VFlags, Inputs;
-    for (const std::string &F : R->Id.NvccFlags)
-      Flags.push_back(F);
-    for (const std::string &F : R->VariantFlags)
-      VFlags.push_back(F);
-    for (const InputFile &F : R->Inputs)
-      Inputs.push_back(json::Object{{"path", F.Path},
-                                    {"hash", F.Hash},
-                                    {"main", F.Main},
-                                    {"virtual", F.Virtual}});
+    json O = summaryJSON(*R, Why);
+    json Inputs = json::array();
+    for (const InputFile &F : R->Inputs) {
+      json I = json::object();
+      I["path"] = F.Path;
+      I["hash"] = F.Hash;
+      I["main"] = F.Main;
+      I["virtual"] = F.Virtual;
+      Inputs.push_back(std::move(I));
+    }
     O["inputs_digest"] = R->Id.InputsDigest;
     O["nvcc_version"] = R->Id.NvccVersion;
-    O["nvcc_flags"] = std::move(Flags);
-    O["variant_flags"] = std::move(VFlags);
+    O["nvcc_flags"] = R->Id.NvccFlags;
+    O["variant_flags"] = R->VariantFlags;
     O["tool_version"] = R->ToolVersion;
     O["inputs"] = std::move(Inputs);
-    auto V = json::parse(R->Verification);
-    if (V) {
-      O["verification"] = std::move(*V);
-    } else {
-      consumeError(V.takeError());
+    // Verification is JSON the tool wrote; text that does not parse is
+    // shown as a string.
+    json V = json::parse(R->Verification, nullptr, /*allow_exceptions=*/false);
+    if (V.is_discarded())
       O["verification"] = R->Verification;
-    }
+    else
+      O["verification"] = std::move(V);
     O["diff"] = R->Diff;
     O["source"] = R->Source;
-    outs() << formatv("{0:2}", json::Value(std::move(O))) << "\n";
+    printJSON(outs(), O);
+    outs() << "\n";
     return ExitSuccess;
   }
   size_t Included = R->Inputs.size() - (R->Inputs.empty() ? 0 : 1);
@@ -237,15 +337,16 @@ static int show(Database &DB, StringRef Prefix) {
                          : "stale: " + Why + " (never served)")
          << "\n";
   outs() << "verification:\n";
-  auto V = json::parse(R->Verification);
-  if (V) {
-    std::string Text = formatv("{0:2}", *V).str();
+  json V = json::parse(R->Verification, nullptr, /*allow_exceptions=*/false);
+  if (!V.is_discarded()) {
+    std::string Text;
+    raw_string_ostream OS(Text);
+    printJSON(OS, V);
     SmallVector<StringRef, 32> Lines;
     StringRef(Text).split(Lines, '\n');
     for (StringRef L : Lines)
       outs() << "  " << L << "\n";
   } else {
-    consumeError(V.takeError());
     outs() << "  " << R->Verification << "\n";
   }
   outs() << "diff:\n" << R->Diff;

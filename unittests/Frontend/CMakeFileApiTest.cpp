@@ -17,7 +17,7 @@ protected:
     ASSERT_FALSE(sys::fs::createUniqueDirectory("optiml-fileapi", Dir));
     put("CMakeCache.txt", "CMAKE_COMMAND:INTERNAL=/nonexistent/cmake\n");
   }
-  void TearDown() override { sys::fs::remove_directories(Dir); }
+  void TearDown() override { (void)sys::fs::remove_directories(Dir); }
   void put(StringRef Rel, StringRef Text) {
     SmallString<256> P(Dir);
     sys::path::append(P, Rel);
@@ -109,6 +109,111 @@ TEST_F(CMakeFileApiTest, DamagedReplyIsNamed) {
   ASSERT_FALSE(bool(T));
   EXPECT_NE(toString(T.takeError()).find("target-app.json' is not valid JSON"),
             std::string::npos);
+}
+
+/// The reply is hostile input: every file of it that is not JSON, or not of
+/// the expected shape, is an error that names the file and what is wrong.
+TEST_F(CMakeFileApiTest, MalformedRepliesAreNamed) {
+  const std::string Index =
+      ".cmake/api/v1/reply/index-2026-01-01T00-00-00-0000.json";
+  const std::string CodeModel = ".cmake/api/v1/reply/codemodel-v2-1.json";
+  const std::string AppFile = ".cmake/api/v1/reply/target-app.json";
+  struct Case {
+    std::string File, Text, Want;
+  };
+  const std::string Incomplete = "CMake's file API reply is incomplete: no ";
+  const Case Cases[] = {
+      {Index, "", "index-2026-01-01T00-00-00-0000.json' is not valid JSON: "},
+      {Index, R"({"reply": {"codemodel-v2": )",
+       "index-2026-01-01T00-00-00-0000.json' is not valid JSON: parse error "
+       "at line 1, column 28"},
+      {Index, "[]", Incomplete + "codemodel-v2 reply in '"},
+      {Index, R"({"reply": "codemodel-v2"})",
+       Incomplete + "codemodel-v2 reply in '"},
+      {Index, R"({"reply": {"codemodel-v2": {"jsonFile": 1}}})",
+       Incomplete + "codemodel-v2 reply in '"},
+      {CodeModel, "nul", "codemodel-v2-1.json' is not valid JSON: "},
+      {CodeModel, R"({"configurations": []})", Incomplete + "configuration"},
+      {CodeModel, R"({"configurations": {"targets": []}})",
+       Incomplete + "configuration"},
+      {CodeModel, R"({"configurations": ["Release"]})", Incomplete + "targets"},
+      {CodeModel, R"({"configurations": [{"targets": {}}]})",
+       Incomplete + "targets"},
+      {CodeModel, R"({"configurations": [{"targets": [7, {"name": 1}]}]})",
+       "no target 'app' in the CMake build"},
+      {CodeModel,
+       R"({"configurations": [{"targets": [{"name": "app", "jsonFile": 2}]}]})",
+       "no target 'app' in the CMake build"},
+      {AppFile, "[]", Incomplete + "target object in '"},
+      {AppFile, R"("app")", Incomplete + "target object in '"},
+      {AppFile, R"({"name": "app"} trailing)",
+       "target-app.json' is not valid JSON: "},
+      {AppFile, "{\"name\": \"\xff\"}", "target-app.json' is not valid JSON: "},
+  };
+  for (const Case &C : Cases) {
+    writeReply();
+    put(C.File, C.Text);
+    auto T = readCMakeTarget(Dir, "app", false);
+    ASSERT_FALSE(bool(T)) << C.File << ": " << C.Text;
+    std::string Msg = toString(T.takeError());
+    EXPECT_NE(Msg.find(C.Want), std::string::npos)
+        << C.File << ": " << C.Text << "\n"
+        << Msg;
+    // The message is printed as it is: no bytes of the file that are not
+    // UTF-8.
+    EXPECT_EQ(Msg.find('\xff'), std::string::npos) << Msg;
+  }
+}
+
+/// A member of another type than the file API's reads as absent: a source
+/// without a usable compile group is left out (as a header is), a link
+/// fragment without a string role is skipped; the rest is read.
+TEST_F(CMakeFileApiTest, MembersOfAnotherTypeAreSkipped) {
+  writeReply();
+  put(".cmake/api/v1/reply/target-app.json",
+      R"({"name": "app", "type": 3,
+          "compileGroups": [{"language": "CUDA"}, 5, {"language": ["CXX"]}],
+          "sources": [7, {"path": 1, "compileGroupIndex": 0},
+                      {"path": "a.cu", "compileGroupIndex": 0.0},
+                      {"path": "b.cu", "compileGroupIndex": 0.5},
+                      {"path": "c.cu", "compileGroupIndex": "0"},
+                      {"path": "d.cu", "compileGroupIndex": -1},
+                      {"path": "e.cu", "compileGroupIndex": 3},
+                      {"path": "f.cu", "compileGroupIndex": 18446744073709551615},
+                      {"path": "g.cu", "compileGroupIndex": true},
+                      {"path": "h.cu", "compileGroupIndex": 1},
+                      {"path": "i.cu", "compileGroupIndex": 2}],
+          "link": {"commandFragments": [
+            "-lbad", {"fragment": 1, "role": "libraries"},
+            {"fragment": "-lnorole"}, {"fragment": "-lx", "role": 2},
+            {"fragment": "-lgood", "role": "libraries"}]}})");
+  auto T = readCMakeTarget(Dir, "app", false);
+  ASSERT_TRUE(bool(T)) << toString(T.takeError());
+  EXPECT_EQ(T->Type, "");
+  ASSERT_EQ(T->Sources.size(), 3u);
+  EXPECT_EQ(T->Sources[0].Path, "/src/proj/a.cu");
+  EXPECT_EQ(T->Sources[0].Language, "CUDA");
+  // Groups that are not objects, or whose language is not a string, still
+  // count: their sources have no language.
+  EXPECT_EQ(T->Sources[1].Path, "/src/proj/h.cu");
+  EXPECT_EQ(T->Sources[1].Language, "");
+  EXPECT_EQ(T->Sources[2].Path, "/src/proj/i.cu");
+  EXPECT_EQ(T->Sources[2].Language, "");
+  EXPECT_EQ(T->LinkFlags, std::vector<std::string>{"-lgood"});
+  EXPECT_TRUE(T->Notes.empty());
+}
+
+/// Without "paths" in the code model, relative sources are read against the
+/// build directory.
+TEST_F(CMakeFileApiTest, SourcesWithoutASourceDirectory) {
+  writeReply();
+  put(".cmake/api/v1/reply/codemodel-v2-1.json",
+      R"({"paths": {"source": 1}, "configurations": [{"targets": [
+            {"name": "app", "jsonFile": "target-app.json"}]}]})");
+  auto T = readCMakeTarget(Dir, "app", false);
+  ASSERT_TRUE(bool(T)) << toString(T.takeError());
+  ASSERT_EQ(T->Sources.size(), 2u);
+  EXPECT_EQ(T->Sources[0].Path, std::string(Dir) + "/src/main.cu");
 }
 
 TEST(LinkFragmentsTest, OnlyLibrariesAndPaths) {
