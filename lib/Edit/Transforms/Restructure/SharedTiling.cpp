@@ -139,8 +139,8 @@ const Expr *boundOf(const Expr *C, const VarDecl *V, bool Less) {
 /// argument of a `dim3(...)` (x: also a plain integer grid), written at the
 /// launch or in a local variable's initializer (never written after it).
 /// \p Var is that variable, if any.
-const Expr *gridExtent(const EditContext &Ctx, const LaunchSite &Site,
-                       unsigned Dim, const VarDecl *&Var) {
+static const Expr *gridExtent(const EditContext &Ctx, const LaunchSite &Site,
+                              unsigned Dim, const VarDecl *&Var) {
   Var = nullptr;
   const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, Site);
   if (!Call || !Call->getConfig() || Call->getConfig()->getNumArgs() < 1)
@@ -173,12 +173,28 @@ const Expr *gridExtent(const EditContext &Ctx, const LaunchSite &Site,
 }
 
 /// Whitespace removed, for comparing two spellings of one expression.
-std::string squeeze(StringRef S) {
+static std::string squeeze(StringRef S) {
   std::string Out;
   for (char C : S)
     if (!isSpace(C))
       Out += C;
   return Out;
+}
+
+const Expr *coveringExtent(const EditContext &Ctx, const LaunchSite &Site,
+                           unsigned Dim, int64_t Block, StringRef Bound,
+                           const VarDecl *&Var) {
+  const Expr *G = gridExtent(Ctx, Site, Dim, Var);
+  auto CD =
+      G ? matchCeilDiv(G,
+                       [&](const Expr *X) {
+                         return intValue(X->IgnoreParenImpCasts(), Ctx.AST);
+                       })
+        : std::nullopt;
+  if (!CD || CD->Divisor != Block ||
+      squeeze(looseExprText(Ctx, CD->Numerator)) != squeeze(Bound.trim("()")))
+    return nullptr;
+  return G;
 }
 
 const VarDecl *zeroBasedLoop(const ForStmt *L, const ASTContext &AST,

@@ -4,7 +4,9 @@
 // are in SharedTiling.cpp (its register tile in SharedTilingMicro.cpp), the
 // block-sized product in SharedTilingBlock.cpp, the 2D stencil shape in
 // SharedTilingStencil.cpp (its rows in SharedTilingRows.cpp);
-// both read launches' blocks and loop bounds with the helpers below.
+// both read launches' blocks and loop bounds with the helpers below, as
+// vectorize-stencil (VectorizeStencil.cpp) reads its launches' blocks and
+// grids.
 //
 //===----------------------------------------------------------------------===//
 #ifndef OPTIML_LIB_EDIT_TRANSFORMS_RESTRUCTURE_SHAREDTILINGINTERNAL_H
@@ -33,14 +35,20 @@ using Dim3 = std::array<int64_t, 3>;
 std::optional<Dim3> constDim3(const EditContext &Ctx, const clang::Expr *A,
                               unsigned Depth = 0);
 std::string dimText(const Dim3 &D);
-/// The extent along \p Dim (0, 1, 2 for x, y, z) of a launch's grid: that
-/// argument of a `dim3(...)` (x: also a plain integer grid), written at the
-/// launch or in a local variable's initializer (never written after it);
-/// \p Var is that variable, if any. y is read only where z is one.
-const clang::Expr *gridExtent(const EditContext &Ctx, const LaunchSite &Site,
-                              unsigned Dim, const clang::VarDecl *&Var);
-/// Whitespace removed, for comparing two spellings of one expression.
-std::string squeeze(llvm::StringRef S);
+/// The extent along \p Dim (0, 1, 2 for x, y, z) of \p Site's grid when
+/// it is ceil(\p Bound / \p Block): `(B + Block - 1) / Block` (or another
+/// spelling matchCeilDiv reads) with B written as \p Bound, whitespace and
+/// \p Bound's outer parentheses aside. Then the grid covers exactly the
+/// points below the bound along \p Dim, and dividing it there keeps
+/// covering them (the points it adds lie past the bound). The extent is
+/// that argument of a `dim3(...)` (x: also a plain integer grid), written
+/// at the launch or in a local variable's initializer (never written after
+/// it); \p Var is that variable, if any. y is read only where z is one.
+/// Null when the grid is not that.
+const clang::Expr *coveringExtent(const EditContext &Ctx,
+                                  const LaunchSite &Site, unsigned Dim,
+                                  int64_t Block, llvm::StringRef Bound,
+                                  const clang::VarDecl *&Var);
 /// `V < Bound` or `Bound > V` (Less) / `V >= Bound` or `Bound <= V`
 /// (!Less): the bound.
 const clang::Expr *boundOf(const clang::Expr *C, const clang::VarDecl *V,

@@ -660,14 +660,6 @@ ${Elem} = ${Need} ? ${In}[${Cast}${Gy} * ${Pitch} + ${Gx}] : ${T}(0);)",
     return NotApplicable("the guard has no upper bound 'y < h' on the row, so "
                          "the rows the launches cover cannot be shown");
   for (const LaunchSite &Site : K.Launches) {
-    const VarDecl *Var = nullptr;
-    const Expr *Gy2 = gridExtent(Ctx, Site, 1, Var);
-    auto CD =
-        Gy2 ? matchCeilDiv(Gy2,
-                           [&](const Expr *X) {
-                             return intValue(X->IgnoreParenImpCasts(), Ctx.AST);
-                           })
-            : std::nullopt;
     // The bound as the launch passes it: a parameter's argument, or the
     // same name (a constant) at the launch.
     std::string AtLaunch = Bound;
@@ -675,9 +667,9 @@ ${Elem} = ${Need} ? ${In}[${Cast}${Gy} * ${Pitch} + ${Gx}] : ${T}(0);)",
       if (P.Kernel.Decl->getParamDecl(I)->getName() == Bound &&
           I < Site.Args.size())
         AtLaunch = Site.Args[I];
-    if (!CD || CD->Divisor != P.BY ||
-        squeeze(looseExprText(Ctx, CD->Numerator)) !=
-            squeeze(StringRef(AtLaunch).trim("()")))
+    const VarDecl *Var = nullptr;
+    const Expr *Gy2 = coveringExtent(Ctx, Site, 1, P.BY, AtLaunch, Var);
+    if (!Gy2)
       return NotApplicable("the grid of " + Site.Id + " ('" + Site.Grid +
                            "') is not a dim3 whose y extent is ceil(" +
                            AtLaunch + " / " + Twine(P.BY) +

@@ -531,16 +531,9 @@ Error VectorizeStencil::launches(const EditContext &Ctx, const Edit &E,
     if (!N)
       return NotApplicable("cannot be divided: " + Why);
     const VarDecl *Var = nullptr;
-    const Expr *Gx = sharedtiling::gridExtent(Ctx, L, 0, Var);
-    auto CD =
-        Gx ? matchCeilDiv(Gx,
-                          [&](const Expr *X) {
-                            return intValue(X->IgnoreParenImpCasts(), Ctx.AST);
-                          })
-           : std::nullopt;
-    if (!CD || CD->Divisor != (*Block)[0] ||
-        sharedtiling::squeeze(looseExprText(Ctx, CD->Numerator)) !=
-            sharedtiling::squeeze(StringRef(*N).trim("()")))
+    const Expr *Gx =
+        sharedtiling::coveringExtent(Ctx, L, 0, (*Block)[0], *N, Var);
+    if (!Gx)
       return NotApplicable("is not ceil(" + *N + " / " + Twine((*Block)[0]) +
                            ") along x, so the points it covers cannot be "
                            "shown to be those below the guard's bound");
