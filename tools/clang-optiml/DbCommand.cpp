@@ -486,59 +486,5 @@ int runDb(const CommandContext &Ctx) {
   return prune(**DB);
 }
 
-Expected<std::unique_ptr<Database>> openVariantDatabase(StringRef Explicit,
-                                                        StringRef SourcePath,
-                                                        StringRef BuildDir) {
-  auto Path =
-      databasePath(Explicit, sys::path::parent_path(SourcePath), BuildDir, "");
-  if (!Path)
-    return Path.takeError();
-  auto DB = Database::open(*Path);
-  if (!DB)
-    return createStringError(toString(DB.takeError()) +
-                             " (--no-db optimizes without recording)");
-  return DB;
-}
-
-void recordVariant(Database &DB, const VariantToRecord &V) {
-  VariantRecord R;
-  R.Inputs = translationUnitInputs(V.TU->AST->getSourceManager(), V.Original);
-  R.Id.InputsDigest = inputsDigest(R.Inputs);
-  R.Id.Kernels = V.Kernels;
-  R.Id.GpuName = V.Gpu->Name;
-  R.Id.GpuArch = V.Gpu->Arch;
-  R.Id.NvccVersion = V.NvccVersion.str();
-  R.Id.NvccFlags = V.NvccFlags;
-  R.File = V.File.str();
-  R.Source = V.Source.str();
-  R.Diff = V.Diff.str();
-  R.Speedup = V.Speedup;
-  R.Verification = V.Verification.str();
-  R.VariantFlags = V.VariantFlags;
-  R.ToolVersion = CLANG_OPTIML_VERSION;
-  R.Key = R.Id.digest();
-  auto Done = DB.record(R);
-  if (!Done) {
-    WithColor::warning(errs(), "clang-optiml")
-        << "the variant was not recorded: " << toString(Done.takeError())
-        << "\n";
-    return;
-  }
-  std::string Key = R.Key.substr(0, 12);
-  switch (*Done) {
-  case RecordResult::Inserted:
-    outs() << "recorded in the database: " << Key << " (" << DB.path() << ")\n";
-    break;
-  case RecordResult::Replaced:
-    outs() << "recorded in the database: " << Key
-           << ", replacing a slower variant (" << DB.path() << ")\n";
-    break;
-  case RecordResult::KeptExisting:
-    outs() << "the database keeps the variant already recorded under " << Key
-           << ", at least as fast (" << DB.path() << ")\n";
-    break;
-  }
-}
-
 } // namespace tool
 } // namespace optiml

@@ -216,12 +216,12 @@ int runEval(const CommandContext &Ctx) {
   // The original's flags are the program's (a candidate has no entry).
   if (Error E = setProgramBuildFlags(
           BO, AO, Against.empty() ? StringRef(InputFile) : StringRef(Against),
-          BuildArgs))
+          BuildArgs, verboseLog()))
     return reportError(std::move(E));
   auto B = Builder::create(BO);
   if (!B)
     return reportError(B.takeError());
-  noteBuilder(**B);
+  noteBuilder(**B, verboseLog());
 
   auto A = analyzeFile(InputFile, AO);
   if (!A) {
@@ -275,7 +275,7 @@ int runEval(const CommandContext &Ctx) {
   EO.Gpus = Gpu;
   EO.Runner.ProbeLibrary = findProbeLibrary(Ctx.Argv0, Probe);
   EO.Runner.CudaPath = Tools->CudaPath;
-  if (Error E = setProgramRun(EO.Runner, RunArgs, WorkDir))
+  if (Error E = setProgramRun(EO.Runner, RunArgs, WorkDir, verboseLog()))
     return reportError(std::move(E));
   EO.Runner.TimeoutSeconds = Timeout;
   EO.Runner.ComputeSanitizer = findComputeSanitizer(Tools->CudaPath);

@@ -317,7 +317,7 @@ Expected<std::optional<Serving>> findVariant(const CommandContext &Ctx,
   BO.Nvcc = Argv.front();
   if (!K.GpuArch.empty())
     BO.GpuArch = K.GpuArch;
-  if (Error E = setProgramBuildFlags(BO, AO, Source, {}))
+  if (Error E = setProgramBuildFlags(BO, AO, Source, {}, verboseLog()))
     return std::move(E);
   auto B = Builder::create(BO);
   if (!B)

@@ -411,7 +411,7 @@ void timeCandidates(const CommandContext &Ctx, const Judge &J,
     EO.Runner.ProbeLibrary = findProbeLibrary(Ctx.Argv0, "");
     EO.Runner.CudaPath = J.VO.Runner.CudaPath;
     EO.Runner.TimeoutSeconds = J.VO.Runner.TimeoutSeconds;
-    if (Error E = setProgramRun(EO.Runner, {"check=0"}, "")) {
+    if (Error E = setProgramRun(EO.Runner, {"check=0"}, "", verboseLog())) {
       X.TimeProblem = toString(std::move(E));
       continue;
     }
@@ -763,7 +763,7 @@ int runSynthesize(const CommandContext &Ctx) {
     WithColor::warning(errs(), "clang-optiml")
         << "not compiled: " << toString(B.takeError()) << "\n";
   } else {
-    noteBuilder(**B);
+    noteBuilder(**B, verboseLog());
   }
   Judge J;
   J.S = &*S;

@@ -1,13 +1,18 @@
 //===- OptimizeKernel.cpp - "Optimize this kernel" ------------------------===//
 //
-// A child clang-optiml optimize per request, its progress reported with
-// $/progress, and the optimized file offered to the editor as an edit.
+// A child clang-optiml optimize per request (a search runs the user's
+// program and nvcc many times: in a child, a cancel stops it at once and
+// nothing it does can take the editor's server down), followed through the
+// session's events (optimize --progress=json, optiml/Driver/Events.h),
+// reported with $/progress, and the optimized file offered as an edit.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ClangdOptimlInternal.h"
 #include "KernelActions.h"
+#include "optiml/Driver/Events.h"
 #include "optiml/Edit/EditJSON.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -42,8 +47,8 @@ namespace lsp {
 
 namespace {
 
-/// Spawns \p Argv in \p Dir with stdin from /dev/null and stdout/stderr to
-/// one pipe.
+/// Spawns \p Argv in \p Dir with stdin and stdout on /dev/null and stderr
+/// (where the events and any error go) to a pipe.
 pid_t spawnPiped(const std::vector<std::string> &Argv, const std::string &Dir,
                  int &OutFd) {
   int P[2];
@@ -52,7 +57,7 @@ pid_t spawnPiped(const std::vector<std::string> &Argv, const std::string &Dir,
   posix_spawn_file_actions_t FA;
   posix_spawn_file_actions_init(&FA);
   posix_spawn_file_actions_addopen(&FA, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&FA, P[1], 1);
+  posix_spawn_file_actions_addopen(&FA, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_adddup2(&FA, P[1], 2);
   posix_spawn_file_actions_addclose(&FA, P[0]);
   posix_spawn_file_actions_addclose(&FA, P[1]);
@@ -78,34 +83,6 @@ void progress(const std::string &Token, json Value) {
   sendToEditor({{"jsonrpc", "2.0"},
                 {"method", "$/progress"},
                 {"params", {{"token", Token}, {"value", Value}}}});
-}
-
-/// What the editor is told of a finished search, taken from the lines
-/// clang-optiml optimize printed.
-struct OptimizeOutcome {
-  std::string RunDir;  ///< from "...; journal: DIR/journal.jsonl"
-  std::string Verdict; ///< "k.cu: 2.10x faster than the original (verified)..."
-  std::string ExtraFlags; ///< "note: the best variant is built with ..."
-};
-
-OptimizeOutcome readOutcome(StringRef All) {
-  OptimizeOutcome O;
-  SmallVector<StringRef, 64> Lines;
-  All.split(Lines, '\n');
-  for (StringRef L : Lines) {
-    L = L.trim();
-    size_t J = L.find("journal: ");
-    if (L.starts_with("clang-optiml: optimizing ") && J != StringRef::npos) {
-      StringRef Journal = L.substr(J + 9).split(';').first.trim();
-      if (Journal.consume_back("/journal.jsonl"))
-        O.RunDir = Journal.str();
-    } else if (L.contains(" faster than the original (verified")) {
-      O.Verdict = L.str();
-    } else if (L.starts_with("note: the best variant is built with")) {
-      O.ExtraFlags = L.drop_front(6).str();
-    }
-  }
-  return O;
 }
 
 /// Moves \p From to \p To (across file systems too); false if it could not.
@@ -163,9 +140,14 @@ void runOptimize(const json &Args) {
                    {"title", "clang-optiml: optimizing " + Kernel},
                    {"cancellable", true},
                    {"message", "starting"}});
-  std::vector<std::string> Argv = {
-      Exe,        "optimize",         Path, "--kernel", Kernel,
-      "--report", std::string(Report)};
+  std::vector<std::string> Argv = {Exe,
+                                   "optimize",
+                                   Path,
+                                   "--kernel",
+                                   Kernel,
+                                   "--report",
+                                   std::string(Report),
+                                   "--progress=json"};
   Argv.insert(Argv.end(), Extra.begin(), Extra.end());
   int Fd = -1;
   pid_t Pid = spawnPiped(Argv, std::string(sys::path::parent_path(Path)), Fd);
@@ -178,22 +160,50 @@ void runOptimize(const json &Args) {
     std::lock_guard<std::mutex> L(S.Mu);
     S.Optimizing[Token] = Pid;
   }
+  // Events become progress reports; any other line (an error the tool
+  // printed as text) is reported too and kept for the closing message.
   std::string All, Line;
+  std::optional<SessionStart> Start;
+  std::optional<SessionOutcome> Outcome;
+  auto Take = [&](StringRef L) {
+    auto E = parseSessionEvent(L);
+    if (!E) {
+      if (!L.trim().empty()) {
+        All += L.str() + "\n";
+        progress(Token, {{"kind", "report"}, {"message", L.trim().str()}});
+      }
+      return;
+    }
+    if (E->Kind == "started") {
+      Start = E->Start;
+    } else if (E->Kind == "outcome") {
+      Outcome = E->Outcome;
+    } else if (E->Kind == "progress") {
+      json Value = {{"kind", "report"}, {"message", progressLine(E->Progress)}};
+      if (E->Progress.Budget)
+        Value["percentage"] =
+            std::min(100u, 100 * E->Progress.Done / E->Progress.Budget);
+      progress(Token, Value);
+    } else if (E->Kind != "result" && !StringRef(E->Text).trim().empty()) {
+      progress(Token, {{"kind", "report"},
+                       {"message", StringRef(E->Text).trim().str()}});
+      if (E->Kind == "warning" || E->Kind == "error")
+        All += E->Text + "\n";
+    }
+  };
   char Buf[4096];
   ssize_t N;
   while ((N = read(Fd, Buf, sizeof(Buf))) > 0 || (N < 0 && errno == EINTR)) {
     for (ssize_t I = 0; I < N; ++I) {
-      All += Buf[I];
-      if (Buf[I] == '\n' || Buf[I] == '\r') {
-        if (!StringRef(Line).trim().empty())
-          progress(Token, {{"kind", "report"},
-                           {"message", StringRef(Line).trim().str()}});
+      if (Buf[I] == '\n') {
+        Take(Line);
         Line.clear();
       } else {
         Line += Buf[I];
       }
     }
   }
+  Take(Line);
   close(Fd);
   int Status = 0;
   waitpid(Pid, &Status, 0);
@@ -208,29 +218,31 @@ void runOptimize(const json &Args) {
                    {"message", Cancelled ? "cancelled"
                                : RC == 0 ? "done"
                                          : "finished without a result"}});
-  OptimizeOutcome O = readOutcome(All);
+  std::string RunDir = Start ? Start->RunDir : std::string();
   // The report lives with the search's journal, where a user finds it again.
   std::string ReportPath = std::string(Report);
-  if (!O.RunDir.empty() && sys::fs::exists(Report) &&
-      moveFile(Report, O.RunDir + "/report.html"))
-    ReportPath = O.RunDir + "/report.html";
+  if (!RunDir.empty() && sys::fs::exists(Report) &&
+      moveFile(Report, RunDir + "/report.html"))
+    ReportPath = RunDir + "/report.html";
   else if (!sys::fs::exists(Report) || RC != 0)
     (void)sys::fs::remove(Report);
 
   if (Cancelled)
     return showMessage(3,
                        "clang-optiml: optimizing " + Kernel + " was cancelled");
-  if (RC == 0) {
-    std::string BestPath = O.RunDir + "/best.cu";
-    auto Best = O.RunDir.empty() ? nullptr : MemoryBuffer::getFile(BestPath);
+  if (RC == 0 && Outcome && Outcome->Improved) {
+    std::string BestPath = Outcome->BestPath;
+    auto Best = BestPath.empty() ? nullptr : MemoryBuffer::getFile(BestPath);
     if (!Best)
       return showMessage(1, "clang-optiml: optimize finished but its best "
                             "variant was not found (" +
                                 BestPath + ")");
-    std::string Verdict = O.Verdict.empty()
-                              ? "the verified best variant of " + Kernel
-                              : O.Verdict;
-    std::string Flags = O.ExtraFlags.empty() ? "" : "; " + O.ExtraFlags;
+    std::string Verdict = Path + ": " + Outcome->Conclusion;
+    std::string Flags =
+        Outcome->ExtraFlags.empty()
+            ? ""
+            : "; the best variant is built with extra nvcc flags: " +
+                  join(Outcome->ExtraFlags, " ");
     bool Changed;
     {
       std::lock_guard<std::mutex> L(S.Mu);
@@ -259,11 +271,11 @@ void runOptimize(const json &Args) {
                           "optimize searches by running the program, so it "
                           "needs one (the code actions work without)");
   if (RC == 3)
-    return showMessage(3, "clang-optiml: nothing verified faster than " +
-                              Kernel + " was found; the file is left alone" +
-                              (O.RunDir.empty()
-                                   ? std::string()
-                                   : "; report: file://" + ReportPath));
+    return showMessage(3,
+                       "clang-optiml: nothing verified faster than " + Kernel +
+                           " was found; the file is left alone" +
+                           (RunDir.empty() ? std::string()
+                                           : "; report: file://" + ReportPath));
   StringRef Tail = StringRef(All).trim();
   if (Tail.size() > 600)
     Tail = Tail.take_back(600);

@@ -1,54 +1,62 @@
-//===- OptimizePolicy.cpp - optimize's policy and dry run -----------------===//
+//===- SessionPolicy.cpp - The session's policy and dry run ---------------===//
 
-#include "OptimizePolicy.h"
+#include "SessionPolicy.h"
+#include "optiml/Support/Process.h"
 #include "optiml/Support/Sort.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
-#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
 #include <future>
 #ifdef OPTIML_WITH_LLM
+#include "optiml/Driver/LLMSetup.h"
+#include "optiml/LLM/LLMConfig.h"
 #include "optiml/LLM/PromptTemplate.h"
 #endif
 
 using namespace llvm;
 
 namespace optiml {
-namespace tool {
 
-/// Picks the policy (--policy, else mixed when an LLM is configured) and
-/// builds it. An LLM policy without a usable configuration is an error.
+bool policyAvailable(StringRef Policy) {
+#ifdef OPTIML_WITH_LLM
+  (void)Policy;
+  return true;
+#else
+  return Policy != "llm" && Policy != "mixed";
+#endif
+}
+
 Expected<std::unique_ptr<PolicySetup>>
-makePolicy(const Analysis &A, const CommandContext &Ctx,
-           const std::optional<GpuQuery> &Gpu, const PolicyChoice &Choice) {
-  StringRef PolicyName = Choice.Name;
+makePolicy(const Analysis &A, const OptimizeRequest &R,
+           const std::optional<GpuQuery> &Gpu, SessionObserver &Obs) {
+  StringRef PolicyName = R.Policy;
   auto S = std::make_unique<PolicySetup>();
   S->Catalog = std::make_unique<CatalogPolicy>(A.Path, A.Config);
   S->Rewriter = std::make_unique<RewriterApplier>(A.Path, A.Config);
   S->Name = PolicyName.empty() ? "catalog" : PolicyName.str();
 #ifdef OPTIML_WITH_LLM
   if (PolicyName == "catalog") {
-    errs() << "clang-optiml: policy catalog (--policy catalog)\n";
+    Obs.message("clang-optiml: policy catalog (--policy catalog)");
     return std::move(S);
   }
   auto Setup =
-      configuredLLM(A.Path, PolicyName.empty() ? "" : "--policy " + S->Name);
+      configureLLM(R.LLM ? *R.LLM : llm::LLMSettings(), A.Path,
+                   PolicyName.empty() ? "" : "--policy " + S->Name, R.Log);
   if (!Setup)
     return Setup.takeError();
   if (!*Setup) {
     S->Name = "catalog";
-    errs() << "clang-optiml: policy catalog (no LLM configured for this "
-              "project)\n";
+    Obs.message("clang-optiml: policy catalog (no LLM configured for this "
+                "project)");
     return std::move(S);
   }
   if (PolicyName.empty())
     S->Name = "mixed";
-  errs() << "clang-optiml: policy " << S->Name << ": " << (*Setup)->Description
-         << "\n";
-  auto Dir = llm::findPromptDirectory("", Ctx.Argv0,
+  Obs.message("clang-optiml: policy " + S->Name + ": " + (*Setup)->Description);
+  auto Dir = llm::findPromptDirectory("", R.Argv0,
                                       reinterpret_cast<void *>(&makePolicy));
   if (!Dir)
     return Dir.takeError();
@@ -57,16 +65,14 @@ makePolicy(const Analysis &A, const CommandContext &Ctx,
     return Prompts.takeError();
   S->Client = std::move((*Setup)->Client);
   LLMPolicyOptions LO;
-  LO.NumProposals = Choice.Proposals;
-  LO.Rank = Choice.Rank;
+  LO.NumProposals = R.LLMProposals;
+  LO.Rank = R.LLMRank;
   if (Gpu && !Gpu->Gpus.empty())
     LO.GPUDescription =
         Gpu->Gpus.front().Name + " (" + Gpu->Gpus.front().Arch + ")";
   S->LLM = std::make_unique<LLMPolicy>(A.Path, A.Config, *S->Client,
                                        std::move(*Prompts), LO);
-  S->LLM->setLogger([](StringRef L) {
-    WithColor::warning(errs(), "clang-optiml") << L << "\n";
-  });
+  S->LLM->setLogger([&Obs](StringRef L) { Obs.warning(L); });
   S->Checked = std::make_unique<LLMCheckedApplier>(*S->LLM, *S->Rewriter);
   if (S->Name == "mixed") {
     S->Mixed = std::make_unique<MixedPolicy>();
@@ -74,15 +80,19 @@ makePolicy(const Analysis &A, const CommandContext &Ctx,
     S->Mixed->add(*S->LLM, 1.0);
   }
 #else
-  (void)Ctx;
+  (void)R;
   (void)Gpu;
+  (void)Obs;
 #endif
   return std::move(S);
 }
 
-int runDry(const Analysis &A, ArrayRef<std::string> Targets,
-           StringRef InputFile, bool NoCompile, PolicySetup &Setup,
-           function_ref<Expected<std::unique_ptr<Builder>>()> MakeBuilder) {
+// Why long: the listing's steps in order (proposals, the original's build,
+// each edit applied, built in the background and printed in order).
+Error dryRun(const Analysis &A, ArrayRef<std::string> Targets,
+             StringRef InputFile, bool NoCompile, PolicySetup &Setup,
+             SessionObserver &Obs,
+             function_ref<Expected<std::unique_ptr<Builder>>()> MakeBuilder) {
   Policy &Pol = Setup.policy();
   EditApplier &App = Setup.applier();
   PolicyContext Ctx;
@@ -91,7 +101,7 @@ int runDry(const Analysis &A, ArrayRef<std::string> Targets,
   Ctx.Kernels = Targets;
   auto Acts = Pol.propose(Ctx);
   if (!Acts)
-    return reportError(Acts.takeError());
+    return Acts.takeError();
   double Sum = 0;
   for (const Action &Ac : *Acts)
     Sum += Ac.Prior;
@@ -111,9 +121,13 @@ int runDry(const Analysis &A, ArrayRef<std::string> Targets,
     NoBuild = "--no-compile";
   }
 
-  outs() << InputFile << ": dry run: " << Acts->size() << " candidate edit"
-         << (Acts->size() == 1 ? "" : "s")
-         << " at the first level (kernels: " << join(Targets, ", ") << ")\n";
+  std::string Head;
+  raw_string_ostream HS(Head);
+  HS << InputFile << ": dry run: " << Acts->size() << " candidate edit"
+     << (Acts->size() == 1 ? "" : "s")
+     << " at the first level (kernels: " << join(Targets, ", ") << ")\n";
+  Obs.result(Head);
+  Head.clear();
   // The original first: if it does not build, neither will any edit of it,
   // and the cause is the program's setup, not the edits.
   bool OriginalFails = false;
@@ -124,22 +138,22 @@ int runDry(const Analysis &A, ArrayRef<std::string> Targets,
       B.reset();
     } else if (!R->Succeeded) {
       OriginalFails = true;
-      outs() << "the original does not compile with nvcc:\n"
-             << StringRef(lastLines(R->ErrorSummary, 3)).rtrim() << "\n";
+      HS << "the original does not compile with nvcc:\n"
+         << StringRef(lastLines(R->ErrorSummary, 3)).rtrim() << "\n";
       NoBuild = "the original does not compile";
       B.reset();
     }
   }
   if (!NoBuild.empty())
-    outs() << "compile skipped: " << NoBuild << "\n";
-  outs().flush();
+    HS << "compile skipped: " << NoBuild << "\n";
+  Obs.result(Head);
   // Each edit is applied and checked here, its build started at once (a few
   // at a time), and its lines printed, in order, as soon as its build is
   // done: a long list shows its first results within seconds. Each block is
   // flushed, so a pipe or a log sees it then too.
   if (B)
-    errs() << "compiling each candidate with nvcc as it passes the "
-              "checks...\n";
+    Obs.message("compiling each candidate with nvcc as it passes the "
+                "checks...");
   unsigned Applied = 0, Compiled = 0;
   std::vector<ApplyOutcome> Outs(Acts->size());
   std::vector<std::shared_future<Expected<BuildResult> *>> Builds(Acts->size());
@@ -184,8 +198,7 @@ int runDry(const Analysis &A, ArrayRef<std::string> Targets,
         }
       }
     }
-    outs() << Text;
-    outs().flush();
+    Obs.result(Text);
   };
   auto Ready = [&](size_t I) {
     return !Builds[I].valid() || Builds[I].wait_for(std::chrono::seconds(0)) ==
@@ -209,18 +222,18 @@ int runDry(const Analysis &A, ArrayRef<std::string> Targets,
   while (Printed < Acts->size())
     Print(Printed++);
   Pool.wait();
-  outs() << formatv("{0} of {1} applied and checked", Applied, Acts->size());
+  std::string Tail =
+      formatv("{0} of {1} applied and checked", Applied, Acts->size()).str();
   if (B)
-    outs() << formatv(", {0} compiled", Compiled);
-  outs() << "; nothing was run or written (a CUDA GPU is needed to measure)\n";
-  outs().flush();
+    Tail += formatv(", {0} compiled", Compiled).str();
+  Obs.result(Tail + "; nothing was run or written (a CUDA GPU is needed to "
+                    "measure)\n");
   if (OriginalFails)
-    return reportError(createStringError(
+    return createStringError(
         "'%s' does not compile with nvcc; fix it first (flags it needs to "
         "build at all, such as -lcublas, go with --build-arg)",
-        InputFile.str().c_str()));
-  return 0;
+        InputFile.str().c_str());
+  return Error::success();
 }
 
-} // namespace tool
 } // namespace optiml

@@ -1,15 +1,15 @@
-//===- OptimizePolicy.h - optimize's policy and dry run ---------*- C++ -*-===//
+//===- SessionPolicy.h - The session's policy and dry run -------*- C++ -*-===//
 //
 // Which policy proposes the edits (the catalog, an LLM, or both), built
-// from the options and the project's LLM configuration, and the dry run
+// from the request and the project's LLM configuration, and the dry run
 // that lists what the policy proposes at the first level.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef OPTIML_TOOLS_OPTIMIZEPOLICY_H
-#define OPTIML_TOOLS_OPTIMIZEPOLICY_H
+#ifndef OPTIML_LIB_DRIVER_SESSIONPOLICY_H
+#define OPTIML_LIB_DRIVER_SESSIONPOLICY_H
 
-#include "Commands.h"
+#include "optiml/Driver/Optimize.h"
 #include "optiml/Eval/Builder.h"
 #include "optiml/Eval/Runner.h"
 #include "optiml/Search/CatalogPolicy.h"
@@ -24,7 +24,6 @@
 #include <string>
 
 namespace optiml {
-namespace tool {
 
 /// The policy the search uses, and everything it needs kept alive.
 struct PolicySetup {
@@ -64,30 +63,28 @@ struct PolicySetup {
   }
 };
 
-/// What the command line asks of the policy.
-struct PolicyChoice {
-  /// --policy: catalog, llm, mixed; empty: mixed when an LLM is configured
-  /// for the project, else catalog.
-  std::string Name;
-  unsigned Proposals = 4; ///< --llm-proposals
-  bool Rank = false;      ///< --llm-rank
-};
+/// Whether \p Policy ("", catalog, llm, mixed) can be built here: the LLM
+/// policies need a build with LLM support.
+bool policyAvailable(llvm::StringRef Policy);
 
-/// Picks the policy and builds it (PolicySetup::Name is the one chosen). An
-/// LLM policy without a usable configuration is an error.
+/// Picks the policy (R.Policy, else mixed when an LLM is configured for the
+/// project) and builds it (PolicySetup::Name is the one chosen), saying
+/// which on \p Obs. An LLM policy without a usable configuration is an
+/// error.
 llvm::Expected<std::unique_ptr<PolicySetup>>
-makePolicy(const Analysis &A, const CommandContext &Ctx,
-           const std::optional<GpuQuery> &Gpu, const PolicyChoice &Choice);
+makePolicy(const Analysis &A, const OptimizeRequest &R,
+           const std::optional<GpuQuery> &Gpu, SessionObserver &Obs);
 
-/// optimize --dry-run: the policy's first-level edits of \p InputFile, each
+/// The dry run: the policy's first-level edits of \p InputFile, each
 /// applied and checked, and compiled with the builder \p MakeBuilder makes
-/// (unless \p NoCompile). Returns the exit status.
-int runDry(
+/// (unless \p NoCompile), listed on \p Obs as they are done. An error when
+/// the policy fails or the original does not compile (after the listing).
+llvm::Error dryRun(
     const Analysis &A, llvm::ArrayRef<std::string> Targets,
     llvm::StringRef InputFile, bool NoCompile, PolicySetup &Setup,
+    SessionObserver &Obs,
     llvm::function_ref<llvm::Expected<std::unique_ptr<Builder>>()> MakeBuilder);
 
-} // namespace tool
 } // namespace optiml
 
 #endif
