@@ -105,6 +105,12 @@ Error checkRequest(const OptimizeRequest &R) {
 
 namespace {
 
+/// The evaluations the search may make: --budget, else none with a time
+/// limit, else 30.
+unsigned budgetOf(const OptimizeRequest &R) {
+  return R.Budget ? *R.Budget : R.TimeLimitSeconds > 0 ? 0u : 30u;
+}
+
 /// The report's "how it was run" line.
 std::string commandLine(const OptimizeRequest &R, StringRef Policy) {
   std::string S = "clang-optiml optimize " + R.InputFile;
@@ -332,7 +338,7 @@ SearchOptions searchOptions(const OptimizeRequest &R, const Prepared &P,
   SO.Kernels = P.Targets;
   SO.Strat = *parseStrategy(R.Strategy);
   SO.Backup = R.Backup == "mean" ? BackupMode::Mean : BackupMode::Max;
-  SO.Budget = R.Budget ? *R.Budget : R.TimeLimitSeconds > 0 ? 0u : 30u;
+  SO.Budget = budgetOf(R);
   SO.TimeLimitSeconds = R.TimeLimitSeconds;
   SO.Seed = R.Seed;
   SO.Reward = R.Reward;
@@ -394,7 +400,7 @@ Expected<SessionOutcome> deliver(const OptimizeRequest &R, Prepared &P,
   H.Strategy = R.Strategy;
   H.Policy = P.Policy->Name;
   H.Seed = R.Seed;
-  H.Budget = R.Budget ? *R.Budget : R.TimeLimitSeconds > 0 ? 0u : 30u;
+  H.Budget = budgetOf(R);
   if (!R.SummaryJSON.empty())
     if (Error E = writeFileAtomically(absolutePath(R.SummaryJSON),
                                       summaryToJSON(SR, H, Eval.describe())))
