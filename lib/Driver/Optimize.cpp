@@ -3,15 +3,16 @@
 // The session's steps in the order a user sees them: the request checked,
 // the GPU asked for, the program analysed, outputs refused early, the
 // database opened, the evaluator and the search set up, the search run, its
-// summary told, and only then the verified best written and recorded.
+// summary told, and only then the verified best written and recorded in the
+// variant database (docs/db.md).
 //
 //===----------------------------------------------------------------------===//
 
 #include "optiml/Driver/Optimize.h"
 #include "SessionPolicy.h"
 #include "optiml/Db/Database.h"
+#include "optiml/Db/Key.h"
 #include "optiml/Driver/Program.h"
-#include "optiml/Driver/Variants.h"
 #include "optiml/Eval/Builder.h"
 #include "optiml/Eval/Runner.h"
 #include "optiml/Frontend/ASTUtil.h"
@@ -104,6 +105,82 @@ Error checkRequest(const OptimizeRequest &R) {
 }
 
 namespace {
+
+/// What optimize records of its verified best.
+struct VariantToRecord {
+  const ParsedTU *TU = nullptr; ///< the original's parse: the files it read
+  llvm::StringRef File;
+  /// The main file's text as read (before the parse's normalization).
+  llvm::StringRef Original;
+  std::vector<std::string> Kernels;
+  const GpuInfo *Gpu = nullptr;
+  llvm::StringRef NvccVersion;
+  std::vector<std::string> NvccFlags;
+  llvm::StringRef Source, Diff;
+  double Speedup = 1;
+  llvm::StringRef Verification; ///< JSON
+  std::vector<std::string> VariantFlags;
+};
+
+/// The database optimize records in (--db, the project's config, -p's
+/// build directory or .optiml/; docs/db.md), opened for writing. Errors
+/// name the file.
+Expected<std::unique_ptr<db::Database>>
+openVariantDatabase(StringRef Explicit, StringRef SourcePath,
+                    StringRef BuildDir) {
+  auto Path = db::databasePath(Explicit, sys::path::parent_path(SourcePath),
+                               BuildDir, "");
+  if (!Path)
+    return Path.takeError();
+  auto DB = db::Database::open(*Path);
+  if (!DB)
+    return createStringError(toString(DB.takeError()) +
+                             " (--no-db optimizes without recording)");
+  return DB;
+}
+
+/// Records \p V under its key and says so on \p Obs (a result line); a
+/// failure is a warning (the variant is written all the same).
+void recordVariant(db::Database &DB, const VariantToRecord &V,
+                   SessionObserver &Obs) {
+  db::VariantRecord R;
+  R.Inputs =
+      db::translationUnitInputs(V.TU->AST->getSourceManager(), V.Original);
+  R.Id.InputsDigest = db::inputsDigest(R.Inputs);
+  R.Id.Kernels = V.Kernels;
+  R.Id.GpuName = V.Gpu->Name;
+  R.Id.GpuArch = V.Gpu->Arch;
+  R.Id.NvccVersion = V.NvccVersion.str();
+  R.Id.NvccFlags = V.NvccFlags;
+  R.File = V.File.str();
+  R.Source = V.Source.str();
+  R.Diff = V.Diff.str();
+  R.Speedup = V.Speedup;
+  R.Verification = V.Verification.str();
+  R.VariantFlags = V.VariantFlags;
+  R.ToolVersion = CLANG_OPTIML_VERSION;
+  R.Key = R.Id.digest();
+  auto Done = DB.record(R);
+  if (!Done) {
+    Obs.warning("the variant was not recorded: " + toString(Done.takeError()));
+    return;
+  }
+  std::string Key = R.Key.substr(0, 12);
+  std::string Where = " (" + DB.path() + ")\n";
+  switch (*Done) {
+  case db::RecordResult::Inserted:
+    Obs.result("recorded in the database: " + Key + Where);
+    break;
+  case db::RecordResult::Replaced:
+    Obs.result("recorded in the database: " + Key +
+               ", replacing a slower variant" + Where);
+    break;
+  case db::RecordResult::KeptExisting:
+    Obs.result("the database keeps the variant already recorded under " + Key +
+               ", at least as fast" + Where);
+    break;
+  }
+}
 
 /// The evaluations the search may make: --budget, else none with a time
 /// limit, else 30.
