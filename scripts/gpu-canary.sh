@@ -18,8 +18,9 @@
 #      and the caches; it exits 3 naming what it found.
 #   2. `clang-optiml optimize canary.cu --policy llm` against the scripted
 #      server (test/Inputs/llm/server.py) echoing the key in every field of
-#      its replies (test/search/Inputs/llm-echo-key.json): the original and
-#      the candidates hunt likewise.
+#      its replies (the '#--- llm-echo-key.json' part of
+#      test/search/secrets-canary.test): the original and the candidates
+#      hunt likewise.
 #   3. A search of every file written (journal, kept sources, report,
 #      summary, response cache, build cache, outputs) for the key.
 # Prints "gpu-canary: PASS" (exit 0) or "gpu-canary: FAIL" with what was
@@ -41,8 +42,12 @@ export PATH=/usr/local/cuda/bin:$PATH
 canary=$root/test/Inputs/secrets/canary.py
 cp "$root/test/Inputs/secrets/canary.cu" "$proj/canary.cu"
 
+# The server's script: the test's '#--- llm-echo-key.json' part, taken out
+# as split-file does (the lines up to the next '#--- ' line).
+awk '/^#--- /{p = ($2 == "llm-echo-key.json"); next} p' \
+  "$root/test/search/secrets-canary.test" >"$work/llm-echo-key.json"
 timeout 900 python3 "$root/test/Inputs/llm/server.py" --port-file "$work/port" \
-  --script "$root/test/search/Inputs/llm-echo-key.json" </dev/null \
+  --script "$work/llm-echo-key.json" </dev/null \
   >"$res/server.out" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null; rm -rf "$work"' EXIT

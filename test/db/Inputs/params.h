@@ -1,1 +1,0 @@
-#define SCALE_N (1 << 20)
