@@ -3,6 +3,7 @@
 #include "optiml/Edit/Checks.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "optiml/Frontend/ModelBuilder.h"
+#include "optiml/Frontend/UserCode.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclTemplate.h"
@@ -143,8 +144,8 @@ checkMacroExpansions(ASTContext &Old, const tooling::Replacements &Repls) {
 static std::string enclosingDecl(ASTContext &Ctx, FileID In, unsigned Offset) {
   const SourceManager &SM = Ctx.getSourceManager();
   std::string Found = "top-level code";
-  std::function<void(const DeclContext *)> Walk = [&](const DeclContext *DC) {
-    for (const Decl *D : DC->decls()) {
+  std::function<void(ArrayRef<Decl *>)> Walk = [&](ArrayRef<Decl *> Decls) {
+    for (const Decl *D : Decls) {
       SourceRange R = D->getSourceRange();
       SourceLocation B = SM.getExpansionLoc(R.getBegin());
       SourceLocation E = SM.getExpansionLoc(R.getEnd());
@@ -153,12 +154,9 @@ static std::string enclosingDecl(ASTContext &Ctx, FileID In, unsigned Offset) {
       unsigned BO = SM.getFileOffset(B), EO = SM.getFileOffset(E);
       if (Offset < BO || Offset > EO)
         continue;
-      if (const auto *NS = dyn_cast<NamespaceDecl>(D)) {
-        Walk(NS);
-        continue;
-      }
-      if (const auto *LS = dyn_cast<LinkageSpecDecl>(D)) {
-        Walk(LS);
+      if (isa<NamespaceDecl, LinkageSpecDecl>(D)) {
+        const auto *DC = cast<DeclContext>(D);
+        Walk(std::vector<Decl *>(DC->decls_begin(), DC->decls_end()));
         continue;
       }
       const NamedDecl *ND = dyn_cast<NamedDecl>(D);
@@ -171,7 +169,8 @@ static std::string enclosingDecl(ASTContext &Ctx, FileID In, unsigned Offset) {
         Found = "declaration of '" + ND->getQualifiedNameAsString() + "'";
     }
   };
-  Walk(Ctx.getTranslationUnitDecl());
+  // Declarations of the file In: none is in a preamble of system headers.
+  Walk(userTopLevelDecls(Ctx));
   return Found;
 }
 
@@ -372,8 +371,8 @@ private:
 std::vector<CheckFailure> checkDeviceCode(ASTContext &Old, ASTContext &New,
                                           const CheckOptions &Opts) {
   DeviceFacts Before(Old), After(New);
-  Before.TraverseDecl(Old.getTranslationUnitDecl());
-  After.TraverseDecl(New.getTranslationUnitDecl());
+  traverseUserCode(Before, Old);
+  traverseUserCode(After, New);
   std::vector<CheckFailure> Failures;
   const SourceManager &SM = New.getSourceManager();
   for (const auto &[Fact, Locs] : After.Facts) {
@@ -432,12 +431,12 @@ const FunctionDecl *findFunctionDefinition(ASTContext &Ctx, StringRef Name) {
     return K;
   const SourceManager &SM = Ctx.getSourceManager();
   const FunctionDecl *Found = nullptr;
-  std::function<void(const DeclContext *)> Walk = [&](const DeclContext *DC) {
-    for (const Decl *D : DC->decls()) {
-      if (const auto *NS = dyn_cast<NamespaceDecl>(D))
-        Walk(NS);
-      else if (const auto *LS = dyn_cast<LinkageSpecDecl>(D))
-        Walk(LS);
+  std::function<void(ArrayRef<Decl *>)> Walk = [&](ArrayRef<Decl *> Decls) {
+    for (const Decl *D : Decls) {
+      if (isa<NamespaceDecl, LinkageSpecDecl>(D)) {
+        const auto *DC = cast<DeclContext>(D);
+        Walk(std::vector<Decl *>(DC->decls_begin(), DC->decls_end()));
+      }
       const FunctionDecl *FD = dyn_cast<FunctionDecl>(D);
       if (const auto *T = dyn_cast<FunctionTemplateDecl>(D))
         FD = T->getTemplatedDecl();
@@ -446,7 +445,7 @@ const FunctionDecl *findFunctionDefinition(ASTContext &Ctx, StringRef Name) {
         Found = FD;
     }
   };
-  Walk(Ctx.getTranslationUnitDecl());
+  Walk(userTopLevelDecls(Ctx));
   return Found;
 }
 
@@ -546,16 +545,13 @@ struct DeclEntry {
 static std::vector<DeclEntry> topLevelDecls(ASTContext &Ctx) {
   const SourceManager &SM = Ctx.getSourceManager();
   std::vector<DeclEntry> Out;
-  std::function<void(const DeclContext *)> Walk = [&](const DeclContext *DC) {
-    for (const Decl *D : DC->decls()) {
+  std::function<void(ArrayRef<Decl *>)> Walk = [&](ArrayRef<Decl *> Decls) {
+    for (const Decl *D : Decls) {
       if (D->isImplicit() || !isMainFileDecl(SM, D))
         continue;
-      if (const auto *NS = dyn_cast<NamespaceDecl>(D)) {
-        Walk(NS);
-        continue;
-      }
-      if (const auto *LS = dyn_cast<LinkageSpecDecl>(D)) {
-        Walk(LS);
+      if (isa<NamespaceDecl, LinkageSpecDecl>(D)) {
+        const auto *DC = cast<DeclContext>(D);
+        Walk(std::vector<Decl *>(DC->decls_begin(), DC->decls_end()));
         continue;
       }
       const NamedDecl *ND = dyn_cast<NamedDecl>(D);
@@ -590,7 +586,7 @@ static std::vector<DeclEntry> topLevelDecls(ASTContext &Ctx) {
       Out.push_back(std::move(E));
     }
   };
-  Walk(Ctx.getTranslationUnitDecl());
+  Walk(userTopLevelDecls(Ctx));
   return Out;
 }
 
@@ -887,7 +883,7 @@ checkIntroducedCode(ASTContext *Old, ASTContext &New,
   std::vector<ByteRange> Edited = editedRanges(Repls);
   IntroducedCode V(New, editedFile(New.getSourceManager(), Repls), Edited,
                    Opts);
-  V.TraverseDecl(New.getTranslationUnitDecl());
+  traverseUserCode(V, New);
   std::map<std::string, int> Had;
   if (Old) {
     std::vector<ByteRange> Replaced;
@@ -895,7 +891,7 @@ checkIntroducedCode(ASTContext *Old, ASTContext &New,
       Replaced.push_back({R.getOffset(), R.getOffset() + R.getLength(), ""});
     IntroducedCode OV(*Old, editedFile(Old->getSourceManager(), Repls),
                       Replaced, Opts);
-    OV.TraverseDecl(Old->getTranslationUnitDecl());
+    traverseUserCode(OV, *Old);
     for (const auto &F : OV.Facts)
       ++Had[F.What];
   }
@@ -914,9 +910,9 @@ checkIntroducedCode(ASTContext *Old, ASTContext &New,
   if (!Old)
     return Failures;
   CallGraph OG, NG;
-  CallGraphBuilder(Old->getSourceManager(), OG)
-      .TraverseDecl(Old->getTranslationUnitDecl());
-  CallGraphBuilder(SM, NG).TraverseDecl(New.getTranslationUnitDecl());
+  CallGraphBuilder OB(Old->getSourceManager(), OG), NB(SM, NG);
+  traverseUserCode(OB, *Old);
+  traverseUserCode(NB, New);
   std::set<std::string> Before = OG.recursive(), After = NG.recursive();
   for (const auto &[F, _] : NG.Calls) {
     std::string Name = F->getQualifiedNameAsString();

@@ -9,6 +9,7 @@
 #include "optiml/Frontend/ModelBuilder.h"
 #include "ModelBuilderInternal.h"
 #include "optiml/Frontend/ASTUtil.h"
+#include "optiml/Frontend/UserCode.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclTemplate.h"
@@ -170,7 +171,7 @@ KernelModel buildKernelModel(ASTContext &Ctx) {
   const SourceManager &SM = Ctx.getSourceManager();
   const LangOptions &LO = Ctx.getLangOpts();
   Collector C(Ctx);
-  C.TraverseDecl(Ctx.getTranslationUnitDecl());
+  traverseUserCode(C, Ctx);
 
   KernelModel M;
   DenseMap<const FunctionDecl *, size_t> Index;
@@ -320,7 +321,7 @@ KernelModel buildKernelModel(ASTContext &Ctx) {
 
 const FunctionDecl *findKernelDecl(ASTContext &Ctx, StringRef QualifiedName) {
   Collector C(Ctx);
-  C.TraverseDecl(Ctx.getTranslationUnitDecl());
+  traverseUserCode(C, Ctx);
   for (const FunctionDecl *FD : C.Kernels)
     if (FD->getQualifiedNameAsString() == QualifiedName)
       return FD;

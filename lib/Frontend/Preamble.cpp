@@ -1,8 +1,10 @@
 //===- Preamble.cpp - Reuse the parse of a file's leading #includes -------===//
 
 #include "optiml/Frontend/Preamble.h"
+#include "optiml/Frontend/ASTUtil.h"
 #include "optiml/Frontend/NvccCompat.h"
 #include "optiml/Support/FileUtil.h"
+#include "clang/AST/ASTContext.h"
 #include "clang/Basic/DiagnosticOptions.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Basic/Version.h"
@@ -11,6 +13,8 @@
 #include "clang/Frontend/CompilerInvocation.h"
 #include "clang/Frontend/PrecompiledPreamble.h"
 #include "clang/Lex/PreprocessorOptions.h"
+#include "clang/Serialization/ASTReader.h"
+#include "clang/Serialization/ModuleFile.h"
 #include "clang/Serialization/PCHContainerOperations.h"
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "llvm/ADT/StringMap.h"
@@ -27,6 +31,11 @@
 using namespace llvm;
 
 namespace optiml {
+
+/// The in-memory path of a preamble: the prefix, its key, the suffix when
+/// it holds no user code, ".pch".
+static constexpr StringLiteral PchPrefix = "/__clang_optiml__/preamble-";
+static constexpr StringLiteral SystemOnlySuffix = "-system";
 
 namespace {
 /// A file the preamble read, as it was then.
@@ -48,12 +57,40 @@ public:
   unsigned Count = 0;
 };
 
+/// Whether the preamble parsed by \p CI may hold the user's code: a user
+/// file besides the main file (isUserFile: a project header, the main file
+/// included again), or a declaration placed in the main file or the
+/// predefines (`#pragma weak`). Clang's and the CUDA toolkit's headers are
+/// system headers and hold none.
+bool holdsUserCode(clang::CompilerInstance &CI) {
+  const clang::SourceManager &SM = CI.getSourceManager();
+  for (unsigned I = 1, N = SM.local_sloc_entry_size(); I < N; ++I) {
+    const clang::SrcMgr::SLocEntry &Ent = SM.getLocalSLocEntry(I);
+    if (!Ent.isFile())
+      continue;
+    clang::FileID F = SM.getFileID(
+        clang::SourceLocation::getFromRawEncoding(Ent.getOffset()));
+    if (F.isValid() && F != SM.getMainFileID() && isUserFile(SM, F))
+      return true;
+  }
+  if (!CI.hasASTContext())
+    return true;
+  for (const clang::Decl *D :
+       CI.getASTContext().getTranslationUnitDecl()->decls()) {
+    clang::SourceLocation L = SM.getExpansionLoc(D->getLocation());
+    if (L.isValid() && SM.isInMainFile(L))
+      return true;
+  }
+  return false;
+}
+
 /// Records the files the preamble read (those on disk: in-memory ones are
-/// part of the key).
+/// part of the key) and whether it holds the user's code.
 class RecordDeps : public clang::PreambleCallbacks {
 public:
   explicit RecordDeps(StringRef MainName) : MainName(MainName) {}
   void AfterExecute(clang::CompilerInstance &CI) override {
+    UserCode = holdsUserCode(CI);
     const clang::SourceManager &SM = CI.getSourceManager();
     for (auto It = SM.fileinfo_begin(), End = SM.fileinfo_end(); It != End;
          ++It) {
@@ -65,6 +102,7 @@ public:
     }
   }
   std::vector<Dep> Deps;
+  bool UserCode = true;
 
 private:
   std::string MainName;
@@ -92,7 +130,7 @@ std::string preambleKey(ArrayRef<std::string> Args, StringRef Preamble,
     H.update(ArrayRef(reinterpret_cast<const uint8_t *>(&N), sizeof(N)));
     H.update(S);
   };
-  Field("clang-optiml preamble 1");
+  Field("clang-optiml preamble 2");
   Field(clang::getClangFullVersion());
   for (const std::string &A : Args)
     Field(A);
@@ -157,13 +195,13 @@ std::string pathIn(StringRef Dir, StringRef Key, StringRef Ext) {
   return std::string(P);
 }
 
-/// The manifest: "optiml-preamble <size> <end> <checksum>", then one
-/// "<size> <mtime> <path>" line per file the preamble read.
+/// The manifest: "optiml-preamble <size> <end> <checksum> <user code>",
+/// then one "<size> <mtime> <path>" line per file the preamble read.
 std::string manifest(const PreambleData &P, ArrayRef<Dep> Deps) {
   std::string S;
   raw_string_ostream OS(S);
   OS << "optiml-preamble " << P.Size << " " << P.EndsAtStartOfLine << " "
-     << checksum(P.PCH->getBuffer()) << "\n";
+     << checksum(P.PCH->getBuffer()) << " " << P.UserCode << "\n";
   for (const Dep &D : Deps)
     OS << D.Size << " " << D.MTime << " " << D.Path << "\n";
   return S;
@@ -222,14 +260,16 @@ std::shared_ptr<PreambleData> load(StringRef Key) {
   (*Manifest)->getBuffer().split(Lines, '\n', -1, /*KeepEmpty=*/false);
   if (Lines.empty())
     return nullptr;
-  SmallVector<StringRef, 4> Head;
+  SmallVector<StringRef, 5> Head;
   Lines.front().split(Head, ' ');
   auto P = std::make_shared<PreambleData>();
-  unsigned End = 0;
-  if (Head.size() != 4 || Head[0] != "optiml-preamble" ||
-      Head[1].getAsInteger(10, P->Size) || Head[2].getAsInteger(10, End))
+  unsigned End = 0, UserCode = 1;
+  if (Head.size() != 5 || Head[0] != "optiml-preamble" ||
+      Head[1].getAsInteger(10, P->Size) || Head[2].getAsInteger(10, End) ||
+      Head[4].getAsInteger(10, UserCode))
     return nullptr;
   P->EndsAtStartOfLine = End;
+  P->UserCode = UserCode != 0;
   for (StringRef Line : ArrayRef(Lines).drop_front()) {
     auto [SizeText, Rest] = Line.split(' ');
     auto [TimeText, Path] = Rest.split(' ');
@@ -286,6 +326,7 @@ std::shared_ptr<PreambleData> build(const clang::CompilerInvocation &Invocation,
   P->PCH = MemoryBuffer::getMemBufferCopy((*Bytes)->getBuffer());
   P->Size = Bounds.Size;
   P->EndsAtStartOfLine = Bounds.PreambleEndsAtStartOfLine;
+  P->UserCode = Deps.UserCode;
   P->Key = Key.str();
   save(*P, Deps.Deps);
   return P;
@@ -386,9 +427,30 @@ bool samePreamble(const clang::CompilerInvocation &Invocation, StringRef A,
          A.take_front(BA.Size) == B.take_front(BB.Size);
 }
 
+/// Where a parse reads the preamble \p P from (in memory): the name says
+/// whether it holds the user's code, so an AST read from it tells.
+static std::string pchPath(const PreambleData &P) {
+  return (PchPrefix + P.Key + (P.UserCode ? "" : SystemOnlySuffix) + ".pch")
+      .str();
+}
+
+bool mayReadUserCodeFromPreamble(const clang::ASTContext &Ctx) {
+  clang::ExternalASTSource *Source = Ctx.getExternalSource();
+  if (!Source)
+    return false;
+  auto *Reader = dynamic_cast<clang::ASTReader *>(Source);
+  if (!Reader)
+    return true;
+  for (const clang::serialization::ModuleFile &MF : Reader->getModuleManager())
+    if (!StringRef(MF.FileName).starts_with(PchPrefix) ||
+        !StringRef(MF.FileName).ends_with((SystemOnlySuffix + ".pch").str()))
+      return true;
+  return false;
+}
+
 void usePreamble(clang::CompilerInvocation &Invocation,
                  vfs::InMemoryFileSystem &Memory, const PreambleData &P) {
-  std::string Path = "/__clang_optiml__/preamble-" + P.Key + ".pch";
+  std::string Path = pchPath(P);
   Memory.addFile(Path, 0,
                  MemoryBuffer::getMemBuffer(P.PCH->getMemBufferRef(),
                                             /*RequiresNullTerminator=*/false));

@@ -5,12 +5,18 @@
 // in the process, read back from disk by a later process, and built again
 // when a header it read changed or its file on disk is damaged.
 //
+// A preamble whose declarations are all in system headers is not read by
+// the walks over the user's code (UserCode.h): they find what a walk over
+// the whole translation unit finds.
+//
 //===----------------------------------------------------------------------===//
 
 #include "optiml/Frontend/Preamble.h"
 #include "optiml/Frontend/KernelModelOutput.h"
 #include "optiml/Frontend/ModelBuilder.h"
 #include "optiml/Frontend/Parse.h"
+#include "optiml/Frontend/UserCode.h"
+#include "clang/AST/ASTContext.h"
 #include "clang/Frontend/ASTUnit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -185,6 +191,70 @@ TEST_F(PreambleTest, APreambleWithAWarningIsNotUsed) {
   EXPECT_EQ(R.Use, "");
   EXPECT_NE(R.Diags.find("the header says so"), std::string::npos) << R.Diags;
   expectSameAsWholeParse(R, Code);
+}
+
+/// A walk over the user's code skips a preamble of system headers, reads
+/// nothing from it, and finds what the whole parse finds.
+TEST_F(PreambleTest, TheUserCodeWalkSkipsAPreambleOfSystemHeaders) {
+  Config.ExtraArgs = {"-nocudainc", "-nocudalib",
+                      std::string("-isystem") + OPTIML_TEST_INPUTS_DIR};
+  std::string System = Code;
+  System.replace(System.find("#include \"scale.cuh\"\n"), 21,
+                 "__device__ inline float scale(float x) { return x; }\n");
+  ParseConfig C = Config;
+  auto TU = parseCuda(System, Main, C, CudaSide::Host);
+  ASSERT_TRUE(bool(TU));
+  EXPECT_EQ(TU->PreambleUse, "built");
+  clang::ASTContext &Ctx = TU->AST->getASTContext();
+  EXPECT_FALSE(mayReadUserCodeFromPreamble(Ctx));
+  auto Local = declsAfterPreamble(Ctx, /*Instantiations=*/true);
+  ASSERT_TRUE(Local.has_value());
+  // scale, k, main.
+  EXPECT_EQ(Local->size(), 3u);
+  std::string Model = kernelModelToJSON(buildKernelModel(Ctx));
+  EXPECT_TRUE(Ctx.getTranslationUnitDecl()->hasExternalLexicalStorage());
+  expectSameAsWholeParse(parse(System), System);
+  // Read from disk, the preamble still says so.
+  forgetPreamblesInMemory();
+  auto Disk = parseCuda(System, Main, C, CudaSide::Host);
+  ASSERT_TRUE(bool(Disk));
+  EXPECT_EQ(Disk->PreambleUse, "loaded");
+  EXPECT_FALSE(mayReadUserCodeFromPreamble(Disk->AST->getASTContext()));
+  EXPECT_EQ(kernelModelToJSON(buildKernelModel(Disk->AST->getASTContext())),
+            Model);
+}
+
+/// A project header in the preamble is user code: everything is walked.
+TEST_F(PreambleTest, AProjectHeaderInThePreambleIsWalked) {
+  auto TU = parseCuda(Code, Main, Config, CudaSide::Host);
+  ASSERT_TRUE(bool(TU));
+  EXPECT_EQ(TU->PreambleUse, "built");
+  clang::ASTContext &Ctx = TU->AST->getASTContext();
+  EXPECT_TRUE(mayReadUserCodeFromPreamble(Ctx));
+  EXPECT_FALSE(declsAfterPreamble(Ctx, /*Instantiations=*/false));
+}
+
+/// A template of the preamble defined in the main file has instantiations,
+/// visited under the preamble's declaration, that hold the user's code.
+TEST_F(PreambleTest, APreambleTemplateDefinedByTheUserIsWalked) {
+  Config.ExtraArgs = {"-nocudainc", "-nocudalib",
+                      std::string("-isystem") + OPTIML_TEST_INPUTS_DIR,
+                      std::string("-isystem") + Dir.str().str()};
+  write("twice.h", "#pragma once\n"
+                   "template <class T> __device__ T twice(T x);\n");
+  std::string Text = "#include \"cuda_mock.h\"\n"
+                     "#include <twice.h>\n"
+                     "template <class T> __device__ T twice(T x) {\n"
+                     "  return x + x;\n"
+                     "}\n"
+                     "__global__ void k(float *p) { p[0] = twice(p[0]); }\n";
+  auto TU = parseCuda(Text, Main, Config, CudaSide::Host);
+  ASSERT_TRUE(bool(TU));
+  EXPECT_EQ(TU->PreambleUse, "built");
+  clang::ASTContext &Ctx = TU->AST->getASTContext();
+  EXPECT_FALSE(mayReadUserCodeFromPreamble(Ctx));
+  EXPECT_TRUE(declsAfterPreamble(Ctx, /*Instantiations=*/false));
+  EXPECT_FALSE(declsAfterPreamble(Ctx, /*Instantiations=*/true));
 }
 
 TEST_F(PreambleTest, OffMeansNone) {

@@ -31,6 +31,7 @@
 #include <vector>
 
 namespace clang {
+class ASTContext;
 class CompilerInvocation;
 class DiagnosticsEngine;
 } // namespace clang
@@ -47,6 +48,10 @@ struct PreambleData {
   std::unique_ptr<llvm::MemoryBuffer> PCH;
   unsigned Size = 0; ///< bytes of the main file the preamble covers
   bool EndsAtStartOfLine = false;
+  /// Whether it may hold the user's code (a project header, a declaration
+  /// in the main file): false when every declaration it holds is in a
+  /// system header.
+  bool UserCode = true;
   std::string Key; ///< hex; also the name it is stored under
 };
 
@@ -88,6 +93,11 @@ bool samePreamble(const clang::CompilerInvocation &Invocation,
 /// from the precompiled header.
 void usePreamble(clang::CompilerInvocation &Invocation,
                  llvm::vfs::InMemoryFileSystem &Memory, const PreambleData &P);
+
+/// Whether \p Ctx may read declarations of the user's code from a
+/// precompiled preamble: false when it has none, or only one whose
+/// declarations are all in system headers (PreambleData::UserCode).
+bool mayReadUserCodeFromPreamble(const clang::ASTContext &Ctx);
 
 /// Forgets \p P in this process and on disk (a parse with it failed).
 void dropPreamble(const PreambleData &P);

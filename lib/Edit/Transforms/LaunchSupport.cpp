@@ -7,6 +7,7 @@
 #include "../CatalogInternal.h"
 #include "TransformSupport.h"
 #include "optiml/Frontend/ASTUtil.h"
+#include "optiml/Frontend/UserCode.h"
 #include "optiml/Support/Sort.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
@@ -49,7 +50,7 @@ const CUDAKernelCallExpr *findLaunchCall(const EditContext &Ctx,
     }
   };
   Finder F(Ctx.AST.getSourceManager(), Ctx.file(), L.Range.Begin.Offset);
-  F.TraverseDecl(Ctx.AST.getTranslationUnitDecl());
+  traverseUserCode(F, Ctx.AST);
   return F.Found;
 }
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
+#include "optiml/Frontend/UserCode.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/ExprCXX.h"
@@ -38,7 +39,7 @@ std::optional<int64_t> constantBlockSize(ASTContext &Ctx, const LaunchSite &L) {
       return !Found;
     }
   } F{{}, SM, findFileID(SM, L.File), L.Range.Begin.Offset};
-  F.TraverseDecl(Ctx.getTranslationUnitDecl());
+  traverseUserCode(F, Ctx);
   if (!F.Found || !F.Found->getConfig() ||
       F.Found->getConfig()->getNumArgs() < 2)
     return std::nullopt;

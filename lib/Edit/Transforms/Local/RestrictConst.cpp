@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
+#include "optiml/Frontend/UserCode.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/ExprCXX.h"
@@ -39,7 +40,7 @@ const CUDAKernelCallExpr *findLaunch(ASTContext &Ctx, FileID In,
       return true;
     }
   } F{{}, Ctx.getSourceManager(), In, Offset};
-  F.TraverseDecl(Ctx.getTranslationUnitDecl());
+  traverseUserCode(F, Ctx);
   return F.Found;
 }
 
