@@ -11,7 +11,7 @@
 #include <chrono>
 #include <future>
 #ifdef OPTIML_WITH_LLM
-#include "optiml/Driver/LLMSetup.h"
+#include "optiml/Driver/Program.h"
 #include "optiml/LLM/LLMConfig.h"
 #include "optiml/LLM/PromptTemplate.h"
 #endif

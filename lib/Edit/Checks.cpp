@@ -3,7 +3,6 @@
 #include "optiml/Edit/Checks.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "optiml/Frontend/ModelBuilder.h"
-#include "optiml/Frontend/UserCode.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclTemplate.h"

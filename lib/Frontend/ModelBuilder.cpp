@@ -9,7 +9,6 @@
 #include "optiml/Frontend/ModelBuilder.h"
 #include "ModelBuilderInternal.h"
 #include "optiml/Frontend/ASTUtil.h"
-#include "optiml/Frontend/UserCode.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclTemplate.h"

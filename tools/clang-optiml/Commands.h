@@ -8,7 +8,6 @@
 #ifndef OPTIML_TOOLS_COMMANDS_H
 #define OPTIML_TOOLS_COMMANDS_H
 
-#include "optiml/Driver/LLMSetup.h"
 #include "optiml/Driver/Program.h"
 #include "optiml/Frontend/Analysis.h"
 #include "llvm/Support/CommandLine.h"

@@ -1,8 +1,11 @@
 //===- Program.h - The program a driver builds, runs and writes -*- C++ -*-===//
 //
-// What eval, apply and the optimize session share about the user's program:
-// paths as the user gave them made absolute, where results are written, the
-// nvcc build's flags, the run's arguments and the probe library.
+// What eval, apply, synthesize and the optimize session share about the
+// user's program and project: paths as the user gave them made absolute,
+// where results are written, the nvcc build's flags, the run's arguments,
+// the probe library, and the model the project configures (docs/llm.md:
+// the --llm-* options, the environment and .clang-optiml.json resolved into
+// a client, in a build with LLM support).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,10 +17,16 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace optiml {
+namespace llm {
+class ChatClient;
+struct LLMSettings;
+} // namespace llm
 struct BuildOptions;
 class Builder;
 struct RunnerOptions;
@@ -95,6 +104,25 @@ std::string findProbeLibrary(const char *Argv0, llvm::StringRef Explicit);
 llvm::Error setProgramRun(RunnerOptions &R,
                           const std::vector<std::string> &Args,
                           llvm::StringRef WorkDir, llvm::raw_ostream *Log);
+
+/// A client for the configured model, and how it was configured, in words
+/// ("model 'm' at host:port, key from OPENAI_API_KEY, enabled by ...").
+struct LLMSetup {
+  LLMSetup();
+  LLMSetup(LLMSetup &&);
+  ~LLMSetup();
+  std::unique_ptr<llm::ChatClient> Client;
+  std::string Description;
+};
+
+/// The model configured for \p SourcePath's project: \p Explicit (the
+/// options), the environment, .clang-optiml.json from the source's
+/// directory up. None when none is configured and nothing requires one; an
+/// error when one is configured, or \p RequiredBy ("--policy llm") requires
+/// one, but it cannot be used. The client's exchanges are logged on \p Log.
+llvm::Expected<std::optional<LLMSetup>>
+configureLLM(const llm::LLMSettings &Explicit, llvm::StringRef SourcePath,
+             llvm::StringRef RequiredBy, llvm::raw_ostream *Log);
 
 } // namespace optiml
 

@@ -7,7 +7,6 @@
 #include "../CatalogInternal.h"
 #include "TransformSupport.h"
 #include "optiml/Frontend/ASTUtil.h"
-#include "optiml/Frontend/UserCode.h"
 #include "optiml/Support/Sort.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"

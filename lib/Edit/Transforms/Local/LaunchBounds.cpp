@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
-#include "optiml/Frontend/UserCode.h"
+#include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/ExprCXX.h"

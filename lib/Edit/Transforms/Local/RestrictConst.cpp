@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
-#include "optiml/Frontend/UserCode.h"
+#include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/ExprCXX.h"
