@@ -12,10 +12,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "optiml/Frontend/Preamble.h"
+#include "optiml/Frontend/ASTUtil.h"
 #include "optiml/Frontend/KernelModelOutput.h"
 #include "optiml/Frontend/ModelBuilder.h"
 #include "optiml/Frontend/Parse.h"
-#include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Frontend/ASTUnit.h"
 #include "llvm/Support/FileSystem.h"
