@@ -123,6 +123,26 @@ def t_column(a):
             [Part("", "compare", source="bench/search/compare.py summarize")])
 
 
+def t_variants(a):
+    programs = a.suite_programs or "all"
+    steps = [Step("kernels", py("bench/search/compare.py", "variants", "{state}/kernels",
+                                "--programs", programs))]
+    run = compare_run(a, "all", "mcts", "1", a.budget or 30)
+    i = run.argv.index("--extra=" + (a.extra or COLUMN_EXTRA))
+    run.argv[i] = "--extra=" + (a.extra or "")
+    run.argv += ["--kernels-dir", "{state}/kernels"]
+    steps.append(run)
+    return ("The suite's kernels written in other styles (test/edit/variants-*.test): "
+            "`optimize` at its defaults (MCTS, seed 1, budget %d) on each variant and on "
+            "the suite's own version of %s, each variant's best beside its suite "
+            "version's." % (a.budget or 30, programs),
+            steps + [Step("table", py("bench/search/compare.py", "variants-table", "{state}"),
+                          stdout="{work}/variants-table.md")],
+            [Part("Each variant beside the suite's version", "script", md="variants-table.md",
+                  source="bench/search/compare.py variants-table"),
+             Part("", "compare", source="bench/search/compare.py summarize")])
+
+
 def t_strategies(a):
     programs = a.programs or "gemv,softmax,transpose,spmv_csr"
     return ("Strategies compared at equal budget (%d evaluations, seeds 1-3, catalog policy) "
@@ -467,6 +487,7 @@ TASKS = {
     "restructure": (t_restructure, "one restructuring edit per program, measured by the suite"),
     "column": (t_column, "optimize on suite programs, sources exported for `suite --optimized-dir`"),
     "strategies": (t_strategies, "mcts, greedy, random at equal budget (bench/search/compare.py)"),
+    "variants": (t_variants, "optimize on the suite's kernels in other styles beside the suite's own"),
     "optimize": (t_optimize, "optimize on programs (scripts/gpu-optimize.sh), journals kept"),
     "llm": (t_llm, "optimize --policy llm against the scripted server (scripts/gpu-llm.sh)"),
     "probe-checks": (t_probe_checks, "the probe's GPU checks (bench/eval/probe_gpu_checks.py)"),
@@ -496,7 +517,7 @@ TASKS = {
     "projects": (t_projects, "warp-reduce on a samples reduction, kernels in an included .cu and a header"),
 }
 # Tasks that run a search keep state between calls.
-SEARCHES = ("column", "strategies")
+SEARCHES = ("column", "strategies", "variants")
 STATEFUL = SEARCHES + ("cmake-project",)
 
 
@@ -710,22 +731,22 @@ def parse(argv):
     ap.add_argument("--label", help="appended to the default run folder's name")
     ap.add_argument("--work", help="scratch folder (default: a new temporary one)")
     ap.add_argument("--state", help="state kept between calls (column, strategies, "
-                                    "cmake-project; default gpu-state/<task>)")
+                                    "variants, cmake-project; default gpu-state/<task>)")
     ap.add_argument("--phase", choices=("search", "check"),
                     help="cmake-project: one phase only (default: search, then check)")
     ap.add_argument("--kernels", help="suite, restructure: comma-separated suite programs")
     ap.add_argument("--optimized-dir", help="suite: <kernel>/optimized.cu sources to measure")
     ap.add_argument("--programs", dest="suite_programs",
-                    help="column, strategies: 'all' or comma-separated suite programs")
+                    help="column, strategies, variants: 'all' or comma-separated suite programs")
     ap.add_argument("--budget", type=int, help="evaluations per search")
     ap.add_argument("--time", help="optimize, llm: optimize --time per program")
     ap.add_argument("--extra", help="more optimize flags (column, strategies, optimize)")
-    ap.add_argument("--gpus", type=int, default=1, help="column, strategies: runs at once")
+    ap.add_argument("--gpus", type=int, default=1, help="column, strategies, variants: runs at once")
     ap.add_argument("--jobs", type=int, default=16, help="suite: parallel compilations")
     ap.add_argument("--deadline", type=float, default=0,
                     help="start nothing new after this many seconds (where the script can)")
     ap.add_argument("--stop-at", type=float, default=0,
-                    help="column, strategies: stop a search still going at this many seconds")
+                    help="column, strategies, variants: stop a search still going at this many seconds")
     # Programs may come before or after the options.
     a = ap.parse_intermixed_args(argv)
     if a.list:
@@ -745,9 +766,9 @@ def parse(argv):
     if a.optimized_dir and a.task not in ("suite", "restructure"):
         ap.error("--optimized-dir is for suite and restructure")
     if a.suite_programs and a.task not in SEARCHES:
-        ap.error("--programs is for column and strategies (suite takes --kernels)")
+        ap.error("--programs is for column, strategies and variants (suite takes --kernels)")
     if a.state and a.task not in STATEFUL:
-        ap.error("--state is for column, strategies and cmake-project")
+        ap.error("--state is for column, strategies, variants and cmake-project")
     if a.phase and a.task != "cmake-project":
         ap.error("--phase is for cmake-project")
     # Suite program names are checked here, before anything runs.

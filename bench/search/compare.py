@@ -31,9 +31,17 @@ repository root. Resumable across device calls:
 
 The optimized column: `run --programs all --strategies mcts --seeds 1`, then
 `export-optimized`, then `bench/run.py --optimized-dir <that dir>`.
+
+The variants (the suite's kernels written in other styles, the split-file
+parts of test/edit/variants-*.test): `variants DIR` writes a kernels folder
+with each kernel's suite version and its variants, `run --kernels-dir DIR
+--strategies mcts --seeds 1` searches each at optimize's defaults, and
+`variants-table RESULTS` puts each variant's best beside its suite
+version's (bench/gpu-run.py variants does the three).
 """
 
 import argparse
+import glob
 import json
 import math
 import os
@@ -563,6 +571,97 @@ def cmd_export(a):
     return 0
 
 
+VARIANT_TESTS = os.path.join(REPO, "test", "edit", "variants-*.test")
+
+
+def variant_parts(paths):
+    """{part name without .cu: text} of the split-file parts ('//--- NAME')
+    of the variants tests: the suite's kernels written in other styles,
+    named <kernel>.<style>.cu."""
+    parts = {}
+    for path in sorted(paths):
+        name, lines = None, []
+        with open(path) as f:
+            text = f.read().splitlines(keepends=True)
+        for line in text + ["//--- "]:
+            if line.startswith("//--- "):
+                if name:
+                    parts[name[:-3] if name.endswith(".cu") else name] = "".join(lines)
+                name, lines = line[len("//--- "):].strip(), []
+            elif name is not None:
+                lines.append(line)
+    return parts
+
+
+def cmd_variants(a):
+    """A kernels folder for `run --kernels-dir`: <kernel>/naive.cu (the
+    suite's own version) and <kernel>.<style>/naive.cu (each variant), for
+    the suite kernels asked for, with suite.json (run arguments) beside."""
+    parts = variant_parts(glob.glob(a.tests))
+    kernels = sorted({n.split(".")[0] for n in parts})
+    wanted = kernels if a.programs == "all" else parse_programs(a.programs)
+    missing = [k for k in wanted if k not in kernels]
+    if missing:
+        raise SystemExit("no variants of %s in %s" % (", ".join(missing), a.tests))
+    os.makedirs(a.out, exist_ok=True)
+    shutil.copyfile(os.path.join(KERNELS_DIR, "suite.json"), os.path.join(a.out, "suite.json"))
+    n = 0
+    for name in sorted(parts):
+        kernel = name.split(".")[0]
+        if kernel not in wanted:
+            continue
+        for prog, text in ((kernel, None), (name, parts[name])):
+            d = os.path.join(a.out, prog)
+            os.makedirs(d, exist_ok=True)
+            if text is None:
+                shutil.copyfile(os.path.join(KERNELS_DIR, kernel, "naive.cu"),
+                                os.path.join(d, "naive.cu"))
+            else:
+                with open(os.path.join(d, "naive.cu"), "w") as f:
+                    f.write(text)
+                n += 1
+    print("%d variant(s) of %d kernel(s) written to %s" % (n, len(wanted), a.out))
+    return 0
+
+
+def best_ms(s):
+    """The verified best's median time, else the original's (nothing beat it)."""
+    final = s.get("final") or {}
+    side = "candidate" if s.get("improved") else "original"
+    return (final.get(side) or {}).get("median_ms")
+
+
+def variants_table(results, strategy="mcts"):
+    """Each variant's result beside the suite's own version of its kernel:
+    the gap is how much slower the variant's best is than the suite
+    version's best (the target: within 10%)."""
+    data = load_summaries(results)
+    first = lambda p: (data.get(p, {}).get(strategy) or [None])[0]
+    lines = ["| kernel | version | original ms | best ms | verified | best edits | gap to the suite's |",
+             "|---|---|---|---|---|---|---|"]
+    for p in sorted(data, key=lambda n: (n.split(".")[0], "." in n, n)):
+        s = first(p)
+        if s is None:
+            continue
+        kernel, _, style = p.partition(".")
+        orig = ((s.get("final") or {}).get("original") or {}).get("median_ms")
+        best = best_ms(s)
+        own = first(kernel)
+        gap = "—"
+        if style and own is not None and best and best_ms(own):
+            gap = "%+.0f%%" % (100.0 * (best / best_ms(own) - 1.0))
+        fmt = lambda v: "%.4f" % v if v else "—"
+        lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            kernel, style or "suite", fmt(orig), fmt(best), fmt_x(speedup(s)),
+            ", ".join("`%s`" % e for e in s.get("best_path", [])) or "—", gap))
+    return "\n".join(lines) + "\n"
+
+
+def cmd_variants_table(a):
+    sys.stdout.write(variants_table(a.results, a.strategy))
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -587,7 +686,8 @@ def main(argv=None):
                    help="run this many runs at once, each on its own GPU "
                         "(CUDA_VISIBLE_DEVICES), whole programs per GPU")
     r.add_argument("--out", help="where the tar goes (default $OUT)")
-    r.add_argument("--kernels-dir", default=KERNELS_DIR, help=argparse.SUPPRESS)
+    r.add_argument("--kernels-dir", default=KERNELS_DIR,
+                   help="programs as <dir>/<name>/naive.cu with suite.json (default bench/kernels)")
     r.set_defaults(func=cmd_run)
     s = sub.add_parser("summarize", help="markdown table of the finished runs")
     s.add_argument("results", help="a results directory, or a recorded summary.json "
@@ -604,6 +704,17 @@ def main(argv=None):
     e.add_argument("--seed", default="1")
     e.add_argument("--out", required=True)
     e.set_defaults(func=cmd_export)
+    v = sub.add_parser("variants", help="a --kernels-dir of the suite's kernels and their "
+                                        "variants (test/edit/variants-*.test)")
+    v.add_argument("out", help="the kernels folder to write")
+    v.add_argument("--programs", default="all", help="'all' or suite kernels")
+    v.add_argument("--tests", default=VARIANT_TESTS, help=argparse.SUPPRESS)
+    v.set_defaults(func=cmd_variants)
+    t = sub.add_parser("variants-table", help="markdown: each variant's best beside the "
+                                              "suite version's")
+    t.add_argument("results", help="a results directory or a recorded summary.json")
+    t.add_argument("--strategy", default="mcts")
+    t.set_defaults(func=cmd_variants_table)
     a = ap.parse_args(argv)
     return a.func(a)
 
