@@ -421,16 +421,12 @@ public:
     outs() << Text;
     outs().flush();
   }
-  void searchFailed(Error E) override {
-    JsonEventWriter::searchFailed(std::move(E));
-  }
 };
 
 } // namespace
 
 /// The exit status of a session's end.
-static int finish(Expected<SessionOutcome> O, SessionObserver &Obs,
-                  JsonEventWriter *Json) {
+static int finish(Expected<SessionOutcome> O, JsonEventWriter *Json) {
   if (!O) {
     int Status = ExitError;
     handleAllErrors(
@@ -441,7 +437,6 @@ static int finish(Expected<SessionOutcome> O, SessionObserver &Obs,
         [&](std::unique_ptr<ErrorInfoBase> E) {
           Status = reportError(Error(std::move(E)));
         });
-    (void)Obs;
     return Status;
   }
   if (Json)
@@ -469,11 +464,11 @@ int runOptimize(const CommandContext &Ctx) {
   SessionObserver &Obs = UseJson ? static_cast<SessionObserver &>(Json)
                                  : static_cast<SessionObserver &>(Console);
   if (!R)
-    return finish(R.takeError(), Obs, nullptr);
+    return finish(R.takeError(), nullptr);
   if (!TargetName.empty())
-    return finish(optimizeTarget(*R, TargetName, Obs), Obs,
+    return finish(optimizeTarget(*R, TargetName, Obs),
                   UseJson ? &Json : nullptr);
-  return finish(optimizeFile(*R, Obs), Obs, UseJson ? &Json : nullptr);
+  return finish(optimizeFile(*R, Obs), UseJson ? &Json : nullptr);
 }
 
 } // namespace tool
