@@ -28,6 +28,32 @@ using namespace llvm;
 namespace optiml {
 namespace warpreduce {
 
+/// The part of \p Cond (through `&&`) that holds in few threads: a value
+/// that depends on the thread index (and on nothing unknown) compared for
+/// equality with a block-uniform one, or negated (`!tid`); null if none.
+static const Expr *selectsOneThread(const Expr *Cond, const FunctionDecl *Fn) {
+  Cond = Cond->IgnoreParenImpCasts();
+  auto ThreadOnly = [&](const Expr *E) {
+    Variance V = threadVariance(E, Fn);
+    return !V.Unknown && !V.uniform();
+  };
+  if (const auto *B = dyn_cast<BinaryOperator>(Cond)) {
+    if (B->getOpcode() == BO_LAnd) {
+      if (const Expr *L = selectsOneThread(B->getLHS(), Fn))
+        return L;
+      return selectsOneThread(B->getRHS(), Fn);
+    }
+    if (B->getOpcode() == BO_EQ &&
+        ((ThreadOnly(B->getLHS()) && isBlockUniform(B->getRHS(), Fn)) ||
+         (ThreadOnly(B->getRHS()) && isBlockUniform(B->getLHS(), Fn))))
+      return B;
+  }
+  if (const auto *U = dyn_cast<UnaryOperator>(Cond))
+    if (U->getOpcode() == UO_LNot && ThreadOnly(U->getSubExpr()))
+      return U;
+  return nullptr;
+}
+
 /// The per-thread-atomics form.
 Error analyzeAtomics(const EditContext &Ctx, const Edit &E,
                      const ResolvedKernel *K, WarpReducePlan &Out) {
@@ -43,10 +69,23 @@ Error analyzeAtomics(const EditContext &Ctx, const Edit &E,
   if (containsMacro(Body))
     return No("its body uses macros");
 
-  // Atomics used as statements, and all atomics.
+  // Atomics used as statements, and all atomics; the conditions each
+  // atomic runs under (the `then` branches it is in).
   struct Finder : RecursiveASTVisitor<Finder> {
     std::vector<const CallExpr *> All, AsStmt;
+    std::vector<const Expr *> Conds;
+    std::vector<std::pair<const CallExpr *, const Expr *>> Guarded;
     bool Return = false;
+    bool TraverseIfStmt(IfStmt *S) {
+      if (!WalkUpFromIfStmt(S) || !TraverseStmt(S->getInit()) ||
+          !TraverseStmt(S->getConditionVariableDeclStmt()) ||
+          !TraverseStmt(S->getCond()))
+        return false;
+      Conds.push_back(S->getCond());
+      bool Ok = TraverseStmt(S->getThen());
+      Conds.pop_back();
+      return Ok && TraverseStmt(S->getElse());
+    }
     static bool isAtomicCall(const Stmt *S) {
       const auto *C = dyn_cast_or_null<CallExpr>(S);
       const FunctionDecl *FD = C ? C->getDirectCallee() : nullptr;
@@ -80,8 +119,11 @@ Error analyzeAtomics(const EditContext &Ctx, const Edit &E,
       return true;
     }
     bool VisitCallExpr(CallExpr *C) {
-      if (isAtomicCall(C))
+      if (isAtomicCall(C)) {
         All.push_back(C);
+        for (const Expr *Cond : Conds)
+          Guarded.push_back({C, Cond});
+      }
       return true;
     }
     bool VisitReturnStmt(ReturnStmt *) {
@@ -99,6 +141,13 @@ Error analyzeAtomics(const EditContext &Ctx, const Edit &E,
               filePos(SM, F.All.front()->getBeginLoc()));
   if (F.Return)
     return No("returns early: every lane of a warp must reach the shuffles");
+  for (const auto &[C, Cond] : F.Guarded)
+    if (const Expr *Sel = selectsOneThread(Cond, K->Decl))
+      return No("the atomic runs only where '" + exprText(Ctx, Sel) +
+                    "' holds (a thread index compared for equality: few "
+                    "threads, not every thread), so sums per warp would "
+                    "only add atomics of zeros",
+                filePos(SM, C->getBeginLoc()));
   for (const CallExpr *C : F.All) {
     StringRef Name = C->getDirectCallee()->getName();
     SourcePos Pos = filePos(SM, C->getBeginLoc());
