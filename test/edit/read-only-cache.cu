@@ -1,13 +1,22 @@
 // read-only-cache: loads through pointers the kernel never writes become
-// __ldg(&...); written pointers, template element types and loads inside
-// macros are left alone.
+// __ldg(&...); written pointers and loads inside macros are left alone. An
+// element type that depends on a template parameter is taken from the
+// instantiations in the file: each must have an __ldg overload (float and
+// double do; a struct does not), and a template never instantiated is
+// refused.
 // RUN: cp %s %t.cu
 // RUN: echo '{"kind":"read-only-cache","target":"stencil"}' > %t.json
 // RUN: clang-optiml apply %t.cu --edit %t.json -o %t.out.cu -- %mock_args
 // RUN: FileCheck --match-full-lines --check-prefix=OUT %s < %t.out.cu
 // RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs %t.out.cu -o %t.o %}
 // RUN: echo '{"kind":"read-only-cache","target":"tcopy"}' > %t.2.json
-// RUN: not clang-optiml apply %t.cu --edit %t.2.json -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=TMPL %s
+// RUN: clang-optiml apply %t.cu --edit %t.2.json -o %t.tmpl.cu -- %mock_args
+// RUN: FileCheck --match-full-lines --check-prefix=TMPL %s < %t.tmpl.cu
+// RUN: %if nvcc %{ %nvcc -c -std=c++17 -arch=sm_90 -I%inputs %t.tmpl.cu -o %t.tmpl.o %}
+// RUN: echo '{"kind":"read-only-cache","target":"tnever"}' > %t.4.json
+// RUN: not clang-optiml apply %t.cu --edit %t.4.json -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=TNEVER %s
+// RUN: echo '{"kind":"read-only-cache","target":"tpoints"}' > %t.5.json
+// RUN: not clang-optiml apply %t.cu --edit %t.5.json -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=TSTRUCT %s
 // RUN: echo '{"kind":"read-only-cache","target":"inplace"}' > %t.3.json
 // RUN: not clang-optiml apply %t.cu --edit %t.3.json -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=WRITTEN %s
 
@@ -24,11 +33,22 @@ __global__ void stencil(const float *in, float *out, const int *idx, int n) {
 template <typename T>
 __global__ void tcopy(const T *in, T *out) { out[threadIdx.x] = in[threadIdx.x]; }
 
+template <typename T>
+__global__ void tnever(const T *in, T *out) { out[threadIdx.x] = in[threadIdx.x]; }
+
+struct Point { float x, y, z; };
+
+template <typename T>
+__global__ void tpoints(const T *in, T *out) { out[threadIdx.x] = in[threadIdx.x]; }
+
 __global__ void inplace(float *p) { p[threadIdx.x] = p[threadIdx.x] * 2; }
 
-void run(float *a, float *b, int *c) {
+void run(float *a, float *b, int *c, double *d, Point *p) {
   stencil<<<1, 32>>>(a, b, c, 32);
   tcopy<<<1, 32>>>(a, b);
+  tcopy<<<1, 32>>>(d, d);
+  tpoints<<<1, 32>>>(a, b);
+  tpoints<<<1, 32>>>(p, p);
   inplace<<<1, 32>>>(a);
 }
 
@@ -36,5 +56,7 @@ void run(float *a, float *b, int *c) {
 // OUT-NEXT:   int i = blockIdx.x * blockDim.x + threadIdx.x;
 // OUT-NEXT:   if (i > 0 && i < n - 1)
 // OUT-NEXT:     out[i] = __ldg(&in[i - 1]) + __ldg(&in[i]) + __ldg(&*(in + i + 1)) + AT(in, idx[i]);
-// TMPL: clang-optiml: error: read-only-cache tcopy rejected: [not-applicable] no read-only loads to route through __ldg: 'in': element type 'const T' has no __ldg overload (a template parameter); 'out': element type 'T' has no __ldg overload (a template parameter)
+// TMPL:      __global__ void tcopy(const T *in, T *out) { out[threadIdx.x] = __ldg(&in[threadIdx.x]); }
+// TNEVER: clang-optiml: error: read-only-cache tnever rejected: [not-applicable] no read-only loads to route through __ldg: 'in': element type 'const T' depends on a template parameter and the template is never instantiated in this file; 'out': element type 'T' depends on a template parameter and the template is never instantiated in this file
+// TSTRUCT: clang-optiml: error: read-only-cache tpoints rejected: [not-applicable] no read-only loads to route through __ldg: 'in': element type 'const T' is 'const Point' in tpoints<Point>, which has no __ldg overload; 'out': element type 'T' is 'Point' in tpoints<Point>, which has no __ldg overload
 // WRITTEN: clang-optiml: error: read-only-cache inplace rejected: [not-applicable] no read-only loads to route through __ldg: 'p' is written (or an element is passed by reference or its address taken) at {{[0-9]+}}:37

@@ -164,3 +164,54 @@ __global__ void helper(int n, float *y) {
 }
 
 } // namespace
+
+TEST(TransformSupportTest, TemplateInstantiationsGiveTheDependentTypes) {
+  Input In(R"(namespace ns {
+template <typename T>
+__global__ void scale(int n, const T *x, T *y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    y[i] = 2 * x[i];
+}
+template <typename T>
+__global__ void never(T *y) { y[0] = 0; }
+template <typename T>
+__global__ void special(T *y) { y[0] = 0; }
+template <>
+__global__ void special<int>(int *y) { y[0] = 1; }
+} // namespace ns
+__global__ void plain(float *y) { y[0] = 0; }
+void run(int n, float *xf, float *yf, double *xd, double *yd, int *yi) {
+  ns::scale<float><<<1, 32>>>(n, xf, yf);
+  ns::scale<double><<<1, 32>>>(n, xd, yd);
+  ns::scale<float><<<2, 32>>>(n, xf, yf);
+  ns::special<int><<<1, 1>>>(yi);
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  clang::ASTContext &AST = In.TU.AST->getASTContext();
+  const clang::FunctionDecl *Scale = findKernelDecl(AST, "ns::scale");
+  ASSERT_TRUE(Scale);
+  auto Insts = templateInstantiations(Scale);
+  // One per distinct set of arguments, in the order clang made them.
+  ASSERT_EQ(Insts.size(), 2u);
+  EXPECT_EQ(instantiationName(Insts[0]), "ns::scale<float>");
+  EXPECT_EQ(instantiationName(Insts[1]), "ns::scale<double>");
+  const clang::ParmVarDecl *X = Scale->getParamDecl(1);
+  ASSERT_TRUE(X->getType()->getPointeeType()->isDependentType());
+  const clang::ParmVarDecl *XF = instantiatedParam(X, Insts[0]);
+  ASSERT_TRUE(XF);
+  EXPECT_EQ(XF->getName(), "x");
+  EXPECT_EQ(XF->getType().getAsString(AST.getPrintingPolicy()),
+            "const float *");
+  EXPECT_EQ(instantiatedParam(X, Insts[1])
+                ->getType()
+                .getAsString(AST.getPrintingPolicy()),
+            "const double *");
+  // Never instantiated, or not a template: nothing to read the types from.
+  EXPECT_TRUE(templateInstantiations(findKernelDecl(AST, "ns::never")).empty());
+  EXPECT_TRUE(templateInstantiations(findKernelDecl(AST, "plain")).empty());
+  // An explicit specialization has its own body: it is no instantiation.
+  EXPECT_TRUE(
+      templateInstantiations(findKernelDecl(AST, "ns::special")).empty());
+}

@@ -22,6 +22,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
 #include <algorithm>
 
 using namespace clang;
@@ -765,6 +766,43 @@ std::string typeName(QualType T, const ASTContext &AST) {
   PrintingPolicy PP(AST.getLangOpts());
   PP.SuppressTagKeyword = true;
   return T.getUnqualifiedType().getAsString(PP);
+}
+
+//===--- Template instantiations
+//-----------------------------------------===//
+
+std::vector<const FunctionDecl *>
+templateInstantiations(const FunctionDecl *Pattern) {
+  std::vector<const FunctionDecl *> Out;
+  const FunctionTemplateDecl *T =
+      Pattern ? Pattern->getDescribedFunctionTemplate() : nullptr;
+  if (!T)
+    return Out;
+  for (const FunctionDecl *S : T->specializations())
+    if (S->isTemplateInstantiation() && S->hasBody() && !is_contained(Out, S))
+      Out.push_back(S);
+  return Out;
+}
+
+const ParmVarDecl *instantiatedParam(const ParmVarDecl *Param,
+                                     const FunctionDecl *Instantiation) {
+  const auto *Pattern = dyn_cast<FunctionDecl>(Param->getDeclContext());
+  unsigned I = Param->getFunctionScopeIndex();
+  // After a parameter pack, positions differ between pattern and instance.
+  if (!Instantiation || !Pattern || I >= Instantiation->getNumParams() ||
+      any_of(Pattern->parameters(),
+             [](const ParmVarDecl *P) { return P->isParameterPack(); }))
+    return nullptr;
+  return Instantiation->getParamDecl(I);
+}
+
+std::string instantiationName(const FunctionDecl *FD) {
+  std::string Name;
+  llvm::raw_string_ostream OS(Name);
+  PrintingPolicy PP(FD->getASTContext().getLangOpts());
+  PP.SuppressTagKeyword = true;
+  FD->getNameForDiagnostic(OS, PP, /*Qualified=*/true);
+  return Name;
 }
 
 } // namespace optiml

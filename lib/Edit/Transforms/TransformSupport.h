@@ -31,6 +31,7 @@ class CUDAKernelCallExpr;
 class DeclRefExpr;
 class Expr;
 class FunctionDecl;
+class ParmVarDecl;
 class Stmt;
 class ValueDecl;
 } // namespace clang
@@ -257,6 +258,32 @@ bool gridIsInteger(const EditContext &Ctx, const LaunchSite &L);
 /// The text of a plain integer grid capped at \p Max blocks: a literal
 /// becomes min(literal, Max), anything else `G < Max ? G : Max`.
 std::string cappedGrid(llvm::StringRef Grid, int64_t Max);
+
+//===--- Template instantiations
+//-----------------------------------------===//
+//
+// A kernel template is analyzed in its pattern, where element types and
+// sizes may depend on template parameters; what they are comes from the
+// instantiations the translation unit makes. Instantiated statements keep
+// the pattern's source locations, so text found in an instantiation is the
+// pattern's text.
+
+/// The instantiations of the function template whose pattern is
+/// \p Pattern that have a body in this translation unit (implicit or
+/// explicit), in the order clang made them. Empty when \p Pattern is not
+/// a template's pattern or the template is never instantiated.
+std::vector<const clang::FunctionDecl *>
+templateInstantiations(const clang::FunctionDecl *Pattern);
+
+/// Parameter \p Param of a template's pattern in \p Instantiation (one of
+/// templateInstantiations()): the one at the same position; null if none.
+const clang::ParmVarDecl *
+instantiatedParam(const clang::ParmVarDecl *Param,
+                  const clang::FunctionDecl *Instantiation);
+
+/// The name of \p FD with its template arguments, as diagnostics print it
+/// (`blas::axpy_kernel<float>`).
+std::string instantiationName(const clang::FunctionDecl *FD);
 
 } // namespace optiml
 

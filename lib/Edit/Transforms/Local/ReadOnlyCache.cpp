@@ -3,10 +3,14 @@
 // Loads through a pointer parameter the kernel never writes (and never lets
 // escape) may go through the read-only data cache: `x[i]` becomes
 // `__ldg(&x[i])`. The value loaded is the same, so precision is unchanged.
+// In a kernel template, an element type that depends on the template's
+// parameters must have an __ldg overload in every instantiation the file
+// makes; the rewritten template then calls __ldg on that type.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
+#include "../TransformSupport.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
@@ -39,6 +43,76 @@ bool ldgSupports(QualType T) {
   return false;
 }
 
+/// Why \p Param of the template pattern \p FD, whose element type depends
+/// on template parameters, cannot be loaded through __ldg in some
+/// instantiation (or the template has none); empty if it can in all.
+std::string dependentLdgProblem(const FunctionDecl *FD,
+                                const ParmVarDecl *Param) {
+  std::string Head = "'" + Param->getName().str() + "': element type '" +
+                     Param->getType()->getPointeeType().getAsString() + "'";
+  std::vector<const FunctionDecl *> Insts = templateInstantiations(FD);
+  if (Insts.empty())
+    return Head + " depends on a template parameter and the template is "
+                  "never instantiated in this file";
+  for (const FunctionDecl *Inst : Insts) {
+    const ParmVarDecl *P = instantiatedParam(Param, Inst);
+    if (!P)
+      return Head + ": the template's parameters cannot be matched in " +
+             instantiationName(Inst) + " (a parameter pack)";
+    QualType T = P->getType()->getPointeeType();
+    if (!ldgSupports(T))
+      return Head + " is '" +
+             T.getAsString(FD->getASTContext().getPrintingPolicy()) + "' in " +
+             instantiationName(Inst) + ", which has no __ldg overload";
+  }
+  return "";
+}
+
+/// The uses of \p Param of the template pattern \p FD, found in its
+/// instantiations (the pattern's dependent expressions do not say which
+/// operand of `p[i]` is the pointer): blocked when any instantiation blocks
+/// it, leaves out a use (a discarded `if constexpr` branch) or loads at other
+/// places; the loads are the first instantiation's, written where the
+/// pattern's are.
+PointerUses usesInInstantiations(ASTContext &AST, const FunctionDecl *FD,
+                                 const ParmVarDecl *Param) {
+  PointerUses Out;
+  std::vector<const DeclRefExpr *> Refs;
+  collectRefs(FD->getBody(), Param, Refs);
+  std::string Name = Param->getName().str();
+  std::vector<SourceRange> Where;
+  bool First = true;
+  for (const FunctionDecl *Inst : templateInstantiations(FD)) {
+    const ParmVarDecl *IP = instantiatedParam(Param, Inst);
+    std::string In = " in " + instantiationName(Inst);
+    PointerUses U = analyzePointerParam(AST, Inst, IP);
+    if (!U.Blocker.empty()) {
+      Out.Blocker = U.Blocker + In;
+      return Out;
+    }
+    std::vector<const DeclRefExpr *> InstRefs;
+    collectRefs(Inst->getBody(), IP, InstRefs);
+    if (InstRefs.size() != Refs.size()) {
+      Out.Blocker = "'" + Name + "' has uses that are not compiled" + In +
+                    " (a discarded 'if constexpr' branch); they cannot be "
+                    "followed";
+      return Out;
+    }
+    std::vector<SourceRange> Ranges;
+    for (const Expr *L : U.Loads)
+      Ranges.push_back(L->getSourceRange());
+    if (!First && Ranges != Where) {
+      Out.Blocker = "'" + Name + "' is loaded at other places" + In;
+      return Out;
+    }
+    if (First)
+      Out.Loads = U.Loads;
+    Where = std::move(Ranges);
+    First = false;
+  }
+  return Out;
+}
+
 struct Plan {
   std::vector<std::pair<std::string, unsigned>> PerParam; // name, loads
   std::vector<std::string> Skipped;                       // why, per param
@@ -57,14 +131,20 @@ Plan plan(const EditContext &Ctx, const FunctionDecl *FD,
     if (!Only.empty() && !is_contained(Only, Name))
       continue;
     QualType Elem = T->getPointeeType();
-    if (!ldgSupports(Elem)) {
-      P.Skipped.push_back(
-          "'" + Name + "': element type '" + Elem.getAsString() +
-          "' has no __ldg overload" +
-          (Elem->isDependentType() ? " (a template parameter)" : ""));
+    if (Elem->isDependentType()) {
+      if (std::string Problem = dependentLdgProblem(FD, Param);
+          !Problem.empty()) {
+        P.Skipped.push_back(Problem);
+        continue;
+      }
+    } else if (!ldgSupports(Elem)) {
+      P.Skipped.push_back("'" + Name + "': element type '" +
+                          Elem.getAsString() + "' has no __ldg overload");
       continue;
     }
-    PointerUses U = analyzePointerParam(Ctx.AST, FD, Param);
+    PointerUses U = Elem->isDependentType()
+                        ? usesInInstantiations(Ctx.AST, FD, Param)
+                        : analyzePointerParam(Ctx.AST, FD, Param);
     if (!U.Blocker.empty()) {
       P.Skipped.push_back(U.Blocker);
       continue;

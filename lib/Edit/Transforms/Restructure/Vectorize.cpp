@@ -10,6 +10,13 @@
 // the vector size. Because every loop is grid-stride, any grid is correct;
 // launch grids are divided by W so each thread gets one vector.
 //
+// In a kernel template whose arrays' element types depend on its parameters,
+// the types come from the template's instantiations in the file: the vector
+// path is written for the first instantiation whose arrays all have vector
+// types and runs under `if constexpr (std::is_same<T, float>::value)`; every
+// other instantiation runs the scalar grid-stride loop, and only the launches
+// of the vector path's instantiations get the smaller grid.
+//
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
@@ -61,6 +68,7 @@ struct ArrayUse {
   VectorForm Form;
   bool Read = false, Written = false;
   bool OnlyPlainWrites = true; ///< every write is a top-level `p[i] = ...;`
+  bool Dependent = false; ///< the element type depends on template parameters
 };
 
 /// One rewrite inside a body statement: an access p[i] (Param set) or
@@ -77,6 +85,10 @@ struct VectorizePlan {
   std::vector<std::vector<BodyUse>> Uses; ///< per body statement
   std::vector<GridExpr> Grids;
   bool NeedsScope = false; ///< the body declares locals
+  /// Dependent element types: `std::is_same<T, float>::value`, one per
+  /// written type, and the instantiations that take the vector path.
+  std::vector<std::string> TypeGuards;
+  std::vector<const FunctionDecl *> VectorInstantiations;
 };
 
 class VectorizeTransform : public Transform {
@@ -106,6 +118,13 @@ public:
     A.Reason = "map kernel: every global access is at the thread's own "
                "element (" +
                join(Names, ", ") + ")";
+    if (!Plan->VectorInstantiations.empty()) {
+      std::vector<std::string> Insts;
+      for (const FunctionDecl *FD : Plan->VectorInstantiations)
+        Insts.push_back(instantiationName(FD));
+      A.Reason += "; vector path for " + join(Insts, ", ") +
+                  ", other instantiations keep the scalar loop";
+    }
     int64_t MaxWidth = 4;
     for (auto &[Idx, U] : Plan->Arrays)
       MaxWidth = std::min(MaxWidth, U.Form.MaxWidth);
@@ -161,8 +180,7 @@ public:
                         std::to_string(W * U.Form.Bytes) + " == 0");
     }
 
-    std::string Out = P.IndexType + " " + Tid + " = " + P.InitText + ";\n";
-    Out += I + "if (" + join(Aligned, " &&\n" + I + "    ") + ") {\n";
+    std::string Out = "if (" + join(Aligned, " &&\n" + I + "    ") + ") {\n";
     std::string In2 = I + "  ", In3 = I + "    ";
     Out += In2 + "for (" + P.IndexType + " " + V + " = " + Tid + "; " + V +
            " < " + N + " / " + Wd + "; " + V + Stride + ") {\n";
@@ -209,11 +227,16 @@ public:
     Out += In2 + "for (" + P.IndexType + " " + P.IndexName + " = " + N + " / " +
            Wd + " * " + Wd + " + " + Tid + "; " + P.IndexName + " < " +
            P.BoundText + "; " + P.IndexName + Stride + ") " + Body2 + "\n";
-    Out += I + "} else {\n";
-    Out += In2 + "for (" + P.IndexType + " " + P.IndexName + " = " + Tid +
-           "; " + P.IndexName + " < " + P.BoundText + "; " + P.IndexName +
-           Stride + ") " + Body2 + "\n";
-    Out += I + "}";
+    std::string Scalar = "for (" + P.IndexType + " " + P.IndexName + " = " +
+                         Tid + "; " + P.IndexName + " < " + P.BoundText + "; " +
+                         P.IndexName + Stride + ") " + Body2;
+    Out += I + "} else {\n" + In2 + Scalar + "\n" + I + "}";
+    // Other element types of a template keep the scalar grid-stride loop.
+    if (!Plan.TypeGuards.empty())
+      Out = "if constexpr (" + join(Plan.TypeGuards, " &&\n" + I + "    ") +
+            ") {\n" + In2 + reindent(Out, 2) + "\n" + I + "} else {\n" + In2 +
+            Scalar + "\n" + I + "}";
+    Out = P.IndexType + " " + Tid + " = " + P.InitText + ";\n" + I + Out;
 
     tooling::Replacements R;
     SourceSpan S{{0, 0, P.RegionBegin}, {0, 0, P.RegionEnd}};
@@ -276,11 +299,9 @@ private:
           return false;
         }
         QualType T = Param->getType()->getPointeeType();
-        if (T->isDependentType()) {
-          fail("'" + Param->getName() + "' has a dependent element type");
-          return false;
-        }
-        auto Form = vectorForm(T, Ctx.AST);
+        bool Dependent = T->isDependentType();
+        auto Form = Dependent ? std::optional<VectorForm>(VectorForm{})
+                              : vectorForm(T, Ctx.AST);
         if (!Form) {
           fail("'" + Param->getName() + "' has element type '" +
                T.getUnqualifiedType().getAsString(Ctx.AST.getPrintingPolicy()) +
@@ -301,6 +322,7 @@ private:
         ArrayUse &U = Plan.Arrays[Param->getFunctionScopeIndex()];
         U.Param = Param;
         U.Form = *Form;
+        U.Dependent = Dependent;
         U.Read |= Read;
         U.Written |= Write;
         if (Write && !Plain)
@@ -395,12 +417,107 @@ private:
     }
     if (Plan.Arrays.empty())
       return No("the body accesses no global array at '" + M.IndexName + "'");
+    if (std::string Problem = resolveDependentTypes(Ctx, Plan);
+        !Problem.empty())
+      return No(Problem);
     for (const LaunchSite &L : K->Info->Launches) {
       std::string WhyNot;
+      if (!launchesVectorPath(Ctx, Plan, L))
+        continue;
       if (auto G = grid1D(Ctx, L, WhyNot); G && !G->E->HasSideEffects(Ctx.AST))
         Plan.Grids.push_back(*G);
     }
     return Plan;
+  }
+
+  /// The element types of arrays whose types depend on template parameters,
+  /// from the instantiations: those of the first one whose arrays all have
+  /// vector types. Fills the plan's guards; the problem otherwise.
+  static std::string resolveDependentTypes(const EditContext &Ctx,
+                                           VectorizePlan &Plan) {
+    if (none_of(Plan.Arrays, [](auto &A) { return A.second.Dependent; }))
+      return "";
+    std::vector<const FunctionDecl *> Insts =
+        templateInstantiations(Plan.Kernel.Decl);
+    if (Insts.empty())
+      return "the element types of its arrays depend on template parameters "
+             "and the template is never instantiated in this file, so they "
+             "are unknown";
+    // The concrete element type of each dependent array, per instantiation.
+    auto TypesIn = [&](const FunctionDecl *Inst) {
+      std::vector<QualType> Types;
+      for (auto &[Idx, U] : Plan.Arrays)
+        if (U.Dependent) {
+          const ParmVarDecl *P = instantiatedParam(U.Param, Inst);
+          Types.push_back(P ? P->getType()->getPointeeType().getCanonicalType()
+                            : QualType());
+        }
+      return Types;
+    };
+    std::vector<std::string> Refused;
+    for (const FunctionDecl *Inst : Insts) {
+      std::vector<QualType> Types = TypesIn(Inst);
+      size_t K = 0;
+      std::string Problem;
+      for (auto &[Idx, U] : Plan.Arrays) {
+        if (!U.Dependent)
+          continue;
+        QualType T = Types[K++];
+        if (T.isNull()) {
+          Problem = "the parameters of '" + U.Param->getName().str() +
+                    "' cannot be matched (a parameter pack)";
+          break;
+        }
+        if (!vectorForm(T, Ctx.AST) || T.isVolatileQualified()) {
+          Problem = "'" + U.Param->getName().str() + "' has element type '" +
+                    T.getAsString(Ctx.AST.getPrintingPolicy()) + "'";
+          if (T.isVolatileQualified())
+            Problem += ", which is volatile";
+          break;
+        }
+      }
+      if (!Problem.empty()) {
+        Refused.push_back(instantiationName(Inst) + ": " + Problem);
+        continue;
+      }
+      K = 0;
+      for (auto &[Idx, U] : Plan.Arrays) {
+        if (!U.Dependent)
+          continue;
+        QualType T = Types[K++];
+        U.Form = *vectorForm(T, Ctx.AST);
+        std::string Guard =
+            "std::is_same<" +
+            typeName(U.Param->getType()->getPointeeType(), Ctx.AST) + ", " +
+            typeName(T, Ctx.AST) + ">::value";
+        if (!is_contained(Plan.TypeGuards, Guard))
+          Plan.TypeGuards.push_back(Guard);
+      }
+      for (const FunctionDecl *Other : Insts)
+        if (TypesIn(Other) == Types)
+          Plan.VectorInstantiations.push_back(Other);
+      return "";
+    }
+    return "no instantiation has vector element types in every array (" +
+           join(Refused, "; ") +
+           "): only float, int, uint, short, ushort, char, uchar and __half "
+           "have vector types here";
+  }
+
+  /// Whether launch \p L runs the vector path: every launch of a kernel
+  /// without dependent element types; in a template, a launch of one of
+  /// the instantiations the vector path is written for.
+  static bool launchesVectorPath(const EditContext &Ctx,
+                                 const VectorizePlan &Plan,
+                                 const LaunchSite &L) {
+    if (Plan.TypeGuards.empty())
+      return true;
+    const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, L);
+    const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
+    return Callee &&
+           any_of(Plan.VectorInstantiations, [&](const FunctionDecl *FD) {
+             return FD->getCanonicalDecl() == Callee->getCanonicalDecl();
+           });
   }
 };
 
