@@ -82,4 +82,70 @@ __global__ void k(float *p) {
   EXPECT_EQ(Up.begin()->second, std::make_pair(int64_t(0), int64_t(3)));
 }
 
+/// For every `while` loop of kernel `k`: "v up|down [<=] BOUND" when it
+/// counts, else the reason.
+std::string whiles(const Input &In) {
+  clang::ASTContext &AST = In.TU.AST->getASTContext();
+  const clang::FunctionDecl *FD = findKernelDecl(AST, "k");
+  if (!FD || !FD->getBody())
+    return "no kernel";
+  std::vector<std::string> Out;
+  const clang::Stmt *Prev = nullptr;
+  for (const clang::Stmt *S :
+       llvm::cast<clang::CompoundStmt>(FD->getBody())->body()) {
+    if (const auto *W = llvm::dyn_cast<clang::WhileStmt>(S)) {
+      std::string Why;
+      auto C = countingWhile(W, Prev, AST, &Why);
+      Out.push_back(
+          !C ? Why
+             : C->Var->getNameAsString() + (C->Step == 1 ? " up" : " down") +
+                   (C->Inclusive ? " incl" : "") + " step@" +
+                   std::to_string(AST.getSourceManager()
+                                      .getPresumedLoc(C->Inc->getBeginLoc())
+                                      .getLine()));
+    }
+    Prev = S;
+  }
+  return llvm::join(Out, "; ");
+}
+
+TEST(CountingLoopTest, WhileLoopsThatCount) {
+  Input In(R"(
+__global__ void k(int n, float *p) {
+  unsigned a = 0;
+  while (a < n) { p[a] = 0; ++a; }
+  int b = n;
+  while (b >= 0) { p[b] = 0; b--; }
+  int c = 0;
+  while (n >= c) { p[c] = 1; c += 1; }
+  int d = 0;
+  p[0] = 1;
+  while (d < n) { p[d] = 0; ++d; }
+  int e = 0;
+  while (e < n) { p[e] = 0; e += 2; }
+  int f = 0;
+  while (f < n) { if (p[f] > 0) { ++f; continue; } p[f] = 1; ++f; }
+  int g = 0;
+  while (g < n) { for (int i = 0; i < 2; ++i) if (i) continue; ++g; }
+  int h = 0;
+  while (h < n) { if (p[h] < 0) break; ++h; }
+  int m = 0;
+  while (m < n + m) { ++m; }
+  int o = 0;
+  while (o > n) { ++o; }
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  EXPECT_EQ(whiles(In),
+            "a up step@5; b down incl step@7; c up incl step@9; "
+            "its counter is not an integer declared with its start just "
+            "before the loop; "
+            "its body does not end by stepping the counter by one; "
+            "its body writes the counter before the step; g up step@18; "
+            "it has a 'continue' or 'break', which skips or leaves the step; "
+            "its bound depends on the counter; "
+            "its condition does not compare the counter with a bound in the "
+            "direction it counts");
+}
+
 } // namespace

@@ -59,6 +59,23 @@ TEST(RestructureWarpPerRowTest, NearMisses) {
   expectRefusal(T, "warp-refuse", E("no_loop"), "no inner 'for' loop");
 }
 
+TEST(RestructureWarpPerRowTest, SelectionMaxMin) {
+  const Transform &T = warpPerRow();
+  auto E = [](const char *K) { return makeEdit("warp-per-row", K); };
+  Applicability A = prepareOn(T, "warp-select", "row_max");
+  EXPECT_TRUE(A.Applies) << A.Reason;
+  EXPECT_NE(A.Reason.find("(max of 'hi')"), std::string::npos) << A.Reason;
+  A = prepareOn(T, "warp-select", "row_min");
+  EXPECT_NE(A.Reason.find("(min of 'lo')"), std::string::npos) << A.Reason;
+  A = prepareOn(T, "warp-select", "row_max_t");
+  EXPECT_NE(A.Reason.find("(max of 'm')"), std::string::npos) << A.Reason;
+  expectRefusal(T, "warp-select", E("pair_max"),
+                "in pair_max<Pair> is not fmaxf or fmax on float or double");
+  expectRefusal(T, "warp-select", E("max_and_count"), "carries 'hi'");
+  expectRefusal(T, "warp-select", E("max_or_zero"), "carries 'hi'");
+  expectRefusal(T, "warp-select", E("max_truncated"), "carries 'hi'");
+}
+
 TEST(RestructureWarpPerRowTest, BadParams) {
   expectRefusal(
       warpPerRow(), "warp-softmax",

@@ -12,6 +12,45 @@ using namespace llvm;
 
 namespace optiml {
 
+/// +1 when \p Inc steps \p V up by one (v++, ++v, v += 1), -1 down, else 0.
+static int unitStep(const Expr *Inc, const VarDecl *V, const ASTContext &AST) {
+  Inc = Inc ? Inc->IgnoreParenImpCasts() : nullptr;
+  if (const auto *U = dyn_cast_or_null<UnaryOperator>(Inc);
+      U && refersTo(U->getSubExpr(), V))
+    return U->isIncrementOp() ? 1 : U->isDecrementOp() ? -1 : 0;
+  if (const auto *CA = dyn_cast_or_null<CompoundAssignOperator>(Inc);
+      CA && refersTo(CA->getLHS(), V) && intValue(CA->getRHS(), AST) == 1)
+    return CA->getOpcode() == BO_AddAssign   ? 1
+           : CA->getOpcode() == BO_SubAssign ? -1
+                                             : 0;
+  return 0;
+}
+
+/// Fills \p C's bound from \p Cond, `v < BOUND` and the like on either
+/// side, in the direction of C.Step; false when it is not one.
+static bool boundOf(const Expr *Cond, CountingLoop &C) {
+  const auto *B = dyn_cast_or_null<BinaryOperator>(
+      Cond ? Cond->IgnoreParenImpCasts() : nullptr);
+  if (!B || !B->isRelationalOp())
+    return false;
+  BinaryOperatorKind Op = B->getOpcode();
+  if (refersTo(B->getLHS(), C.Var)) {
+    C.Bound = B->getRHS();
+  } else if (refersTo(B->getRHS(), C.Var)) {
+    C.Bound = B->getLHS();
+    Op = BinaryOperator::reverseComparisonOp(Op);
+  } else {
+    return false;
+  }
+  if (C.Step == 1 && (Op == BO_LT || Op == BO_LE))
+    C.Inclusive = Op == BO_LE;
+  else if (C.Step == -1 && (Op == BO_GT || Op == BO_GE))
+    C.Inclusive = Op == BO_GE;
+  else
+    return false;
+  return true;
+}
+
 std::optional<CountingLoop> countingLoop(const ForStmt *L,
                                          const ASTContext &AST) {
   const auto *DS = dyn_cast_or_null<DeclStmt>(L ? L->getInit() : nullptr);
@@ -23,38 +62,53 @@ std::optional<CountingLoop> countingLoop(const ForStmt *L,
   CountingLoop C;
   C.Var = V;
   C.Start = V->getInit();
-  // The step: by one, up or down.
-  const Expr *Inc = L->getInc() ? L->getInc()->IgnoreParenImpCasts() : nullptr;
-  if (const auto *U = dyn_cast_or_null<UnaryOperator>(Inc);
-      U && refersTo(U->getSubExpr(), V))
-    C.Step = U->isIncrementOp() ? 1 : U->isDecrementOp() ? -1 : 0;
-  if (const auto *CA = dyn_cast_or_null<CompoundAssignOperator>(Inc);
-      CA && refersTo(CA->getLHS(), V) && intValue(CA->getRHS(), AST) == 1)
-    C.Step = CA->getOpcode() == BO_AddAssign   ? 1
-             : CA->getOpcode() == BO_SubAssign ? -1
-                                               : 0;
+  C.Step = unitStep(L->getInc(), V, AST);
+  if (!C.Step || !boundOf(L->getCond(), C))
+    return std::nullopt;
+  return C;
+}
+
+std::optional<CountingWhile> countingWhile(const WhileStmt *W,
+                                           const Stmt *Before,
+                                           const ASTContext &AST,
+                                           std::string *WhyNot) {
+  auto No = [&](const char *Why) -> std::optional<CountingWhile> {
+    if (WhyNot)
+      *WhyNot = Why;
+    return std::nullopt;
+  };
+  const auto *DS = dyn_cast_or_null<DeclStmt>(Before);
+  const auto *V = DS && DS->isSingleDecl()
+                      ? dyn_cast<VarDecl>(DS->getSingleDecl())
+                      : nullptr;
+  if (!W || !V || !V->hasInit() || !V->getType()->isIntegerType() ||
+      W->getConditionVariable())
+    return No("its counter is not an integer declared with its start just "
+              "before the loop");
+  const auto *Body = dyn_cast<CompoundStmt>(W->getBody());
+  const auto *Last =
+      Body && !Body->body_empty() ? dyn_cast<Expr>(Body->body_back()) : nullptr;
+  CountingWhile C;
+  C.Var = V;
+  C.Start = V->getInit();
+  C.Step = unitStep(Last, V, AST);
   if (!C.Step)
-    return std::nullopt;
-  // The condition: v against its bound, on either side.
-  const auto *B = dyn_cast_or_null<BinaryOperator>(
-      L->getCond() ? L->getCond()->IgnoreParenImpCasts() : nullptr);
-  if (!B || !B->isRelationalOp())
-    return std::nullopt;
-  BinaryOperatorKind Op = B->getOpcode();
-  if (refersTo(B->getLHS(), V)) {
-    C.Bound = B->getRHS();
-  } else if (refersTo(B->getRHS(), V)) {
-    C.Bound = B->getLHS();
-    Op = BinaryOperator::reverseComparisonOp(Op);
-  } else {
-    return std::nullopt;
-  }
-  if (C.Step == 1 && (Op == BO_LT || Op == BO_LE))
-    C.Inclusive = Op == BO_LE;
-  else if (C.Step == -1 && (Op == BO_GT || Op == BO_GE))
-    C.Inclusive = Op == BO_GE;
-  else
-    return std::nullopt;
+    return No("its body does not end by stepping the counter by one");
+  if (!boundOf(W->getCond(), C))
+    return No("its condition does not compare the counter with a bound in "
+              "the direction it counts");
+  for (const Stmt *S : Body->body())
+    if (S != Last && writtenVars(S).contains(V))
+      return No("its body writes the counter before the step");
+  if (mentions(C.Bound, V))
+    return No("its bound depends on the counter");
+  for (const Stmt *S : Body->body())
+    if (S != Last)
+      if (const Stmt *J = firstJump(S); J && !isa<ReturnStmt, GotoStmt>(J))
+        return No("it has a 'continue' or 'break', which skips or leaves "
+                  "the step");
+  C.Decl = DS;
+  C.Inc = Last;
   return C;
 }
 

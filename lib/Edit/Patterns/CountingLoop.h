@@ -19,14 +19,17 @@
 #include "llvm/ADT/DenseMap.h"
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 
 namespace clang {
 class ASTContext;
+class DeclStmt;
 class Expr;
 class ForStmt;
 class Stmt;
 class VarDecl;
+class WhileStmt;
 } // namespace clang
 
 namespace optiml {
@@ -43,6 +46,26 @@ struct CountingLoop {
 /// The counting loop \p L is, or nothing.
 std::optional<CountingLoop> countingLoop(const clang::ForStmt *L,
                                          const clang::ASTContext &AST);
+
+/// A `while` loop that counts the same way:
+///
+///   T v = START; while (v < BOUND) { ...; ++v; }
+///
+/// v declared alone by \p Before, the statement just before the loop; the
+/// body a block whose last statement steps v by one (as a for's increment)
+/// and whose other statements never write v and never `continue` or
+/// `break` (which would skip or leave the step).
+struct CountingWhile : CountingLoop {
+  const clang::DeclStmt *Decl = nullptr; ///< `T v = START;`
+  const clang::Expr *Inc = nullptr;      ///< the step, `++v`
+};
+
+/// The counting while loop \p W is, given the statement before it; else
+/// nothing, with why not in \p WhyNot ("its body writes the counter ...").
+std::optional<CountingWhile> countingWhile(const clang::WhileStmt *W,
+                                           const clang::Stmt *Before,
+                                           const clang::ASTContext &AST,
+                                           std::string *WhyNot = nullptr);
 
 /// The values v takes, [first, last] in increasing order, when START and
 /// BOUND are integer constants, the loop runs at least once and its body

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
+#include "../../Patterns/CountingLoop.h"
 #include "../../Patterns/ThreadPerItem.h"
 #include "../TransformSupport.h"
 #include "PlannedTransform.h"
@@ -63,13 +64,87 @@ bool isZero(const clang::Expr *E, const clang::ASTContext &AST, int One) {
   return false;
 }
 
-/// Recognizes `acc += e`, `acc = acc + e`, `acc = fmaxf(acc, e)`, ...
-std::optional<Reduction> matchAccumulate(const clang::Stmt *S,
-                                         const clang::ValueDecl *D) {
-  const auto *E = dyn_cast<clang::Expr>(S);
-  if (!E)
+/// Whether \p A and \p B are the same expression (up to parentheses and
+/// implicit casts).
+static bool sameExpr(const clang::Expr *A, const clang::Expr *B,
+                     const clang::ASTContext &AST) {
+  llvm::FoldingSetNodeID IA, IB;
+  A->IgnoreParenImpCasts()->Profile(IA, AST, /*Canonical=*/true);
+  B->IgnoreParenImpCasts()->Profile(IB, AST, /*Canonical=*/true);
+  return IA == IB;
+}
+
+/// A max or min written as a selection between the accumulator \p D and an
+/// element e: `acc = COND ? T : F` with {T, F} = {acc, e}, or
+/// `if (COND) acc = e;` (no else, nothing else in the branch), where COND
+/// compares acc with e by <, <=, > or >=. The element must read the same
+/// value wherever it appears (no side effects).
+static std::optional<Reduction::Select>
+matchSelect(const clang::Stmt *S, const clang::ValueDecl *D,
+            const clang::ASTContext &AST) {
+  const clang::Expr *CondE = nullptr, *TrueE = nullptr, *FalseE = nullptr;
+  if (const auto *If = dyn_cast<clang::IfStmt>(S)) {
+    if (If->getElse() || If->getInit() || If->getConditionVariable() ||
+        If->isConsteval() || If->isConstexpr())
+      return std::nullopt;
+    const clang::Stmt *Then = If->getThen();
+    if (const auto *CS = dyn_cast<clang::CompoundStmt>(Then))
+      Then = CS->size() == 1 ? CS->body_front() : nullptr;
+    const auto *A = dyn_cast_or_null<clang::BinaryOperator>(
+        dyn_cast_or_null<clang::Expr>(Then)
+            ? cast<clang::Expr>(Then)->IgnoreParenImpCasts()
+            : nullptr);
+    if (!A || A->getOpcode() != clang::BO_Assign || declOf(A->getLHS()) != D)
+      return std::nullopt;
+    CondE = If->getCond();
+    TrueE = A->getRHS();
+    FalseE = A->getLHS();
+  } else if (const auto *E = dyn_cast<clang::Expr>(S)) {
+    const auto *A = dyn_cast<clang::BinaryOperator>(E->IgnoreParenImpCasts());
+    if (!A || A->getOpcode() != clang::BO_Assign || declOf(A->getLHS()) != D)
+      return std::nullopt;
+    const auto *CO = dyn_cast<clang::ConditionalOperator>(
+        A->getRHS()->IgnoreParenImpCasts());
+    if (!CO)
+      return std::nullopt;
+    CondE = CO->getCond();
+    TrueE = CO->getTrueExpr();
+    FalseE = CO->getFalseExpr();
+  } else {
     return std::nullopt;
-  E = E->IgnoreParenImpCasts();
+  }
+  const auto *C = dyn_cast<clang::BinaryOperator>(CondE->IgnoreParenImpCasts());
+  if (!C || !C->isRelationalOp())
+    return std::nullopt;
+  Reduction::Select Sel;
+  Sel.Op = clang::BinaryOperator::getOpcodeStr(C->getOpcode()).str();
+  const clang::Expr *Elem = nullptr;
+  if (referencedDecl(C->getLHS()) == D) {
+    Sel.AccLeft = true;
+    Elem = C->getRHS();
+  } else if (referencedDecl(C->getRHS()) == D) {
+    Elem = C->getLHS();
+  } else {
+    return std::nullopt;
+  }
+  if (referencedDecl(TrueE) == D && !mentions(FalseE, D))
+    Sel.AccIfTrue = true;
+  else if (referencedDecl(FalseE) == D && !mentions(TrueE, D))
+    Sel.AccIfTrue = false;
+  else
+    return std::nullopt;
+  const clang::Expr *Taken = Sel.AccIfTrue ? FalseE : TrueE;
+  if (mentions(Elem, D) || Elem->HasSideEffects(AST) ||
+      !sameExpr(Elem, Taken, AST))
+    return std::nullopt;
+  return Sel;
+}
+
+/// Recognizes `acc += e`, `acc = acc + e`, `acc = fmaxf(acc, e)`,
+/// `acc = e > acc ? e : acc`, `if (e > acc) acc = e;`, ...
+std::optional<Reduction> matchAccumulate(const clang::Stmt *S,
+                                         const clang::ValueDecl *D,
+                                         const clang::ASTContext &AST) {
   Reduction R;
   R.Acc = dyn_cast<clang::VarDecl>(D);
   if (!R.Acc ||
@@ -77,6 +152,19 @@ std::optional<Reduction> matchAccumulate(const clang::Stmt *S,
         R.Acc->getType()->isDependentType()) ||
       R.Acc->getType()->isBooleanType())
     return std::nullopt;
+  if (auto Sel = matchSelect(S, D, AST)) {
+    // The element is taken when `e OP acc` holds (or fails, when acc is
+    // the value taken): taking the larger is a max.
+    StringRef Op = Sel->Op;
+    bool ElemGreater = Sel->AccLeft ? Op.starts_with("<") : Op.starts_with(">");
+    R.Op = ElemGreater != Sel->AccIfTrue ? Reduction::Max : Reduction::Min;
+    R.Cond = *Sel;
+    return R;
+  }
+  const auto *E = dyn_cast<clang::Expr>(S);
+  if (!E)
+    return std::nullopt;
+  E = E->IgnoreParenImpCasts();
   if (const auto *CA = dyn_cast<clang::CompoundAssignOperator>(E)) {
     if (declOf(CA->getLHS()) != D || mentions(CA->getRHS(), D))
       return std::nullopt;
@@ -112,9 +200,22 @@ std::optional<Reduction> matchAccumulate(const clang::Stmt *S,
   }
   if (const auto *C = dyn_cast<clang::CallExpr>(RHS)) {
     const clang::FunctionDecl *FD = C->getDirectCallee();
-    if (!FD || !FD->getIdentifier() || C->getNumArgs() != 2)
+    // In a template, `fmaxf(m, e)` on dependent types names no function
+    // yet; every instantiation must resolve it (checked by the caller).
+    const auto *ULE = dyn_cast<clang::UnresolvedLookupExpr>(
+        C->getCallee()->IgnoreParenImpCasts());
+    bool Unresolved =
+        !FD && ULE && !ULE->getQualifier() && ULE->getName().isIdentifier();
+    if ((!Unresolved && (!FD || !FD->getIdentifier())) || C->getNumArgs() != 2)
       return std::nullopt;
-    StringRef N = FD->getName();
+    std::string Name =
+        Unresolved ? ULE->getName().getAsString() : FD->getName().str();
+    StringRef N = Name;
+    if (Unresolved && N != "fmaxf" && N != "fmax" && N != "fminf" &&
+        N != "fmin")
+      return std::nullopt;
+    if (Unresolved)
+      R.DependentCall = C;
     bool IsMax = N == "fmaxf" || N == "fmax" || N == "max";
     bool IsMin = N == "fminf" || N == "fmin" || N == "min";
     if (!IsMax && !IsMin)
@@ -125,11 +226,62 @@ std::optional<Reduction> matchAccumulate(const clang::Stmt *S,
       return std::nullopt;
     R.Op = IsMax ? Reduction::Max : Reduction::Min;
     R.Func = N.str();
-    if (FD->isInStdNamespace())
+    if (FD && FD->isInStdNamespace())
       R.Func = "std::" + R.Func;
     return R;
   }
   return std::nullopt;
+}
+
+/// Why the call \p C in the pattern of the kernel template \p Kernel does
+/// not become fmaxf or fmax (fminf or fmin with \p Min) on float or double
+/// in every instantiation; empty when it does.
+static std::string dependentMinMaxProblem(const clang::FunctionDecl *Kernel,
+                                          const clang::CallExpr *C, bool Min) {
+  std::string Name =
+      "'" +
+      cast<clang::UnresolvedLookupExpr>(C->getCallee()->IgnoreParenImpCasts())
+          ->getName()
+          .getAsString() +
+      "'";
+  std::vector<const clang::FunctionDecl *> Insts =
+      templateInstantiations(Kernel);
+  if (Insts.empty())
+    return "the call to " + Name +
+           " depends on template parameters and the kernel is never "
+           "instantiated";
+  for (const clang::FunctionDecl *I : Insts) {
+    const clang::CallExpr *Found = nullptr;
+    SmallVector<const clang::Stmt *, 32> Work = {I->getBody()};
+    while (!Work.empty() && !Found) {
+      const clang::Stmt *S = Work.pop_back_val();
+      if (!S)
+        continue;
+      if (const auto *IC = dyn_cast<clang::CallExpr>(S);
+          IC && IC->getBeginLoc() == C->getBeginLoc() &&
+          IC->getEndLoc() == C->getEndLoc())
+        Found = IC;
+      for (const clang::Stmt *Ch : S->children())
+        Work.push_back(Ch);
+    }
+    const clang::FunctionDecl *FD = Found ? Found->getDirectCallee() : nullptr;
+    bool Ok = FD && FD->getIdentifier() && FD->getNumParams() == 2;
+    if (Ok) {
+      StringRef N = FD->getName();
+      Ok = Min ? N == "fminf" || N == "fmin" : N == "fmaxf" || N == "fmax";
+    }
+    for (unsigned A = 0; Ok && A < 2; ++A) {
+      const auto *BT =
+          FD->getParamDecl(A)->getType()->getAs<clang::BuiltinType>();
+      Ok = BT && (BT->getKind() == clang::BuiltinType::Float ||
+                  BT->getKind() == clang::BuiltinType::Double);
+    }
+    if (!Ok)
+      return "the call to " + Name + " in " + instantiationName(I) +
+             " is not " + (Min ? "fminf or fmin" : "fmaxf or fmax") +
+             " on float or double";
+  }
+  return "";
 }
 
 std::vector<const clang::Stmt *> bodyStmts(const clang::Stmt *Body) {
@@ -361,12 +513,13 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
     const clang::Stmt *S = Item->Body[I];
     ArrayRef<const clang::Stmt *> Later =
         ArrayRef(Item->Body).drop_front(I + 1);
-    if (const auto *For = dyn_cast<clang::ForStmt>(S)) {
-      if (Error Err = analyzeLoop(Ctx, E, P, For, Later))
+    if (isa<clang::ForStmt, clang::WhileStmt>(S)) {
+      if (Error Err =
+              analyzeLoop(Ctx, E, P, S, I ? Item->Body[I - 1] : nullptr, Later))
         return std::move(Err);
       continue;
     }
-    if (isa<clang::WhileStmt, clang::DoStmt, clang::CXXForRangeStmt>(S))
+    if (isa<clang::DoStmt, clang::CXXForRangeStmt>(S))
       return reject(E, "not-applicable",
                     "the inner loop at " + where(Ctx, S) +
                         " is not a 'for' loop with a unit step");
@@ -438,6 +591,13 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
     }
     P.RowMax = std::max(P.RowMax.value_or(0), *Len.Max);
   }
+  for (const InnerLoop &L : P.Loops)
+    if ((Online || Registers) && L.isWhile())
+      return reject(E, "not-applicable",
+                    std::string(Online ? "params.online" : "params.registers") +
+                        ": the loop at " + where(Ctx, L.For) +
+                        " is a 'while' loop; only 'for' loops are fused or "
+                        "run from registers");
   if (Online)
     if (Error Err = planOnline(Ctx, E, P))
       return std::move(Err);
@@ -482,32 +642,47 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
   return P;
 }
 
-Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
-                              const clang::ForStmt *For,
-                              ArrayRef<const clang::Stmt *> Later) const {
-  InnerLoop L;
-  L.For = For;
-  for (const LoopInfo &LI : P.Kernel.Info->Loops)
-    if (auto Sp = looseExprSpan(Ctx, For))
-      if (LI.Range.Begin.Offset == Sp->Begin.Offset)
-        L.Id = LI.Id;
-  std::string At = "the loop at " + where(Ctx, For);
-  // Induction variable and start.
-  if (const auto *DS = dyn_cast_or_null<clang::DeclStmt>(For->getInit())) {
-    if (DS->isSingleDecl())
-      if (const auto *V = dyn_cast<clang::VarDecl>(DS->getSingleDecl())) {
-        L.Var = V;
-        L.Start = V->getInit();
-        L.InitDeclares = true;
-      }
-  } else if (const auto *A =
-                 dyn_cast_or_null<clang::BinaryOperator>(For->getInit())) {
-    if (A->getOpcode() == clang::BO_Assign)
-      if (const auto *V =
-              dyn_cast_or_null<clang::VarDecl>(declOf(A->getLHS()))) {
-        L.Var = V;
-        L.Start = A->getRHS();
-      }
+/// The header of the inner loop \p L.For: its counter, start, bound and
+/// step, from a `for` header or from a counting `while` and the
+/// declaration \p Before it.
+static Error loopHeader(const EditContext &Ctx, const Edit &E, InnerLoop &L,
+                        const clang::Stmt *Before) {
+  std::string At = "the loop at " + where(Ctx, L.For);
+  const auto *For = dyn_cast<clang::ForStmt>(L.For);
+  const clang::Expr *Cond = nullptr;
+  if (const auto *W = dyn_cast<clang::WhileStmt>(L.For)) {
+    std::string Why;
+    auto C = countingWhile(W, Before, Ctx.AST, &Why);
+    if (!C || C->Step != 1)
+      return reject(E, "not-applicable",
+                    "the inner loop at " + where(Ctx, W) +
+                        " is a 'while' loop that does not count by one up "
+                        "to a bound: " +
+                        (C ? std::string("it counts down") : Why));
+    L.Var = C->Var;
+    L.Start = C->Start;
+    L.Inc = C->Inc;
+    Cond = W->getCond();
+  } else {
+    // Induction variable and start.
+    if (const auto *DS = dyn_cast_or_null<clang::DeclStmt>(For->getInit())) {
+      if (DS->isSingleDecl())
+        if (const auto *V = dyn_cast<clang::VarDecl>(DS->getSingleDecl())) {
+          L.Var = V;
+          L.Start = V->getInit();
+          L.InitDeclares = true;
+        }
+    } else if (const auto *A =
+                   dyn_cast_or_null<clang::BinaryOperator>(For->getInit())) {
+      if (A->getOpcode() == clang::BO_Assign)
+        if (const auto *V =
+                dyn_cast_or_null<clang::VarDecl>(declOf(A->getLHS()))) {
+          L.Var = V;
+          L.Start = A->getRHS();
+        }
+    }
+    L.Inc = For->getInc();
+    Cond = For->getCond();
   }
   if (!L.Var || !L.Start || !L.Var->getType()->isIntegerType())
     return reject(E, "not-applicable",
@@ -516,7 +691,7 @@ Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
   std::string J = L.Var->getName().str();
   // Condition: j < B or j <= B.
   const auto *C = dyn_cast_or_null<clang::BinaryOperator>(
-      For->getCond() ? For->getCond()->IgnoreParenImpCasts() : nullptr);
+      Cond ? Cond->IgnoreParenImpCasts() : nullptr);
   if (!C ||
       (C->getOpcode() != clang::BO_LT && C->getOpcode() != clang::BO_LE) ||
       declOf(C->getLHS()) != L.Var || mentions(C->getRHS(), L.Var))
@@ -525,8 +700,8 @@ Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
   L.Cond = C;
   // Step: ++j, j++, j += 1, j = j + 1.
   bool Unit = false;
-  if (const auto *Inc = For->getInc()) {
-    const clang::Expr *I = Inc->IgnoreParenImpCasts();
+  if (L.Inc) {
+    const clang::Expr *I = L.Inc->IgnoreParenImpCasts();
     if (const auto *U = dyn_cast<clang::UnaryOperator>(I))
       Unit = U->isIncrementOp() && declOf(U->getSubExpr()) == L.Var;
     else if (const auto *CA = dyn_cast<clang::CompoundAssignOperator>(I))
@@ -544,8 +719,33 @@ Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
     return reject(E, "not-applicable",
                   At + " does not step '" + J +
                       "' by one; only contiguous inner loops are strided");
-  const clang::Stmt *Body = For->getBody();
-  if (llvm::is_contained(writtenDecls(Body), L.Var))
+  return Error::success();
+}
+
+Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
+                              const clang::Stmt *For, const clang::Stmt *Before,
+                              ArrayRef<const clang::Stmt *> Later) const {
+  InnerLoop L;
+  L.For = For;
+  for (const LoopInfo &LI : P.Kernel.Info->Loops)
+    if (auto Sp = looseExprSpan(Ctx, For))
+      if (LI.Range.Begin.Offset == Sp->Begin.Offset)
+        L.Id = LI.Id;
+  std::string At = "the loop at " + where(Ctx, For);
+  if (Error Err = loopHeader(Ctx, E, L, Before))
+    return Err;
+  std::string J = L.Var->getName().str();
+  // A while loop's counter lives on after it, at a value that now differs
+  // between the lanes.
+  if (L.isWhile())
+    for (const clang::Stmt *S : Later)
+      if (mentions(S, L.Var))
+        return reject(E, "not-applicable",
+                      "the statement at " + where(Ctx, S) + " reads '" + J +
+                          "' after the loop at " + where(Ctx, For) +
+                          ", where each lane stops at another value");
+  const clang::Stmt *Body = L.body();
+  if (!L.isWhile() && llvm::is_contained(writtenDecls(Body), L.Var))
     return reject(E, "not-applicable",
                   At + " writes its induction variable '" + J + "'");
   if (const clang::Stmt *Jmp = firstJump(Body))
@@ -556,13 +756,13 @@ Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
   // Scalars from outside the loop: only reductions.
   std::vector<const clang::Stmt *> Top = bodyStmts(Body);
   for (const clang::ValueDecl *D : writtenDecls(Body)) {
-    if (declaredIn(D, For, Ctx))
+    if (D == L.Var || declaredIn(D, For, Ctx))
       continue;
     std::optional<Reduction> R;
     for (const clang::Stmt *S : Top) {
       if (!mentions(S, D))
         continue;
-      auto M = matchAccumulate(S, D);
+      auto M = matchAccumulate(S, D, Ctx.AST);
       if (!M || R) {
         R.reset();
         break;
@@ -579,6 +779,13 @@ Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
                         "' from one element to the next in a way that is "
                         "not a sum, product, max or min (loop-carried "
                         "dependence)");
+    if (R->DependentCall)
+      if (std::string Why = dependentMinMaxProblem(
+              P.Kernel.Decl, R->DependentCall, R->Op == Reduction::Min);
+          !Why.empty())
+        return reject(E, "not-applicable",
+                      At + " keeps the " + opName(R->Op) + " of '" +
+                          D->getName() + "', but " + Why);
     if (R->Op == Reduction::Sum || R->Op == Reduction::Prod) {
       // Lanes other than the first start from the identity unless the
       // value before the loop is known to be it.

@@ -28,10 +28,25 @@ struct Reduction {
   enum OpKind { Sum, Prod, Max, Min } Op = Sum;
   std::string Func; ///< fmaxf, max, ... for Max/Min
   bool NeedsZeroing = false;
+  /// A max or min written as a selection, `acc = a OP b ? t : f` or
+  /// `if (a OP b) acc = e;`, kept as written (NaN and signed zeros): OP,
+  /// whether the accumulator is the comparison's left operand, and whether
+  /// it is the value taken when the comparison holds.
+  struct Select {
+    std::string Op;
+    bool AccLeft = false;
+    bool AccIfTrue = false;
+  };
+  std::optional<Select> Cond;
+  /// `fmaxf(m, e)` in a template, resolved only in its instantiations.
+  const clang::CallExpr *DependentCall = nullptr;
 };
 
 struct InnerLoop {
-  const clang::ForStmt *For = nullptr;
+  /// The `for` loop, or a `while` loop counting with a counter declared
+  /// just before it (CountingLoop.h).
+  const clang::Stmt *For = nullptr;
+  const clang::Expr *Inc = nullptr; ///< the step: `++j`, `j += 1`, ...
   const clang::VarDecl *Var = nullptr;
   const clang::Expr *Start = nullptr;
   const clang::BinaryOperator *Cond = nullptr; ///< `j < end` or `j <= end`
@@ -39,6 +54,19 @@ struct InnerLoop {
   std::vector<Reduction> Reductions;
   bool Writes = false;
   std::string Id; ///< loop id from the model
+
+  bool isWhile() const { return llvm::isa<clang::WhileStmt>(For); }
+  const clang::Stmt *body() const {
+    if (const auto *W = llvm::dyn_cast<clang::WhileStmt>(For))
+      return W->getBody();
+    return llvm::cast<clang::ForStmt>(For)->getBody();
+  }
+  /// The `)` closing the loop's header.
+  clang::SourceLocation rParen() const {
+    if (const auto *W = llvm::dyn_cast<clang::WhileStmt>(For))
+      return W->getRParenLoc();
+    return llvm::cast<clang::ForStmt>(For)->getRParenLoc();
+  }
 };
 
 /// An array whose row elements stay in registers across passes.
@@ -163,7 +191,7 @@ private:
   std::vector<Edit> suggest(const EditContext &Ctx, const Edit &E,
                             const Plan &P) const;
   llvm::Error analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
-                          const clang::ForStmt *For,
+                          const clang::Stmt *For, const clang::Stmt *Before,
                           llvm::ArrayRef<const clang::Stmt *> Later) const;
   llvm::Expected<clang::tooling::Replacements>
   rewrite(const EditContext &Ctx, const Edit &E, const Plan &P) const override;

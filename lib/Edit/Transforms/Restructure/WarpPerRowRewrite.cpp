@@ -44,7 +44,19 @@ bool addsWithoutParens(const clang::Expr *E) {
   return false;
 }
 
-std::string combine(const Reduction &R, StringRef Acc, StringRef Other) {
+/// `Acc = Acc op Other`; a max or min written as a selection keeps its own
+/// comparison, with \p Other read once into \p Tmp of type \p Type (a
+/// shuffle must run in every lane, not in one branch).
+std::string combine(const Reduction &R, StringRef Acc, StringRef Other,
+                    StringRef Type = "", StringRef Tmp = "") {
+  if (R.Cond) {
+    const Reduction::Select &S = *R.Cond;
+    StringRef L = S.AccLeft ? Acc : Tmp, Rt = S.AccLeft ? Tmp : Acc;
+    StringRef T = S.AccIfTrue ? Acc : Tmp, F = S.AccIfTrue ? Tmp : Acc;
+    return ("{ " + Type + " " + Tmp + " = " + Other + "; " + Acc + " = " + L +
+            " " + S.Op + " " + Rt + " ? " + T + " : " + F + "; }")
+        .str();
+  }
   switch (R.Op) {
   case Reduction::Sum:
     return (Acc + " += " + Other).str();
@@ -180,7 +192,7 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
     if (OnlineMax)
       Before += RunType + " " + Run + " = 0;\n" + In;
     bool FromRegisters = llvm::is_contained(P.CachedLoops, LI);
-    clang::SourceLocation RParen = L.For->getRParenLoc();
+    clang::SourceLocation RParen = L.rParen();
     if (RParen.isMacroID())
       return reject(E, "macro",
                     "the loop header at " + where(Ctx, L.For) +
@@ -233,8 +245,7 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
               Add(FS->Begin.Offset, HeaderEnd - FS->Begin.Offset,
                   Load + Before + "#pragma unroll\n" + In + RegisterHeader(L)))
         return std::move(Err);
-      for (const clang::ArraySubscriptExpr *A :
-           rowReads(L.For->getBody(), L.Var)) {
+      for (const clang::ArraySubscriptExpr *A : rowReads(L.body(), L.Var)) {
         if (OnlineMax)
           break; // the body was rewritten as a whole
         auto It = llvm::find_if(P.Cached, [&](const CachedArray &C) {
@@ -255,7 +266,7 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
     } else {
       // Start at the lane, step by the lanes.
       auto St = looseExprSpan(Ctx, L.Start);
-      auto IncSp = looseExprSpan(Ctx, L.For->getInc());
+      auto IncSp = looseExprSpan(Ctx, L.Inc);
       if (!St || !IncSp)
         return reject(E, "macro",
                       "the loop header at " + where(Ctx, L.For) +
@@ -335,6 +346,10 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
       continue;
     }
     if (!L.Reductions.empty()) {
+      auto TypeOf = [&](const Reduction &R) {
+        return R.Acc->getType().getUnqualifiedType().getAsString(
+            Ctx.AST.getPrintingPolicy());
+      };
       std::string Head = "for (int " + Off + " = " +
                          std::to_string(P.PerBlock ? 16 : P.Lanes / 2) + "; " +
                          Off + " > 0; " + Off + " /= 2)";
@@ -343,7 +358,10 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
         std::string A = R.Acc->getName().str();
         std::string Shfl = "__shfl_xor_sync(" + Mask + ", " + A + ", " + Off +
                            (Groups ? ", " + LanesText : "") + ")";
-        Steps.push_back(combine(R, A, Shfl) + ";");
+        std::string Step = R.Cond ? combine(R, A, Shfl, TypeOf(R),
+                                            freshName(Ctx.Code, A + "_other"))
+                                  : combine(R, A, Shfl) + ";";
+        Steps.push_back(Step);
       }
       if (Steps.size() == 1) {
         After += "\n" + In + Head + " " + Steps[0];
@@ -370,7 +388,9 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
           After += "\n" + In + "  " + A + " = " + Part + "[0];";
           After += "\n" + In + "  for (int " + W + " = 1; " + W + " < " +
                    std::to_string(Warps) + "; ++" + W + ") " +
-                   combine(R, A, Part + "[" + W + "]") + ";";
+                   (R.Cond ? combine(R, A, Part + "[" + W + "]", T,
+                                     freshName(Ctx.Code, A + "_other"))
+                           : combine(R, A, Part + "[" + W + "]") + ";");
           After += "\n" + In + "}";
         }
       }

@@ -47,7 +47,7 @@ Error WarpPerRow::planRegisters(const EditContext &Ctx, const Edit &E,
   std::map<const clang::ValueDecl *, std::vector<size_t>> Passes;
   for (size_t I = 0; I < P.Loops.size(); ++I)
     for (const clang::ArraySubscriptExpr *A :
-         rowReads(P.Loops[I].For->getBody(), P.Loops[I].Var)) {
+         rowReads(P.Loops[I].body(), P.Loops[I].Var)) {
       if (P.Fused && I == P.Fused->SumLoop)
         continue; // folded into the max pass
       const clang::ValueDecl *D = declOf(A->getBase());
@@ -136,8 +136,11 @@ Error WarpPerRow::planRegisters(const EditContext &Ctx, const Edit &E,
 
 Error WarpPerRow::planOnline(const EditContext &Ctx, const Edit &E,
                              Plan &P) const {
-  auto Single = [](const clang::ForStmt *F) -> const clang::Expr * {
-    std::vector<const clang::Stmt *> B = bodyStmts(F->getBody());
+  auto Single = [](const clang::Stmt *F) -> const clang::Expr * {
+    const auto *For = dyn_cast<clang::ForStmt>(F);
+    if (!For)
+      return nullptr;
+    std::vector<const clang::Stmt *> B = bodyStmts(For->getBody());
     return B.size() == 1 ? dyn_cast<clang::Expr>(B.front()) : nullptr;
   };
   auto Header = [&](const InnerLoop &L) {
