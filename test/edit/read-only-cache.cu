@@ -17,6 +17,8 @@
 // RUN: not clang-optiml apply %t.cu --edit %t.4.json -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=TNEVER %s
 // RUN: echo '{"kind":"read-only-cache","target":"tpoints"}' > %t.5.json
 // RUN: not clang-optiml apply %t.cu --edit %t.5.json -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=TSTRUCT %s
+// RUN: echo '{"kind":"read-only-cache","target":"tclear"}' > %t.6.json
+// RUN: not clang-optiml apply %t.cu --edit %t.6.json -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=TDISCARDED %s
 // RUN: echo '{"kind":"read-only-cache","target":"inplace"}' > %t.3.json
 // RUN: not clang-optiml apply %t.cu --edit %t.3.json -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=WRITTEN %s
 
@@ -36,6 +38,14 @@ __global__ void tcopy(const T *in, T *out) { out[threadIdx.x] = in[threadIdx.x];
 template <typename T>
 __global__ void tnever(const T *in, T *out) { out[threadIdx.x] = in[threadIdx.x]; }
 
+// The float instantiation discards the write to 'in': another one would not.
+template <typename T>
+__global__ void tclear(T *in, T *out) {
+  if constexpr (sizeof(T) == 8)
+    in[threadIdx.x] = 0;
+  out[threadIdx.x] = in[threadIdx.x];
+}
+
 struct Point { float x, y, z; };
 
 template <typename T>
@@ -47,6 +57,7 @@ void run(float *a, float *b, int *c, double *d, Point *p) {
   stencil<<<1, 32>>>(a, b, c, 32);
   tcopy<<<1, 32>>>(a, b);
   tcopy<<<1, 32>>>(d, d);
+  tclear<<<1, 32>>>(a, b);
   tpoints<<<1, 32>>>(a, b);
   tpoints<<<1, 32>>>(p, p);
   inplace<<<1, 32>>>(a);
@@ -60,3 +71,4 @@ void run(float *a, float *b, int *c, double *d, Point *p) {
 // TNEVER: clang-optiml: error: read-only-cache tnever rejected: [not-applicable] no read-only loads to route through __ldg: 'in': element type 'const T' depends on a template parameter and the template is never instantiated in this file; 'out': element type 'T' depends on a template parameter and the template is never instantiated in this file
 // TSTRUCT: clang-optiml: error: read-only-cache tpoints rejected: [not-applicable] no read-only loads to route through __ldg: 'in': element type 'const T' is 'const Point' in tpoints<Point>, which has no __ldg overload; 'out': element type 'T' is 'Point' in tpoints<Point>, which has no __ldg overload
 // WRITTEN: clang-optiml: error: read-only-cache inplace rejected: [not-applicable] no read-only loads to route through __ldg: 'p' is written (or an element is passed by reference or its address taken) at {{[0-9]+}}:37
+// TDISCARDED: clang-optiml: error: read-only-cache tclear rejected: [not-applicable] no read-only loads to route through __ldg: 'in' has uses that are not compiled in tclear<float> (a discarded 'if constexpr' branch); they cannot be followed; 'out' is written (or an element is passed by reference or its address taken) at {{[0-9]+}}:3 in tclear<float>
