@@ -1,11 +1,15 @@
 // shared-tiling on block-sized products (one output matrix per block, row =
-// threadIdx.y, col = threadIdx.x) written in four styles: the size a macro
+// threadIdx.y, col = threadIdx.x) written in five styles: the size a macro
 // with a uniform base offset and both indices in one declaration; a
 // template over the size with row pointers; double with the inner length a
 // runtime argument that is not a multiple of the tile; a kernel in a
 // namespace with the indices in two declarations around a uniform one, a
-// `k += 1` loop and a store that reads the output. Each is recognized, and
-// the four edits (rows 8, 2, 2 and 4: blocks of 32x4, 16x8, 8x4 and 32x8)
+// `k += 1` loop and a store that reads the output; the strided-batched
+// interface, a template over the element type with per-thread pointers to
+// the thread's row of A and C and column of B after the indices and a `T`
+// accumulator (the loads and the store read through the pointers'
+// initializers, the row renamed). Each is recognized, and the five edits
+// (rows 8, 2, 2, 4 and 4: blocks of 32x4, 16x8, 8x4, 32x8 and 16x4)
 // applied one after another compile with nvcc; the input is left as it
 // was. The program checks each product against the CPU, so the GPU check
 // (scripts/gpu-edit-family.sh) runs `eval` on the result.
@@ -159,10 +163,57 @@ __global__ void gemm_small(float alpha, const float *A, const float *B,
 // OUT-NEXT:     float old = C[off + r * 32 + j];
 // OUT-NEXT:     C[off + r * 32 + j] = alpha * accR[i1] + beta * old;
 // OUT-NEXT:   }
+
+namespace strided {
+// WHY:      "reason": "block-sized product: 'gemm_strided' accumulates 'a[k] * b[(long long)k * ldb]' over 'k', one 16x16 output per block
+// WHY:      "rows": 2,
+// WHY-NEXT: "tile": 16
+template <typename T>
+__global__ void gemm_strided(int n, const T *A, int lda, long long strideA,
+                             const T *B, int ldb, long long strideB, T *C,
+                             int ldc, long long strideC) {
+  const long long batch = blockIdx.x;
+  const int i = threadIdx.y;
+  const int j = threadIdx.x;
+  const T *a = A + batch * strideA + (long long)i * lda;
+  const T *b = &B[batch * strideB + j];
+  T *c = C + batch * strideC + (long long)i * ldc;
+  T acc = T(0);
+  for (int k = 0; k < n; ++k)
+    acc += a[k] * b[(long long)k * ldb];
+  c[j] = acc;
+}
+} // namespace strided
+// OUT-LABEL: __global__ void gemm_strided(int n, const T *A, int lda, long long strideA,
+// OUT:         const long long batch = blockIdx.x;
+// OUT-NEXT:    // shared-tiling rows=4: 16 x 16 outputs per block, 4 rows per thread.
+// OUT-NEXT:    __shared__ T As[16][16];
+// OUT-NEXT:    __shared__ T Bs[16][16];
+// OUT-NEXT:    const int j = threadIdx.x;
+// OUT-NEXT:    T accR[4];
+// OUT-NEXT:    #pragma unroll
+// OUT-NEXT:    for (int i1 = 0; i1 < 4; ++i1)
+// OUT-NEXT:      accR[i1] = T(0);
+// OUT-NEXT:    for (int kTile = 0; kTile < n; kTile += 16) {
+// OUT-NEXT:      #pragma unroll
+// OUT-NEXT:      for (int i1 = 0; i1 < 4; ++i1) {
+// OUT-NEXT:        const int y1 = threadIdx.y + i1 * 4;
+// OUT-NEXT:        int ar = y1;
+// OUT-NEXT:        int ak = kTile + threadIdx.x;
+// OUT-NEXT:        As[y1][threadIdx.x] = ak < n ? (A + batch * strideA + (long long)ar * lda)[ak] : T(0);
+// OUT-NEXT:        int bk = kTile + y1;
+// OUT-NEXT:        Bs[y1][threadIdx.x] = bk < n ? (&B[batch * strideB + j])[(long long)bk * ldb] : T(0);
+// OUT-NEXT:      }
+// OUT:         for (int i1 = 0; i1 < 4; ++i1) {
+// OUT-NEXT:      int r = threadIdx.y + i1 * 4;
+// OUT-NEXT:      (C + batch * strideC + (long long)r * ldc)[j] = accR[i1];
+// OUT-NEXT:    }
+// OUT-NEXT:  }
 // OUT:        bmm_macro<<<batch, dim3(threads.x, threads.y / 8)>>>(a, b, c);
 // OUT:        bmm_rowptr<16><<<batch, dim3(16, 8)>>>(a, b, c);
 // OUT:        bmm_double<<<batch, dim3(8, 4)>>>(a, b, c, kdim);
 // OUT:        blas::gemm_small<<<batch, dim3(32, 8)>>>(1.5f, a, b, -0.5f, c);
+// OUT:        strided::gemm_strided<double><<<batch, dim3(16, 4)>>>(16, a, 16, 256, b, 16, 256, c, 16, 256);
 
 template <typename T> T *upload(const std::vector<T> &h) {
   T *d = nullptr;
@@ -249,6 +300,15 @@ int main() {
     expect("blas::gemm_small", A, B, C0, download(c, A.size()), batch, 32, 32,
            1.5, -0.5);
   }
+  {
+    auto A = values<double>(batch * 256, 10), B = values<double>(batch * 256, 11);
+    std::vector<double> C0(A.size(), 0.0);
+    double *a = upload(A), *b = upload(B), *c = upload(C0);
+    strided::gemm_strided<double><<<batch, dim3(16, 16)>>>(16, a, 16, 256, b, 16, 256, c, 16, 256);
+    CHECK(cudaGetLastError());
+    expect("strided::gemm_strided", A, B, C0, download(c, A.size()), batch, 16,
+           16, 1, 0);
+  }
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }
@@ -259,3 +319,4 @@ int main() {
 // EDIT: {"kind":"shared-tiling","target":"bmm_rowptr","params":{"tile":16,"rows":2}}
 // EDIT: {"kind":"shared-tiling","target":"bmm_double","params":{"tile":8,"rows":2}}
 // EDIT: {"kind":"shared-tiling","target":"blas::gemm_small","params":{"rows":4}}
+// EDIT: {"kind":"shared-tiling","target":"strided::gemm_strided","params":{"tile":16,"rows":4}}

@@ -1,4 +1,7 @@
 #include "CatalogTesting.h"
+#include "Transforms/Restructure/SharedTilingInternal.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Stmt.h"
 
 using namespace optiml;
 using namespace optiml::testing_catalog;
@@ -590,6 +593,178 @@ int main() {
   Applicability A = prepareOn(sharedTiling(), Src, "carry");
   for (const Edit &E : A.Suggestions)
     EXPECT_FALSE(E.getInt("rows").has_value()) << "rows offered";
+}
+
+/// pointerAlias on statement \p At of kernel \p Name's body, its scope the
+/// statements after it: the parameter and the number of offsets
+/// ("A+2"), or "no: <why>".
+std::string aliasAt(const Input &In, llvm::StringRef Name, size_t At) {
+  const clang::FunctionDecl *FD =
+      findKernelDecl(In.TU.AST->getASTContext(), Name);
+  if (!FD || !FD->getBody())
+    return "no kernel";
+  const auto *CS = llvm::cast<clang::CompoundStmt>(FD->getBody());
+  std::vector<const clang::Stmt *> Body(CS->body_begin(), CS->body_end());
+  if (At >= Body.size())
+    return "no statement";
+  std::string WhyNot;
+  auto A = sharedtiling::pointerAlias(llvm::dyn_cast<clang::DeclStmt>(Body[At]),
+                                      llvm::ArrayRef(Body).drop_front(At + 1),
+                                      FD, WhyNot);
+  if (!A)
+    return "no: " + WhyNot;
+  return A->Param->getNameAsString() + "+" + std::to_string(A->Offsets.size());
+}
+
+// A local pointer declared once as a parameter plus integer offsets and
+// only ever subscripted is an alias; stepped, passed on, offset by a value
+// written later, read from memory, cast, chained or from a parameter the
+// kernel moves, it is not.
+TEST(CatalogSharedTilingTest, PointerAliasesNameAPlaceInAParameter) {
+  Input In(R"(__device__ float use(const float *p) { return p[0]; }
+__global__ void ok(int lda, const float *A, float *C) {
+  int row = threadIdx.y;
+  const float *a = A + row * lda + 2;
+  float *c = &C[row * lda];
+  int off = row;
+  off = off * 2;
+  const float *q = (size_t)off + A;
+  c[1] = a[0] + q[3];
+}
+__global__ void stepped(int lda, const float *A, float *C) {
+  int row = threadIdx.y;
+  const float *s = A + row;
+  s += lda;
+  C[0] = s[0];
+}
+__global__ void passed(const float *A, float *C) {
+  int row = threadIdx.y;
+  const float *p = A + row;
+  C[0] = use(p);
+}
+__global__ void later(const float *A, float *C) {
+  int off = threadIdx.y;
+  const float *q = A + off;
+  off += 1;
+  C[0] = q[0];
+}
+__global__ void loaded(const float *A, float *C, const int *idx) {
+  const float *g = A + idx[threadIdx.x];
+  C[0] = g[0];
+}
+__global__ void cast(const float *A, float *C) {
+  const char *bytes = (const char *)A + threadIdx.x;
+  C[0] = bytes[0];
+}
+__global__ void chained(const float *A, float *C) {
+  const float *base = A + blockIdx.x;
+  const float *row = base + threadIdx.y;
+  C[0] = row[0];
+}
+__global__ void moved(const float *A, float *C) {
+  A += blockIdx.x;
+  const float *w = A + threadIdx.y;
+  C[0] = w[0];
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  EXPECT_EQ(aliasAt(In, "ok", 1), "A+2");
+  EXPECT_EQ(aliasAt(In, "ok", 2), "C+1");
+  // 'off' is written before the pointer, not after it.
+  EXPECT_EQ(aliasAt(In, "ok", 5), "A+1");
+  EXPECT_EQ(aliasAt(In, "ok", 3), "no: it does not declare one pointer");
+  EXPECT_EQ(aliasAt(In, "stepped", 1),
+            "no: 's' changes after its declaration (it is reassigned, "
+            "stepped or its address is taken)");
+  EXPECT_EQ(aliasAt(In, "passed", 1),
+            "no: 'p' is used other than as the base of 'p[i]' (passed on, "
+            "compared or copied)");
+  EXPECT_EQ(aliasAt(In, "later", 1),
+            "no: 'q' is offset by a value that uses 'off', which is written "
+            "after it");
+  EXPECT_EQ(aliasAt(In, "loaded", 0),
+            "no: 'g' is offset by a value that reads memory, calls a "
+            "function or writes");
+  EXPECT_EQ(aliasAt(In, "cast", 0),
+            "no: 'bytes' is not a pointer parameter plus an offset ('P + e' "
+            "or '&P[e]')");
+  EXPECT_EQ(aliasAt(In, "chained", 1),
+            "no: 'row' is not a pointer parameter plus an offset ('P + e' or "
+            "'&P[e]')");
+  EXPECT_EQ(aliasAt(In, "moved", 1),
+            "no: 'w' is an offset from 'A', which the kernel changes");
+}
+
+// An accumulator of the template's type: each instantiation's variable is
+// found at the pattern's place; every one must be arithmetic.
+TEST(CatalogSharedTilingTest, TemplateAccumulatorsAreCheckedPerInstantiation) {
+  // Member operators: a global one would make the pattern's `+=` a call.
+  std::string Kernel = R"(struct Pair {
+  float x;
+  __host__ __device__ Pair(int v = 0) : x(v) {}
+  __host__ __device__ Pair operator*(Pair b) const { return Pair(x * b.x); }
+  __host__ __device__ void operator+=(Pair b) { x += b.x; }
+};
+template <typename T>
+__global__ void prod(int n, const T *A, const T *B, T *C) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < n && col < n) {
+    T sum = T(0);
+    for (int k = 0; k < n; ++k)
+      sum += A[row * n + k] * B[k * n + col];
+    C[row * n + col] = sum;
+  }
+}
+)";
+  auto Launches = [&](llvm::StringRef Types) {
+    std::string Src = Kernel + "void run(int n) {\n";
+    for (llvm::StringRef T : llvm::split(Types, ','))
+      Src += "  prod<" + T.str() + "><<<dim3(n / 16, n / 16), dim3(16, " +
+             "16)>>>(n, (const " + T.str() + " *)0, (const " + T.str() +
+             " *)0, (" + T.str() + " *)0);\n";
+    return Src + "}\n";
+  };
+  {
+    Input In(Launches("float,double"));
+    ASSERT_TRUE(In.Ctx);
+    const clang::FunctionDecl *FD =
+        findKernelDecl(In.TU.AST->getASTContext(), "prod");
+    ASSERT_TRUE(FD);
+    const auto *If = llvm::cast<clang::IfStmt>(
+        llvm::cast<clang::CompoundStmt>(FD->getBody())->body_back());
+    const auto *Sum = llvm::cast<clang::VarDecl>(
+        llvm::cast<clang::DeclStmt>(
+            llvm::cast<clang::CompoundStmt>(If->getThen())->body_front())
+            ->getSingleDecl());
+    std::vector<const clang::VarDecl *> Vars =
+        sharedtiling::instantiatedVars(Sum, FD);
+    ASSERT_EQ(Vars.size(), 2u);
+    ASSERT_TRUE(Vars[0] && Vars[1]);
+    EXPECT_EQ(Vars[0]->getType().getAsString(), "float");
+    EXPECT_EQ(Vars[1]->getType().getAsString(), "double");
+    EXPECT_EQ(sharedtiling::dependentAccumulatorProblem(Sum, FD), "");
+  }
+  std::string Pairs = applyTo(sharedTiling(), Launches("float,Pair"),
+                              makeEdit("shared-tiling", "prod"));
+  EXPECT_NE(Pairs.find("the accumulator 'sum' has type 'Pair' in "
+                       "prod<Pair>, not an arithmetic type"),
+            std::string::npos)
+      << Pairs;
+  std::string Never =
+      applyTo(sharedTiling(), Kernel, makeEdit("shared-tiling", "prod"));
+  EXPECT_NE(Never.find("the accumulator 'sum' has type 'T', which depends on "
+                       "template parameters, and the kernel is never "
+                       "instantiated in this file"),
+            std::string::npos)
+      << Never;
+  std::string Doubles =
+      applyTo(sharedTiling(), Launches("double"),
+              makeEdit("shared-tiling", "prod", {{"tile", int64_t(16)}}));
+  EXPECT_NE(Doubles.find("  __shared__ T As[16][16];\n  __shared__ T "
+                         "Bs[16][16];\n  T sum = T(0);\n"),
+            std::string::npos)
+      << Doubles;
 }
 
 } // namespace

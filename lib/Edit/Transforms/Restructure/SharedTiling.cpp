@@ -241,6 +241,17 @@ std::string nonUniformRef(const Stmt *S, ArrayRef<const ValueDecl *> Allowed,
   return "";
 }
 
+/// Whether the initializer of \p Acc may have side effects: where it
+/// depends on template parameters, in some instantiation of \p Kernel.
+static bool initHasSideEffects(const VarDecl *Acc, const FunctionDecl *Kernel) {
+  const ASTContext &AST = Kernel->getASTContext();
+  if (!Acc->getInit()->isInstantiationDependent())
+    return Acc->getInit()->HasSideEffects(AST);
+  return any_of(instantiatedVars(Acc, Kernel), [&](const VarDecl *V) {
+    return !V || !V->getInit() || V->getInit()->HasSideEffects(AST);
+  });
+}
+
 std::string zeroOf(QualType T, StringRef Name) {
   if (const auto *B = T->getAs<BuiltinType>()) {
     if (B->getKind() == BuiltinType::Float)
@@ -531,10 +542,13 @@ Expected<MatmulPlan> SharedTilingTransform::analyze(const EditContext &Ctx,
   std::string Expected = "'if (" + RowN + " < M && " + ColN +
                          " < N)' or 'if (" + RowN + " >= M || " + ColN +
                          " >= N) return;'";
+  // Pointers into the operands may come first (`a = A + row * lda`).
+  std::string AliasWhy;
+  takeAliases(Stmts, At, FD, P.Aliases, AliasWhy);
   const auto *If = At < Stmts.size() ? dyn_cast<IfStmt>(Stmts[At]) : nullptr;
   if (!If || If->getElse() || If->getInit() || If->getConditionVariable())
     return NotApplicable("the indices are not followed at once by the guard " +
-                         Expected);
+                         Expected + (AliasWhy.empty() ? "" : "; " + AliasWhy));
   const auto *Cond = dyn_cast<BinaryOperator>(If->getCond()->IgnoreParens());
   std::string CondText = exprText(Ctx, If->getCond());
   auto IsBareReturn = [](const Stmt *S) {
@@ -581,25 +595,34 @@ Expected<MatmulPlan> SharedTilingTransform::analyze(const EditContext &Ctx,
     else
       Inner.push_back(If->getThen());
   }
-  const char *Shape = "the guarded code is not 'acc = <init>; for (k = 0; k < "
-                      "K; ++k) acc += A[...] * B[...]; <store>'";
-  if (Inner.size() < 3)
+  std::string Shape = "the guarded code is not 'acc = <init>; for (k = 0; k "
+                      "< K; ++k) acc += A[...] * B[...]; <store>'";
+  size_t In = 0;
+  takeAliases(Inner, In, FD, P.Aliases, AliasWhy);
+  if (!AliasWhy.empty())
+    Shape += ": " + AliasWhy;
+  if (Inner.size() < In + 3)
     return NotApplicable(Shape);
-  P.AccDecl = dyn_cast<DeclStmt>(Inner[0]);
-  P.Loop = dyn_cast<ForStmt>(Inner[1]);
+  P.AccDecl = dyn_cast<DeclStmt>(Inner[In]);
+  P.Loop = dyn_cast<ForStmt>(Inner[In + 1]);
   const VarDecl *Acc = P.AccDecl && P.AccDecl->isSingleDecl()
                            ? dyn_cast<VarDecl>(P.AccDecl->getSingleDecl())
                            : nullptr;
   if (!Acc || !P.Loop || !Acc->hasInit() || !Acc->isLocalVarDecl() ||
-      Acc->isStaticLocal() || !Acc->getType()->isArithmeticType())
+      Acc->isStaticLocal() ||
+      !(Acc->getType()->isArithmeticType() ||
+        Acc->getType()->isDependentType()))
     return NotApplicable(Shape);
+  if (Acc->getType()->isDependentType())
+    if (std::string Why = dependentAccumulatorProblem(Acc, FD); !Why.empty())
+      return NotApplicable(Why);
   if (!threadVariance(Acc->getInit(), FD).uniform() ||
-      Acc->getInit()->HasSideEffects(Ctx.AST))
+      initHasSideEffects(Acc, FD))
     return NotApplicable("the accumulator '" + Acc->getName() +
                          "' starts from a value that is not the same for "
                          "every thread ('" +
                          exprText(Ctx, Acc->getInit()) + "')");
-  P.Post.assign(Inner.begin() + 2, Inner.end());
+  P.Post.assign(Inner.begin() + In + 2, Inner.end());
 
   // for (k = 0; k < K; ++k)
   const ForStmt *L = P.Loop;
@@ -631,23 +654,36 @@ Expected<MatmulPlan> SharedTilingTransform::analyze(const EditContext &Ctx,
     std::string Text = exprText(Ctx, Side);
     if (!Access)
       return NotApplicable("the factor '" + Text + "' is not an array element");
+    // Through an alias `a = A + e`, `a[i]` reads A at e + i.
     const Expr *Idx = Access->getIdx(), *Base = Access->getBase();
-    if (hasLoadOrEffect(Idx) || mentionsBuiltin(Idx) ||
-        !threadVariance(Base, FD).uniform() || hasLoadOrEffect(Base) ||
+    const PointerAlias *Alias = aliasOf(Access, P.Aliases);
+    SmallVector<const Expr *, 3> Parts{Idx};
+    if (Alias)
+      Parts.append(Alias->Offsets.begin(), Alias->Offsets.end());
+    auto AnyPart = [&](function_ref<bool(const Expr *)> Pred) {
+      return any_of(Parts, Pred);
+    };
+    if (AnyPart([](const Expr *X) {
+          return hasLoadOrEffect(X) || mentionsBuiltin(X);
+        }) ||
+        (!Alias &&
+         (!threadVariance(Base, FD).uniform() || hasLoadOrEffect(Base))) ||
         mentions(Access, Acc))
       return NotApplicable("the factor '" + Text +
                            "' is not a plain load at an index computed from "
                            "the indices and values the same for every "
                            "thread");
-    bool R = mentions(Idx, P.Row), C = mentions(Idx, P.Col);
+    bool R = AnyPart([&](const Expr *X) { return mentions(X, P.Row); });
+    bool C = AnyPart([&](const Expr *X) { return mentions(X, P.Col); });
     if (!mentions(Idx, P.K) || R == C)
       return NotApplicable("the factor '" + Text + "' does not depend on '" +
                            P.K->getName() + "' and exactly one of '" + RowN +
                            "', '" + ColN + "'");
     const VarDecl *Own = R ? P.Row : P.Col;
-    if (std::string V = nonUniformRef(Idx, {Own, P.K}, FD); !V.empty())
-      return NotApplicable("the index of '" + Text + "' uses '" + V +
-                           "', which differs between threads");
+    for (const Expr *X : Parts)
+      if (std::string V = nonUniformRef(X, {Own, P.K}, FD); !V.empty())
+        return NotApplicable("the index of '" + Text + "' uses '" + V +
+                             "', which differs between threads");
     Operand &O = R ? P.A : P.B;
     if (O.Access)
       return NotApplicable("both factors depend on '" + (R ? RowN : ColN) +
@@ -659,6 +695,11 @@ Expected<MatmulPlan> SharedTilingTransform::analyze(const EditContext &Ctx,
   }
   if (Written.contains(P.K) && writtenVars(LB).contains(P.K))
     return NotApplicable("the loop body writes '" + P.K->getName() + "'");
+  std::vector<const Stmt *> Renamed{P.A.Access, P.B.Access};
+  Renamed.insert(Renamed.end(), P.Post.begin(), P.Post.end());
+  if (std::string Why = aliasUsedElsewhere(Body, P.Aliases, Renamed);
+      !Why.empty())
+    return NotApplicable(Why);
 
   // What follows the loop stays guarded; it must not need the barrier.
   for (const Stmt *S : P.Post) {
@@ -732,23 +773,23 @@ SharedTilingTransform::rewrite(const EditContext &Ctx, const Edit &E,
     return fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
                     X->getSourceRange(), Ctx.file());
   };
+  // The aliases declared inside the replaced region: the loads move above
+  // their declarations and read through their initializers; the code
+  // after the loop declares again those it uses. Those before the guard
+  // stay.
+  std::vector<PointerAlias> Moved;
+  for (const PointerAlias &A : P.Aliases)
+    if (auto DS = Span(A.Decl); !DS || DS->Begin.Offset >= P.RegionBegin)
+      Moved.push_back(A);
+  auto Inlined = inlinedAliases(Ctx, Moved, {});
   // A load with k renamed.
   auto LoadText = [&](const ArraySubscriptExpr *Access,
                       StringRef NewK) -> std::optional<std::string> {
-    auto S = ESpan(Access);
-    if (!S)
+    if (containsMacro(Access) || !Inlined)
       return std::nullopt;
-    std::vector<const DeclRefExpr *> Refs;
-    collectRefs(Access, P.K, Refs);
-    std::vector<TextEdit> Edits;
-    for (const DeclRefExpr *R : Refs) {
-      auto RS = ESpan(R);
-      if (!RS)
-        return std::nullopt;
-      Edits.push_back(
-          {RS->Begin.Offset, RS->End.Offset - RS->Begin.Offset, NewK.str()});
-    }
-    return spliceText(Code, S->Begin.Offset, S->End.Offset, std::move(Edits));
+    auto To = *Inlined;
+    To.push_back({P.K, NewK.str()});
+    return renamedText(Ctx, Access, To, false);
   };
   auto ALoad = LoadText(P.A.Access, ACol);
   auto BLoad = LoadText(P.B.Access, BRow);
@@ -812,9 +853,17 @@ SharedTilingTransform::rewrite(const EditContext &Ctx, const Edit &E,
   std::string Rest = Code.slice(First->Begin.Offset, Last->End.Offset).str();
   int RestDelta =
       int(I.size() + 2) - int(indentationAt(Code, First->Begin.Offset).size());
-  OS << I << "if (" << P.StoreGuard << ") {\n"
-     << I << "  " << reindent(Rest, RestDelta) << "\n"
-     << I << "}";
+  OS << I << "if (" << P.StoreGuard << ") {\n";
+  for (const PointerAlias &A : Moved) {
+    auto DS = Span(A.Decl);
+    if (!DS)
+      return reject(E, "internal",
+                    "kernel '" + E.Target + "': the declaration of '" +
+                        A.Var->getName() + "' has no place in the file");
+    if (any_of(P.Post, [&](const Stmt *S) { return mentions(S, A.Var); }))
+      OS << I << "  " << Code.slice(DS->Begin.Offset, DS->End.Offset) << "\n";
+  }
+  OS << I << "  " << reindent(Rest, RestDelta) << "\n" << I << "}";
   (void)FD;
   tooling::Replacements R;
   SourceSpan Region{{0, 0, P.RegionBegin}, {0, 0, P.RegionEnd}};

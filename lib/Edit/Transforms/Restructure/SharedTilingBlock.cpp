@@ -41,6 +41,8 @@
 #include "clang/AST/Stmt.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include <functional>
 
 using namespace clang;
 using namespace llvm;
@@ -112,6 +114,265 @@ renamedText(const EditContext &Ctx, const Stmt *S,
                     std::move(Edits));
 }
 
+namespace {
+
+/// Reads, calls or writes in an alias's offset; the builtin variables do
+/// not count here (the products judge them where the offset joins the
+/// index).
+bool offsetLoadOrEffect(const Stmt *S) {
+  if (!S)
+    return false;
+  if (const auto *E = dyn_cast<Expr>(S))
+    if (asBuiltinVar(E->IgnoreParenImpCasts()))
+      return false;
+  if (isa<ArraySubscriptExpr, CallExpr, MemberExpr>(S))
+    return true;
+  if (const auto *U = dyn_cast<UnaryOperator>(S))
+    if (U->getOpcode() == UO_Deref || U->isIncrementDecrementOp() ||
+        U->getOpcode() == UO_AddrOf)
+      return true;
+  if (const auto *B = dyn_cast<BinaryOperator>(S); B && B->isAssignmentOp())
+    return true;
+  return any_of(S->children(), offsetLoadOrEffect);
+}
+
+/// The first name in \p S that an alias's offset may not use: anything but
+/// an integer variable of the kernel (or a constant one) that \p Written
+/// does not hold, an enumerator or a template parameter; with its reason.
+std::string badOffsetName(const Stmt *S,
+                          const DenseSet<const ValueDecl *> &Written) {
+  if (!S)
+    return "";
+  if (const auto *DR = dyn_cast<DeclRefExpr>(S)) {
+    const ValueDecl *D = DR->getDecl();
+    std::string Name = "'" + D->getNameAsString() + "'";
+    if (isa<EnumConstantDecl, NonTypeTemplateParmDecl>(D))
+      return "";
+    const auto *V = dyn_cast<VarDecl>(D);
+    if (!V || !V->getType()->isIntegerType())
+      return Name + ", which is not an integer variable";
+    if (!V->isLocalVarDecl() && !isa<ParmVarDecl>(V) &&
+        !V->getType().isConstQualified())
+      return Name + ", a global that may change";
+    if (Written.contains(V))
+      return Name + ", which is written after it";
+    return "";
+  }
+  for (const Stmt *C : S->children())
+    if (std::string Why = badOffsetName(C, Written); !Why.empty())
+      return Why;
+  return "";
+}
+
+/// The references to \p V that are the base of a subscript, in \p S.
+void subscriptBases(const Stmt *S, const VarDecl *V,
+                    SmallPtrSetImpl<const DeclRefExpr *> &Out) {
+  if (!S)
+    return;
+  if (const auto *A = dyn_cast<ArraySubscriptExpr>(S))
+    if (const auto *DR =
+            dyn_cast<DeclRefExpr>(A->getBase()->IgnoreParenImpCasts());
+        DR && DR->getDecl() == V)
+      Out.insert(DR);
+  for (const Stmt *C : S->children())
+    subscriptBases(C, V, Out);
+}
+
+/// \p E as a pointer parameter plus integer offsets (appended to \p A's),
+/// the parameter in \p A.
+void readAliasInit(const Expr *E, PointerAlias &A) {
+  auto IsOffset = [](const Expr *X) {
+    return !X->isTypeDependent() && X->getType()->isIntegerType();
+  };
+  E = E->IgnoreParenImpCasts();
+  while (const auto *B = dyn_cast<BinaryOperator>(E)) {
+    if (B->getOpcode() != BO_Add)
+      break;
+    const Expr *L = B->getLHS()->IgnoreParenImpCasts();
+    const Expr *R = B->getRHS()->IgnoreParenImpCasts();
+    if (IsOffset(R) && !IsOffset(L)) {
+      A.Offsets.push_back(B->getRHS());
+      E = L;
+    } else if (IsOffset(L) && !IsOffset(R)) {
+      A.Offsets.push_back(B->getLHS());
+      E = R;
+    } else {
+      break;
+    }
+  }
+  if (const auto *U = dyn_cast<UnaryOperator>(E);
+      U && U->getOpcode() == UO_AddrOf)
+    if (const auto *S =
+            dyn_cast<ArraySubscriptExpr>(U->getSubExpr()->IgnoreParens());
+        S && IsOffset(S->getIdx())) {
+      A.Offsets.push_back(S->getIdx());
+      E = S->getBase()->IgnoreParenImpCasts();
+    }
+  const auto *DR = dyn_cast<DeclRefExpr>(E);
+  A.Param = DR ? dyn_cast<ParmVarDecl>(DR->getDecl()) : nullptr;
+}
+
+} // namespace
+
+std::optional<PointerAlias> pointerAlias(const DeclStmt *DS,
+                                         ArrayRef<const Stmt *> Scope,
+                                         const FunctionDecl *Kernel,
+                                         std::string &WhyNot) {
+  const auto *V = DS && DS->isSingleDecl()
+                      ? dyn_cast<VarDecl>(DS->getSingleDecl())
+                      : nullptr;
+  if (!V || !V->getType()->isPointerType()) {
+    WhyNot = "it does not declare one pointer";
+    return std::nullopt;
+  }
+  std::string Name = "'" + V->getNameAsString() + "'";
+  auto No = [&](const Twine &Why) -> std::optional<PointerAlias> {
+    WhyNot = Name + " " + Why.str();
+    return std::nullopt;
+  };
+  if (!V->isLocalVarDecl() || V->isStaticLocal() || !V->hasInit())
+    return No("is not an initialized local");
+  PointerAlias A;
+  A.Decl = DS;
+  A.Var = V;
+  readAliasInit(V->getInit(), A);
+  if (!A.Param || A.Param->getDeclContext() != Kernel ||
+      !A.Param->getType()->isPointerType())
+    return No("is not a pointer parameter plus an offset ('P + e' or "
+              "'&P[e]')");
+  std::string PName = "'" + A.Param->getNameAsString() + "'";
+  if (!Kernel->getASTContext().hasSameUnqualifiedType(
+          V->getType()->getPointeeType(), A.Param->getType()->getPointeeType()))
+    return No("points to another type than " + PName);
+  if (writtenVars(Kernel->getBody()).contains(A.Param))
+    return No("is an offset from " + PName + ", which the kernel changes");
+  DenseSet<const ValueDecl *> Written;
+  SmallPtrSet<const DeclRefExpr *, 8> Bases;
+  std::vector<const DeclRefExpr *> Refs;
+  for (const Stmt *S : Scope) {
+    for (const ValueDecl *D : writtenVars(S))
+      Written.insert(D);
+    subscriptBases(S, V, Bases);
+    collectRefs(S, V, Refs);
+  }
+  if (Written.contains(V))
+    return No("changes after its declaration (it is reassigned, stepped or "
+              "its address is taken)");
+  if (any_of(Refs, [&](const DeclRefExpr *R) { return !Bases.contains(R); }))
+    return No("is used other than as the base of '" + V->getName() +
+              "[i]' (passed on, compared or copied)");
+  for (const Expr *O : A.Offsets) {
+    if (offsetLoadOrEffect(O))
+      return No("is offset by a value that reads memory, calls a function or "
+                "writes");
+    if (std::string Why = badOffsetName(O, Written); !Why.empty())
+      return No("is offset by a value that uses " + Why);
+  }
+  return A;
+}
+
+void takeAliases(ArrayRef<const Stmt *> Stmts, size_t &At,
+                 const FunctionDecl *Kernel, std::vector<PointerAlias> &Out,
+                 std::string &WhyNot) {
+  WhyNot.clear();
+  for (; At < Stmts.size(); ++At) {
+    const auto *DS = dyn_cast<DeclStmt>(Stmts[At]);
+    if (!DS)
+      return;
+    auto A = pointerAlias(DS, Stmts.drop_front(At + 1), Kernel, WhyNot);
+    if (!A) {
+      const auto *V =
+          DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl()) : nullptr;
+      if (!V || !V->getType()->isPointerType())
+        WhyNot.clear();
+      return;
+    }
+    Out.push_back(std::move(*A));
+  }
+}
+
+const PointerAlias *aliasOf(const ArraySubscriptExpr *Access,
+                            ArrayRef<PointerAlias> Aliases) {
+  const auto *DR =
+      dyn_cast<DeclRefExpr>(Access->getBase()->IgnoreParenImpCasts());
+  for (const PointerAlias &A : Aliases)
+    if (DR && DR->getDecl() == A.Var)
+      return &A;
+  return nullptr;
+}
+
+std::optional<std::vector<std::pair<const ValueDecl *, std::string>>>
+inlinedAliases(const EditContext &Ctx, ArrayRef<PointerAlias> Aliases,
+               ArrayRef<std::pair<const ValueDecl *, std::string>> To) {
+  std::vector<std::pair<const ValueDecl *, std::string>> Out(To.begin(),
+                                                             To.end());
+  for (const PointerAlias &A : Aliases) {
+    auto Init = renamedText(Ctx, A.Var->getInit(), To, false);
+    if (!Init)
+      return std::nullopt;
+    Out.push_back({A.Var, "(" + *Init + ")"});
+  }
+  return Out;
+}
+
+std::string aliasUsedElsewhere(const Stmt *Body, ArrayRef<PointerAlias> Aliases,
+                               ArrayRef<const Stmt *> Allowed) {
+  for (const PointerAlias &A : Aliases) {
+    std::vector<const DeclRefExpr *> All, Inside;
+    collectRefs(Body, A.Var, All);
+    for (const Stmt *S : Allowed)
+      collectRefs(S, A.Var, Inside);
+    if (All.size() != Inside.size())
+      return "the pointer '" + A.Var->getNameAsString() +
+             "' is used outside the product and the code after the loop";
+  }
+  return "";
+}
+
+std::vector<const VarDecl *> instantiatedVars(const VarDecl *Var,
+                                              const FunctionDecl *Kernel) {
+  std::vector<const VarDecl *> Out;
+  std::function<const VarDecl *(const Stmt *)> Find =
+      [&](const Stmt *S) -> const VarDecl * {
+    if (!S)
+      return nullptr;
+    if (const auto *DS = dyn_cast<DeclStmt>(S))
+      for (const Decl *D : DS->decls())
+        if (const auto *V = dyn_cast<VarDecl>(D);
+            V && V->getLocation() == Var->getLocation())
+          return V;
+    for (const Stmt *C : S->children())
+      if (const VarDecl *V = Find(C))
+        return V;
+    return nullptr;
+  };
+  for (const FunctionDecl *Inst : templateInstantiations(Kernel))
+    Out.push_back(Find(Inst->getBody()));
+  return Out;
+}
+
+std::string dependentAccumulatorProblem(const VarDecl *Acc,
+                                        const FunctionDecl *Kernel) {
+  const ASTContext &AST = Kernel->getASTContext();
+  std::string Name = "the accumulator '" + Acc->getNameAsString() + "'";
+  std::vector<const FunctionDecl *> Insts = templateInstantiations(Kernel);
+  if (Insts.empty())
+    return Name + " has type '" + typeName(Acc->getType(), AST) +
+           "', which depends on template parameters, and the kernel is "
+           "never instantiated in this file";
+  std::vector<const VarDecl *> Vars = instantiatedVars(Acc, Kernel);
+  for (size_t I = 0; I < Insts.size(); ++I) {
+    std::string In = instantiationName(Insts[I]);
+    if (I >= Vars.size() || !Vars[I])
+      return Name + " is not found in " + In;
+    QualType T = Vars[I]->getType();
+    if (!T->isArithmeticType())
+      return Name + " has type '" + typeName(T, AST) + "' in " + In +
+             ", not an arithmetic type";
+  }
+  return "";
+}
+
 // Why long: one ordered list of the pattern's preconditions, each refusal
 // naming its reason; they share the partial match as locals.
 Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
@@ -180,9 +441,14 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
     if (Written.contains(V))
       return NotApplicable("the index '" + V->getName() + "' is written");
 
+  // Pointers into the operands may follow (`a = A + row * lda`).
+  std::string AliasWhy;
+  takeAliases(Stmts, At, FD, P.Aliases, AliasWhy);
   std::vector<const Stmt *> Inner(Stmts.begin() + At, Stmts.end());
-  const char *Shape = "the indices are not followed by 'acc = <init>; for "
+  std::string Shape = "the indices are not followed by 'acc = <init>; for "
                       "(k = 0; k < K; ++k) acc += A[...] * B[...]; <store>'";
+  if (!AliasWhy.empty())
+    Shape += ": " + AliasWhy;
   if (Inner.size() < 3)
     return NotApplicable(Shape);
   const auto *AccDS = dyn_cast<DeclStmt>(Inner[0]);
@@ -191,8 +457,12 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
               ? dyn_cast<VarDecl>(AccDS->getSingleDecl())
               : nullptr;
   if (!P.Acc || !P.Loop || !P.Acc->hasInit() || P.Acc->isStaticLocal() ||
-      !P.Acc->getType()->isArithmeticType())
+      !(P.Acc->getType()->isArithmeticType() ||
+        P.Acc->getType()->isDependentType()))
     return NotApplicable(Shape);
+  if (P.Acc->getType()->isDependentType())
+    if (std::string Why = dependentAccumulatorProblem(P.Acc, FD); !Why.empty())
+      return NotApplicable(Why);
   if (!threadVariance(P.Acc->getInit(), FD).uniform() ||
       mayHaveSideEffects(P.Acc->getInit(), Ctx.AST))
     return NotApplicable("the accumulator '" + P.Acc->getName() +
@@ -230,21 +500,32 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
         dyn_cast<ArraySubscriptExpr>(Side->IgnoreParenImpCasts());
     if (!Access)
       return NotApplicable("a factor of the product is not an array element");
+    // Through an alias `a = A + e`, `a[i]` reads A at e + i.
     const Expr *Idx = Access->getIdx(), *Base = Access->getBase();
-    if (indexLoadOrEffect(Idx) || !threadVariance(Base, FD).uniform() ||
-        hasLoadOrEffect(Base) || mentions(Access, P.Acc))
+    const PointerAlias *Alias = aliasOf(Access, P.Aliases);
+    SmallVector<const Expr *, 3> Parts{Idx};
+    if (Alias)
+      Parts.append(Alias->Offsets.begin(), Alias->Offsets.end());
+    if (any_of(Parts, indexLoadOrEffect) ||
+        (!Alias &&
+         (!threadVariance(Base, FD).uniform() || hasLoadOrEffect(Base))) ||
+        mentions(Access, P.Acc))
       return NotApplicable("a factor of the product is not a plain load at "
                            "an index computed from the indices and values "
                            "the same for every thread");
-    bool R = mentions(Idx, P.Row), C = mentions(Idx, P.Col);
+    auto Mentions = [&](const VarDecl *V) {
+      return any_of(Parts, [&](const Expr *X) { return mentions(X, V); });
+    };
+    bool R = Mentions(P.Row), C = Mentions(P.Col);
     if (!mentions(Idx, P.K) || R == C)
       return NotApplicable("a factor of the product does not depend on '" +
                            P.K->getName() + "' and exactly one of '" +
                            P.Row->getName() + "', '" + P.Col->getName() + "'");
     const VarDecl *Own = R ? P.Row : P.Col;
-    if (std::string V = nonUniformRef(Idx, {Own, P.K}, FD); !V.empty())
-      return NotApplicable("the index of a factor uses '" + V +
-                           "', which differs between threads");
+    for (const Expr *X : Parts)
+      if (std::string V = nonUniformRef(X, {Own, P.K}, FD); !V.empty())
+        return NotApplicable("the index of a factor uses '" + V +
+                             "', which differs between threads");
     Operand &O = R ? P.A : P.B;
     if (O.Access)
       return NotApplicable("both factors depend on '" +
@@ -255,6 +536,11 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
   }
   if (writtenVars(LB).contains(P.K))
     return NotApplicable("the loop body writes '" + P.K->getName() + "'");
+  std::vector<const Stmt *> Renamed{P.A.Access, P.B.Access};
+  Renamed.insert(Renamed.end(), P.Post.begin(), P.Post.end());
+  if (std::string Why = aliasUsedElsewhere(Body, P.Aliases, Renamed);
+      !Why.empty())
+    return NotApplicable(Why);
 
   // The rows move between threads: nothing else may read the thread's
   // coordinates or the block's shape.
@@ -382,16 +668,21 @@ Expected<tooling::Replacements> rewriteBlockProduct(const EditContext &Ctx,
               Ar = Fresh("ar"), Ak = Fresh("ak"), Bk = Fresh("bk"),
               Kk = Fresh("kk"), Bv = Fresh("b"), Rr = Fresh("r");
   std::string AccRef = AccR + "[" + I + "]";
-  auto ALoad = renamedText(Ctx, P.A.Access, {{P.Row, Ar}, {P.K, Ak}}, false);
-  auto BLoad = renamedText(Ctx, P.B.Access, {{P.K, Bk}}, false);
+  // The pointer aliases' declarations go: each use reads through the
+  // initializer, with the row renamed alike.
+  auto ATo = inlinedAliases(Ctx, P.Aliases, {{P.Row, Ar}, {P.K, Ak}});
+  auto BTo = inlinedAliases(Ctx, P.Aliases, {{P.K, Bk}});
+  auto PostTo = inlinedAliases(Ctx, P.Aliases, {{P.Row, Rr}, {P.Acc, AccRef}});
+  auto ALoad = ATo ? renamedText(Ctx, P.A.Access, *ATo, false) : std::nullopt;
+  auto BLoad = BTo ? renamedText(Ctx, P.B.Access, *BTo, false) : std::nullopt;
   auto Init = renamedText(Ctx, P.Acc->getInit(), {}, false);
-  if (!ALoad || !BLoad || !Init)
+  if (!ALoad || !BLoad || !Init || !PostTo)
     return reject(E, "internal",
                   "kernel '" + E.Target +
                       "': a part of the loop has no place in the file");
   std::string Post;
   for (const Stmt *S : P.Post) {
-    auto Text = renamedText(Ctx, S, {{P.Row, Rr}, {P.Acc, AccRef}}, true);
+    auto Text = renamedText(Ctx, S, *PostTo, true);
     auto Sp = wholeSpan(Ctx, S, true);
     if (!Text || !Sp)
       return reject(E, "internal",

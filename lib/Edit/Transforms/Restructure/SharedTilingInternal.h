@@ -2,7 +2,8 @@
 //
 // Private to the shared-tiling transform: the matmul shape and the transform
 // are in SharedTiling.cpp (its register tile in SharedTilingMicro.cpp), the
-// block-sized product in SharedTilingBlock.cpp, the 2D stencil shape in
+// block-sized product in SharedTilingBlock.cpp (with the products' pointer
+// aliases and template accumulators), the 2D stencil shape in
 // SharedTilingStencil.cpp (its rows in SharedTilingRows.cpp);
 // both read launches' blocks and loop bounds with the helpers below, as
 // vectorize-stencil (VectorizeStencil.cpp) reads its launches' blocks and
@@ -16,6 +17,7 @@
 #include "../TransformSupport.h"
 #include "clang/AST/Expr.h"
 #include "clang/Tooling/Core/Replacement.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 #include <array>
 #include <cstdint>
@@ -80,6 +82,67 @@ renamedText(const EditContext &Ctx, const clang::Stmt *S,
 /// The zero of an element type, as text (`0.0f`, `0.0`, `T(0)`).
 std::string zeroOf(clang::QualType T, llvm::StringRef Name);
 
+/// A local pointer that names a fixed place in a parameter array (an
+/// alias, SharedTilingBlock.cpp): `const float *a = A + (size_t)row * lda;`
+/// or `&A[e]`. Where it is one, `a[i]` reads `A[e + i]`: the products read
+/// its offsets as part of the index, and their rewrites put the
+/// initializer, parenthesized, where the pointer was (`(A + e)[i]`, the
+/// same pointer arithmetic), so that it may be moved or renamed.
+struct PointerAlias {
+  const clang::DeclStmt *Decl = nullptr;
+  const clang::VarDecl *Var = nullptr;
+  const clang::ParmVarDecl *Param = nullptr;
+  /// The integers added to the parameter (`e` of `A + e`; several in
+  /// `A + e1 + e2`).
+  llvm::SmallVector<const clang::Expr *, 2> Offsets;
+};
+/// \p DS as an alias of a pointer parameter of \p Kernel, with \p Scope
+/// the statements after it in its block: a single pointer local whose
+/// initializer is the parameter plus integer offsets (`P + e`, `e + P`,
+/// `P + e1 + e2`, `&P[e]`), its pointee the parameter's (qualifiers aside).
+/// The parameter is never written in the kernel; in \p Scope the pointer
+/// is only the base of subscripts (never reassigned, its address never
+/// taken, never passed on), and the offsets, without loads, calls or
+/// writes, name only integers, enumerators and template parameters that
+/// are not written. Nothing, with \p WhyNot set, otherwise.
+std::optional<PointerAlias>
+pointerAlias(const clang::DeclStmt *DS,
+             llvm::ArrayRef<const clang::Stmt *> Scope,
+             const clang::FunctionDecl *Kernel, std::string &WhyNot);
+/// The aliases \p Stmts (one block's statements) declares from \p At on;
+/// \p At moves past them. \p WhyNot says why the pointer declaration that
+/// ends them is not one (empty when that statement declares no pointer).
+void takeAliases(llvm::ArrayRef<const clang::Stmt *> Stmts, size_t &At,
+                 const clang::FunctionDecl *Kernel,
+                 std::vector<PointerAlias> &Out, std::string &WhyNot);
+/// The alias \p Access reads through (its base names it), or null.
+const PointerAlias *aliasOf(const clang::ArraySubscriptExpr *Access,
+                            llvm::ArrayRef<PointerAlias> Aliases);
+/// The renames that put each alias's initializer in place of the pointer,
+/// parenthesized, with \p To applied inside it; nothing when one has no
+/// place in the file. For renamedText.
+std::optional<std::vector<std::pair<const clang::ValueDecl *, std::string>>>
+inlinedAliases(
+    const EditContext &Ctx, llvm::ArrayRef<PointerAlias> Aliases,
+    llvm::ArrayRef<std::pair<const clang::ValueDecl *, std::string>> To);
+/// The refusal when an alias is named anywhere in \p Body but inside
+/// \p Allowed (the factors and the code after the loop, which the
+/// rewrites rename); empty when none is.
+std::string aliasUsedElsewhere(const clang::Stmt *Body,
+                               llvm::ArrayRef<PointerAlias> Aliases,
+                               llvm::ArrayRef<const clang::Stmt *> Allowed);
+
+/// The variable \p Var of a kernel template's pattern \p Kernel as each
+/// instantiation of it declares it (at the same place in the source), in
+/// the order of templateInstantiations(); empty when there is none.
+std::vector<const clang::VarDecl *>
+instantiatedVars(const clang::VarDecl *Var, const clang::FunctionDecl *Kernel);
+/// Why the accumulator \p Acc, whose type depends on template parameters,
+/// is not arithmetic in every instantiation of \p Kernel (or the kernel
+/// has none); empty when it is. Its declaration keeps the type as written.
+std::string dependentAccumulatorProblem(const clang::VarDecl *Acc,
+                                        const clang::FunctionDecl *Kernel);
+
 /// One factor of a product: the load and its element type.
 struct Operand {
   const clang::ArraySubscriptExpr *Access = nullptr;
@@ -97,6 +160,9 @@ struct MatmulPlan {
   const clang::ForStmt *Loop = nullptr;
   Operand A, B;
   std::vector<const clang::Stmt *> Post;
+  /// Pointer aliases between the indices and the accumulator (before or
+  /// after the guard).
+  std::vector<PointerAlias> Aliases;
   unsigned RegionBegin = 0, RegionEnd = 0;
   std::string Indent;
   Dim3 Block{0, 0, 0}; ///< the block every launch uses
@@ -119,6 +185,8 @@ struct BlockProductPlan {
   std::string KBound; ///< text, parenthesized
   Operand A, B;
   std::vector<const clang::Stmt *> Post;
+  /// Pointer aliases between the indices and the accumulator.
+  std::vector<PointerAlias> Aliases;
   unsigned RegionBegin = 0, RegionEnd = 0;
   std::string Indent;
   int64_t Tile = 0; ///< every launch's block is Tile x Tile

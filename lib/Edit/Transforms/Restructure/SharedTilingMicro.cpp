@@ -129,15 +129,23 @@ rewriteMicroTile(const EditContext &Ctx, const Edit &E, const MatmulPlan &P) {
   std::string ColType = typeName(P.Col->getType(), Ctx.AST);
   std::string AccType = typeName(Acc->getType(), Ctx.AST);
   // Element e of a step's A tile (128 rows x 8 k) is row e / 8, k e % 8;
-  // of its B tile (8 k x 128 columns) k e / 128, column e % 128.
-  auto ALoad =
-      renamedText(Ctx, P.A.Access, {{P.Row, ARowV}, {P.K, AkV}}, false);
-  auto BLoad = renamedText(Ctx, P.B.Access, {{P.K, BkV}, {P.Col, BcV}}, false);
+  // of its B tile (8 k x 128 columns) k e / 128, column e % 128. The
+  // pointer aliases' declarations go with the indices: each use reads
+  // through the initializer, renamed alike.
+  auto ATo = inlinedAliases(Ctx, P.Aliases, {{P.Row, ARowV}, {P.K, AkV}});
+  auto BTo = inlinedAliases(Ctx, P.Aliases, {{P.K, BkV}, {P.Col, BcV}});
+  auto PostTo = inlinedAliases(
+      Ctx, P.Aliases,
+      {{P.Row, R}, {P.Col, C}, {Acc, AccR + "[" + I + "][" + J + "]"}});
+  if (!ATo || !BTo || !PostTo)
+    return reject(E, "internal",
+                  "kernel '" + E.Target +
+                      "': a pointer's declaration has no place in the file");
+  auto ALoad = renamedText(Ctx, P.A.Access, *ATo, false);
+  auto BLoad = renamedText(Ctx, P.B.Access, *BTo, false);
   std::vector<std::string> Post;
   for (const Stmt *S : P.Post) {
-    auto T = renamedText(
-        Ctx, S,
-        {{P.Row, R}, {P.Col, C}, {Acc, AccR + "[" + I + "][" + J + "]"}}, true);
+    auto T = renamedText(Ctx, S, *PostTo, true);
     if (!T)
       return reject(E, "internal",
                     "kernel '" + E.Target +
