@@ -284,7 +284,8 @@ private:
   }
   bool OpSet = false;
 
-  Error matchLoop(const ForStmt *L, bool &Tail, std::optional<int64_t> &Start,
+  Error matchLoop(const Stmt *L, const Stmt *InitS, const Expr *Cond,
+                  bool &Tail, std::optional<int64_t> &Start,
                   std::string &StartText);
   Error matchTail(const Stmt *St);
   Error matchFinal(const IfStmt *If);

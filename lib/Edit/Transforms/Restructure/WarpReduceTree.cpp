@@ -57,25 +57,40 @@ const VarDecl *halvedVar(const Expr *Inc) {
   return nullptr;
 }
 
+/// The stride a tree loop halves: `for (...; ...; s >>= 1)`, or
+/// `while (...) { ...; s /= 2; }` with the halving last.
+const VarDecl *treeStride(const Stmt *X) {
+  if (const auto *F = dyn_cast<ForStmt>(X))
+    return halvedVar(F->getInc());
+  if (const auto *W = dyn_cast<WhileStmt>(X))
+    if (const auto *CS = dyn_cast<CompoundStmt>(W->getBody());
+        CS && CS->size() > 1)
+      return halvedVar(dyn_cast<Expr>(CS->body_back()));
+  return nullptr;
+}
+
 } // namespace
 
-Error TreeMatcher::matchLoop(const ForStmt *L, bool &Tail,
-                             std::optional<int64_t> &Start,
+Error TreeMatcher::matchLoop(const Stmt *L, const Stmt *InitS, const Expr *Cond,
+                             bool &Tail, std::optional<int64_t> &Start,
                              std::string &StartText) {
-  // Start: `int s = X` or `s = X`.
+  // Start: `int s = X` or `s = X` (in a for's header, or just before a
+  // while).
   const Expr *Init = nullptr;
-  if (const auto *DS = dyn_cast_or_null<DeclStmt>(L->getInit())) {
+  if (const auto *DS = dyn_cast_or_null<DeclStmt>(InitS)) {
     const auto *V =
         DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl()) : nullptr;
     if (V == S)
       Init = V->getInit();
-  } else if (auto B = binaryOf(L->getInit());
+  } else if (auto B = binaryOf(dyn_cast_or_null<Expr>(InitS));
              B && B->Op == BO_Assign && declOf(B->L) == S) {
     Init = B->R;
   }
   if (!Init)
     return no("the tree loop at " + at(L) + " does not start its stride '" +
-                  S->getName() + "' in its header",
+                  S->getName() + "' " +
+                  (isa<WhileStmt>(L) ? "in the statement just before it"
+                                     : "in its header"),
               L);
   StartText = text(Init);
   auto SB = binaryOf(stripCasts(Init));
@@ -110,7 +125,7 @@ Error TreeMatcher::matchLoop(const ForStmt *L, bool &Tail,
     }
   }
   // Stop: s > 0 (the whole tree) or s > 32 (a warp-synchronous tail).
-  auto C = binaryOf(L->getCond());
+  auto C = binaryOf(Cond);
   std::optional<int64_t> Bound;
   bool Ge = false;
   if (C && (C->Op == BO_GT || C->Op == BO_GE || C->Op == BO_NE) &&
@@ -130,8 +145,8 @@ Error TreeMatcher::matchLoop(const ForStmt *L, bool &Tail,
       *Last *= 2;
   }
   if (!Last || (*Last != 1 && *Last != 64))
-    return no("the tree loop's condition '" + text(L->getCond()) +
-                  "' is not '" + S->getName() + " > 0' (or '" + S->getName() +
+    return no("the tree loop's condition '" + text(Cond) + "' is not '" +
+                  S->getName() + " > 0' (or '" + S->getName() +
                   " > 32' followed by a warp-synchronous tail)",
               L);
   Tail = *Last == 64;
@@ -324,12 +339,10 @@ Expected<TreePlan> TreeMatcher::match() {
     return no("returns or jumps at " + at(J) +
                   ": every lane of a warp must reach the shuffles",
               J);
-  // The tree loop: the first top-level loop that halves a variable.
+  // The tree loop: the first top-level loop that halves a variable, in a
+  // for's increment or as the last statement of a while's body.
   auto Stmts = Body->body();
-  auto LoopIt = find_if(Stmts, [](const Stmt *X) {
-    const auto *F = dyn_cast<ForStmt>(X);
-    return F && halvedVar(F->getInc());
-  });
+  auto LoopIt = find_if(Stmts, [](const Stmt *X) { return treeStride(X); });
   if (LoopIt == Stmts.end()) {
     for (const Stmt *X : Stmts)
       if (isa<ForStmt, WhileStmt, DoStmt>(X) &&
@@ -340,14 +353,31 @@ Expected<TreePlan> TreeMatcher::match() {
     return no("no shared-memory tree loop 'for (... s = blockDim.x / 2; s > 0; "
               "s >>= 1)' at the top level of the kernel");
   }
-  const auto *Loop = cast<ForStmt>(*LoopIt);
-  S = halvedVar(Loop->getInc());
-  // The loop's body: `if (tid < s) <step>` and `__syncthreads();`.
+  const Stmt *Loop = *LoopIt;
+  S = treeStride(Loop);
+  // The loop's body: `if (tid < s) <step>` and `__syncthreads();` (and the
+  // halving, last, in a while).
+  const Stmt *LoopInit = nullptr;
+  const Expr *LoopCond = nullptr;
   std::vector<const Stmt *> LB;
-  if (const auto *CS = dyn_cast<CompoundStmt>(Loop->getBody()))
-    LB.assign(CS->body_begin(), CS->body_end());
-  else
-    LB.push_back(Loop->getBody());
+  if (const auto *F = dyn_cast<ForStmt>(Loop)) {
+    LoopInit = F->getInit();
+    LoopCond = F->getCond();
+    if (const auto *CS = dyn_cast<CompoundStmt>(F->getBody()))
+      LB.assign(CS->body_begin(), CS->body_end());
+    else
+      LB.push_back(F->getBody());
+  } else {
+    const auto *W = cast<WhileStmt>(Loop);
+    if (W->getConditionVariable())
+      return no("the tree loop at " + at(Loop) +
+                    " declares a variable in its condition",
+                Loop);
+    LoopInit = LoopIt != Stmts.begin() ? *(LoopIt - 1) : nullptr;
+    LoopCond = W->getCond();
+    const auto *CS = cast<CompoundStmt>(W->getBody());
+    LB.assign(CS->body_begin(), CS->body_end() - 1);
+  }
   const IfStmt *Guard = nullptr;
   bool Sync = false, Other = false;
   for (const Stmt *X : LB) {
@@ -426,7 +456,7 @@ Expected<TreePlan> TreeMatcher::match() {
   bool Tail = false;
   std::optional<int64_t> Start;
   std::string StartText;
-  if (Error Err = matchLoop(Loop, Tail, Start, StartText))
+  if (Error Err = matchLoop(Loop, LoopInit, LoopCond, Tail, Start, StartText))
     return std::move(Err);
 
   // The element type.
@@ -602,7 +632,8 @@ Expected<TreePlan> TreeMatcher::match() {
       return std::move(Err);
     ++AfterIt;
   }
-  auto LR = span(Loop, true);
+  // A while's start goes with it: the statement just before.
+  auto LR = span(isa<WhileStmt>(Loop) ? LoopInit : Loop, true);
   auto TR = span(*(AfterIt - 1), true);
   if (!LR || !TR)
     return no("the tree loop at " + at(Loop) + " starts or ends inside a macro",
@@ -664,6 +695,8 @@ Expected<TreePlan> TreeMatcher::match() {
 
   if (E.getBool("grid_stride").value_or(false)) {
     std::vector<const Stmt *> TreeStmts = {*DeclIt, Store, PreSync, Loop};
+    if (isa<WhileStmt>(Loop))
+      TreeStmts.push_back(LoopInit);
     if (Tail)
       TreeStmts.push_back(*(AfterIt - 1));
     if (Error Err =
