@@ -10,6 +10,22 @@ using namespace optiml::testing_catalog;
 
 namespace {
 
+/// The initializer of local \p Var in kernel `k`.
+const clang::Expr *initOf(const Input &In, llvm::StringRef Var) {
+  const clang::FunctionDecl *FD =
+      findKernelDecl(In.TU.AST->getASTContext(), "k");
+  if (!FD || !FD->getBody())
+    return nullptr;
+  for (const clang::Stmt *S :
+       llvm::cast<clang::CompoundStmt>(FD->getBody())->body())
+    if (const auto *DS = llvm::dyn_cast<clang::DeclStmt>(S))
+      for (const clang::Decl *D : DS->decls())
+        if (const auto *V = llvm::dyn_cast<clang::VarDecl>(D);
+            V && V->getName() == Var)
+          return V->getInit();
+  return nullptr;
+}
+
 /// Whether the initializer of local \p Var in kernel `k` may have effects.
 std::optional<bool> initEffects(const Input &In, llvm::StringRef Var) {
   const clang::FunctionDecl *FD =
@@ -83,6 +99,48 @@ __global__ void k(float *p, int *c, float a) {
   ASSERT_TRUE(In.Ctx);
   EXPECT_EQ(initEffects(In, "s"), true);
   EXPECT_EQ(initEffects(In, "t"), true);
+}
+
+TEST(SideEffectsTest, IndexHelpersAndMemory) {
+  Input In(R"(
+__device__ inline int at(int x, int y, int w) { return y * w + x; }
+__device__ int twostep(int x) { int t = x; return t; }
+__device__ int hits;
+__device__ int counted(int x) { return x + hits++; }
+struct S { __device__ int get(int x) const { return x; } };
+__global__ void k(const float *p, int n, S s) {
+  int x = threadIdx.x;
+  int h0 = at(x, 1, n);
+  int h1 = twostep(x);
+  int h2 = counted(x);
+  int h3 = s.get(x);
+  int m0 = at(x - 1, 2, n) * 2 + __builtin_fabsf(n);
+  float m1 = p[at(x, 0, n)];
+  int m2 = *&n;
+  int m3 = counted(x);
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  const clang::ASTContext &AST = In.TU.AST->getASTContext();
+  auto Helper = [&](llvm::StringRef Var) -> std::string {
+    const auto *C = llvm::dyn_cast_or_null<clang::CallExpr>(
+        initOf(In, Var) ? initOf(In, Var)->IgnoreParenImpCasts() : nullptr);
+    const clang::FunctionDecl *FD = nullptr;
+    const clang::Expr *R = C ? indexHelperReturn(C, AST, FD) : nullptr;
+    return R && FD ? FD->getNameAsString() : "";
+  };
+  // One `return <expr>;` that changes nothing: a helper; a body with more
+  // statements, an effect or a member function: not.
+  EXPECT_EQ(Helper("h0"), "at");
+  EXPECT_EQ(Helper("h1"), "");
+  EXPECT_EQ(Helper("h2"), "");
+  EXPECT_EQ(Helper("h3"), "");
+  // Calls to pure functions compute; subscripts, '*' and '&', calls with
+  // effects read or write.
+  EXPECT_FALSE(readsOrWritesMemory(initOf(In, "m0"), AST));
+  EXPECT_TRUE(readsOrWritesMemory(initOf(In, "m1"), AST));
+  EXPECT_TRUE(readsOrWritesMemory(initOf(In, "m2"), AST));
+  EXPECT_TRUE(readsOrWritesMemory(initOf(In, "m3"), AST));
 }
 
 } // namespace

@@ -191,4 +191,43 @@ bool isPureFunction(const FunctionDecl *FD, const ASTContext &AST) {
   return Analysis(AST).pureCallee(FD, 0);
 }
 
+const Expr *indexHelperReturn(const CallExpr *C, const ASTContext &AST,
+                              const FunctionDecl *&FD) {
+  FD = C->getDirectCallee();
+  if (!FD || FD->isVariadic() || C->getNumArgs() != FD->getNumParams() ||
+      isa<CXXOperatorCallExpr, CXXMemberCallExpr>(C))
+    return nullptr;
+  const FunctionDecl *Def = nullptr;
+  if (!FD->hasBody(Def) || !isPureFunction(Def, AST))
+    return nullptr;
+  FD = Def;
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(Def->getBody());
+  const auto *Ret = Body && Body->size() == 1
+                        ? dyn_cast<ReturnStmt>(Body->body_front())
+                        : nullptr;
+  return Ret ? Ret->getRetValue() : nullptr;
+}
+
+bool readsOrWritesMemory(const Stmt *S, const ASTContext &AST) {
+  if (!S)
+    return false;
+  if (const auto *C = dyn_cast<CallExpr>(S)) {
+    const FunctionDecl *FD = C->getDirectCallee();
+    if (!FD || isa<CXXMemberCallExpr>(C) || !isPureFunction(FD, AST))
+      return true;
+  } else if (isa<ArraySubscriptExpr, MemberExpr>(S)) {
+    return true;
+  }
+  if (const auto *U = dyn_cast<UnaryOperator>(S))
+    if (U->getOpcode() == UO_Deref || U->isIncrementDecrementOp() ||
+        U->getOpcode() == UO_AddrOf)
+      return true;
+  if (const auto *B = dyn_cast<BinaryOperator>(S); B && B->isAssignmentOp())
+    return true;
+  for (const Stmt *Child : S->children())
+    if (readsOrWritesMemory(Child, AST))
+      return true;
+  return false;
+}
+
 } // namespace optiml

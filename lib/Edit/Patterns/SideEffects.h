@@ -29,8 +29,10 @@
 
 namespace clang {
 class ASTContext;
+class CallExpr;
 class Expr;
 class FunctionDecl;
+class Stmt;
 } // namespace clang
 
 namespace optiml {
@@ -42,6 +44,19 @@ bool mayHaveSideEffects(const clang::Expr *E, const clang::ASTContext &AST);
 /// Whether a call to \p FD changes nothing but the callee's own locals.
 bool isPureFunction(const clang::FunctionDecl *FD,
                     const clang::ASTContext &AST);
+
+/// The expression an index helper's call returns: the callee's definition
+/// (put in \p FD) is `return <expr>;` alone and changes nothing
+/// (`__device__ size_t idx(int x, int y, int w) { return (size_t)y * w + x;
+/// }`); null otherwise (operators and member functions included).
+const clang::Expr *indexHelperReturn(const clang::CallExpr *C,
+                                     const clang::ASTContext &AST,
+                                     const clang::FunctionDecl *&FD);
+
+/// Whether \p S reads memory (subscripts, `*`, members), writes anything,
+/// takes an address, or calls a function that is not pure; calls to pure
+/// functions (index helpers, math) are computations.
+bool readsOrWritesMemory(const clang::Stmt *S, const clang::ASTContext &AST);
 
 } // namespace optiml
 

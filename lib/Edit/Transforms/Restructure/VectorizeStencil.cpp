@@ -50,6 +50,7 @@ namespace {
 /// One read of the stored value: Array[Key + Lit].
 struct StencilLoad {
   const ArraySubscriptExpr *E = nullptr;
+  const Expr *At = nullptr; ///< what the rewrite replaces: E, or a local's name
   unsigned Row = 0;
   int64_t Lit = 0;
 };
@@ -70,12 +71,15 @@ struct Plan {
   const IfStmt *Guard = nullptr;
   bool EarlyReturn = false;
   std::vector<const Stmt *> Inner; ///< the guarded declarations
+  /// Guarded locals that hold one read (`const float up = in[c - n];`).
+  DenseMap<const VarDecl *, const ArraySubscriptExpr *> LoadLocals;
   const BinaryOperator *Store = nullptr;
   std::vector<StencilLoad> Loads;
   std::vector<LoadRow> Rows;
   std::string OutVec;
   int64_t Width = 4, VecBytes = 16;
-  const Expr *Bound = nullptr; ///< x < Bound (- k)
+  const Expr *Bound = nullptr; ///< x < Bound (- k), or x <= Bound
+  bool BoundInclusive = false; ///< the guard is x <= Bound
   unsigned RegionBegin = 0, RegionEnd = 0;
   /// Texts and places the rewrite reuses, found while analyzing.
   SourceSpan XSpan;
@@ -121,16 +125,48 @@ bool mentionsAny(const Stmt *S, const DenseSet<const ValueDecl *> &D) {
   return any_of(D, [&](const ValueDecl *V) { return mentions(S, V); });
 }
 
-/// How much \p E grows when x grows by one (locals followed to their
-/// initializers), or nothing when that is not a constant.
 std::optional<int64_t> xSlope(const Expr *E, const VarDecl *X,
                               const DenseSet<const ValueDecl *> &Dep,
-                              const ASTContext &AST, unsigned Depth = 0) {
+                              const ASTContext &AST, unsigned Depth = 0);
+
+/// How much a call to an index helper grows when x grows by one: each
+/// argument's growth times the helper's slope in that parameter.
+std::optional<int64_t> callSlope(const CallExpr *C, const VarDecl *X,
+                                 const DenseSet<const ValueDecl *> &Dep,
+                                 const ASTContext &AST, unsigned Depth) {
+  const FunctionDecl *FD = nullptr;
+  const Expr *R = indexHelperReturn(C, AST, FD);
+  if (!R)
+    return std::nullopt;
+  int64_t S = 0;
+  for (unsigned I = 0; I < C->getNumArgs(); ++I) {
+    auto A = xSlope(C->getArg(I), X, Dep, AST, Depth + 1);
+    if (!A)
+      return std::nullopt;
+    if (*A == 0)
+      continue;
+    const ParmVarDecl *Pm = FD->getParamDecl(I);
+    auto PS = xSlope(R, Pm, DenseSet<const ValueDecl *>{Pm}, AST, Depth + 1);
+    if (!PS)
+      return std::nullopt;
+    S += *PS * *A;
+  }
+  return S;
+}
+
+/// How much \p E grows when x grows by one (locals followed to their
+/// initializers, index helpers to what they return), or nothing when that
+/// is not a constant.
+std::optional<int64_t> xSlope(const Expr *E, const VarDecl *X,
+                              const DenseSet<const ValueDecl *> &Dep,
+                              const ASTContext &AST, unsigned Depth) {
   if (Depth > 16)
     return std::nullopt;
   E = stripCasts(E);
   if (!mentionsAny(E, Dep))
     return 0;
+  if (const auto *C = dyn_cast<CallExpr>(E))
+    return callSlope(C, X, Dep, AST, Depth);
   if (const auto *DR = dyn_cast<DeclRefExpr>(E)) {
     if (DR->getDecl() == X)
       return 1;
@@ -166,18 +202,56 @@ std::optional<int64_t> xSlope(const Expr *E, const VarDecl *X,
 
 /// \p E as a sum: its integer constants added into \p Lit, the other terms
 /// (with their signs) appended to \p Terms. False when a term has no text.
+/// An index helper's call is one term, the constant of its one argument
+/// that depends on x moved out: `idx(x - 1, y, w)` is `idx(x, y, w) - 1`
+/// when idx grows by one with that parameter.
 bool sumTerms(const EditContext &Ctx, const Expr *E, int Sign, int64_t &Lit,
-              std::vector<std::pair<int, std::string>> &Terms) {
+              std::vector<std::pair<int, std::string>> &Terms,
+              const DenseSet<const ValueDecl *> &Dep) {
   E = E->IgnoreParenImpCasts();
   if (const auto *B = dyn_cast<BinaryOperator>(E);
       B && (B->getOpcode() == BO_Add || B->getOpcode() == BO_Sub))
-    return sumTerms(Ctx, B->getLHS(), Sign, Lit, Terms) &&
+    return sumTerms(Ctx, B->getLHS(), Sign, Lit, Terms, Dep) &&
            sumTerms(Ctx, B->getRHS(), B->getOpcode() == BO_Sub ? -Sign : Sign,
-                    Lit, Terms);
+                    Lit, Terms, Dep);
   if (auto C = integerConstantValue(E, Ctx.AST)) {
     Lit += Sign * *C;
     return true;
   }
+  if (const auto *C = dyn_cast<CallExpr>(stripCasts(E)))
+    if (const FunctionDecl *FD = nullptr;
+        const Expr *R = indexHelperReturn(C, Ctx.AST, FD)) {
+      std::optional<unsigned> K;
+      for (unsigned I = 0; I < C->getNumArgs(); ++I)
+        if (mentionsAny(C->getArg(I), Dep)) {
+          if (K)
+            return false;
+          K = I;
+        }
+      const ParmVarDecl *Pm = K ? FD->getParamDecl(*K) : nullptr;
+      auto PS = Pm ? xSlope(R, Pm, DenseSet<const ValueDecl *>{Pm}, Ctx.AST)
+                   : std::nullopt;
+      auto CallSpan = looseExprSpan(Ctx, E);
+      auto ArgSpan = K ? looseExprSpan(Ctx, C->getArg(*K)) : std::nullopt;
+      if (PS && CallSpan && ArgSpan) {
+        int64_t ArgLit = 0;
+        std::vector<std::pair<int, std::string>> ArgTerms;
+        if (!sumTerms(Ctx, C->getArg(*K), 1, ArgLit, ArgTerms, Dep) ||
+            ArgTerms.empty())
+          return false;
+        std::string Arg;
+        for (auto &[S, T] : ArgTerms)
+          Arg += Arg.empty() ? (S < 0 ? "-" + parenthesize(T) : T)
+                             : (S < 0 ? " - " : " + ") + parenthesize(T);
+        Lit += Sign * *PS * ArgLit;
+        StringRef Code(Ctx.Code);
+        Terms.push_back(
+            {Sign, (Code.slice(CallSpan->Begin.Offset, ArgSpan->Begin.Offset) +
+                    Arg + Code.slice(ArgSpan->End.Offset, CallSpan->End.Offset))
+                       .str()});
+        return true;
+      }
+    }
   std::string T = looseExprText(Ctx, E);
   if (T.empty())
     return false;
@@ -339,7 +413,22 @@ Error VectorizeStencil::shape(const EditContext &Ctx, const Edit &E,
       const Expr *L = Upper(B->getLHS());
       return L ? L : Upper(B->getRHS());
     }
-    return sharedtiling::boundOf(C, P.X, !P.EarlyReturn);
+    if (const Expr *B = sharedtiling::boundOf(C, P.X, !P.EarlyReturn))
+      return B;
+    // `x <= e` (`if (x > e) return;`): x below e + 1.
+    const auto *B = dyn_cast<BinaryOperator>(C);
+    if (!B)
+      return static_cast<const Expr *>(nullptr);
+    BinaryOperatorKind Op = B->getOpcode();
+    bool Guarded = !P.EarlyReturn;
+    const Expr *Bound = nullptr;
+    if (refersTo(B->getLHS(), P.X) && Op == (Guarded ? BO_LE : BO_GT))
+      Bound = B->getRHS();
+    else if (refersTo(B->getRHS(), P.X) && Op == (Guarded ? BO_GE : BO_LT))
+      Bound = B->getLHS();
+    if (Bound)
+      P.BoundInclusive = true;
+    return Bound;
   };
   P.Bound = Upper(Cond);
   if (!P.Bound)
@@ -351,6 +440,8 @@ Error VectorizeStencil::shape(const EditContext &Ctx, const Edit &E,
     if (const Stmt *J = firstJump(S))
       return NotApplicable("'" + stmtText(Ctx, J) +
                            "' leaves the guarded code");
+  // Guarded declarations compute without memory, or each holds one read
+  // that only the stored value uses (`const float up = in[c - n];`).
   for (size_t I = 0; I + 1 < P.Inner.size(); ++I) {
     const auto *DS = dyn_cast<DeclStmt>(P.Inner[I]);
     if (!DS)
@@ -358,12 +449,35 @@ Error VectorizeStencil::shape(const EditContext &Ctx, const Edit &E,
                            " is neither a declaration nor the one store");
     for (const Decl *D : DS->decls()) {
       const auto *V = dyn_cast<VarDecl>(D);
-      if (!V || (V->hasInit() && (sharedtiling::hasLoadOrEffect(V->getInit()) ||
-                                  mayHaveSideEffects(V->getInit(), Ctx.AST))))
+      const Expr *Init = V && V->hasInit() ? V->getInit() : nullptr;
+      const auto *Load =
+          Init ? dyn_cast<ArraySubscriptExpr>(stripCasts(Init)) : nullptr;
+      if (Load && DS->isSingleDecl() && V->getType()->isArithmeticType() &&
+          !V->getType()->isReferenceType() &&
+          !readsOrWritesMemory(Load->getIdx(), Ctx.AST)) {
+        P.LoadLocals[V] = Load;
+        continue;
+      }
+      if (!V || (Init && (readsOrWritesMemory(Init, Ctx.AST) ||
+                          mayHaveSideEffects(Init, Ctx.AST))))
         return NotApplicable("the declaration '" + stmtText(Ctx, DS) +
                              "' reads memory or has side effects");
     }
   }
+  // The local a guarded declaration holds a read in, if it does.
+  auto LoadLocal = [&](const Stmt *S) -> const VarDecl * {
+    const auto *DS = cast<DeclStmt>(S);
+    const auto *V =
+        DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl()) : nullptr;
+    return V && P.LoadLocals.count(V) ? V : nullptr;
+  };
+  for (size_t I = 0; I + 1 < P.Inner.size(); ++I)
+    for (size_t J = 0; J < I; ++J)
+      if (const VarDecl *V = LoadLocal(P.Inner[J]);
+          V && mentions(P.Inner[I], V))
+        return NotApplicable("'" + V->getName() + "' (a read) is used by '" +
+                             stmtText(Ctx, P.Inner[I]) +
+                             "'; only the stored value may use it");
   const auto *Assign = dyn_cast<BinaryOperator>(P.Inner.back());
   if (!Assign || Assign->getOpcode() != BO_Assign ||
       !isa<ArraySubscriptExpr>(Assign->getLHS()->IgnoreParens()))
@@ -415,6 +529,19 @@ Error VectorizeStencil::loads(const EditContext &Ctx, const Edit &E, Plan &P,
   const Expr *V = P.Store->getRHS();
   if (mayHaveSideEffects(V, Ctx.AST))
     return NotApplicable("the stored value has side effects");
+  // A local holding a read stands for that read in the value, never in an
+  // index (its read is not made for the first point alone).
+  auto LoadLocalIn = [&](const Stmt *S) -> const VarDecl * {
+    for (const Stmt *I : P.Inner)
+      if (const auto *DS = dyn_cast<DeclStmt>(I); DS && DS->isSingleDecl())
+        if (const auto *L = dyn_cast<VarDecl>(DS->getSingleDecl());
+            L && P.LoadLocals.count(L) && mentions(S, L))
+          return L;
+    return nullptr;
+  };
+  if (const VarDecl *L = LoadLocalIn(Lhs->getIdx()))
+    return NotApplicable("'" + L->getName() +
+                         "' (a read) is used in the store's index");
   std::map<std::pair<const ValueDecl *, std::string>, unsigned> RowOf;
   std::string Problem;
   std::function<void(const Stmt *)> Walk = [&](const Stmt *S) {
@@ -430,16 +557,25 @@ Error VectorizeStencil::loads(const EditContext &Ctx, const Edit &E, Plan &P,
       Problem = "the stored value reads through '*'";
       return;
     }
-    if (const auto *DR = dyn_cast<DeclRefExpr>(S);
-        DR && Dep.contains(DR->getDecl())) {
-      Problem = "the stored value uses '" + DR->getDecl()->getName().str() +
-                "' outside an index";
-      return;
-    }
+    const Expr *At = dyn_cast<Expr>(S);
     const auto *A = dyn_cast<ArraySubscriptExpr>(S);
+    if (const auto *DR = dyn_cast<DeclRefExpr>(S)) {
+      if (const auto *V = dyn_cast<VarDecl>(DR->getDecl());
+          V && P.LoadLocals.count(V)) {
+        A = P.LoadLocals.lookup(V);
+      } else if (Dep.contains(DR->getDecl())) {
+        Problem = "the stored value uses '" + DR->getDecl()->getName().str() +
+                  "' outside an index";
+        return;
+      }
+    }
     if (!A) {
       for (const Stmt *C : S->children())
         Walk(C);
+      return;
+    }
+    if (const VarDecl *L = LoadLocalIn(A->getIdx())) {
+      Problem = "'" + L->getName().str() + "' (a read) is used in an index";
       return;
     }
     const ValueDecl *Arr = declOf(A->getBase());
@@ -458,7 +594,7 @@ Error VectorizeStencil::loads(const EditContext &Ctx, const Edit &E, Plan &P,
     }
     int64_t Lit = 0;
     std::vector<std::pair<int, std::string>> Terms;
-    if (!sumTerms(Ctx, A->getIdx(), 1, Lit, Terms) || Terms.empty() ||
+    if (!sumTerms(Ctx, A->getIdx(), 1, Lit, Terms, Dep) || Terms.empty() ||
         looseExprText(Ctx, A).empty()) {
       Problem = "a read is written through a macro";
       return;
@@ -487,7 +623,7 @@ Error VectorizeStencil::loads(const EditContext &Ctx, const Edit &E, Plan &P,
       P.Rows.push_back(R);
     }
     P.Rows[It->second].Lits.insert(Lit);
-    P.Loads.push_back({A, It->second, Lit});
+    P.Loads.push_back({A, At, It->second, Lit});
   };
   Walk(V);
   if (!Problem.empty())
@@ -505,12 +641,24 @@ Error VectorizeStencil::launches(const EditContext &Ctx, const Edit &E,
   if (K.Launches.empty())
     return reject(E, "not-applicable",
                   "kernel '" + E.Target + "' is never launched in this file");
-  // The bound at a launch: `x < n - 1` needs no more than `x < n`.
+  // The bound at a launch: `x < n - 1` (and `x <= n - 2`) needs no more
+  // than `x < n`.
   const Expr *B = P.Bound->IgnoreParenImpCasts();
+  int64_t Less = -1;
   if (const auto *Sub = dyn_cast<BinaryOperator>(B);
-      Sub && Sub->getOpcode() == BO_Sub &&
-      intValue(Sub->getRHS()->IgnoreParenImpCasts(), Ctx.AST).value_or(-1) >= 0)
-    B = Sub->getLHS()->IgnoreParenImpCasts();
+      Sub && Sub->getOpcode() == BO_Sub) {
+    Less = intValue(Sub->getRHS()->IgnoreParenImpCasts(), Ctx.AST).value_or(-1);
+    if (Less >= 0)
+      B = Sub->getLHS()->IgnoreParenImpCasts();
+  }
+  if (P.BoundInclusive && Less < 1)
+    return reject(E, "not-applicable",
+                  "kernel '" + E.Target + "': the guard lets '" +
+                      P.X->getName() + "' reach '" +
+                      looseExprText(Ctx, P.Bound) +
+                      "' itself; the grids are shown to cover the points "
+                      "below a bound 'n' with 'x <= n - k' (k >= 1) or "
+                      "'x < n - k'");
   for (const LaunchSite &L : K.Launches) {
     auto NotApplicable = [&](const Twine &Why) {
       return reject(E, "not-applicable",
@@ -586,9 +734,9 @@ Error VectorizeStencil::places(const EditContext &Ctx, const Edit &E,
   P.ValueBegin = V->Begin.Offset;
   P.ValueEnd = V->End.Offset;
   for (const StencilLoad &L : P.Loads) {
-    auto S = looseExprSpan(Ctx, L.E);
+    auto S = looseExprSpan(Ctx, L.At);
     if (!S || S->Begin.Offset < P.ValueBegin || S->End.Offset > P.ValueEnd)
-      return NoPlace("'" + looseExprText(Ctx, L.E) + "'");
+      return NoPlace("'" + looseExprText(Ctx, L.At) + "'");
   }
   if (P.EarlyReturn) {
     P.Return = looseStmtSpan(Ctx, P.Guard->getThen());
@@ -596,6 +744,11 @@ Error VectorizeStencil::places(const EditContext &Ctx, const Edit &E,
       return NoPlace("the early return");
   }
   for (size_t I = 0; I + 1 < P.Inner.size(); ++I) {
+    // The reads held in locals are taken from the vectors instead.
+    if (const auto *DS = cast<DeclStmt>(P.Inner[I]);
+        DS->isSingleDecl() && isa<VarDecl>(DS->getSingleDecl()) &&
+        P.LoadLocals.count(cast<VarDecl>(DS->getSingleDecl())))
+      continue;
     auto S = looseStmtSpan(Ctx, P.Inner[I]);
     if (!S)
       return NoPlace("'" + stmtText(Ctx, P.Inner[I]) + "'");
@@ -735,7 +888,7 @@ VectorizeStencil::rewrite(const EditContext &Ctx, const Edit &E,
   for (int64_t L = 0; L < P.Width; ++L) {
     std::vector<TextEdit> Edits;
     for (const StencilLoad &Ld : P.Loads) {
-      auto S = looseExprSpan(Ctx, Ld.E); // checked by places()
+      auto S = looseExprSpan(Ctx, Ld.At); // checked by places()
       Edits.push_back({S->Begin.Offset, S->End.Offset - S->Begin.Offset,
                        Reg[Ld.Row].at(Ld.Lit + L)});
     }
