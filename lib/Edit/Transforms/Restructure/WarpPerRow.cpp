@@ -402,6 +402,22 @@ RowLength rowLength(const EditContext &Ctx, const Plan &P, const InnerLoop &L) {
 }
 
 /// Reads `a[j]` in \p S, with `a` a variable and `j` the loop variable.
+std::optional<const clang::VarDecl *>
+rowOffset(const clang::ArraySubscriptExpr *A, const clang::VarDecl *J) {
+  const clang::Expr *Idx = A->getIdx()->IgnoreParenImpCasts();
+  if (referencedDecl(Idx) == J)
+    return nullptr;
+  const auto *B = dyn_cast<clang::BinaryOperator>(Idx);
+  if (!B || B->getOpcode() != clang::BO_Add)
+    return std::nullopt;
+  const clang::ValueDecl *L = referencedDecl(B->getLHS()),
+                         *R = referencedDecl(B->getRHS());
+  const auto *Other = dyn_cast_or_null<clang::VarDecl>(L == J ? R : L);
+  if ((L == J) == (R == J) || !Other)
+    return std::nullopt;
+  return Other;
+}
+
 std::vector<const clang::ArraySubscriptExpr *>
 rowReads(const clang::Stmt *S, const clang::VarDecl *J) {
   std::vector<const clang::ArraySubscriptExpr *> Out;
@@ -409,7 +425,7 @@ rowReads(const clang::Stmt *S, const clang::VarDecl *J) {
     if (!N)
       return;
     if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(N))
-      if (declOf(A->getIdx()) == J && declOf(A->getBase()) &&
+      if (rowOffset(A, J) && declOf(A->getBase()) &&
           isa<clang::VarDecl>(declOf(A->getBase())))
         Out.push_back(A);
     for (const clang::Stmt *C : N->children())

@@ -74,6 +74,9 @@ struct CachedArray {
   const clang::ValueDecl *Array = nullptr;
   std::string ElemType;
   std::string Name; ///< the register array
+  /// `base` when the passes read `a[base + j]`: the row's offset, the same
+  /// variable in every pass and never written.
+  const clang::VarDecl *Offset = nullptr;
 };
 
 /// The largest row length a loop can run, when every launch (or template
@@ -119,6 +122,9 @@ constexpr int64_t MaxValuesPerLane = 64;
 
 bool isZero(const clang::Expr *E, const clang::ASTContext &AST, int One);
 std::vector<const clang::Stmt *> bodyStmts(const clang::Stmt *Body);
+/// \p D is declared inside \p S.
+bool declaredIn(const clang::ValueDecl *D, const clang::Stmt *S,
+                const EditContext &Ctx);
 /// The text of \p S as written, also when it begins or ends in a macro
 /// expansion (`j < COLS`).
 std::string writtenText(const EditContext &Ctx, const clang::Stmt *S);
@@ -126,9 +132,14 @@ std::string writtenText(const EditContext &Ctx, const clang::Stmt *S);
 /// constant and its end is a constant, a template parameter, or a kernel
 /// parameter that every launch passes as a constant.
 RowLength rowLength(const EditContext &Ctx, const Plan &P, const InnerLoop &L);
-/// Reads `a[j]` in \p S, with `a` a variable and `j` the loop variable.
+/// Reads `a[j]` (or `a[base + j]`) in \p S, with `a` a variable and `j`
+/// the loop variable.
 std::vector<const clang::ArraySubscriptExpr *>
 rowReads(const clang::Stmt *S, const clang::VarDecl *J);
+/// How \p A reads at the element \p J: null for `a[j]`, the variable
+/// `base` for `a[base + j]` or `a[j + base]`; nothing otherwise.
+std::optional<const clang::VarDecl *>
+rowOffset(const clang::ArraySubscriptExpr *A, const clang::VarDecl *J);
 int64_t nextPowerOfTwo(int64_t V);
 
 class WarpPerRow : public PlannedTransform<Plan> {

@@ -235,7 +235,9 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
         for (const CachedArray &C : P.Cached) {
           Load += C.ElemType + " " + C.Name + "[" + PerLane + "];\n" + In;
           Steps.push_back(C.Name + "[" + K + "] = " + C.Array->getName().str() +
-                          "[" + L.Var->getName().str() + "];");
+                          "[" +
+                          (C.Offset ? C.Offset->getName().str() + " + " : "") +
+                          L.Var->getName().str() + "];");
         }
         Load += "#pragma unroll\n" + In + RegisterHeader(L) + " ";
         Load += Steps.size() == 1 ? Steps[0] : "{ " + join(Steps, " ") + " }";

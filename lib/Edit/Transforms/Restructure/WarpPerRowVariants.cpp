@@ -22,6 +22,7 @@
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/STLExtras.h"
 #include <functional>
+#include <set>
 
 using namespace llvm;
 using clang::dyn_cast;
@@ -45,12 +46,29 @@ Error WarpPerRow::planRegisters(const EditContext &Ctx, const Edit &E,
   };
   std::vector<const clang::ValueDecl *> Arrays;
   std::map<const clang::ValueDecl *, std::vector<size_t>> Passes;
+  // Each array's offset (`base` in `a[base + j]`): one variable for all its
+  // reads, never written in the item's body; else the array stays in
+  // memory (Mixed).
+  std::map<const clang::ValueDecl *, const clang::VarDecl *> Offsets;
+  std::set<const clang::ValueDecl *> Mixed;
   for (size_t I = 0; I < P.Loops.size(); ++I)
     for (const clang::ArraySubscriptExpr *A :
          rowReads(P.Loops[I].body(), P.Loops[I].Var)) {
+      const clang::ValueDecl *D = declOf(A->getBase());
+      const clang::VarDecl *Off = *rowOffset(A, P.Loops[I].Var);
+      auto [It, New] = Offsets.try_emplace(D, Off);
+      if (It->second != Off ||
+          (Off && (llvm::any_of(P.Loops,
+                                [&](const InnerLoop &L) {
+                                  return L.Var == Off ||
+                                         declaredIn(Off, L.For, Ctx);
+                                }) ||
+                   llvm::any_of(P.Item.Body, [&](const clang::Stmt *S) {
+                     return llvm::is_contained(writtenDecls(S), Off);
+                   }))))
+        Mixed.insert(D);
       if (P.Fused && I == P.Fused->SumLoop)
         continue; // folded into the max pass
-      const clang::ValueDecl *D = declOf(A->getBase());
       std::vector<size_t> &Ls = Passes[D];
       if (Ls.empty())
         Arrays.push_back(D);
@@ -62,7 +80,7 @@ Error WarpPerRow::planRegisters(const EditContext &Ctx, const Edit &E,
   std::string Key;
   for (const clang::ValueDecl *D : Arrays) {
     const std::vector<size_t> &Ls = Passes[D];
-    if (Ls.size() < 2)
+    if (Ls.size() < 2 || Mixed.count(D))
       continue;
     if (Key.empty())
       Key = Header(P.Loops[Ls.front()]);
@@ -81,6 +99,7 @@ Error WarpPerRow::planRegisters(const EditContext &Ctx, const Edit &E,
     C.ElemType =
         Elem.getUnqualifiedType().getAsString(Ctx.AST.getPrintingPolicy());
     C.Name = freshName(Ctx.Code, D->getName().str() + "_reg");
+    C.Offset = Offsets[D];
     P.Cached.push_back(C);
     for (size_t I : Ls)
       if (!llvm::is_contained(P.CachedLoops, I))
