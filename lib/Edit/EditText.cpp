@@ -502,6 +502,21 @@ protected:
         P.End = SM.getFileOffset(R.getEnd());
         if (R.isTokenRange())
           P.End += Lexer::MeasureTokenLength(R.getEnd(), SM, LO);
+        // A token of a macro argument written in the invocation is where it
+        // is spelled; the body's tokens are at the macro's name. An edit of
+        // an argument's text then leaves the rest of the invocation outside
+        // it, compared token for token (a stringized or pasted argument
+        // makes a body token that changes with it).
+        SourceLocation Spelled = SM.getImmediateSpellingLoc(Loc);
+        if (SM.isMacroArgExpansion(Loc) && Spelled.isFileID() &&
+            SM.getFileID(Spelled) == Main &&
+            SM.getFileOffset(Spelled) >= P.Begin &&
+            SM.getFileOffset(Spelled) + T.getLength() <= P.End) {
+          P.Begin = SM.getFileOffset(Spelled);
+          P.End = P.Begin + T.getLength();
+        } else if (!SM.isMacroArgExpansion(Loc)) {
+          P.End = P.Begin + Lexer::MeasureTokenLength(R.getBegin(), SM, LO);
+        }
         StringRef Name = Lexer::getImmediateMacroName(Loc, SM, LO);
         P.PositionDependent = Name == "__LINE__" || Name == "__TIME__" ||
                               Name == "__DATE__" || Name == "__TIMESTAMP__";

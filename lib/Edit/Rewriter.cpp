@@ -33,6 +33,43 @@ static Error rejected(const Edit &E, std::vector<CheckFailure> Failures,
   return make_error<EditRejected>(E.Kind, E.Target, std::move(Failures));
 }
 
+/// The grid and block of \p L, a launch written through a macro, that its
+/// invocation spells in place (LaunchSite::GridInPlace).
+static std::vector<SourceSpan> macroLaunchSpans(const LaunchSite &L) {
+  std::vector<SourceSpan> Spans;
+  if (L.GridInPlace)
+    Spans.push_back(L.GridRange);
+  if (L.BlockInPlace)
+    Spans.push_back(L.BlockRange);
+  return Spans;
+}
+
+/// \p Repls less those inside a grid or block that a macro launch of the
+/// kernel \p Target names spells in place: text of one run of a macro
+/// argument's tokens, used once by the macro's body, which the macro check
+/// would otherwise refuse as the inside of the invocation.
+static clang::tooling::Replacements
+outsideMacroArguments(const EditContext &Ctx, StringRef Target,
+                      const clang::tooling::Replacements &Repls) {
+  const KernelInfo *K = Ctx.Model.findKernel(kernelOfTarget(Target).str());
+  if (!K)
+    return Repls;
+  std::vector<SourceSpan> Spans;
+  for (const LaunchSite &L : K->Launches)
+    if (L.InMacro)
+      append_range(Spans, macroLaunchSpans(L));
+  clang::tooling::Replacements Rest;
+  for (const clang::tooling::Replacement &R : Repls) {
+    bool Inside = any_of(Spans, [&](const SourceSpan &S) {
+      return R.getOffset() >= S.Begin.Offset &&
+             R.getOffset() + R.getLength() <= S.End.Offset;
+    });
+    if (!Inside)
+      cantFail(Rest.add(R));
+  }
+  return Rest;
+}
+
 /// What an edit aimed at \p Target may change: the definition of the
 /// function it names (or that holds the loop/launch), and the launch
 /// configurations of that kernel.
@@ -56,7 +93,16 @@ allowedRanges(const EditContext &Ctx, StringRef Target, bool AroundLaunches) {
   StringRef Parsed = SM.getBufferData(Ctx.file());
   if (const KernelInfo *K = Ctx.Model.findKernel(Fn.str())) {
     for (const LaunchSite &L : K->Launches) {
-      if (L.InMacro || L.GridRange.Begin.Offset == 0)
+      if (L.InMacro) {
+        // Through a macro: only the grid and block its invocation spells
+        // in place; nothing is inserted around it.
+        for (const SourceSpan &S : macroLaunchSpans(L))
+          Allowed.push_back(
+              {S.Begin.Offset, S.End.Offset,
+               "the launch configurations of '" + Fn.str() + "'"});
+        continue;
+      }
+      if (L.GridRange.Begin.Offset == 0)
         continue;
       size_t Close = Parsed.find(">>>", L.BlockRange.End.Offset);
       if (Close == StringRef::npos || Close > L.Range.End.Offset)
@@ -124,7 +170,8 @@ checkBeforeParsing(StringRef FileName, const EditContext &Ctx, const Edit &E,
   std::vector<CheckFailure> Failures = checkOneFile(Repls, FileName);
   if (!Failures.empty())
     return rejected(E, std::move(Failures), Ctx.FileName);
-  Failures = checkMacroExpansions(OldAST, Repls);
+  Failures =
+      checkMacroExpansions(OldAST, outsideMacroArguments(Ctx, E.Target, Repls));
   append_range(Failures,
                checkScope(OldAST, Code, Repls,
                           allowedRanges(Ctx, E.Target,

@@ -94,7 +94,9 @@ json kernelToJSON(const KernelInfo &K) {
                             {"template_args", L.TemplateArgs},
                             {"args", L.Args},
                             {"in_macro", L.InMacro},
-                            {"file", L.File}});
+                            {"file", L.File},
+                            {"grid_in_place", L.GridInPlace},
+                            {"block_in_place", L.BlockInPlace}});
   }
   J["launches"] = std::move(Launches);
 

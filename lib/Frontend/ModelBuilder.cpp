@@ -164,6 +164,101 @@ SourceSpan spanOrBegin(const SourceManager &SM, const LangOptions &LO,
   return S;
 }
 
+/// How many times the body of the `#define` that spells \p Param (a
+/// parameter named in a macro's body) names that parameter, `#` and `##`
+/// included; 0 if the definition cannot be read.
+unsigned parameterUses(const SourceManager &SM, const LangOptions &LO,
+                       SourceLocation Param) {
+  Param = SM.getSpellingLoc(Param);
+  auto [FID, Off] = SM.getDecomposedLoc(Param);
+  bool Invalid = false;
+  StringRef Buf = SM.getBufferData(FID, &Invalid);
+  if (Invalid || Off >= Buf.size())
+    return 0;
+  StringRef Name = Buf.substr(Off, Lexer::MeasureTokenLength(Param, SM, LO));
+  // The directive starts on the first of the lines joined by backslashes.
+  size_t Start = Buf.rfind('\n', Off);
+  Start = Start == StringRef::npos ? 0 : Start + 1;
+  while (Start > 1 && Buf.substr(0, Start - 1).rtrim('\r').ends_with("\\")) {
+    size_t Prev = Buf.rfind('\n', Start - 2);
+    Start = Prev == StringRef::npos ? 0 : Prev + 1;
+  }
+  Lexer Lex(SM.getLocForStartOfFile(FID), LO, Buf.begin(), Buf.begin() + Start,
+            Buf.end());
+  Token T;
+  auto Next = [&] {
+    Lex.LexFromRawLexer(T);
+    return T.isNot(tok::eof);
+  };
+  auto Is = [&](StringRef Id) {
+    return T.is(tok::raw_identifier) && T.getRawIdentifier() == Id;
+  };
+  if (!Next() || T.isNot(tok::hash) || !Next() || !Is("define") || !Next() ||
+      !Next() || T.isNot(tok::l_paren))
+    return 0;
+  while (Next() && !T.isAtStartOfLine() && T.isNot(tok::r_paren))
+    ;
+  if (T.isNot(tok::r_paren))
+    return 0;
+  unsigned Uses = 0;
+  while (Next() && !T.isAtStartOfLine())
+    Uses += Is(Name);
+  return Uses;
+}
+
+/// Whether the expression at \p R, in a launch written through a
+/// function-like macro, is spelled in place by one argument of the macro's
+/// invocation: its tokens are one run of the same use of the argument
+/// (no macro expanded among them), are written in the invocation itself (not in
+/// another macro's body nor passed on through another macro), and the macro's
+/// body uses the parameter once. Rewriting that spelling rewrites this
+/// expression and nothing else.
+bool spelledOnceAsArgument(const SourceManager &SM, const LangOptions &LO,
+                           SourceRange R) {
+  SourceLocation B = R.getBegin(), E = R.getEnd();
+  if (!B.isMacroID() || !E.isMacroID() || !SM.isMacroArgExpansion(B) ||
+      !SM.isMacroArgExpansion(E))
+    return false;
+  // One run of consecutive tokens of the argument: clang gives each such
+  // run of one use its own expansion (a macro expanded inside the argument
+  // splits it).
+  SourceLocation Use = SM.getImmediateExpansionRange(B).getBegin();
+  if (SM.getFileID(B) != SM.getFileID(E) ||
+      Use != SM.getImmediateExpansionRange(E).getBegin())
+    return false;
+  SourceLocation SB = SM.getImmediateSpellingLoc(B);
+  SourceLocation SE = SM.getImmediateSpellingLoc(E);
+  CharSourceRange Invocation = SM.getExpansionRange(B);
+  if (!SB.isFileID() || !SE.isFileID() || !Invocation.getBegin().isFileID() ||
+      !SM.isPointWithin(SB, Invocation.getBegin(), Invocation.getEnd()) ||
+      !SM.isPointWithin(SE, Invocation.getBegin(), Invocation.getEnd()))
+    return false;
+  return parameterUses(SM, LO, Use) == 1;
+}
+
+/// The expression a launch through a macro spells for \p E, a config
+/// argument: E without the implicit conversion to dim3 and the parentheses
+/// the macro's body puts around an argument (`k<<<(g), (b)>>>`), which stay
+/// as they are when the argument is rewritten.
+const Expr *argumentInBodyParens(const SourceManager &SM, const Expr *E) {
+  while (true) {
+    const Expr *X = E->IgnoreImplicit();
+    if (const auto *CE = dyn_cast<CXXConstructExpr>(X);
+        CE && !isa<CXXTemporaryObjectExpr>(CE) && CE->getNumArgs() >= 1 &&
+        CE->getParenOrBraceRange().isInvalid() &&
+        all_of(drop_begin(CE->arguments()),
+               [](const Expr *D) { return isa<CXXDefaultArgExpr>(D); }))
+      X = CE->getArg(0)->IgnoreImplicit();
+    const auto *P = dyn_cast<ParenExpr>(X);
+    auto FromBody = [&](SourceLocation L) {
+      return L.isMacroID() && !SM.isMacroArgExpansion(L);
+    };
+    if (!P || !FromBody(P->getLParen()) || !FromBody(P->getRParen()))
+      return E;
+    E = P->getSubExpr();
+  }
+}
+
 } // namespace
 
 KernelModel buildKernelModel(ASTContext &Ctx) {
@@ -255,7 +350,9 @@ KernelModel buildKernelModel(ASTContext &Ctx) {
     S.Range = spanOrBegin(SM, LO, L.Call->getSourceRange());
     S.InMacro = L.Call->getBeginLoc().isMacroID();
     const CallExpr *Cfg = L.Call->getConfig();
-    auto ConfigArg = [&](unsigned I, std::string &Text, SourceSpan *Span) {
+    FileID LaunchFile = SM.getFileID(SM.getExpansionLoc(L.Call->getBeginLoc()));
+    auto ConfigArg = [&](unsigned I, std::string &Text, SourceSpan *Span,
+                         bool *InPlace) {
       if (!Cfg || I >= Cfg->getNumArgs())
         return;
       const Expr *A = Cfg->getArg(I);
@@ -265,17 +362,29 @@ KernelModel buildKernelModel(ASTContext &Ctx) {
         Text = sourceText(SM, LO, A->getSourceRange());
         if (Span)
           *Span = *FS;
+        if (InPlace)
+          *InPlace = fileSpan(SM, LO, A->getSourceRange(), LaunchFile) &&
+                     (!S.InMacro ||
+                      spelledOnceAsArgument(SM, LO, A->getSourceRange()));
       } else {
+        // Through a macro, the argument inside the body's parentheses.
+        const Expr *Arg = argumentInBodyParens(SM, A);
+        if (Arg != A && InPlace && Span &&
+            spelledOnceAsArgument(SM, LO, Arg->getSourceRange()))
+          if (auto AS = fileSpan(SM, LO, Arg->getSourceRange(), LaunchFile)) {
+            *Span = *AS;
+            *InPlace = true;
+          }
         // Written inside a macro body: show it with the macro's arguments
         // substituted.
         raw_string_ostream OS(Text);
         A->printPretty(OS, nullptr, PrintingPolicy(LO));
       }
     };
-    ConfigArg(0, S.Grid, &S.GridRange);
-    ConfigArg(1, S.Block, &S.BlockRange);
-    ConfigArg(2, S.Shared, nullptr);
-    ConfigArg(3, S.Stream, nullptr);
+    ConfigArg(0, S.Grid, &S.GridRange, &S.GridInPlace);
+    ConfigArg(1, S.Block, &S.BlockRange, &S.BlockInPlace);
+    ConfigArg(2, S.Shared, nullptr, nullptr);
+    ConfigArg(3, S.Stream, nullptr, nullptr);
     for (const Expr *A : L.Call->arguments())
       S.Args.push_back(sourceText(SM, LO, A->getSourceRange()));
     if (Dependent)

@@ -160,6 +160,58 @@ TEST(ModelBuilderTest, LaunchSpansPointAtTheWrittenText) {
             "128");
 }
 
+TEST(ModelBuilderTest, LaunchMacroArgumentsRewritableInPlace) {
+  std::string Body =
+      "#define L(k, g, b, ...) k<<<g, b>>>(__VA_ARGS__)\n"
+      "#define P(k, g, b, ...) k<<<(g), (b)>>>(__VA_ARGS__)\n"
+      "#define N(k, n, ...) k<<<((n) + 127) / 128, 128>>>(__VA_ARGS__)\n"
+      "#define T(k, g, b, ...) (k<<<g, b>>>(__VA_ARGS__), k<<<g, b>>>(1 + "
+      "(__VA_ARGS__)))\n"
+      "#define S(k, g, b, ...) (puts(#g), k<<<g, b>>>(__VA_ARGS__))\n"
+      "#define C(n) (((n) + 127) / 128)\n"
+      "int puts(const char *);\n"
+      "__global__ void k(int a) {}\n"
+      "void go(int n) {\n"
+      "  k<<<(n + 127) / 128, 128>>>(0);\n"
+      "  L(k, (n + 127) / 128, 128, 1);\n"
+      "  P(k, n / 4, 32 *\n"
+      "    4, 2);\n"
+      "  N(k, n, 3);\n"
+      "  T(k, n, 128, 4);\n"
+      "  S(k, n, 128, 5);\n"
+      "  L(k, C(n), 128, 6);\n"
+      "}\n";
+  Parsed P = parse(Body);
+  std::string Code = "#include \"cuda_mock.h\"\n" + Body;
+  const std::vector<LaunchSite> &Ls = P.Model.Kernels[0].Launches;
+  ASSERT_EQ(Ls.size(), 8u);
+  auto Text = [&](const SourceSpan &S) {
+    return Code.substr(S.Begin.Offset, S.End.Offset - S.Begin.Offset);
+  };
+  // Written out; through a macro taking both as arguments used once (bare,
+  // or in parentheses of the body).
+  for (unsigned I : {0u, 1u, 2u}) {
+    EXPECT_EQ(Ls[I].InMacro, I > 0) << I;
+    EXPECT_TRUE(Ls[I].GridInPlace) << I;
+    EXPECT_TRUE(Ls[I].BlockInPlace) << I;
+  }
+  EXPECT_EQ(Text(Ls[1].GridRange), "(n + 127) / 128");
+  EXPECT_EQ(Text(Ls[1].BlockRange), "128");
+  EXPECT_EQ(Text(Ls[2].GridRange), "n / 4");
+  EXPECT_EQ(Text(Ls[2].BlockRange), "32 *\n    4");
+  // The grid written in the body (its block too); arguments used twice
+  // (two launches) or stringized; an argument written with another macro.
+  for (unsigned I : {3u, 4u, 5u, 6u, 7u}) {
+    EXPECT_TRUE(Ls[I].InMacro) << I;
+    EXPECT_FALSE(Ls[I].GridInPlace) << I;
+  }
+  EXPECT_FALSE(Ls[3].BlockInPlace);
+  EXPECT_FALSE(Ls[4].BlockInPlace);
+  EXPECT_FALSE(Ls[5].BlockInPlace);
+  EXPECT_TRUE(Ls[6].BlockInPlace);
+  EXPECT_TRUE(Ls[7].BlockInPlace);
+}
+
 TEST(ModelBuilderTest, MultiDimSharedAndReassignedUniformLocals) {
   Parsed P = parse(R"(
 __global__ void k(int *out) {

@@ -62,6 +62,12 @@ struct LaunchSite {
   std::vector<std::string> TemplateArgs; ///< explicit or deduced
   std::vector<std::string> Args;         ///< kernel arguments as written
   bool InMacro = false; ///< the launch is written inside a macro expansion
+  /// GridRange (BlockRange) spells the whole grid (block) once, in File:
+  /// rewriting that text rewrites this launch's grid and nothing else.
+  /// Always so for a launch written out in File; for one written through a
+  /// function-like macro when the grid is an argument of the invocation
+  /// that the macro's body uses once (not when written in the body).
+  bool GridInPlace = false, BlockInPlace = false;
 };
 
 struct LoopInfo {

@@ -86,10 +86,40 @@ static const Expr *dim3X(const Expr *A, const ASTContext &AST, bool &Is1D) {
   return X;
 }
 
+std::optional<SourceSpan> spelledSpan(const EditContext &Ctx, const Expr *E) {
+  const SourceManager &SM = Ctx.AST.getSourceManager();
+  // Parentheses a macro's body puts around an argument (`k<<<(g), (b)>>>`)
+  // stay where they are: the argument inside is what is written.
+  auto FromBody = [&](SourceLocation L) {
+    return L.isMacroID() && !SM.isMacroArgExpansion(L);
+  };
+  while (const auto *P = dyn_cast<ParenExpr>(E->IgnoreImplicit()))
+    if (FromBody(P->getLParen()) && FromBody(P->getRParen()))
+      E = P->getSubExpr();
+    else
+      break;
+  SourceRange R = E->getSourceRange();
+  if (containsMacro(E)) {
+    // One run of a macro argument's tokens (clang gives each run its own
+    // expansion; a macro expanded among them splits it), written in a file.
+    SourceLocation B = R.getBegin(), End = R.getEnd();
+    if (!B.isMacroID() || !End.isMacroID() || !SM.isMacroArgExpansion(B) ||
+        !SM.isMacroArgExpansion(End) || SM.getFileID(B) != SM.getFileID(End) ||
+        !SM.getImmediateSpellingLoc(B).isFileID())
+      return std::nullopt;
+  }
+  return fileSpan(SM, Ctx.AST.getLangOpts(), R, Ctx.file());
+}
+
+std::string spelledText(const EditContext &Ctx, const Expr *E) {
+  auto S = spelledSpan(Ctx, E);
+  return S ? Ctx.Code.slice(S->Begin.Offset, S->End.Offset).str() : "";
+}
+
 std::optional<GridExpr> grid1D(const EditContext &Ctx, const LaunchSite &L,
                                std::string &WhyNot) {
-  if (L.InMacro) {
-    WhyNot = "launch " + L.Id + " is written inside a macro";
+  if (L.InMacro && !L.GridInPlace) {
+    WhyNot = macroGridProblem(L);
     return std::nullopt;
   }
   const CUDAKernelCallExpr *K = findLaunchCall(Ctx, L);
@@ -106,7 +136,13 @@ std::optional<GridExpr> grid1D(const EditContext &Ctx, const LaunchSite &L,
   }
   auto Span = fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
                        X->getSourceRange(), Ctx.file());
-  if (!Span || isa<CXXDefaultArgExpr>(X) || containsMacro(X)) {
+  // Through a macro, the grid is one run of an argument's tokens, with no
+  // macro among them (KernelModel.h): X, a part of it, is too.
+  bool Inside = L.InMacro && Span &&
+                Span->Begin.Offset >= L.GridRange.Begin.Offset &&
+                Span->End.Offset <= L.GridRange.End.Offset;
+  if (!Span || isa<CXXDefaultArgExpr>(X) ||
+      (L.InMacro ? !Inside : containsMacro(X))) {
     WhyNot = "the grid of " + L.Id + " cannot be rewritten in place";
     return std::nullopt;
   }
@@ -170,8 +206,15 @@ matchCeilDiv(const Expr *E,
 
 std::string ceilDivGridText(const EditContext &Ctx, const GridExpr &G,
                             int64_t K) {
-  if (auto C = matchCeilDiv(G.E)) {
-    std::string N = exprText(Ctx, C->Numerator);
+  // The numerator as spelled inside the grid's span (the grid, checked by
+  // grid1D, may be a macro argument spelled in place).
+  auto C = matchCeilDiv(G.E);
+  auto NS = C ? fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
+                         C->Numerator->getSourceRange(), Ctx.file())
+              : std::nullopt;
+  if (NS && NS->Begin.Offset >= G.Span.Begin.Offset &&
+      NS->End.Offset <= G.Span.End.Offset) {
+    std::string N = Ctx.Code.slice(NS->Begin.Offset, NS->End.Offset).str();
     int64_t B = C->Divisor * K;
     return "(" + N + " + " + std::to_string(B - 1) + ") / " + std::to_string(B);
   }
@@ -262,10 +305,32 @@ std::optional<std::string> boundAtLaunch(const EditContext &Ctx,
   return std::nullopt;
 }
 
+/// Why the \p What of \p L, a launch through a macro, is not in place.
+static std::string macroConfigProblem(const LaunchSite &L, StringRef What) {
+  return (L.Id + " is written through a macro whose invocation does not " +
+          "spell its " + What + " once (written in the macro's body, an " +
+          "argument the body uses twice, or one written with another " +
+          "macro), so the " + What + " cannot be rewritten in place")
+      .str();
+}
+
+std::string macroGridProblem(const LaunchSite &L) {
+  return macroConfigProblem(L, "grid");
+}
+
+std::string macroBlockProblem(const LaunchSite &L) {
+  return macroConfigProblem(L, "block");
+}
+
 std::string launchProblem(const KernelInfo &K) {
-  for (const LaunchSite &L : K.Launches)
-    if (L.InMacro)
-      return L.Id + " is written inside a macro; its grid cannot be rewritten";
+  for (const LaunchSite &L : K.Launches) {
+    if (!L.InMacro)
+      continue;
+    if (!L.GridInPlace)
+      return macroGridProblem(L);
+    if (!L.BlockInPlace)
+      return macroBlockProblem(L);
+  }
   return "";
 }
 

@@ -204,6 +204,15 @@ bool isBlockUniform(const clang::Expr *E, const clang::FunctionDecl *Kernel);
 const clang::CUDAKernelCallExpr *findLaunchCall(const EditContext &Ctx,
                                                 const LaunchSite &L);
 
+/// The span (text) of \p E, a part of a launch, as written: where no macro
+/// wrote it, or where its tokens are one run of a macro argument written in
+/// the file (a launch through a macro; inside the parentheses the macro's
+/// body puts around it); nothing (empty) otherwise. Whether the text may be
+/// rewritten is LaunchSite::GridInPlace's question.
+std::optional<SourceSpan> spelledSpan(const EditContext &Ctx,
+                                      const clang::Expr *E);
+std::string spelledText(const EditContext &Ctx, const clang::Expr *E);
+
 /// The grid of a 1D launch as an integer expression (through an implicit or
 /// explicit `dim3(g)` / `dim3(g, 1, 1)`), with its span; nothing (and
 /// \p WhyNot) otherwise.
@@ -249,8 +258,15 @@ std::optional<std::string> boundAtLaunch(const EditContext &Ctx,
                                          const LaunchSite &L,
                                          std::string &WhyNot);
 
-/// Every launch of \p K can be rewritten (not in a macro); else the reason.
+/// Every launch of \p K can have its grid and block rewritten (written out,
+/// or through a macro whose invocation spells both in place:
+/// LaunchSite::GridInPlace); else the reason.
 std::string launchProblem(const KernelInfo &K);
+
+/// Why the grid (block) of \p L, a launch written through a macro whose
+/// invocation does not spell it in place, cannot be rewritten.
+std::string macroGridProblem(const LaunchSite &L);
+std::string macroBlockProblem(const LaunchSite &L);
 
 /// Whether the grid of \p L is a plain integer (not a `dim3`).
 bool gridIsInteger(const EditContext &Ctx, const LaunchSite &L);

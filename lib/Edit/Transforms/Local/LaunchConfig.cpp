@@ -72,12 +72,10 @@ const VarDecl *shadowingDecl(const Stmt *Body, const Expr *Init,
 }
 
 /// An expression's span in the main file (no trailing `;`), or nothing when
-/// a macro wrote part of it.
+/// a macro wrote part of it (a launch macro's argument is written in the
+/// file: spelledSpan()).
 std::optional<SourceSpan> exprSpan(const EditContext &Ctx, const Expr *E) {
-  if (containsMacro(E))
-    return std::nullopt;
-  return fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
-                  E->getSourceRange(), Ctx.file());
+  return spelledSpan(Ctx, E);
 }
 
 const Expr *stripTemporaries(const Expr *A) {
@@ -169,7 +167,7 @@ Expected<Dims> configDims(const EditContext &Ctx, const Edit &E,
                 "the " + What +
                     " is not an integer or a dim3(...) "
                     "(found '" +
-                    exprText(Ctx, Arg) + "')");
+                    spelledText(Ctx, Arg) + "')");
 }
 
 const FunctionDecl *enclosingFunction(ASTContext &AST, const Stmt *S) {
@@ -309,9 +307,9 @@ public:
     bool BChanged = false, GChanged = false;
     for (int D = 0; D < 3; ++D) {
       if (Plan->Block.D[D])
-        BText[D] = exprText(Ctx, Plan->Block.D[D]);
+        BText[D] = spelledText(Ctx, Plan->Block.D[D]);
       if (Plan->GridDims.D[D])
-        GText[D] = exprText(Ctx, Plan->GridDims.D[D]);
+        GText[D] = spelledText(Ctx, Plan->GridDims.D[D]);
     }
     tooling::Replacements R;
     for (int D = 0; D < 2; ++D) {
@@ -331,7 +329,7 @@ public:
                       "the launch configuration of " + E.Target +
                           " is written with a macro");
       std::string NB = std::to_string(*New[D]);
-      std::string Num = exprText(Ctx, Plan->Grid[D]->C.Numerator);
+      std::string Num = spelledText(Ctx, Plan->Grid[D]->C.Numerator);
       std::string GridText =
           "(" + Num + " + " + std::to_string(*New[D] - 1) + ") / " + NB;
       BText[D] = NB;
@@ -400,8 +398,10 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
   auto NotApplicable = [&](const Twine &Why) {
     return reject(E, "not-applicable", Why);
   };
-  if (L->Info->InMacro)
-    return NotApplicable("launch " + E.Target + " is written inside a macro");
+  if (L->Info->InMacro && !L->Info->GridInPlace)
+    return NotApplicable(macroGridProblem(*L->Info));
+  if (L->Info->InMacro && !L->Info->BlockInPlace)
+    return NotApplicable(macroBlockProblem(*L->Info));
 
   // The kernel: work that depends on guarded global indices only.
   if (!KI.Shared.empty())
@@ -535,7 +535,7 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
            : std::nullopt;
     if (!C || C->Divisor != *P.Old[D]) {
       Why("the grid's " + DimS + " dimension ('" +
-          (GE ? exprText(Ctx, GE) : std::string("1")) + "') is not (E + " +
+          (GE ? spelledText(Ctx, GE) : std::string("1")) + "') is not (E + " +
           std::to_string(*P.Old[D] - 1) + ") / " + std::to_string(*P.Old[D]) +
           " over the block");
       continue;
@@ -555,8 +555,8 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
       continue;
     }
     const Expr *Arg = Call->getArg(PI);
-    std::string ArgText = exprText(Ctx, Arg),
-                NumText = exprText(Ctx, C->Numerator);
+    std::string ArgText = spelledText(Ctx, Arg),
+                NumText = spelledText(Ctx, C->Numerator);
     auto AV = intValue(Arg, Ctx.AST), NV = intValue(C->Numerator, Ctx.AST);
     bool Same = (!ArgText.empty() && ArgText == NumText &&
                  !Arg->HasSideEffects(Ctx.AST)) ||
@@ -575,7 +575,7 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
     GD.E = GE;
     GD.C = *C;
     P.Grid[D] = GD;
-    P.Explain.push_back(std::string(1, Dim) + ": '" + exprText(Ctx, GE) +
+    P.Explain.push_back(std::string(1, Dim) + ": '" + spelledText(Ctx, GE) +
                         "' covers '" + K.V->getName().str() + " < " +
                         K.Bound->getName().str() + "'");
   }

@@ -424,8 +424,14 @@ private:
       std::string WhyNot;
       if (!launchesVectorPath(Ctx, Plan, L))
         continue;
-      if (auto G = grid1D(Ctx, L, WhyNot); G && !G->E->HasSideEffects(Ctx.AST))
-        Plan.Grids.push_back(*G);
+      auto G = grid1D(Ctx, L, WhyNot);
+      if (G && G->E->HasSideEffects(Ctx.AST))
+        WhyNot = "the grid of " + L.Id + " has side effects", G.reset();
+      if (!G)
+        return No(WhyNot + "; vectorize divides the grid of every launch by "
+                           "the width (left as it is, most threads would "
+                           "find no work)");
+      Plan.Grids.push_back(*G);
     }
     return Plan;
   }

@@ -474,7 +474,7 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
       if (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(GE);
           CE && CE->getNumArgs() >= 1)
         GE = CE->getArg(0); // the implicit dim3(g)
-      if (!L.InMacro && GE && !GE->HasSideEffects(Ctx.AST) &&
+      if ((!L.InMacro || L.GridInPlace) && GE && !GE->HasSideEffects(Ctx.AST) &&
           gridIsInteger(Ctx, L) &&
           L.GridRange.End.Offset > L.GridRange.Begin.Offset) {
         P.Caps.push_back({{L.GridRange.Begin.Offset, L.GridRange.End.Offset},
