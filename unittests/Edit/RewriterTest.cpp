@@ -58,6 +58,35 @@ TEST(Checks, ChangesOutsideTheTargetAreNamed) {
   EXPECT_EQ(F[0].Line, 3u);
 }
 
+TEST(Rewriter, LaunchMacroArgumentsAreRewrittenWhereWritten) {
+  std::string Code =
+      "#include \"cuda_mock.h\"\n"
+      "#define L(k, g, b, ...) k<<<g, b>>>(__VA_ARGS__)\n"
+      "#define L2(k, g, b, ...) (k<<<g, b>>>(__VA_ARGS__), k<<<g, 1>>>(0, 0))\n"
+      "__global__ void k(float *p, int n) {\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i < n) p[i] = 1;\n"
+      "}\n"
+      "void go(float *p, int n) { L(k, (n + 255) / 256, 256, p, n); }\n"
+      "void twice(float *p, int n) { L2(k, (n + 255) / 256, 256, p, n); }\n";
+  Edit E{"launch-config", "k/launch0", {{"block", int64_t(128)}}};
+  auto R = applyEdit(testFile(), Code, testConfig(), E);
+  ASSERT_TRUE(bool(R)) << llvm::toString(R.takeError());
+  EXPECT_NE(R->NewCode.find("L(k, (n + 127) / 128, 128, p, n);"),
+            std::string::npos)
+      << R->NewCode;
+  // The grid of a macro whose body uses it twice is not rewritten.
+  Edit Twice{"launch-config", "k/launch1", {{"block", int64_t(128)}}};
+  auto T = applyEdit(testFile(), Code, testConfig(), Twice);
+  ASSERT_FALSE(bool(T));
+  auto F = rejection(T.takeError());
+  ASSERT_EQ(F.size(), 1u);
+  EXPECT_NE(F[0].Message.find("k/launch1 is written through a macro whose "
+                              "invocation does not spell its grid once"),
+            std::string::npos)
+      << F[0].Message;
+}
+
 TEST(Rewriter, AddDeviceFunctionRefusesAnExistingName) {
   std::string Code = "#include \"cuda_mock.h\"\n"
                      "__device__ float sq(float v) { return v * v; }\n"
