@@ -118,6 +118,8 @@ __global__ void k(const float *p, int n, S s) {
   float m1 = p[at(x, 0, n)];
   int m2 = *&n;
   int m3 = counted(x);
+  int b0 = threadIdx.x + 1;
+  int b1 = blockIdx.x * 2;
 }
 )");
   ASSERT_TRUE(In.Ctx);
@@ -137,10 +139,15 @@ __global__ void k(const float *p, int n, S s) {
   EXPECT_EQ(Helper("h3"), "");
   // Calls to pure functions compute; subscripts, '*' and '&', calls with
   // effects read or write.
-  EXPECT_FALSE(readsOrWritesMemory(initOf(In, "m0"), AST));
-  EXPECT_TRUE(readsOrWritesMemory(initOf(In, "m1"), AST));
-  EXPECT_TRUE(readsOrWritesMemory(initOf(In, "m2"), AST));
-  EXPECT_TRUE(readsOrWritesMemory(initOf(In, "m3"), AST));
+  EXPECT_FALSE(readsOrWritesMemory(initOf(In, "m0"), &AST));
+  EXPECT_TRUE(readsOrWritesMemory(initOf(In, "m1"), &AST));
+  EXPECT_TRUE(readsOrWritesMemory(initOf(In, "m2"), &AST));
+  EXPECT_TRUE(readsOrWritesMemory(initOf(In, "m3"), &AST));
+  // Without the AST every call counts; builtins count unless freed.
+  EXPECT_TRUE(readsOrWritesMemory(initOf(In, "m0"), nullptr));
+  EXPECT_TRUE(readsOrWritesMemory(initOf(In, "b0"), nullptr, {false, true}));
+  EXPECT_FALSE(readsOrWritesMemory(initOf(In, "b0"), nullptr, {true, true}));
+  EXPECT_FALSE(readsOrWritesMemory(initOf(In, "b1"), nullptr, {false, true}));
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 //===- SideEffects.cpp - What an expression may change --------------------===//
 
 #include "SideEffects.h"
+#include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/Decl.h"
@@ -208,12 +209,19 @@ const Expr *indexHelperReturn(const CallExpr *C, const ASTContext &AST,
   return Ret ? Ret->getRetValue() : nullptr;
 }
 
-bool readsOrWritesMemory(const Stmt *S, const ASTContext &AST) {
+bool readsOrWritesMemory(const Stmt *S, const ASTContext *AST,
+                         BuiltinRules Builtins) {
   if (!S)
     return false;
+  if (const auto *E = dyn_cast<Expr>(S);
+      E && (Builtins.ThreadCoords || Builtins.BlockCoords))
+    if (auto B = asBuiltinVar(E->IgnoreParenImpCasts())) {
+      bool Block = B->Var == "blockIdx" || B->Var == "gridDim";
+      return !(Block ? Builtins.BlockCoords : Builtins.ThreadCoords);
+    }
   if (const auto *C = dyn_cast<CallExpr>(S)) {
     const FunctionDecl *FD = C->getDirectCallee();
-    if (!FD || isa<CXXMemberCallExpr>(C) || !isPureFunction(FD, AST))
+    if (!AST || !FD || isa<CXXMemberCallExpr>(C) || !isPureFunction(FD, *AST))
       return true;
   } else if (isa<ArraySubscriptExpr, MemberExpr>(S)) {
     return true;
@@ -225,7 +233,7 @@ bool readsOrWritesMemory(const Stmt *S, const ASTContext &AST) {
   if (const auto *B = dyn_cast<BinaryOperator>(S); B && B->isAssignmentOp())
     return true;
   for (const Stmt *Child : S->children())
-    if (readsOrWritesMemory(Child, AST))
+    if (readsOrWritesMemory(Child, AST, Builtins))
       return true;
   return false;
 }

@@ -53,10 +53,20 @@ const clang::Expr *indexHelperReturn(const clang::CallExpr *C,
                                      const clang::ASTContext &AST,
                                      const clang::FunctionDecl *&FD);
 
+/// Which of the CUDA builtin variables readsOrWritesMemory() takes for
+/// values. With one set, the others count as reads; with none, they are
+/// walked like any expression (their reads are calls).
+struct BuiltinRules {
+  bool ThreadCoords = false; ///< threadIdx, blockDim
+  bool BlockCoords = false;  ///< blockIdx, gridDim
+};
+
 /// Whether \p S reads memory (subscripts, `*`, members), writes anything,
-/// takes an address, or calls a function that is not pure; calls to pure
-/// functions (index helpers, math) are computations.
-bool readsOrWritesMemory(const clang::Stmt *S, const clang::ASTContext &AST);
+/// takes an address, or calls a function. With \p AST, calls to pure
+/// functions (index helpers, math) are computations; without it every call
+/// counts. \p Builtins names the builtin variables that count as values.
+bool readsOrWritesMemory(const clang::Stmt *S, const clang::ASTContext *AST,
+                         BuiltinRules Builtins = {});
 
 } // namespace optiml
 

@@ -30,6 +30,7 @@
 
 #include "../../CatalogInternal.h"
 #include "../../Patterns/CountingLoop.h"
+#include "../../Patterns/SideEffects.h"
 #include "../TransformSupport.h"
 #include "SharedStaging.h"
 #include "SharedTilingInternal.h"
@@ -204,25 +205,6 @@ const VarDecl *zeroBasedLoop(const ForStmt *L, const ASTContext &AST,
     return nullptr;
   Bound = C->Bound;
   return C->Var;
-}
-
-/// Reads, calls, assignments or increments inside an index expression.
-bool hasLoadOrEffect(const Stmt *S) {
-  if (!S)
-    return false;
-  if (isa<ArraySubscriptExpr, CallExpr, MemberExpr, CXXMemberCallExpr>(S))
-    return true;
-  if (const auto *U = dyn_cast<UnaryOperator>(S))
-    if (U->getOpcode() == UO_Deref || U->isIncrementDecrementOp() ||
-        U->getOpcode() == UO_AddrOf)
-      return true;
-  if (const auto *B = dyn_cast<BinaryOperator>(S))
-    if (B->isAssignmentOp())
-      return true;
-  for (const Stmt *C : S->children())
-    if (hasLoadOrEffect(C))
-      return true;
-  return false;
 }
 
 /// Every variable \p S names other than \p Allowed is the same for every
@@ -664,10 +646,10 @@ Expected<MatmulPlan> SharedTilingTransform::analyze(const EditContext &Ctx,
       return any_of(Parts, Pred);
     };
     if (AnyPart([](const Expr *X) {
-          return hasLoadOrEffect(X) || mentionsBuiltin(X);
+          return readsOrWritesMemory(X, nullptr) || mentionsBuiltin(X);
         }) ||
-        (!Alias &&
-         (!threadVariance(Base, FD).uniform() || hasLoadOrEffect(Base))) ||
+        (!Alias && (!threadVariance(Base, FD).uniform() ||
+                    readsOrWritesMemory(Base, nullptr))) ||
         mentions(Access, Acc))
       return NotApplicable("the factor '" + Text +
                            "' is not a plain load at an index computed from "

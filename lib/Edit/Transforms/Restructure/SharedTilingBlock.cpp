@@ -58,25 +58,6 @@ bool isThreadIdx(const Expr *E, char Dim) {
   return B && B->Var == "threadIdx" && B->Dim == Dim;
 }
 
-/// Reads, calls or writes inside an index, besides blockIdx and gridDim
-/// (the same in every thread of a block); threadIdx and blockDim count.
-bool indexLoadOrEffect(const Stmt *S) {
-  if (!S)
-    return false;
-  if (const auto *E = dyn_cast<Expr>(S))
-    if (auto B = asBuiltinVar(E->IgnoreParenImpCasts()))
-      return B->Var != "blockIdx" && B->Var != "gridDim";
-  if (isa<ArraySubscriptExpr, CallExpr, MemberExpr>(S))
-    return true;
-  if (const auto *U = dyn_cast<UnaryOperator>(S))
-    if (U->getOpcode() == UO_Deref || U->isIncrementDecrementOp() ||
-        U->getOpcode() == UO_AddrOf)
-      return true;
-  if (const auto *B = dyn_cast<BinaryOperator>(S); B && B->isAssignmentOp())
-    return true;
-  return any_of(S->children(), indexLoadOrEffect);
-}
-
 } // namespace
 
 /// The span of \p S as written (its `;` included for a statement), macros
@@ -115,26 +96,6 @@ renamedText(const EditContext &Ctx, const Stmt *S,
 }
 
 namespace {
-
-/// Reads, calls or writes in an alias's offset; the builtin variables do
-/// not count here (the products judge them where the offset joins the
-/// index).
-bool offsetLoadOrEffect(const Stmt *S) {
-  if (!S)
-    return false;
-  if (const auto *E = dyn_cast<Expr>(S))
-    if (asBuiltinVar(E->IgnoreParenImpCasts()))
-      return false;
-  if (isa<ArraySubscriptExpr, CallExpr, MemberExpr>(S))
-    return true;
-  if (const auto *U = dyn_cast<UnaryOperator>(S))
-    if (U->getOpcode() == UO_Deref || U->isIncrementDecrementOp() ||
-        U->getOpcode() == UO_AddrOf)
-      return true;
-  if (const auto *B = dyn_cast<BinaryOperator>(S); B && B->isAssignmentOp())
-    return true;
-  return any_of(S->children(), offsetLoadOrEffect);
-}
 
 /// The first name in \p S that an alias's offset may not use: anything but
 /// an integer variable of the kernel (or a constant one) that \p Written
@@ -262,7 +223,8 @@ std::optional<PointerAlias> pointerAlias(const DeclStmt *DS,
     return No("is used other than as the base of '" + V->getName() +
               "[i]' (passed on, compared or copied)");
   for (const Expr *O : A.Offsets) {
-    if (offsetLoadOrEffect(O))
+    if (readsOrWritesMemory(O, nullptr,
+                            {/*ThreadCoords=*/true, /*BlockCoords=*/true}))
       return No("is offset by a value that reads memory, calls a function or "
                 "writes");
     if (std::string Why = badOffsetName(O, Written); !Why.empty())
@@ -506,9 +468,16 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
     SmallVector<const Expr *, 3> Parts{Idx};
     if (Alias)
       Parts.append(Alias->Offsets.begin(), Alias->Offsets.end());
-    if (any_of(Parts, indexLoadOrEffect) ||
-        (!Alias &&
-         (!threadVariance(Base, FD).uniform() || hasLoadOrEffect(Base))) ||
+    if (any_of(Parts,
+               [](const Expr *X) {
+                 // blockIdx and gridDim are the same in every thread of a
+                 // block; threadIdx and blockDim count.
+                 return readsOrWritesMemory(X, nullptr,
+                                            {/*ThreadCoords=*/false,
+                                             /*BlockCoords=*/true});
+               }) ||
+        (!Alias && (!threadVariance(Base, FD).uniform() ||
+                    readsOrWritesMemory(Base, nullptr))) ||
         mentions(Access, P.Acc))
       return NotApplicable("a factor of the product is not a plain load at "
                            "an index computed from the indices and values "

@@ -61,8 +61,6 @@ const clang::Expr *boundOf(const clang::Expr *C, const clang::VarDecl *V,
 const clang::VarDecl *zeroBasedLoop(const clang::ForStmt *L,
                                     const clang::ASTContext &AST,
                                     const clang::Expr *&Bound);
-/// Reads, calls, assignments or increments inside an index expression.
-bool hasLoadOrEffect(const clang::Stmt *S);
 /// Every variable \p S names other than \p Allowed is the same for every
 /// thread of a block; else the first one that is not.
 std::string nonUniformRef(const clang::Stmt *S,

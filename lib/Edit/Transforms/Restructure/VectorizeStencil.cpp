@@ -404,7 +404,7 @@ Error VectorizeStencil::shape(const EditContext &Ctx, const Edit &E,
                          P.X->getName() + "'");
   // The guard bounds x from above.
   const Expr *Cond = P.Guard->getCond();
-  if (mayHaveSideEffects(Cond, Ctx.AST) || sharedtiling::hasLoadOrEffect(Cond))
+  if (mayHaveSideEffects(Cond, Ctx.AST) || readsOrWritesMemory(Cond, nullptr))
     return NotApplicable("the guard reads memory or has side effects");
   std::function<const Expr *(const Expr *)> Upper = [&](const Expr *C) {
     C = C->IgnoreParenImpCasts();
@@ -454,11 +454,11 @@ Error VectorizeStencil::shape(const EditContext &Ctx, const Edit &E,
           Init ? dyn_cast<ArraySubscriptExpr>(stripCasts(Init)) : nullptr;
       if (Load && DS->isSingleDecl() && V->getType()->isArithmeticType() &&
           !V->getType()->isReferenceType() &&
-          !readsOrWritesMemory(Load->getIdx(), Ctx.AST)) {
+          !readsOrWritesMemory(Load->getIdx(), &Ctx.AST)) {
         P.LoadLocals[V] = Load;
         continue;
       }
-      if (!V || (Init && (readsOrWritesMemory(Init, Ctx.AST) ||
+      if (!V || (Init && (readsOrWritesMemory(Init, &Ctx.AST) ||
                           mayHaveSideEffects(Init, Ctx.AST))))
         return NotApplicable("the declaration '" + stmtText(Ctx, DS) +
                              "' reads memory or has side effects");
