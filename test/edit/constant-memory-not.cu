@@ -4,7 +4,9 @@
 // index that may be negative; a launch that is not a statement of its own
 // (no copy can precede it); an argument with a side effect (it would run
 // twice); a kernel whose name is taken as a function pointer (a launch
-// through it would get no copy); a template kernel.
+// through it would get no copy); a template kernel one of whose
+// instantiations reads too much; a row pointer into the array that is
+// written through, and one that is stepped (its reads cannot be followed).
 // RUN: clang-optiml transforms -v %s -- %mock_args 2>&1 | FileCheck %s
 // RUN: echo '{"kind":"constant-memory","target":"unbraced"}' > %t.1.json
 // RUN: not clang-optiml apply %s --edit %t.1.json -- %mock_args 2>&1 | FileCheck --check-prefix=STMT %s
@@ -80,11 +82,32 @@ __global__ void pointer(const float *c, float *out) {
   out[threadIdx.x] = s;
 }
 
-// CHECK: not constant-memory templ: kernel 'templ': it is a template (one array per instantiation is not done)
+// CHECK: not constant-memory templ: kernel 'templ': 'c' is read at up to 8192 elements; constant memory takes at most 16384 bytes here in templ<8192>
 template <int N> __global__ void templ(const float *c, float *out) {
   float s = 0;
   for (int i = 0; i < N; ++i)
     s += c[i];
+  out[threadIdx.x] = s;
+}
+
+// CHECK: not constant-memory through_written: kernel 'through_written': 'w', a pointer into 'c', is written through at {{[0-9]+}}:{{[0-9]+}}
+__global__ void through_written(float *c, float *out) {
+  float *w = c + 2;
+  float s = 0;
+  for (int i = 0; i < 4; ++i)
+    s += w[i];
+  w[0] = s;
+  out[threadIdx.x] = s;
+}
+
+// CHECK: not constant-memory stepped: kernel 'stepped': 'c' is bound to 'p' at {{[0-9]+}}:{{[0-9]+}}, which is not a row pointer to follow ('p' changes after its declaration
+__global__ void stepped(const float *c, float *out) {
+  const float *p = c + 1;
+  float s = 0;
+  for (int i = 0; i < 4; ++i) {
+    s += p[0];
+    ++p;
+  }
   out[threadIdx.x] = s;
 }
 
@@ -102,4 +125,7 @@ int main(int argc, char **) {
   pointer<<<1, 32>>>(c, out);
   (void)fp;
   templ<4><<<1, 32>>>(c, out);
+  templ<8192><<<1, 32>>>(c, out);
+  through_written<<<1, 32>>>(out, out);
+  stepped<<<1, 32>>>(c, out);
 }

@@ -5,7 +5,11 @@
 // launch on a stream; polynomial coefficients in double through an `<=`
 // loop, the kernel declared before main and defined after it, launched in a
 // loop; a 5x5 filter in a namespace whose index is a local, with a lookup
-// table read behind `if (k >= 0)`. Each gets a __constant__ array before
+// table read behind `if (k >= 0)`; a template whose radius is a template
+// parameter, instantiated twice (the array takes the larger window, each
+// launch copies what its instantiation reads); a 3x3 filter read through a
+// row pointer `wrow = k3 + ky * 3` (the parameter is renamed where the
+// pointer is made). Each gets a __constant__ array before
 // its first declaration, its reads renamed, and a copy in the launch's
 // stream before each launch; the four edits applied one after another
 // compile with nvcc and the input is left as it was. The program checks
@@ -117,6 +121,51 @@ __global__ void blur5(const float *in, const float *wts, const int *lut,
 // OUT:          s += [[WTS]][tap] * in[yy * w + xx];
 // OUT:            bonus += [[LUT]][k];
 
+namespace tmpl {
+// WHY: constant-memory tmpl::smooth: 'taps' is read at 1 place(s), at indices the same for every thread within [0, 25)
+template <int RR>
+__global__ void smooth(const float *src, const float *taps, float *dst, int w,
+                       int h) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= w || y >= h)
+    return;
+  constexpr int D = 2 * RR + 1;
+  float acc = 0.f;
+  for (int dy = -RR; dy <= RR; ++dy)
+    for (int dx = -RR; dx <= RR; ++dx) {
+      int yy = min(max(y + dy, 0), h - 1), xx = min(max(x + dx, 0), w - 1);
+      acc += src[yy * w + xx] * taps[(dy + RR) * D + (dx + RR)];
+    }
+  dst[y * w + x] = acc;
+}
+} // namespace tmpl
+// OUT:      __constant__ float [[STAPS:optiml_c_taps[0-9]*]][25];
+// OUT-EMPTY:
+// OUT-NEXT: template <int RR>
+// OUT:          acc += src[yy * w + xx] * [[STAPS]][(dy + RR) * D + (dx + RR)];
+
+// WHY: constant-memory rowptr: 'k3' is read at 1 place(s), at indices the same for every thread within [0, 9)
+__global__ void rowptr(const float *in, const float *k3, float *out, int w,
+                       int h) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < w && y < h) {
+    float s = 0.f;
+    for (int ky = 0; ky < 3; ++ky) {
+      const float *row = in + min(max(y + ky - 1, 0), h - 1) * w;
+      const float *wrow = k3 + ky * 3;
+      for (int kx = 0; kx < 3; ++kx)
+        s += row[min(max(x + kx - 1, 0), w - 1)] * wrow[kx];
+    }
+    out[y * w + x] = s;
+  }
+}
+// OUT:      __constant__ float [[K3:optiml_c_k3[0-9]*]][9];
+// OUT:          const float *wrow = [[K3]] + ky * 3;
+// OUT-NEXT:     for (int kx = 0; kx < 3; ++kx)
+// OUT-NEXT:       s += row[min(max(x + kx - 1, 0), w - 1)] * wrow[kx];
+
 // OUT:      { cudaMemcpyToSymbolAsync([[FILT]], dfilt, 49 * sizeof(float), 0, cudaMemcpyDefault, 0); conv<<<grid, threads>>>(h, w, din, dfilt, dout); };
 // OUT:      cudaMemcpyToSymbolAsync([[TAPS]], dtaps, 9 * sizeof(float), 0, cudaMemcpyDefault, stream);
 // OUT-NEXT: row9<<<(n + 127) / 128, 128, 0, stream>>>(dsrc, ddst, dtaps, n);
@@ -125,6 +174,12 @@ __global__ void blur5(const float *in, const float *wts, const int *lut,
 // OUT-NEXT: img::blur5<<<grid, block>>>(din, dwts, dlut, dout, w, h);
 // OUT:        cudaMemcpyToSymbolAsync([[COEF]], dcoef + 6 * rep, 6 * sizeof(double), 0, cudaMemcpyDefault, 0);
 // OUT-NEXT:   poly<<<(n + 255) / 256, 256>>>(n, dx, dcoef + 6 * rep, dy);
+// OUT:        cudaMemcpyToSymbolAsync(tmpl::[[STAPS]], dtaps, 9 * sizeof(float), 0, cudaMemcpyDefault, 0);
+// OUT-NEXT:   tmpl::smooth<1><<<grid, block>>>(din, dtaps, dout, w, h);
+// OUT:        cudaMemcpyToSymbolAsync(tmpl::[[STAPS]], dtaps, 25 * sizeof(float), 0, cudaMemcpyDefault, 0);
+// OUT-NEXT:   tmpl::smooth<2><<<grid, block>>>(din, dtaps, dout, w, h);
+// OUT:        cudaMemcpyToSymbolAsync([[K3]], dk3, 9 * sizeof(float), 0, cudaMemcpyDefault, 0);
+// OUT-NEXT:   rowptr<<<grid, block>>>(din, dk3, dout, w, h);
 
 template <typename T> T *upload(const std::vector<T> &h) {
   T *d = nullptr;
@@ -239,6 +294,54 @@ int main() {
       expect("poly", download(dy, n), want);
     }
   }
+  for (int r = 1; r <= 2; ++r) {
+    const int w = 50, h = 37, d = 2 * r + 1;
+    auto in = values<float>((size_t)w * h, 9), taps = values<float>(d * d, 10);
+    std::vector<float> want((size_t)w * h);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        float acc = 0.f;
+        for (int dy = -r; dy <= r; ++dy)
+          for (int dx = -r; dx <= r; ++dx) {
+            int yy = std::min(std::max(y + dy, 0), h - 1);
+            int xx = std::min(std::max(x + dx, 0), w - 1);
+            acc += in[yy * w + xx] * taps[(dy + r) * d + (dx + r)];
+          }
+        want[y * w + x] = acc;
+      }
+    float *din = upload(in), *dtaps = upload(taps),
+          *dout = upload(std::vector<float>(want.size(), 0.f));
+    dim3 block(16, 8), grid((w + 15) / 16, (h + 7) / 8);
+    if (r == 1) {
+      tmpl::smooth<1><<<grid, block>>>(din, dtaps, dout, w, h);
+    } else {
+      tmpl::smooth<2><<<grid, block>>>(din, dtaps, dout, w, h);
+    }
+    CHECK(cudaGetLastError());
+    expect("smooth", download(dout, want.size()), want);
+  }
+  {
+    const int w = 41, h = 29;
+    auto in = values<float>((size_t)w * h, 11), k3 = values<float>(9, 12);
+    std::vector<float> want((size_t)w * h);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        float s = 0.f;
+        for (int ky = 0; ky < 3; ++ky)
+          for (int kx = 0; kx < 3; ++kx) {
+            int yy = std::min(std::max(y + ky - 1, 0), h - 1);
+            int xx = std::min(std::max(x + kx - 1, 0), w - 1);
+            s += in[yy * w + xx] * k3[ky * 3 + kx];
+          }
+        want[y * w + x] = s;
+      }
+    float *din = upload(in), *dk3 = upload(k3),
+          *dout = upload(std::vector<float>(want.size(), 0.f));
+    dim3 block(32, 4), grid((w + 31) / 32, (h + 3) / 4);
+    rowptr<<<grid, block>>>(din, dk3, dout, w, h);
+    CHECK(cudaGetLastError());
+    expect("rowptr", download(dout, want.size()), want);
+  }
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }
@@ -261,3 +364,5 @@ __global__ void poly(int n, const double *x, const double *coef, double *y) {
 // EDIT: {"kind":"constant-memory","target":"img::blur5","params":{"param":"wts"}}
 // EDIT: {"kind":"constant-memory","target":"img::blur5","params":{"param":"lut"}}
 // EDIT: {"kind":"constant-memory","target":"poly","params":{"param":"coef"}}
+// EDIT: {"kind":"constant-memory","target":"tmpl::smooth","params":{"param":"taps"}}
+// EDIT: {"kind":"constant-memory","target":"rowptr","params":{"param":"k3"}}

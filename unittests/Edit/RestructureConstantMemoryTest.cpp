@@ -40,7 +40,11 @@ TEST(RestructureConstantMemoryTest, RangesThroughLoopsGuardsAndLocals) {
       {"img::blur5", "'wts' is read at 1 place(s), at indices the same for "
                      "every thread within [0, 25); 'lut' is read at 1 "
                      "place(s), at indices the same for every thread within "
-                     "[0, 3)"}};
+                     "[0, 3)"},
+      {"tmpl::smooth", "'taps' is read at 1 place(s), at indices the same "
+                       "for every thread within [0, 25)"},
+      {"rowptr", "'k3' is read at 1 place(s), at indices the same for every "
+                 "thread within [0, 9)"}};
   for (const auto &[Kernel, Why] : Want) {
     Applicability A = constantMemory().prepare(*In.Ctx, Kernel);
     EXPECT_TRUE(A.Applies) << Kernel << ": " << A.Reason;
@@ -85,7 +89,10 @@ TEST(RestructureConstantMemoryTest, LookAlikesAreRefused) {
       {"unbraced", "is not a statement of its own"},
       {"twice", "has side effects"},
       {"pointer", "its name is used other than in a <<<...>>> launch"},
-      {"templ", "it is a template"}};
+      {"templ", "read at up to 8192 elements; constant memory takes at most "
+                "16384 bytes here in templ<8192>"},
+      {"through_written", "'w', a pointer into 'c', is written through"},
+      {"stepped", "'c' is bound to 'p' at"}};
   for (const auto &[Kernel, Why] : Want) {
     Applicability A = constantMemory().prepare(*In.Ctx, Kernel);
     EXPECT_FALSE(A.Applies) << Kernel;

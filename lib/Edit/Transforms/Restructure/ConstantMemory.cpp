@@ -20,12 +20,22 @@
 // kernel's only launches (a kernel whose name is used other than as a
 // launch's callee is refused).
 //
+// A row pointer into the array (`const float *w = filt + ky * K;`, a
+// PointerAlias of SharedTilingInternal.h only ever read as `w[i]`) reads
+// `filt[ky * K + i]`: its offsets count in the index, and it is the
+// parameter in its initializer that is renamed. A kernel template is
+// checked in each instantiation (its indices' bounds may be template
+// arguments); the array takes the largest size and each launch copies
+// what its instantiation reads. Still refused: a launch written through a
+// macro (no statement is inserted before a macro's invocation).
+//
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
 #include "../../Patterns/CountingLoop.h"
 #include "../../Patterns/SideEffects.h"
 #include "../TransformSupport.h"
+#include "SharedTilingInternal.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
@@ -180,7 +190,115 @@ struct ConstPlan {
   std::string ElemType;
   int64_t Count = 0; ///< N: the reads' indices lie in [0, N)
   std::vector<const ArraySubscriptExpr *> Reads;
+  /// What is renamed: the base of each direct read, the parameter in each
+  /// alias's initializer.
+  std::vector<const Expr *> Renamed;
+  /// A template's instantiations (canonical) and the N each reads.
+  DenseMap<const FunctionDecl *, int64_t> CountOf;
 };
+
+/// The subscript \p R is the base of, when that element is only read (an
+/// rvalue), or null.
+const ArraySubscriptExpr *readThrough(ASTContext &AST, const DeclRefExpr *R) {
+  const Expr *Child = R;
+  DynTypedNodeList Ps = AST.getParents(*Child);
+  while (!Ps.empty() && Ps[0].get<Expr>() &&
+         isa<ParenExpr, ImplicitCastExpr>(Ps[0].get<Expr>())) {
+    Child = Ps[0].get<Expr>();
+    Ps = AST.getParents(*Child);
+  }
+  const auto *AS = Ps.empty() ? nullptr : Ps[0].get<ArraySubscriptExpr>();
+  if (!AS || AS->getBase()->IgnoreParenImpCasts() != R)
+    return nullptr;
+  Ps = AST.getParents(*AS);
+  while (!Ps.empty() && Ps[0].get<ParenExpr>())
+    Ps = AST.getParents(*Ps[0].get<ParenExpr>());
+  const auto *IC = Ps.empty() ? nullptr : Ps[0].get<ImplicitCastExpr>();
+  return IC && IC->getCastKind() == CK_LValueToRValue ? AS : nullptr;
+}
+
+/// The pointer locals of \p FD initialized from \p Param, each an alias
+/// (pointerAlias) only ever read through; else why not.
+std::string aliasesOf(const EditContext &Ctx, const FunctionDecl *FD,
+                      const ParmVarDecl *Param,
+                      std::vector<sharedtiling::PointerAlias> &Out) {
+  std::string Why;
+  std::function<void(const Stmt *)> Walk = [&](const Stmt *S) {
+    if (!S || !Why.empty())
+      return;
+    if (const auto *CS = dyn_cast<CompoundStmt>(S)) {
+      SmallVector<const Stmt *, 8> Stmts(CS->body_begin(), CS->body_end());
+      for (size_t I = 0; I < Stmts.size() && Why.empty(); ++I) {
+        const auto *DS = dyn_cast<DeclStmt>(Stmts[I]);
+        const auto *V = DS && DS->isSingleDecl()
+                            ? dyn_cast<VarDecl>(DS->getSingleDecl())
+                            : nullptr;
+        if (!V || !V->getType()->isPointerType() || !V->hasInit() ||
+            !mentions(V->getInit(), Param))
+          continue;
+        std::string WhyNot;
+        auto A = sharedtiling::pointerAlias(
+            DS, ArrayRef(Stmts).drop_front(I + 1), FD, WhyNot);
+        if (!A || A->Param != Param) {
+          Why = "'" + Param->getNameAsString() + "' is bound to '" +
+                V->getNameAsString() + "' at " + where(Ctx, V->getInit()) +
+                ", which is not a row pointer to follow" +
+                (WhyNot.empty() ? std::string() : " (" + WhyNot + ")");
+          return;
+        }
+        std::vector<const DeclRefExpr *> Uses;
+        collectRefs(FD->getBody(), V, Uses);
+        for (const DeclRefExpr *U : Uses)
+          if (!readThrough(Ctx.AST, U)) {
+            Why = "'" + V->getNameAsString() + "', a pointer into '" +
+                  Param->getNameAsString() + "', is written through at " +
+                  where(Ctx, U);
+            return;
+          }
+        Out.push_back(std::move(*A));
+      }
+    }
+    for (const Stmt *C : S->children())
+      Walk(C);
+  };
+  Walk(FD->getBody());
+  return Why;
+}
+
+/// The uses of \p Param where \p Aliases are bound to it: every use is a
+/// read `Param[i]` or the parameter in an alias's initializer (its loads
+/// are then the alias's reads).
+PointerUses usesWithAliases(const EditContext &Ctx, const FunctionDecl *FD,
+                            const ParmVarDecl *Param,
+                            ArrayRef<sharedtiling::PointerAlias> Aliases) {
+  PointerUses U;
+  if (writtenVars(FD->getBody()).contains(Param)) {
+    U.Blocker = "'" + Param->getNameAsString() + "' is reassigned";
+    return U;
+  }
+  std::vector<const DeclRefExpr *> Refs;
+  collectRefs(FD->getBody(), Param, Refs);
+  for (const DeclRefExpr *R : Refs) {
+    if (any_of(Aliases, [&](const sharedtiling::PointerAlias &A) {
+          return containsStmt(A.Var->getInit(), R);
+        }))
+      continue;
+    const ArraySubscriptExpr *AS = readThrough(Ctx.AST, R);
+    if (!AS) {
+      U.Blocker = "'" + Param->getNameAsString() + "' is used other than " +
+                  "read at " + where(Ctx, R);
+      return U;
+    }
+    U.Loads.push_back(AS);
+  }
+  for (const sharedtiling::PointerAlias &A : Aliases) {
+    std::vector<const DeclRefExpr *> Uses;
+    collectRefs(FD->getBody(), A.Var, Uses);
+    for (const DeclRefExpr *R : Uses)
+      U.Loads.push_back(readThrough(Ctx.AST, R));
+  }
+  return U;
+}
 
 /// Why \p Param cannot move, or empty (with \p P filled in).
 std::string checkParam(const EditContext &Ctx, const FunctionDecl *FD,
@@ -194,7 +312,11 @@ std::string checkParam(const EditContext &Ctx, const FunctionDecl *FD,
     return Name + " does not point to numbers";
   if (Elem.isVolatileQualified())
     return Name + " is volatile";
-  PointerUses U = analyzePointerParam(Ctx.AST, FD, Param);
+  std::vector<sharedtiling::PointerAlias> Aliases;
+  if (std::string W = aliasesOf(Ctx, FD, Param, Aliases); !W.empty())
+    return W;
+  PointerUses U = Aliases.empty() ? analyzePointerParam(Ctx.AST, FD, Param)
+                                  : usesWithAliases(Ctx, FD, Param, Aliases);
   if (!U.Blocker.empty())
     return U.Blocker;
   if (U.Loads.empty())
@@ -205,28 +327,54 @@ std::string checkParam(const EditContext &Ctx, const FunctionDecl *FD,
       constantLoopRanges(FD->getBody(), Ctx.AST);
   DenseSet<const ValueDecl *> Written = writtenVars(FD->getBody());
   P.Reads.clear();
+  P.Renamed.clear();
   int64_t Hi = -1;
   for (const Expr *L : U.Loads) {
     const auto *AS = dyn_cast<ArraySubscriptExpr>(L->IgnoreParens());
-    if (!AS || referencedDecl(AS->getBase()) != Param)
+    const sharedtiling::PointerAlias *A =
+        AS ? sharedtiling::aliasOf(AS, Aliases) : nullptr;
+    if (!AS || (!A && referencedDecl(AS->getBase()) != Param))
       return Name + " is read other than as " + Param->getNameAsString() +
              "[i] at " + where(Ctx, L);
     auto R = indexRange(AS->getIdx(), Loops, Written, Ctx.AST,
                         guardBounds(AS, Ctx.AST, Written));
+    // Through a row pointer, its offsets count too.
+    for (const Expr *O : A ? ArrayRef(A->Offsets) : ArrayRef<const Expr *>())
+      if (auto RO = indexRange(O, Loops, Written, Ctx.AST,
+                               guardBounds(A->Decl, Ctx.AST, Written));
+          R && RO)
+        R = Interval{R->first + RO->first, R->second + RO->second};
+      else
+        R.reset();
+    std::string Index = "the index '" + looseExprText(Ctx, AS->getIdx()) +
+                        "' at " + where(Ctx, AS) +
+                        (A ? " (through '" + A->Var->getNameAsString() +
+                                 "', a pointer into " + Name + ")"
+                           : std::string());
     if (!R)
-      return "the index '" + looseExprText(Ctx, AS->getIdx()) + "' at " +
-             where(Ctx, AS) +
+      return Index +
              " is not built from constants and loops with constant bounds "
              "(the same for every thread)";
     if (R->first < 0)
-      return "the index '" + looseExprText(Ctx, AS->getIdx()) + "' at " +
-             where(Ctx, AS) + " may be negative";
-    if (!looseExprSpan(Ctx, AS->getBase()))
+      return Index + " may be negative";
+    if (!A && !looseExprSpan(Ctx, AS->getBase()))
       return Name + " is read inside a macro at " + where(Ctx, AS);
+    if (!A)
+      P.Renamed.push_back(AS->getBase());
     Hi = std::max(Hi, R->second);
     P.Reads.push_back(AS);
   }
-  if (Refs.size() != P.Reads.size())
+  for (const sharedtiling::PointerAlias &A : Aliases) {
+    std::vector<const DeclRefExpr *> InInit;
+    collectRefs(A.Var->getInit(), Param, InInit);
+    if (InInit.size() != 1)
+      return Name + " is named twice in the initializer of '" +
+             A.Var->getNameAsString() + "'";
+    if (!looseExprSpan(Ctx, InInit.front()))
+      return Name + " is named inside a macro at " + where(Ctx, InInit.front());
+    P.Renamed.push_back(InInit.front());
+  }
+  if (Refs.size() != P.Renamed.size())
     return Name + " is used other than in its reads";
   uint64_t Size = Ctx.AST.getTypeSizeInChars(Elem).getQuantity();
   if ((Hi + 1) * int64_t(Size) > MaxBytes)
@@ -239,6 +387,69 @@ std::string checkParam(const EditContext &Ctx, const FunctionDecl *FD,
   return "";
 }
 
+/// checkParam() for a kernel template's pattern \p FD: in each
+/// instantiation, whose reads must be the same (the pattern's, renamed
+/// once) and of the same element type; the array takes the largest N.
+std::string checkTemplateParam(const EditContext &Ctx, const FunctionDecl *FD,
+                               const ParmVarDecl *Param, ConstPlan &P) {
+  std::string Name = "'" + Param->getNameAsString() + "'";
+  std::vector<const FunctionDecl *> Insts = templateInstantiations(FD);
+  if (Insts.empty())
+    return Name + ": the template is never instantiated in this file, so "
+                  "its indices' bounds are unknown";
+  auto Places = [](const ConstPlan &Q) {
+    std::vector<SourceRange> Out;
+    for (const Expr *E : Q.Renamed)
+      Out.push_back(E->getSourceRange());
+    return Out;
+  };
+  std::optional<ConstPlan> First;
+  DenseMap<const FunctionDecl *, int64_t> CountOf;
+  for (const FunctionDecl *Inst : Insts) {
+    std::string In = " in " + instantiationName(Inst);
+    const ParmVarDecl *IP = instantiatedParam(Param, Inst);
+    if (!IP)
+      return Name + ": the template's parameters cannot be matched" + In;
+    ConstPlan Q;
+    if (std::string W = checkParam(Ctx, Inst, IP, Q); !W.empty())
+      return W + In;
+    if (First && (Q.ElemType != First->ElemType || Places(Q) != Places(*First)))
+      return Name + " is read at other places or as another type" + In;
+    CountOf[Inst->getCanonicalDecl()] = Q.Count;
+    if (!First)
+      First = std::move(Q);
+    else
+      First->Count = std::max(First->Count, Q.Count);
+  }
+  P.Param = Param;
+  P.Count = First->Count;
+  P.ElemType = First->ElemType;
+  P.Reads = First->Reads;
+  P.Renamed = First->Renamed;
+  P.CountOf = std::move(CountOf);
+  return "";
+}
+
+/// checkParam() or, for a template's pattern, checkTemplateParam().
+std::string checkAnyParam(const EditContext &Ctx, const FunctionDecl *FD,
+                          const ParmVarDecl *Param, ConstPlan &P) {
+  return FD->getDescribedFunctionTemplate()
+             ? checkTemplateParam(Ctx, FD, Param, P)
+             : checkParam(Ctx, FD, Param, P);
+}
+
+/// Whether \p F is the kernel \p FD or, for a template, one of its
+/// specializations.
+bool isKernelOrSpecialization(const FunctionDecl *F, const FunctionDecl *FD) {
+  if (!F)
+    return false;
+  if (F->getCanonicalDecl() == FD->getCanonicalDecl())
+    return true;
+  const FunctionTemplateDecl *T = F->getPrimaryTemplate();
+  return T &&
+         T->getTemplatedDecl()->getCanonicalDecl() == FD->getCanonicalDecl();
+}
+
 /// Uses of \p FD's name other than as the callee of a `<<<...>>>` launch
 /// in the main file (a function pointer, cudaLaunchKernel): the first one.
 const DeclRefExpr *otherUse(const EditContext &Ctx, const FunctionDecl *FD) {
@@ -248,9 +459,8 @@ const DeclRefExpr *otherUse(const EditContext &Ctx, const FunctionDecl *FD) {
     if (!S || Found)
       return;
     if (const auto *DR = dyn_cast<DeclRefExpr>(S))
-      if (!Callee && DR->getDecl()->getAsFunction() &&
-          DR->getDecl()->getAsFunction()->getCanonicalDecl() ==
-              FD->getCanonicalDecl())
+      if (!Callee &&
+          isKernelOrSpecialization(DR->getDecl()->getAsFunction(), FD))
         Found = DR;
     if (const auto *K = dyn_cast<CUDAKernelCallExpr>(S)) {
       Walk(K->getCallee(), true);
@@ -309,7 +519,7 @@ public:
     const FunctionDecl *FD = P->Kernel.Decl;
     for (unsigned I = 0; I < FD->getNumParams(); ++I) {
       ConstPlan Q = *P;
-      if (!checkParam(Ctx, FD, FD->getParamDecl(I), Q).empty())
+      if (!checkAnyParam(Ctx, FD, FD->getParamDecl(I), Q).empty())
         continue;
       Q.ParamIndex = I;
       Edit S = E;
@@ -353,8 +563,8 @@ private:
       return reject(E, "not-applicable", Name + ": " + Why);
     };
     const FunctionDecl *FD = K->Decl;
-    if (FD->isTemplateInstantiation() || FD->getDescribedFunctionTemplate() ||
-        FD->isDependentContext())
+    if (FD->isTemplateInstantiation() ||
+        (FD->isDependentContext() && !FD->getDescribedFunctionTemplate()))
       return NotApplicable("it is a template (one array per instantiation "
                            "is not done)");
     if (K->Info->Launches.empty())
@@ -372,7 +582,7 @@ private:
       const ParmVarDecl *Param = FD->getParamDecl(I);
       if (Want && Param->getName() != *Want)
         continue;
-      std::string W = checkParam(Ctx, FD, Param, P);
+      std::string W = checkAnyParam(Ctx, FD, Param, P);
       if (W.empty()) {
         P.ParamIndex = I;
         return P;
@@ -403,8 +613,6 @@ private:
                                         ->getEnclosingNamespaceContext());
         NS && !NS->isAnonymousNamespace())
       Qualified = NS->getQualifiedNameAsString() + "::" + Sym;
-    std::string Bytes =
-        std::to_string(P.Count) + " * sizeof(" + P.ElemType + ")";
     tooling::Replacements Repl;
     // The array, before the kernel's first declaration.
     const FunctionDecl *First = P.Kernel.Decl->getFirstDecl();
@@ -420,8 +628,8 @@ private:
                          std::to_string(P.Count) + "];\n\n"),
             E))
       return std::move(Err);
-    for (const ArraySubscriptExpr *AS : P.Reads) {
-      auto S = looseExprSpan(Ctx, AS->getBase());
+    for (const Expr *Base : P.Renamed) {
+      auto S = looseExprSpan(Ctx, Base);
       if (!S)
         return NotApplicable("a read has no place in the file");
       if (Error Err = addReplacement(Repl, replaceSpan(Ctx, *S, Sym), E))
@@ -438,6 +646,19 @@ private:
         return NotApplicable("the launch " + Site.Id +
                              " is not a statement of its own, so no copy can "
                              "precede it");
+      // What the launch's instantiation reads.
+      int64_t Count = P.Count;
+      if (!P.CountOf.empty()) {
+        const FunctionDecl *Callee = Call->getDirectCallee();
+        auto It = Callee ? P.CountOf.find(Callee->getCanonicalDecl())
+                         : P.CountOf.end();
+        if (It == P.CountOf.end())
+          return NotApplicable("the launch " + Site.Id +
+                               " runs an instantiation that was not checked");
+        Count = It->second;
+      }
+      std::string Bytes =
+          std::to_string(Count) + " * sizeof(" + P.ElemType + ")";
       const Expr *Arg = Call->getArg(P.ParamIndex);
       std::string ArgText = looseExprText(Ctx, Arg);
       if (ArgText.empty() || mayHaveSideEffects(Arg, Ctx.AST))
