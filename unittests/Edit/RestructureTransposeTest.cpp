@@ -36,6 +36,22 @@ TEST(RestructureTransposeTest, TemplatePointerOffsets) {
                 makeEdit("transpose-through-shared", "batch_transpose"));
 }
 
+TEST(RestructureTransposeTest, RowPointerAfterEarlyReturn) {
+  Applicability A =
+      prepareOn(transpose(), "transpose-rowptr", "transpose_rows");
+  EXPECT_TRUE(A.Applies) << A.Reason;
+  EXPECT_EQ(A.Reason, "2D copy 'dst_col[row] = src_row[col]': the read is "
+                      "unit-stride in 'col', the write in 'row'; rewrite: "
+                      "32x32 shared tile padded by 1, blocks of 32x8");
+  expectRewrite(transpose(), "transpose-rowptr",
+                makeEdit("transpose-through-shared", "transpose_rows"));
+}
+
+TEST(RestructureTransposeTest, TemplateBlockSizesAndHelpers) {
+  expectRewrite(transpose(), "transpose-scaled",
+                makeEdit("transpose-through-shared", "tile_t"));
+}
+
 TEST(RestructureTransposeTest, NearMisses) {
   const Transform &T = transpose();
   auto E = [](const char *K) {
@@ -46,6 +62,18 @@ TEST(RestructureTransposeTest, NearMisses) {
   expectRefusal(T, "transpose-refuse", E("flat"), "no 2D thread index");
   expectRefusal(T, "transpose-refuse", E("two_reads"),
                 "must write one array element and read one");
+  expectRefusal(T, "transpose-refuse", E("scaled_mismatch"),
+                "'c' counts blocks of '16' threads in x, but the block of "
+                "scaled_mismatch/launch0 ('dim3(32, 8)') is not known to "
+                "have that size there");
+  expectRefusal(T, "transpose-refuse", E("row_loaded"),
+                "the declaration 'const float *row = src[r]' before the copy "
+                "reads memory");
+  expectRefusal(T, "transpose-refuse", E("not_a_decl"),
+                "'o' is written after its declaration, so it cannot be "
+                "repeated as declared in each phase");
+  expectRefusal(T, "transpose-refuse", E("lane_helper"),
+                "depends on per-thread values other than 'c' and 'r'");
   expectRefusal(T, "transpose-basic",
                 makeEdit("transpose-through-shared", "transpose",
                          {{"tile", int64_t(32)}, {"block_rows", int64_t(5)}}),

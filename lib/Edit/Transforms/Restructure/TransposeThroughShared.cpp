@@ -4,28 +4,38 @@
 // one statement copies an element read at an index unit-stride in one
 // thread coordinate to an index unit-stride in the other:
 //   out[c * rows + r] = in[r * cols + c];   (or the reverse)
-// One of the two global accesses then strides across a warp.
+// One of the two global accesses then strides across a warp. The indices
+// are read through pure index helpers (`in[offset(r, c, cols)]`) and local
+// pointers or offsets declared before the copy (`const float *src_row = src
+// + r * cols; ... src_row[c]`); a thread index may be scaled by a constant
+// or a template parameter in place of blockDim (`blockIdx.x * BX +
+// threadIdx.x`) when every launch's block has that size.
 //
 // Rewrite: a block of tile x block_rows threads moves a tile x tile square
 // through a padded shared tile (padding avoids bank conflicts on the
 // transposed side): a first phase where consecutive lanes take consecutive
 // elements of the unit-stride read, a barrier, and a second phase where
-// consecutive lanes take consecutive elements of the write. Launches get a
+// consecutive lanes take consecutive elements of the write; each phase
+// repeats the local declarations its side of the copy uses. Launches get a
 // 2D grid of tiles.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
+#include "../../Patterns/SideEffects.h"
 #include "../TransformSupport.h"
 #include "PlannedTransform.h"
 #include "SharedStaging.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
+#include "clang/AST/DeclTemplate.h"
 #include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
 #include "clang/AST/Stmt.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
+#include <deque>
 #include <functional>
 
 using namespace llvm;
@@ -40,6 +50,9 @@ struct IndexVar {
   const clang::VarDecl *V = nullptr;
   const clang::DeclStmt *Decl = nullptr;
   const clang::Expr *Bound = nullptr;
+  /// The block size the index is scaled by in place of blockDim (a constant
+  /// or a template parameter), or null.
+  const clang::Expr *Scale = nullptr;
 };
 
 struct Plan {
@@ -47,33 +60,168 @@ struct Plan {
   IndexVar X, Y;
   const clang::IfStmt *Guard = nullptr;
   bool EarlyReturn = false;
+  /// Local declarations between the guard and the copy (pointers to a row,
+  /// offsets), in source order.
+  std::vector<const clang::DeclStmt *> Locals;
   const clang::BinaryOperator *Copy = nullptr; ///< out[...] = f(in[...])
-  const clang::Stmt *CopyStmt = nullptr;
-  bool ReadAlongX = true; ///< the read is unit-stride in x
+  bool ReadAlongX = true;                      ///< the read is unit-stride in x
   int64_t Tile = 32, Pad = 1, Rows = 8;
   std::string ElemType;
   unsigned RegionBegin = 0, RegionEnd = 0;
   std::string Description;
 };
 
-/// The variable of \p Vars that \p Index grows with by one (`a * s + v`,
-/// `v + s * a`), or null.
-const clang::VarDecl *unitVar(const clang::Expr *Index, const IndexVar &X,
-                              const IndexVar &Y) {
-  const auto *B = dyn_cast<clang::BinaryOperator>(stripCasts(Index));
-  if (!B || B->getOpcode() != clang::BO_Add)
-    return nullptr;
-  for (const IndexVar *V : {&X, &Y}) {
-    const IndexVar *O = V == &X ? &Y : &X;
-    for (int Side = 0; Side < 2; ++Side) {
-      const clang::Expr *T = Side ? B->getLHS() : B->getRHS();
-      const clang::Expr *Rest = Side ? B->getRHS() : B->getLHS();
-      if (declOf(T) == V->V && !mentions(Rest, V->V) && mentions(Rest, O->V))
-        return V->V;
+/// The thread dimension and scale of `blockIdx.D * S + threadIdx.D` with S
+/// an integer constant or a non-type template parameter (either operand
+/// order, through casts); blockDim.D itself is linearIndexDim's.
+std::optional<std::pair<char, const clang::Expr *>>
+scaledIndexDim(const clang::Expr *E) {
+  const auto *Add = dyn_cast<clang::BinaryOperator>(stripCasts(E));
+  if (!Add || Add->getOpcode() != clang::BO_Add)
+    return std::nullopt;
+  for (int Swap = 0; Swap < 2; ++Swap) {
+    auto T = asBuiltinVar(stripCasts(Swap ? Add->getLHS() : Add->getRHS()));
+    const auto *Mul = dyn_cast<clang::BinaryOperator>(
+        stripCasts(Swap ? Add->getRHS() : Add->getLHS()));
+    if (!T || T->Var != "threadIdx" || !Mul ||
+        Mul->getOpcode() != clang::BO_Mul)
+      continue;
+    for (int M = 0; M < 2; ++M) {
+      auto B = asBuiltinVar(stripCasts(M ? Mul->getRHS() : Mul->getLHS()));
+      const clang::Expr *S = stripCasts(M ? Mul->getLHS() : Mul->getRHS());
+      if (!B || B->Var != "blockIdx" || B->Dim != T->Dim)
+        continue;
+      const auto *R = dyn_cast<clang::DeclRefExpr>(S);
+      if (isa<clang::IntegerLiteral>(S) ||
+          (R &&
+           isa<clang::NonTypeTemplateParmDecl, clang::VarDecl>(R->getDecl())))
+        return std::make_pair(T->Dim, S);
     }
   }
-  return nullptr;
+  return std::nullopt;
 }
+
+/// The operands of an index once sums, casts, pure index helpers
+/// (`offset(r, c, ld)`: its parameters stand for the call's arguments) and
+/// the copy's local declarations are looked through: `src_row[c]` with
+/// `src_row = src + r * cols` has the terms src, r * cols and c.
+class IndexTerms {
+public:
+  IndexTerms(const clang::ASTContext &AST,
+             const std::vector<const clang::DeclStmt *> &Locals)
+      : AST(AST) {
+    for (const clang::DeclStmt *D : Locals)
+      if (const auto *V = dyn_cast<clang::VarDecl>(D->getSingleDecl()))
+        Inits[V] = V->getInit();
+  }
+
+  /// The terms of the address `Base[Index]`.
+  void collect(const clang::ArraySubscriptExpr *A) {
+    Terms.clear();
+    add(A->getBase(), nullptr);
+    add(A->getIdx(), nullptr);
+  }
+
+  /// The variable of \p X, \p Y the index grows with by one: one term is
+  /// that variable, no other term mentions it, another mentions the other.
+  const clang::VarDecl *unitVar(const IndexVar &X, const IndexVar &Y) const {
+    for (const IndexVar *V : {&X, &Y}) {
+      const IndexVar *O = V == &X ? &Y : &X;
+      unsigned Exact = 0;
+      bool Other = false, Spread = false;
+      for (const Term &T : Terms) {
+        if (declOf(T.E) == V->V) {
+          ++Exact;
+          continue;
+        }
+        Spread |= mentionsVia(T.E, T.F, V->V);
+        Other |= mentionsVia(T.E, T.F, O->V);
+      }
+      if (Exact == 1 && !Spread && Other)
+        return V->V;
+    }
+    return nullptr;
+  }
+
+private:
+  /// A helper call being looked through: its parameters are its arguments.
+  struct Frame {
+    const clang::FunctionDecl *FD;
+    const clang::CallExpr *Call;
+    const Frame *Parent;
+  };
+  struct Term {
+    const clang::Expr *E;
+    const Frame *F;
+  };
+
+  /// The argument a parameter of \p F's helper stands for, or null.
+  static const clang::Expr *argFor(const clang::Expr *E, const Frame *F) {
+    const auto *P = dyn_cast_or_null<clang::ParmVarDecl>(declOf(E));
+    if (!F || !P || P->getDeclContext() != F->FD ||
+        P->getFunctionScopeIndex() >= F->Call->getNumArgs())
+      return nullptr;
+    return F->Call->getArg(P->getFunctionScopeIndex());
+  }
+
+  const clang::Expr *localInit(const clang::Expr *E, const Frame *F) const {
+    const auto *V = dyn_cast_or_null<clang::VarDecl>(declOf(E));
+    auto It = V && !F ? Inits.find(V) : Inits.end();
+    return It == Inits.end() ? nullptr : It->second;
+  }
+
+  void add(const clang::Expr *E, const Frame *F) {
+    E = stripCasts(E);
+    if (const auto *B = dyn_cast<clang::BinaryOperator>(E);
+        B && B->getOpcode() == clang::BO_Add) {
+      add(B->getLHS(), F);
+      add(B->getRHS(), F);
+      return;
+    }
+    if (const auto *U = dyn_cast<clang::UnaryOperator>(E);
+        U && U->getOpcode() == clang::UO_AddrOf)
+      if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(
+              U->getSubExpr()->IgnoreParens())) {
+        add(A->getBase(), F);
+        add(A->getIdx(), F);
+        return;
+      }
+    if (const clang::Expr *Arg = argFor(E, F))
+      return add(Arg, F->Parent);
+    if (const clang::Expr *Init = localInit(E, F))
+      return add(Init, nullptr);
+    if (const auto *C = dyn_cast<clang::CallExpr>(E)) {
+      const clang::FunctionDecl *FD = nullptr;
+      if (const clang::Expr *Ret = indexHelperReturn(C, AST, FD)) {
+        Frames.push_back({FD, C, F});
+        return add(Ret, &Frames.back());
+      }
+    }
+    Terms.push_back({E, F});
+  }
+
+  /// Whether \p E, read in frame \p F, mentions \p V.
+  bool mentionsVia(const clang::Stmt *S, const Frame *F,
+                   const clang::VarDecl *V) const {
+    if (const auto *E = dyn_cast<clang::Expr>(S)) {
+      if (const clang::Expr *Arg = argFor(E, F))
+        return mentionsVia(Arg, F->Parent, V);
+      if (const clang::Expr *Init = localInit(E, F))
+        return mentionsVia(Init, nullptr, V);
+      if (!F && declOf(E) == V)
+        return true;
+    }
+    for (const clang::Stmt *C : S->children())
+      if (C && mentionsVia(C, F, V))
+        return true;
+    return false;
+  }
+
+  const clang::ASTContext &AST;
+  llvm::DenseMap<const clang::VarDecl *, const clang::Expr *> Inits;
+  std::deque<Frame> Frames;
+  std::vector<Term> Terms;
+};
 
 class TransposeThroughShared : public PlannedTransform<Plan> {
 public:
@@ -152,6 +300,287 @@ bool collectBounds(const clang::Expr *C, bool Negated, IndexVar &X,
   return true;
 }
 
+/// The thread indices among the leading declarations of \p Stmts (from
+/// \p I on; \p I ends at the first statement after them); else the reason.
+std::string matchIndices(const std::vector<const clang::Stmt *> &Stmts,
+                         size_t &I, Plan &P) {
+  // Thread-independent declarations may come first.
+  for (; I < Stmts.size(); ++I) {
+    const auto *DS = dyn_cast<clang::DeclStmt>(Stmts[I]);
+    if (!DS || !DS->isSingleDecl())
+      break;
+    const auto *V = dyn_cast<clang::VarDecl>(DS->getSingleDecl());
+    if (!V || !V->getInit())
+      break;
+    std::optional<char> D =
+        linearIndexDim(V->getInit(), /*ThroughHelpers=*/true);
+    const clang::Expr *Scale = nullptr;
+    if (auto Scaled = !D ? scaledIndexDim(V->getInit()) : std::nullopt) {
+      D = Scaled->first;
+      Scale = Scaled->second;
+    }
+    if (D) {
+      IndexVar &Slot = *D == 'x' ? P.X : *D == 'y' ? P.Y : P.X;
+      if (*D == 'z' || Slot.V)
+        return ("unexpected thread index '" + V->getName() + "'").str();
+      Slot.V = V;
+      Slot.Decl = DS;
+      Slot.Scale = Scale;
+      continue;
+    }
+    if (mentionsBuiltin(V->getInit(), "threadIdx") || P.X.V || P.Y.V)
+      break;
+  }
+  if (!P.X.V || !P.Y.V)
+    return "no 2D thread index: expected 'x = blockIdx.x * blockDim.x + "
+           "threadIdx.x' and the same in y";
+  return "";
+}
+
+/// Why \p DS, a statement before the copy, cannot be repeated in each phase:
+/// it must declare one pointer or integer from values alone (no loads,
+/// calls with effects, or later writes); empty if fine.
+std::string localProblem(const EditContext &Ctx, const clang::Stmt *S,
+                         const clang::Stmt *Body) {
+  const auto *DS = dyn_cast<clang::DeclStmt>(S);
+  const auto *V = DS && DS->isSingleDecl()
+                      ? dyn_cast<clang::VarDecl>(DS->getSingleDecl())
+                      : nullptr;
+  std::string Text = StringRef(looseExprText(Ctx, S)).rtrim(" ;").str();
+  if (!V || !V->getInit() || !V->hasLocalStorage() ||
+      !(V->getType()->isPointerType() || V->getType()->isIntegerType()))
+    return "the statement '" + Text +
+           "' before the copy is not the declaration of one local pointer "
+           "or integer";
+  // `&base[i]` computes an address without loading it.
+  std::vector<const clang::Expr *> Parts = {V->getInit()};
+  if (const auto *U =
+          dyn_cast<clang::UnaryOperator>(V->getInit()->IgnoreParenImpCasts());
+      U && U->getOpcode() == clang::UO_AddrOf)
+    if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(
+            U->getSubExpr()->IgnoreParens()))
+      Parts = {A->getBase(), A->getIdx()};
+  if (llvm::any_of(Parts, [&](const clang::Expr *X) {
+        return mayHaveSideEffects(X, Ctx.AST) ||
+               readsOrWritesMemory(X, &Ctx.AST);
+      }))
+    return "the declaration '" + Text +
+           "' before the copy reads memory or calls a function; only "
+           "values computed from the indices are repeated in each phase";
+  if (writtenVars(Body).contains(V))
+    return ("'" + V->getName() +
+            "' is written after its declaration, so it cannot be repeated "
+            "as declared in each phase")
+        .str();
+  return "";
+}
+
+/// The guard after the indices (Stmts[I]), the local declarations it guards
+/// and the copy; else the reason.
+std::string matchGuardedCopy(const EditContext &Ctx,
+                             const std::vector<const clang::Stmt *> &Stmts,
+                             size_t I, const clang::Stmt *KernelBody, Plan &P) {
+  const auto *If =
+      I < Stmts.size() ? dyn_cast<clang::IfStmt>(Stmts[I]) : nullptr;
+  if (!If || If->getElse() || If->getInit())
+    return "the statement after the thread indices is not a bounds guard on "
+           "both of them";
+  P.Guard = If;
+  std::vector<const clang::Stmt *> Guarded;
+  if (collectBounds(If->getCond(), false, P.X, P.Y) && P.X.Bound && P.Y.Bound &&
+      I + 1 == Stmts.size()) {
+    if (const auto *CS = dyn_cast<clang::CompoundStmt>(If->getThen()))
+      Guarded.assign(CS->body_begin(), CS->body_end());
+    else
+      Guarded.push_back(If->getThen());
+  } else {
+    P.X.Bound = P.Y.Bound = nullptr;
+    const clang::Stmt *Then = If->getThen();
+    if (const auto *CS = dyn_cast<clang::CompoundStmt>(Then))
+      Then = CS->size() == 1 ? CS->body_front() : nullptr;
+    if (!isa_and_nonnull<clang::ReturnStmt>(Then) ||
+        !collectBounds(If->getCond(), true, P.X, P.Y) || !P.X.Bound ||
+        !P.Y.Bound || I + 2 > Stmts.size())
+      return ("the guard does not bound both '" + P.X.V->getName() + "' and '" +
+              P.Y.V->getName() + "' (x < n && y < m) around a single statement")
+          .str();
+    P.EarlyReturn = true;
+    Guarded.assign(Stmts.begin() + I + 1, Stmts.end());
+  }
+  for (size_t J = 0; J + 1 < Guarded.size(); ++J) {
+    if (std::string Why = localProblem(Ctx, Guarded[J], KernelBody);
+        !Why.empty())
+      return Why;
+    P.Locals.push_back(cast<clang::DeclStmt>(Guarded[J]));
+  }
+  const auto *Copy = Guarded.empty()
+                         ? nullptr
+                         : dyn_cast<clang::BinaryOperator>(Guarded.back());
+  if (!Copy || Copy->getOpcode() != clang::BO_Assign)
+    return "the guarded statement is not one element copy 'out[...] = "
+           "in[...]'";
+  P.Copy = Copy;
+  return "";
+}
+
+/// Whether everything \p S uses is the same in every thread but the indices
+/// and the locals before the copy (followed to their initializers); calls
+/// must not read thread coordinates inside.
+bool onlyUniform(const clang::Stmt *S, const Plan &P) {
+  if (const auto *R = dyn_cast<clang::DeclRefExpr>(S)) {
+    if (R->getDecl() == P.X.V || R->getDecl() == P.Y.V)
+      return true;
+    const auto *V = dyn_cast<clang::VarDecl>(R->getDecl());
+    for (const clang::DeclStmt *L : P.Locals)
+      if (V && L->getSingleDecl() == V)
+        return onlyUniform(V->getInit(), P);
+    return !V || isa<clang::ParmVarDecl>(V) || !V->isLocalVarDecl() ||
+           (V->getInit() && isBlockUniform(V->getInit(), P.Kernel.Decl));
+  }
+  if (const auto *X = dyn_cast<clang::Expr>(S))
+    if (asBuiltinVar(X))
+      return false;
+  if (const auto *C = dyn_cast<clang::CallExpr>(S))
+    if (const clang::FunctionDecl *FD = C->getDirectCallee();
+        FD && FD->getBody() && mentionsBuiltin(FD->getBody()))
+      return false;
+  for (const clang::Stmt *C : S->children())
+    if (C && !onlyUniform(C, P))
+      return false;
+  return true;
+}
+
+/// The copy writes one element and reads one, unit-stride in different
+/// indices (sets P.ReadAlongX), from values uniform but for the indices;
+/// else the reason.
+std::string checkCopy(const EditContext &Ctx, Plan &P, std::string &Along) {
+  const clang::BinaryOperator *Copy = P.Copy;
+  const auto *W =
+      dyn_cast<clang::ArraySubscriptExpr>(Copy->getLHS()->IgnoreParens());
+  std::vector<const clang::ArraySubscriptExpr *> Reads;
+  std::function<void(const clang::Stmt *)> Find = [&](const clang::Stmt *S) {
+    if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(S))
+      Reads.push_back(A);
+    for (const clang::Stmt *C : S->children())
+      if (C)
+        Find(C);
+  };
+  Find(Copy->getRHS());
+  if (!W || Reads.size() != 1)
+    return "the copy must write one array element and read one";
+  if (mayHaveSideEffects(Copy->getRHS(), Ctx.AST) ||
+      mayHaveSideEffects(W->getBase(), Ctx.AST) ||
+      mayHaveSideEffects(W->getIdx(), Ctx.AST))
+    return "the copy '" + looseExprText(Ctx, Copy) +
+           "' changes something besides the element it writes";
+  IndexTerms Terms(Ctx.AST, P.Locals);
+  Terms.collect(W);
+  const clang::VarDecl *WU = Terms.unitVar(P.X, P.Y);
+  Terms.collect(Reads[0]);
+  const clang::VarDecl *RU = Terms.unitVar(P.X, P.Y);
+  if (!WU || !RU)
+    return "the indices '" + looseExprText(Ctx, W->getIdx()) + "' and '" +
+           looseExprText(Ctx, Reads[0]->getIdx()) +
+           "' are not of the form 'a * stride + b' in the two thread indices";
+  if (WU == RU)
+    return ("the read and the write are both unit-stride in '" + WU->getName() +
+            "': nothing to transpose")
+        .str();
+  P.ReadAlongX = RU == P.X.V;
+  if (!onlyUniform(Copy, P))
+    return ("the copy depends on per-thread values other than '" +
+            P.X.V->getName() + "' and '" + P.Y.V->getName() + "'")
+        .str();
+  Along = ("the read is unit-stride in '" + RU->getName() +
+           "', the write in '" + WU->getName() + "'")
+              .str();
+  return "";
+}
+
+/// Dimension \p D of the block \p Call launches with, when it is a
+/// constant, a `dim3` of constants, or a local variable initialized with one
+/// and not written again.
+std::optional<int64_t> blockDimAt(const clang::ASTContext &AST,
+                                  const clang::CUDAKernelCallExpr *Call,
+                                  char D) {
+  if (!Call || !Call->getConfig() || Call->getConfig()->getNumArgs() < 2)
+    return std::nullopt;
+  const clang::Expr *B = Call->getConfig()->getArg(1);
+  for (unsigned Hops = 0; Hops < 4; ++Hops) {
+    B = B->IgnoreImplicit()->IgnoreParens();
+    if (const auto *C = dyn_cast<clang::CXXConstructExpr>(B)) {
+      if (C->getNumArgs() == 1 &&
+          C->getConstructor()->isCopyOrMoveConstructor()) {
+        B = C->getArg(0);
+        continue;
+      }
+      unsigned Idx = D - 'x';
+      if (Idx >= C->getNumArgs())
+        return std::nullopt;
+      const clang::Expr *A = C->getArg(Idx);
+      if (const auto *DA = dyn_cast<clang::CXXDefaultArgExpr>(A))
+        A = DA->getExpr();
+      return intValue(A, AST);
+    }
+    const auto *V = dyn_cast_or_null<clang::VarDecl>(declOf(B));
+    if (V && V->isLocalVarDecl() && V->getInit()) {
+      const auto *Fn = dyn_cast<clang::FunctionDecl>(V->getDeclContext());
+      if (!V->getType().isConstQualified() &&
+          (!Fn || !Fn->getBody() || writtenVars(Fn->getBody()).contains(V)))
+        return std::nullopt;
+      B = V->getInit();
+      continue;
+    }
+    if (B->getType()->isIntegerType())
+      return D == 'x' ? intValue(B, AST) : std::optional<int64_t>(1);
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// The value \p Scale (a constant or a template parameter of the kernel)
+/// has in the instantiation \p Call launches.
+std::optional<int64_t> scaleAt(const clang::ASTContext &AST,
+                               const clang::Expr *Scale,
+                               const clang::CUDAKernelCallExpr *Call) {
+  const auto *R = dyn_cast<clang::DeclRefExpr>(Scale);
+  const auto *NT =
+      R ? dyn_cast<clang::NonTypeTemplateParmDecl>(R->getDecl()) : nullptr;
+  if (!NT)
+    return intValue(Scale, AST);
+  const clang::FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  const clang::FunctionTemplateDecl *Primary =
+      FD ? FD->getPrimaryTemplate() : nullptr;
+  const clang::TemplateArgumentList *Args =
+      FD ? FD->getTemplateSpecializationArgs() : nullptr;
+  if (!Primary || !Args || NT->isParameterPack() ||
+      NT->getDepth() != Primary->getTemplateParameters()->getDepth() ||
+      NT->getIndex() >= Args->size() ||
+      Args->get(NT->getIndex()).getKind() != clang::TemplateArgument::Integral)
+    return std::nullopt;
+  return Args->get(NT->getIndex()).getAsIntegral().getExtValue();
+}
+
+/// An index scaled by a constant in place of blockDim counts every element
+/// once only when each launch's block has that size; else the reason.
+std::string scaleProblem(const EditContext &Ctx, const KernelInfo &KI,
+                         const IndexVar &V, char D) {
+  if (!V.Scale)
+    return "";
+  for (const LaunchSite &L : KI.Launches) {
+    const clang::CUDAKernelCallExpr *Call = findLaunchCall(Ctx, L);
+    std::optional<int64_t> Want = scaleAt(Ctx.AST, V.Scale, Call);
+    std::optional<int64_t> Have = blockDimAt(Ctx.AST, Call, D);
+    if (!Want || !Have || *Want != *Have)
+      return ("'" + V.V->getName() + "' counts blocks of '" +
+              looseExprText(Ctx, V.Scale) + "' threads in " + Twine(D) +
+              ", but the block of " + L.Id + " ('" + L.Block +
+              "') is not known to have that size there")
+          .str();
+  }
+  return "";
+}
+
 Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
                                                const Edit &E) const {
   Plan P;
@@ -178,115 +607,16 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
   const auto *Body = cast<clang::CompoundStmt>(K->Decl->getBody());
   std::vector<const clang::Stmt *> Stmts(Body->body_begin(), Body->body_end());
   size_t I = 0;
-  // Thread-independent declarations may come first.
-  for (; I < Stmts.size(); ++I) {
-    const auto *DS = dyn_cast<clang::DeclStmt>(Stmts[I]);
-    if (!DS || !DS->isSingleDecl())
-      break;
-    const auto *V = dyn_cast<clang::VarDecl>(DS->getSingleDecl());
-    if (!V || !V->getInit())
-      break;
-    if (auto D = linearIndexDim(V->getInit(), /*ThroughHelpers=*/true)) {
-      IndexVar &Slot = *D == 'x' ? P.X : *D == 'y' ? P.Y : P.X;
-      if (*D == 'z' || Slot.V)
-        return reject(E, "not-applicable",
-                      "unexpected thread index '" + V->getName() + "'");
-      Slot.V = V;
-      Slot.Decl = DS;
-      continue;
-    }
-    if (mentionsBuiltin(V->getInit(), "threadIdx") || P.X.V || P.Y.V)
-      break;
-  }
-  if (!P.X.V || !P.Y.V)
-    return reject(E, "not-applicable",
-                  "no 2D thread index: expected 'x = blockIdx.x * blockDim.x "
-                  "+ threadIdx.x' and the same in y");
+  std::string Along;
+  if (std::string Why = matchIndices(Stmts, I, P); !Why.empty())
+    return reject(E, "not-applicable", Why);
   if (I + 1 > Stmts.size())
     return reject(E, "not-applicable", "nothing follows the thread indices");
-  const auto *If = dyn_cast<clang::IfStmt>(Stmts[I]);
-  if (!If || If->getElse() || If->getInit())
-    return reject(E, "not-applicable",
-                  "the statement after the thread indices is not a bounds "
-                  "guard on both of them");
-  P.Guard = If;
-  const clang::Stmt *CopyS = nullptr;
-  if (collectBounds(If->getCond(), false, P.X, P.Y) && P.X.Bound && P.Y.Bound &&
-      I + 1 == Stmts.size()) {
-    CopyS = If->getThen();
-    if (const auto *CS = dyn_cast<clang::CompoundStmt>(CopyS))
-      CopyS = CS->size() == 1 ? CS->body_front() : nullptr;
-  } else {
-    P.X.Bound = P.Y.Bound = nullptr;
-    const clang::Stmt *Then = If->getThen();
-    if (const auto *CS = dyn_cast<clang::CompoundStmt>(Then))
-      Then = CS->size() == 1 ? CS->body_front() : nullptr;
-    if (!isa_and_nonnull<clang::ReturnStmt>(Then) ||
-        !collectBounds(If->getCond(), true, P.X, P.Y) || !P.X.Bound ||
-        !P.Y.Bound || I + 2 != Stmts.size())
-      return reject(E, "not-applicable",
-                    "the guard does not bound both '" + P.X.V->getName() +
-                        "' and '" + P.Y.V->getName() +
-                        "' (x < n && y < m) around a single statement");
-    P.EarlyReturn = true;
-    CopyS = Stmts[I + 1];
-  }
-  P.CopyStmt = CopyS;
-  const auto *Copy = dyn_cast_or_null<clang::BinaryOperator>(
-      dyn_cast_or_null<clang::Expr>(CopyS));
-  if (!Copy || Copy->getOpcode() != clang::BO_Assign)
-    return reject(E, "not-applicable",
-                  "the guarded statement is not one element copy "
-                  "'out[...] = in[...]'");
-  P.Copy = Copy;
-  const auto *W =
-      dyn_cast<clang::ArraySubscriptExpr>(Copy->getLHS()->IgnoreParens());
-  std::vector<const clang::ArraySubscriptExpr *> Reads;
-  std::function<void(const clang::Stmt *)> Find = [&](const clang::Stmt *S) {
-    if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(S))
-      Reads.push_back(A);
-    for (const clang::Stmt *C : S->children())
-      Find(C);
-  };
-  Find(Copy->getRHS());
-  if (!W || Reads.size() != 1)
-    return reject(E, "not-applicable",
-                  "the copy must write one array element and read one");
-  const clang::VarDecl *WU = unitVar(W->getIdx(), P.X, P.Y);
-  const clang::VarDecl *RU = unitVar(Reads[0]->getIdx(), P.X, P.Y);
-  if (!WU || !RU)
-    return reject(E, "not-applicable",
-                  "the indices '" + looseExprText(Ctx, W->getIdx()) +
-                      "' and '" + looseExprText(Ctx, Reads[0]->getIdx()) +
-                      "' are not of the form 'a * stride + b' in the two "
-                      "thread indices");
-  if (WU == RU)
-    return reject(E, "not-applicable",
-                  "the read and the write are both unit-stride in '" +
-                      WU->getName() + "': nothing to transpose");
-  P.ReadAlongX = RU == P.X.V;
-  // Everything else in the copy must be the same in every thread.
-  std::function<bool(const clang::Stmt *)> OnlyUniform =
-      [&](const clang::Stmt *S) -> bool {
-    if (const auto *R = dyn_cast<clang::DeclRefExpr>(S)) {
-      if (R->getDecl() == P.X.V || R->getDecl() == P.Y.V)
-        return true;
-      const auto *V = dyn_cast<clang::VarDecl>(R->getDecl());
-      return !V || isa<clang::ParmVarDecl>(V) || !V->isLocalVarDecl() ||
-             (V->getInit() && isBlockUniform(V->getInit(), K->Decl));
-    }
-    if (const auto *X = dyn_cast<clang::Expr>(S))
-      if (asBuiltinVar(X))
-        return false;
-    for (const clang::Stmt *C : S->children())
-      if (!OnlyUniform(C))
-        return false;
-    return true;
-  };
-  if (!OnlyUniform(Copy))
-    return reject(E, "not-applicable",
-                  "the copy depends on per-thread values other than '" +
-                      P.X.V->getName() + "' and '" + P.Y.V->getName() + "'");
+  if (std::string Why = matchGuardedCopy(Ctx, Stmts, I, Body, P); !Why.empty())
+    return reject(E, "not-applicable", Why);
+  if (std::string Why = checkCopy(Ctx, P, Along); !Why.empty())
+    return reject(E, "not-applicable", Why);
+  const clang::BinaryOperator *Copy = P.Copy;
   if (mentions(P.X.Bound, P.Y.V) || mentions(P.Y.Bound, P.X.V) ||
       !isBlockUniform(P.X.Bound, K->Decl) ||
       !isBlockUniform(P.Y.Bound, K->Decl))
@@ -314,6 +644,11 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
                   "macro expansion");
   P.RegionBegin = First->Begin.Offset;
   P.RegionEnd = Last->End.Offset;
+  for (const clang::DeclStmt *L : P.Locals)
+    if (!looseStmtSpan(Ctx, L))
+      return reject(E, "macro",
+                    "the kernel body has statements written in a "
+                    "macro expansion");
   // Statements between the two index declarations would be reordered.
   for (size_t J = 0; J < I; ++J) {
     auto Sp = looseStmtSpan(Ctx, Stmts[J]);
@@ -330,13 +665,14 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
         !boundAtLaunch(Ctx, P.Y.Bound, L, Why))
       return reject(E, "launch", Why, L.Range.Begin);
   }
-  P.Description =
-      (Twine("2D copy '") + looseExprText(Ctx, Copy) +
-       "': the read is unit-stride in '" + RU->getName() + "', the write in '" +
-       WU->getName() + "'; rewrite: " + Twine(P.Tile) + "x" + Twine(P.Tile) +
-       " shared tile padded by " + Twine(P.Pad) + ", blocks of " +
-       Twine(P.Tile) + "x" + Twine(P.Rows))
-          .str();
+  for (auto [V, D] : {std::pair(&P.X, 'x'), std::pair(&P.Y, 'y')})
+    if (std::string Why = scaleProblem(Ctx, KI, *V, D); !Why.empty())
+      return reject(E, "launch", Why);
+  P.Description = (Twine("2D copy '") + looseExprText(Ctx, Copy) +
+                   "': " + Along + "; rewrite: " + Twine(P.Tile) + "x" +
+                   Twine(P.Tile) + " shared tile padded by " + Twine(P.Pad) +
+                   ", blocks of " + Twine(P.Tile) + "x" + Twine(P.Rows))
+                      .str();
   return P;
 }
 
@@ -356,8 +692,26 @@ TransposeThroughShared::rewrite(const EditContext &Ctx, const Edit &E,
         .rtrim(" =")
         .str();
   };
+  // The locals \p Side of the copy uses (through one another), as written.
+  auto LocalsFor = [&](const clang::Expr *Side, const std::string &I2) {
+    std::vector<bool> Need(P.Locals.size());
+    for (size_t J = P.Locals.size(); J-- > 0;) {
+      const auto *V = cast<clang::VarDecl>(P.Locals[J]->getSingleDecl());
+      Need[J] = mentions(Side, V);
+      for (size_t L = J + 1; L < P.Locals.size() && !Need[J]; ++L)
+        Need[J] = Need[L] && mentions(P.Locals[L], V);
+    }
+    std::string S;
+    for (size_t J = 0; J < P.Locals.size(); ++J)
+      if (Need[J]) {
+        auto Sp = looseStmtSpan(Ctx, P.Locals[J]);
+        S += I2 + Ctx.Code.slice(Sp->Begin.Offset, Sp->End.Offset).str() + "\n";
+      }
+    return S;
+  };
   // Phase A: lanes along x; phase B: lanes along y.
-  auto Phase = [&](bool LanesAlongX, const std::string &Action) {
+  auto Phase = [&](bool LanesAlongX, const clang::Expr *Side,
+                   const std::string &Action) {
     std::string I2 = Indent + "  ";
     std::string XE = "blockIdx.x * " + T + " + " +
                      (LanesAlongX ? std::string("threadIdx.x") : K);
@@ -374,11 +728,15 @@ TransposeThroughShared::rewrite(const EditContext &Ctx, const Edit &E,
     else
       S += I2 + YD + "\n" + I2 + XD + "\n";
     std::string Cond = looseExprText(Ctx, P.Guard->getCond());
+    std::string Locals = LocalsFor(Side, P.EarlyReturn ? I2 : I2 + "  ");
     if (P.EarlyReturn)
-      S += I2 + "if (" + Cond + ")\n" + I2 + "  continue;\n" + I2 + Action +
-           "\n";
-    else
+      S += I2 + "if (" + Cond + ")\n" + I2 + "  continue;\n" + Locals + I2 +
+           Action + "\n";
+    else if (Locals.empty())
       S += I2 + "if (" + Cond + ")\n" + I2 + "  " + Action + "\n";
+    else
+      S += I2 + "if (" + Cond + ") {\n" + Locals + I2 + "  " + Action + "\n" +
+           I2 + "}\n";
     S += Indent + "}";
     return S;
   };
@@ -389,11 +747,11 @@ TransposeThroughShared::rewrite(const EditContext &Ctx, const Edit &E,
   std::string AlongY = Tile + "[threadIdx.x][" + K + "]";
   std::string First, Second;
   if (P.ReadAlongX) {
-    First = Phase(true, AlongX + " = " + Rhs + ";");
-    Second = Phase(false, Lhs + " = " + AlongY + ";");
+    First = Phase(true, P.Copy->getRHS(), AlongX + " = " + Rhs + ";");
+    Second = Phase(false, P.Copy->getLHS(), Lhs + " = " + AlongY + ";");
   } else {
-    First = Phase(false, AlongY + " = " + Rhs + ";");
-    Second = Phase(true, Lhs + " = " + AlongX + ";");
+    First = Phase(false, P.Copy->getRHS(), AlongY + " = " + Rhs + ";");
+    Second = Phase(true, P.Copy->getLHS(), Lhs + " = " + AlongX + ";");
   }
   std::string Text = sharedTileDecl(P.ElemType, Tile, {P.Tile, P.Tile}, P.Pad) +
                      "\n" + Indent + First + "\n" + Indent +
