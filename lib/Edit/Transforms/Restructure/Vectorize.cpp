@@ -8,7 +8,9 @@
 // __half2, and lane copies of the body on the components), a scalar loop for
 // the tail n % W, and the plain scalar loop when any pointer is not aligned to
 // the vector size. Because every loop is grid-stride, any grid is correct;
-// launch grids are divided by W so each thread gets one vector.
+// launch grids are divided by W so each thread gets one vector (a grid that
+// is a local `dim3` variable of one dimension, maybe shared with other
+// launches, is divided where the launch names it: `dim3((grid.x + 3) / 4)`).
 //
 // In a kernel template whose arrays' element types depend on its parameters,
 // the types come from the template's instantiations in the file: the vector
@@ -84,6 +86,8 @@ struct VectorizePlan {
   std::map<unsigned, ArrayUse> Arrays;    ///< by parameter index
   std::vector<std::vector<BodyUse>> Uses; ///< per body statement
   std::vector<GridExpr> Grids;
+  /// Grids that are a local dim3 variable: the launch's span and its text.
+  std::vector<std::pair<SourceSpan, std::string>> GridVars;
   bool NeedsScope = false; ///< the body declares locals
   /// Dependent element types: `std::is_same<T, float>::value`, one per
   /// written type, and the instantiations that take the vector path.
@@ -245,6 +249,14 @@ public:
     for (const GridExpr &G : Plan.Grids)
       if (Error Err = addReplacement(
               R, replaceSpan(Ctx, G.Span, ceilDivGridText(Ctx, G, W)), E))
+        return std::move(Err);
+    for (const auto &[Span, Name] : Plan.GridVars)
+      if (Error Err = addReplacement(R,
+                                     replaceSpan(Ctx, Span,
+                                                 "dim3((" + Name + ".x + " +
+                                                     std::to_string(W - 1) +
+                                                     ") / " + Wd + ")"),
+                                     E))
         return std::move(Err);
     return R;
   }
@@ -428,12 +440,57 @@ private:
       if (G && G->E->HasSideEffects(Ctx.AST))
         WhyNot = "the grid of " + L.Id + " has side effects", G.reset();
       if (!G)
+        if (auto Var = gridVariable(Ctx, L)) {
+          Plan.GridVars.push_back(*Var);
+          continue;
+        }
+      if (!G)
         return No(WhyNot + "; vectorize divides the grid of every launch by "
                            "the width (left as it is, most threads would "
                            "find no work)");
       Plan.Grids.push_back(*G);
     }
     return Plan;
+  }
+
+  /// The grid of \p L when it is a local `dim3` variable of one dimension
+  /// (its y and z are 1) not written after its declaration: the span the
+  /// launch names it with and that name.
+  static std::optional<std::pair<SourceSpan, std::string>>
+  gridVariable(const EditContext &Ctx, const LaunchSite &L) {
+    const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, L);
+    if ((L.InMacro && !L.GridInPlace) || !Call || !Call->getConfig() ||
+        Call->getConfig()->getNumArgs() < 1)
+      return std::nullopt;
+    const Expr *G = Call->getConfig()->getArg(0)->IgnoreImplicit();
+    if (const auto *C = dyn_cast<CXXConstructExpr>(G);
+        C && C->getNumArgs() == 1 &&
+        C->getConstructor()->isCopyOrMoveConstructor())
+      G = C->getArg(0)->IgnoreImplicit();
+    const auto *Ref = dyn_cast<DeclRefExpr>(G->IgnoreParens());
+    const auto *V = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+    const auto *Fn = V ? dyn_cast<FunctionDecl>(V->getDeclContext()) : nullptr;
+    const auto *Init =
+        V && V->isLocalVarDecl() && V->getInit()
+            ? dyn_cast<CXXConstructExpr>(V->getInit()->IgnoreImplicit())
+            : nullptr;
+    if (!Init || !Fn || !Fn->getBody() || Init->getNumArgs() != 3 ||
+        V->getType()->getAsCXXRecordDecl() == nullptr ||
+        V->getType()->getAsCXXRecordDecl()->getName() != "dim3" ||
+        (!V->getType().isConstQualified() &&
+         writtenVars(Fn->getBody()).contains(V)))
+      return std::nullopt;
+    for (unsigned D = 1; D < 3; ++D) {
+      const Expr *A = Init->getArg(D);
+      if (const auto *DA = dyn_cast<CXXDefaultArgExpr>(A))
+        A = DA->getExpr();
+      if (intValue(A, Ctx.AST) != 1)
+        return std::nullopt;
+    }
+    auto Span = spelledSpan(Ctx, Ref);
+    if (!Span)
+      return std::nullopt;
+    return std::make_pair(*Span, V->getNameAsString());
   }
 
   /// The element types of arrays whose types depend on template parameters,
