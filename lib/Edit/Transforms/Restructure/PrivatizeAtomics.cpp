@@ -29,6 +29,7 @@
 #include "PlannedTransform.h"
 #include "PrivatizeAtomicsInternal.h"
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
@@ -131,11 +132,313 @@ std::optional<int64_t> indexRange(const clang::Expr *E,
   return std::nullopt;
 }
 
+/// The name an atomic call calls: its callee's, or in a template, where
+/// the call depends on template parameters, the name it looks up.
+std::string atomicName(const clang::CallExpr *Call) {
+  if (const clang::FunctionDecl *FD = Call->getDirectCallee())
+    return FD->getIdentifier() ? FD->getName().str() : "";
+  if (const auto *U = dyn_cast<clang::UnresolvedLookupExpr>(
+          Call->getCallee()->IgnoreParenImpCasts()))
+    return U->getName().getAsString();
+  return "";
+}
+
+/// \p E (casts and parentheses stripped) as the array of an atomic: a
+/// parameter `a`, or `s.a` where `s` is a struct parameter passed by value
+/// and `a` its pointer member (the same pointer in every thread, as long
+/// as `s` is only read member by member: otherUse checks).
+bool atomicBase(const clang::Expr *E, AtomicUse &U) {
+  E = E->IgnoreParenImpCasts();
+  if (const auto *R = dyn_cast<clang::DeclRefExpr>(E)) {
+    if (!isa<clang::ParmVarDecl>(R->getDecl()))
+      return false;
+    U.BaseRef = R;
+    U.Base = R;
+    return true;
+  }
+  const auto *M = dyn_cast<clang::MemberExpr>(E);
+  if (!M || M->isArrow())
+    return false;
+  const auto *F = dyn_cast<clang::FieldDecl>(M->getMemberDecl());
+  const auto *R = dyn_cast<clang::DeclRefExpr>(M->getBase()->IgnoreParens());
+  if (!F || !F->getType()->isPointerType() || !R ||
+      !isa<clang::ParmVarDecl>(R->getDecl()) ||
+      !R->getDecl()->getType()->isRecordType())
+    return false;
+  U.BaseRef = R;
+  U.Base = M;
+  U.Field = F;
+  return true;
+}
+
+/// The atomics in \p Body whose target is an element of an array
+/// atomicBase accepts: `&a[i]`, `a + i`, `i + a` or `a`. In a template the
+/// calls may be unresolved and `a + i` an operator call; instantiations
+/// are checked later (instantiationProblem).
+std::vector<AtomicUse> atomicUses(const clang::Stmt *Body) {
+  std::vector<AtomicUse> All;
+  auto IsPointer = [](const clang::Expr *X) {
+    return X->IgnoreParenImpCasts()->getType()->isPointerType();
+  };
+  std::function<void(const clang::Stmt *)> Walk = [&](const clang::Stmt *S) {
+    if (!S)
+      return;
+    for (const clang::Stmt *C : S->children())
+      Walk(C);
+    const auto *Call = dyn_cast<clang::CallExpr>(S);
+    if (!Call || isa<clang::CXXOperatorCallExpr>(Call) ||
+        !StringRef(atomicName(Call)).starts_with("atomic") ||
+        Call->getNumArgs() < 2)
+      return;
+    const clang::Expr *A0 = Call->getArg(0)->IgnoreParenImpCasts();
+    AtomicUse U;
+    U.Call = Call;
+    const clang::Expr *L = nullptr, *R = nullptr;
+    if (const auto *UO = dyn_cast<clang::UnaryOperator>(A0)) {
+      if (UO->getOpcode() != clang::UO_AddrOf)
+        return;
+      const auto *AS =
+          dyn_cast<clang::ArraySubscriptExpr>(UO->getSubExpr()->IgnoreParens());
+      if (!AS)
+        return;
+      L = AS->getLHS();
+      R = AS->getRHS();
+    } else if (const auto *BO = dyn_cast<clang::BinaryOperator>(A0)) {
+      if (BO->getOpcode() != clang::BO_Add)
+        return;
+      L = BO->getLHS();
+      R = BO->getRHS();
+    } else if (const auto *OC = dyn_cast<clang::CXXOperatorCallExpr>(A0)) {
+      if (OC->getOperator() != clang::OO_Plus || OC->getNumArgs() != 2)
+        return;
+      L = OC->getArg(0);
+      R = OC->getArg(1);
+    } else {
+      if (atomicBase(A0, U))
+        All.push_back(U);
+      return;
+    }
+    if (IsPointer(L) && !IsPointer(R) && atomicBase(L, U))
+      U.Index = R;
+    else if (IsPointer(R) && !IsPointer(L) && atomicBase(R, U))
+      U.Index = L;
+    else
+      return;
+    All.push_back(U);
+  };
+  Walk(Body);
+  return All;
+}
+
+/// Why the array of \p P is touched other than by its atomics, or "". A
+/// struct parameter holding it may only have its other members read.
+std::string otherUse(const EditContext &Ctx, const clang::FunctionDecl *K,
+                     const Plan &P) {
+  std::string Why;
+  std::function<void(const clang::Stmt *)> Walk = [&](const clang::Stmt *S) {
+    if (!S || !Why.empty())
+      return;
+    const auto *R = dyn_cast<clang::DeclRefExpr>(S);
+    if (R && R->getDecl() == P.Array &&
+        llvm::none_of(P.Uses, [&](auto &U) { return U.BaseRef == R; })) {
+      const clang::MemberExpr *M = nullptr;
+      const clang::Stmt *Above = nullptr;
+      if (P.Field) {
+        auto Ps = Ctx.AST.getParents(*R);
+        M = Ps.empty() ? nullptr : Ps[0].get<clang::MemberExpr>();
+        if (M) {
+          auto Qs = Ctx.AST.getParents(*M);
+          Above = Qs.empty() ? nullptr : Qs[0].get<clang::Stmt>();
+        }
+      }
+      const auto *UO = dyn_cast_or_null<clang::UnaryOperator>(Above);
+      if (!P.Field || (M && M->getMemberDecl() == P.Field))
+        Why = "'" + P.ArrayText +
+              "' is also read, written or passed on outside its atomics; a "
+              "private copy would hide those";
+      else if (!M || M->isArrow() ||
+               (UO && UO->getOpcode() == clang::UO_AddrOf))
+        Why = "'" + P.Array->getName().str() + "' is used at " + where(Ctx, R) +
+              " other than by reading its members; a copy of it or its "
+              "address could reach '" +
+              P.ArrayText + "' past the private copy";
+      return;
+    }
+    for (const clang::Stmt *C : S->children())
+      Walk(C);
+  };
+  Walk(K->getBody());
+  return Why;
+}
+
+/// The atomics call CUDA's atomicAdd (not one declared in the file being
+/// edited, whose meaning is its own) on integer or floating-point elements.
+/// A kernel template is read in each instantiation (its calls may be
+/// unresolved in the pattern, its element type a template parameter).
+/// \p ElemBytes gets the largest element size. Returns why not, or "".
+std::string instantiationProblem(const EditContext &Ctx,
+                                 const clang::FunctionDecl *K, const Plan &P,
+                                 clang::QualType ET, int64_t &ElemBytes) {
+  const clang::SourceManager &SM = Ctx.AST.getSourceManager();
+  auto CalleeProblem = [&](const clang::CallExpr *C,
+                           const clang::ASTContext &AST,
+                           const std::string &In) -> std::string {
+    const clang::FunctionDecl *FD = C->getDirectCallee();
+    if (!FD || !FD->getIdentifier() || FD->getName() != "atomicAdd")
+      return "the atomic at " + where(Ctx, C) + In + " does not call atomicAdd";
+    if (SM.isWrittenInMainFile(SM.getSpellingLoc(FD->getLocation())))
+      return "the atomic at " + where(Ctx, C) + In +
+             " calls the atomicAdd declared on line " +
+             std::to_string(SM.getExpansionLineNumber(FD->getLocation())) +
+             " of this file, not CUDA's; its meaning is its own";
+    clang::QualType T =
+        C->getArg(0)->IgnoreParenImpCasts()->getType()->getPointeeType();
+    if (T.isNull() || T->isBooleanType() ||
+        !(T->isIntegerType() || T->isRealFloatingType()))
+      return "the atomic at " + where(Ctx, C) + In + " adds to elements of '" +
+             (T.isNull() ? std::string("?")
+                         : T.getAsString(AST.getPrintingPolicy())) +
+             "', not integers or floating-point numbers";
+    ElemBytes =
+        std::max<int64_t>(ElemBytes, AST.getTypeSizeInChars(T).getQuantity());
+    return "";
+  };
+  if (!K->getDescribedFunctionTemplate()) {
+    for (const AtomicUse &U : P.Uses)
+      if (std::string W = CalleeProblem(U.Call, Ctx.AST, ""); !W.empty())
+        return W;
+    if (!ET.isNull() && !ET->isDependentType() && !ET->isIncompleteType())
+      ElemBytes = Ctx.AST.getTypeSizeInChars(ET).getQuantity();
+    return "";
+  }
+  std::vector<const clang::FunctionDecl *> Insts = templateInstantiations(K);
+  if (Insts.empty())
+    return "the kernel template is never instantiated in this file: what "
+           "its atomics call, and on which element type, is not known";
+  for (const clang::FunctionDecl *Inst : Insts) {
+    std::string In = " in " + instantiationName(Inst);
+    for (const AtomicUse &U : P.Uses) {
+      const clang::CallExpr *Found = nullptr;
+      std::function<void(const clang::Stmt *)> Find =
+          [&](const clang::Stmt *S) {
+            if (!S || Found)
+              return;
+            if (const auto *C = dyn_cast<clang::CallExpr>(S))
+              if (!isa<clang::CXXOperatorCallExpr>(C) &&
+                  C->getBeginLoc() == U.Call->getBeginLoc() &&
+                  C->getEndLoc() == U.Call->getEndLoc())
+                Found = C;
+            for (const clang::Stmt *Ch : S->children())
+              Find(Ch);
+          };
+      Find(Inst->getBody());
+      if (!Found)
+        return "the atomic at " + where(Ctx, U.Call) + " has no counterpart" +
+               In;
+      if (std::string W = CalleeProblem(Found, Inst->getASTContext(), In);
+          !W.empty())
+        return W;
+    }
+  }
+  return "";
+}
+
+/// \p S calls nothing but atomics (no barrier, shuffle, inline assembly,
+/// constructor or function that could hold one).
+bool onlyAtomicCalls(const clang::Stmt *S) {
+  if (!S)
+    return true;
+  if (isa<clang::AsmStmt, clang::CXXOperatorCallExpr,
+          clang::CXXUnresolvedConstructExpr, clang::CUDAKernelCallExpr>(S))
+    return false;
+  if (const auto *CE = dyn_cast<clang::CXXConstructExpr>(S))
+    if (!CE->getConstructor()->isTrivial())
+      return false;
+  if (const auto *C = dyn_cast<clang::CallExpr>(S))
+    if (!StringRef(atomicName(C)).starts_with("atomic"))
+      return false;
+  return llvm::all_of(S->children(), onlyAtomicCalls);
+}
+
+/// `if (c) return;`, a statement of the kernel's body, the only way out of
+/// the kernel, followed only by statements whose calls are atomics (no
+/// barrier, shuffle or function that could hold one): those statements
+/// may become `if (!(c)) { ... }`, so that the threads that returned reach
+/// the merge and add nothing. Null when the kernel has no such shape.
+const clang::IfStmt *guardedReturn(const clang::FunctionDecl *K) {
+  const auto *Body = dyn_cast<clang::CompoundStmt>(K->getBody());
+  if (!Body)
+    return nullptr;
+  const clang::IfStmt *Found = nullptr;
+  for (const clang::Stmt *S : Body->body()) {
+    const auto *If = dyn_cast<clang::IfStmt>(S);
+    const clang::Stmt *Then = If ? If->getThen() : nullptr;
+    if (const auto *CS = dyn_cast_or_null<clang::CompoundStmt>(Then))
+      Then = CS->size() == 1 ? CS->body_front() : nullptr;
+    const auto *Ret = dyn_cast_or_null<clang::ReturnStmt>(Then);
+    if (!Found && Ret && !Ret->getRetValue() && !If->getElse() &&
+        !If->getInit() && !If->getConditionVariable() && !If->isConsteval() &&
+        !If->isConstexpr()) {
+      Found = If;
+      continue;
+    }
+    if (firstJump(S) || (Found && !onlyAtomicCalls(S)))
+      return nullptr;
+  }
+  return Found && Found != Body->body_back() ? Found : nullptr;
+}
+
 } // namespace
 
 static std::string blockShapeProblem(const EditContext &Ctx,
                                      const clang::FunctionDecl *K,
                                      const KernelInfo &KI);
+
+/// Whether \p S declares shared memory or calls a barrier: the block's
+/// threads work together, so its size may be assumed.
+static bool cooperates(const clang::Stmt *S) {
+  if (!S)
+    return false;
+  if (const auto *DS = dyn_cast<clang::DeclStmt>(S))
+    for (const clang::Decl *D : DS->decls())
+      if (D->hasAttr<clang::CUDASharedAttr>())
+        return true;
+  if (const auto *C = dyn_cast<clang::CallExpr>(S))
+    if (StringRef(atomicName(C)).starts_with("__sync"))
+      return true;
+  return llvm::any_of(S->children(), cooperates);
+}
+
+/// Setting every launch's block to params.block_size (copies=warp, or the
+/// parameter given) keeps the kernel's meaning only where the threads cover
+/// the input in a grid-stride loop and do not work together; otherwise the
+/// launches must already use that block size. Returns why not, or "".
+static std::string blockChangeProblem(const EditContext &Ctx, const Plan &P,
+                                      const KernelInfo &KI) {
+  if (!P.SetBlock || (P.CapGrid && !cooperates(P.Kernel.Decl->getBody())))
+    return "";
+  std::string Why;
+  auto Sizes = launchBlockSizesX(Ctx, KI, Why);
+  if (Sizes &&
+      llvm::all_of(*Sizes, [&](int64_t B) { return B == P.BlockSize; }))
+    return "";
+  return "the launches' blocks would become " + std::to_string(P.BlockSize) +
+         " threads, but the kernel " +
+         (P.CapGrid ? "declares shared memory or waits at barriers (its "
+                      "block size may be assumed)"
+                    : "is not a grid-stride loop (fewer threads would cover "
+                      "less of the input)") +
+         " and its launches' block size is not known to be " +
+         std::to_string(P.BlockSize) +
+         (Sizes ? " (they use " +
+                      join(map_range(*Sizes,
+                                     [](int64_t B) { return Twine(B).str(); }),
+                           ", ") +
+                      ")"
+                : " (" + Why + ")") +
+         "; give params.block_size equal to the launches' or copies 'block' "
+         "or 'lane'";
+}
 
 // Why long: one ordered list of preconditions (the atomics, their target,
 // its bin count, the index's range, the block shape, the launches), each
@@ -175,63 +478,32 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
   if (P.MaxBlocks < 1)
     return reject(E, "params", "params.max_blocks must be positive");
 
-  // Every atomic whose target is an element of a pointer parameter.
-  std::vector<AtomicUse> All;
-  std::vector<std::pair<const clang::CallExpr *, std::string>> Other;
-  std::function<void(const clang::Stmt *)> Walk = [&](const clang::Stmt *S) {
-    if (!S)
-      return;
-    for (const clang::Stmt *C : S->children())
-      Walk(C);
-    const auto *Call = dyn_cast<clang::CallExpr>(S);
-    const clang::FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
-    if (!FD || !FD->getIdentifier() || !FD->getName().starts_with("atomic") ||
-        Call->getNumArgs() < 2)
-      return;
-    const clang::Expr *A0 = Call->getArg(0)->IgnoreParenImpCasts();
-    AtomicUse U;
-    U.Call = Call;
-    if (const auto *UO = dyn_cast<clang::UnaryOperator>(A0)) {
-      if (UO->getOpcode() == clang::UO_AddrOf)
-        if (const auto *AS = dyn_cast<clang::ArraySubscriptExpr>(
-                UO->getSubExpr()->IgnoreParens())) {
-          U.BaseRef = dyn_cast<clang::DeclRefExpr>(
-              AS->getBase()->IgnoreParenImpCasts());
-          U.Index = AS->getIdx();
-        }
-    } else if (const auto *BO = dyn_cast<clang::BinaryOperator>(A0)) {
-      if (BO->getOpcode() == clang::BO_Add) {
-        const clang::Expr *L = BO->getLHS()->IgnoreParenImpCasts();
-        const clang::Expr *R = BO->getRHS()->IgnoreParenImpCasts();
-        if (L->getType()->isPointerType()) {
-          U.BaseRef = dyn_cast<clang::DeclRefExpr>(L);
-          U.Index = BO->getRHS();
-        } else if (R->getType()->isPointerType()) {
-          U.BaseRef = dyn_cast<clang::DeclRefExpr>(R);
-          U.Index = BO->getLHS();
-        }
-      }
-    } else {
-      U.BaseRef = dyn_cast<clang::DeclRefExpr>(A0);
-    }
-    if (U.BaseRef && isa<clang::ParmVarDecl>(U.BaseRef->getDecl()))
-      All.push_back(U);
-  };
-  Walk(K->Decl->getBody());
+  // Every atomic whose target is an element of a pointer parameter (or of
+  // a struct parameter's pointer member).
+  std::vector<AtomicUse> All = atomicUses(K->Decl->getBody());
   if (All.empty())
     return reject(E, "not-applicable",
                   "kernel '" + E.Target +
                       "' has no atomic on an element of a pointer parameter");
-  std::vector<const clang::ParmVarDecl *> Arrays;
-  for (const AtomicUse &U : All) {
-    const auto *PV = cast<clang::ParmVarDecl>(U.BaseRef->getDecl());
-    if (!llvm::is_contained(Arrays, PV))
-      Arrays.push_back(PV);
-  }
+  // The arrays, each a parameter or a parameter's member.
+  std::vector<std::pair<const clang::ParmVarDecl *, const clang::FieldDecl *>>
+      Arrays;
+  auto ArrayOf = [](const AtomicUse &U) {
+    return std::make_pair(cast<clang::ParmVarDecl>(U.BaseRef->getDecl()),
+                          U.Field);
+  };
+  auto TextOf = [](const std::pair<const clang::ParmVarDecl *,
+                                   const clang::FieldDecl *> &A) {
+    return A.first->getName().str() +
+           (A.second ? "." + A.second->getName().str() : std::string());
+  };
+  for (const AtomicUse &U : All)
+    if (!llvm::is_contained(Arrays, ArrayOf(U)))
+      Arrays.push_back(ArrayOf(U));
   if (auto Name = E.getString("array")) {
-    for (const clang::ParmVarDecl *PV : Arrays)
-      if (PV->getName() == *Name)
-        P.Array = PV;
+    for (const auto &A : Arrays)
+      if (TextOf(A) == *Name)
+        std::tie(P.Array, P.Field) = A;
     if (!P.Array)
       return reject(E, "params",
                     "params.array '" + *Name +
@@ -241,15 +513,16 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
                   "several parameters are updated by atomics; name one in "
                   "params.array");
   } else {
-    P.Array = Arrays.front();
+    std::tie(P.Array, P.Field) = Arrays.front();
   }
-  std::string AName = P.Array->getName().str();
+  P.ArrayText = TextOf({P.Array, P.Field});
+  const std::string &AName = P.ArrayText;
   for (const AtomicUse &U : All)
-    if (U.BaseRef->getDecl() == P.Array)
+    if (ArrayOf(U) == std::make_pair(P.Array, P.Field))
       P.Uses.push_back(U);
 
   for (const AtomicUse &U : P.Uses) {
-    StringRef Fn = U.Call->getDirectCallee()->getName();
+    std::string Fn = atomicName(U.Call);
     if (Fn != "atomicAdd")
       return reject(E, "not-applicable",
                     Fn + " on '" + AName + "' at " + where(Ctx, U.Call) +
@@ -264,33 +537,21 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
                         "old value");
   }
   // Nothing else may touch the array.
-  unsigned Refs = 0;
-  std::function<void(const clang::Stmt *)> Count = [&](const clang::Stmt *S) {
-    if (!S)
-      return;
-    if (const auto *R = dyn_cast<clang::DeclRefExpr>(S))
-      if (R->getDecl() == P.Array &&
-          !llvm::any_of(P.Uses, [&](auto &U) { return U.BaseRef == R; })) {
-        ++Refs;
-        return;
-      }
-    for (const clang::Stmt *C : S->children())
-      Count(C);
-  };
-  Count(K->Decl->getBody());
-  if (Refs)
-    return reject(E, "not-applicable",
-                  "'" + AName +
-                      "' is also read, written or passed on outside its "
-                      "atomics; a private copy would hide those");
+  if (std::string W = otherUse(Ctx, K->Decl, P); !W.empty())
+    return reject(E, "not-applicable", W);
 
-  clang::QualType ET = P.Array->getType()->getPointeeType();
-  if (ET.isNull() || ET->isDependentType() ||
-      !(ET->isIntegerType() || ET->isRealFloatingType()))
+  clang::QualType ET =
+      (P.Field ? P.Field->getType() : P.Array->getType())->getPointeeType();
+  // In a template the atomics and the element type are read in each
+  // instantiation; the rewrite spells the type as the pattern does.
+  int64_t ElemBytes = 0;
+  if (std::string W = instantiationProblem(Ctx, K->Decl, P, ET, ElemBytes);
+      !W.empty())
+    return reject(E, "not-applicable", W);
+  if (ET.isNull() || (!ET->isDependentType() && !ET->isIntegerType() &&
+                      !ET->isRealFloatingType()))
     return reject(E, "not-applicable",
-                  "'" + AName +
-                      "' has no integer or floating-point element "
-                      "type known in the template");
+                  "'" + AName + "' has no integer or floating-point elements");
   P.ElemType = ET.getUnqualifiedType().getAsString(Ctx.AST.getPrintingPolicy());
 
   // The number of bins.
@@ -329,7 +590,6 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
   } else {
     P.Bins = Proven;
   }
-  uint64_t ElemBytes = Ctx.AST.getTypeSizeInChars(ET).getQuantity();
   int64_t Warps = P.BlockSize / 32;
   int64_t NCopies = P.Layout == Copies::Warp   ? Warps
                     : P.Layout == Copies::Lane ? 32
@@ -358,10 +618,16 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
       P.Map.reset();
   }
   if (!P.Map) {
-    if (const clang::Stmt *J = firstJump(K->Decl->getBody()))
-      return reject(E, "not-applicable",
-                    "the kernel leaves early at " + where(Ctx, J) +
-                        "; every thread must reach the merge");
+    if (const clang::Stmt *J = firstJump(K->Decl->getBody())) {
+      P.EarlyReturn = guardedReturn(K->Decl);
+      if (!P.EarlyReturn)
+        return reject(E, "not-applicable",
+                      "the kernel leaves early at " + where(Ctx, J) +
+                          "; every thread must reach the merge (a single "
+                          "'if (c) return;' in the kernel's body is "
+                          "accepted when what follows it calls nothing but "
+                          "atomics: it becomes 'if (!(c)) { ... }')");
+    }
   }
   // Already a grid-stride loop: `i += blockDim.x * gridDim.x`.
   bool GridStride = false;
@@ -382,6 +648,8 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
     return reject(E, "launch", W);
   if (std::string W = blockShapeProblem(Ctx, P.Kernel.Decl, KI); !W.empty())
     return reject(E, "launch", W);
+  if (std::string W = blockChangeProblem(Ctx, P, KI); !W.empty())
+    return reject(E, "launch", W);
   if (P.CapGrid)
     for (const LaunchSite &L : KI.Launches)
       if (!gridIsInteger(Ctx, L))
@@ -400,6 +668,9 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
              : std::string("a private copy per ") +
                    (P.Layout == Copies::Warp ? "warp" : "block"))
      << " in shared memory, merged once per block";
+  if (P.EarlyReturn)
+    OS << ", the statements after the early return at "
+       << where(Ctx, P.EarlyReturn) << " guarded by its negation instead";
   if (P.Loop)
     OS << ", " << P.VectorBytes << "-byte loads of '"
        << join(map_range(

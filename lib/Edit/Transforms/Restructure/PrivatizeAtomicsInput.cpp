@@ -157,7 +157,11 @@ Expected<InputLoop> PrivatizeAtomics::inputLoop(const EditContext &Ctx,
           }
           // The privatized array's subscript is the bin, not a load.
           Walk(A->getBase(), Enclosing);
-          Walk(A->getIdx(), declOf(A->getBase()) == P.Array ? nullptr : A);
+          bool Bin = llvm::any_of(P.Uses, [&](const AtomicUse &U) {
+            return U.Base == A->getLHS()->IgnoreParenImpCasts() ||
+                   U.Base == A->getRHS()->IgnoreParenImpCasts();
+          });
+          Walk(A->getIdx(), Bin ? nullptr : A);
           return;
         }
         if (const auto *R = dyn_cast<clang::DeclRefExpr>(S))

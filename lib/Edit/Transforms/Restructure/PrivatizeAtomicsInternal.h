@@ -24,11 +24,16 @@ namespace privatizeatomics {
 /// Shared memory a block may use without opting in (bytes).
 constexpr int64_t SharedLimit = 48 * 1024;
 
+/// One atomic on an element of the array: `atomicAdd(&a[i], v)`,
+/// `atomicAdd(a + i, v)` or `atomicAdd(a, v)`, where `a` is a pointer
+/// parameter or `s.a`, the pointer member of a struct passed by value.
 struct AtomicUse {
   const clang::CallExpr *Call = nullptr;
-  const clang::DeclRefExpr *BaseRef = nullptr;
-  const clang::Expr *Index = nullptr; ///< null: element 0
-  std::optional<int64_t> Range;       ///< proven exclusive upper bound
+  const clang::DeclRefExpr *BaseRef = nullptr; ///< the parameter
+  const clang::Expr *Base = nullptr;           ///< BaseRef, or `s.a`
+  const clang::FieldDecl *Field = nullptr;     ///< `a` in `s.a`
+  const clang::Expr *Index = nullptr;          ///< null: element 0
+  std::optional<int64_t> Range;                ///< proven exclusive upper bound
 };
 
 enum class Copies { Block, Warp, Lane };
@@ -54,7 +59,13 @@ struct InputLoop {
 struct Plan {
   ResolvedKernel Kernel;
   const clang::ParmVarDecl *Array = nullptr;
-  std::string ElemType;
+  const clang::FieldDecl *Field = nullptr; ///< the array is `Array.Field`
+  std::string ArrayText;                   ///< "a" or "s.a"
+  std::string ElemType; ///< as the pattern spells it (`Count` in a template)
+  /// `if (c) return;` at the top of the body, every statement after it
+  /// only updating the array: those become `if (!(c)) { ... }` so that
+  /// every thread reaches the merge.
+  const clang::IfStmt *EarlyReturn = nullptr;
   std::vector<AtomicUse> Uses;
   int64_t Bins = 0;
   bool Guarded = false; ///< some index is not proven below Bins

@@ -31,6 +31,17 @@ using clang::isa;
 namespace optiml {
 namespace privatizeatomics {
 
+/// "const size_t i" -> "size_t i": the index declared const becomes the
+/// loop variable of a grid-stride loop, which steps it.
+static std::string loopVariable(StringRef Decl, const clang::VarDecl *V) {
+  if (!V->getType().isConstQualified())
+    return Decl.str();
+  SmallVector<StringRef, 4> Words;
+  Decl.split(Words, ' ', -1, /*KeepEmpty=*/false);
+  llvm::erase(Words, "const");
+  return join(Words, " ");
+}
+
 // Why long: the replacement kernel text is emitted in the order it reads
 // (declarations, the private copies, the loop, the merge), each part
 // depending on the plan's choices (copies, vector width, bin count).
@@ -42,8 +53,10 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
   if (!BodySp)
     return reject(E, "macro", "the kernel body is written inside a macro");
   unsigned Begin = BodySp->Begin.Offset + 1, End = BodySp->End.Offset - 1;
-  std::string AName = P.Array->getName().str();
-  std::string Priv = freshName(Ctx.Code, AName + "_private");
+  const std::string &AName = P.ArrayText;
+  std::string Priv = freshName(
+      Ctx.Code,
+      (P.Field ? P.Field->getName() : P.Array->getName()).str() + "_private");
   std::string B = freshName(Ctx.Code, "bin");
   std::string W = freshName(Ctx.Code, "w");
   int64_t Warps = P.BlockSize / 32;
@@ -69,7 +82,7 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
       -> Expected<std::vector<TextEdit>> {
     std::vector<TextEdit> Out;
     for (const AtomicUse &U : P.Uses) {
-      auto RefSp = looseExprSpan(Ctx, U.BaseRef);
+      auto RefSp = looseExprSpan(Ctx, U.Base);
       auto CallSp = looseExprSpan(Ctx, U.Call);
       auto ArgSp = looseExprSpan(Ctx, U.Call->getArg(0));
       auto IdxSp =
@@ -153,11 +166,11 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
     auto FirstSp = looseStmtSpan(Ctx, First), LastSp = looseStmtSpan(Ctx, Last);
     if (!Region || !DeclSp || !InitSp || !FirstSp || !LastSp)
       return reject(E, "macro", "the loop or its body is in a macro");
-    TypeName =
+    TypeName = loopVariable(
         StringRef(Ctx.Code.substr(DeclSp->Begin.Offset,
                                   InitSp->Begin.Offset - DeclSp->Begin.Offset))
-            .rtrim(" =")
-            .str();
+            .rtrim(" ="),
+        L.Index);
     std::string Name = L.Index->getName().str();
     std::string Type = L.Index->getType().getUnqualifiedType().getAsString(
         Ctx.AST.getPrintingPolicy());
@@ -245,7 +258,7 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
                                    InitSp->Begin.Offset - DeclSp->Begin.Offset)
                            .str();
     // "int i = " -> "int i"
-    Type = StringRef(Type).rtrim(" =").str();
+    Type = loopVariable(StringRef(Type).rtrim(" ="), M.Index);
     std::string Head =
         "for (" + Type + " = " + looseExprText(Ctx, M.Index->getInit()) + "; " +
         Name + " < " + looseExprText(Ctx, M.Bound) + "; " + Name + Step + ")";
@@ -277,6 +290,31 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
     }
   }
 
+  if (P.EarlyReturn) {
+    // `if (c) return; rest` -> `if (!(c)) { rest }`: the threads that
+    // returned reach the merge and add nothing.
+    auto IfSp = looseStmtSpan(Ctx, P.EarlyReturn);
+    auto CondSp = looseExprSpan(Ctx, P.EarlyReturn->getCond());
+    auto LastSp = looseStmtSpan(Ctx, Body->body_back());
+    const clang::Stmt *const *It = llvm::find(Body->body(), P.EarlyReturn);
+    auto FirstSp = looseStmtSpan(Ctx, *(It + 1));
+    if (!IfSp || !CondSp || !LastSp || !FirstSp)
+      return reject(E, "macro",
+                    "the early return or what follows it is written inside "
+                    "a macro expansion");
+    std::string Rest = Render(FirstSp->Begin.Offset, LastSp->End.Offset, Edits);
+    llvm::erase_if(Edits, [&](const TextEdit &T) {
+      return T.Offset >= FirstSp->Begin.Offset && T.Offset < LastSp->End.Offset;
+    });
+    Edits.push_back(
+        {IfSp->Begin.Offset, LastSp->End.Offset - IfSp->Begin.Offset,
+         "if (!(" + looseExprText(Ctx, P.EarlyReturn->getCond()) + ")) {\n" +
+             I + "  " + indentLines(Rest, "  ") + "\n" + I + "}"});
+  }
+
+  // The merge's local total, named apart from the array's variable.
+  std::string Sum = P.Array->getName() == "sum" ? freshName(Ctx.Code, "sum")
+                                                : std::string("sum");
   std::string Pro, Epi;
   if (P.Layout == Copies::Warp) {
     Pro = "\n" + I + "__shared__ " + P.ElemType + " " + Priv + "[" +
@@ -286,11 +324,12 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
           Bins + "][" + B + " % " + Bins + "] = 0;\n" + I + "__syncthreads();";
     Epi = "\n" + I + "__syncthreads();\n" + I + "for (int " + B +
           " = threadIdx.x; " + B + " < " + Bins + "; " + B +
-          " += blockDim.x) {\n" + I + "  " + P.ElemType + " sum = 0;\n" + I +
-          "  for (int " + W + " = 0; " + W + " < " + std::to_string(Warps) +
-          "; ++" + W + ")\n" + I + "    sum += " + Priv + "[" + W + "][" + B +
-          "];\n" + I + "  if (sum != 0)\n" + I + "    atomicAdd(&" + AName +
-          "[" + B + "], sum);\n" + I + "}";
+          " += blockDim.x) {\n" + I + "  " + P.ElemType + " " + Sum +
+          " = 0;\n" + I + "  for (int " + W + " = 0; " + W + " < " +
+          std::to_string(Warps) + "; ++" + W + ")\n" + I + "    " + Sum +
+          " += " + Priv + "[" + W + "][" + B + "];\n" + I + "  if (" + Sum +
+          " != 0)\n" + I + "    atomicAdd(&" + AName + "[" + B + "], " + Sum +
+          ");\n" + I + "}";
   } else if (P.Layout == Copies::Lane) {
     // Zeroed and summed along rows; the sum reads lane (l + bin) % 32 first
     // so the threads of a warp start in different banks.
@@ -302,11 +341,11 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
           "__syncthreads();";
     Epi = "\n" + I + "__syncthreads();\n" + I + "for (int " + B +
           " = threadIdx.x; " + B + " < " + Bins + "; " + B +
-          " += blockDim.x) {\n" + I + "  " + P.ElemType + " sum = 0;\n" + I +
-          "  for (int " + Ln + " = 0; " + Ln + " < 32; ++" + Ln + ")\n" + I +
-          "    sum += " + Priv + "[" + B + "][(" + Ln + " + " + B +
-          ") % 32];\n" + I + "  if (sum != 0)\n" + I + "    atomicAdd(&" +
-          AName + "[" + B + "], sum);\n" + I + "}";
+          " += blockDim.x) {\n" + I + "  " + P.ElemType + " " + Sum +
+          " = 0;\n" + I + "  for (int " + Ln + " = 0; " + Ln + " < 32; ++" +
+          Ln + ")\n" + I + "    " + Sum + " += " + Priv + "[" + B + "][(" + Ln +
+          " + " + B + ") % 32];\n" + I + "  if (" + Sum + " != 0)\n" + I +
+          "    atomicAdd(&" + AName + "[" + B + "], " + Sum + ");\n" + I + "}";
   } else {
     Pro = "\n" + I + "__shared__ " + P.ElemType + " " + Priv + "[" + Bins +
           "];\n" + I + "for (int " + B + " = threadIdx.x; " + B + " < " + Bins +
