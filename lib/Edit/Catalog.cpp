@@ -4,6 +4,7 @@
 #include "optiml/Edit/EditJSON.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "optiml/Frontend/ModelBuilder.h"
+#include "optiml/Frontend/Parse.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclTemplate.h"
@@ -11,6 +12,7 @@
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/SourceManager.h"
+#include "clang/Frontend/ASTUnit.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -115,8 +117,8 @@ std::string launchOutsideFile(const EditContext &Ctx,
   return F.Found;
 }
 
-std::vector<Candidate> listCandidates(const EditContext &Ctx,
-                                      const KernelInfo &Kernel) {
+static std::vector<Candidate> candidatesAsWritten(const EditContext &Ctx,
+                                                  const KernelInfo &Kernel) {
   std::vector<Candidate> Out;
   std::string Outside = launchOutsideFile(Ctx, Kernel);
   for (const auto &T : allTransforms()) {
@@ -179,6 +181,53 @@ std::vector<Candidate> listCandidates(const EditContext &Ctx,
       }
       Out.push_back(std::move(C));
     }
+  }
+  return Out;
+}
+
+std::vector<Candidate> listCandidates(const EditContext &Ctx,
+                                      const KernelInfo &Kernel) {
+  std::vector<Candidate> Out = candidatesAsWritten(Ctx, Kernel);
+  // Launches through a macro that computes the grid or block in its body:
+  // what the transforms that read launches offer once those are written
+  // out (applyEdit writes them out when an edit needs it).
+  std::string WhyNot, Written;
+  auto Expanded = writeOutLaunchMacros(Ctx, Kernel, WhyNot, &Written);
+  if (!Expanded)
+    return Out;
+  auto TU = parseCuda(*Expanded, Ctx.FileName, Ctx.Config, CudaSide::Host);
+  if (!TU || TU->errorCount()) {
+    if (!TU)
+      consumeError(TU.takeError());
+    return Out;
+  }
+  clang::ASTContext &AST = TU->AST->getASTContext();
+  KernelModel Model = modelForFile(buildKernelModel(AST), Ctx.FileName);
+  const KernelInfo *K = Model.findKernel(Kernel.QualifiedName);
+  if (!K)
+    return Out;
+  EditContext Out2{Ctx.FileName, *Expanded, Model, AST, Ctx.Config};
+  std::vector<Candidate> After = candidatesAsWritten(Out2, *K);
+  std::string Note = " (with " + Written + ")";
+  for (Candidate &C : Out) {
+    if (!C.T->readsLaunches())
+      continue;
+    auto It = find_if(After, [&](const Candidate &A) {
+      return A.T == C.T && A.Target == C.Target && A.A.Applies;
+    });
+    if (It == After.end())
+      continue;
+    if (!C.A.Applies) {
+      C.A = It->A;
+      C.A.Reason += Note;
+      continue;
+    }
+    // Both apply: the suggestions that need the launch written out too.
+    for (const Edit &S : It->A.Suggestions)
+      if (none_of(C.A.Suggestions, [&](const Edit &Have) {
+            return editToJSON(Have) == editToJSON(S);
+          }))
+        C.A.Suggestions.push_back(S);
   }
   return Out;
 }

@@ -56,6 +56,24 @@ std::unique_ptr<Transform> createBlockScanTransform();
 std::unique_ptr<Transform> createConstantMemoryTransform();
 std::unique_ptr<Transform> createVectorizeStencilTransform();
 
+/// The text of the file \p Ctx edits with each launch of \p K written
+/// through a function-like macro that spells its grid or block in the
+/// macro's body (LaunchSite::GridInPlace) replaced by what the macro expands
+/// to: the body with each parameter replaced by its argument as written.
+/// Transforms that rewrite a launch's configuration apply to that text (the
+/// edit's checks confirm that it preprocesses to the same tokens). A launch
+/// that cannot be written out (a macro that does more than launch, one
+/// that stringizes or pastes, an invocation inside another macro) stays as
+/// it is. Null, with \p WhyNot, when none was written out. \p Written,
+/// when given, says what was done ("the launch macro 'LAUNCH' at 12:5
+/// written out as the launch it expands to"); \p Only, when not empty,
+/// names the one launch to write out.
+std::optional<std::string> writeOutLaunchMacros(const EditContext &Ctx,
+                                                const KernelInfo &K,
+                                                std::string &WhyNot,
+                                                std::string *Written = nullptr,
+                                                llvm::StringRef Only = "");
+
 /// An EditRejected with one failure (Check names the check, e.g. "target",
 /// "not-applicable", "params"); Pos locates it in the input when known.
 llvm::Error reject(const Edit &E, llvm::StringRef Check,

@@ -720,4 +720,46 @@ checkPreprocessedInvariance(StringRef FileName, StringRef OldCode,
   return Failures;
 }
 
+std::vector<CheckFailure> checkSameTokens(StringRef FileName, StringRef OldCode,
+                                          StringRef NewCode,
+                                          const ParseConfig &Config,
+                                          CudaSide Side) {
+  std::string SideName = Side == CudaSide::Host ? "host" : "device";
+  std::shared_ptr<const PreambleData> P =
+      sharedPreamble(FileName, OldCode, NewCode, Config, Side);
+  PPResult Old = preprocess(FileName, OldCode, Config, Side, P.get());
+  PPResult New = preprocess(FileName, NewCode, Config, Side, P.get());
+  if (Old.AfterPreamble != New.AfterPreamble) {
+    Old = preprocess(FileName, OldCode, Config, Side, nullptr);
+    New = preprocess(FileName, NewCode, Config, Side, nullptr);
+  }
+  if (!Old.Ran || !New.Ran)
+    return {failureAt("tokens", NewCode, 0,
+                      "the preprocessor could not run over the " + SideName +
+                          " side")};
+  if (Old.OtherCount != New.OtherCount || Old.Others != New.Others)
+    return {failureAt("tokens", NewCode, 0,
+                      "other files of the translation unit preprocess "
+                      "differently (" +
+                          SideName + " side)")};
+  size_t N = std::min(Old.Tokens.size(), New.Tokens.size());
+  for (size_t I = 0; I <= N; ++I) {
+    if (I == N) {
+      if (Old.Tokens.size() == New.Tokens.size())
+        break;
+    } else {
+      const PPToken &A = Old.Tokens[I], &B = New.Tokens[I];
+      if (A.Kind == B.Kind && (A.Spelling == B.Spelling ||
+                               (A.PositionDependent && B.PositionDependent)))
+        continue;
+    }
+    unsigned At = I < New.Tokens.size() ? New.Tokens[I].Begin : NewCode.size();
+    return {failureAt("tokens", NewCode, At,
+                      "the new text does not preprocess to the same tokens "
+                      "as the old (" +
+                          SideName + " side)")};
+  }
+  return {};
+}
+
 } // namespace optiml

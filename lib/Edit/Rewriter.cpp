@@ -211,6 +211,50 @@ checkBeforeParsing(StringRef FileName, const EditContext &Ctx, const Edit &E,
   return std::move(*NewCode);
 }
 
+/// The text of \p Ctx with the launch macros that \p E needs written out
+/// (writeOutLaunchMacros), or null with \p WhyNot.
+static std::optional<std::string>
+launchesWrittenOut(const EditContext &Ctx, const Transform &T, const Edit &E,
+                   std::string &WhyNot, std::string &Written) {
+  const KernelInfo *K = Ctx.Model.findKernel(kernelOfTarget(E.Target).str());
+  if (!T.readsLaunches() || !K)
+    return std::nullopt;
+  bool OneLaunch = T.targetKind() == TargetKind::Launch;
+  return writeOutLaunchMacros(Ctx, *K, WhyNot, &Written,
+                              OneLaunch ? StringRef(E.Target) : "");
+}
+
+/// \p E0 applied to \p Expanded, the text of \p Code with the launch
+/// macros \p Written names written out (writeOutLaunchMacros), once that
+/// text is shown to preprocess to the same tokens on both sides; the diff
+/// is against \p Code.
+static Expected<AppliedEdit>
+applyWrittenOut(StringRef FileName, StringRef Code, StringRef Expanded,
+                StringRef Written, const ParseConfig &Config, const Edit &E0,
+                const Edit &E, const CheckOptions &Opts) {
+  std::vector<CheckFailure> Failures;
+  std::thread DeviceThread([&] {
+    Failures =
+        checkSameTokens(FileName, Code, Expanded, Config, CudaSide::Device);
+  });
+  std::vector<CheckFailure> Host =
+      checkSameTokens(FileName, Code, Expanded, Config, CudaSide::Host);
+  DeviceThread.join();
+  append_range(Failures, Host);
+  if (!Failures.empty())
+    return reject(
+        E, "not-applicable",
+        "the edit needs " + Written + ", but that text " +
+            "does not read as the macro did: " + Failures.front().Message);
+  auto Out = applyEdit(FileName, Expanded, Config, E0, Opts);
+  if (!Out)
+    return Out.takeError();
+  Out->Summary += " (with " + Written.str() + ")";
+  std::string Name = diffName(FileName, Config);
+  Out->Diff = unifiedDiff(Code, Out->NewCode, "a/" + Name, "b/" + Name);
+  return Out;
+}
+
 Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
                                 const ParseConfig &Config, const Edit &E0,
                                 const CheckOptions &Opts) {
@@ -308,15 +352,28 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
 
   EditContext Ctx{OldTU->FileName, Code, Model, OldAST, Config};
   auto Repls = T->apply(Ctx, E);
+  // A launch macro that computes the grid or block in its body: the edit
+  // applies to the text with those launches written out.
+  std::string WhyNot, Written; // why no launch macro could be written out
+  if (!Repls)
+    if (auto Out = launchesWrittenOut(Ctx, *T, E, WhyNot, Written)) {
+      consumeError(Repls.takeError());
+      return applyWrittenOut(FileName, Code, *Out, Written, Config, E0, E,
+                             Opts);
+    }
   if (!Repls) {
     // Fill in the file of located failures.
-    return handleErrors(Repls.takeError(),
-                        [&](std::unique_ptr<EditRejected> R) -> Error {
-                          for (CheckFailure &F : R->Failures)
-                            if (F.File.empty() && F.Line)
-                              F.File = OldTU->FileName;
-                          return Error(std::move(R));
-                        });
+    return handleErrors(
+        Repls.takeError(), [&](std::unique_ptr<EditRejected> R) -> Error {
+          for (CheckFailure &F : R->Failures) {
+            if (F.File.empty() && F.Line)
+              F.File = OldTU->FileName;
+            if (StringRef(F.Message).contains("written through a macro") &&
+                !WhyNot.empty() && !StringRef(WhyNot).starts_with("no launch"))
+              F.Message += " (" + WhyNot + ")";
+          }
+          return Error(std::move(R));
+        });
   }
 
   AppliedEdit Out;

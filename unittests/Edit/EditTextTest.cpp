@@ -186,6 +186,36 @@ TEST(EditText, SameTokensOutsideOnBothSides) {
     EXPECT_TRUE(preprocessed(Code, "  p[0] = 1;\n\n\n  p[1] = 2;", S).empty());
 }
 
+TEST(EditText, SameTokensForAMacroWrittenOut) {
+  std::string Code = "#include \"cuda_mock.h\"\n"
+                     "#define LAUNCH(k, n, ...) k<<<((n) + 255) / 256, "
+                     "256>>>(__VA_ARGS__)\n"
+                     "#define SIDE __CUDA_ARCH__\n"
+                     "__global__ void k(float *p, int n) { p[0] = n; }\n"
+                     "void run(float *p, int n) { LAUNCH(k, n, p, n); }\n";
+  std::string Out = Code;
+  Out.replace(Out.find("LAUNCH(k, n, p, n)"), 18,
+              "k<<<((n) + 255) / 256, 256>>>(p, n)");
+  for (CudaSide S : {CudaSide::Host, CudaSide::Device})
+    EXPECT_TRUE(
+        checkSameTokens(testFile(), Code, Out, testConfig(), S).empty());
+  // One token more (a parenthesis the macro does not write) is a difference.
+  std::string Paren = Code;
+  Paren.replace(Paren.find("LAUNCH(k, n, p, n)"), 18,
+                "k<<<(((n) + 255) / 256), 256>>>(p, n)");
+  auto F =
+      checkSameTokens(testFile(), Code, Paren, testConfig(), CudaSide::Host);
+  ASSERT_EQ(F.size(), 1u);
+  EXPECT_EQ(F[0].Check, "tokens");
+  EXPECT_NE(F[0].Message.find("same tokens"), std::string::npos);
+  // So is another file's text or a token that differs only on one side.
+  std::string Side = Code;
+  Side.replace(Side.find("p[0] = n;"), 9, "p[0] = n + 0;");
+  EXPECT_FALSE(
+      checkSameTokens(testFile(), Code, Side, testConfig(), CudaSide::Device)
+          .empty());
+}
+
 std::vector<CheckFailure> introduced(const std::string &Helper) {
   std::string Code = std::string("#include \"cuda_mock.h\"\n") + Kernel;
   Edit E{"add-device-function", "k", {{"code", Helper}}};

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Transforms/TransformSupport.h"
+#include "CatalogInternal.h"
 #include "CatalogTesting.h"
 #include "Patterns/ThreadPerItem.h"
 #include "clang/AST/Decl.h"
@@ -214,4 +215,55 @@ void run(int n, float *xf, float *yf, double *xd, double *yd, int *yi) {
   // An explicit specialization has its own body: it is no instantiation.
   EXPECT_TRUE(
       templateInstantiations(findKernelDecl(AST, "ns::special")).empty());
+}
+
+TEST(TransformSupportTest, LaunchMacrosWrittenOutAsTheirExpansion) {
+  Input In(
+      R"(#define LAUNCH_N(k, n, ...) k<<<((n) + 255) / 256, 256>>>(__VA_ARGS__)
+#define LAUNCH(k, g, b, ...) k<<<(g), (b)>>>(__VA_ARGS__)
+#define LOGGED(k, n, ...) do { count += n; k<<<n, 1>>>(__VA_ARGS__); } while (0)
+#define NAMED(k, n) k<<<n, 1>>>(#k)
+int count;
+__global__ void a(float *x, int n) { x[0] = n; }
+__global__ void b(float *x, int n) { x[0] = n; }
+__global__ void c(const char *s) {}
+__global__ void d(float *x, int n) { x[0] = n; }
+void run(float *x, int n) {
+  LAUNCH_N(a, n,
+           x, n);
+  LAUNCH(a, (n + 127) / 128, 128, x, n);
+  LOGGED(b, n, x, n);
+  NAMED(c, n);
+  LAUNCH(d, n, 1, x, n);
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  auto WriteOut = [&](llvm::StringRef Kernel, std::string &WhyNot,
+                      std::string &Written) -> std::optional<std::string> {
+    const KernelInfo *K = In.Model.findKernel(Kernel.str());
+    EXPECT_TRUE(K);
+    if (!K)
+      return std::nullopt;
+    return writeOutLaunchMacros(*In.Ctx, *K, WhyNot, &Written);
+  };
+  std::string WhyNot, Written;
+  // The body with the arguments as written, the variadic ones together; a
+  // launch whose invocation spells grid and block in place is left alone.
+  auto A = WriteOut("a", WhyNot, Written);
+  ASSERT_TRUE(A) << WhyNot;
+  EXPECT_NE(A->find("  a<<<((n) + 255) / 256, 256>>>(x, n);\n  LAUNCH(a, "),
+            std::string::npos)
+      << *A;
+  EXPECT_EQ(Written, "the launch macro 'LAUNCH_N' at 12:3 written out as the "
+                     "launch it expands to");
+  // A body that does more than launch, one that stringizes, and launches
+  // that are all in place are not written out.
+  EXPECT_FALSE(WriteOut("b", WhyNot, Written));
+  EXPECT_EQ(WhyNot, "'LOGGED' expands to more than the launch of b/launch0, "
+                    "so it is not written out");
+  EXPECT_FALSE(WriteOut("c", WhyNot, Written));
+  EXPECT_NE(WhyNot.find("'NAMED' stringizes or pastes"), std::string::npos)
+      << WhyNot;
+  EXPECT_FALSE(WriteOut("d", WhyNot, Written));
+  EXPECT_NE(WhyNot.find("no launch of 'd'"), std::string::npos) << WhyNot;
 }

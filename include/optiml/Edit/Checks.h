@@ -104,6 +104,17 @@ checkLexicalInvariance(const clang::LangOptions &LO, llvm::StringRef OldCode,
                        llvm::StringRef NewCode,
                        const clang::tooling::Replacements &Repls);
 
+/// Whether \p NewCode, a rewriting of \p OldCode that should change
+/// nothing the compiler sees (a launch macro written out as what it expands
+/// to), preprocesses for \p Side to the same tokens, kind and spelling, in
+/// the same order as \p OldCode, and leaves every other file of the
+/// translation unit as it was; one failure at the first difference.
+std::vector<CheckFailure> checkSameTokens(llvm::StringRef FileName,
+                                          llvm::StringRef OldCode,
+                                          llvm::StringRef NewCode,
+                                          const ParseConfig &Config,
+                                          CudaSide Side);
+
 /// Preprocessed invariance: runs clang's preprocessor over \p OldCode and
 /// \p NewCode for \p Side and checks that every token outside the edited
 /// ranges expands to the same tokens (kind and spelling) at the shifted

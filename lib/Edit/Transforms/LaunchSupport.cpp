@@ -357,4 +357,259 @@ bool gridIsInteger(const EditContext &Ctx, const LaunchSite &L) {
   return G->IgnoreParenImpCasts()->getType()->isIntegerType();
 }
 
+//===--- Launch macros written out
+//-----------------------------------------===//
+
+namespace {
+/// A function-like macro's definition, read from its source text.
+struct MacroDefinition {
+  std::vector<std::string> Params; ///< "__VA_ARGS__" for `...`
+  std::vector<Token> Body;
+};
+} // namespace
+
+/// Raw tokens of the buffer of \p Start from \p Start to \p End (offsets in
+/// that buffer), comments dropped; `Lexer::getSpelling` reads them.
+static std::vector<Token> rawTokens(const SourceManager &SM,
+                                    const LangOptions &LO, SourceLocation Start,
+                                    unsigned Length) {
+  std::vector<Token> Out;
+  FileID F = SM.getFileID(Start);
+  StringRef Buf = SM.getBufferData(F);
+  unsigned Begin = SM.getFileOffset(Start), Stop = Begin + Length;
+  Lexer Lex(SM.getLocForStartOfFile(F), LO, Buf.begin(), Buf.begin() + Begin,
+            Buf.end());
+  Token T;
+  while (!Lex.LexFromRawLexer(T) || T.isNot(tok::eof)) {
+    if (T.is(tok::eof) || SM.getFileOffset(T.getLocation()) >= Stop)
+      break;
+    Out.push_back(T);
+  }
+  return Out;
+}
+
+/// The definition of the macro whose body starts at \p BodyStart and is
+/// \p BodyLength bytes long, named \p Name: `#define Name(params) body`
+/// read back from the logical line that holds it.
+static std::optional<MacroDefinition>
+readMacroDefinition(const SourceManager &SM, const LangOptions &LO,
+                    StringRef Name, SourceLocation BodyStart,
+                    unsigned BodyLength, std::string &WhyNot) {
+  FileID F = SM.getFileID(BodyStart);
+  StringRef Buf = SM.getBufferData(F);
+  unsigned Body = SM.getFileOffset(BodyStart);
+  // The start of the logical line: back over lines that end in a backslash.
+  size_t LineStart = Buf.rfind('\n', Body ? Body - 1 : 0);
+  while (LineStart != StringRef::npos && LineStart > 0) {
+    StringRef Before = Buf.substr(0, LineStart).rtrim(" \t\r");
+    if (!Before.ends_with("\\"))
+      break;
+    LineStart = Buf.rfind('\n', LineStart - 1);
+  }
+  LineStart = LineStart == StringRef::npos ? 0 : LineStart + 1;
+  std::vector<Token> Head =
+      rawTokens(SM, LO, SM.getLocForStartOfFile(F).getLocWithOffset(LineStart),
+                Body - LineStart);
+  auto Spell = [&](const Token &T) { return Lexer::getSpelling(T, SM, LO); };
+  WhyNot = "the definition of '" + Name.str() + "' could not be read back";
+  if (Head.size() < 4 || Head[0].isNot(tok::hash) ||
+      Spell(Head[1]) != "define" || Spell(Head[2]) != Name ||
+      Head[3].isNot(tok::l_paren) || Head[3].hasLeadingSpace())
+    return std::nullopt;
+  MacroDefinition D;
+  size_t I = 4;
+  for (; I < Head.size() && Head[I].isNot(tok::r_paren); ++I) {
+    if (Head[I].is(tok::comma))
+      continue;
+    if (Head[I].is(tok::ellipsis))
+      D.Params.push_back("__VA_ARGS__");
+    else if (Head[I].is(tok::raw_identifier))
+      D.Params.push_back(Spell(Head[I]));
+    else
+      return std::nullopt;
+  }
+  if (I + 1 != Head.size())
+    return std::nullopt;
+  D.Body = rawTokens(SM, LO, BodyStart, BodyLength);
+  for (const Token &T : D.Body)
+    if (T.isOneOf(tok::hash, tok::hashhash, tok::hashat) ||
+        (T.is(tok::raw_identifier) && Spell(T) == "__VA_OPT__")) {
+      WhyNot = "'" + Name.str() +
+               "' stringizes or pastes tokens ('#', '##' or __VA_OPT__), so "
+               "its expansion is not its body with the arguments in place";
+      return std::nullopt;
+    }
+  WhyNot.clear();
+  return D;
+}
+
+/// The arguments of the invocation \p Invocation (its file text, from the
+/// macro's name to the closing parenthesis), each as written; the last is
+/// everything from the variadic parameter's place on when \p Variadic.
+static std::optional<std::vector<std::string>>
+invocationArguments(const SourceManager &SM, const LangOptions &LO,
+                    CharSourceRange Invocation, size_t Params, bool Variadic) {
+  SourceLocation B = Invocation.getBegin();
+  unsigned Begin = SM.getFileOffset(B);
+  unsigned End = SM.getFileOffset(Invocation.getEnd());
+  if (Invocation.isTokenRange())
+    End += Lexer::MeasureTokenLength(Invocation.getEnd(), SM, LO);
+  std::vector<Token> Toks = rawTokens(SM, LO, B, End - Begin);
+  if (Toks.size() < 3 || Toks[1].isNot(tok::l_paren) ||
+      Toks.back().isNot(tok::r_paren))
+    return std::nullopt;
+  StringRef Buf = SM.getBufferData(SM.getFileID(B));
+  auto Offset = [&](const Token &T) {
+    return SM.getFileOffset(T.getLocation());
+  };
+  std::vector<std::pair<unsigned, unsigned>> Args; // [first, last] token
+  unsigned Depth = 0, First = 2;
+  for (unsigned I = 2; I < Toks.size(); ++I) {
+    const Token &T = Toks[I];
+    if (T.isOneOf(tok::l_paren, tok::l_square, tok::l_brace))
+      ++Depth;
+    bool Last = I + 1 == Toks.size();
+    bool Split = (T.is(tok::comma) && Depth == 0 &&
+                  !(Variadic && Args.size() + 1 == Params)) ||
+                 Last;
+    if (T.isOneOf(tok::r_paren, tok::r_square, tok::r_brace) && !Last)
+      --Depth;
+    if (Split) {
+      Args.push_back({First, I});
+      First = I + 1;
+    }
+  }
+  std::vector<std::string> Out;
+  for (auto [F, L] : Args)
+    Out.push_back(F == L
+                      ? std::string()
+                      : Buf.slice(Offset(Toks[F]),
+                                  Offset(Toks[L - 1]) + Toks[L - 1].getLength())
+                            .str());
+  if (Variadic && Out.size() + 1 == Params)
+    Out.push_back("");
+  if (Out.size() == 1 && Params == 0 && Out[0].empty())
+    Out.clear();
+  if (Out.size() != Params)
+    return std::nullopt;
+  return Out;
+}
+
+std::optional<std::string> writeOutLaunchMacros(const EditContext &Ctx,
+                                                const KernelInfo &K,
+                                                std::string &WhyNot,
+                                                std::string *Written,
+                                                StringRef Only) {
+  const SourceManager &SM = Ctx.AST.getSourceManager();
+  const LangOptions &LO = Ctx.AST.getLangOpts();
+  tooling::Replacements Repls;
+  std::vector<std::string> Names;
+  WhyNot.clear();
+  // Each launch that can be written out is; one that cannot stays as it
+  // is (the transform then refuses it as before).
+  for (const LaunchSite &L : K.Launches) {
+    if (!L.InMacro || (L.GridInPlace && L.BlockInPlace) ||
+        (!Only.empty() && L.Id != Only))
+      continue;
+    const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, L);
+    if (!Call) {
+      WhyNot = "launch " + L.Id + " was not found in the AST";
+      return std::nullopt;
+    }
+    // The call's closing parenthesis comes from the body of the macro the
+    // file's invocation names, not from an argument or a macro within.
+    SourceLocation RParen = Call->getRParenLoc();
+    if (!RParen.isMacroID() || SM.isMacroArgExpansion(RParen)) {
+      WhyNot = L.Id + " is not the body of one launch macro";
+      continue;
+    }
+    CharSourceRange Inv = SM.getImmediateExpansionRange(RParen);
+    StringRef Name = Lexer::getImmediateMacroName(RParen, SM, LO);
+    if (!Inv.getBegin().isFileID() || !Inv.getEnd().isFileID() ||
+        SM.getFileID(Inv.getBegin()) != Ctx.file()) {
+      WhyNot = L.Id + " is written through '" + Name.str() +
+               "' inside another macro; only an invocation written in the "
+               "file can be written out";
+      continue;
+    }
+    // The macro expands to the launch and nothing else: what else a body
+    // does (logging the grid, checking errors) would be left to read a
+    // configuration the edit has changed.
+    SourceLocation Start, End;
+    if (!Lexer::isAtStartOfMacroExpansion(Call->getBeginLoc(), SM, LO,
+                                          &Start) ||
+        !Lexer::isAtEndOfMacroExpansion(RParen, SM, LO, &End) ||
+        Start != Inv.getBegin()) {
+      WhyNot = "'" + Name.str() + "' expands to more than the launch of " +
+               L.Id + ", so it is not written out";
+      continue;
+    }
+    if (any_of(Repls, [&](const tooling::Replacement &R) {
+          return R.getOffset() == SM.getFileOffset(Inv.getBegin());
+        }))
+      continue;
+    FileID Exp = SM.getFileID(RParen);
+    const SrcMgr::ExpansionInfo &EI = SM.getSLocEntry(Exp).getExpansion();
+    auto Def = readMacroDefinition(SM, LO, Name, EI.getSpellingLoc(),
+                                   SM.getFileIDSize(Exp), WhyNot);
+    if (!Def)
+      continue;
+    bool Variadic = !Def->Params.empty() && Def->Params.back() == "__VA_ARGS__";
+    auto Args = invocationArguments(SM, LO, Inv, Def->Params.size(), Variadic);
+    if (!Args) {
+      WhyNot = "the arguments of '" + Name.str() + "' at " +
+               SM.getSpellingLoc(Inv.getBegin()).printToString(SM) +
+               " could not be read";
+      continue;
+    }
+    // The body with each parameter replaced by its argument as written:
+    // what the preprocessor produces, which the edit's checks confirm
+    // token by token (host and device side).
+    std::string Text;
+    for (const Token &T : Def->Body) {
+      if (!Text.empty() && (T.hasLeadingSpace() || T.isAtStartOfLine()))
+        Text += ' ';
+      std::string S = Lexer::getSpelling(T, SM, LO);
+      auto P =
+          T.is(tok::raw_identifier) ? find(Def->Params, S) : Def->Params.end();
+      Text += P == Def->Params.end() ? S : (*Args)[P - Def->Params.begin()];
+    }
+    unsigned B = SM.getFileOffset(Inv.getBegin());
+    unsigned E = SM.getFileOffset(Inv.getEnd());
+    if (Inv.isTokenRange())
+      E += Lexer::MeasureTokenLength(Inv.getEnd(), SM, LO);
+    tooling::Replacement R(
+        SM, SM.getLocForStartOfFile(Ctx.file()).getLocWithOffset(B), E - B,
+        Text);
+    cantFail(Repls.add(R));
+    PresumedLoc P = SM.getPresumedLoc(Inv.getBegin());
+    Names.push_back("'" + Name.str() + "' at " + std::to_string(P.getLine()) +
+                    ":" + std::to_string(P.getColumn()));
+  }
+  if (Repls.empty()) {
+    if (WhyNot.empty())
+      WhyNot = "no launch of '" + K.QualifiedName +
+               "' is written through a macro that spells its grid or block "
+               "in its body";
+    return std::nullopt;
+  }
+  WhyNot.clear();
+  auto New = tooling::applyAllReplacements(Ctx.Code, Repls);
+  if (!New) {
+    WhyNot = toString(New.takeError());
+    return std::nullopt;
+  }
+  if (Written) {
+    std::string List = Names.back();
+    if (Names.size() > 1)
+      List = join(ArrayRef(Names).drop_back(), ", ") + " and " + List;
+    *Written = Names.size() == 1
+                   ? "the launch macro " + List +
+                         " written out as the launch it expands to"
+                   : "the launch macros " + List +
+                         " written out as the launches they expand to";
+  }
+  return std::move(*New);
+}
+
 } // namespace optiml

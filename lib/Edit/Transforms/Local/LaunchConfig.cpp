@@ -384,6 +384,13 @@ private:
   Expected<Plan> analyze(const EditContext &Ctx, const Edit &E) const;
 };
 
+/// Whether \p A and \p B are spelled alike, parentheses aside: a launch
+/// macro's `((n) + 255) / 256` is sized from `n`.
+bool sameSpelling(const EditContext &Ctx, const Expr *A, const Expr *B) {
+  std::string Text = spelledText(Ctx, A->IgnoreParenImpCasts());
+  return !Text.empty() && Text == spelledText(Ctx, B->IgnoreParenImpCasts());
+}
+
 Expected<LaunchConfigTransform::Plan>
 LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
   auto L = resolveLaunch(Ctx, E, E.Target);
@@ -558,7 +565,7 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
     std::string ArgText = spelledText(Ctx, Arg),
                 NumText = spelledText(Ctx, C->Numerator);
     auto AV = intValue(Arg, Ctx.AST), NV = intValue(C->Numerator, Ctx.AST);
-    bool Same = (!ArgText.empty() && ArgText == NumText &&
+    bool Same = (sameSpelling(Ctx, Arg, C->Numerator) &&
                  !Arg->HasSideEffects(Ctx.AST)) ||
                 (AV && NV && *AV == *NV);
     if (const auto *VD = dyn_cast_or_null<VarDecl>(referencedDecl(Arg));
