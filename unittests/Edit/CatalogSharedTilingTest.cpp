@@ -427,6 +427,21 @@ TEST(CatalogSharedTilingTest, StencilReadsMustRunWheneverTheGuardPasses) {
       {"int lim = n - 1;\n    if (y + 1 < lim)\n      out[y * n + x] = in[(y "
        "+ 1) * n + x] + in[(y - 1) * n + x];",
        "uses 'lim', declared after the bounds guard"},
+      // A `continue` is a read's bound only when it tests the read's row
+      // or column, at the top of a constant loop's body.
+      {"float s = 0.0f;\n    for (int k = 0; k < 3; ++k) {\n      if (k == "
+       "1)\n        continue;\n      s += in[(y + k - 1) * n + x];\n    }\n  "
+       "  out[y * n + x] = s;",
+       "is guarded by 'k == 1', which does not bound its own row or column"},
+      {"float s = 0.0f;\n    for (int k = 0; k < 3; ++k) {\n      if (s > "
+       "0.0f) {\n        if (y + k > n)\n          continue;\n      }\n    "
+       "  s += in[(y + k - 1) * n + x];\n    }\n    out[y * n + x] = s;",
+       "the guarded code leaves early at"},
+      // A row pointer into the input must only be read through.
+      {"float s = 0.0f;\n    for (int k = 0; k < 3; ++k) {\n      float *r = "
+       "(float *)in + (y + k - 1) * n;\n      s += r[x];\n    }\n    "
+       "out[y * n + x] = s;",
+       "no array is read at offsets"},
   };
   for (const Case &C : Cases) {
     std::string Src =
@@ -448,6 +463,40 @@ void run(int n, const float *a, float *b) {
     EXPECT_NE(A.Reason.find(C.Why), std::string::npos)
         << "reason: " << A.Reason << "\nexpected: " << C.Why;
   }
+}
+
+// A row pointer into the input, a `continue` that skips the rows outside
+// the grid and a constant pitch: the reads through the pointer are reads
+// of 'in' at (y + k - 1) * 512 + x, the `continue` bounds their row.
+TEST(CatalogSharedTilingTest, StencilReadsThroughRowPointersAfterAContinue) {
+  std::string Src = R"(constexpr int N = 512;
+__global__ void st(const float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < N && y < N) {
+    float s = 0.0f;
+    for (int k = 0; k < 3; ++k) {
+      int r = y + k - 1;
+      if (r < 0 || r >= N)
+        continue;
+      const float *row = in + r * N;
+      s += row[x];
+    }
+    out[y * N + x] = s;
+  }
+}
+void run(const float *a, float *b) {
+  st<<<dim3(N / 16, N / 16), dim3(16, 16)>>>(a, b);
+}
+)";
+  Applicability A = prepareOn(sharedTiling(), Src, "st");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  EXPECT_NE(A.Reason.find("1 read of 'in' at rows y - 1..y + 1, columns x..x"),
+            std::string::npos)
+      << A.Reason;
+  // rows does not take it yet: only the plain tile is suggested.
+  ASSERT_EQ(A.Suggestions.size(), 1u);
+  EXPECT_FALSE(A.Suggestions.front().getInt("rows").has_value());
 }
 
 // micro=8 on the early-return form, with unsigned indices, a rectangular

@@ -197,109 +197,6 @@ struct ConstPlan {
   DenseMap<const FunctionDecl *, int64_t> CountOf;
 };
 
-/// The subscript \p R is the base of, when that element is only read (an
-/// rvalue), or null.
-const ArraySubscriptExpr *readThrough(ASTContext &AST, const DeclRefExpr *R) {
-  const Expr *Child = R;
-  DynTypedNodeList Ps = AST.getParents(*Child);
-  while (!Ps.empty() && Ps[0].get<Expr>() &&
-         isa<ParenExpr, ImplicitCastExpr>(Ps[0].get<Expr>())) {
-    Child = Ps[0].get<Expr>();
-    Ps = AST.getParents(*Child);
-  }
-  const auto *AS = Ps.empty() ? nullptr : Ps[0].get<ArraySubscriptExpr>();
-  if (!AS || AS->getBase()->IgnoreParenImpCasts() != R)
-    return nullptr;
-  Ps = AST.getParents(*AS);
-  while (!Ps.empty() && Ps[0].get<ParenExpr>())
-    Ps = AST.getParents(*Ps[0].get<ParenExpr>());
-  const auto *IC = Ps.empty() ? nullptr : Ps[0].get<ImplicitCastExpr>();
-  return IC && IC->getCastKind() == CK_LValueToRValue ? AS : nullptr;
-}
-
-/// The pointer locals of \p FD initialized from \p Param, each an alias
-/// (pointerAlias) only ever read through; else why not.
-std::string aliasesOf(const EditContext &Ctx, const FunctionDecl *FD,
-                      const ParmVarDecl *Param,
-                      std::vector<sharedtiling::PointerAlias> &Out) {
-  std::string Why;
-  std::function<void(const Stmt *)> Walk = [&](const Stmt *S) {
-    if (!S || !Why.empty())
-      return;
-    if (const auto *CS = dyn_cast<CompoundStmt>(S)) {
-      SmallVector<const Stmt *, 8> Stmts(CS->body_begin(), CS->body_end());
-      for (size_t I = 0; I < Stmts.size() && Why.empty(); ++I) {
-        const auto *DS = dyn_cast<DeclStmt>(Stmts[I]);
-        const auto *V = DS && DS->isSingleDecl()
-                            ? dyn_cast<VarDecl>(DS->getSingleDecl())
-                            : nullptr;
-        if (!V || !V->getType()->isPointerType() || !V->hasInit() ||
-            !mentions(V->getInit(), Param))
-          continue;
-        std::string WhyNot;
-        auto A = sharedtiling::pointerAlias(
-            DS, ArrayRef(Stmts).drop_front(I + 1), FD, WhyNot);
-        if (!A || A->Param != Param) {
-          Why = "'" + Param->getNameAsString() + "' is bound to '" +
-                V->getNameAsString() + "' at " + where(Ctx, V->getInit()) +
-                ", which is not a row pointer to follow" +
-                (WhyNot.empty() ? std::string() : " (" + WhyNot + ")");
-          return;
-        }
-        std::vector<const DeclRefExpr *> Uses;
-        collectRefs(FD->getBody(), V, Uses);
-        for (const DeclRefExpr *U : Uses)
-          if (!readThrough(Ctx.AST, U)) {
-            Why = "'" + V->getNameAsString() + "', a pointer into '" +
-                  Param->getNameAsString() + "', is written through at " +
-                  where(Ctx, U);
-            return;
-          }
-        Out.push_back(std::move(*A));
-      }
-    }
-    for (const Stmt *C : S->children())
-      Walk(C);
-  };
-  Walk(FD->getBody());
-  return Why;
-}
-
-/// The uses of \p Param where \p Aliases are bound to it: every use is a
-/// read `Param[i]` or the parameter in an alias's initializer (its loads
-/// are then the alias's reads).
-PointerUses usesWithAliases(const EditContext &Ctx, const FunctionDecl *FD,
-                            const ParmVarDecl *Param,
-                            ArrayRef<sharedtiling::PointerAlias> Aliases) {
-  PointerUses U;
-  if (writtenVars(FD->getBody()).contains(Param)) {
-    U.Blocker = "'" + Param->getNameAsString() + "' is reassigned";
-    return U;
-  }
-  std::vector<const DeclRefExpr *> Refs;
-  collectRefs(FD->getBody(), Param, Refs);
-  for (const DeclRefExpr *R : Refs) {
-    if (any_of(Aliases, [&](const sharedtiling::PointerAlias &A) {
-          return containsStmt(A.Var->getInit(), R);
-        }))
-      continue;
-    const ArraySubscriptExpr *AS = readThrough(Ctx.AST, R);
-    if (!AS) {
-      U.Blocker = "'" + Param->getNameAsString() + "' is used other than " +
-                  "read at " + where(Ctx, R);
-      return U;
-    }
-    U.Loads.push_back(AS);
-  }
-  for (const sharedtiling::PointerAlias &A : Aliases) {
-    std::vector<const DeclRefExpr *> Uses;
-    collectRefs(FD->getBody(), A.Var, Uses);
-    for (const DeclRefExpr *R : Uses)
-      U.Loads.push_back(readThrough(Ctx.AST, R));
-  }
-  return U;
-}
-
 /// Why \p Param cannot move, or empty (with \p P filled in).
 std::string checkParam(const EditContext &Ctx, const FunctionDecl *FD,
                        const ParmVarDecl *Param, ConstPlan &P) {
@@ -313,10 +210,13 @@ std::string checkParam(const EditContext &Ctx, const FunctionDecl *FD,
   if (Elem.isVolatileQualified())
     return Name + " is volatile";
   std::vector<sharedtiling::PointerAlias> Aliases;
-  if (std::string W = aliasesOf(Ctx, FD, Param, Aliases); !W.empty())
+  if (std::string W = sharedtiling::aliasesOfParam(Ctx, FD, Param, Aliases);
+      !W.empty())
     return W;
-  PointerUses U = Aliases.empty() ? analyzePointerParam(Ctx.AST, FD, Param)
-                                  : usesWithAliases(Ctx, FD, Param, Aliases);
+  PointerUses U =
+      Aliases.empty()
+          ? analyzePointerParam(Ctx.AST, FD, Param)
+          : sharedtiling::usesThroughAliases(Ctx, FD, Param, Aliases);
   if (!U.Blocker.empty())
     return U.Blocker;
   if (U.Loads.empty())

@@ -420,6 +420,11 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
                       "': micro applies to products; this kernel is a 2D "
                       "stencil");
   if (St) {
+    if (Rows != 1 && !St->RowsWhy.empty())
+      return reject(E, "not-applicable",
+                    "kernel '" + E.Target +
+                        "': rows does not take this stencil yet (" +
+                        St->RowsWhy + "); without rows it applies");
     if (!A)
       return Rows != 1 ? rewriteStencilRows(Ctx, E, *St, Rows)
                        : rewriteStencil(Ctx, E, *St);
@@ -443,8 +448,10 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
     W.Params["rows"] = R;
     int64_t Window =
         (R + St->HaloYLo + St->HaloYHi) * (1 + St->HaloXLo + St->HaloXHi);
-    if (auto RowsEdit = rewriteStencilRows(Ctx, W, *St, R);
-        RowsEdit && (Streams || Window <= 32))
+    if (!St->RowsWhy.empty()) {
+      // Rows are not offered.
+    } else if (auto RowsEdit = rewriteStencilRows(Ctx, W, *St, R);
+               RowsEdit && (Streams || Window <= 32))
       A->Suggestions.push_back(W);
     else if (!RowsEdit)
       consumeError(RowsEdit.takeError());

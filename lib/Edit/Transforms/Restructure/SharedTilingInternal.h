@@ -4,7 +4,8 @@
 // are in SharedTiling.cpp (its register tile in SharedTilingMicro.cpp), the
 // block-sized product in SharedTilingBlock.cpp (with the products' pointer
 // aliases and template accumulators), the 2D stencil shape in
-// SharedTilingStencil.cpp (its rows in SharedTilingRows.cpp);
+// SharedTilingStencil.cpp (its rewrites, the tile and rows, in
+// SharedTilingRows.cpp);
 // both read launches' blocks and loop bounds with the helpers below, as
 // vectorize-stencil (VectorizeStencil.cpp) reads its launches' blocks and
 // grids.
@@ -107,6 +108,25 @@ std::optional<PointerAlias>
 pointerAlias(const clang::DeclStmt *DS,
              llvm::ArrayRef<const clang::Stmt *> Scope,
              const clang::FunctionDecl *Kernel, std::string &WhyNot);
+/// The subscript \p R (a reference to a pointer) is the base of, when that
+/// element is only read (an rvalue); else null.
+const clang::ArraySubscriptExpr *readThrough(clang::ASTContext &AST,
+                                             const clang::DeclRefExpr *R);
+/// The pointer locals of \p Kernel (in any block) initialized from
+/// \p Param, each an alias (pointerAlias) only ever read through, into
+/// \p Out; else why not ("'w', a pointer into 'c', is written through at
+/// ..."), \p Out then partial.
+std::string aliasesOfParam(const EditContext &Ctx,
+                           const clang::FunctionDecl *Kernel,
+                           const clang::ParmVarDecl *Param,
+                           std::vector<PointerAlias> &Out);
+/// analyzePointerParam() where \p Aliases are bound to \p Param: every use
+/// of it is a read `Param[i]` or the parameter in an alias's initializer;
+/// the loads are those reads, then each alias's reads (`w[i]`).
+PointerUses usesThroughAliases(const EditContext &Ctx,
+                               const clang::FunctionDecl *Kernel,
+                               const clang::ParmVarDecl *Param,
+                               llvm::ArrayRef<PointerAlias> Aliases);
 /// The aliases \p Stmts (one block's statements) declares from \p At on;
 /// \p At moves past them. \p WhyNot says why the pointer declaration that
 /// ends them is not one (empty when that statement declares no pointer).
@@ -244,6 +264,12 @@ struct StencilPlan {
   std::vector<const clang::Stmt *> Inner;  ///< the guarded statements
   /// The loops whose variables the reads' offsets use.
   std::vector<const clang::ForStmt *> OffsetLoops;
+  /// Why the rows form does not take this stencil (reads through row
+  /// pointers, a `continue`, a constant pitch), or empty.
+  std::string RowsWhy;
+  /// Row pointers into the staged array read only where it is staged: the
+  /// rewrite removes them.
+  std::vector<const clang::DeclStmt *> DeadAliases;
 };
 
 /// \p Pattern with every '$' replaced by \p Coord.

@@ -1,4 +1,8 @@
-//===- SharedTilingRows.cpp - shared-tiling rows on 2D stencils -----------===//
+//===- SharedTilingRows.cpp - shared-tiling rewrites of 2D stencils -------===//
+//
+// The staged tile (rewriteStencil, the plan of SharedTilingStencil.cpp: the
+// block loads its tile with the halo, then each read reads the tile), and
+// rows:
 //
 // A 2D stencil (the shape SharedTilingStencil.cpp recognizes) with R
 // consecutive output rows per thread: thread (x, t) computes the rows
@@ -695,6 +699,170 @@ ${Elem} = ${Need} ? ${In}[${Cast}${Gy} * ${Pitch} + ${Gx}] : ${T}(0);)",
       return std::move(Err);
   }
   return Repl;
+}
+
+/// Offsets rendered: "ky - 3", "1", "0".
+std::string offsetText(const Offset &O, int64_t Add) {
+  std::string S;
+  for (const auto &[V, C] : O.Vars) {
+    std::string Term = (C == 1 || C == -1) ? V->getNameAsString()
+                                           : std::to_string(C < 0 ? -C : C) +
+                                                 " * " + V->getNameAsString();
+    if (S.empty())
+      S = C < 0 ? "-" + Term : Term;
+    else
+      S += (C < 0 ? " - " : " + ") + Term;
+  }
+  int64_t K = O.Const + Add;
+  if (S.empty())
+    return std::to_string(K);
+  return plusConst(S, K);
+}
+
+Expected<tooling::Replacements>
+rewriteStencil(const EditContext &Ctx, const Edit &E, const StencilPlan &P) {
+  const KernelInfo &K = *P.Kernel.Info;
+  std::string FnText =
+      Ctx.Code.slice(K.Range.Begin.Offset, K.Range.End.Offset).str();
+  HaloTile T;
+  T.ElemType = P.ElemType;
+  T.Tile = freshName(FnText, P.In->getName().str() + "Tile");
+  T.Slot = freshName(FnText, "slot");
+  T.Ty = freshName(FnText, "ty");
+  T.Tx = freshName(FnText, "tx");
+  T.Gy = freshName(FnText, "gy");
+  T.Gx = freshName(FnText, "gx");
+  T.BX = P.BX;
+  T.BY = P.BY;
+  T.HaloY = P.HaloYLo;
+  T.HaloX = P.HaloXLo;
+  T.Rows = P.BY + P.HaloYLo + P.HaloYHi;
+  T.Cols = P.BX + P.HaloXLo + P.HaloXHi;
+  T.Load = P.In->getNameAsString() + "[" + P.IndexCast + T.Gy + " * " +
+           P.Pitch + " + " + T.Gx + "]";
+
+  // One condition per box of reads: some thread of the block that passes
+  // the guard reads the slot. Boxes of reads with the same own guards merge
+  // when they touch.
+  struct Box {
+    int64_t YLo, YHi, XLo, XHi;
+    std::vector<std::string> GY, GX;
+  };
+  std::vector<Box> Boxes;
+  for (const StencilRead &R : P.Reads) {
+    Box B{R.DY.Lo, R.DY.Hi, R.DX.Lo, R.DX.Hi, R.GuardY, R.GuardX};
+    if (none_of(Boxes, [&](const Box &O) {
+          return O.YLo == B.YLo && O.YHi == B.YHi && O.XLo == B.XLo &&
+                 O.XHi == B.XHi && O.GY == B.GY && O.GX == B.GX;
+        }))
+      Boxes.push_back(B);
+  }
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    for (size_t I = 0; I < Boxes.size() && !Changed; ++I)
+      for (size_t J = I + 1; J < Boxes.size() && !Changed; ++J) {
+        Box &A = Boxes[I], &B = Boxes[J];
+        if (A.GY != B.GY || A.GX != B.GX)
+          continue;
+        bool SameY = A.YLo == B.YLo && A.YHi == B.YHi;
+        bool SameX = A.XLo == B.XLo && A.XHi == B.XHi;
+        bool TouchX = A.XLo <= B.XHi + 1 && B.XLo <= A.XHi + 1;
+        bool TouchY = A.YLo <= B.YHi + 1 && B.YLo <= A.YHi + 1;
+        if ((SameY && TouchX) || (SameX && TouchY)) {
+          A.YLo = std::min(A.YLo, B.YLo);
+          A.YHi = std::max(A.YHi, B.YHi);
+          A.XLo = std::min(A.XLo, B.XLo);
+          A.XHi = std::max(A.XHi, B.XHi);
+          Boxes.erase(Boxes.begin() + J);
+          Changed = true;
+        }
+      }
+  }
+  std::vector<std::string> Conds;
+  for (const Box &B : Boxes) {
+    std::vector<std::string> Parts;
+    // A reader row r = gy - d for some d in [YLo, YHi]: the guard's lower
+    // bounds hold for the largest r, its upper bounds for the smallest.
+    for (const BoundCmp &C : P.GuardY)
+      Parts.push_back(
+          fillIn(C.Text, plusConst(T.Gy, C.Lower ? -B.YLo : -B.YHi)));
+    for (const BoundCmp &C : P.GuardX)
+      Parts.push_back(
+          fillIn(C.Text, plusConst(T.Gx, C.Lower ? -B.XLo : -B.XHi)));
+    // ... and the reader lies in this block.
+    if (P.HaloYLo + B.YLo > 0)
+      Parts.push_back(T.Ty + " >= " + std::to_string(P.HaloYLo + B.YLo));
+    if (P.HaloYLo + P.BY + B.YHi < T.Rows)
+      Parts.push_back(T.Ty + " < " + std::to_string(P.HaloYLo + P.BY + B.YHi));
+    if (P.HaloXLo + B.XLo > 0)
+      Parts.push_back(T.Tx + " >= " + std::to_string(P.HaloXLo + B.XLo));
+    if (P.HaloXLo + P.BX + B.XHi < T.Cols)
+      Parts.push_back(T.Tx + " < " + std::to_string(P.HaloXLo + P.BX + B.XHi));
+    // The read's own guard admits the element.
+    for (const std::string &G : B.GY)
+      Parts.push_back(fillIn(G, T.Gy));
+    for (const std::string &G : B.GX)
+      Parts.push_back(fillIn(G, T.Gx));
+    Conds.push_back(Parts.empty() ? "true" : join(Parts, " && "));
+  }
+  if (Conds.size() == 1)
+    T.Cond = Conds.front();
+  else {
+    for (std::string &C : Conds)
+      C = "(" + C + ")";
+    T.Cond = join(Conds, " ||\n" + P.Indent + "      ");
+  }
+
+  tooling::Replacements R;
+  std::string Staging = haloTileLoad(T, P.Indent) + "\n" + P.Indent;
+  if (Error Err = addReplacement(R, insertAt(Ctx, P.InsertAt, Staging), E))
+    return std::move(Err);
+  for (const DeclStmt *DS : P.DeadAliases) {
+    auto S = wholeSpan(Ctx, DS, /*Statement=*/true);
+    if (!S)
+      return reject(E, "internal",
+                    "kernel '" + E.Target +
+                        "': a row pointer's declaration "
+                        "has no place in the file");
+    // Its line too, when it stands alone there.
+    unsigned B = S->Begin.Offset, End = S->End.Offset;
+    size_t LineB = Ctx.Code.rfind('\n', B ? B - 1 : 0) + 1;
+    size_t LineE = Ctx.Code.find('\n', End);
+    if (LineE != StringRef::npos &&
+        Ctx.Code.slice(LineB, B).find_first_not_of(" \t") == StringRef::npos &&
+        Ctx.Code.slice(End, LineE).find_first_not_of(" \t") ==
+            StringRef::npos) {
+      B = LineB;
+      End = LineE + 1;
+    }
+    if (Error Err = addReplacement(
+            R, tooling::Replacement(Ctx.FileName, B, End - B, ""), E))
+      return std::move(Err);
+  }
+  for (const StencilRead &Rd : P.Reads) {
+    auto S = looseExprSpan(Ctx, Rd.Access);
+    if (!S)
+      return reject(E, "internal",
+                    "kernel '" + E.Target + "': the read '" +
+                        exprText(Ctx, Rd.Access) +
+                        "' has no place in the file");
+    std::string Text = T.Tile + "[" + plusConst("threadIdx.y", 0) +
+                       (offsetText(Rd.DY, P.HaloYLo) == "0"
+                            ? ""
+                            : " + " + offsetText(Rd.DY, P.HaloYLo)) +
+                       "][threadIdx.x" +
+                       (offsetText(Rd.DX, P.HaloXLo) == "0"
+                            ? ""
+                            : " + " + offsetText(Rd.DX, P.HaloXLo)) +
+                       "]";
+    if (Error Err = addReplacement(
+            R,
+            tooling::Replacement(Ctx.FileName, S->Begin.Offset,
+                                 S->End.Offset - S->Begin.Offset, Text),
+            E))
+      return std::move(Err);
+  }
+  return R;
 }
 
 } // namespace sharedtiling

@@ -17,6 +17,7 @@
 // `if` admits it), so no element the original does not read is touched and
 // every slot the compute phase reads holds the element it read before.
 // Everything else, the edge handling included, is the original code.
+// (The rewrites, this one and rows, are in SharedTilingRows.cpp.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -223,6 +224,378 @@ static bool isBareReturn(const Stmt *St) {
   return R && !R->getRetValue();
 }
 
+/// \p C with the opposite comparison (`$ < h` becomes `$ >= h`).
+static void negateCmp(BoundCmp &C) {
+  static const std::pair<StringRef, StringRef> Neg[] = {
+      {"< ", ">= "}, {">= ", "< "}, {"> ", "<= "}, {"<= ", "> "}};
+  for (const auto &[From, To] : Neg)
+    if (StringRef(C.Text).substr(2).starts_with(From)) {
+      C.Text = "$ " + To.str() + C.Text.substr(2 + From.size());
+      break;
+    }
+  C.Lower = !C.Lower;
+}
+
+/// `if (<cond>) continue;` (braced or not, no else), or null.
+static const IfStmt *continueGuard(const Stmt *St) {
+  const auto *If = dyn_cast_or_null<IfStmt>(St);
+  if (!If || If->getElse() || If->getInit() || If->getConditionVariable())
+    return nullptr;
+  const Stmt *T = If->getThen();
+  if (const auto *CS = dyn_cast<CompoundStmt>(T); CS && CS->size() == 1)
+    T = CS->body_front();
+  return isa<ContinueStmt>(T) && !anyJump(If->getCond()) ? If : nullptr;
+}
+
+/// A `return`, `break`, `continue` or `goto` inside \p St, but for the
+/// `if (...) continue;` statements of a body of a loop over \p LoopVars
+/// (whose bounds the reads after them take, ownGuards); or null.
+static const Stmt *unguardedJump(const Stmt *St, const StencilCtx &S) {
+  if (!St)
+    return nullptr;
+  if (isa<ReturnStmt, BreakStmt, ContinueStmt, GotoStmt>(St))
+    return St;
+  if (const auto *F = dyn_cast<ForStmt>(St)) {
+    const auto *DS = dyn_cast_or_null<DeclStmt>(F->getInit());
+    const auto *V = DS && DS->isSingleDecl()
+                        ? dyn_cast<ValueDecl>(DS->getSingleDecl())
+                        : nullptr;
+    const auto *CS = dyn_cast_or_null<CompoundStmt>(F->getBody());
+    if (V && CS && S.LoopVars.count(V)) {
+      for (const Stmt *C :
+           {F->getInit(), static_cast<const Stmt *>(F->getCond()),
+            static_cast<const Stmt *>(F->getInc())})
+        if (const Stmt *J = unguardedJump(C, S))
+          return J;
+      for (const Stmt *C : CS->body())
+        if (const Stmt *J = continueGuard(C) ? nullptr : unguardedJump(C, S))
+          return J;
+      return nullptr;
+    }
+  }
+  for (const Stmt *C : St->children())
+    if (const Stmt *J = unguardedJump(C, S))
+      return J;
+  return nullptr;
+}
+
+/// Splits \p Idx, a read's index, into (y + DY) * pitch + (x + DX) (into
+/// \p R), the pitch a value the same for every thread (\p Pitch) or a
+/// constant greater than one (\p ConstPitch: a term that is a multiple of
+/// it moves the row, the constant rounds to the nearest row); the offsets
+/// constants and loop variables with constant ranges. Why not, or empty.
+std::string splitIndex(const StencilCtx &S, const Poly &Idx, StencilRead &R,
+                       const ValueDecl *&Pitch, int64_t &ConstPitch) {
+  auto Is = [&](const ValueDecl *D) {
+    return D == S.X || D == S.Y || S.LoopVars.count(D);
+  };
+  // The pitch multiplies the row index; any other value that is not a
+  // constant is an offset that differs between launches.
+  for (const auto &[M, C] : Idx)
+    if (M.size() == 2 && (M[0] == S.Y || M[1] == S.Y))
+      Pitch = M[0] == S.Y ? M[1] : M[0];
+  if (auto It = Idx.find(Monomial{S.Y}); !Pitch && It != Idx.end())
+    ConstPitch = It->second > 1 ? It->second : 0;
+  for (const auto &[M, C] : Idx)
+    for (const ValueDecl *D : M)
+      if (!Is(D) && D != Pitch)
+        return ("is at an offset '" + D->getName() +
+                "' that is not a constant (only constant offsets, or "
+                "loop variables with constant ranges, can be staged)")
+            .str();
+  std::string Y = S.Y->getName().str(), X = S.X->getName().str();
+  bool SawYP = false, SawX = false;
+  for (const auto &[M, C] : Idx) {
+    // Split each term into the pitch factor and the rest.
+    const ValueDecl *Uniform = nullptr;
+    Monomial Rest;
+    for (const ValueDecl *D : M) {
+      if (!Is(D) && !Uniform)
+        Uniform = D;
+      else
+        Rest.push_back(D);
+    }
+    for (const ValueDecl *D : Rest)
+      if (!Is(D))
+        return "has a term that is not constant";
+    if (Rest.size() > 1)
+      return "multiplies two indices";
+    const ValueDecl *V = Rest.empty() ? nullptr : Rest.front();
+    bool RowTerm = Uniform || (ConstPitch && V != S.X && C % ConstPitch == 0);
+    Offset &O = RowTerm ? R.DY : R.DX;
+    int64_t K = ConstPitch && RowTerm ? C / ConstPitch : C;
+    if (V == S.Y) {
+      if (!RowTerm || K != 1)
+        return "does not use '" + Y + "' as (" + Y + " + dy) * pitch";
+      SawYP = true;
+    } else if (V == S.X) {
+      if (RowTerm || C != 1)
+        return "does not use '" + X + "' as + (" + X + " + dx)";
+      SawX = true;
+    } else if (V) {
+      if (ConstPitch && !RowTerm && (C >= ConstPitch || -C >= ConstPitch))
+        return "moves by " + std::to_string(C) + " with '" +
+               V->getNameAsString() + "', which is not a whole number of rows";
+      O.Vars.push_back({V, K});
+    } else if (ConstPitch) {
+      // The nearest row, then the column within it.
+      int64_t Q = C + ConstPitch / 2;
+      Q = Q >= 0 ? Q / ConstPitch : -((-Q + ConstPitch - 1) / ConstPitch);
+      R.DY.Const += Q;
+      R.DX.Const += C - Q * ConstPitch;
+    } else {
+      O.Const += C;
+    }
+  }
+  if (!SawYP || !SawX || (!Pitch && !ConstPitch))
+    return "is not at an offset from the point (" + Y + ", " + X +
+           ") of a row-major grid";
+  for (Offset *O : {&R.DY, &R.DX}) {
+    O->Lo = O->Hi = O->Const;
+    for (const auto &[V, C] : O->Vars) {
+      auto [L, H] = S.LoopVars.at(V);
+      O->Lo += std::min(C * L, C * H);
+      O->Hi += std::max(C * L, C * H);
+    }
+  }
+  for (const auto &[V, C] : R.DY.Vars)
+    for (const auto &[W, D] : R.DX.Vars)
+      if (V == W)
+        return "moves along a diagonal with '" + V->getNameAsString() +
+               "' (a staged box would hold elements it never reads)";
+  return "";
+}
+
+/// Every row pointer into a parameter array that \p Body declares
+/// (pointerAlias), in any block.
+static std::vector<PointerAlias> bodyAliases(const CompoundStmt *Body,
+                                             const FunctionDecl *FD) {
+  std::vector<PointerAlias> Out;
+  std::function<void(const Stmt *)> Walk = [&](const Stmt *St) {
+    if (!St)
+      return;
+    if (const auto *CS = dyn_cast<CompoundStmt>(St)) {
+      SmallVector<const Stmt *, 8> Stmts(CS->body_begin(), CS->body_end());
+      for (size_t I = 0; I < Stmts.size(); ++I) {
+        std::string Why;
+        if (const auto *DS = dyn_cast<DeclStmt>(Stmts[I]))
+          if (auto A =
+                  pointerAlias(DS, ArrayRef(Stmts).drop_front(I + 1), FD, Why))
+            Out.push_back(std::move(*A));
+      }
+    }
+    for (const Stmt *C : St->children())
+      Walk(C);
+  };
+  Walk(Body);
+  return Out;
+}
+
+/// The parameter array \p AS reads, directly or through a row pointer.
+static const ParmVarDecl *readArray(const ArraySubscriptExpr *AS,
+                                    ArrayRef<PointerAlias> Aliases) {
+  if (const PointerAlias *A = aliasOf(AS, Aliases))
+    return A->Param;
+  return dyn_cast_or_null<ParmVarDecl>(referencedDecl(AS->getBase()));
+}
+
+/// The thread coordinates \p AS's element depends on (a row pointer's
+/// offsets included).
+static Variance readVariance(const ArraySubscriptExpr *AS,
+                             ArrayRef<PointerAlias> Aliases,
+                             const FunctionDecl *FD) {
+  Variance V = threadVariance(AS->getIdx(), FD);
+  if (const PointerAlias *A = aliasOf(AS, Aliases))
+    for (const Expr *O : A->Offsets) {
+      Variance W = threadVariance(O, FD);
+      V.X |= W.X;
+      V.Y |= W.Y;
+      V.Z |= W.Z;
+      V.Unknown |= W.Unknown;
+    }
+  return V;
+}
+
+/// The index of the element \p AS reads in its parameter array: through a
+/// row pointer, its offsets plus the subscript.
+static std::optional<Poly> readPoly(const StencilCtx &S,
+                                    const ArraySubscriptExpr *AS,
+                                    ArrayRef<PointerAlias> Aliases) {
+  auto P = polyOf(S, AS->getIdx());
+  if (const PointerAlias *A = aliasOf(AS, Aliases))
+    for (const Expr *O : A->Offsets) {
+      auto Q = polyOf(S, O);
+      if (!P || !Q)
+        return std::nullopt;
+      addTo(*P, *Q, 1);
+    }
+  return P;
+}
+
+/// How the reads spell the constant pitch \p V: a named constant of the
+/// file (`W`) that one of them uses, else the number.
+static std::string constantText(const EditContext &Ctx,
+                                ArrayRef<StencilRead> Reads,
+                                ArrayRef<PointerAlias> Aliases, int64_t V) {
+  std::string Found;
+  std::function<void(const Stmt *)> Walk = [&](const Stmt *St) {
+    if (!St || !Found.empty())
+      return;
+    if (const auto *DR = dyn_cast<DeclRefExpr>(St))
+      if (const auto *VD = dyn_cast<VarDecl>(DR->getDecl());
+          VD && VD->isFileVarDecl() && intValue(DR, Ctx.AST) == V)
+        Found = exprText(Ctx, DR);
+    for (const Stmt *C : St->children())
+      Walk(C);
+  };
+  for (const StencilRead &R : Reads) {
+    Walk(R.Access->getIdx());
+    if (const PointerAlias *A = aliasOf(R.Access, Aliases))
+      for (const Expr *O : A->Offsets)
+        Walk(O);
+  }
+  return Found.empty() ? std::to_string(V) : Found;
+}
+
+/// The first `continue` in \p St, or null.
+static const Stmt *findContinue(const Stmt *St) {
+  if (!St || isa<ContinueStmt>(St))
+    return St;
+  for (const Stmt *C : St->children())
+    if (const Stmt *F = findContinue(C))
+      return F;
+  return nullptr;
+}
+
+/// The bounds the read \p R takes from what encloses it in the guarded
+/// code (into R.GuardY, R.GuardX): the `if`s around it and the
+/// `if (...) continue;` before it in a constant loop's body, each part a
+/// bound on the read's own row or column (anything else would make the
+/// read set smaller than a box); why not, or empty. Loops around it must
+/// be constant ones.
+std::string ownGuards(const StencilCtx &S, const IfStmt *If,
+                      const CompoundStmt *Body, StencilRead &R) {
+  const EditContext &Ctx = S.Ctx;
+  const FunctionDecl *FD = S.FD;
+  const ArraySubscriptExpr *AS = R.Access;
+  // One comparison C (negated: the read runs when it fails).
+  auto Take = [&](const Expr *C, bool Negate) -> std::string {
+    const auto *B = dyn_cast<BinaryOperator>(C);
+    auto Same = [&](const Expr *X, const Offset &O, bool Row) {
+      auto Q = polyOf(S, X);
+      if (!Q)
+        return false;
+      Poly Want;
+      Want[{Row ? static_cast<const ValueDecl *>(S.Y) : S.X}] = 1;
+      if (O.Const)
+        Want[{}] = O.Const;
+      for (const auto &[V, K2] : O.Vars)
+        Want[{V}] = K2;
+      return *Q == Want;
+    };
+    std::string Why;
+    std::optional<BoundCmp> BC;
+    bool Row = false;
+    if (B)
+      BC = boundCmp(
+          Ctx, B, [&](const Expr *X) { return Same(X, R.DY, true); }, FD, Why);
+    if (BC)
+      Row = true;
+    else if (B && Why.empty())
+      BC = boundCmp(
+          Ctx, B, [&](const Expr *X) { return Same(X, R.DX, false); }, FD, Why);
+    if (!BC)
+      return std::string("is guarded by '" + exprText(Ctx, C) +
+                         "', which does not bound its own row or column");
+    // The staging runs before the guard: the bound's variables must
+    // exist there.
+    std::function<const VarDecl *(const Stmt *)> Late =
+        [&](const Stmt *X) -> const VarDecl * {
+      if (const auto *DR = dyn_cast_or_null<DeclRefExpr>(X))
+        if (const auto *V = dyn_cast<VarDecl>(DR->getDecl()))
+          if (V->isLocalVarDecl() &&
+              !Ctx.AST.getSourceManager().isBeforeInTranslationUnit(
+                  V->getLocation(), If->getBeginLoc()))
+            return V;
+      for (const Stmt *Ch :
+           X ? X->children() : Stmt::const_child_range(nullptr, nullptr))
+        if (const VarDecl *V = Late(Ch))
+          return V;
+      return nullptr;
+    };
+    for (const Expr *Side : {B->getLHS(), B->getRHS()})
+      if (!Same(Side, Row ? R.DY : R.DX, Row))
+        if (const VarDecl *V = Late(Side))
+          return ("is guarded by a bound that uses '" + V->getName() +
+                  "', declared after the bounds guard")
+              .str();
+    if (Negate)
+      negateCmp(*BC);
+    (Row ? R.GuardY : R.GuardX).push_back(BC->Text);
+    return std::string();
+  };
+  const Stmt *Child = AS;
+  DynTypedNodeList Ps = Ctx.AST.getParents(*Child);
+  while (!Ps.empty()) {
+    const Stmt *Par = Ps[0].get<Stmt>();
+    if (const auto *D = Ps[0].get<VarDecl>(); D && !Par) {
+      // A read in a local's initializer: on to the declaration's
+      // statement, whose `if`s guard it as well.
+      DynTypedNodeList DPs = Ctx.AST.getParents(*D);
+      if (DPs.empty() || !DPs[0].get<DeclStmt>())
+        return std::string("initializes a variable that is not declared by its "
+                           "own statement");
+      Child = DPs[0].get<DeclStmt>();
+      Ps = Ctx.AST.getParents(*Child);
+      continue;
+    }
+    if (!Par || Par == If || Par == Body)
+      break;
+    if (const auto *CO = dyn_cast<ConditionalOperator>(Par);
+        CO && CO->getCond() != Child)
+      return std::string("is inside a conditional expression");
+    if (const auto *BO = dyn_cast<BinaryOperator>(Par);
+        BO && BO->isLogicalOp() && BO->getRHS() == Child)
+      return ("is on the right of '" + BO->getOpcodeStr() + "'").str();
+    if (const auto *PI = dyn_cast<IfStmt>(Par)) {
+      if (PI->getCond() == Child || PI->getElse() == Child)
+        return std::string("is in the condition or the else branch of an if");
+      std::vector<const Expr *> Cs;
+      conjuncts(PI->getCond(), BO_LAnd, Cs);
+      for (const Expr *C : Cs)
+        if (std::string Why = Take(C, false); !Why.empty())
+          return Why;
+    }
+    // `if (a || b) continue;` before it: it runs when neither holds.
+    if (const auto *CS = dyn_cast<CompoundStmt>(Par))
+      for (const Stmt *Sib : CS->body()) {
+        if (Sib == Child)
+          break;
+        if (const IfStmt *CI = continueGuard(Sib)) {
+          std::vector<const Expr *> Ds;
+          conjuncts(CI->getCond(), BO_LOr, Ds);
+          for (const Expr *D : Ds)
+            if (std::string Why = Take(D, true); !Why.empty())
+              return Why;
+        }
+      }
+    if (isa<WhileStmt, DoStmt, CXXForRangeStmt>(Par))
+      return std::string("is inside a loop without a constant range");
+    if (const auto *F = dyn_cast<ForStmt>(Par)) {
+      const auto *DS = dyn_cast_or_null<DeclStmt>(F->getInit());
+      const Decl *V = DS && DS->isSingleDecl() ? DS->getSingleDecl() : nullptr;
+      if (F->getBody() != Child || !V || !S.LoopVars.count(cast<ValueDecl>(V)))
+        return std::string(
+            "is inside a loop without a constant range (its "
+            "elements would be staged even when the loop does not "
+            "run)");
+    }
+    Child = Par;
+    Ps = Ctx.AST.getParents(*Child);
+  }
+  return "";
+}
+
 /// \p Shape is set once the reads are recognized (later refusals are about
 /// the launches or the tile's size).
 /// Why long: one ordered list of the stencil pattern's preconditions (the
@@ -310,17 +683,9 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
                            "' is not a bound on '" + S.X->getName() + "' or '" +
                            S.Y->getName() + "'" +
                            (Why.empty() ? std::string() : " (" + Why + ")"));
-    if (EarlyReturn) {
-      // `x >= w` returns: the thread runs when `x < w`.
-      static const std::pair<StringRef, StringRef> Neg[] = {
-          {"< ", ">= "}, {">= ", "< "}, {"> ", "<= "}, {"<= ", "> "}};
-      for (const auto &[From, To] : Neg)
-        if (StringRef(C->Text).substr(2).starts_with(From)) {
-          C->Text = "$ " + To.str() + C->Text.substr(2 + From.size());
-          break;
-        }
-      C->Lower = !C->Lower;
-    }
+    // `x >= w` returns: the thread runs when `x < w`.
+    if (EarlyReturn)
+      negateCmp(*C);
     (OnY ? P.GuardY : P.GuardX).push_back(*C);
   }
   std::vector<const Stmt *> Inner;
@@ -331,12 +696,6 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
   if (Inner.empty())
     return NotApplicable("nothing follows the guard");
 
-  // Every read below must run whenever its thread passes the guard.
-  for (const Stmt *St : Inner)
-    if (const Stmt *J = anyJump(St))
-      return NotApplicable("the guarded code leaves early at " + where(Ctx, J) +
-                           ": the reads after it do not always run");
-
   // Loops counting up over constant ranges inside the guarded code (the
   // rows form keeps the order in which each output adds its terms only
   // for these).
@@ -344,19 +703,27 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
     for (const auto &[V, R] : constantLoopRanges(St, Ctx.AST, /*UpOnly=*/true))
       S.LoopVars[V] = R;
 
+  // Every read below must run whenever its thread passes the guard (and
+  // its own bounds admit it, which a `continue` may test).
+  for (const Stmt *St : Inner)
+    if (const Stmt *J = unguardedJump(St, S))
+      return NotApplicable("the guarded code leaves early at " + where(Ctx, J) +
+                           ": the reads after it do not always run");
+
   // The staged array: the pointer parameter read at offsets from (y, x).
   struct Cand {
     const ParmVarDecl *Param;
     std::vector<const ArraySubscriptExpr *> Reads;
   };
   std::vector<Cand> Cands;
+  // Row pointers into the arrays (`const float *src = in + iy * w;`).
+  std::vector<PointerAlias> Aliases = bodyAliases(Body, FD);
   std::function<void(const Stmt *)> FindReads = [&](const Stmt *St) {
     if (!St)
       return;
     if (const auto *AS = dyn_cast<ArraySubscriptExpr>(St))
-      if (const auto *PV =
-              dyn_cast_or_null<ParmVarDecl>(referencedDecl(AS->getBase())))
-        if (Variance V = threadVariance(AS->getIdx(), FD);
+      if (const auto *PV = readArray(AS, Aliases))
+        if (Variance V = readVariance(AS, Aliases, FD);
             PV->getType()->isPointerType() && (V.X || V.Y)) {
           auto It =
               find_if(Cands, [&](const Cand &C) { return C.Param == PV; });
@@ -398,9 +765,14 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
                          ", " + S.X->getName() + ")");
   }
   P.In = Best->Param;
-  if (std::string B = analyzePointerParam(Ctx.AST, FD, P.In).Blocker;
-      !B.empty())
-    return NotApplicable("the staged array cannot be followed: " + B);
+  std::vector<PointerAlias> InAliases;
+  std::string Blocker = aliasesOfParam(Ctx, FD, P.In, InAliases);
+  if (Blocker.empty())
+    Blocker = InAliases.empty()
+                  ? analyzePointerParam(Ctx.AST, FD, P.In).Blocker
+                  : usesThroughAliases(Ctx, FD, P.In, InAliases).Blocker;
+  if (!Blocker.empty())
+    return NotApplicable("the staged array cannot be followed: " + Blocker);
   for (const MemWrite &W : memoryWrites(Body))
     if (referencedDecl(W.Base) == P.In)
       return NotApplicable("the kernel writes into its input '" +
@@ -419,6 +791,7 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
 
   // Every read of it: (y + dy) * P + (x + dx).
   const ValueDecl *Pitch = nullptr;
+  int64_t ConstPitch = 0;
   for (const ArraySubscriptExpr *AS : Best->Reads) {
     std::string Text = exprText(Ctx, AS);
     auto Bad = [&](const Twine &Why) {
@@ -428,186 +801,33 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
     };
     if (Text.empty())
       return Bad("is written with a macro");
-    auto IdxPoly = polyOf(S, AS->getIdx());
+    auto IdxPoly = readPoly(S, AS, Aliases);
     if (!IdxPoly)
       return Bad("has an index that is not (y + dy) * pitch + (x + dx) with "
                  "constant offsets");
     StencilRead R;
     R.Access = AS;
-    // The pitch multiplies the row index; any other value that is not a
-    // constant is an offset that differs between launches.
     const ValueDecl *ThisPitch = nullptr;
-    for (const auto &[M, C] : *IdxPoly)
-      if (M.size() == 2 && (M[0] == S.Y || M[1] == S.Y))
-        ThisPitch = M[0] == S.Y ? M[1] : M[0];
-    for (const auto &[M, C] : *IdxPoly)
-      for (const ValueDecl *D : M)
-        if (D != S.X && D != S.Y && !S.LoopVars.count(D) && D != ThisPitch)
-          return Bad("is at an offset '" + D->getName() +
-                     "' that is not a constant (only constant offsets, or "
-                     "loop variables with constant ranges, can be staged)");
-    bool SawYP = false, SawX = false;
-    for (const auto &[M, C] : *IdxPoly) {
-      // Split each term into the pitch factor and the rest.
-      const ValueDecl *Uniform = nullptr;
-      Monomial Rest;
-      for (const ValueDecl *D : M) {
-        bool Var = D == S.X || D == S.Y || S.LoopVars.count(D);
-        if (!Var && !Uniform)
-          Uniform = D;
-        else
-          Rest.push_back(D);
-      }
-      for (const ValueDecl *D : Rest)
-        if (!(D == S.X || D == S.Y || S.LoopVars.count(D)))
-          return Bad("has a term that is not constant");
-      if (Rest.size() > 1)
-        return Bad("multiplies two indices");
-      const ValueDecl *V = Rest.empty() ? nullptr : Rest.front();
-      Offset &O = Uniform ? R.DY : R.DX;
-      if (V == S.Y) {
-        if (!Uniform || C != 1)
-          return Bad("does not use '" + S.Y->getName() + "' as (" +
-                     S.Y->getName() + " + dy) * pitch");
-        SawYP = true;
-      } else if (V == S.X) {
-        if (Uniform || C != 1)
-          return Bad("does not use '" + S.X->getName() + "' as + (" +
-                     S.X->getName() + " + dx)");
-        SawX = true;
-      } else if (V) {
-        O.Vars.push_back({V, C});
-      } else {
-        O.Const += C;
-      }
-    }
-    if (!SawYP || !SawX || !ThisPitch)
-      return Bad("is not at an offset from the point (" + S.Y->getName() +
-                 ", " + S.X->getName() + ") of a row-major grid");
-    if (Pitch && Pitch != ThisPitch)
+    int64_t ThisConst = 0;
+    if (std::string Why = splitIndex(S, *IdxPoly, R, ThisPitch, ThisConst);
+        !Why.empty())
+      return Bad(Why);
+    if ((Pitch || ConstPitch) &&
+        (Pitch != ThisPitch || ConstPitch != ThisConst))
       return Bad("uses a different pitch than the other reads");
     Pitch = ThisPitch;
-    for (Offset *O : {&R.DY, &R.DX}) {
-      O->Lo = O->Hi = O->Const;
-      for (const auto &[V, C] : O->Vars) {
-        auto [L, H] = S.LoopVars[V];
-        O->Lo += std::min(C * L, C * H);
-        O->Hi += std::max(C * L, C * H);
-      }
-    }
-    for (const auto &[V, C] : R.DY.Vars)
-      for (const auto &[W, D] : R.DX.Vars)
-        if (V == W)
-          return Bad("moves along a diagonal with '" + V->getName() +
-                     "' (a staged box would hold elements it never reads)");
-
-    // Enclosing `if`s inside the guarded code bound the read's own row or
-    // column; anything else would make the read set smaller than a box.
-    const Stmt *Child = AS;
-    DynTypedNodeList Ps = Ctx.AST.getParents(*Child);
-    while (!Ps.empty()) {
-      const Stmt *Par = Ps[0].get<Stmt>();
-      if (const auto *D = Ps[0].get<VarDecl>(); D && !Par) {
-        // A read in a local's initializer: on to the declaration's
-        // statement, whose `if`s guard it as well.
-        DynTypedNodeList DPs = Ctx.AST.getParents(*D);
-        if (DPs.empty() || !DPs[0].get<DeclStmt>())
-          return Bad("initializes a variable that is not declared by its "
-                     "own statement");
-        Child = DPs[0].get<DeclStmt>();
-        Ps = Ctx.AST.getParents(*Child);
-        continue;
-      }
-      if (!Par || Par == If || Par == Body)
-        break;
-      if (const auto *CO = dyn_cast<ConditionalOperator>(Par);
-          CO && CO->getCond() != Child)
-        return Bad("is inside a conditional expression");
-      if (const auto *BO = dyn_cast<BinaryOperator>(Par);
-          BO && BO->isLogicalOp() && BO->getRHS() == Child)
-        return Bad("is on the right of '" + BO->getOpcodeStr() + "'");
-      if (const auto *PI = dyn_cast<IfStmt>(Par)) {
-        if (PI->getCond() == Child || PI->getElse() == Child)
-          return Bad("is in the condition or the else branch of an if");
-        std::vector<const Expr *> Cs;
-        conjuncts(PI->getCond(), BO_LAnd, Cs);
-        for (const Expr *C : Cs) {
-          const auto *B = dyn_cast<BinaryOperator>(C);
-          auto Same = [&](const Expr *X, const Offset &O, bool Row) {
-            auto Q = polyOf(S, X);
-            if (!Q)
-              return false;
-            Poly Want;
-            Want[{Row ? static_cast<const ValueDecl *>(S.Y) : S.X}] = 1;
-            if (O.Const)
-              Want[{}] = O.Const;
-            for (const auto &[V, K2] : O.Vars)
-              Want[{V}] = K2;
-            return *Q == Want;
-          };
-          std::string Why;
-          std::optional<BoundCmp> BC;
-          bool Row = false;
-          if (B)
-            BC = boundCmp(
-                Ctx, B, [&](const Expr *X) { return Same(X, R.DY, true); }, FD,
-                Why);
-          if (BC)
-            Row = true;
-          else if (B && Why.empty())
-            BC = boundCmp(
-                Ctx, B, [&](const Expr *X) { return Same(X, R.DX, false); }, FD,
-                Why);
-          if (!BC)
-            return Bad("is guarded by '" + exprText(Ctx, C) +
-                       "', which does not bound its own row or column");
-          // The staging runs before the guard: the bound's variables must
-          // exist there.
-          std::function<const VarDecl *(const Stmt *)> Late =
-              [&](const Stmt *X) -> const VarDecl * {
-            if (const auto *DR = dyn_cast_or_null<DeclRefExpr>(X))
-              if (const auto *V = dyn_cast<VarDecl>(DR->getDecl()))
-                if (V->isLocalVarDecl() &&
-                    !Ctx.AST.getSourceManager().isBeforeInTranslationUnit(
-                        V->getLocation(), If->getBeginLoc()))
-                  return V;
-            for (const Stmt *Ch :
-                 X ? X->children() : Stmt::const_child_range(nullptr, nullptr))
-              if (const VarDecl *V = Late(Ch))
-                return V;
-            return nullptr;
-          };
-          for (const Expr *Side : {B->getLHS(), B->getRHS()})
-            if (!Same(Side, Row ? R.DY : R.DX, Row))
-              if (const VarDecl *V = Late(Side))
-                return Bad("is guarded by a bound that uses '" + V->getName() +
-                           "', declared after the bounds guard");
-          (Row ? R.GuardY : R.GuardX).push_back(BC->Text);
-        }
-      }
-      if (isa<WhileStmt, DoStmt, CXXForRangeStmt>(Par))
-        return Bad("is inside a loop without a constant range");
-      if (const auto *F = dyn_cast<ForStmt>(Par)) {
-        const auto *DS = dyn_cast_or_null<DeclStmt>(F->getInit());
-        const Decl *V =
-            DS && DS->isSingleDecl() ? DS->getSingleDecl() : nullptr;
-        if (F->getBody() != Child || !V ||
-            !S.LoopVars.count(cast<ValueDecl>(V)))
-          return Bad("is inside a loop without a constant range (its "
-                     "elements would be staged even when the loop does not "
-                     "run)");
-      }
-      Child = Par;
-      Ps = Ctx.AST.getParents(*Child);
-    }
+    ConstPitch = ThisConst;
+    if (std::string Why = ownGuards(S, If, Body, R); !Why.empty())
+      return Bad(Why);
     P.Reads.push_back(std::move(R));
   }
   if (P.Reads.size() < 2 && P.Reads.front().DY.Lo == P.Reads.front().DY.Hi &&
       P.Reads.front().DX.Lo == P.Reads.front().DX.Hi)
     return NotApplicable("'" + P.In->getName() +
                          "' is read at one point only: nothing to share");
-  P.Pitch = Pitch->getNameAsString();
-  if (const auto *PV = dyn_cast<VarDecl>(Pitch);
+  P.Pitch = Pitch ? Pitch->getNameAsString()
+                  : constantText(Ctx, P.Reads, Aliases, ConstPitch);
+  if (const auto *PV = dyn_cast_or_null<VarDecl>(Pitch);
       PV && !isa<ParmVarDecl>(PV) && !PV->isFileVarDecl()) {
     // A local pitch must be declared before the guard.
     if (!Ctx.AST.getSourceManager().isBeforeInTranslationUnit(
@@ -615,9 +835,36 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
       return NotApplicable("the pitch '" + P.Pitch +
                            "' is declared inside the guarded code");
   }
+  // The index type, or a row pointer's offset type, when wider than int.
   QualType IT = P.Reads.front().Access->getIdx()->IgnoreImpCasts()->getType();
+  for (const StencilRead &R : P.Reads)
+    if (const PointerAlias *A = aliasOf(R.Access, Aliases)) {
+      P.RowsWhy = "the reads go through the row pointer '" +
+                  A->Var->getNameAsString() + "'";
+      for (const Expr *O : A->Offsets)
+        if (QualType T = O->IgnoreImpCasts()->getType();
+            T->isIntegerType() &&
+            Ctx.AST.getTypeSize(T) > Ctx.AST.getTypeSize(IT))
+          IT = T;
+    }
   if (Ctx.AST.getTypeSize(IT) > Ctx.AST.getTypeSize(Ctx.AST.IntTy))
     P.IndexCast = "(" + typeName(IT, Ctx.AST) + ")";
+  // Row pointers whose reads all become tile reads go.
+  for (const PointerAlias &A : InAliases) {
+    std::vector<const DeclRefExpr *> Uses;
+    collectRefs(Body, A.Var, Uses);
+    if (all_of(Uses, [&](const DeclRefExpr *U) {
+          return any_of(P.Reads, [&](const StencilRead &R) {
+            return R.Access->getBase()->IgnoreParenImpCasts() == U;
+          });
+        }))
+      P.DeadAliases.push_back(A.Decl);
+  }
+  if (ConstPitch)
+    P.RowsWhy = "the pitch is the constant " + P.Pitch;
+  for (const Stmt *St : Inner)
+    if (const Stmt *C = findContinue(St))
+      P.RowsWhy = "the guarded code continues at " + where(Ctx, C);
   for (const StencilRead &R : P.Reads) {
     P.HaloYLo = std::max(P.HaloYLo, -R.DY.Lo);
     P.HaloYHi = std::max(P.HaloYHi, R.DY.Hi);
@@ -693,148 +940,6 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
             plusConst(S.X->getName(), -P.HaloXLo) + ".." +
             plusConst(S.X->getName(), P.HaloXHi);
   return P;
-}
-
-/// Offsets rendered: "ky - 3", "1", "0".
-std::string offsetText(const Offset &O, int64_t Add) {
-  std::string S;
-  for (const auto &[V, C] : O.Vars) {
-    std::string Term = (C == 1 || C == -1) ? V->getNameAsString()
-                                           : std::to_string(C < 0 ? -C : C) +
-                                                 " * " + V->getNameAsString();
-    if (S.empty())
-      S = C < 0 ? "-" + Term : Term;
-    else
-      S += (C < 0 ? " - " : " + ") + Term;
-  }
-  int64_t K = O.Const + Add;
-  if (S.empty())
-    return std::to_string(K);
-  return plusConst(S, K);
-}
-
-Expected<tooling::Replacements>
-rewriteStencil(const EditContext &Ctx, const Edit &E, const StencilPlan &P) {
-  const KernelInfo &K = *P.Kernel.Info;
-  std::string FnText =
-      Ctx.Code.slice(K.Range.Begin.Offset, K.Range.End.Offset).str();
-  HaloTile T;
-  T.ElemType = P.ElemType;
-  T.Tile = freshName(FnText, P.In->getName().str() + "Tile");
-  T.Slot = freshName(FnText, "slot");
-  T.Ty = freshName(FnText, "ty");
-  T.Tx = freshName(FnText, "tx");
-  T.Gy = freshName(FnText, "gy");
-  T.Gx = freshName(FnText, "gx");
-  T.BX = P.BX;
-  T.BY = P.BY;
-  T.HaloY = P.HaloYLo;
-  T.HaloX = P.HaloXLo;
-  T.Rows = P.BY + P.HaloYLo + P.HaloYHi;
-  T.Cols = P.BX + P.HaloXLo + P.HaloXHi;
-  T.Load = P.In->getNameAsString() + "[" + P.IndexCast + T.Gy + " * " +
-           P.Pitch + " + " + T.Gx + "]";
-
-  // One condition per box of reads: some thread of the block that passes
-  // the guard reads the slot. Boxes of reads with the same own guards merge
-  // when they touch.
-  struct Box {
-    int64_t YLo, YHi, XLo, XHi;
-    std::vector<std::string> GY, GX;
-  };
-  std::vector<Box> Boxes;
-  for (const StencilRead &R : P.Reads) {
-    Box B{R.DY.Lo, R.DY.Hi, R.DX.Lo, R.DX.Hi, R.GuardY, R.GuardX};
-    if (none_of(Boxes, [&](const Box &O) {
-          return O.YLo == B.YLo && O.YHi == B.YHi && O.XLo == B.XLo &&
-                 O.XHi == B.XHi && O.GY == B.GY && O.GX == B.GX;
-        }))
-      Boxes.push_back(B);
-  }
-  for (bool Changed = true; Changed;) {
-    Changed = false;
-    for (size_t I = 0; I < Boxes.size() && !Changed; ++I)
-      for (size_t J = I + 1; J < Boxes.size() && !Changed; ++J) {
-        Box &A = Boxes[I], &B = Boxes[J];
-        if (A.GY != B.GY || A.GX != B.GX)
-          continue;
-        bool SameY = A.YLo == B.YLo && A.YHi == B.YHi;
-        bool SameX = A.XLo == B.XLo && A.XHi == B.XHi;
-        bool TouchX = A.XLo <= B.XHi + 1 && B.XLo <= A.XHi + 1;
-        bool TouchY = A.YLo <= B.YHi + 1 && B.YLo <= A.YHi + 1;
-        if ((SameY && TouchX) || (SameX && TouchY)) {
-          A.YLo = std::min(A.YLo, B.YLo);
-          A.YHi = std::max(A.YHi, B.YHi);
-          A.XLo = std::min(A.XLo, B.XLo);
-          A.XHi = std::max(A.XHi, B.XHi);
-          Boxes.erase(Boxes.begin() + J);
-          Changed = true;
-        }
-      }
-  }
-  std::vector<std::string> Conds;
-  for (const Box &B : Boxes) {
-    std::vector<std::string> Parts;
-    // A reader row r = gy - d for some d in [YLo, YHi]: the guard's lower
-    // bounds hold for the largest r, its upper bounds for the smallest.
-    for (const BoundCmp &C : P.GuardY)
-      Parts.push_back(
-          fillIn(C.Text, plusConst(T.Gy, C.Lower ? -B.YLo : -B.YHi)));
-    for (const BoundCmp &C : P.GuardX)
-      Parts.push_back(
-          fillIn(C.Text, plusConst(T.Gx, C.Lower ? -B.XLo : -B.XHi)));
-    // ... and the reader lies in this block.
-    if (P.HaloYLo + B.YLo > 0)
-      Parts.push_back(T.Ty + " >= " + std::to_string(P.HaloYLo + B.YLo));
-    if (P.HaloYLo + P.BY + B.YHi < T.Rows)
-      Parts.push_back(T.Ty + " < " + std::to_string(P.HaloYLo + P.BY + B.YHi));
-    if (P.HaloXLo + B.XLo > 0)
-      Parts.push_back(T.Tx + " >= " + std::to_string(P.HaloXLo + B.XLo));
-    if (P.HaloXLo + P.BX + B.XHi < T.Cols)
-      Parts.push_back(T.Tx + " < " + std::to_string(P.HaloXLo + P.BX + B.XHi));
-    // The read's own guard admits the element.
-    for (const std::string &G : B.GY)
-      Parts.push_back(fillIn(G, T.Gy));
-    for (const std::string &G : B.GX)
-      Parts.push_back(fillIn(G, T.Gx));
-    Conds.push_back(Parts.empty() ? "true" : join(Parts, " && "));
-  }
-  if (Conds.size() == 1)
-    T.Cond = Conds.front();
-  else {
-    for (std::string &C : Conds)
-      C = "(" + C + ")";
-    T.Cond = join(Conds, " ||\n" + P.Indent + "      ");
-  }
-
-  tooling::Replacements R;
-  std::string Staging = haloTileLoad(T, P.Indent) + "\n" + P.Indent;
-  if (Error Err = addReplacement(R, insertAt(Ctx, P.InsertAt, Staging), E))
-    return std::move(Err);
-  for (const StencilRead &Rd : P.Reads) {
-    auto S = looseExprSpan(Ctx, Rd.Access);
-    if (!S)
-      return reject(E, "internal",
-                    "kernel '" + E.Target + "': the read '" +
-                        exprText(Ctx, Rd.Access) +
-                        "' has no place in the file");
-    std::string Text = T.Tile + "[" + plusConst("threadIdx.y", 0) +
-                       (offsetText(Rd.DY, P.HaloYLo) == "0"
-                            ? ""
-                            : " + " + offsetText(Rd.DY, P.HaloYLo)) +
-                       "][threadIdx.x" +
-                       (offsetText(Rd.DX, P.HaloXLo) == "0"
-                            ? ""
-                            : " + " + offsetText(Rd.DX, P.HaloXLo)) +
-                       "]";
-    if (Error Err = addReplacement(
-            R,
-            tooling::Replacement(Ctx.FileName, S->Begin.Offset,
-                                 S->End.Offset - S->Begin.Offset, Text),
-            E))
-      return std::move(Err);
-  }
-  return R;
 }
 
 } // namespace sharedtiling
