@@ -22,6 +22,7 @@
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include <functional>
 
 using namespace clang;
 using namespace llvm;
@@ -225,6 +226,127 @@ private:
 
 } // namespace
 
+/// \p Id, in a kernel template where it depends on template parameters
+/// (`T(0)`), is the identity of \p Op in every instantiation (the
+/// expression at the same place, with its instantiated type).
+static bool identityInEveryInstance(const Expr *Id, ReduceOp Op,
+                                    const FunctionDecl *Kernel) {
+  if (!Id || !(Id->isValueDependent() || Id->isTypeDependent()))
+    return false;
+  std::vector<const FunctionDecl *> Insts = templateInstantiations(Kernel);
+  for (const FunctionDecl *Inst : Insts) {
+    const Expr *Found = nullptr;
+    std::function<void(const Stmt *)> Find = [&](const Stmt *S) {
+      if (!S || Found)
+        return;
+      if (const auto *X = dyn_cast<Expr>(S);
+          X && X->getBeginLoc() == Id->getBeginLoc() &&
+          X->getEndLoc() == Id->getEndLoc()) {
+        Found = X;
+        return;
+      }
+      for (const Stmt *Ch : S->children())
+        Find(Ch);
+    };
+    Find(Inst->getBody());
+    if (!Found ||
+        !isIdentity(Found, Op, Found->getType(), Inst->getASTContext()))
+      return false;
+  }
+  return !Insts.empty();
+}
+
+/// `blockIdx.x * C` (either order, through casts): C, or null.
+static const Expr *blockTimesConstant(const Expr *X) {
+  auto M = binaryOf(stripCasts(X));
+  if (!M || M->Op != BO_Mul)
+    return nullptr;
+  auto IsBlockIdx = [](const Expr *Y) {
+    auto B = asBuiltinVar(stripCasts(Y));
+    return B && B->Var == "blockIdx" && B->Dim == 'x';
+  };
+  if (IsBlockIdx(M->L) && !mentionsBuiltin(M->R))
+    return M->R;
+  if (IsBlockIdx(M->R) && !mentionsBuiltin(M->L))
+    return M->L;
+  return nullptr;
+}
+
+/// \p Init is `blockIdx.x * C + tid` (either order, through casts; \p IsTid
+/// tells the thread index) with C an integer constant, in a kernel template
+/// one in every instantiation: the linear index when every launch's block
+/// has C threads. Nothing when \p Init has another form; "" when the launches
+/// are known to use C threads; else why not.
+static std::optional<std::string>
+blockConstantIndex(const EditContext &Ctx, const ResolvedKernel &K,
+                   const VarDecl *Index,
+                   function_ref<bool(const Expr *)> IsTid) {
+  auto Constant = [&](const Expr *Init) -> const Expr * {
+    auto B = binaryOf(stripCasts(Init));
+    if (!B || B->Op != BO_Add)
+      return nullptr;
+    if (IsTid(B->R))
+      return blockTimesConstant(B->L);
+    if (IsTid(B->L))
+      return blockTimesConstant(B->R);
+    return nullptr;
+  };
+  const Expr *C = Constant(Index->getInit());
+  if (!C)
+    return std::nullopt;
+  std::string CText = looseExprText(Ctx, C);
+  // Its values: the pattern's, or each instantiation's (the index declared
+  // at the same place; the thread index a local there too).
+  std::vector<int64_t> Values;
+  if (!C->isValueDependent() && !C->isTypeDependent()) {
+    if (auto V = intValue(C, Ctx.AST))
+      Values.push_back(*V);
+  } else {
+    for (const FunctionDecl *Inst : templateInstantiations(K.Decl)) {
+      const VarDecl *IV = nullptr;
+      std::function<void(const Stmt *)> Find = [&](const Stmt *S) {
+        if (!S || IV)
+          return;
+        if (const auto *DS = dyn_cast<DeclStmt>(S))
+          for (const Decl *D : DS->decls())
+            if (const auto *V = dyn_cast<VarDecl>(D);
+                V && V->getLocation() == Index->getLocation())
+              IV = V;
+        for (const Stmt *Ch : S->children())
+          Find(Ch);
+      };
+      Find(Inst->getBody());
+      auto B = IV && IV->getInit() ? binaryOf(stripCasts(IV->getInit()))
+                                   : std::nullopt;
+      const Expr *IC = nullptr;
+      if (B && B->Op == BO_Add)
+        IC = blockTimesConstant(B->L) ? blockTimesConstant(B->L)
+                                      : blockTimesConstant(B->R);
+      auto V = IC ? intValue(IC, Inst->getASTContext()) : std::nullopt;
+      if (!V)
+        return "'" + CText + "' has no constant value in " +
+               instantiationName(Inst);
+      Values.push_back(*V);
+    }
+  }
+  if (Values.empty())
+    return "'" + CText +
+           "' is not an integer constant (nor a template "
+           "parameter of an instantiated template)";
+  if (llvm::any_of(Values, [&](int64_t V) { return V != Values.front(); }))
+    return "'" + CText + "' differs between the instantiations";
+  std::string Why;
+  auto Sizes = launchBlockSizesX(Ctx, *K.Info, Why);
+  if (!Sizes)
+    return "'" + CText + "' must be the block size, and " + Why;
+  for (int64_t B : *Sizes)
+    if (B != Values.front())
+      return "'" + CText + "' is " + std::to_string(Values.front()) +
+             " but a launch has blocks of " + std::to_string(B) +
+             " threads; the grid-stride loop steps by blockDim.x";
+  return std::string();
+}
+
 /// The leaf: the value each thread stores before the tree, guarded by the
 /// index's bound, becomes a register folded over a grid-stride loop.
 /// Why long: one ordered list of the leaf's preconditions (the store, its
@@ -345,11 +467,21 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
                   Shapes(),
               Cond);
   const auto *Index = dyn_cast_or_null<VarDecl>(declOf(IdxE));
-  if (!Index || !Index->isLocalVarDecl() || !Index->hasInit() ||
-      !isLinearIndex(Index->getInit()) || Written.contains(Index))
+  // `blockIdx.x * BLOCK + tid` counts as the linear index where every
+  // launch's block has BLOCK threads.
+  std::optional<std::string> ConstWhy;
+  bool Linear = Index && Index->isLocalVarDecl() && Index->hasInit() &&
+                !Written.contains(Index);
+  if (Linear && !isLinearIndex(Index->getInit())) {
+    ConstWhy = blockConstantIndex(Ctx, K, Index,
+                                  [&](const Expr *X) { return isTid(X); });
+    Linear = ConstWhy && ConstWhy->empty();
+  }
+  if (!Linear)
     return no("the leaf's guard compares '" + text(IdxE) +
                   "', not a local index 'i = blockIdx.x * blockDim.x + "
-                  "threadIdx.x' that is never written",
+                  "threadIdx.x' that is never written" +
+                  (ConstWhy ? " (" + *ConstWhy + ")" : std::string()),
               Cond);
   if (const ValueDecl *BD = declOf(Bound); BD && Written.contains(BD))
     return no("the bound '" + text(Bound) +
@@ -360,7 +492,8 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
     return no("the bound '" + text(Bound) +
                   "' is not the same for every thread of the grid",
               Bound);
-  if (!isIdentity(Id, P.Op, Elem, Ctx.AST))
+  if (!isIdentity(Id, P.Op, Elem, Ctx.AST) &&
+      !identityInEveryInstance(Id, P.Op, K.Decl))
     return no("out-of-range threads contribute '" + text(Id) +
                   "', not the identity of " + OpName + " (" +
                   identityName(P.Op).str() +
