@@ -192,9 +192,15 @@ std::vector<Candidate> listCandidates(const EditContext &Ctx,
   // what the transforms that read launches offer once those are written
   // out (applyEdit writes them out when an edit needs it).
   std::string WhyNot, Written;
-  auto Expanded = writeOutLaunchMacros(Ctx, Kernel, WhyNot, &Written);
+  auto Expanded = writeOutLaunchMacros(Ctx, Kernel, WhyNot, &Written, "",
+                                       /*InPlaceToo=*/true);
   if (!Expanded)
     return Out;
+  // What applyEdit writes out for a transform that inserts nothing before
+  // the launches: only macros that compute the grid or block in the body.
+  bool Computed = any_of(Kernel.Launches, [](const LaunchSite &L) {
+    return L.InMacro && !(L.GridInPlace && L.BlockInPlace);
+  });
   auto TU = parseCuda(*Expanded, Ctx.FileName, Ctx.Config, CudaSide::Host);
   if (!TU || TU->errorCount()) {
     if (!TU)
@@ -210,7 +216,7 @@ std::vector<Candidate> listCandidates(const EditContext &Ctx,
   std::vector<Candidate> After = candidatesAsWritten(Out2, *K);
   std::string Note = " (with " + Written + ")";
   for (Candidate &C : Out) {
-    if (!C.T->readsLaunches())
+    if (!C.T->readsLaunches() || (!Computed && !C.T->insertsAroundLaunches()))
       continue;
     auto It = find_if(After, [&](const Candidate &A) {
       return A.T == C.T && A.Target == C.Target && A.A.Applies;

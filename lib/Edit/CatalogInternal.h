@@ -67,12 +67,13 @@ std::unique_ptr<Transform> createVectorizeStencilTransform();
 /// it is. Null, with \p WhyNot, when none was written out. \p Written,
 /// when given, says what was done ("the launch macro 'LAUNCH' at 12:5
 /// written out as the launch it expands to"); \p Only, when not empty,
-/// names the one launch to write out.
-std::optional<std::string> writeOutLaunchMacros(const EditContext &Ctx,
-                                                const KernelInfo &K,
-                                                std::string &WhyNot,
-                                                std::string *Written = nullptr,
-                                                llvm::StringRef Only = "");
+/// names the one launch to write out. \p InPlaceToo writes out launch
+/// macros whose invocation spells grid and block in place too (for a
+/// transform that inserts statements before its launches).
+std::optional<std::string>
+writeOutLaunchMacros(const EditContext &Ctx, const KernelInfo &K,
+                     std::string &WhyNot, std::string *Written = nullptr,
+                     llvm::StringRef Only = "", bool InPlaceToo = false);
 
 /// An EditRejected with one failure (Check names the check, e.g. "target",
 /// "not-applicable", "params"); Pos locates it in the input when known.

@@ -221,7 +221,8 @@ launchesWrittenOut(const EditContext &Ctx, const Transform &T, const Edit &E,
     return std::nullopt;
   bool OneLaunch = T.targetKind() == TargetKind::Launch;
   return writeOutLaunchMacros(Ctx, *K, WhyNot, &Written,
-                              OneLaunch ? StringRef(E.Target) : "");
+                              OneLaunch ? StringRef(E.Target) : "",
+                              T.insertsAroundLaunches());
 }
 
 /// \p E0 applied to \p Expanded, the text of \p Code with the launch

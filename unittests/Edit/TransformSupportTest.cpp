@@ -266,4 +266,18 @@ void run(float *x, int n) {
       << WhyNot;
   EXPECT_FALSE(WriteOut("d", WhyNot, Written));
   EXPECT_NE(WhyNot.find("no launch of 'd'"), std::string::npos) << WhyNot;
+  // For a transform that inserts statements before each launch, a macro
+  // that spells them in place is written out too.
+  auto D = writeOutLaunchMacros(*In.Ctx, *In.Model.findKernel("d"), WhyNot,
+                                &Written, "", /*InPlaceToo=*/true);
+  ASSERT_TRUE(D) << WhyNot;
+  EXPECT_NE(D->find("  d<<<(n), (1)>>>(x, n);\n}"), std::string::npos) << *D;
+  // Only the launch named, when one is.
+  auto A0 = writeOutLaunchMacros(*In.Ctx, *In.Model.findKernel("a"), WhyNot,
+                                 &Written, "a/launch1", /*InPlaceToo=*/true);
+  ASSERT_TRUE(A0) << WhyNot;
+  EXPECT_NE(A0->find("  LAUNCH_N(a, n,\n"), std::string::npos) << *A0;
+  EXPECT_NE(A0->find("  a<<<((n + 127) / 128), (128)>>>(x, n);"),
+            std::string::npos)
+      << *A0;
 }

@@ -495,11 +495,10 @@ invocationArguments(const SourceManager &SM, const LangOptions &LO,
   return Out;
 }
 
-std::optional<std::string> writeOutLaunchMacros(const EditContext &Ctx,
-                                                const KernelInfo &K,
-                                                std::string &WhyNot,
-                                                std::string *Written,
-                                                StringRef Only) {
+std::optional<std::string>
+writeOutLaunchMacros(const EditContext &Ctx, const KernelInfo &K,
+                     std::string &WhyNot, std::string *Written, StringRef Only,
+                     bool InPlaceToo) {
   const SourceManager &SM = Ctx.AST.getSourceManager();
   const LangOptions &LO = Ctx.AST.getLangOpts();
   tooling::Replacements Repls;
@@ -508,7 +507,7 @@ std::optional<std::string> writeOutLaunchMacros(const EditContext &Ctx,
   // Each launch that can be written out is; one that cannot stays as it
   // is (the transform then refuses it as before).
   for (const LaunchSite &L : K.Launches) {
-    if (!L.InMacro || (L.GridInPlace && L.BlockInPlace) ||
+    if (!L.InMacro || (L.GridInPlace && L.BlockInPlace && !InPlaceToo) ||
         (!Only.empty() && L.Id != Only))
       continue;
     const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, L);
@@ -589,8 +588,7 @@ std::optional<std::string> writeOutLaunchMacros(const EditContext &Ctx,
   if (Repls.empty()) {
     if (WhyNot.empty())
       WhyNot = "no launch of '" + K.QualifiedName +
-               "' is written through a macro that spells its grid or block "
-               "in its body";
+               "' is written through a macro that needs writing out";
     return std::nullopt;
   }
   WhyNot.clear();
