@@ -202,4 +202,51 @@ TEST(CatalogVectorizeTest, SmallIntegersAlignToTheirOwnVector) {
     EXPECT_NE(Out.find(Line), std::string::npos) << Line << "\n" << Out;
 }
 
+TEST(CatalogVectorizeTest, RowMapHalf2AndReason) {
+  std::string Src = R"(#include "cuda_fp16_mock.h"
+__global__ void hrows(int rows, int cols, const __half *x, __half *y) {
+  int c = blockIdx.x * blockDim.x + threadIdx.x;
+  int r = blockIdx.y * blockDim.y + threadIdx.y;
+  if (c < cols && r < rows) {
+    const __half *a = x + r * cols;
+    __half *b = y + r * cols;
+    b[c] = a[c] + b[c];
+  }
+}
+__global__ void stray(int rows, int cols, const float *x, float *y) {
+  int c = blockIdx.x * blockDim.x + threadIdx.x;
+  int r = blockIdx.y * blockDim.y + threadIdx.y;
+  if (r >= rows || c >= cols) return;
+  const float *a = x + r * cols;
+  float *b = y + r * cols;
+  b[c] = a[c] + a[c + 1];
+}
+)";
+  Applicability A = prepareOn(vectorize(), Src, "hrows");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  EXPECT_EQ(A.Reason, "2D map along matrix rows: every global access is p[c] "
+                      "through a row pointer into x, y; each thread takes "
+                      "consecutive columns");
+  ASSERT_EQ(A.Suggestions.size(), 1u);
+  EXPECT_EQ(A.Suggestions[0].getInt("width"), int64_t(2));
+  std::string Out =
+      applyTo(vectorize(), Src,
+              makeEdit("vectorize", "hrows", {{"width", int64_t(2)}}));
+  for (const char *Line :
+       {"int c = (blockIdx.x * blockDim.x + threadIdx.x) * 2;",
+        "if (cols % 2 == 0 &&",
+        "reinterpret_cast<unsigned long long>(x) % 4 == 0 &&",
+        "__half2 a_v = *reinterpret_cast<const __half2 *>(a + c);",
+        "__half2 b_v = *reinterpret_cast<__half2 *>(b + c);",
+        "b_v.y = a_v.y + b_v.y;", "*reinterpret_cast<__half2 *>(b + c) = b_v;",
+        "for (int k = 0; k < 2 && (c + k) < cols; ++k) {"})
+    EXPECT_NE(Out.find(Line), std::string::npos) << Line << "\n" << Out;
+  Applicability S = prepareOn(vectorize(), Src, "stray");
+  EXPECT_FALSE(S.Applies);
+  EXPECT_NE(S.Reason.find("access 'a[c + 1]' is not at the thread's column "
+                          "'c'"),
+            std::string::npos)
+      << S.Reason;
+}
+
 } // namespace

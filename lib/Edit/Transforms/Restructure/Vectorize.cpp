@@ -12,6 +12,8 @@
 // is a local `dim3` variable of one dimension, maybe shared with other
 // launches, is divided where the launch names it: `dim3((grid.x + 3) / 4)`).
 //
+// 2D maps along the rows of row-major matrices are VectorizeRows.cpp's.
+//
 // In a kernel template whose arrays' element types depend on its parameters,
 // the types come from the template's instantiations in the file: the vector
 // path is written for the first instantiation whose arrays all have vector
@@ -24,6 +26,7 @@
 #include "../../CatalogInternal.h"
 #include "../../Patterns/ThreadPerItem.h"
 #include "../TransformSupport.h"
+#include "VectorizeInternal.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -36,16 +39,6 @@ using namespace clang;
 using namespace llvm;
 
 namespace optiml {
-namespace {
-
-/// A scalar type with CUDA vector types: `<Prefix>2`, `<Prefix>4`, or for
-/// __half only `__half2`.
-struct VectorForm {
-  std::string Prefix; ///< "float", "uchar", "__half"
-  int64_t Bytes = 0;  ///< of one element
-  int64_t MaxWidth = 4;
-  std::string type(int64_t W) const { return Prefix + std::to_string(W); }
-};
 
 std::optional<VectorForm> vectorForm(QualType T, const ASTContext &AST) {
   QualType C = T.getCanonicalType().getUnqualifiedType();
@@ -64,6 +57,8 @@ std::optional<VectorForm> vectorForm(QualType T, const ASTContext &AST) {
       return VectorForm{"__half", Bytes, 2};
   return std::nullopt;
 }
+
+namespace {
 
 struct ArrayUse {
   const ParmVarDecl *Param = nullptr;
@@ -93,6 +88,7 @@ struct VectorizePlan {
   /// written type, and the instantiations that take the vector path.
   std::vector<std::string> TypeGuards;
   std::vector<const FunctionDecl *> VectorInstantiations;
+  std::optional<RowMap> Rows; ///< a 2D map along matrix rows
 };
 
 class VectorizeTransform : public Transform {
@@ -122,6 +118,11 @@ public:
     A.Reason = "map kernel: every global access is at the thread's own "
                "element (" +
                join(Names, ", ") + ")";
+    if (Plan->Rows)
+      A.Reason = "2D map along matrix rows: every global access is p[" +
+                 Plan->Rows->Col->getNameAsString() +
+                 "] through a row pointer into " + join(Names, ", ") +
+                 "; each thread takes consecutive columns";
     if (!Plan->VectorInstantiations.empty()) {
       std::vector<std::string> Insts;
       for (const FunctionDecl *FD : Plan->VectorInstantiations)
@@ -160,6 +161,8 @@ public:
                           U.Form.type(U.Form.MaxWidth) + " holds " +
                           Twine(U.Form.MaxWidth) + " elements; use width " +
                           Twine(U.Form.MaxWidth));
+    if (Plan.Rows)
+      return applyRows(Ctx, E, *Plan.Rows, W);
     const MapPattern &P = Plan.Map;
     const std::string &I = P.Indent;
     std::string Wd = std::to_string(W);
@@ -262,6 +265,73 @@ public:
   }
 
 private:
+  /// The rewrite of a 2D map along matrix rows (rowMapText).
+  static Expected<tooling::Replacements>
+  applyRows(const EditContext &Ctx, const Edit &E, const RowMap &M, int64_t W) {
+    std::string Wd = std::to_string(W);
+    // Fresh names are new in the whole file (the kernel's range is not at
+    // hand here).
+    StringRef KText = Ctx.Code;
+    tooling::Replacements R;
+    auto InitSp = looseExprSpan(Ctx, M.Col->getInit());
+    auto First = stmtSpan(Ctx, M.Body.front());
+    auto Last = stmtSpan(Ctx, M.Body.back());
+    if (!InitSp || !First || !Last)
+      return reject(E, "macro", "the 2D map is written with a macro");
+    if (Error Err = addReplacement(
+            R,
+            replaceSpan(Ctx, *InitSp,
+                        "(" + exprText(Ctx, M.Col->getInit()) + ") * " + Wd),
+            E))
+      return std::move(Err);
+    SourceSpan Body = offsetSpan(First->Begin.Offset, Last->End.Offset);
+    if (Error Err = addReplacement(
+            R, replaceSpan(Ctx, Body, rowMapText(Ctx, M, W, KText)), E))
+      return std::move(Err);
+    for (const RowMap::Grid &G : M.Grids)
+      if (Error Err = addReplacement(R,
+                                     replaceSpan(Ctx, G.Span,
+                                                 G.Before + "(" + G.X + " + " +
+                                                     std::to_string(W - 1) +
+                                                     ") / " + Wd + G.After),
+                                     E))
+        return std::move(Err);
+    return R;
+  }
+
+  /// A kernel with 2D indices: the map along matrix rows
+  /// (VectorizeRows.cpp), or the reason.
+  static Expected<VectorizePlan>
+  analyzeRows(const EditContext &Ctx, const Edit &E, VectorizePlan Plan) {
+    auto No = [&](const Twine &Why) {
+      return reject(E, "not-applicable", "kernel '" + E.Target + "': " + Why);
+    };
+    RowMap M;
+    bool Shape = false;
+    std::string Why = matchRowMap(Ctx, Plan.Kernel.Decl, M, Shape);
+    if (!Shape)
+      return No("uses 2D thread or block indices; vectorize handles "
+                "one-dimensional map kernels");
+    if (Why.empty())
+      Why = rowBodyProblem(Ctx, M);
+    if (Why.empty() &&
+        (exprText(Ctx, M.ColBound).empty() || exprText(Ctx, M.Stride).empty() ||
+         exprText(Ctx, M.Col->getInit()).empty()))
+      Why = "the column index, its bound or the row length is written "
+            "with a macro";
+    if (Why.empty())
+      Why = rowGrids(Ctx, *Plan.Kernel.Info, M);
+    if (!Why.empty())
+      return No(Why);
+    for (const auto &[V, P] : M.Ptrs) {
+      ArrayUse &U = Plan.Arrays[P.Matrix->getFunctionScopeIndex()];
+      U.Param = P.Matrix;
+      U.Form = P.Form;
+    }
+    Plan.Rows = std::move(M);
+    return Plan;
+  }
+
   Expected<VectorizePlan> analyze(const EditContext &Ctx, const Edit &E) const {
     auto K = resolveKernel(Ctx, E, E.Target);
     if (!K)
@@ -272,8 +342,7 @@ private:
       return reject(E, "not-applicable", "kernel '" + E.Target + "': " + Why);
     };
     if (K->Info->Uses2DThreads)
-      return No("uses 2D thread or block indices; vectorize handles "
-                "one-dimensional map kernels");
+      return analyzeRows(Ctx, E, std::move(Plan));
     std::string Why;
     auto P = matchMapPattern(Ctx, K->Decl, Why);
     if (!P)

@@ -1,0 +1,95 @@
+//===- VectorizeInternal.h - vectorize's parts shared by its files -*- C++
+//-*-===//
+//
+// Private to vectorize: the vector types of element types (Vectorize.cpp)
+// and the 2D map along matrix rows (VectorizeRows.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef OPTIML_LIB_EDIT_TRANSFORMS_RESTRUCTURE_VECTORIZEINTERNAL_H
+#define OPTIML_LIB_EDIT_TRANSFORMS_RESTRUCTURE_VECTORIZEINTERNAL_H
+
+#include "optiml/Edit/Transform.h"
+#include "clang/AST/Type.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringRef.h"
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace clang {
+class ASTContext;
+class Expr;
+class FunctionDecl;
+class IfStmt;
+class ParmVarDecl;
+class Stmt;
+class VarDecl;
+} // namespace clang
+
+namespace optiml {
+
+/// A scalar type with CUDA vector types: `<Prefix>2`, `<Prefix>4`, or for
+/// __half only `__half2`.
+struct VectorForm {
+  std::string Prefix; ///< "float", "uchar", "__half"
+  int64_t Bytes = 0;  ///< of one element
+  int64_t MaxWidth = 4;
+  std::string type(int64_t W) const { return Prefix + std::to_string(W); }
+};
+
+/// The vector form of element type \p T, if it has one here.
+std::optional<VectorForm> vectorForm(clang::QualType T,
+                                     const clang::ASTContext &AST);
+
+/// A row pointer of a 2D map: `T *p = matrix + r * stride;`.
+struct RowPointer {
+  const clang::ParmVarDecl *Matrix = nullptr;
+  VectorForm Form;
+  bool Read = false, Written = false;
+  bool OnlyPlainWrites = true;
+};
+
+/// A use in a 2D map's body: p[c] (Ptr set) or another use of c.
+struct RowUse {
+  unsigned Offset, Length;
+  const clang::VarDecl *Ptr;
+};
+
+/// The 2D map along matrix rows (see the file comment).
+struct RowMap {
+  const clang::VarDecl *Col = nullptr, *Row = nullptr;
+  const clang::Expr *ColBound = nullptr, *RowBound = nullptr;
+  const clang::Expr *Stride = nullptr; ///< every row pointer's row length
+  const clang::IfStmt *Guard = nullptr;
+  llvm::MapVector<const clang::VarDecl *, RowPointer> Ptrs;
+  std::vector<const clang::Stmt *> Body;
+  std::vector<std::vector<RowUse>> Uses; ///< per body statement
+  bool NeedsScope = false;
+  /// Launch grids: the span to replace and its new text, per width.
+  struct Grid {
+    SourceSpan Span;
+    std::string Before, After; ///< around the divided x dimension
+    std::string X;
+  };
+  std::vector<Grid> Grids;
+};
+
+/// Matches the 2D map along matrix rows in \p K (VectorizeRows.cpp's
+/// comment): the indices, the guard, the row pointers. \p Shape stays false
+/// while the kernel does not begin with the two indices; with it set, an
+/// empty result means matched, else the reason.
+std::string matchRowMap(const EditContext &Ctx, const clang::FunctionDecl *K,
+                        RowMap &M, bool &Shape);
+/// The body of a matched \p M can run for W columns one after another and
+/// its accesses are all p[c] (records them); else the reason.
+std::string rowBodyProblem(const EditContext &Ctx, RowMap &M);
+/// Each launch's grid with its x dimension to divide; else the reason.
+std::string rowGrids(const EditContext &Ctx, const KernelInfo &KI, RowMap &M);
+/// The text replacing \p M's body for width \p W; fresh names are new in
+/// \p KText.
+std::string rowMapText(const EditContext &Ctx, const RowMap &M, int64_t W,
+                       llvm::StringRef KText);
+
+} // namespace optiml
+
+#endif
