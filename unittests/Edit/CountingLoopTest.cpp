@@ -148,4 +148,22 @@ __global__ void k(int n, float *p) {
             "direction it counts");
 }
 
+// In a template, a counter whose type depends on the template's parameters
+// counts too (the caller checks the instantiations).
+TEST(CountingLoopTest, WhileLoopWithDependentCounter) {
+  Input In(R"(
+template <typename I>
+__global__ void k(I n, float *p) {
+  I a = 0;
+  while (a < n) { p[a] = 0; ++a; }
+  float b = 0;
+  while (b < n) { p[0] = b; ++b; }
+}
+void run(float *p) { k<int><<<1, 1>>>(4, p); }
+)");
+  ASSERT_TRUE(In.Ctx);
+  EXPECT_EQ(whiles(In), "a up step@6; its counter is not an integer declared "
+                        "with its start just before the loop");
+}
+
 } // namespace

@@ -76,6 +76,41 @@ TEST(RestructureWarpPerRowTest, SelectionMaxMin) {
   expectRefusal(T, "warp-select", E("max_truncated"), "carries 'hi'");
 }
 
+// The item index read by its meaning (a template's cast, a 2D grid counted
+// row by row) and a bound that is a member of a struct passed by value.
+TEST(RestructureWarpPerRowTest, OtherIndexSpellingsAndStructBounds) {
+  const Transform &T = warpPerRow();
+  auto E = [](const char *K) { return makeEdit("warp-per-row", K); };
+  Applicability A = prepareOn(T, "warp-while", "grid_rows");
+  EXPECT_TRUE(A.Applies) << A.Reason;
+  EXPECT_NE(A.Reason.find("(bound 'rows')"), std::string::npos) << A.Reason;
+  A = prepareOn(T, "warp-while", "struct_rows");
+  EXPECT_TRUE(A.Applies) << A.Reason;
+  EXPECT_NE(A.Reason.find("(bound 'm.n')"), std::string::npos) << A.Reason;
+  expectRefusal(T, "warp-while", E("grid_cols"), "no thread index");
+  expectRefusal(T, "warp-while", E("narrow_rows"), "at least 32 bits");
+  expectRefusal(T, "warp-while", E("struct_call"),
+                "passes 'rows_of(a, n, c)', not a variable of its type");
+  expectRefusal(T, "warp-while", E("struct_written"),
+                "does more with 'm' than read its members");
+}
+
+// Online softmax over a max kept by a selection; a sum pass that also
+// stashes the exponentials is not fused.
+TEST(RestructureWarpPerRowTest, OnlineSelectionAndStash) {
+  const Transform &T = warpPerRow();
+  auto Online = [](const char *K) {
+    return makeEdit("warp-per-row", K, {{"online", true}});
+  };
+  Input In = caseInput("warp-online");
+  ASSERT_TRUE(In.Ctx);
+  auto R = T.apply(*In.Ctx, Online("softmax_select"));
+  ASSERT_TRUE(bool(R)) << rejectionReason(R.takeError());
+  expectRefusal(T, "warp-online", Online("softmax_stash"),
+                "params.online: the pass at 104:5 after the max pass at "
+                "101:5 also writes memory");
+}
+
 TEST(RestructureWarpPerRowTest, BadParams) {
   expectRefusal(
       warpPerRow(), "warp-softmax",

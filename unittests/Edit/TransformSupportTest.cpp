@@ -164,6 +164,69 @@ __global__ void helper(int n, float *y) {
   EXPECT_EQ(T->Body.size(), 1u);
 }
 
+// ThreadItemOptions::ByMeaning reads the index as a sum of products of
+// coordinates: any order and grouping, casts that narrow nothing, helpers,
+// a 2D grid counted row by row, and a template's index in every
+// instantiation. Without it, the written-out forms only.
+TEST(TransformSupportTest, ThreadIndexByMeaning) {
+  Input In(
+      R"(__device__ unsigned gid() { return threadIdx.x + blockDim.x * blockIdx.x; }
+template <typename I>
+__global__ void grid2d(I n, float *y) {
+  const I i = (I)(blockIdx.x * blockDim.x + threadIdx.x + blockIdx.y * gridDim.x * blockDim.x);
+  if (i < n)
+    y[i] = 0;
+}
+__global__ void helper(int n, float *y) {
+  size_t i = (size_t)gid();
+  if (i >= n)
+    return;
+  y[i] = 0;
+}
+__global__ void wrong(int n, float *y) {
+  int i = (blockIdx.y * gridDim.y + blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n)
+    y[i] = 0;
+}
+__global__ void narrow(int n, float *y) {
+  int i = (short)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    y[i] = 0;
+}
+void run(int n, float *y) {
+  grid2d<int><<<dim3(2, 2), 32>>>(n, y);
+  grid2d<long><<<dim3(2, 2), 32>>>(n, y);
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  clang::ASTContext &AST = In.TU.AST->getASTContext();
+  ThreadItemOptions Meaning;
+  Meaning.ByMeaning = true;
+  std::string Why;
+  const clang::FunctionDecl *Grid = findKernelDecl(AST, "grid2d");
+  EXPECT_FALSE(matchThreadItem(Grid, Why));
+  auto T = matchThreadItem(Grid, Why, Meaning);
+  ASSERT_TRUE(T) << Why;
+  EXPECT_TRUE(T->GridRows);
+  EXPECT_EQ(T->Index->getName(), "i");
+  T = matchThreadItem(findKernelDecl(AST, "helper"), Why, Meaning);
+  ASSERT_TRUE(T) << Why;
+  EXPECT_FALSE(T->GridRows);
+  auto Init = [&](const char *K) {
+    const auto *Body =
+        llvm::cast<clang::CompoundStmt>(findKernelDecl(AST, K)->getBody());
+    const auto *DS = llvm::cast<clang::DeclStmt>(Body->body_front());
+    return llvm::cast<clang::VarDecl>(DS->getSingleDecl())->getInit();
+  };
+  auto L = linearIndexByMeaning(Init("helper"), AST);
+  ASSERT_TRUE(L);
+  EXPECT_EQ(L->Dim, 'x');
+  EXPECT_FALSE(linearIndexByMeaning(Init("wrong"), AST));
+  EXPECT_FALSE(linearIndexByMeaning(Init("narrow"), AST));
+  EXPECT_FALSE(matchThreadItem(findKernelDecl(AST, "wrong"), Why, Meaning));
+  EXPECT_NE(Why.find("at least 32 bits"), std::string::npos) << Why;
+}
+
 } // namespace
 
 TEST(TransformSupportTest, TemplateInstantiationsGiveTheDependentTypes) {

@@ -81,7 +81,8 @@ std::optional<CountingWhile> countingWhile(const WhileStmt *W,
   const auto *V = DS && DS->isSingleDecl()
                       ? dyn_cast<VarDecl>(DS->getSingleDecl())
                       : nullptr;
-  if (!W || !V || !V->hasInit() || !V->getType()->isIntegerType() ||
+  if (!W || !V || !V->hasInit() ||
+      !(V->getType()->isIntegerType() || V->getType()->isDependentType()) ||
       W->getConditionVariable())
     return No("its counter is not an integer declared with its start just "
               "before the loop");

@@ -51,7 +51,9 @@ std::optional<CountingLoop> countingLoop(const clang::ForStmt *L,
 ///
 ///   T v = START; while (v < BOUND) { ...; ++v; }
 ///
-/// v declared alone by \p Before, the statement just before the loop; the
+/// v declared alone by \p Before, the statement just before the loop (an
+/// integer, or in a template a type that depends on its parameters, which
+/// the caller checks in the instantiations); the
 /// body a block whose last statement steps v by one (as a for's increment)
 /// and whose other statements never write v and never `continue` or
 /// `break` (which would skip or leave the step).

@@ -13,6 +13,7 @@
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include <map>
 
 using namespace clang;
 using namespace llvm;
@@ -269,8 +270,130 @@ static const Expr *boundOf(const Expr *Cond, const VarDecl *I, bool Negated) {
   return nullptr;
 }
 
+/// Products of thread and block coordinates ("blockDim.x", "blockIdx.x",
+/// sorted; none for a constant) and their integer coefficients.
+using IndexTerms = std::map<std::vector<std::string>, int64_t>;
+
+static std::optional<IndexTerms>
+expandIndex(const Expr *E, const ASTContext &AST, unsigned Depth) {
+  if (!E || Depth > 16)
+    return std::nullopt;
+  E = E->IgnoreParens();
+  if (auto B = asBuiltinVar(E))
+    return IndexTerms{{{B->Var.str() + "." + B->Dim}, 1}};
+  if (const auto *C = dyn_cast<CastExpr>(E)) {
+    // A cast keeps the value when it narrows nothing: coordinates and their
+    // products are unsigned 32-bit values.
+    QualType T = C->getType();
+    bool Keeps = C->getCastKind() == CK_LValueToRValue ||
+                 (T->isIntegerType() && !T->isBooleanType() &&
+                  !T->isDependentType() && AST.getTypeSize(T) >= 32);
+    return Keeps ? expandIndex(C->getSubExpr(), AST, Depth + 1) : std::nullopt;
+  }
+  if (const auto *L = dyn_cast<IntegerLiteral>(E))
+    return IndexTerms{{{}, int64_t(L->getValue().getLimitedValue(1u << 30))}};
+  if (const auto *Call = dyn_cast<CallExpr>(E)) {
+    const FunctionDecl *FD = Call->getDirectCallee();
+    const auto *Body = FD && Call->getNumArgs() == 0 && FD->hasBody()
+                           ? dyn_cast_or_null<CompoundStmt>(FD->getBody())
+                           : nullptr;
+    const auto *Ret = Body && Body->size() == 1
+                          ? dyn_cast<ReturnStmt>(Body->body_front())
+                          : nullptr;
+    return Ret ? expandIndex(Ret->getRetValue(), AST, Depth + 1) : std::nullopt;
+  }
+  const auto *B = dyn_cast<BinaryOperator>(E);
+  if (!B || (B->getOpcode() != BO_Add && B->getOpcode() != BO_Mul))
+    return std::nullopt;
+  auto L = expandIndex(B->getLHS(), AST, Depth + 1);
+  auto R = expandIndex(B->getRHS(), AST, Depth + 1);
+  if (!L || !R)
+    return std::nullopt;
+  IndexTerms Out;
+  if (B->getOpcode() == BO_Add) {
+    Out = *L;
+    for (const auto &[M, C] : *R)
+      Out[M] += C;
+  } else {
+    for (const auto &[ML, CL] : *L)
+      for (const auto &[MR, CR] : *R) {
+        std::vector<std::string> M = ML;
+        M.insert(M.end(), MR.begin(), MR.end());
+        llvm::sort(M);
+        Out[M] += CL * CR;
+      }
+  }
+  for (auto It = Out.begin(); It != Out.end();)
+    It = It->second ? std::next(It) : Out.erase(It);
+  return Out;
+}
+
+std::optional<LinearIndex> linearIndexByMeaning(const Expr *E,
+                                                const ASTContext &AST) {
+  auto Terms = expandIndex(E, AST, 0);
+  if (!Terms)
+    return std::nullopt;
+  for (char D : {'x', 'y', 'z'}) {
+    std::string S(1, D);
+    if (*Terms == IndexTerms{{{"blockDim." + S, "blockIdx." + S}, 1},
+                             {{"threadIdx." + S}, 1}})
+      return LinearIndex{D, false};
+  }
+  if (*Terms == IndexTerms{{{"blockDim.x", "blockIdx.x"}, 1},
+                           {{"blockDim.x", "blockIdx.y", "gridDim.x"}, 1},
+                           {{"threadIdx.x"}, 1}})
+    return LinearIndex{'x', true};
+  return std::nullopt;
+}
+
+const VarDecl *instantiatedVar(const VarDecl *V, const FunctionDecl *Inst) {
+  SmallVector<const Stmt *, 32> Work = {Inst->getBody()};
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *DS = dyn_cast<DeclStmt>(S))
+      for (const Decl *D : DS->decls())
+        if (const auto *IV = dyn_cast<VarDecl>(D);
+            IV && IV->getLocation() == V->getLocation())
+          return IV;
+    for (const Stmt *C : S->children())
+      Work.push_back(C);
+  }
+  return nullptr;
+}
+
+/// The index \p V holds, read by its meaning: an integer of at least 32
+/// bits initialized with a linear index; in a template where it depends on
+/// the template's parameters, the same index in every instantiation.
+static std::optional<LinearIndex> indexByMeaning(const VarDecl *V,
+                                                 const FunctionDecl *Kernel) {
+  const ASTContext &AST = Kernel->getASTContext();
+  auto Form = [&](const VarDecl *X) -> std::optional<LinearIndex> {
+    clang::QualType T = X ? X->getType() : clang::QualType();
+    if (T.isNull() || !X->getInit() || !T->isIntegerType() ||
+        T->isBooleanType() || AST.getTypeSize(T) < 32)
+      return std::nullopt;
+    return linearIndexByMeaning(X->getInit(), AST);
+  };
+  if (!V->getType()->isDependentType() &&
+      !V->getInit()->isInstantiationDependent())
+    return Form(V);
+  std::vector<const FunctionDecl *> Insts = templateInstantiations(Kernel);
+  std::optional<LinearIndex> Common;
+  for (const FunctionDecl *I : Insts) {
+    auto L = Form(instantiatedVar(V, I));
+    if (!L ||
+        (Common && (Common->Dim != L->Dim || Common->GridRows != L->GridRows)))
+      return std::nullopt;
+    Common = L;
+  }
+  return Common;
+}
+
 std::optional<ThreadItem> matchThreadItem(const FunctionDecl *Kernel,
-                                          std::string &WhyNot) {
+                                          std::string &WhyNot,
+                                          const ThreadItemOptions &Opts) {
   const auto *Body = dyn_cast_or_null<CompoundStmt>(Kernel->getBody());
   if (!Body) {
     WhyNot = "the kernel has no body";
@@ -292,11 +415,26 @@ std::optional<ThreadItem> matchThreadItem(const FunctionDecl *Kernel,
         break;
       }
     }
+    if (V && V->getInit() && Opts.ByMeaning)
+      if (auto L = indexByMeaning(V, Kernel)) {
+        T.Index = V;
+        T.IndexDecl = DS;
+        T.Dim = L->Dim;
+        T.GridRows = L->GridRows;
+        ++It;
+        break;
+      }
     T.Before.push_back(*It);
   }
   if (!T.Index) {
-    WhyNot = "no thread index: expected 'int i = blockIdx.x * blockDim.x + "
-             "threadIdx.x;' at the top of the kernel";
+    WhyNot = Opts.ByMeaning
+                 ? "no thread index at the top level of the kernel: expected "
+                   "an integer of at least 32 bits holding 'blockIdx.x * "
+                   "blockDim.x + threadIdx.x' (in any order, through casts "
+                   "or a helper returning it), or '(blockIdx.y * gridDim.x "
+                   "+ blockIdx.x) * blockDim.x + threadIdx.x' over a 2D grid"
+                 : "no thread index: expected 'int i = blockIdx.x * "
+                   "blockDim.x + threadIdx.x;' at the top of the kernel";
     return std::nullopt;
   }
   if (It == End) {

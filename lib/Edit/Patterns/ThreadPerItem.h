@@ -24,6 +24,7 @@
 #include <vector>
 
 namespace clang {
+class ASTContext;
 class DeclStmt;
 class Expr;
 class FunctionDecl;
@@ -91,9 +92,46 @@ struct ThreadItem {
   std::vector<const clang::Stmt *> Before;
   /// The guarded statements.
   std::vector<const clang::Stmt *> Body;
+  /// The index counts the blocks of a 2D grid row by row (only with
+  /// ThreadItemOptions::ByMeaning).
+  bool GridRows = false;
 };
+
+/// What matchThreadItem accepts beyond the index written out; a caller
+/// opts in to what its rewrite handles.
+struct ThreadItemOptions {
+  /// The index read by its meaning (linearIndexByMeaning): also over a 2D
+  /// grid of blocks read row by row; in a kernel template, an index whose
+  /// type or value depends on template parameters when every
+  /// instantiation declares an integer of at least 32 bits holding the
+  /// same index. Declared as an integer of at least 32 bits.
+  bool ByMeaning = false;
+};
+
 std::optional<ThreadItem> matchThreadItem(const clang::FunctionDecl *Kernel,
-                                          std::string &WhyNot);
+                                          std::string &WhyNot,
+                                          const ThreadItemOptions &Opts = {});
+
+/// The global thread index an expression computes, read by its meaning.
+struct LinearIndex {
+  char Dim = 'x';
+  /// `(blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x`:
+  /// the blocks of a 2D grid counted row by row.
+  bool GridRows = false;
+};
+
+/// \p E expanded into a sum of products of thread and block coordinates
+/// (through parentheses, casts to integers of at least 32 bits, integer
+/// constants and calls without arguments to a function whose body is
+/// `return <expr>;`), when that sum is `blockIdx.D * blockDim.D +
+/// threadIdx.D` or the 2D-grid form above, in any order and grouping.
+std::optional<LinearIndex> linearIndexByMeaning(const clang::Expr *E,
+                                                const clang::ASTContext &AST);
+
+/// The variable declared at \p V's position in \p Inst, an instantiation
+/// of the kernel template whose pattern declares \p V; null if none.
+const clang::VarDecl *instantiatedVar(const clang::VarDecl *V,
+                                      const clang::FunctionDecl *Inst);
 
 } // namespace optiml
 

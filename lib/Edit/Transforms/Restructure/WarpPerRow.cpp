@@ -57,6 +57,10 @@ const char *opName(Reduction::OpKind K) {
 
 bool isZero(const clang::Expr *E, const clang::ASTContext &AST, int One) {
   E = stripCasts(E);
+  // `T(0)` in a template.
+  if (const auto *U = dyn_cast<clang::CXXUnresolvedConstructExpr>(E);
+      U && U->getNumArgs() == 1)
+    return isZero(U->getArg(0), AST, One);
   if (const auto *F = dyn_cast<clang::FloatingLiteral>(E))
     return F->getValueAsApproximateDouble() == One;
   if (auto V = integerConstantValue(E, AST))
@@ -137,6 +141,7 @@ matchSelect(const clang::Stmt *S, const clang::ValueDecl *D,
   if (mentions(Elem, D) || Elem->HasSideEffects(AST) ||
       !sameExpr(Elem, Taken, AST))
     return std::nullopt;
+  Sel.Elem = Elem;
   return Sel;
 }
 
@@ -482,7 +487,9 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
                       "' already cooperates across threads (shared memory, "
                       "__syncthreads or warp primitives)");
   std::string Why;
-  auto Item = matchThreadItem(K->Decl, Why);
+  ThreadItemOptions Opts;
+  Opts.ByMeaning = true;
+  auto Item = matchThreadItem(K->Decl, Why, Opts);
   if (!Item)
     return reject(E, "not-applicable", Why);
   P.Item = *Item;
@@ -594,7 +601,7 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
     return reject(E, "launch", Why);
   for (const LaunchSite &L : KI.Launches) {
     std::string WhyL;
-    if (!boundAtLaunch(Ctx, Item->Bound, L, WhyL))
+    if (!itemsAtLaunch(Ctx, K->Decl, Item->Bound, L, WhyL))
       return reject(E, "launch", WhyL, L.Range.Begin);
   }
 
@@ -658,11 +665,27 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
   return P;
 }
 
+/// \p V is an integer; in the kernel template \p Kernel, one in every
+/// instantiation when its type depends on the template's parameters.
+static bool integerVar(const clang::VarDecl *V,
+                       const clang::FunctionDecl *Kernel) {
+  if (!V->getType()->isDependentType())
+    return V->getType()->isIntegerType();
+  std::vector<const clang::FunctionDecl *> Insts =
+      templateInstantiations(Kernel);
+  return !Insts.empty() &&
+         llvm::all_of(Insts, [&](const clang::FunctionDecl *I) {
+           const clang::VarDecl *IV = instantiatedVar(V, I);
+           return IV && IV->getType()->isIntegerType();
+         });
+}
+
 /// The header of the inner loop \p L.For: its counter, start, bound and
 /// step, from a `for` header or from a counting `while` and the
 /// declaration \p Before it.
 static Error loopHeader(const EditContext &Ctx, const Edit &E, InnerLoop &L,
-                        const clang::Stmt *Before) {
+                        const clang::Stmt *Before,
+                        const clang::FunctionDecl *Kernel) {
   std::string At = "the loop at " + where(Ctx, L.For);
   const auto *For = dyn_cast<clang::ForStmt>(L.For);
   const clang::Expr *Cond = nullptr;
@@ -700,7 +723,7 @@ static Error loopHeader(const EditContext &Ctx, const Edit &E, InnerLoop &L,
     L.Inc = For->getInc();
     Cond = For->getCond();
   }
-  if (!L.Var || !L.Start || !L.Var->getType()->isIntegerType())
+  if (!L.Var || !L.Start || !integerVar(L.Var, Kernel))
     return reject(E, "not-applicable",
                   At + " has no integer induction variable initialized in "
                        "its header");
@@ -748,7 +771,7 @@ Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
       if (LI.Range.Begin.Offset == Sp->Begin.Offset)
         L.Id = LI.Id;
   std::string At = "the loop at " + where(Ctx, For);
-  if (Error Err = loopHeader(Ctx, E, L, Before))
+  if (Error Err = loopHeader(Ctx, E, L, Before, P.Kernel.Decl))
     return Err;
   std::string J = L.Var->getName().str();
   // A while loop's counter lives on after it, at a value that now differs

@@ -36,6 +36,7 @@ struct Reduction {
     std::string Op;
     bool AccLeft = false;
     bool AccIfTrue = false;
+    const clang::Expr *Elem = nullptr; ///< the element compared with acc
   };
   std::optional<Select> Cond;
   /// `fmaxf(m, e)` in a template, resolved only in its instantiations.
@@ -101,13 +102,22 @@ struct Plan {
   std::vector<CachedArray> Cached;
   std::vector<size_t> CachedLoops;
   int64_t PerLane = 0;
+  /// Where the registers' elements start: the smallest start of the
+  /// passes run from them (a later one skips the first elements).
+  const clang::Expr *RegStart = nullptr;
   /// The online softmax combine: a max pass fused with the following
   /// pass that sums exp(e - max).
   struct Online {
     size_t MaxLoop = 0, SumLoop = 0;
     const clang::VarDecl *Max = nullptr, *Sum = nullptr;
     const clang::Expr *Elem = nullptr; ///< e in `m = fmaxf(m, e)`
+    /// Declarations of locals the max pass makes before taking the max
+    /// (`const float v = x[j];`), kept in the fused pass.
+    std::vector<const clang::Stmt *> Locals;
     std::string MaxFunc, Exp;
+    /// A max written as a selection (`m = e > m ? e : m`): the fused pass
+    /// and the combine keep its comparison instead of calling MaxFunc.
+    std::optional<Reduction::Select> Cond;
   };
   std::optional<Online> Fused;
   /// The longest row, when the launches fix it (for suggestions).
@@ -141,6 +151,16 @@ rowReads(const clang::Stmt *S, const clang::VarDecl *J);
 std::optional<const clang::VarDecl *>
 rowOffset(const clang::ArraySubscriptExpr *A, const clang::VarDecl *J);
 int64_t nextPowerOfTwo(int64_t V);
+/// The text the launch \p L of \p Kernel passes for the item bound
+/// \p Bound: what boundAtLaunch() gives for a kernel parameter or a
+/// constant, or for a member of a struct parameter passed by value
+/// (`A.n`) the same member of the variable the launch passes
+/// (memberAtLaunch()); nothing, with \p WhyNot, otherwise.
+std::optional<std::string> itemsAtLaunch(const EditContext &Ctx,
+                                         const clang::FunctionDecl *Kernel,
+                                         const clang::Expr *Bound,
+                                         const LaunchSite &L,
+                                         std::string &WhyNot);
 
 class WarpPerRow : public PlannedTransform<Plan> {
 public:

@@ -67,7 +67,130 @@ std::string combine(const Reduction &R, StringRef Acc, StringRef Other,
   }
 }
 
+/// Whether the kernel \p Body only reads scalar members of its parameter
+/// \p P (`A.n`, `A.rowptr[i]`): never writes it, takes its address, binds
+/// it to a reference or calls its methods, so every member keeps the value
+/// the launch copied in.
+bool onlyReadsMembers(const clang::Stmt *Body, const clang::ParmVarDecl *P) {
+  auto MemberOfP = [&](const clang::Expr *E) {
+    E = E->IgnoreParens();
+    if (!isa<clang::MemberExpr>(E))
+      return false;
+    while (const auto *M = dyn_cast<clang::MemberExpr>(E)) {
+      if (M->isArrow() || !isa<clang::FieldDecl>(M->getMemberDecl()))
+        return false;
+      E = M->getBase()->IgnoreParens();
+    }
+    return referencedDecl(E) == P;
+  };
+  bool Ok = true;
+  std::function<void(const clang::Stmt *)> Walk = [&](const clang::Stmt *S) {
+    if (!S || !Ok)
+      return;
+    if (const auto *C = dyn_cast<clang::ImplicitCastExpr>(S);
+        C && C->getCastKind() == clang::CK_LValueToRValue &&
+        MemberOfP(C->getSubExpr()) && C->getType()->isScalarType())
+      return; // a member's value, read
+    if (const auto *D = dyn_cast<clang::DeclRefExpr>(S); D && D->getDecl() == P)
+      Ok = false;
+    for (const clang::Stmt *Ch : S->children())
+      Walk(Ch);
+  };
+  Walk(Body);
+  return Ok;
+}
+
+/// For \p Bound a member of a struct parameter of \p Kernel passed by value
+/// (`A.n`, `A.dims.rows`): the same member of the variable the launch
+/// \p L passes for it (`A.n`), when that denotes the value the kernel
+/// reads: the argument is a variable of the parameter's type, spelled by
+/// its name; the struct is trivially copyable (the kernel's copy holds the
+/// variable's members); the kernel only reads the parameter's members; and
+/// no argument of the launch has side effects (which could change the
+/// variable between the launch's grid and its arguments). Nothing, with
+/// \p WhyNot, when \p Bound is such a member but the launch does not allow
+/// it; nothing and an empty \p WhyNot when \p Bound is no such member.
+std::optional<std::string> memberAtLaunch(const EditContext &Ctx,
+                                          const clang::FunctionDecl *Kernel,
+                                          const clang::Expr *Bound,
+                                          const LaunchSite &L,
+                                          std::string &WhyNot) {
+  WhyNot.clear();
+  std::vector<std::string> Path;
+  const clang::Expr *E = Bound->IgnoreParenImpCasts();
+  while (const auto *M = dyn_cast<clang::MemberExpr>(E)) {
+    if (M->isArrow() || !isa<clang::FieldDecl>(M->getMemberDecl()) ||
+        !M->getMemberDecl()->getIdentifier())
+      return std::nullopt;
+    Path.insert(Path.begin(), M->getMemberDecl()->getName().str());
+    E = M->getBase()->IgnoreParens();
+  }
+  const auto *P = dyn_cast_or_null<clang::ParmVarDecl>(referencedDecl(E));
+  if (Path.empty() || !P || P->getDeclContext() != Kernel)
+    return std::nullopt;
+  std::string Text = looseExprText(Ctx, Bound);
+  auto No = [&](const Twine &Why) -> std::optional<std::string> {
+    WhyNot = ("the bound '" + Text + "' is a member of the parameter '" +
+              P->getName() + "', and " + Why)
+                 .str();
+    return std::nullopt;
+  };
+  const auto *RD = P->getType()->getAsCXXRecordDecl();
+  if (P->getType()->isDependentType() || !RD || !RD->hasDefinition() ||
+      !RD->isTriviallyCopyable())
+    return No("its type is not a trivially copyable struct known in the "
+              "kernel (its copy might not hold the launch's members)");
+  if (!onlyReadsMembers(Kernel->getBody(), P))
+    return No("the kernel does more with '" + P->getName() +
+              "' than read its members");
+  const clang::CUDAKernelCallExpr *Call = findLaunchCall(Ctx, L);
+  unsigned I = P->getFunctionScopeIndex();
+  if (!Call || I >= Call->getNumArgs() || I >= L.Args.size())
+    return No(L.Id + " passes no argument for it");
+  const clang::Expr *Arg = Call->getArg(I)->IgnoreParenImpCasts();
+  if (const auto *CE = dyn_cast<clang::CXXConstructExpr>(Arg);
+      CE && CE->getNumArgs() == 1 &&
+      CE->getConstructor()->isCopyOrMoveConstructor())
+    Arg = CE->getArg(0)->IgnoreParenImpCasts();
+  const auto *V = dyn_cast_or_null<clang::VarDecl>(referencedDecl(Arg));
+  std::string Spelled = StringRef(L.Args[I]).trim().str();
+  if (!V || !V->getIdentifier() || Spelled != V->getName() ||
+      !Ctx.AST.hasSameUnqualifiedType(V->getType().getNonReferenceType(),
+                                      P->getType()))
+    return No(L.Id + " passes '" + Spelled +
+              "', not a variable of its type named there, whose member "
+              "the new grid could read");
+  auto HasEffects = [&](const clang::Expr *A) {
+    return A && A->HasSideEffects(Ctx.AST);
+  };
+  bool Effects = llvm::any_of(Call->arguments(), HasEffects);
+  if (const clang::CallExpr *Config = Call->getConfig())
+    for (unsigned C = 2; C < Config->getNumArgs(); ++C)
+      Effects |= !Config->getArg(C)->isDefaultArgument() &&
+                 HasEffects(Config->getArg(C));
+  if (Effects)
+    return No(L.Id +
+              " has an argument with side effects, which could change '" +
+              Spelled + "' between the grid and the arguments");
+  return Spelled + "." + join(Path, ".");
+}
+
 } // namespace
+
+std::optional<std::string> itemsAtLaunch(const EditContext &Ctx,
+                                         const clang::FunctionDecl *Kernel,
+                                         const clang::Expr *Bound,
+                                         const LaunchSite &L,
+                                         std::string &WhyNot) {
+  std::string WhyMember;
+  if (auto M = memberAtLaunch(Ctx, Kernel, Bound, L, WhyMember))
+    return M;
+  if (!WhyMember.empty()) {
+    WhyNot = WhyMember;
+    return std::nullopt;
+  }
+  return boundAtLaunch(Ctx, Bound, L, WhyNot);
+}
 
 // Why long: the new kernel text is emitted in the order it reads (row and
 // lane indices, the strided loop, the shuffles, the broadcast, the launch
@@ -119,6 +242,16 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
     return "(" + X + " == " + MNew + " ? 1 : " + P.Fused->Exp + "(" + X +
            " - " + MNew + "))";
   };
+  // The larger of the running max and \p X: the program's own function,
+  // or its own comparison when it selects.
+  auto MaxOf = [&](const std::string &X) -> std::string {
+    if (!P.Fused->Cond)
+      return P.Fused->MaxFunc + "(" + MName + ", " + X + ")";
+    const Reduction::Select &S = *P.Fused->Cond;
+    std::string L = S.AccLeft ? MName : X, R = S.AccLeft ? X : MName;
+    std::string T = S.AccIfTrue ? MName : X, F = S.AccIfTrue ? X : MName;
+    return L + " " + S.Op + " " + R + " ? " + T + " : " + F;
+  };
 
   // The item index and the lane.
   const clang::VarDecl *Idx = P.Item.Index;
@@ -150,21 +283,26 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
   // The register form: each lane's elements of the row are loaded once,
   // before the first pass that reads them.
   std::string PerLane = std::to_string(P.PerLane);
-  auto RegisterHeader = [&](const InnerLoop &L) {
+  // With \p Load, every element the registers hold (the pass \p L may
+  // skip the first ones).
+  auto RegisterHeader = [&](const InnerLoop &L, bool Load = false) {
     std::string J = L.Var->getName().str();
     std::string Start = Lane + " + " + K + " * " + Stride;
-    if (!isZero(L.Start, Ctx.AST, 0))
-      Start =
-          (addsWithoutParens(L.Start) ? writtenText(Ctx, L.Start)
-                                      : "(" + writtenText(Ctx, L.Start) + ")") +
-          " + " + Start;
+    const clang::Expr *From = P.RegStart ? P.RegStart : L.Start;
+    if (!isZero(From, Ctx.AST, 0))
+      Start = (addsWithoutParens(From) ? writtenText(Ctx, From)
+                                       : "(" + writtenText(Ctx, From) + ")") +
+              " + " + Start;
+    std::string Cond = writtenText(Ctx, L.Cond);
+    if (!Load && writtenText(Ctx, From) != writtenText(Ctx, L.Start))
+      Cond = J + " >= " + writtenText(Ctx, L.Start) + " && " + Cond;
     std::string Init =
         L.InitDeclares
             ? L.Var->getType().getAsString(Ctx.AST.getPrintingPolicy()) + " " +
                   J + " = " + Start
             : J + " = " + Start;
     return "for (int " + K + " = 0; " + K + " < " + PerLane + "; ++" + K +
-           ") if (" + Init + "; " + writtenText(Ctx, L.Cond) + ")";
+           ") if (" + Init + "; " + Cond + ")";
   };
 
   for (size_t LI = 0; LI < P.Loops.size(); ++LI) {
@@ -199,30 +337,43 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
                         " is written inside a macro");
     unsigned HeaderEnd = Ctx.AST.getSourceManager().getFileOffset(RParen) + 1;
     if (OnlineMax) {
-      // The body becomes the running max and the rescaled sum.
-      std::vector<TextEdit> ElemEdits;
-      if (FromRegisters)
-        for (const clang::ArraySubscriptExpr *A :
-             rowReads(P.Fused->Elem, L.Var))
-          for (const CachedArray &C : P.Cached)
-            if (C.Array == declOf(A->getBase()))
-              if (auto ASp = looseExprSpan(Ctx, A))
-                ElemEdits.push_back({ASp->Begin.Offset,
-                                     ASp->End.Offset - ASp->Begin.Offset,
-                                     C.Name + "[" + K + "]"});
-      auto ESp = looseExprSpan(Ctx, P.Fused->Elem);
-      if (!ESp)
-        return reject(E, "macro",
-                      "the element at " + where(Ctx, P.Fused->Elem) +
-                          " is written inside a macro");
-      std::string Elem = spliceText(Ctx.Code, ESp->Begin.Offset,
-                                    ESp->End.Offset, std::move(ElemEdits));
-      OnlineBody = " {\n" + In + "  " + OnlineType + " " + ElemVar + " = " +
-                   Elem + ";\n" + In + "  " + OnlineType + " " + MNew + " = " +
-                   P.Fused->MaxFunc + "(" + MName + ", " + ElemVar + ");\n" +
-                   In + "  " + Run + " = " + Run + " * " + Rescale(MName) +
-                   " + " + P.Fused->Exp + "(" + ElemVar + " - " + MNew +
-                   ");\n" + In + "  " + MName + " = " + MNew + ";\n" + In + "}";
+      // The body becomes the running max and the rescaled sum, after the
+      // locals the max pass declared.
+      auto Spliced =
+          [&](const clang::Stmt *S,
+              std::optional<SourceSpan> Sp) -> Expected<std::string> {
+        if (!Sp)
+          return reject(E, "macro",
+                        "the statement at " + where(Ctx, S) +
+                            " is written inside a macro");
+        std::vector<TextEdit> Edits;
+        if (FromRegisters)
+          for (const clang::ArraySubscriptExpr *A : rowReads(S, L.Var))
+            for (const CachedArray &C : P.Cached)
+              if (C.Array == declOf(A->getBase()))
+                if (auto ASp = looseExprSpan(Ctx, A))
+                  Edits.push_back({ASp->Begin.Offset,
+                                   ASp->End.Offset - ASp->Begin.Offset,
+                                   C.Name + "[" + K + "]"});
+        return spliceText(Ctx.Code, Sp->Begin.Offset, Sp->End.Offset,
+                          std::move(Edits));
+      };
+      OnlineBody = " {\n";
+      for (const clang::Stmt *S : P.Fused->Locals) {
+        auto Local = Spliced(S, looseStmtSpan(Ctx, S));
+        if (!Local)
+          return Local.takeError();
+        OnlineBody += In + "  " + *Local + "\n";
+      }
+      auto Elem = Spliced(P.Fused->Elem, looseExprSpan(Ctx, P.Fused->Elem));
+      if (!Elem)
+        return Elem.takeError();
+      OnlineBody += In + "  " + OnlineType + " " + ElemVar + " = " + *Elem +
+                    ";\n" + In + "  " + OnlineType + " " + MNew + " = " +
+                    MaxOf(ElemVar) + ";\n" + In + "  " + Run + " = " + Run +
+                    " * " + Rescale(MName) + " + " + P.Fused->Exp + "(" +
+                    ElemVar + " - " + MNew + ");\n" + In + "  " + MName +
+                    " = " + MNew + ";\n" + In + "}";
     }
     if (FromRegisters) {
       // `#pragma unroll` needs a line of its own.
@@ -239,7 +390,7 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
                           (C.Offset ? C.Offset->getName().str() + " + " : "") +
                           L.Var->getName().str() + "];");
         }
-        Load += "#pragma unroll\n" + In + RegisterHeader(L) + " ";
+        Load += "#pragma unroll\n" + In + RegisterHeader(L, true) + " ";
         Load += Steps.size() == 1 ? Steps[0] : "{ " + join(Steps, " ") + " }";
         Load += "\n" + In;
       }
@@ -298,11 +449,10 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
       // the larger max.
       auto Merge = [&](const std::string &MO, const std::string &SO,
                        const std::string &Pad) {
-        return "\n" + In + Pad + OnlineType + " " + MNew + " = " +
-               P.Fused->MaxFunc + "(" + MName + ", " + MO + ");" + "\n" + In +
-               Pad + Run + " = " + Run + " * " + Rescale(MName) + " + " + SO +
-               " * " + Rescale(MO) + ";" + "\n" + In + Pad + MName + " = " +
-               MNew + ";";
+        return "\n" + In + Pad + OnlineType + " " + MNew + " = " + MaxOf(MO) +
+               ";" + "\n" + In + Pad + Run + " = " + Run + " * " +
+               Rescale(MName) + " + " + SO + " * " + Rescale(MO) + ";" + "\n" +
+               In + Pad + MName + " = " + MNew + ";";
       };
       auto Shfl = [&](const std::string &V) {
         return "__shfl_xor_sync(" + Mask + ", " + V + ", " + Off +
@@ -419,7 +569,7 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
   // Launches: one warp (group, block) per item.
   for (const LaunchSite &L : P.Kernel.Info->Launches) {
     std::string Why;
-    auto N = boundAtLaunch(Ctx, P.Item.Bound, L, Why);
+    auto N = itemsAtLaunch(Ctx, P.Kernel.Decl, P.Item.Bound, L, Why);
     if (!N)
       return reject(E, "launch", Why, L.Range.Begin);
     std::string Grid = P.PerBlock ? *N

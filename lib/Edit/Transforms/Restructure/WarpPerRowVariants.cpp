@@ -37,13 +37,26 @@ Error WarpPerRow::planRegisters(const EditContext &Ctx, const Edit &E,
   auto Refuse = [&](const Twine &Why) {
     return reject(E, "not-applicable", "params.registers: " + Why);
   };
-  // The passes over one range (same start, same end) that read each array
-  // at the loop's element.
-  auto Header = [&](const InnerLoop &L) {
-    return writtenText(Ctx, L.Start) + ";" +
-           writtenText(Ctx, L.Cond->getRHS()) +
-           (L.Cond->getOpcode() == clang::BO_LE ? "<=" : "<");
+  // The passes over one range that read each array at the loop's element:
+  // the same end, and the same start or constant starts (the registers
+  // hold the elements from the smallest; a pass starting later skips the
+  // first ones).
+  auto SameRange = [&](const InnerLoop &A, const InnerLoop &B) {
+    auto End = [&](const InnerLoop &L) {
+      return writtenText(Ctx, L.Cond->getRHS()) +
+             (L.Cond->getOpcode() == clang::BO_LE ? "<=" : "<");
+    };
+    return End(A) == End(B) &&
+           (writtenText(Ctx, A.Start) == writtenText(Ctx, B.Start) ||
+            (integerConstantValue(A.Start, Ctx.AST) &&
+             integerConstantValue(B.Start, Ctx.AST)));
   };
+  // Arrays the item writes stay in memory.
+  std::map<const clang::ValueDecl *, const clang::Expr *> WrittenAt;
+  for (const clang::Stmt *S : P.Item.Body)
+    for (const MemWrite &W : memoryWrites(S))
+      if (const clang::ValueDecl *D = declOf(W.Base))
+        WrittenAt.try_emplace(D, W.Target);
   std::vector<const clang::ValueDecl *> Arrays;
   std::map<const clang::ValueDecl *, std::vector<size_t>> Passes;
   // Each array's offset (`base` in `a[base + j]`): one variable for all its
@@ -73,18 +86,23 @@ Error WarpPerRow::planRegisters(const EditContext &Ctx, const Edit &E,
       if (Ls.empty())
         Arrays.push_back(D);
       if (Ls.empty() ||
-          (Ls.back() != I && Header(P.Loops[Ls.front()]) == Header(P.Loops[I])))
+          (Ls.back() != I && SameRange(P.Loops[Ls.front()], P.Loops[I])))
         if (!llvm::is_contained(Ls, I))
           Ls.push_back(I);
     }
-  std::string Key;
+  std::optional<size_t> Key;
+  const clang::ValueDecl *Written = nullptr;
   for (const clang::ValueDecl *D : Arrays) {
     const std::vector<size_t> &Ls = Passes[D];
     if (Ls.size() < 2 || Mixed.count(D))
       continue;
-    if (Key.empty())
-      Key = Header(P.Loops[Ls.front()]);
-    if (Header(P.Loops[Ls.front()]) != Key)
+    if (WrittenAt.count(D)) {
+      Written = Written ? Written : D;
+      continue;
+    }
+    if (!Key)
+      Key = Ls.front();
+    if (!SameRange(P.Loops[Ls.front()], P.Loops[*Key]))
       continue;
     CachedArray C;
     C.Array = D;
@@ -105,6 +123,10 @@ Error WarpPerRow::planRegisters(const EditContext &Ctx, const Edit &E,
       if (!llvm::is_contained(P.CachedLoops, I))
         P.CachedLoops.push_back(I);
   }
+  if (P.Cached.empty() && Written)
+    return Refuse("'" + Written->getName() + "' is written at " +
+                  where(Ctx, WrittenAt[Written]) +
+                  "; registers would hold stale values");
   if (P.Cached.empty())
     return Refuse("no array is read at the loop's element ('x[j]') by two "
                   "or more passes over the same range; there is nothing to "
@@ -112,20 +134,21 @@ Error WarpPerRow::planRegisters(const EditContext &Ctx, const Edit &E,
   llvm::sort(P.CachedLoops);
   const InnerLoop &First = P.Loops[P.CachedLoops.front()];
   const InnerLoop &Last = P.Loops[P.CachedLoops.back()];
+  // The registers hold the elements from the smallest start on.
+  const InnerLoop *Widest = &First;
+  for (size_t I : P.CachedLoops)
+    if (auto S = integerConstantValue(P.Loops[I].Start, Ctx.AST))
+      if (*S < *integerConstantValue(Widest->Start, Ctx.AST))
+        Widest = &P.Loops[I];
+  P.RegStart = Widest->Start;
   // The registers must hold what the memory would: the arrays are not
-  // written, and nothing else writes memory before the last pass reads
-  // them.
-  for (const CachedArray &C : P.Cached) {
-    std::string N = C.Array->getName().str();
-    for (const clang::Stmt *S : P.Item.Body) {
-      for (const MemWrite &W : memoryWrites(S))
-        if (declOf(W.Base) == C.Array)
-          return Refuse("'" + N + "' is written at " + where(Ctx, W.Target) +
-                        "; registers would hold stale values");
+  // written (above), not reassigned, and nothing else writes memory
+  // before the last pass reads them.
+  for (const CachedArray &C : P.Cached)
+    for (const clang::Stmt *S : P.Item.Body)
       if (llvm::is_contained(writtenDecls(S), C.Array))
-        return Refuse("'" + N + "' is reassigned at " + where(Ctx, S));
-    }
-  }
+        return Refuse("'" + C.Array->getName() + "' is reassigned at " +
+                      where(Ctx, S));
   bool Between = false;
   for (const clang::Stmt *S : P.Item.Body) {
     if (S == First.For)
@@ -138,7 +161,7 @@ Error WarpPerRow::planRegisters(const EditContext &Ctx, const Edit &E,
                     P.Cached.front().Array->getName() +
                     "'; registers would hold stale values if they alias");
   }
-  RowLength Len = rowLength(Ctx, P, First);
+  RowLength Len = rowLength(Ctx, P, *Widest);
   if (!Len.Max)
     return Refuse("the row length must be fixed at compile time: " +
                   Len.WhyNot);
@@ -153,70 +176,156 @@ Error WarpPerRow::planRegisters(const EditContext &Ctx, const Edit &E,
   return Error::success();
 }
 
+/// The element \p X of the pass \p L as text, read through the locals
+/// \p Locals the pass declares (`v` for `const float v = x[j];` reads
+/// `x[j]`) when such a local holds its initializer's value unchanged.
+static std::string elementText(const EditContext &Ctx, const clang::Expr *X,
+                               ArrayRef<const clang::Stmt *> Locals) {
+  const auto *V = dyn_cast_or_null<clang::VarDecl>(referencedDecl(X));
+  for (const clang::Stmt *S : Locals)
+    if (V && cast<clang::DeclStmt>(S)->getSingleDecl() == V &&
+        Ctx.AST.hasSameUnqualifiedType(V->getType(), V->getInit()->getType()))
+      return writtenText(Ctx, V->getInit());
+  return writtenText(Ctx, X);
+}
+
+/// The statements of the max pass \p L before it takes the max, when each
+/// declares one local that the pass never writes, initialized without side
+/// effects; else nothing.
+static std::optional<std::vector<const clang::Stmt *>>
+maxPassLocals(const EditContext &Ctx, const InnerLoop &L) {
+  std::vector<const clang::Stmt *> Body = bodyStmts(L.body());
+  if (Body.empty())
+    return std::nullopt;
+  Body.pop_back();
+  std::vector<const clang::ValueDecl *> Written = writtenDecls(L.body());
+  for (const clang::Stmt *S : Body) {
+    const auto *DS = dyn_cast<clang::DeclStmt>(S);
+    const auto *V = DS && DS->isSingleDecl()
+                        ? dyn_cast<clang::VarDecl>(DS->getSingleDecl())
+                        : nullptr;
+    if (!V || !V->getInit() || V->getInit()->HasSideEffects(Ctx.AST) ||
+        llvm::is_contained(Written, V))
+      return std::nullopt;
+  }
+  return Body;
+}
+
+/// The element e whose max the pass \p L keeps: the other operand of
+/// `m = fmaxf(m, e)` as its last statement, or the element a selection
+/// compares; null if neither.
+static const clang::Expr *maxElement(const InnerLoop &L) {
+  const Reduction &R = L.Reductions[0];
+  if (R.Cond)
+    return R.Cond->Elem;
+  std::vector<const clang::Stmt *> Body = bodyStmts(L.body());
+  const auto *Asg = Body.empty() ? nullptr
+                                 : dyn_cast_or_null<clang::BinaryOperator>(
+                                       dyn_cast<clang::Expr>(Body.back()));
+  const auto *Call =
+      Asg ? dyn_cast<clang::CallExpr>(stripCasts(Asg->getRHS())) : nullptr;
+  if (!Call || Call->getNumArgs() != 2)
+    return nullptr;
+  return declOf(Call->getArg(0)) == R.Acc ? Call->getArg(1) : Call->getArg(0);
+}
+
+/// The call `expf(e - m)` the pass \p L (one statement, `s += ...` or
+/// `s = s + ...`) adds to its sum; null if it adds something else.
+static const clang::CallExpr *summedExp(const InnerLoop &L) {
+  std::vector<const clang::Stmt *> Body = bodyStmts(L.body());
+  const auto *SB =
+      Body.size() == 1 ? dyn_cast<clang::Expr>(Body.front()) : nullptr;
+  if (!SB)
+    return nullptr;
+  SB = SB->IgnoreParenImpCasts();
+  const clang::Expr *Term = nullptr;
+  if (const auto *CA = dyn_cast<clang::CompoundAssignOperator>(SB)) {
+    if (CA->getOpcode() == clang::BO_AddAssign)
+      Term = CA->getRHS();
+  } else if (const auto *BA = dyn_cast<clang::BinaryOperator>(SB)) {
+    if (const auto *Sum =
+            dyn_cast<clang::BinaryOperator>(stripCasts(BA->getRHS())))
+      if (Sum->getOpcode() == clang::BO_Add)
+        Term = declOf(Sum->getLHS()) == L.Reductions[0].Acc ? Sum->getRHS()
+                                                            : Sum->getLHS();
+  }
+  const auto *ExpCall =
+      Term ? dyn_cast<clang::CallExpr>(stripCasts(Term)) : nullptr;
+  const clang::FunctionDecl *FD =
+      ExpCall ? ExpCall->getDirectCallee() : nullptr;
+  if (!FD || !FD->getIdentifier() || ExpCall->getNumArgs() != 1 ||
+      !(FD->getName() == "expf" || FD->getName() == "exp" ||
+        FD->getName() == "__expf"))
+    return nullptr;
+  return ExpCall;
+}
+
+// Why long: the fused pair's preconditions in order (the max pass's form,
+// the next pass's, the element they share, what lies between), each
+// refusal noting its reason for the message.
 Error WarpPerRow::planOnline(const EditContext &Ctx, const Edit &E,
                              Plan &P) const {
-  auto Single = [](const clang::Stmt *F) -> const clang::Expr * {
-    const auto *For = dyn_cast<clang::ForStmt>(F);
-    if (!For)
-      return nullptr;
-    std::vector<const clang::Stmt *> B = bodyStmts(For->getBody());
-    return B.size() == 1 ? dyn_cast<clang::Expr>(B.front()) : nullptr;
-  };
   auto Header = [&](const InnerLoop &L) {
     return L.Var->getName().str() + ";" + writtenText(Ctx, L.Start) + ";" +
            writtenText(Ctx, L.Cond);
   };
+  // Why the first max pass was not fused, for the refusal.
+  std::string Why;
+  auto Note = [&](const Twine &W) {
+    if (Why.empty())
+      Why = W.str();
+  };
   for (size_t A = 0; A < P.Loops.size(); ++A) {
     const InnerLoop &LA = P.Loops[A];
-    if (LA.Reductions.size() != 1 || LA.Writes ||
-        LA.Reductions[0].Op != Reduction::Max)
-      continue;
-    // `m = fmaxf(m, e)`: the element e.
-    const auto *Asg = dyn_cast_or_null<clang::BinaryOperator>(Single(LA.For));
-    const auto *Call =
-        Asg ? dyn_cast<clang::CallExpr>(stripCasts(Asg->getRHS())) : nullptr;
-    if (!Call || Call->getNumArgs() != 2)
+    if (LA.Reductions.size() != 1 || LA.Reductions[0].Op != Reduction::Max)
       continue;
     const clang::VarDecl *M = LA.Reductions[0].Acc;
-    const clang::Expr *Elem =
-        declOf(Call->getArg(0)) == M ? Call->getArg(1) : Call->getArg(0);
+    std::string MaxAt = "the max pass at " + where(Ctx, LA.For);
+    auto Locals = maxPassLocals(Ctx, LA);
+    const clang::Expr *Elem = maxElement(LA);
+    if (LA.Writes || !Locals || !Elem) {
+      Note(MaxAt + " does more than declare locals and keep the max of '" +
+           M->getName() + "'");
+      continue;
+    }
     // The next pass over the same range: `s += expf(e - m)`.
     size_t B = A + 1;
-    if (B >= P.Loops.size())
+    if (B >= P.Loops.size()) {
+      Note(MaxAt + " is the last pass; no pass after it sums 'expf(e - " +
+           M->getName() + ")'");
       continue;
-    const InnerLoop &LB = P.Loops[B];
-    if (LB.Reductions.size() != 1 || LB.Writes ||
-        LB.Reductions[0].Op != Reduction::Sum || Header(LA) != Header(LB))
-      continue;
-    const clang::VarDecl *S = LB.Reductions[0].Acc;
-    const clang::Expr *Term = nullptr;
-    const clang::Expr *SB = Single(LB.For);
-    if (!SB)
-      continue;
-    SB = SB->IgnoreParenImpCasts();
-    if (const auto *CA = dyn_cast<clang::CompoundAssignOperator>(SB)) {
-      if (CA->getOpcode() == clang::BO_AddAssign)
-        Term = CA->getRHS();
-    } else if (const auto *BA = dyn_cast<clang::BinaryOperator>(SB)) {
-      if (const auto *Sum =
-              dyn_cast<clang::BinaryOperator>(stripCasts(BA->getRHS())))
-        if (Sum->getOpcode() == clang::BO_Add)
-          Term = declOf(Sum->getLHS()) == S ? Sum->getRHS() : Sum->getLHS();
     }
-    const auto *ExpCall =
-        Term ? dyn_cast<clang::CallExpr>(stripCasts(Term)) : nullptr;
-    const clang::FunctionDecl *FD =
-        ExpCall ? ExpCall->getDirectCallee() : nullptr;
-    if (!FD || !FD->getIdentifier() || ExpCall->getNumArgs() != 1 ||
-        !(FD->getName() == "expf" || FD->getName() == "exp" ||
-          FD->getName() == "__expf"))
+    const InnerLoop &LB = P.Loops[B];
+    std::string SumAt = "the pass at " + where(Ctx, LB.For);
+    if (LB.Writes) {
+      Note(SumAt + " after " + MaxAt +
+           " also writes memory, with values that need the final max; only "
+           "a pass that only sums 'expf(e - " +
+           M->getName() + ")' is fused");
       continue;
+    }
+    const clang::CallExpr *ExpCall = summedExp(LB);
+    if (LB.Reductions.size() != 1 || LB.Reductions[0].Op != Reduction::Sum ||
+        !ExpCall) {
+      Note(SumAt + " after " + MaxAt + " does not only sum 'expf(e - " +
+           M->getName() + ")'");
+      continue;
+    }
+    if (Header(LA) != Header(LB)) {
+      Note(SumAt + " runs over another range than " + MaxAt);
+      continue;
+    }
+    const clang::VarDecl *S = LB.Reductions[0].Acc;
     const auto *Diff =
         dyn_cast<clang::BinaryOperator>(stripCasts(ExpCall->getArg(0)));
     if (!Diff || Diff->getOpcode() != clang::BO_Sub ||
         declOf(Diff->getRHS()) != M ||
-        writtenText(Ctx, Diff->getLHS()) != writtenText(Ctx, Elem))
+        writtenText(Ctx, Diff->getLHS()) != elementText(Ctx, Elem, *Locals)) {
+      Note(SumAt + " does not sum 'expf(e - " + M->getName() +
+           ")' of the element e = '" + elementText(Ctx, Elem, *Locals) +
+           "' whose max " + MaxAt + " keeps");
       continue;
+    }
     // Between the passes: nothing may change m or memory (the fused pass
     // reads the elements earlier).
     bool Between = false;
@@ -241,11 +350,16 @@ Error WarpPerRow::planOnline(const EditContext &Ctx, const Edit &E,
     O.Max = M;
     O.Sum = S;
     O.Elem = Elem;
+    O.Locals = *Locals;
     O.MaxFunc = LA.Reductions[0].Func;
+    O.Cond = LA.Reductions[0].Cond;
+    const clang::FunctionDecl *FD = ExpCall->getDirectCallee();
     O.Exp = (FD->isInStdNamespace() ? "std::" : "") + FD->getName().str();
     P.Fused = O;
     return Error::success();
   }
+  if (!Why.empty())
+    return reject(E, "not-applicable", "params.online: " + Why);
   return reject(E, "not-applicable",
                 "params.online: no pass computing a max ('m = fmaxf(m, e)') "
                 "is followed by a pass over the same range that only sums "
