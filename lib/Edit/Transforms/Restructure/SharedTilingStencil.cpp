@@ -467,6 +467,38 @@ static const Stmt *findContinue(const Stmt *St) {
   return nullptr;
 }
 
+/// Why a read of a pointer parameter in \p Inner was not followed to
+/// offsets from the point: its index goes through a call, or depends on
+/// template parameters (", ..." to append), or empty.
+static std::string unfollowedIndex(const EditContext &Ctx,
+                                   ArrayRef<const Stmt *> Inner,
+                                   const FunctionDecl *FD) {
+  std::string Why;
+  std::function<void(const Stmt *)> Walk = [&](const Stmt *St) {
+    if (!St || !Why.empty())
+      return;
+    if (const auto *AS = dyn_cast<ArraySubscriptExpr>(St))
+      if (const auto *PV =
+              dyn_cast_or_null<ParmVarDecl>(referencedDecl(AS->getBase()));
+          PV && threadVariance(AS->getIdx(), FD).Unknown) {
+        std::string At = "'" + PV->getNameAsString() + "' is read at '" +
+                         exprText(Ctx, AS->getIdx()) + "' (" + where(Ctx, AS) +
+                         "), ";
+        if (AS->getIdx()->isInstantiationDependent())
+          Why = "; " + At +
+                "which depends on template parameters (the pattern is not "
+                "followed per instantiation)";
+        else if (callsFunction(AS->getIdx(), ""))
+          Why = "; " + At + "an index through a function call";
+      }
+    for (const Stmt *C : St->children())
+      Walk(C);
+  };
+  for (const Stmt *St : Inner)
+    Walk(St);
+  return Why;
+}
+
 /// The bounds the read \p R takes from what encloses it in the guarded
 /// code (into R.GuardY, R.GuardX): the `if`s around it and the
 /// `if (...) continue;` before it in a constant loop's body, each part a
@@ -762,7 +794,8 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
               "' it reads at neighbouring points (at " + where(Ctx, W.Target) +
               "): a staged copy would be stale");
     return NotApplicable("no array is read at offsets from (" + S.Y->getName() +
-                         ", " + S.X->getName() + ")");
+                         ", " + S.X->getName() + ")" +
+                         unfollowedIndex(Ctx, Inner, FD));
   }
   P.In = Best->Param;
   std::vector<PointerAlias> InAliases;
