@@ -70,8 +70,7 @@ TEST(RestructureTransposeTest, NearMisses) {
                 "the declaration 'const float *row = src[r]' before the copy "
                 "reads memory");
   expectRefusal(T, "transpose-refuse", E("not_a_decl"),
-                "'o' is written after its declaration, so it cannot be "
-                "repeated as declared in each phase");
+                "the guarded statement is not one element copy");
   expectRefusal(T, "transpose-refuse", E("lane_helper"),
                 "depends on per-thread values other than 'c' and 'r'");
   expectRefusal(T, "transpose-basic",

@@ -35,6 +35,7 @@
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
+#include <algorithm>
 #include <deque>
 #include <functional>
 
@@ -407,18 +408,29 @@ std::string matchGuardedCopy(const EditContext &Ctx,
     P.EarlyReturn = true;
     Guarded.assign(Stmts.begin() + I + 1, Stmts.end());
   }
+  const auto *Copy = Guarded.empty()
+                         ? nullptr
+                         : dyn_cast<clang::BinaryOperator>(Guarded.back());
+  // Statements before the copy other than pointer or integer declarations
+  // (an accumulator, a loop) are not a copy's.
+  auto Local = [](const clang::Stmt *S) {
+    const auto *DS = dyn_cast<clang::DeclStmt>(S);
+    const auto *V = DS && DS->isSingleDecl()
+                        ? dyn_cast<clang::VarDecl>(DS->getSingleDecl())
+                        : nullptr;
+    return V &&
+           (V->getType()->isPointerType() || V->getType()->isIntegerType());
+  };
+  if (!Copy || Copy->getOpcode() != clang::BO_Assign ||
+      !std::all_of(Guarded.begin(), Guarded.end() - 1, Local))
+    return "the guarded statement is not one element copy 'out[...] = "
+           "in[...]'";
   for (size_t J = 0; J + 1 < Guarded.size(); ++J) {
     if (std::string Why = localProblem(Ctx, Guarded[J], KernelBody);
         !Why.empty())
       return Why;
     P.Locals.push_back(cast<clang::DeclStmt>(Guarded[J]));
   }
-  const auto *Copy = Guarded.empty()
-                         ? nullptr
-                         : dyn_cast<clang::BinaryOperator>(Guarded.back());
-  if (!Copy || Copy->getOpcode() != clang::BO_Assign)
-    return "the guarded statement is not one element copy 'out[...] = "
-           "in[...]'";
   P.Copy = Copy;
   return "";
 }

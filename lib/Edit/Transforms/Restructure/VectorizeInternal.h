@@ -76,8 +76,8 @@ struct RowMap {
 
 /// Matches the 2D map along matrix rows in \p K (VectorizeRows.cpp's
 /// comment): the indices, the guard, the row pointers. \p Shape stays false
-/// while the kernel does not begin with the two indices; with it set, an
-/// empty result means matched, else the reason.
+/// until a row pointer is found (the kernel is then read as such a map);
+/// with it set, an empty result means matched, else the reason.
 std::string matchRowMap(const EditContext &Ctx, const clang::FunctionDecl *K,
                         RowMap &M, bool &Shape);
 /// The body of a matched \p M can run for W columns one after another and

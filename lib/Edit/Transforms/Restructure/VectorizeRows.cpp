@@ -201,7 +201,7 @@ struct RowWalker : RecursiveASTVisitor<RowWalker> {
 
 /// Matches the 2D map along matrix rows in \p K (the file comment): the
 /// indices, the guard, the row pointers and the body. \p Shape stays false
-/// while the kernel does not even begin with the two indices.
+/// until a row pointer is found.
 std::string matchRowMap(const EditContext &Ctx, const FunctionDecl *K,
                         RowMap &M, bool &Shape) {
   const auto *Body = dyn_cast_or_null<CompoundStmt>(K->getBody());
@@ -223,7 +223,6 @@ std::string matchRowMap(const EditContext &Ctx, const FunctionDecl *K,
     else
       return "";
   }
-  Shape = true;
   const auto *If = dyn_cast<IfStmt>(Stmts[2]);
   bool Plain = If && !If->getElse() && !If->getInit();
   std::vector<const Stmt *> Guarded;
@@ -267,6 +266,7 @@ std::string matchRowMap(const EditContext &Ctx, const FunctionDecl *K,
             : nullptr;
     if (!Matrix)
       break;
+    Shape = true;
     if (Written.contains(V))
       return ("the row pointer '" + V->getName() +
               "' is written after its declaration")
