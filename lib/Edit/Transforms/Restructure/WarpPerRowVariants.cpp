@@ -178,13 +178,15 @@ Error WarpPerRow::planRegisters(const EditContext &Ctx, const Edit &E,
 
 /// The element \p X of the pass \p L as text, read through the locals
 /// \p Locals the pass declares (`v` for `const float v = x[j];` reads
-/// `x[j]`) when such a local holds its initializer's value unchanged.
+/// `x[j]`) when such a local holds its initializer's value unchanged (of
+/// its type before any conversion: `int v = x[j]` truncates).
 static std::string elementText(const EditContext &Ctx, const clang::Expr *X,
                                ArrayRef<const clang::Stmt *> Locals) {
   const auto *V = dyn_cast_or_null<clang::VarDecl>(referencedDecl(X));
   for (const clang::Stmt *S : Locals)
     if (V && cast<clang::DeclStmt>(S)->getSingleDecl() == V &&
-        Ctx.AST.hasSameUnqualifiedType(V->getType(), V->getInit()->getType()))
+        Ctx.AST.hasSameUnqualifiedType(
+            V->getType(), V->getInit()->IgnoreImpCasts()->getType()))
       return writtenText(Ctx, V->getInit());
   return writtenText(Ctx, X);
 }
