@@ -3,7 +3,11 @@
 // being written, a halving reduction loop, blocks that are not whole warps,
 // a loop that scans fewer elements than the block has, a return before the
 // scan, a step without a barrier, the other buffer read after the loop,
-// 16-bit elements, a neighbour two offsets away.
+// 16-bit elements, a neighbour two offsets away; with two arrays read and
+// written through swapped pointers: a swap skipped on some steps, a
+// neighbour read from the buffer being written, the result read after the
+// loop from the other buffer, one pointer moved but not the other, both
+// moved onto one buffer, an array named directly in the step.
 // RUN: clang-optiml transforms -v %s -- %mock_args 2>&1 | FileCheck %s
 
 #include "cuda_mock.h"
@@ -164,6 +168,118 @@ __global__ void two_away(int *data) {
   data[tid] = s[tid];
 }
 
+// CHECK: not block-scan skipped_swap: the loop at {{[0-9]+}}:3 is not a prefix-sum step: the step's condition 'off != 4' is not 'tid >= offset' or its negation
+__global__ void skipped_swap(int *data) {
+  __shared__ int ping[256];
+  __shared__ int pong[256];
+  int *src = ping, *dst = pong;
+  int tid = threadIdx.x;
+  ping[tid] = data[tid];
+  __syncthreads();
+  for (int off = 1; off < 256; off <<= 1) {
+    dst[tid] = tid >= off ? src[tid] + src[tid - off] : src[tid];
+    __syncthreads();
+    if (off != 4) {
+      int *t = src;
+      src = dst;
+      dst = t;
+    }
+  }
+  data[tid] = src[tid];
+}
+
+// CHECK: not block-scan reads_written: the loop at {{[0-9]+}}:3 is not a prefix-sum step: a step does not leave own + left in the current buffer for threads at or past the offset
+__global__ void reads_written(int *data) {
+  __shared__ int ping[256];
+  __shared__ int pong[256];
+  int *src = ping;
+  int *dst = pong;
+  int tid = threadIdx.x;
+  ping[tid] = data[tid];
+  __syncthreads();
+  for (int off = 1; off < 256; off <<= 1) {
+    dst[tid] = tid >= off ? src[tid] + dst[tid - off] : src[tid];
+    __syncthreads();
+    int *t = src;
+    src = dst;
+    dst = t;
+  }
+  data[tid] = src[tid];
+}
+
+// CHECK: not block-scan wrong_final: 'dst' at {{[0-9]+}}:15 is used after the loop other than to read an element through 'src', where the loop leaves the result
+__global__ void wrong_final(int *data) {
+  __shared__ int ping[256];
+  __shared__ int pong[256];
+  int *src = ping;
+  int *dst = pong;
+  int tid = threadIdx.x;
+  ping[tid] = data[tid];
+  __syncthreads();
+  for (int off = 1; off < 256; off <<= 1) {
+    dst[tid] = tid >= off ? src[tid] + src[tid - off] : src[tid];
+    __syncthreads();
+    int *t = src;
+    src = dst;
+    dst = t;
+  }
+  data[tid] = dst[tid];
+}
+
+// CHECK: not block-scan half_swap: the loop at {{[0-9]+}}:3 moves the pointer 'src' but no second one; a double buffer swaps two
+__global__ void half_swap(int *data) {
+  __shared__ int ping[256];
+  __shared__ int pong[256];
+  int *src = ping;
+  int *dst = pong;
+  int tid = threadIdx.x;
+  ping[tid] = data[tid];
+  __syncthreads();
+  for (int off = 1; off < 256; off <<= 1) {
+    dst[tid] = tid >= off ? src[tid] + src[tid - off] : src[tid];
+    __syncthreads();
+    src = dst;
+  }
+  data[tid] = src[tid];
+}
+
+// CHECK: not block-scan bad_swap: the loop at {{[0-9]+}}:3 is not a prefix-sum step: at the end of a step 'dst' does not name the buffer 'src' does not
+__global__ void bad_swap(int *data) {
+  __shared__ int ping[256];
+  __shared__ int pong[256];
+  int *src = ping;
+  int *dst = pong;
+  int tid = threadIdx.x;
+  ping[tid] = data[tid];
+  __syncthreads();
+  for (int off = 1; off < 256; off <<= 1) {
+    dst[tid] = tid >= off ? src[tid] + src[tid - off] : src[tid];
+    __syncthreads();
+    src = dst;
+    dst = src;
+  }
+  data[tid] = src[tid];
+}
+
+// CHECK: not block-scan named_array: the loop at {{[0-9]+}}:3 is not a prefix-sum step: the step names 'ping' directly; which buffer that is changes from step to step
+__global__ void named_array(int *data) {
+  __shared__ int ping[256];
+  __shared__ int pong[256];
+  int *src = ping;
+  int *dst = pong;
+  int tid = threadIdx.x;
+  ping[tid] = data[tid];
+  __syncthreads();
+  for (int off = 1; off < 256; off <<= 1) {
+    dst[tid] = tid >= off ? ping[tid] + src[tid - off] : src[tid];
+    __syncthreads();
+    int *t = src;
+    src = dst;
+    dst = t;
+  }
+  data[tid] = src[tid];
+}
+
 int main() {
   int *d = nullptr, *p = nullptr;
   float *f = nullptr;
@@ -178,5 +294,11 @@ int main() {
   other_buffer<<<1, 256>>>(d, p);
   shorts<<<1, 256>>>(h);
   two_away<<<1, 256>>>(d);
+  skipped_swap<<<1, 256>>>(d);
+  reads_written<<<1, 256>>>(d);
+  wrong_final<<<1, 256>>>(d);
+  half_swap<<<1, 256>>>(d);
+  bad_swap<<<1, 256>>>(d);
+  named_array<<<1, 256>>>(d);
   return 0;
 }

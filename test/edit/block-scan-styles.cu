@@ -1,11 +1,12 @@
-// block-scan on eight block scans written from scratch in different styles:
+// block-scan on nine block scans written from scratch in different styles:
 // two buffers flipped by `1 - cur`, `cur ^= 1` or `!cur`, a temporary read
 // before a barrier and added after it, `+=` or `=`, if/else, a conditional
 // expression or the negated condition, the bound a constant or blockDim.x,
 // the offset doubled by <<=, *=, += or `off = 2 * off`, int, unsigned,
 // long long, float and double, a kernel in a namespace, a row pointer, the
 // block size in a local dim3, code after the loop reading any element of
-// the current buffer. Every one is recognized and rewritten; all eight
+// the current buffer, two arrays behind pointers swapped after each step in
+// a template. Every one is recognized and rewritten; all nine
 // edits applied one after another compile with nvcc, and the input is left
 // as it was. The program itself checks each scan against the CPU, so the
 // GPU check (scripts/gpu-edit-family.sh) runs `eval` on each edit.
@@ -29,6 +30,7 @@
 // WHY: block-scan ns::rows: prefix sum of 'sh' over 'off' (8 barrier steps at blocks of 256)
 // WHY: block-scan local_dim3: prefix sum of 'acc' over 'stride' (6 barrier steps at blocks of 64)
 // WHY: block-scan exclusive: prefix sum of 'tmp' over 'off' (8 barrier steps at blocks of 256)
+// WHY: block-scan swapped: prefix sum of 'ping' over 'd' (8 barrier steps at blocks of 256, pointers 'src' and 'dst' swapped)
 
 #include <cstdio>
 #include <cstdlib>
@@ -210,6 +212,34 @@ __global__ void exclusive(const int *in, int *out, int n) {
 // OUT-NEXT: __syncthreads();
 // OUT-NEXT: if (i >= n)
 
+// Two arrays read and written through pointers swapped after each step
+// (declared together), the block size a template parameter, the result
+// read through the pointer the last step left at it.
+template <int B>
+__global__ void swapped(const float *in, float *out, float *last) {
+  __shared__ float ping[B], pong[B];
+  float *src = ping, *dst = pong;
+  const int t = threadIdx.x;
+  ping[t] = in[blockIdx.x * B + t];
+  __syncthreads();
+  for (int d = 1; d < B; d *= 2) {
+    dst[t] = t >= d ? src[t] + src[t - d] : src[t];
+    __syncthreads();
+    float *tmp = src;
+    src = dst;
+    dst = tmp;
+  }
+  out[blockIdx.x * B + t] = src[t];
+  if (t == 0)
+    last[blockIdx.x] = src[B - 1];
+}
+// OUT-LABEL: void swapped(
+// OUT: float [[V:scan_v[0-9]*]] = in[blockIdx.x * B + t];
+// OUT: ping[t] = [[V]];
+// OUT-NEXT: }
+// OUT-NEXT: __syncthreads();
+// OUT-NEXT: out[blockIdx.x * B + t] = src[t];
+
 #define CHECK(x)                                                               \
   do {                                                                         \
     cudaError_t e = (x);                                                       \
@@ -351,6 +381,17 @@ int main() {
       }
     }
   }
+  {
+    std::vector<float> h(blocks * 256);
+    for (size_t i = 0; i < h.size(); ++i)
+      h[i] = (float)(i % 13) * 0.5f;
+    float *in = upload(h), *out = nullptr, *last = nullptr;
+    CHECK(cudaMalloc(&out, h.size() * sizeof(float)));
+    CHECK(cudaMalloc(&last, blocks * sizeof(float)));
+    swapped<256><<<blocks, 256>>>(in, out, last);
+    CHECK(cudaGetLastError());
+    expect("swapped", h, download(out, h.size()), 256);
+  }
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }
@@ -365,3 +406,4 @@ int main() {
 // EDIT: {"kind":"block-scan","target":"ns::rows"}
 // EDIT: {"kind":"block-scan","target":"local_dim3"}
 // EDIT: {"kind":"block-scan","target":"exclusive"}
+// EDIT: {"kind":"block-scan","target":"swapped"}

@@ -48,7 +48,9 @@ TEST(RestructureBlockScanTest, EveryStyleIsRecognized) {
                    "double-buffered)"},
       {"ns::rows", "'sh' over 'off' (8 barrier steps at blocks of 256)"},
       {"local_dim3", "'acc' over 'stride' (6 barrier steps at blocks of 64)"},
-      {"exclusive", "'tmp' over 'off' (8 barrier steps at blocks of 256)"}};
+      {"exclusive", "'tmp' over 'off' (8 barrier steps at blocks of 256)"},
+      {"swapped", "'ping' over 'd' (8 barrier steps at blocks of 256, "
+                  "pointers 'src' and 'dst' swapped)"}};
   for (const auto &[Kernel, Why] : Want) {
     Applicability A = blockScan().prepare(*In.Ctx, Kernel);
     EXPECT_TRUE(A.Applies) << Kernel << ": " << A.Reason;
@@ -117,6 +119,35 @@ TEST(RestructureBlockScanTest, RewriteKeepsTheStoreAndTheCodeAfter) {
   EXPECT_NE(Out.find("for (int o = 1; o < 512; o = 2 * o)"), std::string::npos);
 }
 
+// Pointer swap: the store into the first array and every read through the
+// pointer the loop left at the result are kept; with the loop gone that
+// pointer still names the first array, which now holds the scan.
+TEST(RestructureBlockScanTest, PointerSwapKeepsTheReadsThroughSrc) {
+  if (!haveSdk())
+    GTEST_SKIP() << "no CUDA SDK";
+  std::string Out = applyToFile(blockScan(), stylesPath(),
+                                makeEdit("block-scan", "swapped"), sdkConfig());
+  ASSERT_EQ(Out.find("error: "), std::string::npos) << Out;
+  size_t Begin = Out.find("__global__ void swapped(");
+  size_t End = Out.find("\n}\n", Begin);
+  ASSERT_NE(End, std::string::npos);
+  std::string K =
+      std::regex_replace(Out.substr(Begin, End + 3 - Begin),
+                         std::regex("\\b(scan_[a-z_]*[a-z])[0-9]+\\b"), "$1");
+  EXPECT_NE(K.find("  float *src = ping, *dst = pong;\n  const int t = "
+                   "threadIdx.x;\n  {\n    float scan_v = in[blockIdx.x * B "
+                   "+ t];\n"),
+            std::string::npos)
+      << K;
+  EXPECT_NE(K.find("    ping[t] = scan_v;\n  }\n  __syncthreads();\n  "
+                   "out[blockIdx.x * B + t] = src[t];\n  if (t == 0)\n    "
+                   "last[blockIdx.x] = src[B - 1];\n}\n"),
+            std::string::npos)
+      << K;
+  EXPECT_EQ(K.find("tmp"), std::string::npos) << K;
+  EXPECT_EQ(K.find("for (int d"), std::string::npos) << K;
+}
+
 TEST(RestructureBlockScanTest, LookAlikesAreRefused) {
   auto E = [](const char *K) { return makeEdit("block-scan", K); };
   const std::pair<const char *, const char *> Cases[] = {
@@ -131,7 +162,16 @@ TEST(RestructureBlockScanTest, LookAlikesAreRefused) {
       {"other_buffer", "'buf[1 - cur][tid]' reads a buffer other than the "
                        "current one"},
       {"shorts", "the scanned elements are 'short'"},
-      {"two_away", "does not leave own + left in the current buffer"}};
+      {"two_away", "does not leave own + left in the current buffer"},
+      {"skipped_swap", "the step's condition 'off != 4' is not 'tid >= "
+                       "offset'"},
+      {"reads_written", "does not leave own + left in the current buffer"},
+      {"wrong_final", "'dst' at 226:15 is used after the loop other than to "
+                      "read an element through 'src'"},
+      {"half_swap", "moves the pointer 'src' but no second one"},
+      {"bad_swap", "at the end of a step 'dst' does not name the buffer "
+                   "'src' does not"},
+      {"named_array", "the step names 'ping' directly"}};
   Input In(lookAlikesPath(), hermeticConfig());
   ASSERT_TRUE(In.Ctx);
   for (const auto &[Kernel, Why] : Cases) {

@@ -11,7 +11,8 @@
 // The step is recognized by what it computes, not by how it is spelled: it
 // is run symbolically for a thread on each side of `tid >= off`, over its
 // locals and the shared element it owns, with one or two shared buffers
-// (`buf[cur][tid]`, the current one chosen by a variable the step flips).
+// (`buf[cur][tid]`, the current one chosen by a variable the step flips,
+// or two arrays read and written through two pointers the step swaps).
 // It is accepted when, at the end of the step, the current buffer holds
 // own + left for threads at or past the offset and own for the others; the
 // neighbour is read before anyone writes that buffer in the step, every
@@ -41,6 +42,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/Decl.h"
+#include "clang/AST/DeclTemplate.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/Stmt.h"
 #include "clang/AST/Type.h"
@@ -100,6 +102,9 @@ struct Plan {
   const clang::VarDecl *Buf = nullptr;
   bool TwoBuffers = false;
   const clang::VarDecl *Cur = nullptr; ///< picks the current buffer
+  /// Pointer swap: `Src` starts at `Buf`, `Dst` at `Other`; each step
+  /// reads through one and writes through the other, then swaps them.
+  const clang::VarDecl *Src = nullptr, *Dst = nullptr, *Other = nullptr;
   const clang::VarDecl *Off = nullptr;
   const clang::BinaryOperator *Store = nullptr; ///< buf[..][tid] = v
   const clang::ForStmt *Loop = nullptr;
@@ -135,6 +140,10 @@ public:
     Slot[0] = Val::data(1, 0);
     if (P.Cur)
       Locals[P.Cur] = Val::buffer(0);
+    if (P.Src) {
+      Locals[P.Src] = Val::buffer(0);
+      Locals[P.Dst] = Val::buffer(1);
+    }
   }
 
   /// Runs the loop body; false with why() on anything outside a step.
@@ -143,10 +152,17 @@ public:
   /// The step left own + left (at or past the offset) or own (before it)
   /// in the buffer that is current afterwards.
   bool check() {
-    Val C = P.Cur ? Locals[P.Cur] : Val::buffer(0);
+    if (!Named.empty())
+      return fail(nullptr, Named);
+    Val C = P.Cur ? Locals[P.Cur] : P.Src ? Locals[P.Src] : Val::buffer(0);
     if (C.K != Val::Buffer)
       return fail(nullptr, "the variable choosing the current buffer does "
                            "not name one of the two at the end of a step");
+    if (P.Src &&
+        (Locals[P.Dst].K != Val::Buffer || Locals[P.Dst].Buf != 1 - C.Buf))
+      return fail(nullptr, "at the end of a step '" + P.Dst->getName() +
+                               "' does not name the buffer '" +
+                               P.Src->getName() + "' does not");
     FinalBuf = C.Buf;
     std::optional<Val> D = Slot[C.Buf].asData();
     if (!D || D->Own != 1 || D->Left != (InRange ? 1 : 0))
@@ -173,6 +189,8 @@ private:
   int Phase = 0;
   int FinalBuf = 0;
   std::string Why;
+  /// Why not, when the step names one of the swapped arrays itself.
+  std::string Named;
 
   bool fail(const clang::Stmt *S, const Twine &Msg) {
     Why = Msg.str();
@@ -249,6 +267,18 @@ private:
         return false;
       }
       Which = B.Buf;
+    } else if (P.Src) {
+      const auto *V = dyn_cast_or_null<clang::VarDecl>(declOf(Base));
+      if (V && (V == P.Buf || V == P.Other)) {
+        Named = ("the step names '" + V->getName() +
+                 "' directly; which buffer that is changes from step to step")
+                    .str();
+        return false;
+      }
+      auto It = Locals.find(V);
+      if (It == Locals.end() || It->second.K != Val::Buffer)
+        return false;
+      Which = It->second.Buf;
     } else {
       if (declOf(Base) != P.Buf)
         return false;
@@ -431,22 +461,12 @@ bool isBarrierStmt(const clang::Stmt *S) {
 
 /// The element types the shuffles move.
 bool shuffleType(clang::QualType T) {
-  const auto *B = T.getCanonicalType()->getAs<clang::BuiltinType>();
-  if (!B)
-    return false;
-  switch (B->getKind()) {
-  case clang::BuiltinType::Int:
-  case clang::BuiltinType::UInt:
-  case clang::BuiltinType::Long:
-  case clang::BuiltinType::ULong:
-  case clang::BuiltinType::LongLong:
-  case clang::BuiltinType::ULongLong:
-  case clang::BuiltinType::Float:
-  case clang::BuiltinType::Double:
-    return true;
-  default:
-    return false;
-  }
+  using BT = clang::BuiltinType;
+  const auto *B = T.getCanonicalType()->getAs<BT>();
+  return B && llvm::is_contained({BT::Int, BT::UInt, BT::Long, BT::ULong,
+                                  BT::LongLong, BT::ULongLong, BT::Float,
+                                  BT::Double},
+                                 B->getKind());
 }
 
 /// `off <<= 1`, `off *= 2`, `off += off`, `off = off * 2`, `off = 2 * off`,
@@ -488,6 +508,137 @@ bool doubles(const clang::Expr *Inc, const clang::VarDecl *Off,
   default:
     return false;
   }
+}
+
+/// \p S reads or writes memory, calls something or applies a unary
+/// operator (a swap of locals does none of that).
+bool touchesMemory(const clang::Stmt *S) {
+  return isa_and_nonnull<clang::ArraySubscriptExpr, clang::CallExpr,
+                         clang::MemberExpr, clang::UnaryOperator>(S) ||
+         (S && llvm::any_of(S->children(), touchesMemory));
+}
+
+/// The loop's steps are apart: its body starts with a barrier, or ends
+/// with one followed at most by statements that only change locals (the
+/// swap of two pointers).
+bool stepsApart(const clang::CompoundStmt *Body) {
+  if (!Body || Body->body_empty() || isBarrierStmt(Body->body_front()))
+    return Body && !Body->body_empty();
+  auto Last = llvm::find_if(llvm::reverse(Body->body()), touchesMemory);
+  return Last != Body->body_rend() && isBarrierStmt(*Last);
+}
+
+/// The pointer-swap form of double buffering: the loop changes exactly
+/// two local pointers, one starting at the stored array and the other at a
+/// second __shared__ array of the same type, and nothing before the loop
+/// names either pointer or array but their declarations. Fills P.Src,
+/// P.Dst and P.Other, or returns why not.
+std::string pointerSwap(const EditContext &Ctx, Plan &P,
+                        ArrayRef<const clang::VarDecl *> Changed,
+                        ArrayRef<const clang::Stmt *> Before) {
+  auto ArrayOf = [&](const clang::VarDecl *V) -> const clang::VarDecl * {
+    bool Ptr = V && V->isLocalVarDecl() && V->getType()->isPointerType();
+    const auto *A = dyn_cast_or_null<clang::VarDecl>(
+        Ptr && V->getInit() ? declOf(V->getInit()) : nullptr);
+    bool Shared = A && A->hasAttr<clang::CUDASharedAttr>();
+    return Shared && A->getType()->isArrayType() ? A : nullptr;
+  };
+  if (Changed.size() == 1 && ArrayOf(Changed[0]))
+    return "the loop at " + where(Ctx, P.Loop) + " moves the pointer '" +
+           Changed[0]->getName().str() +
+           "' but no second one; a double buffer swaps two";
+  if (Changed.size() != 2 || !ArrayOf(Changed[0]) || !ArrayOf(Changed[1]))
+    return "the loop at " + where(Ctx, P.Loop) + " changes '" +
+           (Changed[0] ? Changed[0]->getName().str()
+                       : std::string("a variable")) +
+           "', declared outside it";
+  bool SrcFirst = ArrayOf(Changed[0]) == P.Buf;
+  P.Src = Changed[SrcFirst ? 0 : 1];
+  P.Dst = Changed[SrcFirst ? 1 : 0];
+  P.Other = ArrayOf(P.Dst);
+  if (ArrayOf(P.Src) != P.Buf || P.Other == P.Buf)
+    return "the pointers '" + P.Src->getName().str() + "' and '" +
+           P.Dst->getName().str() + "' the loop swaps do not start at '" +
+           P.Buf->getName().str() +
+           "', where the values are stored, and "
+           "another __shared__ array";
+  if (!Ctx.AST.hasSameType(P.Buf->getType(), P.Other->getType()))
+    return "the buffers '" + P.Buf->getName().str() + "' and '" +
+           P.Other->getName().str() + "' differ in type";
+  const clang::VarDecl *Named[] = {P.Src, P.Dst, P.Buf, P.Other};
+  for (const clang::Stmt *S : Before) {
+    const auto *DS = dyn_cast<clang::DeclStmt>(S);
+    if (DS && llvm::all_of(DS->decls(), [&](const clang::Decl *D) {
+          return llvm::is_contained(Named, D);
+        }))
+      continue;
+    for (const clang::VarDecl *V : Named)
+      if (mentions(S, V))
+        return "'" + V->getName().str() + "' is used at " + where(Ctx, S) +
+               ", before the loop that swaps the buffers";
+  }
+  return "";
+}
+
+/// Code after the loop reads the result where the loop left it: with the
+/// buffer choice as the first index (`buf[cur][i]`) or through the pointer
+/// the last step left at it (`src[i]`); why not, or "".
+std::string afterLoopWhy(const EditContext &Ctx, const Plan &P,
+                         const clang::Stmt *S) {
+  if (!S)
+    return "";
+  if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(S)) {
+    const auto *O = dyn_cast<clang::ArraySubscriptExpr>(
+        A->getBase()->IgnoreParenImpCasts());
+    if (P.Cur && O && declOf(O->getBase()) == P.Buf &&
+        declOf(O->getIdx()) != P.Cur)
+      return "'" + looseExprText(Ctx, A) +
+             "' reads a buffer other than the current one";
+    if ((P.Cur && O && declOf(O->getBase()) == P.Buf) ||
+        (P.Src && declOf(A->getBase()) == P.Src))
+      return afterLoopWhy(Ctx, P, A->getIdx());
+  }
+  if (const auto *R = dyn_cast<clang::DeclRefExpr>(S)) {
+    const clang::ValueDecl *D = R->getDecl();
+    if (P.Cur && D == P.Cur)
+      return "'" + P.Cur->getName().str() +
+             "' is used after the loop other than to pick the buffer";
+    if (P.Src && (D == P.Src || D == P.Dst || D == P.Buf || D == P.Other))
+      return "'" + looseExprText(Ctx, R) + "' at " + where(Ctx, R) +
+             " is used after the loop other than to read an element "
+             "through '" +
+             P.Src->getName().str() +
+             "', where the loop leaves "
+             "the result";
+  }
+  for (const clang::Stmt *C : S->children())
+    if (std::string Why = afterLoopWhy(Ctx, P, C); !Why.empty())
+      return Why;
+  return "";
+}
+
+/// The loop's constant bound \p Bound; where it is a template parameter,
+/// the least value the instantiations give it (no launch's block exceeds
+/// that when none exceeds its instantiation's).
+std::optional<int64_t> loopBound(const EditContext &Ctx,
+                                 const clang::FunctionDecl *Kernel,
+                                 const clang::Expr *Bound) {
+  if (!Bound->isValueDependent())
+    return intValue(Bound, Ctx.AST);
+  const auto *NT =
+      dyn_cast_or_null<clang::NonTypeTemplateParmDecl>(declOf(Bound));
+  std::optional<int64_t> Least;
+  for (const clang::FunctionDecl *I : templateInstantiations(Kernel)) {
+    const clang::TemplateArgumentList *Args =
+        I->getTemplateSpecializationArgs();
+    if (!NT || NT->getDepth() || !Args || NT->getIndex() >= Args->size() ||
+        Args->get(NT->getIndex()).getKind() !=
+            clang::TemplateArgument::Integral)
+      return std::nullopt;
+    int64_t N = Args->get(NT->getIndex()).getAsIntegral().getSExtValue();
+    Least = Least ? std::min(*Least, N) : N;
+  }
+  return Least;
 }
 
 class BlockScan : public PlannedTransform<Plan> {
@@ -677,19 +828,16 @@ Expected<Plan> BlockScan::analyze(const EditContext &Ctx, const Edit &E) const {
                       "'" + P.Cur->getName().str() +
                           "' changes before the loop");
   } else if (!Outer.empty()) {
-    return reject(
-        E, "not-applicable",
-        "the loop at " + where(Ctx, Loop) + " changes '" +
-            (Outer[0] ? Outer[0]->getName().str() : std::string("a variable")) +
-            "', declared outside it");
+    std::vector<const clang::Stmt *> Before(Stmts.begin(), Stmts.begin() + L);
+    Before[L - 2] = Store->getRHS();
+    Before.pop_back(); // the barrier
+    if (std::string Why = pointerSwap(Ctx, P, Outer, Before); !Why.empty())
+      return reject(E, "not-applicable", Why);
   }
 
   // One step, run for a thread on each side of the offset. Consecutive
   // steps are apart when the step ends or starts with a barrier.
-  const auto *StepBody = dyn_cast<clang::CompoundStmt>(Loop->getBody());
-  if (!StepBody || StepBody->body_empty() ||
-      !(isBarrierStmt(StepBody->body_front()) ||
-        isBarrierStmt(StepBody->body_back())))
+  if (!stepsApart(dyn_cast<clang::CompoundStmt>(Loop->getBody())))
     return reject(E, "not-applicable",
                   "the loop at " + where(Ctx, Loop) +
                       " has no barrier between one step and the next");
@@ -728,41 +876,15 @@ Expected<Plan> BlockScan::analyze(const EditContext &Ctx, const Edit &E) const {
                         "scan's store at " +
                         where(Ctx, Stmts[I]));
   }
-  if (P.Cur) {
-    for (size_t I = L + 1; I < Stmts.size(); ++I) {
-      if (writtenVars(Stmts[I]).contains(P.Cur))
-        return reject(E, "not-applicable",
-                      "'" + P.Cur->getName().str() +
-                          "' changes after the loop");
-      // Each use of the buffer choice is the first index of an access.
-      std::string Bad;
-      std::function<void(const clang::Stmt *, bool)> Walk =
-          [&](const clang::Stmt *S, bool AsFirst) {
-            if (!S || !Bad.empty())
-              return;
-            if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(S)) {
-              const auto *O = dyn_cast<clang::ArraySubscriptExpr>(
-                  A->getBase()->IgnoreParenImpCasts());
-              if (O && declOf(O->getBase()) == P.Buf) {
-                if (declOf(O->getIdx()) != P.Cur)
-                  Bad = "'" + looseExprText(Ctx, A) +
-                        "' reads a buffer other than the current one";
-                Walk(A->getIdx(), false);
-                return;
-              }
-            }
-            if (const auto *R = dyn_cast<clang::DeclRefExpr>(S))
-              if (R->getDecl() == P.Cur && !AsFirst)
-                Bad = "'" + P.Cur->getName().str() +
-                      "' is used after the loop other than to pick the "
-                      "buffer";
-            for (const clang::Stmt *C : S->children())
-              Walk(C, false);
-          };
-      Walk(Stmts[I], false);
-      if (!Bad.empty())
-        return reject(E, "not-applicable", Bad);
-    }
+  // After: the buffer choice or the pointers stay; the result is read
+  // where the loop left it.
+  for (size_t I = L + 1; (P.Cur || P.Src) && I < Stmts.size(); ++I) {
+    const clang::VarDecl *Moved = P.Cur ? P.Cur : P.Src;
+    if (writtenVars(Stmts[I]).contains(Moved))
+      return reject(E, "not-applicable",
+                    "'" + Moved->getName().str() + "' changes after the loop");
+    if (std::string Why = afterLoopWhy(Ctx, P, Stmts[I]); !Why.empty())
+      return reject(E, "not-applicable", Why);
   }
 
   // The launches: whole warps, no more threads than the loop covers.
@@ -775,7 +897,7 @@ Expected<Plan> BlockScan::analyze(const EditContext &Ctx, const Edit &E) const {
   std::optional<int64_t> N;
   if (auto BV = asBuiltinVar(stripCasts(C->getRHS()));
       !(BV && BV->Var == "blockDim" && BV->Dim == 'x')) {
-    N = intValue(C->getRHS(), Ctx.AST);
+    N = loopBound(Ctx, P.Kernel.Decl, C->getRHS());
     if (!N)
       return reject(E, "not-applicable",
                     "the loop's bound '" + looseExprText(Ctx, C->getRHS()) +
@@ -803,11 +925,14 @@ Expected<Plan> BlockScan::analyze(const EditContext &Ctx, const Edit &E) const {
   int Steps = 0;
   for (int64_t O = 1; O < (N ? *N : MaxBlock); O <<= 1)
     ++Steps;
+  std::string Shape = P.TwoBuffers ? ", double-buffered" : "";
+  if (P.Src)
+    Shape = ", pointers '" + P.Src->getName().str() + "' and '" +
+            P.Dst->getName().str() + "' swapped";
   P.Description =
       (Twine("prefix sum of '") + P.Buf->getName() + "' over '" +
        P.Off->getName() + "' (" + Twine(Steps) +
-       " barrier steps at blocks of " + Twine(MaxBlock) +
-       (P.TwoBuffers ? ", double-buffered" : "") +
+       " barrier steps at blocks of " + Twine(MaxBlock) + Shape +
        "); rewrite: shuffle scans in each warp and one exchange of the "
        "warps' totals")
           .str();
