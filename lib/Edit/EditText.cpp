@@ -632,15 +632,12 @@ static PPResult preprocess(StringRef FileName, StringRef Code,
   return Out;
 }
 
-std::vector<CheckFailure>
-checkPreprocessedInvariance(StringRef FileName, StringRef OldCode,
-                            StringRef NewCode,
-                            const tooling::Replacements &Repls,
-                            const ParseConfig &Config, CudaSide Side) {
-  std::vector<CheckFailure> Failures;
-  std::string SideName = Side == CudaSide::Host ? "host" : "device";
-  // After the same precompiled preamble, or both from the start: the
-  // preamble's headers are the same bytes read the same way in both.
+/// \p OldCode and \p NewCode preprocessed for \p Side: after the same
+/// precompiled preamble, or both from the start (the preamble's headers are
+/// then the same bytes read the same way in both).
+static std::pair<PPResult, PPResult>
+preprocessBoth(StringRef FileName, StringRef OldCode, StringRef NewCode,
+               const ParseConfig &Config, CudaSide Side) {
   std::shared_ptr<const PreambleData> P =
       sharedPreamble(FileName, OldCode, NewCode, Config, Side);
   PPResult Old = preprocess(FileName, OldCode, Config, Side, P.get());
@@ -650,6 +647,17 @@ checkPreprocessedInvariance(StringRef FileName, StringRef OldCode,
     Old = preprocess(FileName, OldCode, Config, Side, nullptr);
     New = preprocess(FileName, NewCode, Config, Side, nullptr);
   }
+  return {std::move(Old), std::move(New)};
+}
+
+std::vector<CheckFailure>
+checkPreprocessedInvariance(StringRef FileName, StringRef OldCode,
+                            StringRef NewCode,
+                            const tooling::Replacements &Repls,
+                            const ParseConfig &Config, CudaSide Side) {
+  std::vector<CheckFailure> Failures;
+  std::string SideName = Side == CudaSide::Host ? "host" : "device";
+  auto [Old, New] = preprocessBoth(FileName, OldCode, NewCode, Config, Side);
   if (!Old.Ran || !New.Ran) {
     Failures.push_back(
         failureAt("tokens", NewCode, 0,
@@ -725,14 +733,7 @@ std::vector<CheckFailure> checkSameTokens(StringRef FileName, StringRef OldCode,
                                           const ParseConfig &Config,
                                           CudaSide Side) {
   std::string SideName = Side == CudaSide::Host ? "host" : "device";
-  std::shared_ptr<const PreambleData> P =
-      sharedPreamble(FileName, OldCode, NewCode, Config, Side);
-  PPResult Old = preprocess(FileName, OldCode, Config, Side, P.get());
-  PPResult New = preprocess(FileName, NewCode, Config, Side, P.get());
-  if (Old.AfterPreamble != New.AfterPreamble) {
-    Old = preprocess(FileName, OldCode, Config, Side, nullptr);
-    New = preprocess(FileName, NewCode, Config, Side, nullptr);
-  }
+  auto [Old, New] = preprocessBoth(FileName, OldCode, NewCode, Config, Side);
   if (!Old.Ran || !New.Ran)
     return {failureAt("tokens", NewCode, 0,
                       "the preprocessor could not run over the " + SideName +
