@@ -73,6 +73,12 @@ TEST(RestructureTransposeTest, NearMisses) {
                 "the guarded statement is not one element copy");
   expectRefusal(T, "transpose-refuse", E("lane_helper"),
                 "depends on per-thread values other than 'c' and 'r'");
+  expectRefusal(T, "transpose-refuse", E("in_place"),
+                "the copy reads and writes the same array 'a'");
+  expectRefusal(T, "transpose-refuse", E("same_buffer"),
+                "same_buffer/launch0 passes 'out' as both 'in' (read) and "
+                "'out' (written): a transpose in place depends on the order "
+                "threads run in");
   expectRefusal(T, "transpose-basic",
                 makeEdit("transpose-through-shared", "transpose",
                          {{"tile", int64_t(32)}, {"block_rows", int64_t(5)}}),

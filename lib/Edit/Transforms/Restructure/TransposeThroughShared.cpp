@@ -65,7 +65,10 @@ struct Plan {
   /// offsets), in source order.
   std::vector<const clang::DeclStmt *> Locals;
   const clang::BinaryOperator *Copy = nullptr; ///< out[...] = f(in[...])
-  bool ReadAlongX = true;                      ///< the read is unit-stride in x
+  /// The kernel's pointer parameters the copy writes through and reads
+  /// through (null when an array is not reached from one).
+  const clang::ParmVarDecl *Dst = nullptr, *Src = nullptr;
+  bool ReadAlongX = true; ///< the read is unit-stride in x
   int64_t Tile = 32, Pad = 1, Rows = 8;
   std::string ElemType;
   unsigned RegionBegin = 0, RegionEnd = 0;
@@ -142,6 +145,21 @@ public:
         return V->V;
     }
     return nullptr;
+  }
+
+  /// The kernel's pointer parameter among the terms, when exactly one term
+  /// is one (read in the kernel itself, not inside a helper).
+  const clang::ParmVarDecl *pointerParam() const {
+    const clang::ParmVarDecl *Found = nullptr;
+    for (const Term &T : Terms) {
+      const auto *P = dyn_cast_or_null<clang::ParmVarDecl>(declOf(T.E));
+      if (T.F || !P || !P->getType()->isPointerType())
+        continue;
+      if (Found)
+        return nullptr;
+      Found = P;
+    }
+    return Found;
   }
 
 private:
@@ -488,8 +506,10 @@ std::string checkCopy(const EditContext &Ctx, Plan &P, std::string &Along) {
   IndexTerms Terms(Ctx.AST, P.Locals);
   Terms.collect(W);
   const clang::VarDecl *WU = Terms.unitVar(P.X, P.Y);
+  P.Dst = Terms.pointerParam();
   Terms.collect(Reads[0]);
   const clang::VarDecl *RU = Terms.unitVar(P.X, P.Y);
+  P.Src = Terms.pointerParam();
   if (!WU || !RU)
     return "the indices '" + looseExprText(Ctx, W->getIdx()) + "' and '" +
            looseExprText(Ctx, Reads[0]->getIdx()) +
@@ -506,6 +526,52 @@ std::string checkCopy(const EditContext &Ctx, Plan &P, std::string &Along) {
   Along = ("the read is unit-stride in '" + RU->getName() +
            "', the write in '" + WU->getName() + "'")
               .str();
+  return "";
+}
+
+/// The variable a pointer argument points into: `a`, `a + k`, `&a[k]`,
+/// through casts and parentheses; else null.
+const clang::ValueDecl *pointedArray(const clang::Expr *E) {
+  E = E->IgnoreParenCasts();
+  if (const auto *B = dyn_cast<clang::BinaryOperator>(E);
+      B && B->isAdditiveOp())
+    return pointedArray(B->getLHS()->getType()->isPointerType() ? B->getLHS()
+                                                                : B->getRHS());
+  if (const auto *U = dyn_cast<clang::UnaryOperator>(E);
+      U && U->getOpcode() == clang::UO_AddrOf)
+    if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(
+            U->getSubExpr()->IgnoreParens()))
+      return pointedArray(A->getBase());
+  if (const auto *R = dyn_cast<clang::DeclRefExpr>(E))
+    return R->getDecl();
+  return nullptr;
+}
+
+/// The launch that passes pointers into one array as both the copy's
+/// source and its destination (an in-place transpose: the original's result
+/// then depends on the order threads run in, and the tiled copy's order is
+/// another); else "".
+std::string aliasProblem(const EditContext &Ctx, const KernelInfo &KI,
+                         const Plan &P) {
+  if (!P.Dst || !P.Src || P.Dst == P.Src)
+    return P.Dst && P.Dst == P.Src
+               ? "the copy reads and writes the same array '" +
+                     P.Dst->getName().str() + "'"
+               : "";
+  for (const LaunchSite &L : KI.Launches) {
+    const clang::CUDAKernelCallExpr *Call = findLaunchCall(Ctx, L);
+    unsigned D = P.Dst->getFunctionScopeIndex(),
+             S = P.Src->getFunctionScopeIndex();
+    if (!Call || D >= Call->getNumArgs() || S >= Call->getNumArgs())
+      continue;
+    const clang::ValueDecl *A = pointedArray(Call->getArg(D));
+    if (A && A == pointedArray(Call->getArg(S)))
+      return (L.Id + " passes '" + A->getName() + "' as both '" +
+              P.Src->getName() + "' (read) and '" + P.Dst->getName() +
+              "' (written): a transpose in place depends on the order "
+              "threads run in, and the tiled copy's order differs")
+          .str();
+  }
   return "";
 }
 
@@ -680,6 +746,8 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
   for (auto [V, D] : {std::pair(&P.X, 'x'), std::pair(&P.Y, 'y')})
     if (std::string Why = scaleProblem(Ctx, KI, *V, D); !Why.empty())
       return reject(E, "launch", Why);
+  if (std::string Why = aliasProblem(Ctx, KI, P); !Why.empty())
+    return reject(E, "not-applicable", Why);
   P.Description = (Twine("2D copy '") + looseExprText(Ctx, Copy) +
                    "': " + Along + "; rewrite: " + Twine(P.Tile) + "x" +
                    Twine(P.Tile) + " shared tile padded by " + Twine(P.Pad) +
