@@ -227,6 +227,21 @@ def t_verify_edits(a):
                   "bench/edits/verify_examples.py")])
 
 
+def t_verify_variants(a):
+    programs = a.suite_programs or "all"
+    verify = ("python3 bench/edits/verify_examples.py --tool {tool} --source-edits "
+              "--out {work}/verify --jobs 6%s {work}/kernels/*.*/naive.cu"
+              % (" --deadline %s" % a.deadline if a.deadline else ""))
+    return ("The variants' own edits (their `// EDIT:` lines, the edits the suite's own "
+            "version gets) applied one after another to each variant of %s, every step "
+            "verified against the variant as written." % programs,
+            [Step("kernels", py("bench/search/compare.py", "variants", "{work}/kernels",
+                                "--programs", programs)),
+             Step("verify", ["bash", "-c", verify], unpack=True)],
+            [Part("", "script", "verify/verify-edits.md", "verify/verify-edits.jsonl",
+                  "bench/edits/verify_examples.py")])
+
+
 def t_stencil_edits(a):
     return ("Stencil shared-tiling and hoist on the suite's jacobi2d and conv2d.",
             [Step("stencil", ["bash", "scripts/gpu-stencil-edits.sh", "{bundle}"],
@@ -497,6 +512,7 @@ TASKS = {
     "dram-single": (t_dram_single, "DRAM writes under replay schemes (bench/eval/dram_single.py)"),
     "l2clean": (t_l2clean, "L2 preparations against ncu (bench/eval/l2clean/run.sh)"),
     "verify-edits": (t_verify_edits, "every suggested edit verified (bench/edits/verify_examples.py)"),
+    "verify-variants": (t_verify_variants, "the variants' own edits verified step by step (bench/edits/verify_examples.py)"),
     "stencil-edits": (t_stencil_edits, "stencil tiling and hoist (scripts/gpu-stencil-edits.sh)"),
     "gemm-edits": (t_gemm_edits, "register-blocked matmul edits (scripts/gpu-gemm-edits.sh)"),
     "block-scan": (t_block_scan, "block-scan on scan styles and the suite (scripts/gpu-edit-family.sh)"),
@@ -737,7 +753,7 @@ def parse(argv):
     ap.add_argument("--kernels", help="suite, restructure: comma-separated suite programs")
     ap.add_argument("--optimized-dir", help="suite: <kernel>/optimized.cu sources to measure")
     ap.add_argument("--programs", dest="suite_programs",
-                    help="column, strategies, variants: 'all' or comma-separated suite programs")
+                    help="column, strategies, variants, verify-variants: 'all' or comma-separated suite programs")
     ap.add_argument("--budget", type=int, help="evaluations per search")
     ap.add_argument("--time", help="optimize, llm: optimize --time per program")
     ap.add_argument("--extra", help="more optimize flags (column, strategies, optimize)")
@@ -765,8 +781,9 @@ def parse(argv):
         ap.error("acceptance takes one program")
     if a.optimized_dir and a.task not in ("suite", "restructure"):
         ap.error("--optimized-dir is for suite and restructure")
-    if a.suite_programs and a.task not in SEARCHES:
-        ap.error("--programs is for column, strategies and variants (suite takes --kernels)")
+    if a.suite_programs and a.task not in SEARCHES + ("verify-variants",):
+        ap.error("--programs is for column, strategies, variants and verify-variants "
+                 "(suite takes --kernels)")
     if a.state and a.task not in STATEFUL:
         ap.error("--state is for column, strategies, variants and cmake-project")
     if a.phase and a.task != "cmake-project":

@@ -11,6 +11,15 @@ table (markdown) and one JSON line per edit go to --out.
     python3 bench/edits/verify_examples.py --tool BUNDLE/bin/clang-optiml \
         --out $OUT examples/saxpy.cu examples/transpose.cu
 
+With --source-edits, a program's own `// EDIT: {...}` lines (the variants
+corpus, test/edit/variants-*.test, extracted by `bench/search/compare.py
+variants`) are applied one after another instead, and each step's program is
+verified against the original: the edits the suite's own version gets, on the
+same kernel written another way.
+
+    python3 bench/edits/verify_examples.py --tool BUNDLE/bin/clang-optiml \
+        --source-edits --out $OUT KERNELS/*.*/naive.cu
+
 Edits that declare a precision change are evaluated with --precision-changing
 (the tolerance the search would use). Timing is reported as eval measured
 it; with --jobs > 1 several evaluations share the GPU and the times are not
@@ -46,22 +55,66 @@ def suggestions(tool, path, first_only):
                 yield k["kernel"], a["kind"], s, a.get("changes_precision", False)
 
 
-def check(tool, path, kernel, edit, precision, work, args):
-    tag = f"{os.path.basename(path)[:-3]}-{edit['kind']}-{abs(hash(json.dumps(edit, sort_keys=True))) % 10**8}"
+def source_edits(path):
+    """The program's `// EDIT: {...}` lines, in order (empty when it has none)."""
+    with open(path) as f:
+        return [json.loads(l[len("// EDIT: "):]) for l in f if l.startswith("// EDIT: ")]
+
+
+def program_name(path):
+    """A readable name: the variant's folder (axpy.soa/naive.cu) or the file."""
+    base = os.path.basename(path)
+    return os.path.basename(os.path.dirname(path)) if base == "naive.cu" else base[:-3]
+
+
+def apply_edit(tool, src, edit, work, tag):
+    """`apply` EDIT to SRC: (candidate path, nvcc flags, changes precision) or
+    raises RuntimeError with apply's last line."""
     ej = os.path.join(work, tag + ".json")
     cu = os.path.join(work, tag + ".cu")
     with open(ej, "w") as f:
         json.dump(edit, f)
-    row = {"program": path, "kernel": kernel, "edit": edit}
-    rc, out, err = run([tool, "apply", path, "--edit", ej, "--json", "-o", cu])
+    rc, out, err = run([tool, "apply", src, "--edit", ej, "--json", "-o", cu])
     if rc != 0:
-        row.update(status="apply-failed", detail=err.strip().splitlines()[-1:])
-        return row
+        raise RuntimeError(" ".join(err.strip().splitlines()[-1:]))
     applied = json.loads(out[: out.rindex("]") + 1])
-    flags = []
+    flags, precision = [], False
     for a in applied:
         flags += a.get("nvcc_flags", [])
         precision = precision or a.get("changes_precision", False)
+    return cu, flags, precision
+
+
+def check_chain(tool, path, edits, work, args):
+    """Applies EDITS one after another and verifies every step against PATH."""
+    rows, src, flags, precision = [], path, [], False
+    for n, edit in enumerate(edits, 1):
+        kernel = edit["target"].split("/")[0]
+        row = {"program": path, "kernel": kernel, "edit": edit, "step": n}
+        try:
+            src, more, prec = apply_edit(tool, src, edit, work,
+                                         f"{program_name(path)}-step{n}")
+        except RuntimeError as e:
+            row.update(status="apply-failed", detail=str(e))
+            return rows + [row]
+        flags, precision = flags + more, precision or prec
+        rows.append(evaluate(tool, path, src, kernel, flags, precision, row, work, args))
+    return rows
+
+
+def check(tool, path, kernel, edit, precision, work, args):
+    tag = f"{program_name(path)}-{edit['kind']}-{abs(hash(json.dumps(edit, sort_keys=True))) % 10**8}"
+    row = {"program": path, "kernel": kernel, "edit": edit}
+    try:
+        cu, flags, prec = apply_edit(tool, path, edit, work, tag)
+    except RuntimeError as e:
+        row.update(status="apply-failed", detail=str(e))
+        return row
+    return evaluate(tool, path, cu, kernel, flags, precision or prec, row, work, args)
+
+
+def evaluate(tool, path, cu, kernel, flags, precision, row, work, args):
+    """`eval CU --against PATH` on KERNEL; the verdict and time go into ROW."""
     cmd = [tool, "eval", cu, "--against", path, "--kernel", kernel, "--json",
            "--no-metrics", "--timeout", str(args.timeout),
            "--cache-dir", os.path.join(work, "cache")]
@@ -107,40 +160,60 @@ def main():
                     help="also run memcheck and racecheck on every candidate")
     ap.add_argument("--deadline", type=float, default=0,
                     help="start no evaluation after this many seconds")
+    ap.add_argument("--source-edits", action="store_true",
+                    help="apply each program's own `// EDIT:` lines in order and verify "
+                         "every step (programs without such lines are skipped)")
     ap.add_argument("programs", nargs="+")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="verify-edits-")
     began = time.time()
-    todo = [(p, *s) for p in args.programs
-            for s in suggestions(args.tool, p, args.first_only)]
-    print(f"{len(todo)} edits to check", flush=True)
+    if args.source_edits:
+        todo = [(p, source_edits(p)) for p in args.programs]
+        todo = [t for t in todo if t[1]]
+        print(f"{sum(len(e) for _, e in todo)} edits in {len(todo)} programs to check",
+              flush=True)
+    else:
+        todo = [(p, *s) for p in args.programs
+                for s in suggestions(args.tool, p, args.first_only)]
+        print(f"{len(todo)} edits to check", flush=True)
     rows = []
     log = open(os.path.join(args.out, "verify-edits.jsonl"), "w")
 
     def one(item):
+        late = args.deadline and time.time() - began > args.deadline
+        if args.source_edits:
+            path, edits = item
+            if late:
+                return [{"program": path, "kernel": e["target"].split("/")[0], "edit": e,
+                         "step": n, "status": "not-run (deadline)"}
+                        for n, e in enumerate(edits, 1)]
+            return check_chain(args.tool, path, edits, work, args)
         path, kernel, kind, edit, prec = item
-        if args.deadline and time.time() - began > args.deadline:
-            return {"program": path, "kernel": kernel, "edit": edit,
-                    "status": "not-run (deadline)"}
-        return check(args.tool, path, kernel, edit, prec, work, args)
+        if late:
+            return [{"program": path, "kernel": kernel, "edit": edit,
+                     "status": "not-run (deadline)"}]
+        return [check(args.tool, path, kernel, edit, prec, work, args)]
 
     with cf.ThreadPoolExecutor(args.jobs) as ex:
-        for row in ex.map(one, todo):
-            rows.append(row)
-            log.write(json.dumps(row) + "\n")
-            log.flush()
-            print(f"{os.path.basename(row['program'])} {row['edit']['kind']} "
-                  f"{json.dumps(row['edit'].get('params', {}))}: {row['status']} "
-                  f"{row.get('detail') or ''}", flush=True)
+        for done in ex.map(one, todo):
+            for row in done:
+                rows.append(row)
+                log.write(json.dumps(row) + "\n")
+                log.flush()
+                print(f"{program_name(row['program'])} {row['edit']['kind']} "
+                      f"{json.dumps(row['edit'].get('params', {}))}: {row['status']} "
+                      f"{row.get('detail') or ''}", flush=True)
     with open(os.path.join(args.out, "verify-edits.md"), "w") as f:
         f.write("| program | kernel | edit | params | result | eval ms | detail |\n")
         f.write("| --- | --- | --- | --- | --- | --- | --- |\n")
+        # With --source-edits each row is the program after this edit and
+        # the ones above it.
         for r in rows:
             det = r.get("detail") or ""
             if isinstance(det, list):
                 det = " ".join(det)
-            f.write(f"| {os.path.basename(r['program'])} | {r['kernel']} | "
+            f.write(f"| {program_name(r['program'])} | {r['kernel']} | "
                     f"{r['edit']['kind']} | `{json.dumps(r['edit'].get('params', {}))}` | "
                     f"{r['status']} | {r.get('median_ms') or ''} | {det.replace('|', '/')[:120]} |\n")
     bad = [r for r in rows if r["status"] not in ("verified",)]
