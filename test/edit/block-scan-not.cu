@@ -7,7 +7,11 @@
 // written through swapped pointers: a swap skipped on some steps, a
 // neighbour read from the buffer being written, the result read after the
 // loop from the other buffer, one pointer moved but not the other, both
-// moved onto one buffer, an array named directly in the step.
+// moved onto one buffer, an array named directly in the step; a pointer
+// into the scanned array declared before the store or after the loop; in
+// two halves of one array: the other half read after the loop, halves
+// smaller than the block, the second half's variable not flipped, a read
+// past the thread's own element after the loop.
 // RUN: clang-optiml transforms -v %s -- %mock_args 2>&1 | FileCheck %s
 
 #include "cuda_mock.h"
@@ -280,6 +284,160 @@ __global__ void named_array(int *data) {
   data[tid] = src[tid];
 }
 
+// A pointer into the scanned array declared before the store and written
+// through after the loop: with 7 steps the loop leaves the result in
+// buf[1], the rewrite in buf[0], which the write would then clobber.
+// CHECK: not block-scan alias_before: 'q' at {{[0-9]+}}:3 points into 'buf'; reads and writes through it are not followed, and the scan moves where the values are
+__global__ void alias_before(int *data) {
+  __shared__ int buf[2][128];
+  int tid = threadIdx.x;
+  int cur = 0;
+  int *q = buf[0];
+  buf[cur][tid] = data[tid];
+  __syncthreads();
+  for (int off = 1; off < 128; off <<= 1) {
+    if (tid >= off)
+      buf[1 - cur][tid] = buf[cur][tid] + buf[cur][tid - off];
+    else
+      buf[1 - cur][tid] = buf[cur][tid];
+    cur = 1 - cur;
+    __syncthreads();
+  }
+  q[tid] = 0;
+  data[tid] = buf[cur][tid];
+}
+
+// The same through the address of an element of one half of one array.
+// CHECK: not block-scan alias_addr: 'q' at {{[0-9]+}}:3 points into 'temp'; reads and writes through it are not followed, and the scan moves where the values are
+__global__ void alias_addr(int *data) {
+  extern __shared__ int temp[];
+  const int thid = threadIdx.x;
+  const int len = blockDim.x;
+  int pout = 0, pin = 1;
+  int *q = &temp[len + thid];
+  temp[pout * len + thid] = data[thid];
+  __syncthreads();
+  for (int offset = 1; offset < len; offset *= 2) {
+    pout = 1 - pout;
+    pin = 1 - pout;
+    if (thid >= offset)
+      temp[pout * len + thid] =
+          temp[pin * len + thid] + temp[pin * len + thid - offset];
+    else
+      temp[pout * len + thid] = temp[pin * len + thid];
+    __syncthreads();
+  }
+  *q = 0;
+  data[thid] = temp[pout * len + thid];
+}
+
+// A pointer to the first buffer taken after the loop, which with 7 steps
+// is not the one holding the result.
+// CHECK: not block-scan alias_after: 'buf' at {{[0-9]+}}:12 is used after the loop other than to read an element of the current buffer
+__global__ void alias_after(int *data) {
+  __shared__ int buf[2][128];
+  int tid = threadIdx.x;
+  int cur = 0;
+  buf[cur][tid] = data[tid];
+  __syncthreads();
+  for (int off = 1; off < 128; off <<= 1) {
+    buf[1 - cur][tid] = tid >= off ? buf[cur][tid] + buf[cur][tid - off]
+                                   : buf[cur][tid];
+    cur = 1 - cur;
+    __syncthreads();
+  }
+  int *r = buf[0];
+  data[tid] = r[tid];
+}
+
+// Two halves of one array: the half the last step read, read after the
+// loop.
+// CHECK: not block-scan halves_other: 'temp[pin * len + thid]' reads a part of 'temp' other than the current half 'pout * len + i'
+__global__ void halves_other(int *data) {
+  extern __shared__ int temp[];
+  const int thid = threadIdx.x;
+  const int len = blockDim.x;
+  int pout = 0, pin = 1;
+  temp[pout * len + thid] = data[thid];
+  __syncthreads();
+  for (int offset = 1; offset < len; offset *= 2) {
+    pout = 1 - pout;
+    pin = 1 - pout;
+    if (thid >= offset)
+      temp[pout * len + thid] =
+          temp[pin * len + thid] + temp[pin * len + thid - offset];
+    else
+      temp[pout * len + thid] = temp[pin * len + thid];
+    __syncthreads();
+  }
+  data[thid] = temp[pin * len + thid];
+}
+
+// Halves of 128 elements for blocks of 256 threads: they overlap.
+// CHECK: not block-scan halves_len: a launch uses blocks of 256 threads, but 'temp' is split in halves of 128; a half must be the block
+__global__ void halves_len(int *data) {
+  __shared__ int temp[512];
+  const int thid = threadIdx.x;
+  int pout = 0, pin = 1;
+  temp[pout * 128 + thid] = data[thid];
+  __syncthreads();
+  for (int offset = 1; offset < 256; offset *= 2) {
+    pout = 1 - pout;
+    pin = 1 - pout;
+    if (thid >= offset)
+      temp[pout * 128 + thid] =
+          temp[pin * 128 + thid] + temp[pin * 128 + thid - offset];
+    else
+      temp[pout * 128 + thid] = temp[pin * 128 + thid];
+    __syncthreads();
+  }
+  data[thid] = temp[pout * 128 + thid];
+}
+
+// `pin` never flipped: from the second step on it names the half being
+// written.
+// CHECK: not block-scan halves_unflipped: the loop at {{[0-9]+}}:3 is not a prefix-sum step: the half 'pin' is not the current buffer or the other one ({{[0-9]+}}:10)
+__global__ void halves_unflipped(int *data) {
+  extern __shared__ int temp[];
+  const int thid = threadIdx.x;
+  const int len = blockDim.x;
+  int pout = 0, pin = 1;
+  temp[pout * len + thid] = data[thid];
+  __syncthreads();
+  for (int offset = 1; offset < len; offset *= 2) {
+    temp[pin * len + thid] =
+        thid >= offset
+            ? temp[pout * len + thid] + temp[pout * len + thid - offset]
+            : temp[pout * len + thid];
+    pout = 1 - pout;
+    __syncthreads();
+  }
+  data[thid] = temp[pout * len + thid];
+}
+
+// Past the thread's own element after the loop: with 8 steps the loop
+// leaves the other half holding the seventh, the rewrite nothing.
+// CHECK: not block-scan halves_past: 'temp[pout * len + thid + len]' reads another element than the thread's own of the current half; after the loop only 'pout * len + tid' is known to stay in it
+__global__ void halves_past(int *data) {
+  extern __shared__ int temp[];
+  const int thid = threadIdx.x;
+  const int len = blockDim.x;
+  int pout = 0, pin = 1;
+  temp[pout * len + thid] = data[thid];
+  __syncthreads();
+  for (int offset = 1; offset < len; offset *= 2) {
+    pout = 1 - pout;
+    pin = 1 - pout;
+    if (thid >= offset)
+      temp[pout * len + thid] =
+          temp[pin * len + thid] + temp[pin * len + thid - offset];
+    else
+      temp[pout * len + thid] = temp[pin * len + thid];
+    __syncthreads();
+  }
+  data[thid] = temp[pout * len + thid + len];
+}
+
 int main() {
   int *d = nullptr, *p = nullptr;
   float *f = nullptr;
@@ -300,5 +458,12 @@ int main() {
   half_swap<<<1, 256>>>(d);
   bad_swap<<<1, 256>>>(d);
   named_array<<<1, 256>>>(d);
+  alias_before<<<1, 128>>>(d);
+  alias_addr<<<1, 256, 2 * 256 * sizeof(int)>>>(d);
+  alias_after<<<1, 128>>>(d);
+  halves_other<<<1, 256, 2 * 256 * sizeof(int)>>>(d);
+  halves_len<<<1, 256>>>(d);
+  halves_unflipped<<<1, 256, 2 * 256 * sizeof(int)>>>(d);
+  halves_past<<<1, 256, 2 * 256 * sizeof(int)>>>(d);
   return 0;
 }

@@ -1,4 +1,4 @@
-// block-scan on nine block scans written from scratch in different styles:
+// block-scan on ten block scans written from scratch in different styles:
 // two buffers flipped by `1 - cur`, `cur ^= 1` or `!cur`, a temporary read
 // before a barrier and added after it, `+=` or `=`, if/else, a conditional
 // expression or the negated condition, the bound a constant or blockDim.x,
@@ -6,7 +6,8 @@
 // long long, float and double, a kernel in a namespace, a row pointer, the
 // block size in a local dim3, code after the loop reading any element of
 // the current buffer, two arrays behind pointers swapped after each step in
-// a template. Every one is recognized and rewritten; all nine
+// a template, two halves of one extern array picked by `pout * len`.
+// Every one is recognized and rewritten; all ten
 // edits applied one after another compile with nvcc, and the input is left
 // as it was. The program itself checks each scan against the CPU, so the
 // GPU check (scripts/gpu-edit-family.sh) runs `eval` on each edit.
@@ -31,6 +32,7 @@
 // WHY: block-scan local_dim3: prefix sum of 'acc' over 'stride' (6 barrier steps at blocks of 64)
 // WHY: block-scan exclusive: prefix sum of 'tmp' over 'off' (8 barrier steps at blocks of 256)
 // WHY: block-scan swapped: prefix sum of 'ping' over 'd' (8 barrier steps at blocks of 256, pointers 'src' and 'dst' swapped)
+// WHY: block-scan halves: prefix sum of 'smem' over 'offset' (8 barrier steps at blocks of 256, double-buffered in two halves)
 
 #include <cstdio>
 #include <cstdlib>
@@ -240,6 +242,40 @@ __global__ void swapped(const float *in, float *out, float *last) {
 // OUT-NEXT: __syncthreads();
 // OUT-NEXT: out[blockIdx.x * B + t] = src[t];
 
+// GPU Gems 3's form: one extern array in two halves of blockDim.x, picked
+// by `pout * len` and `pin * len`, both flipped at the top of each step,
+// the terms of an index in any order.
+__global__ void halves(const int *in, int *out, int n) {
+  extern __shared__ int smem[];
+  const int thid = threadIdx.x;
+  const int len = blockDim.x;
+  const int gid = blockIdx.x * len + thid;
+  int pout = 0, pin = 1;
+  smem[pout * len + thid] = gid < n ? in[gid] : 0;
+  __syncthreads();
+  for (int offset = 1; offset < len; offset *= 2) {
+    pout = 1 - pout;
+    pin = 1 - pout;
+    if (thid >= offset)
+      smem[pout * len + thid] =
+          smem[len * pin + thid] + smem[thid - offset + pin * len];
+    else
+      smem[pout * len + thid] = smem[pin * len + thid];
+    __syncthreads();
+  }
+  if (gid < n)
+    out[gid] = smem[pout * len + thid];
+}
+// OUT-LABEL: void halves(
+// OUT: int pout = 0, pin = 1;
+// OUT-NEXT: {
+// OUT-NEXT: int [[V:scan_v[0-9]*]] = gid < n ? in[gid] : 0;
+// OUT: smem[pout * len + thid] = [[V]];
+// OUT-NEXT: }
+// OUT-NEXT: __syncthreads();
+// OUT-NEXT: if (gid < n)
+// OUT-NEXT: out[gid] = smem[pout * len + thid];
+
 #define CHECK(x)                                                               \
   do {                                                                         \
     cudaError_t e = (x);                                                       \
@@ -392,6 +428,17 @@ int main() {
     CHECK(cudaGetLastError());
     expect("swapped", h, download(out, h.size()), 256);
   }
+  {
+    int n = blocks * 256 - 40;
+    std::vector<int> h(n);
+    for (int i = 0; i < n; ++i)
+      h[i] = (i * 37) % 23 - 11;
+    int *in = upload(h), *out = nullptr;
+    CHECK(cudaMalloc(&out, n * sizeof(int)));
+    halves<<<(n + 255) / 256, 256, 2 * 256 * sizeof(int)>>>(in, out, n);
+    CHECK(cudaGetLastError());
+    expect("halves", h, download(out, n), 256);
+  }
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }
@@ -407,3 +454,4 @@ int main() {
 // EDIT: {"kind":"block-scan","target":"local_dim3"}
 // EDIT: {"kind":"block-scan","target":"exclusive"}
 // EDIT: {"kind":"block-scan","target":"swapped"}
+// EDIT: {"kind":"block-scan","target":"halves"}

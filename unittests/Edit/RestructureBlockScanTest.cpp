@@ -1,7 +1,7 @@
 //===- RestructureBlockScanTest.cpp - block-scan --------------------------===//
 //
 // The inputs are the lit tests' own programs: test/edit/block-scan-styles.cu
-// (eight scans written in different styles, parsed with the CUDA SDK) and
+// (ten scans written in different styles, parsed with the CUDA SDK) and
 // test/edit/block-scan-not.cu (look-alikes, hermetic).
 //
 //===----------------------------------------------------------------------===//
@@ -50,7 +50,9 @@ TEST(RestructureBlockScanTest, EveryStyleIsRecognized) {
       {"local_dim3", "'acc' over 'stride' (6 barrier steps at blocks of 64)"},
       {"exclusive", "'tmp' over 'off' (8 barrier steps at blocks of 256)"},
       {"swapped", "'ping' over 'd' (8 barrier steps at blocks of 256, "
-                  "pointers 'src' and 'dst' swapped)"}};
+                  "pointers 'src' and 'dst' swapped)"},
+      {"halves", "'smem' over 'offset' (8 barrier steps at blocks of 256, "
+                 "double-buffered in two halves)"}};
   for (const auto &[Kernel, Why] : Want) {
     Applicability A = blockScan().prepare(*In.Ctx, Kernel);
     EXPECT_TRUE(A.Applies) << Kernel << ": " << A.Reason;
@@ -148,6 +150,33 @@ TEST(RestructureBlockScanTest, PointerSwapKeepsTheReadsThroughSrc) {
   EXPECT_EQ(K.find("for (int d"), std::string::npos) << K;
 }
 
+// Two halves of one array: the store into the half `pout` names before
+// the loop is kept; with the loop gone `pout` still names that half when
+// the code after it reads `smem[pout * len + thid]`.
+TEST(RestructureBlockScanTest, HalvesKeepTheStoreIntoTheFirstHalf) {
+  if (!haveSdk())
+    GTEST_SKIP() << "no CUDA SDK";
+  std::string Out = applyToFile(blockScan(), stylesPath(),
+                                makeEdit("block-scan", "halves"), sdkConfig());
+  ASSERT_EQ(Out.find("error: "), std::string::npos) << Out;
+  size_t Begin = Out.find("__global__ void halves(");
+  size_t End = Out.find("\n}\n", Begin);
+  ASSERT_NE(End, std::string::npos);
+  std::string K =
+      std::regex_replace(Out.substr(Begin, End + 3 - Begin),
+                         std::regex("\\b(scan_[a-z_]*[a-z])[0-9]+\\b"), "$1");
+  EXPECT_NE(K.find("  int pout = 0, pin = 1;\n  {\n    int scan_v = gid < n ? "
+                   "in[gid] : 0;\n"),
+            std::string::npos)
+      << K;
+  EXPECT_NE(K.find("    smem[pout * len + thid] = scan_v;\n  }\n  "
+                   "__syncthreads();\n  if (gid < n)\n    out[gid] = "
+                   "smem[pout * len + thid];\n}\n"),
+            std::string::npos)
+      << K;
+  EXPECT_EQ(K.find("offset"), std::string::npos) << K;
+}
+
 TEST(RestructureBlockScanTest, LookAlikesAreRefused) {
   auto E = [](const char *K) { return makeEdit("block-scan", K); };
   const std::pair<const char *, const char *> Cases[] = {
@@ -166,12 +195,25 @@ TEST(RestructureBlockScanTest, LookAlikesAreRefused) {
       {"skipped_swap", "the step's condition 'off != 4' is not 'tid >= "
                        "offset'"},
       {"reads_written", "does not leave own + left in the current buffer"},
-      {"wrong_final", "'dst' at 226:15 is used after the loop other than to "
+      {"wrong_final", "'dst' at 230:15 is used after the loop other than to "
                       "read an element through 'src'"},
       {"half_swap", "moves the pointer 'src' but no second one"},
       {"bad_swap", "at the end of a step 'dst' does not name the buffer "
                    "'src' does not"},
-      {"named_array", "the step names 'ping' directly"}};
+      {"named_array", "the step names 'ping' directly"},
+      {"alias_before", "'q' at 295:3 points into 'buf'; reads and writes "
+                       "through it are not followed"},
+      {"alias_addr", "'q' at 317:3 points into 'temp'"},
+      {"alias_after", "'buf' at 349:12 is used after the loop other than to "
+                      "read an element of the current buffer"},
+      {"halves_other", "'temp[pin * len + thid]' reads a part of 'temp' "
+                       "other than the current half 'pout * len + i'"},
+      {"halves_len", "'temp' is split in halves of 128; a half must be the "
+                     "block"},
+      {"halves_unflipped", "the half 'pin' is not the current buffer or the "
+                           "other one"},
+      {"halves_past", "'temp[pout * len + thid + len]' reads another element "
+                      "than the thread's own of the current half"}};
   Input In(lookAlikesPath(), hermeticConfig());
   ASSERT_TRUE(In.Ctx);
   for (const auto &[Kernel, Why] : Cases) {

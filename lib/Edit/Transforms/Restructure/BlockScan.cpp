@@ -57,7 +57,91 @@ using clang::dyn_cast_or_null;
 using clang::isa;
 
 namespace optiml {
+namespace block_scan {
+// Defined in BlockScanInput.cpp.
+
+using ExprTest = std::function<bool(const clang::Expr *)>;
+
+/// \p S is a call of `__syncthreads()` (or another block barrier).
+bool isBarrierStmt(const clang::Stmt *S);
+/// The element types the shuffles move.
+bool shuffleType(clang::QualType T);
+/// `off <<= 1`, `off *= 2`, `off += off`, `off = off * 2`, `off = 2 * off`,
+/// `off = off << 1`, `off = off + off`.
+bool doubles(const clang::Expr *Inc, const clang::VarDecl *Off,
+             const clang::ASTContext &AST);
+/// The loop's steps are apart: its body starts with a barrier, or ends
+/// with one followed at most by statements that only change locals (the
+/// swap of two pointers).
+bool stepsApart(const clang::CompoundStmt *Body);
+/// The loop's constant bound \p Bound; where it is a template parameter,
+/// the least value the instantiations give it.
+std::optional<int64_t> loopBound(const EditContext &Ctx,
+                                 const clang::FunctionDecl *Kernel,
+                                 const clang::Expr *Bound);
+/// \p E is blockDim.x, or a local never written (\p Written) after its
+/// initializer blockDim.x.
+bool isBlockDimX(const clang::Expr *E,
+                 const llvm::DenseSet<const clang::ValueDecl *> &Written);
+
+/// The terms of an index, each with whether it is subtracted.
+using IndexTerms = SmallVector<std::pair<const clang::Expr *, bool>, 2>;
+/// For an index into one array split in two halves of `len` elements,
+/// `h * len + i` (the product in either order, the terms of `i` anywhere
+/// in the sum; \p IsLen says what is `len`): `h`, with the terms of `i`
+/// in \p Rest. Null when no term or two terms are a product with `len`.
+const clang::Expr *splitHalfIndex(const clang::Expr *Index,
+                                  const ExprTest &IsLen, IndexTerms &Rest);
+
+/// Which side of `tid >= off` (or a spelling of it) \p E says a thread
+/// is on, for one \p InRange (at or past the offset) or the other.
+std::optional<bool> offsetTest(const clang::Expr *E, const ExprTest &IsTid,
+                               const clang::VarDecl *Off,
+                               const clang::ASTContext &AST, bool InRange);
+/// The store's index as `h * len + tid`, two halves of one array, `len`
+/// the block size (\p IsLen) or a constant (then in \p Len, and every
+/// launch must use it): h, or null when the index is not of that form.
+const clang::Expr *storeHalf(const clang::Expr *Index, const ExprTest &IsLen,
+                             const ExprTest &IsTid,
+                             const clang::ASTContext &AST,
+                             std::optional<int64_t> &Len);
+/// Double buffering through an index: the loop changes one integer local
+/// that picks the current buffer (`cur`), or two it flips together (`pout`
+/// and `pin`); each starts at 0 or 1 and keeps that value until the loop,
+/// and the store (its buffer index \p FirstIndex) writes the buffer the one
+/// it names picks. Fills \p Cur, \p Peer and \p PeerStart (whether the
+/// peer starts at the other buffer), or returns why not.
+std::string bufferChoice(const EditContext &Ctx, const clang::ForStmt *Loop,
+                         const clang::Stmt *Store,
+                         ArrayRef<const clang::VarDecl *> Changed,
+                         const clang::Expr *FirstIndex,
+                         ArrayRef<const clang::Stmt *> BeforeLoop,
+                         const clang::VarDecl *&Cur,
+                         const clang::VarDecl *&Peer, int &PeerStart);
+/// A statement before the scan's store leaves the scanned \p Arrays
+/// alone: it neither names them nor declares a pointer into them (reads
+/// and writes through such an alias are not followed), but for the
+/// pointers the loop swaps (\p Swapped). Why not, or "".
+std::string beforeStoreWhy(const EditContext &Ctx, const clang::Stmt *S,
+                           ArrayRef<const clang::VarDecl *> Arrays,
+                           ArrayRef<const clang::VarDecl *> Swapped);
+
+/// The rewritten scan, to replace the code from the store to the loop's
+/// end at \p RegionBegin: \p Value scanned in registers and stored into
+/// \p Dest, then one barrier.
+std::string scanText(const EditContext &Ctx, unsigned RegionBegin,
+                     StringRef ElemType, StringRef Value, StringRef Dest);
+} // namespace block_scan
+
 namespace {
+using block_scan::doubles;
+using block_scan::ExprTest;
+using block_scan::isBarrierStmt;
+using block_scan::isBlockDimX;
+using block_scan::loopBound;
+using block_scan::shuffleType;
+using block_scan::splitHalfIndex;
+using block_scan::stepsApart;
 
 /// A value during the symbolic run of one step.
 struct Val {
@@ -101,7 +185,15 @@ struct Plan {
   ResolvedKernel Kernel;
   const clang::VarDecl *Buf = nullptr;
   bool TwoBuffers = false;
+  /// Two halves of one array, `buf[h * len + i]`; `len` is blockDim.x or,
+  /// where set, this constant.
+  bool Halves = false;
+  std::optional<int64_t> HalfLen;
   const clang::VarDecl *Cur = nullptr; ///< picks the current buffer
+  /// A second variable the step flips with `Cur` (`pin` beside `pout`),
+  /// and whether it starts at the other buffer (1) or the same one (0).
+  const clang::VarDecl *Peer = nullptr;
+  int PeerStart = 1;
   /// Pointer swap: `Src` starts at `Buf`, `Dst` at `Other`; each step
   /// reads through one and writes through the other, then swaps them.
   const clang::VarDecl *Src = nullptr, *Dst = nullptr, *Other = nullptr;
@@ -133,13 +225,15 @@ struct PhaseLog {
 /// The symbolic run of one step of the loop for one side of `tid >= off`.
 class StepRun {
 public:
-  StepRun(const EditContext &Ctx, const Plan &P,
-          std::function<bool(const clang::Expr *)> IsTid, bool InRange,
-          PhaseLog &Log)
-      : Ctx(Ctx), P(P), IsTid(std::move(IsTid)), InRange(InRange), Log(Log) {
+  StepRun(const EditContext &Ctx, const Plan &P, ExprTest IsTid, ExprTest IsLen,
+          bool InRange, PhaseLog &Log)
+      : Ctx(Ctx), P(P), IsTid(std::move(IsTid)), IsLen(std::move(IsLen)),
+        InRange(InRange), Log(Log) {
     Slot[0] = Val::data(1, 0);
     if (P.Cur)
       Locals[P.Cur] = Val::buffer(0);
+    if (P.Peer)
+      Locals[P.Peer] = Val::buffer(P.PeerStart);
     if (P.Src) {
       Locals[P.Src] = Val::buffer(0);
       Locals[P.Dst] = Val::buffer(1);
@@ -163,6 +257,12 @@ public:
       return fail(nullptr, "at the end of a step '" + P.Dst->getName() +
                                "' does not name the buffer '" +
                                P.Src->getName() + "' does not");
+    if (P.Peer && (Locals[P.Peer].K != Val::Buffer ||
+                   Locals[P.Peer].Buf != (P.PeerStart ^ C.Buf)))
+      return fail(nullptr, "at the end of a step '" + P.Peer->getName() +
+                               "' does not stand to '" + P.Cur->getName() +
+                               "' as at its start (the same buffer or the "
+                               "other one)");
     FinalBuf = C.Buf;
     std::optional<Val> D = Slot[C.Buf].asData();
     if (!D || D->Own != 1 || D->Left != (InRange ? 1 : 0))
@@ -179,7 +279,7 @@ public:
 private:
   const EditContext &Ctx;
   const Plan &P;
-  std::function<bool(const clang::Expr *)> IsTid;
+  ExprTest IsTid, IsLen;
   bool InRange;
   PhaseLog &Log;
   std::map<const clang::VarDecl *, Val> Locals;
@@ -201,59 +301,28 @@ private:
 
   /// `tid >= off` and its spellings, on this path.
   std::optional<bool> cond(const clang::Expr *E) {
-    E = E->IgnoreParenImpCasts();
-    if (const auto *U = dyn_cast<clang::UnaryOperator>(E))
-      if (U->getOpcode() == clang::UO_LNot)
-        if (auto C = cond(U->getSubExpr()))
-          return !*C;
-    const auto *B = dyn_cast<clang::BinaryOperator>(E);
-    if (!B)
-      return std::nullopt;
-    const clang::Expr *L = B->getLHS(), *R = B->getRHS();
-    auto IsOff = [&](const clang::Expr *X) { return declOf(X) == P.Off; };
-    auto IsZero = [&](const clang::Expr *X) {
-      auto V = intValue(X, Ctx.AST);
-      return V && *V == 0;
-    };
-    // tid - off >= 0, in signed arithmetic (unsigned, it always holds)
-    if (const auto *S = dyn_cast<clang::BinaryOperator>(stripCasts(L));
-        S && S->getOpcode() == clang::BO_Sub &&
-        S->getType()->isSignedIntegerType() && IsTid(S->getLHS()) &&
-        IsOff(S->getRHS()) && IsZero(R)) {
-      if (B->getOpcode() == clang::BO_GE)
-        return InRange;
-      if (B->getOpcode() == clang::BO_LT)
-        return !InRange;
-    }
-    switch (B->getOpcode()) {
-    case clang::BO_GE:
-      if (IsTid(L) && IsOff(R))
-        return InRange;
-      break;
-    case clang::BO_LE:
-      if (IsOff(L) && IsTid(R))
-        return InRange;
-      break;
-    case clang::BO_LT:
-      if (IsTid(L) && IsOff(R))
-        return !InRange;
-      break;
-    case clang::BO_GT:
-      if (IsOff(L) && IsTid(R))
-        return !InRange;
-      break;
-    default:
-      break;
-    }
-    return std::nullopt;
+    return block_scan::offsetTest(E, IsTid, P.Off, Ctx.AST, InRange);
   }
 
-  /// For `buf[b][i]` / `buf[i]`: the buffer and the element index.
-  bool element(const clang::Expr *E, int &Which, const clang::Expr *&Index) {
+  bool isLeft(const clang::Expr *I) {
+    const auto *S = dyn_cast<clang::BinaryOperator>(stripCasts(I));
+    return S && S->getOpcode() == clang::BO_Sub && IsTid(S->getLHS()) &&
+           declOf(S->getRHS()) == P.Off;
+  }
+
+  /// Where an index points: the thread's own element, the one `off` to
+  /// its left, or elsewhere.
+  enum class At { Own, Left, Elsewhere };
+
+  /// For `buf[b][i]` / `buf[i]` / `buf[h * len + i]`: the buffer and where
+  /// in it.
+  bool element(const clang::Expr *E, int &Which, At &Where) {
     const auto *A = dyn_cast<clang::ArraySubscriptExpr>(E->IgnoreParens());
     if (!A)
       return false;
     const clang::Expr *Base = A->getBase()->IgnoreParenImpCasts();
+    if (P.Halves)
+      return half(A, Which, Where);
     if (P.TwoBuffers) {
       const auto *Outer = dyn_cast<clang::ArraySubscriptExpr>(Base);
       if (!Outer || declOf(Outer->getBase()) != P.Buf)
@@ -284,14 +353,41 @@ private:
         return false;
       Which = 0;
     }
-    Index = A->getIdx();
+    const clang::Expr *I = A->getIdx();
+    Where = IsTid(I) ? At::Own : isLeft(I) ? At::Left : At::Elsewhere;
     return true;
   }
 
-  bool isLeft(const clang::Expr *I) {
-    const auto *S = dyn_cast<clang::BinaryOperator>(stripCasts(I));
-    return S && S->getOpcode() == clang::BO_Sub && IsTid(S->getLHS()) &&
-           declOf(S->getRHS()) == P.Off;
+  /// element() for two halves of one array: `buf[h * len + i]`, `h` the
+  /// current buffer or the other one, `i` the thread's own index or it
+  /// minus the offset.
+  bool half(const clang::ArraySubscriptExpr *A, int &Which, At &Where) {
+    if (declOf(A->getBase()) != P.Buf)
+      return false;
+    block_scan::IndexTerms Rest;
+    const clang::Expr *H = splitHalfIndex(A->getIdx(), IsLen, Rest);
+    if (!H)
+      return fail(A, "the index '" + looseExprText(Ctx, A->getIdx()) +
+                         "' of '" + P.Buf->getName() +
+                         "' is not 'h * len + i', h choosing one of its "
+                         "halves of the block's size");
+    Val B = eval(H);
+    if (B.K != Val::Buffer)
+      return fail(H, "the half '" + looseExprText(Ctx, H) +
+                         "' is not the current buffer or the other one");
+    Which = B.Buf;
+    auto Is = [&](size_t K, bool Minus, bool Tid) {
+      return Rest[K].second == Minus &&
+             (Tid ? IsTid(Rest[K].first) : declOf(Rest[K].first) == P.Off);
+    };
+    if (Rest.size() == 1 && Is(0, false, true))
+      Where = At::Own;
+    else if (Rest.size() == 2 && ((Is(0, false, true) && Is(1, true, false)) ||
+                                  (Is(1, false, true) && Is(0, true, false))))
+      Where = At::Left;
+    else
+      Where = At::Elsewhere;
+    return true;
   }
 
   Val eval(const clang::Expr *E) {
@@ -307,12 +403,12 @@ private:
     }
     if (isa<clang::ArraySubscriptExpr>(E)) {
       int B = 0;
-      const clang::Expr *I = nullptr;
-      if (!element(E, B, I))
+      At Where = At::Elsewhere;
+      if (!element(E, B, Where))
         return Val();
-      if (IsTid(I))
+      if (Where == At::Own)
         return Slot[B];
-      if (isLeft(I) && InRange && B == 0 && !Written[0]) {
+      if (Where == At::Left && InRange && B == 0 && !Written[0]) {
         Log.LeftReads[Phase] |= 1u << B;
         return Val::data(0, 1);
       }
@@ -362,14 +458,14 @@ private:
     Val R = eval(B->getRHS());
     const clang::Expr *L = B->getLHS()->IgnoreParenImpCasts();
     int Which = 0;
-    const clang::Expr *Index = nullptr;
+    At Where = At::Elsewhere;
     if (isa<clang::ArraySubscriptExpr>(L)) {
-      if (!element(L, Which, Index))
+      if (!element(L, Which, Where))
         return Why.empty()
                    ? fail(B, "the step writes '" + looseExprText(Ctx, L) +
                                  "', outside the scanned array")
                    : false;
-      if (!IsTid(Index))
+      if (Where != At::Own)
         return fail(B, "the step writes another thread's element");
       Val New = R;
       if (Op == clang::BO_AddAssign) {
@@ -454,80 +550,6 @@ private:
   }
 };
 
-bool isBarrierStmt(const clang::Stmt *S) {
-  const auto *C = dyn_cast_or_null<clang::CallExpr>(S);
-  return C && C->getDirectCallee() && isBlockBarrier(C->getDirectCallee());
-}
-
-/// The element types the shuffles move.
-bool shuffleType(clang::QualType T) {
-  using BT = clang::BuiltinType;
-  const auto *B = T.getCanonicalType()->getAs<BT>();
-  return B && llvm::is_contained({BT::Int, BT::UInt, BT::Long, BT::ULong,
-                                  BT::LongLong, BT::ULongLong, BT::Float,
-                                  BT::Double},
-                                 B->getKind());
-}
-
-/// `off <<= 1`, `off *= 2`, `off += off`, `off = off * 2`, `off = 2 * off`,
-/// `off = off << 1`, `off = off + off`.
-bool doubles(const clang::Expr *Inc, const clang::VarDecl *Off,
-             const clang::ASTContext &AST) {
-  const auto *B = dyn_cast_or_null<clang::BinaryOperator>(
-      Inc ? Inc->IgnoreParenImpCasts() : nullptr);
-  if (!B || declOf(B->getLHS()) != Off)
-    return false;
-  auto Is = [&](const clang::Expr *E, int64_t N) {
-    auto V = intValue(E, AST);
-    return V && *V == N;
-  };
-  const clang::Expr *R = B->getRHS();
-  switch (B->getOpcode()) {
-  case clang::BO_ShlAssign:
-    return Is(R, 1);
-  case clang::BO_MulAssign:
-    return Is(R, 2);
-  case clang::BO_AddAssign:
-    return declOf(R) == Off;
-  case clang::BO_Assign: {
-    const auto *S = dyn_cast<clang::BinaryOperator>(R->IgnoreParenImpCasts());
-    if (!S)
-      return false;
-    const clang::Expr *L = S->getLHS(), *Rt = S->getRHS();
-    switch (S->getOpcode()) {
-    case clang::BO_Mul:
-      return (declOf(L) == Off && Is(Rt, 2)) || (Is(L, 2) && declOf(Rt) == Off);
-    case clang::BO_Shl:
-      return declOf(L) == Off && Is(Rt, 1);
-    case clang::BO_Add:
-      return declOf(L) == Off && declOf(Rt) == Off;
-    default:
-      return false;
-    }
-  }
-  default:
-    return false;
-  }
-}
-
-/// \p S reads or writes memory, calls something or applies a unary
-/// operator (a swap of locals does none of that).
-bool touchesMemory(const clang::Stmt *S) {
-  return isa_and_nonnull<clang::ArraySubscriptExpr, clang::CallExpr,
-                         clang::MemberExpr, clang::UnaryOperator>(S) ||
-         (S && llvm::any_of(S->children(), touchesMemory));
-}
-
-/// The loop's steps are apart: its body starts with a barrier, or ends
-/// with one followed at most by statements that only change locals (the
-/// swap of two pointers).
-bool stepsApart(const clang::CompoundStmt *Body) {
-  if (!Body || Body->body_empty() || isBarrierStmt(Body->body_front()))
-    return Body && !Body->body_empty();
-  auto Last = llvm::find_if(llvm::reverse(Body->body()), touchesMemory);
-  return Last != Body->body_rend() && isBarrierStmt(*Last);
-}
-
 /// The pointer-swap form of double buffering: the loop changes exactly
 /// two local pointers, one starting at the stored array and the other at a
 /// second __shared__ array of the same type, and nothing before the loop
@@ -584,9 +606,27 @@ std::string pointerSwap(const EditContext &Ctx, Plan &P,
 /// buffer choice as the first index (`buf[cur][i]`) or through the pointer
 /// the last step left at it (`src[i]`); why not, or "".
 std::string afterLoopWhy(const EditContext &Ctx, const Plan &P,
-                         const clang::Stmt *S) {
+                         const clang::Stmt *S, const ExprTest &IsLen,
+                         const ExprTest &IsTid) {
   if (!S)
     return "";
+  if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(S);
+      A && P.Halves && declOf(A->getBase()) == P.Buf) {
+    block_scan::IndexTerms Rest;
+    const clang::Expr *H = splitHalfIndex(A->getIdx(), IsLen, Rest);
+    if (!H || declOf(H) != P.Cur)
+      return "'" + looseExprText(Ctx, A) + "' reads a part of '" +
+             P.Buf->getName().str() + "' other than the current half '" +
+             P.Cur->getName().str() + " * len + i'";
+    // Another index may cross into the other half, which the loop left
+    // holding the step before last and the rewrite leaves unwritten.
+    if (Rest.size() != 1 || Rest[0].second || !IsTid(Rest[0].first))
+      return "'" + looseExprText(Ctx, A) +
+             "' reads another element than the thread's own of the current "
+             "half; after the loop only '" +
+             P.Cur->getName().str() + " * len + tid' is known to stay in it";
+    return "";
+  }
   if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(S)) {
     const auto *O = dyn_cast<clang::ArraySubscriptExpr>(
         A->getBase()->IgnoreParenImpCasts());
@@ -596,13 +636,21 @@ std::string afterLoopWhy(const EditContext &Ctx, const Plan &P,
              "' reads a buffer other than the current one";
     if ((P.Cur && O && declOf(O->getBase()) == P.Buf) ||
         (P.Src && declOf(A->getBase()) == P.Src))
-      return afterLoopWhy(Ctx, P, A->getIdx());
+      return afterLoopWhy(Ctx, P, A->getIdx(), IsLen, IsTid);
   }
   if (const auto *R = dyn_cast<clang::DeclRefExpr>(S)) {
     const clang::ValueDecl *D = R->getDecl();
     if (P.Cur && D == P.Cur)
       return "'" + P.Cur->getName().str() +
              "' is used after the loop other than to pick the buffer";
+    if (P.Peer && D == P.Peer)
+      return "'" + P.Peer->getName().str() + "' at " + where(Ctx, R) +
+             " is used after the loop; without the loop it names another "
+             "buffer than it did";
+    if (P.Cur && D == P.Buf)
+      return "'" + P.Buf->getName().str() + "' at " + where(Ctx, R) +
+             " is used after the loop other than to read an element of the "
+             "current buffer";
     if (P.Src && (D == P.Src || D == P.Dst || D == P.Buf || D == P.Other))
       return "'" + looseExprText(Ctx, R) + "' at " + where(Ctx, R) +
              " is used after the loop other than to read an element "
@@ -612,33 +660,9 @@ std::string afterLoopWhy(const EditContext &Ctx, const Plan &P,
              "the result";
   }
   for (const clang::Stmt *C : S->children())
-    if (std::string Why = afterLoopWhy(Ctx, P, C); !Why.empty())
+    if (std::string Why = afterLoopWhy(Ctx, P, C, IsLen, IsTid); !Why.empty())
       return Why;
   return "";
-}
-
-/// The loop's constant bound \p Bound; where it is a template parameter,
-/// the least value the instantiations give it (no launch's block exceeds
-/// that when none exceeds its instantiation's).
-std::optional<int64_t> loopBound(const EditContext &Ctx,
-                                 const clang::FunctionDecl *Kernel,
-                                 const clang::Expr *Bound) {
-  if (!Bound->isValueDependent())
-    return intValue(Bound, Ctx.AST);
-  const auto *NT =
-      dyn_cast_or_null<clang::NonTypeTemplateParmDecl>(declOf(Bound));
-  std::optional<int64_t> Least;
-  for (const clang::FunctionDecl *I : templateInstantiations(Kernel)) {
-    const clang::TemplateArgumentList *Args =
-        I->getTemplateSpecializationArgs();
-    if (!NT || NT->getDepth() || !Args || NT->getIndex() >= Args->size() ||
-        Args->get(NT->getIndex()).getKind() !=
-            clang::TemplateArgument::Integral)
-      return std::nullopt;
-    int64_t N = Args->get(NT->getIndex()).getAsIntegral().getSExtValue();
-    Least = Least ? std::min(*Least, N) : N;
-  }
-  return Least;
 }
 
 class BlockScan : public PlannedTransform<Plan> {
@@ -767,8 +791,17 @@ Expected<Plan> BlockScan::analyze(const EditContext &Ctx, const Edit &E) const {
     }
     P.Buf = dyn_cast_or_null<clang::VarDecl>(declOf(Base));
   }
+  ExprTest IsLen = [&](const clang::Expr *X) {
+    auto V = P.HalfLen ? intValue(X, Ctx.AST) : std::nullopt;
+    return P.HalfLen ? V == P.HalfLen : isBlockDimX(X, Written);
+  };
+  if (SA && P.Buf && !P.TwoBuffers && !IsTid(SA->getIdx())) {
+    FirstIndex =
+        block_scan::storeHalf(SA->getIdx(), IsLen, IsTid, Ctx.AST, P.HalfLen);
+    P.Halves = FirstIndex != nullptr;
+  }
   if (!SA || !P.Buf || !P.Buf->hasAttr<clang::CUDASharedAttr>() ||
-      !IsTid(SA->getIdx()))
+      (!IsTid(SA->getIdx()) && !P.Halves))
     return reject(E, "not-applicable",
                   "'" + looseExprText(Ctx, Store) +
                       "' does not store into a __shared__ array at the "
@@ -805,28 +838,13 @@ Expected<Plan> BlockScan::analyze(const EditContext &Ctx, const Edit &E) const {
   for (const clang::ValueDecl *V : writtenVars(Loop->getBody()))
     if (!Inner.contains(V))
       Outer.push_back(dyn_cast<clang::VarDecl>(V));
-  if (P.TwoBuffers) {
-    if (Outer.size() != 1 || !Outer[0] || !Outer[0]->isLocalVarDecl() ||
-        !Outer[0]->getType()->isIntegerType())
-      return reject(E, "not-applicable",
-                    "the loop at " + where(Ctx, Loop) +
-                        " does not switch buffers through one integer "
-                        "variable");
-    P.Cur = Outer[0];
-    auto Init =
-        P.Cur->getInit() ? intValue(P.Cur->getInit(), Ctx.AST) : std::nullopt;
-    auto Named = intValue(FirstIndex, Ctx.AST);
-    if (!Init || (declOf(FirstIndex) != P.Cur && (!Named || *Named != *Init)))
-      return reject(E, "not-applicable",
-                    "the store '" + looseExprText(Ctx, Store) +
-                        "' does not write the buffer '" +
-                        P.Cur->getName().str() +
-                        "' names when the loop starts");
-    for (size_t I = 0; I + 1 < L; ++I)
-      if (writtenVars(Stmts[I]).contains(P.Cur))
-        return reject(E, "not-applicable",
-                      "'" + P.Cur->getName().str() +
-                          "' changes before the loop");
+  if (P.TwoBuffers || P.Halves) {
+    if (std::string Why = block_scan::bufferChoice(
+            Ctx, Loop, Store, Outer, FirstIndex,
+            ArrayRef<const clang::Stmt *>(Stmts).take_front(L - 1), P.Cur,
+            P.Peer, P.PeerStart);
+        !Why.empty())
+      return reject(E, "not-applicable", Why);
   } else if (!Outer.empty()) {
     std::vector<const clang::Stmt *> Before(Stmts.begin(), Stmts.begin() + L);
     Before[L - 2] = Store->getRHS();
@@ -844,7 +862,7 @@ Expected<Plan> BlockScan::analyze(const EditContext &Ctx, const Edit &E) const {
   int Final[2] = {0, 0};
   PhaseLog Log;
   for (bool InRange : {true, false}) {
-    StepRun R(Ctx, P, IsTid, InRange, Log);
+    StepRun R(Ctx, P, IsTid, IsLen, InRange, Log);
     if (!R.run(Loop->getBody()) || !R.check())
       return reject(E, "not-applicable",
                     "the loop at " + where(Ctx, Loop) +
@@ -869,12 +887,10 @@ Expected<Plan> BlockScan::analyze(const EditContext &Ctx, const Edit &E) const {
                     "'" + looseExprText(Ctx, J) + "' at " + where(Ctx, J) +
                         " may leave before the scan; every thread of the "
                         "block must reach it");
-    if (!isa<clang::DeclStmt>(Stmts[I]) && mentions(Stmts[I], P.Buf))
-      return reject(E, "not-applicable",
-                    "'" + P.Buf->getName().str() +
-                        "' is used before the "
-                        "scan's store at " +
-                        where(Ctx, Stmts[I]));
+    if (std::string Why = block_scan::beforeStoreWhy(
+            Ctx, Stmts[I], {P.Buf, P.Other}, {P.Src, P.Dst});
+        !Why.empty())
+      return reject(E, "not-applicable", Why);
   }
   // After: the buffer choice or the pointers stay; the result is read
   // where the loop left it.
@@ -883,7 +899,8 @@ Expected<Plan> BlockScan::analyze(const EditContext &Ctx, const Edit &E) const {
     if (writtenVars(Stmts[I]).contains(Moved))
       return reject(E, "not-applicable",
                     "'" + Moved->getName().str() + "' changes after the loop");
-    if (std::string Why = afterLoopWhy(Ctx, P, Stmts[I]); !Why.empty())
+    if (std::string Why = afterLoopWhy(Ctx, P, Stmts[I], IsLen, IsTid);
+        !Why.empty())
       return reject(E, "not-applicable", Why);
   }
 
@@ -895,8 +912,7 @@ Expected<Plan> BlockScan::analyze(const EditContext &Ctx, const Edit &E) const {
   const auto *C =
       cast<clang::BinaryOperator>(Loop->getCond()->IgnoreParenImpCasts());
   std::optional<int64_t> N;
-  if (auto BV = asBuiltinVar(stripCasts(C->getRHS()));
-      !(BV && BV->Var == "blockDim" && BV->Dim == 'x')) {
+  if (!isBlockDimX(C->getRHS(), Written)) {
     N = loopBound(Ctx, P.Kernel.Decl, C->getRHS());
     if (!N)
       return reject(E, "not-applicable",
@@ -913,6 +929,11 @@ Expected<Plan> BlockScan::analyze(const EditContext &Ctx, const Edit &E) const {
                     "a launch uses blocks of " + Twine(S) +
                         " threads, but the loop scans only the first " +
                         Twine(*N));
+    if (P.HalfLen && *P.HalfLen != S)
+      return reject(E, "launch",
+                    "a launch uses blocks of " + Twine(S) + " threads, but '" +
+                        P.Buf->getName() + "' is split in halves of " +
+                        Twine(*P.HalfLen) + "; a half must be the block");
   }
 
   auto First = looseStmtSpan(Ctx, Store);
@@ -925,7 +946,9 @@ Expected<Plan> BlockScan::analyze(const EditContext &Ctx, const Edit &E) const {
   int Steps = 0;
   for (int64_t O = 1; O < (N ? *N : MaxBlock); O <<= 1)
     ++Steps;
-  std::string Shape = P.TwoBuffers ? ", double-buffered" : "";
+  std::string Shape = P.TwoBuffers ? ", double-buffered"
+                      : P.Halves   ? ", double-buffered in two halves"
+                                   : "";
   if (P.Src)
     Shape = ", pointers '" + P.Src->getName().str() + "' and '" +
             P.Dst->getName().str() + "' swapped";
@@ -941,45 +964,9 @@ Expected<Plan> BlockScan::analyze(const EditContext &Ctx, const Edit &E) const {
 
 Expected<clang::tooling::Replacements>
 BlockScan::rewrite(const EditContext &Ctx, const Edit &E, const Plan &P) const {
-  std::string I0 = indentationAt(Ctx.Code, P.RegionBegin);
-  std::string I1 = I0 + "  ", I2 = I1 + "  ";
-  std::string T = P.ElemType;
-  std::string V = freshName(Ctx.Code, "scan_v");
-  std::string Lane = freshName(Ctx.Code, "scan_lane");
-  std::string Warp = freshName(Ctx.Code, "scan_warp");
-  std::string D = freshName(Ctx.Code, "scan_d");
-  std::string Y = freshName(Ctx.Code, "scan_y");
-  std::string S = freshName(Ctx.Code, "scan_s");
-  std::string Sums = freshName(Ctx.Code, "scan_warp_sums");
-  auto ShuffleScan = [&](const std::string &X, const std::string &In) {
-    return In + "for (unsigned " + D + " = 1; " + D + " < 32; " + D +
-           " <<= 1) {\n" + In + "  " + T + " " + Y +
-           " = __shfl_up_sync(0xffffffffu, " + X + ", " + D + ");\n" + In +
-           "  if (" + Lane + " >= " + D + ")\n" + In + "    " + X + " += " + Y +
-           ";\n" + In + "}\n";
-  };
-  std::string Text;
-  Text += "{\n";
-  Text +=
-      I1 + T + " " + V + " = " + looseExprText(Ctx, P.Store->getRHS()) + ";\n";
-  Text += I1 + "const unsigned " + Lane + " = threadIdx.x % 32, " + Warp +
-          " = threadIdx.x / 32;\n";
-  Text += ShuffleScan(V, I1);
-  Text += I1 + "__shared__ " + T + " " + Sums + "[32];\n";
-  Text += I1 + "if (" + Lane + " == 31)\n" + I2 + Sums + "[" + Warp +
-          "] = " + V + ";\n";
-  Text += I1 + "__syncthreads();\n";
-  Text += I1 + "if (" + Warp + " == 0) {\n";
-  Text += I2 + T + " " + S + " = " + Lane + " < blockDim.x / 32 ? " + Sums +
-          "[" + Lane + "] : static_cast<" + T + ">(0);\n";
-  Text += ShuffleScan(S, I2);
-  Text += I2 + Sums + "[" + Lane + "] = " + S + ";\n";
-  Text += I1 + "}\n";
-  Text += I1 + "__syncthreads();\n";
-  Text += I1 + "if (" + Warp + " > 0)\n" + I2 + V + " += " + Sums + "[" + Warp +
-          " - 1];\n";
-  Text += I1 + looseExprText(Ctx, P.Store->getLHS()) + " = " + V + ";\n";
-  Text += I0 + "}\n" + I0 + "__syncthreads();";
+  std::string Text = block_scan::scanText(
+      Ctx, P.RegionBegin, P.ElemType, looseExprText(Ctx, P.Store->getRHS()),
+      looseExprText(Ctx, P.Store->getLHS()));
   clang::tooling::Replacements Repls;
   if (Error Err = addReplacement(
           Repls,
