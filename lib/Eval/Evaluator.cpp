@@ -74,9 +74,10 @@ Expected<std::vector<ProbeKernel>> targetKernels(const KernelModel &Model,
       ProbeParam PP;
       PP.Index = Par.Index;
       PP.Pointer = Par.IsPointer;
-      PP.ElementType = Par.ElementType;
-      PP.ElementSize = Par.ElementSize;
-      PP.Float = Par.IsFloat;
+      bool Instance = Par.ElementSize == 0 && Par.InstanceElementSize != 0;
+      PP.ElementType = Instance ? Par.InstanceElementType : Par.ElementType;
+      PP.ElementSize = Instance ? Par.InstanceElementSize : Par.ElementSize;
+      PP.Float = Instance ? Par.InstanceIsFloat : Par.IsFloat;
       P.Params.push_back(std::move(PP));
     }
     return P;

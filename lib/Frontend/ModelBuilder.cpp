@@ -153,6 +153,35 @@ ParamInfo describeParam(ASTContext &Ctx, const ParmVarDecl *P) {
   return Info;
 }
 
+/// For each parameter of the kernel template \p FT whose element type is
+/// dependent, the element every specialization gives it when all agree.
+void resolveInstanceElements(ASTContext &Ctx, const FunctionTemplateDecl &FT,
+                             KernelInfo &K) {
+  for (ParamInfo &Par : K.Params) {
+    if (Par.ElementSize != 0)
+      continue;
+    std::optional<ParamInfo> Agreed;
+    bool Differ = false;
+    for (const FunctionDecl *Spec : FT.specializations()) {
+      if (Par.Index >= Spec->getNumParams())
+        continue;
+      ParamInfo I = describeParam(Ctx, Spec->getParamDecl(Par.Index));
+      if (I.ElementSize == 0 || I.IsPointer != Par.IsPointer)
+        Differ = true;
+      else if (!Agreed)
+        Agreed = I;
+      else
+        Differ |= I.ElementType != Agreed->ElementType ||
+                  I.ElementSize != Agreed->ElementSize;
+    }
+    if (!Agreed || Differ)
+      continue;
+    Par.InstanceElementType = Agreed->ElementType;
+    Par.InstanceElementSize = Agreed->ElementSize;
+    Par.InstanceIsFloat = Agreed->IsFloat;
+  }
+}
+
 SourceSpan spanOrBegin(const SourceManager &SM, const LangOptions &LO,
                        SourceRange R) {
   if (auto S = fileSpan(SM, LO, R))
@@ -423,6 +452,7 @@ KernelModel buildKernelModel(ASTContext &Ctx) {
           K.Instantiations.end())
         K.Instantiations.push_back(Inst);
     }
+    resolveInstanceElements(Ctx, *FT, K);
   }
   return M;
 }

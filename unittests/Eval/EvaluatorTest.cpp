@@ -1,5 +1,6 @@
 #include "optiml/Eval/Evaluator.h"
 #include "EvalTestUtil.h"
+#include "optiml/Eval/Compare.h"
 #include "optiml/Eval/ProbeProtocol.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -201,6 +202,35 @@ TEST(ResolveProgramArgsTest, ExistingRelativePathsBecomeAbsolute) {
                             Dir),
             (std::vector<std::string>{"missing.dat", "data/x"}));
   sys::fs::remove_directories(Dir);
+}
+
+TEST(TargetKernelsTest, TemplateElementsComparedAsTheirInstantiations) {
+  KernelModel M;
+  KernelInfo K;
+  K.Name = K.QualifiedName = "ns::k";
+  ParamInfo Dep, Mixed;
+  Dep.Index = 0;
+  Dep.IsPointer = true;
+  Dep.ElementType = "T";
+  Dep.InstanceElementType = "float";
+  Dep.InstanceElementSize = 4;
+  Dep.InstanceIsFloat = true;
+  Mixed.Index = 1;
+  Mixed.IsPointer = true;
+  Mixed.ElementType = "U";
+  K.Params = {Dep, Mixed};
+  K.Launches.emplace_back();
+  M.Kernels.push_back(K);
+  auto T = targetKernels(M, {"ns::k"});
+  ASSERT_TRUE(bool(T)) << toString(T.takeError());
+  ASSERT_EQ(T->size(), 1u);
+  const ProbeParam &P0 = (*T)[0].Params[0];
+  EXPECT_EQ(P0.ElementType, "float");
+  EXPECT_EQ(P0.ElementSize, 4u);
+  EXPECT_TRUE(P0.Float);
+  EXPECT_EQ(elementTypeFor(P0).Kind, ElementKind::Float);
+  // Unresolved: compared byte for byte, as before.
+  EXPECT_EQ(elementTypeFor((*T)[0].Params[1]).Kind, ElementKind::Bytes);
 }
 
 TEST(DevicePoolTest, OneRunPerDevice) {

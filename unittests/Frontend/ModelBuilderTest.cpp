@@ -145,6 +145,35 @@ void go(float *a) { t<1><<<1, 32>>>(a); t<2><<<1, 64>>>(a); t<1><<<2, 32>>>(a); 
   EXPECT_TRUE(P.Model.Kernels[1].Launches.empty());
 }
 
+TEST(ModelBuilderTest, TemplateElementsFromTheirInstantiations) {
+  Parsed P = parse(R"(
+template <typename T, int N> __global__ void k(const T *x, T *y, int *c) {
+  y[threadIdx.x] = x[threadIdx.x] * N; c[0] = 1;
+}
+template <typename T> __global__ void mixed(T *y) { y[threadIdx.x] = 0; }
+void go(float *a, double *d, int *c) {
+  k<float, 2><<<1, 32>>>(a, a, c); k<float, 4><<<1, 32>>>(a, a, c);
+  mixed<float><<<1, 32>>>(a); mixed<double><<<1, 32>>>(d);
+}
+)");
+  ASSERT_EQ(P.Model.Kernels.size(), 2u);
+  const KernelInfo &K = P.Model.Kernels[0];
+  ASSERT_EQ(K.Params.size(), 3u);
+  // As written the element is 'T'; every instantiation makes it a float.
+  EXPECT_EQ(K.Params[1].ElementType, "T");
+  EXPECT_EQ(K.Params[1].ElementSize, 0u);
+  EXPECT_EQ(K.Params[1].InstanceElementType, "float");
+  EXPECT_EQ(K.Params[1].InstanceElementSize, 4u);
+  EXPECT_TRUE(K.Params[1].InstanceIsFloat);
+  // Not dependent: nothing to resolve.
+  EXPECT_EQ(K.Params[2].ElementSize, 4u);
+  EXPECT_EQ(K.Params[2].InstanceElementType, "");
+  // Instantiations that disagree leave the element unresolved.
+  const KernelInfo &M = P.Model.Kernels[1];
+  EXPECT_EQ(M.Params[0].InstanceElementType, "");
+  EXPECT_EQ(M.Params[0].InstanceElementSize, 0u);
+}
+
 TEST(ModelBuilderTest, LaunchSpansPointAtTheWrittenText) {
   std::string Body =
       "__global__ void k(int *a) { a[threadIdx.x] = 1; }\n"

@@ -45,6 +45,13 @@ struct ParamInfo {
   bool IsConst = false;     ///< pointee is const (pointers) / param is const
   bool IsRestrict = false;  ///< the pointer is __restrict__
   bool IsFloat = false;     ///< element is a floating-point type
+  /// A kernel template's element whose type depends on a template
+  /// parameter (`T *y`): the element every instantiation gives it, when all
+  /// agree (`float`, 4 bytes), so the verifier compares values, not bytes;
+  /// empty otherwise.
+  std::string InstanceElementType;
+  unsigned InstanceElementSize = 0;
+  bool InstanceIsFloat = false;
   /// Read and written through this parameter inside the kernel (pointers).
   bool Read = false;
   bool Written = false;
