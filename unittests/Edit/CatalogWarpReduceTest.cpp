@@ -179,6 +179,58 @@ void run(const int *in, unsigned long long *t, int n) { k<<<(n + 255) / 256, 256
 )");
 }
 
+TEST(CatalogWarpReduceTest, TreeEarlyReturnBecomesGuard) {
+  // `if (tid != 0) return;` after the tree: thread 0's statements after it
+  // read the register, inside `if (tid == 0) { ... }`.
+  std::string Src =
+      R"(__global__ void k(const float *in, float *out, int n) {
+  __shared__ float acc[256];
+  unsigned me = threadIdx.x;
+  acc[me] = in[blockIdx.x * blockDim.x + me];
+  __syncthreads();
+  for (unsigned h = blockDim.x >> 1; h != 0; h >>= 1) {
+    if (me < h)
+      acc[me] += acc[me + h];
+    __syncthreads();
+  }
+  if (me != 0)
+    return;
+  float total = acc[0];
+  out[blockIdx.x] = total;
+}
+void run(const float *in, float *out, int n) { k<<<n / 256, 256>>>(in, out, n); }
+)";
+  Applicability A = prepareOn(warpReduce(), Src, "k");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  EXPECT_NE(A.Reason.find("note: the early return at 12:3 becomes 'if (me == "
+                          "0) { ... }' around thread 0's statements"),
+            std::string::npos)
+      << A.Reason;
+  ASSERT_EQ(A.Suggestions.size(), 1u);
+  EXPECT_EQ(applyTo(warpReduce(), Src, A.Suggestions[0]),
+            R"(__global__ void k(const float *in, float *out, int n) {
+  __shared__ float acc[256 / 32];
+  unsigned me = threadIdx.x;
+  float v = in[blockIdx.x * blockDim.x + me];
+  for (int off = 16; off > 0; off /= 2)
+    v += __shfl_down_sync(0xffffffff, v, off);
+  if (me % 32 == 0)
+    acc[me / 32] = v;
+  __syncthreads();
+  if (me < 32) {
+    v = me < blockDim.x / 32 ? acc[me] : 0;
+    for (int off = 16; off > 0; off /= 2)
+      v += __shfl_down_sync(0xffffffff, v, off);
+  }
+  if (me == 0) {
+    float total = v;
+    out[blockIdx.x] = total;
+  }
+}
+void run(const float *in, float *out, int n) { k<<<n / 256, 256>>>(in, out, n); }
+)");
+}
+
 TEST(CatalogWarpReduceTest, TreeConstantStartPerBlockStore) {
   std::string Src =
       R"(__device__ float load(const float *p, int i, int n) { return i < n ? p[i] : 0.0f; }
@@ -397,7 +449,34 @@ TEST(CatalogWarpReduceTest, TreeRefusals) {
 
       {Tree(D, St, L, Sp, "if (tid == 0) { out[blockIdx.x] = p[0]; return; }",
             G),
-       "returns or jumps at"},
+       "returns at 12:43: every lane of a warp must reach the shuffles"},
+      // One early return of the threads other than 0 after the tree.
+      {Tree(D, St, L, Sp, "if (tid != 0) return; out[blockIdx.x] = p[0];", G),
+       nullptr},
+      {Tree(D, St, L, Sp, "if (0 < tid) { return; } out[blockIdx.x] = p[0];",
+            G),
+       nullptr},
+      {Tree(D, St, L, Sp, "if (tid) return; out[blockIdx.x] = p[0];", G),
+       nullptr},
+      {Tree(D, St, L, Sp, "if (tid > 1) return; out[blockIdx.x] = p[0];", G),
+       "returns at 12:16"},
+      {Tree(D, St, L, Sp,
+            "if (tid == 0) out[0] = p[0]; if (tid != 0) return; out[1] = p[0];",
+            G),
+       "'p' is read both by 'if (tid == 0) ...' at 12:3 and after the early "
+       "return at 12:32"},
+      {Tree(D, St, L, Sp, "if (tid != 0) return; out[blockIdx.x] = p[1];", G),
+       "thread 0 reads 'p[1]' after the loop"},
+      {Tree(D, St, L, Sp, "if (tid != 0) return;", G),
+       "the result 'p[0]' is not read after the loop by 'if (tid == 0) ...' "
+       "(or after 'if (tid != 0) return;')"},
+      {[&] {
+         std::string Src = Tree(D, St, L, Sp, "out[blockIdx.x] = p[0];", G);
+         Src.insert(Src.find("  __syncthreads();\n  for"),
+                    "  if (tid != 0) return;\n");
+         return Src;
+       }(),
+       "returns early at 6:3, before the tree is done"},
       {Tree("__shared__ bool p[256];", "p[tid] = in[tid] > 0;", L,
             "p[tid] += p[tid + s];", F, G),
        "'p' holds 'bool'"},

@@ -53,8 +53,10 @@
 //
 // Both need every lane of every warp to reach the shuffles: no early
 // return, one-dimensional blocks, blocks that are whole warps (and, for the
-// tree, powers of two). Floating-point sums are reassociated; integer sums
-// and max/min are exact.
+// tree, powers of two). The one early return a tree may have is
+// `if (tid != 0) return;` after it, before thread 0's statements: it
+// becomes `if (tid == 0) { ... }` around them. Floating-point sums are
+// reassociated; integer sums and max/min are exact.
 //
 //===----------------------------------------------------------------------===//
 
@@ -350,9 +352,25 @@ private:
     }
     if (Error Err = Add(T.Region.Begin, T.Region.End, Region))
       return std::move(Err);
-    for (const Range &F : T.Finals)
+    std::vector<TextEdit> InRest;
+    for (const Range &F : T.Finals) {
+      if (T.Leave && F.Begin >= T.RestBegin && F.End <= T.Leave->End) {
+        InRest.push_back({F.Begin, F.End - F.Begin, V});
+        continue;
+      }
       if (Error Err = Add(F.Begin, F.End, V))
         return std::move(Err);
+    }
+    if (T.Leave) {
+      // `if (tid != 0) return; rest` -> `if (tid == 0) { rest }`.
+      std::string LI = indentationAt(Ctx.Code, T.Leave->Begin);
+      std::string Rest =
+          spliceText(Ctx.Code, T.RestBegin, T.Leave->End, std::move(InRest));
+      if (Error Err = Add(T.Leave->Begin, T.Leave->End,
+                          "if (" + T.LeaveGuard + ") {\n" + LI + "  " +
+                              indentLines(Rest, "  ") + "\n" + LI + "}"))
+        return std::move(Err);
+    }
     return R;
   }
 

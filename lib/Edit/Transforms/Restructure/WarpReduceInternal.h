@@ -67,6 +67,11 @@ struct TreePlan {
   std::optional<Range> PreSync; ///< the barrier before the loop, removed
   Range Region;                 ///< the loop and its warp tail
   std::vector<Range> Finals;    ///< `A[0]` in thread 0's statement
+  /// `if (tid != 0) return;` after the tree: Leave spans it and the rest of
+  /// the body (from RestBegin), rewritten as `if (LeaveGuard) { rest }`.
+  std::optional<Range> Leave;
+  unsigned RestBegin = 0;
+  std::string LeaveGuard;
   std::string Tid; ///< thread index, as written in the loop's guard
   /// grid_stride: the store's replacement when it holds the guarded value
   /// itself, other replacements of the leaf, and the launches' capped grids.
@@ -288,9 +293,21 @@ private:
                   bool &Tail, std::optional<int64_t> &Start,
                   std::string &StartText);
   Error matchTail(const Stmt *St);
-  Error matchFinal(const IfStmt *If);
+  /// \p Then runs in thread 0 alone after the tree: it reads A[0] only.
+  Error matchFinal(const Stmt *Then);
+  /// After the tree (\p After): `if (tid == 0) ...` reading A[0], or an
+  /// early return \p Leave (`if (tid != 0) return;`) and thread 0's
+  /// statements after it; fills \p Thread0 and \p Then (see matchLeaf).
+  Error matchThread0(ArrayRef<const Stmt *> After, const Stmt *Leave,
+                     std::vector<const Stmt *> &Thread0, const Stmt *&Then);
+  /// `if (tid != 0) return;` (or `tid > 0`, `tid`): the thread index.
+  const Expr *leavesUnlessThread0(const Stmt *St) const;
+  /// \p Thread0: the statements only thread 0 runs (the final `if`, or
+  /// the early return and what follows it); \p Then: the one statement
+  /// thread 0 runs (null when there are several).
   Error matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
-                  const IfStmt *Final, ArrayRef<const Stmt *> TreeStmts);
+                  ArrayRef<const Stmt *> Thread0, const Stmt *Then,
+                  ArrayRef<const Stmt *> TreeStmts);
   void checkLaunches(bool Tail, std::optional<int64_t> Start,
                      const std::string &StartText, Error &Err);
 };

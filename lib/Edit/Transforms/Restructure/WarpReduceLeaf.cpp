@@ -353,7 +353,7 @@ blockConstantIndex(const EditContext &Ctx, const ResolvedKernel &K,
 /// guard, the index, the value's expression and what it reads), each
 /// refusal naming its reason; they share the partial match as locals.
 Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
-                             const IfStmt *Final,
+                             ArrayRef<const Stmt *> Thread0, const Stmt *Then,
                              ArrayRef<const Stmt *> TreeStmts) {
   auto StoreB = binaryOf(Store);
   if (!StoreB)
@@ -518,7 +518,7 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
   // With a capped grid, a block's other work would run for fewer blocks:
   // nothing outside the tree writes memory but the final atomic.
   for (const Stmt *X : Stmts) {
-    if (X == Final || is_contained(TreeStmts, X))
+    if (is_contained(Thread0, X) || is_contained(TreeStmts, X))
       continue;
     for (const MemWrite &W : memoryWrites(X))
       if (declOf(W.Base) != P.Array)
@@ -534,9 +534,12 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
   }
 
   // The result: one atomic per block into one location.
-  const Stmt *Then = Final->getThen();
-  if (const auto *CS = dyn_cast<CompoundStmt>(Then); CS && CS->size() == 1)
-    Then = CS->body_front();
+  if (!Then)
+    return no("thread 0 runs several statements after the early return at " +
+                  at(Thread0.front()) +
+                  "; grid_stride needs one atomic per "
+                  "block into one location",
+              Thread0.front());
   StringRef Want = P.Op == ReduceOp::Sum   ? "atomicAdd"
                    : P.Op == ReduceOp::Max ? "atomicMax"
                                            : "atomicMin";

@@ -219,7 +219,35 @@ Error TreeMatcher::matchTail(const Stmt *St) {
   return Error::success();
 }
 
-Error TreeMatcher::matchFinal(const IfStmt *If) {
+const Expr *TreeMatcher::leavesUnlessThread0(const Stmt *St) const {
+  const auto *If = dyn_cast_or_null<IfStmt>(St);
+  if (!If || If->getElse() || If->getInit() || If->getConditionVariable() ||
+      If->isConstexpr() || If->isConsteval())
+    return nullptr;
+  const Stmt *Then = If->getThen();
+  if (const auto *CS = dyn_cast<CompoundStmt>(Then))
+    Then = CS->size() == 1 ? CS->body_front() : nullptr;
+  const auto *Ret = dyn_cast_or_null<ReturnStmt>(Then);
+  if (!Ret || Ret->getRetValue())
+    return nullptr;
+  // tid != 0, 0 != tid, tid > 0, 0 < tid, or tid itself (threadIdx.x is
+  // never negative).
+  const Expr *Cond = strip(If->getCond());
+  if (isTid(Cond))
+    return Cond;
+  auto C = binaryOf(Cond);
+  if (!C)
+    return nullptr;
+  if ((C->Op == BO_NE || C->Op == BO_GT) && isTid(C->L) &&
+      intValue(C->R, Ctx.AST) == 0)
+    return C->L;
+  if ((C->Op == BO_NE || C->Op == BO_LT) && isTid(C->R) &&
+      intValue(C->L, Ctx.AST) == 0)
+    return C->R;
+  return nullptr;
+}
+
+Error TreeMatcher::matchFinal(const Stmt *Then) {
   // Every use of the array in thread 0's statement reads A[0].
   struct Uses : RecursiveASTVisitor<Uses> {
     const ValueDecl *A;
@@ -252,7 +280,7 @@ Error TreeMatcher::matchFinal(const IfStmt *If) {
     }
   } U;
   U.A = P.Array;
-  U.TraverseStmt(const_cast<Stmt *>(If->getThen()));
+  U.TraverseStmt(const_cast<Stmt *>(Then));
   if (U.Bad)
     return no("'" + P.ArrayName + "' is written or its address taken at " +
                   at(U.Bad) + " after the loop",
@@ -260,7 +288,7 @@ Error TreeMatcher::matchFinal(const IfStmt *If) {
   if (U.Refs != U.Reads.size())
     return no("'" + P.ArrayName + "' is used other than as '" + P.ArrayName +
                   "[0]' after the loop",
-              If);
+              Then);
   for (const ArraySubscriptExpr *AS : U.Reads) {
     if (intValue(AS->getIdx(), Ctx.AST) != 0)
       return no("thread 0 reads '" + text(AS) + "' after the loop; only '" +
@@ -326,6 +354,84 @@ void TreeMatcher::checkLaunches(bool Tail, std::optional<int64_t> Start,
   }
 }
 
+Error TreeMatcher::matchThread0(ArrayRef<const Stmt *> After, const Stmt *Leave,
+                                std::vector<const Stmt *> &Thread0,
+                                const Stmt *&Then) {
+  const auto *LeaveIt = Leave ? find(After, Leave) : After.end();
+  if (Leave && LeaveIt == After.end())
+    return no("returns early at " + at(Leave) +
+                  ", before the tree is done: every lane of a warp must "
+                  "reach the shuffles, and every thread the barriers",
+              Leave);
+  // Before the early return (if any), every thread runs the statements:
+  // only `if (tid == 0) ...` may read A[0].
+  const IfStmt *Final = nullptr;
+  for (const auto *It = After.begin(); It != LeaveIt; ++It) {
+    if (!mentions(*It, P.Array))
+      continue;
+    const auto *If = dyn_cast<IfStmt>(*It);
+    auto C = If ? binaryOf(If->getCond()) : std::nullopt;
+    bool IsThread0 = C && C->Op == BO_EQ &&
+                     ((isTid(C->L) && intValue(C->R, Ctx.AST) == 0) ||
+                      (isTid(C->R) && intValue(C->L, Ctx.AST) == 0));
+    if (!IsThread0 || Final || If->getElse() || If->getInit() ||
+        mentions(If->getCond(), P.Array))
+      return no("'" + P.ArrayName + "' is read at " + at(*It) +
+                    " after the loop by threads other than thread 0 (only "
+                    "'if (" +
+                    P.Tid + " == 0) ... " + P.ArrayName +
+                    "[0] ...' is rewritten)",
+                *It);
+    Final = If;
+  }
+  // After `if (tid != 0) return;`, thread 0 alone runs the rest of the
+  // body: `if (tid == 0) { rest }` computes the same, and every lane has
+  // passed the shuffles before it.
+  bool ReadAfter =
+      Leave && std::any_of(LeaveIt + 1, After.end(),
+                           [&](const Stmt *X) { return mentions(X, P.Array); });
+  if (Final && ReadAfter)
+    return no("'" + P.ArrayName + "' is read both by 'if (" + P.Tid +
+                  " == 0) ...' at " + at(Final) +
+                  " and after the early return at " + at(Leave),
+              Leave);
+  if (Final) {
+    Thread0 = {Final};
+    Then = Final->getThen();
+    if (const auto *CS = dyn_cast<CompoundStmt>(Then); CS && CS->size() == 1)
+      Then = CS->body_front();
+    return matchFinal(Final->getThen());
+  }
+  if (!ReadAfter)
+    return no("the result '" + P.ArrayName +
+              "[0]' is not read after the loop by 'if (" + P.Tid +
+              " == 0) ...' (or after 'if (" + P.Tid + " != 0) return;')");
+  Thread0.assign(LeaveIt, After.end());
+  if (After.end() - LeaveIt == 2)
+    Then = After.back();
+  for (const auto *It = LeaveIt + 1; It != After.end(); ++It)
+    if (Error Err = matchFinal(*It))
+      return Err;
+  auto LR = span(Leave, true);
+  auto FR = span(*(LeaveIt + 1), true);
+  auto ER = span(After.back(), true);
+  if (!LR || !FR || !ER)
+    return no("the early return at " + at(Leave) +
+                  " or what follows it is written with a macro",
+              Leave);
+  P.Leave = Range{LR->Begin, ER->End};
+  // The rest starts after the return, comments before its first statement
+  // included.
+  P.RestBegin = LR->End;
+  while (P.RestBegin < FR->Begin &&
+         isspace(static_cast<unsigned char>(Ctx.Code[P.RestBegin])))
+    ++P.RestBegin;
+  P.LeaveGuard = parenthesize(text(leavesUnlessThread0(Leave))) + " == 0";
+  P.Notes.push_back("the early return at " + at(Leave) + " becomes 'if (" +
+                    P.LeaveGuard + ") { ... }' around thread 0's statements");
+  return Error::success();
+}
+
 // Why long: one ordered list of the reduction tree's preconditions (the
 // shared array, the tree loop or its unrolled steps, the barriers, the
 // final write, the launches), each refusal naming its reason; they share
@@ -335,10 +441,23 @@ Expected<TreePlan> TreeMatcher::match() {
   if (Info.Uses2DThreads)
     return no("uses 2D thread indices; warp lanes are threadIdx.x % 32 only "
               "in one-dimensional blocks");
-  if (const Stmt *J = firstJump(Body))
-    return no("returns or jumps at " + at(J) +
-                  ": every lane of a warp must reach the shuffles",
-              J);
+  // No jump, except one `if (tid != 0) return;` at the top level; it must
+  // come after the tree (checked below). Another return is refused once
+  // the tree loop is found (the atomics form refuses returns too).
+  const Stmt *Leave = nullptr, *Return = nullptr;
+  for (const Stmt *X : Body->body()) {
+    if (!Leave && leavesUnlessThread0(X)) {
+      Leave = X;
+      continue;
+    }
+    const Stmt *J = firstJump(X);
+    if (J && !isa<ReturnStmt>(J))
+      return no("returns or jumps at " + at(J) +
+                    ": every lane of a warp must reach the shuffles",
+                J);
+    if (J && !Return)
+      Return = J;
+  }
   // The tree loop: the first top-level loop that halves a variable, in a
   // for's increment or as the last statement of a while's body.
   auto Stmts = Body->body();
@@ -355,6 +474,12 @@ Expected<TreePlan> TreeMatcher::match() {
   }
   const Stmt *Loop = *LoopIt;
   S = treeStride(Loop);
+  if (Return)
+    return no("returns at " + at(Return) +
+                  ": every lane of a warp must reach the shuffles (only "
+                  "'if (tid != 0) return;' after the tree, before thread "
+                  "0's statements, is accepted)",
+              Return);
   // The loop's body: `if (tid < s) <step>` and `__syncthreads();` (and the
   // halving, last, in a while).
   const Stmt *LoopInit = nullptr;
@@ -649,30 +774,10 @@ Expected<TreePlan> TreeMatcher::match() {
                 *It);
 
   // After the loop: thread 0 reads A[0]; nobody else reads the array.
-  const IfStmt *Final = nullptr;
-  for (auto It = AfterIt; It != Stmts.end(); ++It) {
-    if (!mentions(*It, AV))
-      continue;
-    const auto *If = dyn_cast<IfStmt>(*It);
-    auto C = If ? binaryOf(If->getCond()) : std::nullopt;
-    bool Thread0 = C && C->Op == BO_EQ &&
-                   ((isTid(C->L) && intValue(C->R, Ctx.AST) == 0) ||
-                    (isTid(C->R) && intValue(C->L, Ctx.AST) == 0));
-    if (!Thread0 || Final || If->getElse() || If->getInit() ||
-        mentions(If->getCond(), AV))
-      return no("'" + P.ArrayName + "' is read at " + at(*It) +
-                    " after the loop by threads other than thread 0 (only "
-                    "'if (" +
-                    P.Tid + " == 0) ... " + P.ArrayName +
-                    "[0] ...' is rewritten)",
-                *It);
-    Final = If;
-  }
-  if (!Final)
-    return no("the result '" + P.ArrayName +
-              "[0]' is not read after the loop by 'if (" + P.Tid +
-              " == 0) ...'");
-  if (Error Err = matchFinal(Final))
+  std::vector<const Stmt *> Thread0;
+  const Stmt *Then = nullptr;
+  if (Error Err = matchThread0(ArrayRef<const Stmt *>(AfterIt, Stmts.end()),
+                               Leave, Thread0, Then))
     return std::move(Err);
 
   Error Err = Error::success();
@@ -701,7 +806,7 @@ Expected<TreePlan> TreeMatcher::match() {
       TreeStmts.push_back(*(AfterIt - 1));
     if (Error Err =
             matchLeaf(ArrayRef<const Stmt *>(Stmts.begin(), Stmts.end()), Store,
-                      Final, TreeStmts))
+                      Thread0, Then, TreeStmts))
       return std::move(Err);
   }
 
