@@ -817,3 +817,102 @@ __global__ void prod(int n, const T *A, const T *B, T *C) {
 }
 
 } // namespace
+
+namespace {
+
+// A flat index over 1D blocks of 64 threads, decoded into the matrix, the
+// row and the column of an 8 x 8 product: flatIndices names each, and the
+// rewrite makes the block 8 x 8 (rows 1 too) without guards where no
+// thread returns.
+TEST(CatalogSharedTilingTest, FlatIndicesDecodeOneMatrixPerBlock) {
+  std::string Src = R"(#define D 8
+__device__ int rowOf(size_t g) { return (int)((g / D) % D); }
+__device__ int col0() { return threadIdx.x % D; }
+__global__ void bmm(const double *A, const double *B, double *C) {
+  int unused = 3;
+  size_t g = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  unsigned m = g / (D * D);
+  const size_t base = m * (D * D);
+  int r = rowOf(g), c = g % D;
+  double s = 0;
+  for (int k = 0; k < D; ++k)
+    s += A[base + r * D + k] * B[base + k * D + c];
+  C[base + r * D + c] = s;
+}
+void run(const double *A, const double *B, double *C, int batch) {
+  bmm<<<batch, dim3(64)>>>(A, B, C);
+}
+)";
+  {
+    Input In(Src);
+    ASSERT_TRUE(In.Ctx);
+    Edit E = makeEdit("shared-tiling", "bmm");
+    auto K = resolveKernel(*In.Ctx, E, "bmm");
+    ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
+    const auto *Body = llvm::cast<clang::CompoundStmt>(K->Decl->getBody());
+    std::vector<const clang::Stmt *> Stmts(Body->body_begin(),
+                                           Body->body_end());
+    size_t At = 1;
+    std::string Why;
+    auto F =
+        sharedtiling::flatIndices(*In.Ctx, *K, Stmts, At, std::nullopt, Why);
+    ASSERT_TRUE(F.has_value()) << Why;
+    EXPECT_EQ(F->Threads, 64);
+    EXPECT_EQ(F->D, 8);
+    EXPECT_EQ(F->Gid->getName(), "g");
+    ASSERT_EQ(F->Blocks.size(), 1u);
+    EXPECT_EQ(F->Blocks[0]->getName(), "m");
+    EXPECT_EQ(F->Row->getName(), "r");
+    EXPECT_EQ(F->Col->getName(), "c");
+    EXPECT_EQ(F->Return, nullptr);
+    // g, m, base (uniform once m is blockIdx.x), then r and c.
+    EXPECT_EQ(F->Decls.size(), 4u);
+    EXPECT_EQ(At, 5u);
+    // Starting at the uniform declaration: not a flat index at all.
+    At = 0;
+    EXPECT_FALSE(
+        sharedtiling::flatIndices(*In.Ctx, *K, Stmts, At, std::nullopt, Why));
+    EXPECT_EQ(Why, "");
+    // A tile other than the decoded matrix's.
+    At = 1;
+    EXPECT_FALSE(
+        sharedtiling::flatIndices(*In.Ctx, *K, Stmts, At, int64_t(16), Why));
+    EXPECT_EQ(Why, "the launches use blocks of 64 threads, one 8x8 matrix "
+                   "per block: tile must be 8 (got 16)");
+    // rowOf computes from its argument alone.
+    EXPECT_TRUE(sharedtiling::plainIndexCalls(F->Row->getInit(),
+                                              In.TU.AST->getASTContext()));
+  }
+  std::string Out =
+      applyTo(sharedTiling(), Src, makeEdit("shared-tiling", "bmm", {}));
+  EXPECT_NE(Out.find("  int unused = 3;\n"
+                     "  // shared-tiling rows=1: 8 x 8 outputs per block, 1 "
+                     "rows per thread.\n"
+                     "  __shared__ double As[8][8];\n"
+                     "  __shared__ double Bs[8][8];\n"
+                     "  unsigned int m = blockIdx.x;\n"
+                     "  const size_t base = m * (D * D);\n"
+                     "  int c = threadIdx.x;\n"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("As[y][threadIdx.x] = ak < D ? A[base + ar * D + ak] : "
+                     "0.0;\n"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("  bmm<<<batch, dim3(8, 8)>>>(A, B, C);\n"),
+            std::string::npos)
+      << Out;
+  EXPECT_EQ(Out.find("threadIdx.x / "), std::string::npos) << Out;
+
+  // An index helper that reads threadIdx itself is not an index of the
+  // row or the column: the factor is refused.
+  std::string Own = Src;
+  Own.replace(Own.find("B[base + k * D + c]"), 19, "B[base + k * D + col0()]");
+  std::string Refused =
+      applyTo(sharedTiling(), Own, makeEdit("shared-tiling", "bmm"));
+  EXPECT_NE(Refused.find("a factor of the product is not a plain load"),
+            std::string::npos)
+      << Refused;
+}
+
+} // namespace

@@ -472,6 +472,28 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
     const auto *DS = dyn_cast<DeclStmt>(Stmts[At]);
     if (!DS)
       break;
+    // One flat index over 1D blocks, decoded into the matrix, the row and
+    // the column (SharedTilingFlat.cpp).
+    if (const auto *VD = !P.FirstIndexDecl && DS->isSingleDecl()
+                             ? dyn_cast<VarDecl>(DS->getSingleDecl())
+                             : nullptr;
+        VD && VD->hasInit() && !isThreadIdx(VD->getInit(), 'x') &&
+        !isThreadIdx(VD->getInit(), 'y') &&
+        !threadVariance(VD->getInit(), FD).uniform()) {
+      std::string Why;
+      size_t FlatAt = At;
+      if (auto F = flatIndices(Ctx, *K, Stmts, FlatAt, Tile, Why)) {
+        P.Row = F->Row;
+        P.Col = F->Col;
+        P.FirstIndexDecl = DS;
+        P.Decls = F->Decls;
+        P.Flat = std::move(*F);
+        At = FlatAt;
+        break;
+      }
+      if (!Why.empty())
+        return NotApplicable(Why);
+    }
     bool Index = false;
     for (const Decl *D : DS->decls()) {
       const auto *VD = dyn_cast<VarDecl>(D);
@@ -573,12 +595,14 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
     if (Alias)
       Parts.append(Alias->Offsets.begin(), Alias->Offsets.end());
     if (any_of(Parts,
-               [](const Expr *X) {
+               [&](const Expr *X) {
                  // blockIdx and gridDim are the same in every thread of a
-                 // block; threadIdx and blockDim count.
-                 return readsOrWritesMemory(X, nullptr,
+                 // block; threadIdx and blockDim count. Index helpers
+                 // compute, from their arguments and the block alone.
+                 return readsOrWritesMemory(X, &Ctx.AST,
                                             {/*ThreadCoords=*/false,
-                                             /*BlockCoords=*/true});
+                                             /*BlockCoords=*/true}) ||
+                        !plainIndexCalls(X, Ctx.AST);
                }) ||
         (!Alias && (!threadVariance(Base, FD).uniform() ||
                     readsOrWritesMemory(Base, nullptr))) ||
@@ -595,8 +619,14 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
                            P.K->getName() + "' and exactly one of '" +
                            P.Row->getName() + "', '" + P.Col->getName() + "'");
     const VarDecl *Own = R ? P.Row : P.Col;
+    // A decoded matrix index is blockIdx.x: the same in the block.
+    SmallVector<const ValueDecl *, 4> Allowed{Own, P.K};
+    if (P.Flat) {
+      Allowed.append(P.Flat->Blocks.begin(), P.Flat->Blocks.end());
+      Allowed.append(P.Flat->Derived.begin(), P.Flat->Derived.end());
+    }
     for (const Expr *X : Parts)
-      if (std::string V = nonUniformRef(X, {Own, P.K}, FD); !V.empty())
+      if (std::string V = nonUniformRef(X, Allowed, FD); !V.empty())
         return NotApplicable("the index of a factor uses '" + V +
                              "', which differs between threads");
     Operand &O = R ? P.A : P.B;
@@ -630,7 +660,11 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
     if (firstJump(S))
       return NotApplicable("the code after the loop returns or jumps");
   }
-  if (mentionsBuiltin(Body, "blockDim"))
+  // A flat index reads blockDim, and goes.
+  if (any_of(Stmts, [&](const Stmt *S) {
+        return !(P.Flat && S == P.Flat->GidDecl) &&
+               mentionsBuiltin(S, "blockDim");
+      }))
     return NotApplicable("it reads blockDim, which the new block changes");
   for (const Stmt *S : Stmts)
     if (S != P.FirstIndexDecl && !is_contained(P.Decls, S) &&
@@ -638,7 +672,7 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
       return NotApplicable("it reads threadIdx outside the indices");
   for (const DeclStmt *DS : P.Decls)
     for (const Decl *D : DS->decls())
-      if (D != P.Row && D != P.Col &&
+      if (D != P.Row && D != P.Col && !(P.Flat && D == P.Flat->Gid) &&
           mentionsBuiltin(cast<VarDecl>(D)->getInit(), "threadIdx"))
         return NotApplicable("it reads threadIdx outside the indices");
 
@@ -650,8 +684,13 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
   P.RegionEnd = LastSpan->End.Offset;
   P.Indent = indentationAt(Ctx.Code, P.RegionBegin);
 
-  // Every launch uses one TILE x TILE block, written where it can change.
+  // Every launch uses one TILE x TILE block, written where it can change
+  // (a flat index: TILE * TILE x 1, flatIndices checked it).
   ShapeFound = true;
+  if (P.Flat) {
+    P.Tile = P.Flat->D;
+    return P;
+  }
   if (K->Info->Launches.empty())
     return NotApplicable("it is never launched in this file, so its block "
                          "cannot be shown to be TILE x TILE");
@@ -697,9 +736,9 @@ for (${KT} ${K0} = 0; ${K0} < ${K}; ${K0} += ${T}) {
     const int ${Y} = threadIdx.y + ${I} * ${S};
     ${RowT} ${Ar} = ${Y};
     ${KT} ${Ak} = ${K0} + threadIdx.x;
-    ${As}[${Y}][threadIdx.x] = ${Ak} < ${K} ? ${ALoad} : ${ZA};
+    ${As}[${Y}][threadIdx.x] = ${Ak} < ${K}${AGuard} ? ${ALoad} : ${ZA};
     ${KT} ${Bk} = ${K0} + ${Y};
-    ${Bs}[${Y}][threadIdx.x] = ${Bk} < ${K} ? ${BLoad} : ${ZB};
+    ${Bs}[${Y}][threadIdx.x] = ${Bk} < ${K}${BGuard} ? ${BLoad} : ${ZB};
   }
   __syncthreads();
   #pragma unroll
@@ -753,7 +792,15 @@ Expected<tooling::Replacements> rewriteBlockProduct(const EditContext &Ctx,
     return reject(E, "internal",
                   "kernel '" + E.Target +
                       "': a part of the loop has no place in the file");
-  std::string Post;
+  // Past a flat index's early return, the threads that returned stage
+  // nothing and store nothing (flatGuards).
+  std::string AGuard, BGuard, Live;
+  if (P.Flat && P.Flat->Return &&
+      !flatGuards(Ctx, *P.Flat, Y, Rr, AGuard, BGuard, Live))
+    return reject(E, "internal",
+                  "kernel '" + E.Target +
+                      "': the early return has no place in the file");
+  std::string Post, In = Live.empty() ? "  " : "    ";
   for (const Stmt *S : P.Post) {
     auto Text = renamedText(Ctx, S, *PostTo, true);
     auto Sp = wholeSpan(Ctx, S, true);
@@ -761,14 +808,22 @@ Expected<tooling::Replacements> rewriteBlockProduct(const EditContext &Ctx,
       return reject(E, "internal",
                     "kernel '" + E.Target +
                         "': the code after the loop has no place in the file");
-    int Delta = 2 - int(indentationAt(Code, Sp->Begin.Offset).size());
-    Post += "  " + reindent(*Text, Delta) + "\n";
+    int Delta =
+        int(In.size()) - int(indentationAt(Code, Sp->Begin.Offset).size());
+    Post += In + reindent(*Text, Delta) + "\n";
   }
+  if (!Live.empty())
+    Post = "  if (" + Live + ") {\n" + Post + "  }\n";
   // The declarations among the indices stay, without the row index (each
-  // row has its own now); the column index keeps its declaration.
+  // row has its own now); the column index keeps its declaration (a flat
+  // index's: threadIdx.x, the matrix's blockIdx.x, the flat index goes).
   std::string Decls;
   for (const DeclStmt *DS : P.Decls) {
-    if (!is_contained(DS->decls(), P.Row)) {
+    bool Flat = P.Flat && any_of(DS->decls(), [&](const Decl *D) {
+                  return D == P.Flat->Gid || D == P.Col ||
+                         is_contained(P.Flat->Blocks, D);
+                });
+    if (!is_contained(DS->decls(), P.Row) && !Flat) {
       auto Text = renamedText(Ctx, DS, {}, true);
       auto Sp = wholeSpan(Ctx, DS, true);
       if (!Text || !Sp)
@@ -782,9 +837,15 @@ Expected<tooling::Replacements> rewriteBlockProduct(const EditContext &Ctx,
     }
     for (const Decl *D : DS->decls()) {
       const auto *VD = cast<VarDecl>(D);
-      if (VD == P.Row)
+      if (VD == P.Row || (P.Flat && VD == P.Flat->Gid))
         continue;
-      auto InitText = renamedText(Ctx, VD->getInit(), {}, false);
+      std::optional<std::string> InitText;
+      if (P.Flat && VD == P.Col)
+        InitText = "threadIdx.x";
+      else if (P.Flat && is_contained(P.Flat->Blocks, VD))
+        InitText = "blockIdx.x";
+      else
+        InitText = renamedText(Ctx, VD->getInit(), {}, false);
       if (!InitText)
         return reject(E, "internal",
                       "kernel '" + E.Target + "': the declaration of '" +
@@ -815,6 +876,8 @@ Expected<tooling::Replacements> rewriteBlockProduct(const EditContext &Ctx,
                              {"Ak", Ak},
                              {"ALoad", *ALoad},
                              {"ZA", P.A.Zero},
+                             {"AGuard", AGuard},
+                             {"BGuard", BGuard},
                              {"Bk", Bk},
                              {"BLoad", *BLoad},
                              {"ZB", P.B.Zero},
@@ -831,7 +894,8 @@ Expected<tooling::Replacements> rewriteBlockProduct(const EditContext &Ctx,
     return std::move(Err);
   // Every launch's block: TILE x (TILE / rows). A dim3 variable stays
   // the launch's source of truth: `dim3(threads.x, threads.y / 8)`.
-  if (Rows != 1)
+  // A flat index's 1D block becomes the 2D one.
+  if (Rows != 1 || P.Flat)
     for (const LaunchSite &Site : P.Kernel.Info->Launches) {
       std::string Block =
           "dim3(" + std::to_string(T) + ", " + std::to_string(T / Rows) + ")";
@@ -843,7 +907,7 @@ Expected<tooling::Replacements> rewriteBlockProduct(const EditContext &Ctx,
           CE && CE->getNumArgs() == 1)
         Arg = CE->getArg(0)->IgnoreImplicit();
       if (const auto *DR = dyn_cast_or_null<DeclRefExpr>(Arg);
-          DR && DR->getType()->isRecordType() &&
+          DR && !P.Flat && DR->getType()->isRecordType() &&
           !DR->getBeginLoc().isMacroID()) {
         std::string V = DR->getDecl()->getNameAsString();
         Block = "dim3(" + V + ".x, " + V + ".y / " + std::to_string(Rows) + ")";

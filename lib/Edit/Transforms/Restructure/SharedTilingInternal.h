@@ -189,8 +189,59 @@ struct MatmulPlan {
 llvm::Expected<clang::tooling::Replacements>
 rewriteMicroTile(const EditContext &Ctx, const Edit &E, const MatmulPlan &P);
 
+/// A block-sized product's indices decoded from one flat index over 1D
+/// blocks (SharedTilingFlat.cpp): every launch's block is D * D x 1 x 1,
+///   gid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;  // or a helper
+///   if (gid >= n) return;                                  // optional
+///   mat = gid / (D * D); row = (gid % (D * D)) / D; col = gid % D;
+/// With blockDim.x == D * D, gid / (D * D) is blockIdx.x, the row
+/// threadIdx.x / D and the column threadIdx.x % D (flatIndices checks each
+/// division against the block): the product of a D x D block, one matrix
+/// per block, written over one dimension.
+struct FlatIndices {
+  int64_t Threads = 0, D = 0; ///< every launch's block: Threads = D * D
+  const clang::VarDecl *Gid = nullptr; ///< blockIdx.x * Threads + threadIdx.x
+  const clang::DeclStmt *GidDecl = nullptr;
+  /// Variables decoded to blockIdx.x (the matrix), the row and the column.
+  std::vector<const clang::VarDecl *> Blocks;
+  const clang::VarDecl *Row = nullptr, *Col = nullptr;
+  /// Variables computed from the matrix without loads or calls (`base =
+  /// mat * D * D`): the same in the block, as the matrix.
+  std::vector<const clang::VarDecl *> Derived;
+  /// The declarations from the flat index's on (uniform ones among them).
+  std::vector<const clang::DeclStmt *> Decls;
+  /// `if (gid >= n) return;`, or null: the threads past the end.
+  const clang::IfStmt *Return = nullptr;
+};
+/// The flat indices that \p Stmts (the kernel's top-level statements)
+/// declare from \p At on, \p At then past them. Nothing with \p Why empty
+/// when \p Stmts[At] does not start a decoded flat index (the caller keeps
+/// its own reason); nothing with \p Why set when it does but cannot be
+/// shown to be one D x D matrix per block (the block, a division, the
+/// early return, \p Tile).
+std::optional<FlatIndices>
+flatIndices(const EditContext &Ctx, const ResolvedKernel &K,
+            llvm::ArrayRef<const clang::Stmt *> Stmts, size_t &At,
+            std::optional<int64_t> Tile, std::string &Why);
+/// The guards a flat index's early return (F.Return, `gid >= n`) becomes in
+/// the rewrite, the names those of the template: \p AGuard (` && !(...)`)
+/// for staging row \p Y of A, \p BGuard for column threadIdx.x of B, each
+/// live when its first thread does not return; \p Live for the output at
+/// row \p R, column threadIdx.x. False when the condition has no place in
+/// the file.
+bool flatGuards(const EditContext &Ctx, const FlatIndices &F, llvm::StringRef Y,
+                llvm::StringRef R, std::string &AGuard, std::string &BGuard,
+                std::string &Live);
+/// Whether every call in \p S is to an index helper (indexHelperReturn)
+/// whose expression, through its own calls, reads no memory, no threadIdx
+/// and no blockDim: its value then depends on its arguments and the block
+/// only (SharedTilingFlat.cpp).
+bool plainIndexCalls(const clang::Stmt *S, const clang::ASTContext &AST,
+                     unsigned Depth = 0);
+
 // Block-sized products (SharedTilingBlock.cpp): row = threadIdx.y, col =
-// threadIdx.x, one output matrix per block.
+// threadIdx.x, one output matrix per block; or decoded from a flat index
+// (FlatIndices).
 struct BlockProductPlan {
   ResolvedKernel Kernel;
   const clang::VarDecl *Row = nullptr, *Col = nullptr, *K = nullptr,
@@ -208,6 +259,9 @@ struct BlockProductPlan {
   unsigned RegionBegin = 0, RegionEnd = 0;
   std::string Indent;
   int64_t Tile = 0; ///< every launch's block is Tile x Tile
+  /// Set when the indices are decoded from a flat index (every launch's
+  /// block is then Tile * Tile x 1).
+  std::optional<FlatIndices> Flat;
 };
 /// \p Shape is set once the product is recognized (later refusals are
 /// about the launches).
