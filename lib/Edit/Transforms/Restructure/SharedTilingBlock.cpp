@@ -651,6 +651,9 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
     if (mentionsBuiltin(S, "threadIdx") || mentionsBuiltin(S, "blockDim"))
       return NotApplicable("the code after the loop reads threadIdx or "
                            "blockDim");
+    if (callsReadThreadCoords(S))
+      return NotApplicable("the code after the loop calls a function that "
+                           "reads threadIdx or blockDim");
     if (callsFunction(S, "__syncthreads") || callsFunction(S, "__syncwarp") ||
         callsFunction(S, "__shfl"))
       return NotApplicable("the code after the loop synchronizes threads");

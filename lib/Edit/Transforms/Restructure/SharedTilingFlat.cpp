@@ -343,6 +343,23 @@ bool plainIndexCalls(const Stmt *S, const ASTContext &AST, unsigned Depth) {
   });
 }
 
+bool callsReadThreadCoords(const Stmt *S, unsigned Depth) {
+  if (!S)
+    return false;
+  if (const auto *C = dyn_cast<CallExpr>(S)) {
+    const FunctionDecl *Def = nullptr;
+    if (const FunctionDecl *FD = C->getDirectCallee();
+        FD && FD->hasBody(Def) && Def->getBody() &&
+        (mentionsBuiltin(Def->getBody(), "threadIdx") ||
+         mentionsBuiltin(Def->getBody(), "blockDim") ||
+         (Depth < 4 && callsReadThreadCoords(Def->getBody(), Depth + 1))))
+      return true;
+  }
+  return any_of(S->children(), [&](const Stmt *Child) {
+    return callsReadThreadCoords(Child, Depth);
+  });
+}
+
 // Why long: the decoding's preconditions in order (the index, the block,
 // each declaration, the early return, the flat index's uses), each refusal
 // naming its reason; they share the partial match as locals.
@@ -417,9 +434,8 @@ std::optional<FlatIndices> flatIndices(const EditContext &Ctx,
         return No("the declaration at " + where(Ctx, DS) +
                   " is not of initialized locals");
       auto Names = [&](ArrayRef<const ValueDecl *> Vars) {
-        return any_of(Vars, [&](const ValueDecl *X) {
-          return X && mentions(Init, X);
-        });
+        return any_of(
+            Vars, [&](const ValueDecl *X) { return X && mentions(Init, X); });
       };
       bool Flat = mentionsBuiltin(Init, "threadIdx") ||
                   mentionsBuiltin(Init, "blockDim") ||
@@ -433,7 +449,8 @@ std::optional<FlatIndices> flatIndices(const EditContext &Ctx,
           !readsOrWritesMemory(Init, nullptr,
                                {/*ThreadCoords=*/true, /*BlockCoords=*/true})) {
         if (Written.contains(VD))
-          return No("'" + VD->getNameAsString() + "', computed from the "
+          return No("'" + VD->getNameAsString() +
+                    "', computed from the "
                     "matrix index, is written");
         F.Derived.push_back(VD);
         continue;

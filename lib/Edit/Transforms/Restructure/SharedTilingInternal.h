@@ -238,6 +238,10 @@ bool flatGuards(const EditContext &Ctx, const FlatIndices &F, llvm::StringRef Y,
 /// only (SharedTilingFlat.cpp).
 bool plainIndexCalls(const clang::Stmt *S, const clang::ASTContext &AST,
                      unsigned Depth = 0);
+/// Whether a function that \p S calls (or one those call) reads threadIdx
+/// or blockDim in its body: where the rewrite moves the rows between
+/// threads, such a call would see another thread's coordinates.
+bool callsReadThreadCoords(const clang::Stmt *S, unsigned Depth = 0);
 
 // Block-sized products (SharedTilingBlock.cpp): row = threadIdx.y, col =
 // threadIdx.x, one output matrix per block; or decoded from a flat index
