@@ -1,4 +1,8 @@
+#include "CatalogInternal.h"
 #include "CatalogTesting.h"
+#include "Patterns/ThreadPerItem.h"
+#include "Transforms/TransformSupport.h"
+#include "clang/AST/Decl.h"
 
 using namespace optiml;
 using namespace optiml::testing_catalog;
@@ -58,6 +62,9 @@ TEST(CatalogVectorizeTest, Int2WriteOnlyOutputLocalsAndIndexUse) {
   int t = a[i] * 2;
   out[i] = t + i;
 }
+void run(const int *a, int *out, int n) {
+  iota_add<<<(n + 127) / 128, 128>>>(a, out, n);
+}
 )";
   EXPECT_EQ(applyTo(vectorize(), Src,
                     makeEdit("vectorize", "iota_add", {{"width", int64_t(2)}})),
@@ -89,6 +96,9 @@ TEST(CatalogVectorizeTest, Int2WriteOnlyOutputLocalsAndIndexUse) {
     }
   }
 }
+void run(const int *a, int *out, int n) {
+  iota_add<<<(n + 255) / 256, 128>>>(a, out, n);
+}
 )");
 }
 
@@ -99,6 +109,7 @@ TEST(CatalogVectorizeTest, ConditionalWriteLoadsFirst) {
     if (x[i] < 0.0f) x[i] = 0.0f;
   }
 }
+void run(float *x, int n) { relu<<<(n + 255) / 256, 256>>>(x, n); }
 )";
   std::string Out = applyTo(
       vectorize(), Src, makeEdit("vectorize", "relu", {{"width", int64_t(2)}}));
@@ -156,6 +167,9 @@ __global__ void hadd(const __half *x, half *y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = x[i] + y[i];
 }
+void run(const __half *x, __half *y, int n) {
+  hadd<<<(n + 255) / 256, 256>>>(x, y, n);
+}
 )";
   Applicability A = prepareOn(vectorize(), Src, "hadd");
   ASSERT_TRUE(A.Applies) << A.Reason;
@@ -183,6 +197,9 @@ TEST(CatalogVectorizeTest, SmallIntegersAlignToTheirOwnVector) {
                       const unsigned short *b, unsigned *out, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = a[i] + b[i];
+}
+void run(const unsigned char *a, const unsigned short *b, unsigned *o, int n) {
+  widen<<<(n + 255) / 256, 256>>>(a, b, o, n);
 }
 )";
   Applicability A = prepareOn(vectorize(), Src, "widen");
@@ -221,6 +238,10 @@ __global__ void stray(int rows, int cols, const float *x, float *y) {
   float *b = y + r * cols;
   b[c] = a[c] + a[c + 1];
 }
+void run(int rows, int cols, const __half *x, __half *y) {
+  hrows<<<dim3((cols + 31) / 32, (rows + 7) / 8), dim3(32, 8)>>>(rows, cols,
+                                                                 x, y);
+}
 )";
   Applicability A = prepareOn(vectorize(), Src, "hrows");
   ASSERT_TRUE(A.Applies) << A.Reason;
@@ -247,6 +268,114 @@ __global__ void stray(int rows, int cols, const float *x, float *y) {
                           "'c'"),
             std::string::npos)
       << S.Reason;
+}
+
+/// gridCoverageProblem() at each launch of kernel \p Name in \p Src,
+/// against the bound of its guard.
+std::vector<std::string> coverage(const std::string &Src,
+                                  llvm::StringRef Name) {
+  Input In(Src);
+  std::vector<std::string> Out;
+  const KernelInfo *K = In.Model.findKernel(Name.str());
+  const clang::FunctionDecl *FD =
+      findKernelDecl(In.TU.AST->getASTContext(), Name);
+  std::string Why;
+  auto P = K && FD ? matchMapPattern(*In.Ctx, FD, Why, true) : std::nullopt;
+  if (!P)
+    return {"no map: " + Why};
+  for (const LaunchSite &L : K->Launches)
+    Out.push_back(gridCoverageProblem(*In.Ctx, L, P->Bound, 0));
+  return Out;
+}
+
+TEST(CatalogVectorizeTest, GridCoverageReadsCeilDivisionsAndConstants) {
+  std::vector<std::string> Got = coverage(R"(
+#define DIV_UP(a, b) (((a) + (b) - 1) / (b))
+__host__ __device__ inline int ceil_div(int a, int b) {
+  return (a + b - 1) / b;
+}
+__global__ void k(int n, const float *x, float *y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i];
+}
+void run(int n, int m, const float *x, float *y) {
+  k<<<(n + 255) / 256, 256>>>(n, x, y);
+  k<<<DIV_UP(n, 128), 128>>>(n, x, y);
+  k<<<ceil_div(n, 256), 256>>>(n, x, y);
+  k<<<(n + 127) / 128, 256>>>(n, x, y);
+  k<<<40, 256>>>(10000, x, y);
+  const int threads = 256;
+  int blocks = (n + threads - 1) / threads;
+  k<<<blocks, threads>>>(n, x, y);
+  dim3 block(64, 4);
+  dim3 grid((unsigned)((n + block.x - 1) / block.x));
+  k<<<grid, block>>>(n, x, y);
+  k<<<(n + 255) / 256 + 1, 256>>>(n, x, y);
+  k<<<2, 256>>>(n, x, y);
+  k<<<n / 512, 256>>>(n, x, y);
+  k<<<(m + 255) / 256, 256>>>(n, x, y);
+  k<<<(n + 511) / 512, 256>>>(n, x, y);
+  k<<<40, 256>>>(100000, x, y);
+  int w = n;
+  w += 1;
+  k<<<(w + 255) / 256, 256>>>(w, x, y);
+  int late = (w + 255) / 256;
+  k<<<late, 256>>>(w, x, y);
+}
+)",
+                                          "k");
+  const std::string NotCeil =
+      "') is not ceil(n / block) (`(n + B - 1) / B`, a macro or a helper "
+      "computing it) nor constants that multiply to at least the bound";
+  const std::string Differ = "' there (or they may differ when the launch "
+                             "runs)";
+  std::vector<std::string> Want = {
+      "", "", "", "", "", "", "", "", "its grid ('2" + NotCeil,
+      "its grid ('n / 512" + NotCeil,
+      "its grid is sized from 'm' but the kernel's bound 'n' is 'n" + Differ,
+      std::string("its grid divides by 512, which is not shown to be at most "
+                  "its block's 256 threads along x"),
+      std::string("its grid runs 40 x 256 threads along x, fewer than 100000 "
+                  "('100000')"),
+      // Grid and bound are one expression at the launch: w's value then.
+      "",
+      // The grid was computed before the launch, from a variable written.
+      "its grid is sized from 'w' but the kernel's bound 'n' is 'w" + Differ};
+  EXPECT_EQ(Got, Want);
+}
+
+TEST(CatalogVectorizeTest, GridCoverageFollowsStructMembers) {
+  std::vector<std::string> Got = coverage(R"(
+struct Args {
+  int n;
+  const float *x;
+  float *y;
+};
+__global__ void ks(Args p) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < p.n) p.y[i] = p.x[i];
+}
+void run(int n, const float *x, float *y) {
+  Args a{n, x, y};
+  ks<<<(n + 255) / 256, 256>>>(a);
+  ks<<<(n + 255) / 256, 256>>>(Args{n, x, y});
+  Args b{2 * n, x, y};
+  ks<<<(n + 255) / 256, 256>>>(b);
+  Args c{n, x, y};
+  c.n = 2 * n;
+  ks<<<(n + 255) / 256, 256>>>(c);
+}
+)",
+                                          "ks");
+  std::vector<std::string> Want = {
+      "", "",
+      std::string("its grid is sized from 'n' but the kernel's bound 'p.n' "
+                  "is '2 * n' there (or they may differ when the launch "
+                  "runs)"),
+      std::string("the struct it passes for 'p' ('c') is not a '{...}' "
+                  "written at the launch or in the initializer of a variable "
+                  "never written after, so 'p.n' cannot be followed")};
+  EXPECT_EQ(Got, Want);
 }
 
 } // namespace

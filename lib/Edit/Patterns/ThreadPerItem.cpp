@@ -31,7 +31,8 @@ static std::string typeText(const VarDecl *VD) {
 
 std::optional<MapPattern> matchMapPattern(const EditContext &Ctx,
                                           const FunctionDecl *Kernel,
-                                          std::string &WhyNot) {
+                                          std::string &WhyNot,
+                                          bool IndexByMeaning) {
   const auto *Body = dyn_cast_or_null<CompoundStmt>(Kernel->getBody());
   if (!Body) {
     WhyNot = "the kernel has no body";
@@ -47,7 +48,14 @@ std::optional<MapPattern> matchMapPattern(const EditContext &Ctx,
     const auto *VD = dyn_cast<VarDecl>(DS->getSingleDecl());
     if (!VD || !VD->hasInit() || !VD->getType()->isIntegerType())
       continue;
-    if (auto D = linearIndexDim(VD->getInit()); D && *D == 'x') {
+    auto D = linearIndexDim(VD->getInit());
+    if (IndexByMeaning && !D && !VD->getType()->isDependentType() &&
+        !VD->getType()->isBooleanType() &&
+        Ctx.AST.getTypeSize(VD->getType()) >= 32)
+      if (auto L = linearIndexByMeaning(VD->getInit(), Ctx.AST);
+          L && !L->GridRows)
+        D = L->Dim;
+    if (D && *D == 'x') {
       P.Index = VD;
       P.IndexDecl = DS;
       DeclAt = I;

@@ -63,10 +63,13 @@ struct MapPattern {
 };
 
 /// Matches the map shape in \p Kernel; on failure \p WhyNot says what was
-/// found instead.
+/// found instead. With \p IndexByMeaning, the index may also be any
+/// integer of at least 32 bits whose initializer linearIndexByMeaning()
+/// reads as the x index of a 1D grid (through a helper, casts, any order).
 std::optional<MapPattern> matchMapPattern(const EditContext &Ctx,
                                           const clang::FunctionDecl *Kernel,
-                                          std::string &WhyNot);
+                                          std::string &WhyNot,
+                                          bool IndexByMeaning = false);
 
 /// The body of a map kernel can run once per element in any order and any
 /// number of times per thread: it does not use thread or block indices other

@@ -357,6 +357,391 @@ bool gridIsInteger(const EditContext &Ctx, const LaunchSite &L) {
   return G->IgnoreParenImpCasts()->getType()->isIntegerType();
 }
 
+//===--- Grids that cover a bound
+//------------------------------------------===//
+
+namespace {
+
+/// Whether \p T is an integer type of at least 32 bits: a cast to it keeps
+/// every grid or bound a launch can use (a grid dimension is 32 bits).
+bool wideInteger(QualType T, const ASTContext &AST) {
+  return T->isIntegerType() && !T->isBooleanType() && !T->isDependentType() &&
+         AST.getTypeSize(T) >= 32;
+}
+
+/// A variable whose value is the same wherever it is read: const-qualified
+/// and initialized, or a local variable or parameter its function never
+/// writes (writtenVars(): assigned, also through a member, incremented,
+/// its address taken or bound to a non-const reference).
+bool stableVar(const VarDecl *V) {
+  if (V->getType().isConstQualified() && V->hasInit())
+    return true;
+  if (!V->isLocalVarDecl() && !isa<ParmVarDecl>(V))
+    return false;
+  const auto *Fn = dyn_cast<FunctionDecl>(V->getDeclContext());
+  return Fn && Fn->getBody() && !writtenVars(Fn->getBody()).contains(V);
+}
+
+/// \p E has no side effects and reads only stable variables: computed
+/// apart from the launch (a grid variable, a struct's initializer), it has
+/// the value it would have at the launch.
+bool stableExpr(const Expr *E, const ASTContext &AST) {
+  if (E->HasSideEffects(AST))
+    return false;
+  std::vector<const Stmt *> Work = {E};
+  while (!Work.empty()) {
+    const Stmt *S = Work.back();
+    Work.pop_back();
+    if (!S)
+      continue;
+    if (const auto *DR = dyn_cast<DeclRefExpr>(S))
+      if (const auto *V = dyn_cast<VarDecl>(DR->getDecl()); V && !stableVar(V))
+        return false;
+    append_range(Work, S->children());
+  }
+  return true;
+}
+
+/// \p A and \p B compute the same value: the same operators, casts,
+/// constants and declarations, parentheses and implicit conversions aside.
+/// (The conversion of a launch argument to the parameter's type is one of
+/// those: it narrows a non-negative value, if at all, to a smaller one, and
+/// a negative ceil(n / B) grid makes the launch fail.)
+bool sameValueExpr(const Expr *A, const Expr *B) {
+  A = A->IgnoreParenImpCasts();
+  B = B->IgnoreParenImpCasts();
+  if (A->getStmtClass() != B->getStmtClass())
+    return false;
+  if (const auto *DA = dyn_cast<DeclRefExpr>(A))
+    return DA->getDecl()->getCanonicalDecl() ==
+           cast<DeclRefExpr>(B)->getDecl()->getCanonicalDecl();
+  if (const auto *LA = dyn_cast<IntegerLiteral>(A))
+    return APInt::isSameValue(LA->getValue(),
+                              cast<IntegerLiteral>(B)->getValue());
+  if (const auto *OA = dyn_cast<BinaryOperator>(A)) {
+    const auto *OB = cast<BinaryOperator>(B);
+    return OA->getOpcode() == OB->getOpcode() &&
+           sameValueExpr(OA->getLHS(), OB->getLHS()) &&
+           sameValueExpr(OA->getRHS(), OB->getRHS());
+  }
+  if (const auto *UA = dyn_cast<UnaryOperator>(A)) {
+    const auto *UB = cast<UnaryOperator>(B);
+    return UA->getOpcode() == UB->getOpcode() &&
+           sameValueExpr(UA->getSubExpr(), UB->getSubExpr());
+  }
+  if (const auto *CA = dyn_cast<ExplicitCastExpr>(A)) {
+    const auto *CB = cast<ExplicitCastExpr>(B);
+    return CA->getType().getCanonicalType() ==
+               CB->getType().getCanonicalType() &&
+           sameValueExpr(CA->getSubExpr(), CB->getSubExpr());
+  }
+  if (const auto *MA = dyn_cast<MemberExpr>(A)) {
+    const auto *MB = cast<MemberExpr>(B);
+    return MA->getMemberDecl() == MB->getMemberDecl() &&
+           MA->isArrow() == MB->isArrow() &&
+           sameValueExpr(MA->getBase(), MB->getBase());
+  }
+  return false;
+}
+
+/// Temporaries, functional casts and copies around a configuration value
+/// or an aggregate.
+const Expr *withoutWrappers(const Expr *E) {
+  while (true) {
+    E = E->IgnoreParenImpCasts();
+    if (const auto *M = dyn_cast<MaterializeTemporaryExpr>(E))
+      E = M->getSubExpr();
+    else if (const auto *B = dyn_cast<CXXBindTemporaryExpr>(E))
+      E = B->getSubExpr();
+    else if (const auto *F = dyn_cast<CXXFunctionalCastExpr>(E);
+             F && F->getType()->isRecordType())
+      E = F->getSubExpr();
+    else if (const auto *C = dyn_cast<CXXConstructExpr>(E);
+             C && C->getNumArgs() == 1 &&
+             C->getConstructor()->isCopyOrMoveConstructor())
+      E = C->getArg(0);
+    else
+      return E;
+  }
+}
+
+/// Dimension \p Dim of a launch configuration value: an integer (x; y and
+/// z are 1), `dim3(x, y, z)` or a stable variable holding one (\p Via set).
+/// Null with \p One set for a dimension that is 1 by default; null alone
+/// when unknown.
+const Expr *configExtent(const Expr *A, unsigned Dim, bool &Via, bool &One) {
+  One = false;
+  for (unsigned Depth = 0; Depth < 4; ++Depth) {
+    A = withoutWrappers(A);
+    if (A->getType()->isIntegerType()) {
+      One = Dim != 0;
+      return Dim == 0 ? A : nullptr;
+    }
+    if (const auto *C = dyn_cast<CXXConstructExpr>(A)) {
+      if (Dim >= C->getNumArgs() || isa<CXXDefaultArgExpr>(C->getArg(Dim))) {
+        One = true;
+        return nullptr;
+      }
+      return C->getArg(Dim);
+    }
+    const auto *V = dyn_cast_or_null<VarDecl>(referencedDecl(A));
+    if (!V || !V->hasInit() || !stableVar(V))
+      return nullptr;
+    Via = true;
+    A = V->getInit();
+  }
+  return nullptr;
+}
+
+/// The value of \p E at a launch: an integer constant, a stable integer
+/// variable's initializer, `v.x` (y, z) of a stable `dim3` variable, through
+/// casts to wide integers and + - *.
+std::optional<int64_t> launchTimeValue(const Expr *E, const ASTContext &AST,
+                                       unsigned Depth = 0) {
+  if (!E || Depth > 8)
+    return std::nullopt;
+  if (auto V = intValue(E, AST))
+    return V;
+  E = E->IgnoreParenImpCasts();
+  if (const auto *C = dyn_cast<ExplicitCastExpr>(E))
+    return wideInteger(C->getType(), AST)
+               ? launchTimeValue(C->getSubExpr(), AST, Depth + 1)
+               : std::nullopt;
+  if (const auto *M = dyn_cast<MemberExpr>(E)) {
+    StringRef N = M->getMemberDecl()->getName();
+    unsigned Dim = N == "x" ? 0 : N == "y" ? 1 : N == "z" ? 2 : 3;
+    const auto *V = dyn_cast_or_null<VarDecl>(referencedDecl(M->getBase()));
+    const auto *R = V ? V->getType()->getAsCXXRecordDecl() : nullptr;
+    if (M->isArrow() || Dim > 2 || !R || R->getName() != "dim3")
+      return std::nullopt;
+    bool Via = false, One = false;
+    const Expr *X = configExtent(M->getBase(), Dim, Via, One);
+    return One ? std::optional<int64_t>(1) : launchTimeValue(X, AST, Depth + 1);
+  }
+  if (const auto *V = dyn_cast_or_null<VarDecl>(referencedDecl(E))) {
+    if (!V->hasInit() || !V->getType()->isIntegerType() || !stableVar(V))
+      return std::nullopt;
+    return launchTimeValue(V->getInit(), AST, Depth + 1);
+  }
+  if (const auto *B = dyn_cast<BinaryOperator>(E)) {
+    auto L = launchTimeValue(B->getLHS(), AST, Depth + 1);
+    auto R = launchTimeValue(B->getRHS(), AST, Depth + 1);
+    if (!L || !R)
+      return std::nullopt;
+    switch (B->getOpcode()) {
+    case BO_Add:
+      return *L + *R;
+    case BO_Sub:
+      return *L - *R;
+    case BO_Mul:
+      return *L * *R;
+    default:
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+/// A grid that is ceil(Numerator / Divisor).
+struct GridCeil {
+  const Expr *Numerator = nullptr, *Divisor = nullptr;
+  std::optional<int64_t> DivisorValue;
+};
+
+/// \p G read as ceil(E / D): the forms matchCeilDiv reads (D known at the
+/// launch), written out or in a macro, or a call to a helper whose body is
+/// `return <that over its parameters>;` (`ceil_div(n, 256)`) whose
+/// numerator parameter narrows nothing.
+std::optional<GridCeil> gridCeil(const Expr *G, const ASTContext &AST) {
+  auto Value = [&](const Expr *X) { return launchTimeValue(X, AST); };
+  if (auto C = matchCeilDiv(G, Value))
+    return GridCeil{C->Numerator, C->DivisorExpr, C->Divisor};
+  const auto *Call = dyn_cast<CallExpr>(G->IgnoreParenImpCasts());
+  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  const auto *Body =
+      FD && FD->hasBody() ? dyn_cast<CompoundStmt>(FD->getBody()) : nullptr;
+  const auto *Ret = Body && Body->size() == 1
+                        ? dyn_cast<ReturnStmt>(Body->body_front())
+                        : nullptr;
+  if (!Ret || !Ret->getRetValue() || Call->getNumArgs() != FD->getNumParams())
+    return std::nullopt;
+  // A parameter stands for the argument the call passes.
+  auto Arg = [&](const Expr *X) -> const Expr * {
+    const auto *P = dyn_cast_or_null<ParmVarDecl>(referencedDecl(X));
+    return P && P->getDeclContext() == FD
+               ? Call->getArg(P->getFunctionScopeIndex())
+               : nullptr;
+  };
+  auto InBody = [&](const Expr *X) -> std::optional<int64_t> {
+    const Expr *A = Arg(X);
+    return launchTimeValue(A ? A : X, AST);
+  };
+  std::optional<GridCeil> C;
+  if (auto M = matchCeilDiv(Ret->getRetValue(), InBody))
+    C = GridCeil{M->Numerator, M->DivisorExpr, M->Divisor};
+  const Expr *N = C ? Arg(C->Numerator) : nullptr;
+  if (!N || AST.getTypeSize(C->Numerator->IgnoreParenImpCasts()->getType()) <
+                AST.getTypeSize(N->IgnoreParenImpCasts()->getType()))
+    return std::nullopt;
+  C->Numerator = N;
+  if (const Expr *D = Arg(C->Divisor))
+    C->Divisor = D;
+  return C;
+}
+
+/// \p G without casts to wide integers and stable integer variables
+/// (followed to their initializers; \p Via set).
+const Expr *gridValueExpr(const Expr *G, const ASTContext &AST, bool &Via) {
+  for (unsigned Depth = 0; Depth < 8; ++Depth) {
+    G = G->IgnoreParens();
+    if (const auto *C = dyn_cast<CastExpr>(G);
+        C && (C->getCastKind() == CK_LValueToRValue ||
+              wideInteger(C->getType(), AST))) {
+      G = C->getSubExpr();
+      continue;
+    }
+    const auto *V = dyn_cast_or_null<VarDecl>(referencedDecl(G));
+    if (!V || !V->hasInit() || !V->getType()->isIntegerType() || !stableVar(V))
+      return G;
+    Via = true;
+    G = V->getInit();
+  }
+  return G;
+}
+
+/// The aggregate `{...}` a launch argument passes: written at the launch or
+/// a stable variable's initializer (\p Via set).
+const InitListExpr *aggregateAt(const Expr *A, bool &Via) {
+  for (unsigned Depth = 0; Depth < 4; ++Depth) {
+    A = withoutWrappers(A);
+    if (const auto *CL = dyn_cast<CompoundLiteralExpr>(A))
+      A = withoutWrappers(CL->getInitializer());
+    if (const auto *IL = dyn_cast<InitListExpr>(A))
+      return IL->isSemanticForm() ? IL : IL->getSemanticForm();
+    const auto *V = dyn_cast_or_null<VarDecl>(referencedDecl(A));
+    if (!V || !V->hasInit() || !stableVar(V))
+      return nullptr;
+    Via = true;
+    A = V->getInit();
+  }
+  return nullptr;
+}
+
+} // namespace
+
+const Expr *boundExprAtLaunch(const EditContext &Ctx, const Expr *Bound,
+                              const CUDAKernelCallExpr *Call, bool &Via,
+                              std::string &WhyNot) {
+  const Expr *B = Bound->IgnoreParenImpCasts();
+  std::string Text = looseExprText(Ctx, Bound);
+  if (const auto *P = dyn_cast_or_null<ParmVarDecl>(declOf(Bound))) {
+    unsigned I = P->getFunctionScopeIndex();
+    if (I >= Call->getNumArgs()) {
+      WhyNot = "it passes no argument for '" + P->getName().str() + "'";
+      return nullptr;
+    }
+    return Call->getArg(I);
+  }
+  if (const auto *M = dyn_cast<MemberExpr>(B); M && !M->isArrow()) {
+    const auto *P = dyn_cast_or_null<ParmVarDecl>(referencedDecl(M->getBase()));
+    const auto *F = dyn_cast<FieldDecl>(M->getMemberDecl());
+    if (P && F && P->getType()->isRecordType() &&
+        P->getFunctionScopeIndex() < Call->getNumArgs()) {
+      const Expr *Arg = Call->getArg(P->getFunctionScopeIndex());
+      const InitListExpr *IL = aggregateAt(Arg, Via);
+      unsigned I = F->getFieldIndex();
+      if (IL && I < IL->getNumInits() &&
+          !isa<ImplicitValueInitExpr>(IL->getInit(I)))
+        return IL->getInit(I);
+      WhyNot = "the struct it passes for '" + P->getName().str() + "' ('" +
+               spelledText(Ctx, Arg) +
+               "') is not a '{...}' written at the launch or in the "
+               "initializer of a variable never written after, so '" +
+               Text + "' cannot be followed";
+      return nullptr;
+    }
+  }
+  if (integerConstantValue(Bound, Ctx.AST))
+    return Bound;
+  WhyNot = "the bound '" + Text +
+           "' is neither a kernel parameter, a member of a struct parameter "
+           "passed by value, nor a constant";
+  return nullptr;
+}
+
+std::string gridCoverageProblem(const EditContext &Ctx, const LaunchSite &L,
+                                const Expr *Bound, unsigned Dim) {
+  const ASTContext &AST = Ctx.AST;
+  const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, L);
+  if (!Call || !Call->getConfig() || Call->getConfig()->getNumArgs() < 2)
+    return "it was not found in the AST";
+  bool BoundVia = false, GridVia = false, BlockVia = false, One = false;
+  std::string Why;
+  const Expr *N = boundExprAtLaunch(Ctx, Bound, Call, BoundVia, Why);
+  if (!N)
+    return Why;
+  std::string NText = spelledText(Ctx, N);
+  if (NText.empty())
+    NText = looseExprText(Ctx, N);
+  std::string Axis(1, "xyz"[Dim]);
+  const Expr *Blk =
+      configExtent(Call->getConfig()->getArg(1), Dim, BlockVia, One);
+  std::optional<int64_t> BlkV =
+      One ? std::optional<int64_t>(1) : launchTimeValue(Blk, AST);
+  if (!Blk && !BlkV)
+    return "its block ('" + L.Block + "') has no known " + Axis + " extent";
+  const Expr *G0 =
+      configExtent(Call->getConfig()->getArg(0), Dim, GridVia, One);
+  if (!G0)
+    return "its grid ('" + L.Grid + "') has no known " + Axis + " extent";
+  const Expr *G = gridValueExpr(G0, AST, GridVia);
+  // `ceil(n / B) + 1`: blocks added to a covering grid keep it covering.
+  while (const auto *Add = dyn_cast<BinaryOperator>(G->IgnoreParenImpCasts())) {
+    auto K = launchTimeValue(Add->getRHS(), AST);
+    if (Add->getOpcode() != BO_Add || !K || *K < 0)
+      break;
+    G = gridValueExpr(Add->getLHS(), AST, GridVia);
+  }
+  std::optional<int64_t> GV = launchTimeValue(G, AST),
+                         NV = launchTimeValue(N, AST);
+  if (GV && BlkV && NV) {
+    if (*GV * *BlkV >= *NV)
+      return "";
+    return "its grid runs " + std::to_string(*GV) + " x " +
+           std::to_string(*BlkV) + " threads along " + Axis + ", fewer than " +
+           std::to_string(*NV) + " ('" + NText + "')";
+  }
+  std::optional<GridCeil> C = gridCeil(G, AST);
+  if (!C)
+    return "its grid ('" + L.Grid + "') is not ceil(" + NText +
+           " / block) (`(" + NText +
+           " + B - 1) / B`, a macro or a helper computing it) nor " +
+           "constants that multiply to at least the bound";
+  std::string DText = looseExprText(Ctx, C->Divisor);
+  bool DivisorFits =
+      (C->DivisorValue && BlkV && *C->DivisorValue > 0 &&
+       *C->DivisorValue <= *BlkV) ||
+      (Blk && sameValueExpr(C->Divisor, Blk) && stableExpr(Blk, AST));
+  if (!DivisorFits)
+    return "its grid divides by " +
+           (C->DivisorValue ? std::to_string(*C->DivisorValue)
+                            : "'" + DText + "'") +
+           ", which is not shown to be at most its block's " +
+           (BlkV ? std::to_string(*BlkV) : "'" + L.Block + "'") +
+           " threads along " + Axis;
+  std::string NumText = looseExprText(Ctx, C->Numerator);
+  std::optional<int64_t> EV = launchTimeValue(C->Numerator, AST);
+  bool Covers =
+      (EV && NV && *EV >= *NV) ||
+      (sameValueExpr(C->Numerator, N) &&
+       ((GridVia || BoundVia) ? stableExpr(N, AST) : !N->HasSideEffects(AST)));
+  if (!Covers)
+    return "its grid is sized from '" + NumText + "' but the kernel's bound '" +
+           looseExprText(Ctx, Bound) + "' is '" + NText +
+           "' there (or they may differ when the launch runs)";
+  return "";
+}
+
 //===--- Launch macros written out
 //-----------------------------------------===//
 

@@ -275,6 +275,33 @@ bool gridIsInteger(const EditContext &Ctx, const LaunchSite &L);
 /// becomes min(literal, Max), anything else `G < Max ? G : Max`.
 std::string cappedGrid(llvm::StringRef Grid, int64_t Max);
 
+/// What launch \p Call passes for \p Bound, a kernel's bound: the argument
+/// for a parameter; for `p.n`, a member of a struct parameter passed by
+/// value, that member's initializer in the aggregate the launch passes
+/// (`{n, a, x, y}` written at the launch, or the initializer of a variable
+/// never written after: \p Via set); \p Bound itself when it is an integer
+/// constant. Null, with \p WhyNot, otherwise.
+const clang::Expr *boundExprAtLaunch(const EditContext &Ctx,
+                                     const clang::Expr *Bound,
+                                     const clang::CUDAKernelCallExpr *Call,
+                                     bool &Via, std::string &WhyNot);
+
+/// Why launch \p L may run fewer threads along \p Dim (0, 1, 2: x, y, z)
+/// than \p Bound, a bound the kernel's guard compares that dimension's
+/// index with, counts (boundExprAtLaunch()); empty when grid times block is
+/// shown to reach it: the grid is ceil(bound / D) with D at most the block
+/// (`(n + B - 1) / B` and matchCeilDiv's other spellings, written out or by
+/// a macro, D a constant or the block's own expression, or a call to a
+/// helper `return (a + b - 1) / b;` whose numerator narrows nothing), or
+/// grid, block and bound are constants whose product reaches the bound.
+/// Grid and block may be stable local variables (never written after their
+/// initialization, `dim3` ones too); what is computed apart from the launch
+/// (a grid variable, a struct's member) reads only constants and such
+/// variables. Casts to integers of 32 bits or more are looked through: a
+/// grid of 2^31 blocks or more does not launch.
+std::string gridCoverageProblem(const EditContext &Ctx, const LaunchSite &L,
+                                const clang::Expr *Bound, unsigned Dim);
+
 //===--- Template instantiations
 //-----------------------------------------===//
 //

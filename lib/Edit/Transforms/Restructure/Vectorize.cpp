@@ -33,6 +33,7 @@
 #include "clang/AST/Expr.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/Stmt.h"
+#include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/MapVector.h"
 
 using namespace clang;
@@ -61,24 +62,33 @@ std::optional<VectorForm> vectorForm(QualType T, const ASTContext &AST) {
 namespace {
 
 struct ArrayUse {
+  /// The pointer parameter, or the struct parameter (passed by value) whose
+  /// pointer member Field is.
   const ParmVarDecl *Param = nullptr;
+  const FieldDecl *Field = nullptr;
+  QualType Pointer; ///< the pointer's type
+  std::string Text; ///< as the kernel names it: "x", "p.x"
   VectorForm Form;
   bool Read = false, Written = false;
   bool OnlyPlainWrites = true; ///< every write is a top-level `p[i] = ...;`
   bool Dependent = false; ///< the element type depends on template parameters
 };
 
-/// One rewrite inside a body statement: an access p[i] (Param set) or
+/// An array by its parameter's index and its member's (0: the parameter
+/// itself, else the field index + 1).
+using ArrayKey = std::pair<unsigned, unsigned>;
+
+/// One rewrite inside a body statement: an access p[i] (Array set) or
 /// another use of the index.
 struct BodyUse {
   unsigned Offset, Length;
-  const ParmVarDecl *Param; ///< null: a use of the index itself
+  std::optional<ArrayKey> Array; ///< none: a use of the index itself
 };
 
 struct VectorizePlan {
   ResolvedKernel Kernel;
   MapPattern Map;
-  std::map<unsigned, ArrayUse> Arrays;    ///< by parameter index
+  std::map<ArrayKey, ArrayUse> Arrays;
   std::vector<std::vector<BodyUse>> Uses; ///< per body statement
   std::vector<GridExpr> Grids;
   /// Grids that are a local dim3 variable: the launch's span and its text.
@@ -89,6 +99,238 @@ struct VectorizePlan {
   std::vector<std::string> TypeGuards;
   std::vector<const FunctionDecl *> VectorInstantiations;
   std::optional<RowMap> Rows; ///< a 2D map along matrix rows
+};
+
+/// Records the accesses and index uses of a map's body; every access must
+/// be p[i] for a pointer parameter p, or p.x[i] for a pointer member x of a
+/// struct parameter p passed by value.
+struct MapWalker : RecursiveASTVisitor<MapWalker> {
+  const EditContext &Ctx;
+  const MapPattern &M;
+  VectorizePlan &Plan;
+  std::vector<BodyUse> *Uses = nullptr;
+  bool TopLevelAssign = false;
+  std::string Problem;
+  MapWalker(const EditContext &Ctx, const MapPattern &M, VectorizePlan &Plan)
+      : Ctx(Ctx), M(M), Plan(Plan) {}
+  void fail(const Twine &Why) {
+    if (Problem.empty())
+      Problem = Why.str();
+  }
+  bool access(ArraySubscriptExpr *A, bool Read, bool Write, bool Plain) {
+    const auto *Param =
+        dyn_cast_or_null<ParmVarDecl>(referencedDecl(A->getBase()));
+    const FieldDecl *Field = nullptr;
+    // `p.x[i]`: a pointer member of a struct parameter passed by value.
+    if (const auto *ME =
+            dyn_cast<MemberExpr>(A->getBase()->IgnoreParenImpCasts());
+        ME && !ME->isArrow()) {
+      Param = byValueStruct(ME->getBase());
+      Field = dyn_cast<FieldDecl>(ME->getMemberDecl());
+    }
+    QualType Ptr = Field   ? Field->getType()
+                   : Param ? Param->getType()
+                           : QualType();
+    std::string Text = exprText(Ctx, A);
+    if (!Param || Ptr.isNull() || !Ptr->isPointerType()) {
+      fail("access '" + Text +
+           "' is not through a pointer parameter or a pointer member of "
+           "a struct parameter passed by value");
+      return false;
+    }
+    if (!refersTo(A->getIdx(), M.Index)) {
+      fail("access '" + Text + "' is not at the thread's own element '" +
+           M.IndexName + "'");
+      return false;
+    }
+    QualType T = Ptr->getPointeeType();
+    bool Dependent = T->isDependentType();
+    std::string Name = exprText(Ctx, cast<Expr>(A->getBase()));
+    if (Dependent && Field) {
+      fail("the element type of '" + Name + "' depends on template parameters");
+      return false;
+    }
+    auto Form = Dependent ? std::optional<VectorForm>(VectorForm{})
+                          : vectorForm(T, Ctx.AST);
+    if (!Form) {
+      fail("'" + Name + "' has element type '" +
+           T.getUnqualifiedType().getAsString(Ctx.AST.getPrintingPolicy()) +
+           "': only float, int, uint, short, ushort, char, uchar and "
+           "__half have vector types here");
+      return false;
+    }
+    if (T.isVolatileQualified()) {
+      fail("'" + Name + "' is volatile");
+      return false;
+    }
+    auto Span = fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
+                         A->getSourceRange(), Ctx.file());
+    if (!Span) {
+      fail("access '" + Text + "' is written with a macro");
+      return false;
+    }
+    ArrayKey Key{Param->getFunctionScopeIndex(),
+                 Field ? Field->getFieldIndex() + 1 : 0};
+    ArrayUse &U = Plan.Arrays[Key];
+    U.Param = Param;
+    U.Field = Field;
+    U.Pointer = Ptr;
+    U.Text = Name;
+    U.Form = *Form;
+    U.Dependent = Dependent;
+    U.Read |= Read;
+    U.Written |= Write;
+    if (Write && !Plain)
+      U.OnlyPlainWrites = false;
+    Uses->push_back(
+        {Span->Begin.Offset, Span->End.Offset - Span->Begin.Offset, Key});
+    return true;
+  }
+  /// The struct parameter passed by value that \p E names, or null.
+  static const ParmVarDecl *byValueStruct(const Expr *E) {
+    const auto *P = dyn_cast_or_null<ParmVarDecl>(referencedDecl(E));
+    return P && P->getType()->isRecordType() && !P->getType()->isDependentType()
+               ? P
+               : nullptr;
+  }
+  // `p.alpha` reads a scalar member; a pointer member is used only as
+  // `p.x[i]` (access()).
+  bool TraverseMemberExpr(MemberExpr *ME) {
+    if (ME->isArrow() || !byValueStruct(ME->getBase()))
+      return RecursiveASTVisitor::TraverseMemberExpr(ME);
+    if (ME->getType()->isScalarType() && !ME->getType()->isPointerType())
+      return true;
+    fail("member '" + exprText(Ctx, ME) + "' is used other than as " +
+         exprText(Ctx, ME) + "[" + M.IndexName + "]");
+    return false;
+  }
+  // A helper that reads thread or block indices (or waits, shuffles)
+  // would see one thread do several elements.
+  bool VisitCallExpr(CallExpr *C) {
+    const FunctionDecl *FD = C->getDirectCallee();
+    // The CUDA headers' functions (atomics, math) are judged elsewhere:
+    // an atomic needs an address, which access() refuses.
+    if (FD && FD->getBody() &&
+        !Ctx.AST.getSourceManager().isInSystemHeader(FD->getLocation()) &&
+        readsThreadState(FD, 0)) {
+      fail("the body calls '" + FD->getNameAsString() +
+           "', which reads thread or block indices or works with other "
+           "threads");
+      return false;
+    }
+    return true;
+  }
+  static bool readsThreadState(const FunctionDecl *FD, unsigned Depth) {
+    if (isThreadCall(FD->getName()))
+      return true;
+    const Stmt *Body = FD->getBody();
+    if (!Body)
+      return false;
+    if (Depth > 4 || mentionsBuiltin(Body))
+      return true;
+    struct Calls : RecursiveASTVisitor<Calls> {
+      unsigned Depth;
+      bool Found = false;
+      bool VisitCallExpr(CallExpr *C) {
+        if (const FunctionDecl *F = C->getDirectCallee())
+          Found |= readsThreadState(F, Depth + 1);
+        return !Found;
+      }
+    } Inner{{}, Depth};
+    Inner.TraverseStmt(const_cast<Stmt *>(Body));
+    return Inner.Found;
+  }
+  bool TraverseBinaryOperator(BinaryOperator *B) {
+    if (B->isAssignmentOp())
+      if (auto *A = dyn_cast<ArraySubscriptExpr>(B->getLHS()->IgnoreParens())) {
+        bool Plain = TopLevelAssign && B->getOpcode() == BO_Assign;
+        TopLevelAssign = false;
+        if (!access(A, B->getOpcode() != BO_Assign, true, Plain))
+          return false;
+        return TraverseStmt(B->getRHS());
+      }
+    TopLevelAssign = false;
+    return RecursiveASTVisitor::TraverseBinaryOperator(B);
+  }
+  bool TraverseCompoundAssignOperator(CompoundAssignOperator *B) {
+    return TraverseBinaryOperator(B);
+  }
+  // Elements of class type (__half) are assigned through operators.
+  bool TraverseCXXOperatorCallExpr(CXXOperatorCallExpr *C) {
+    bool Top = TopLevelAssign;
+    TopLevelAssign = false;
+    OverloadedOperatorKind Op = C->getOperator();
+    if (C->getNumArgs() > 0)
+      if (auto *A =
+              dyn_cast<ArraySubscriptExpr>(C->getArg(0)->IgnoreParens())) {
+        if (C->isAssignmentOp()) {
+          if (!access(A, Op != OO_Equal, true, Top && Op == OO_Equal))
+            return false;
+          return TraverseStmt(C->getArg(1));
+        }
+        if (Op == OO_PlusPlus || Op == OO_MinusMinus)
+          return access(A, true, true, false);
+      }
+    return RecursiveASTVisitor::TraverseCXXOperatorCallExpr(C);
+  }
+  bool TraverseUnaryOperator(UnaryOperator *U) {
+    if (U->isIncrementDecrementOp())
+      if (auto *A =
+              dyn_cast<ArraySubscriptExpr>(U->getSubExpr()->IgnoreParens()))
+        return access(A, true, true, false);
+    if (U->getOpcode() == UO_Deref) {
+      fail("access '" + exprText(Ctx, U) + "' is not of the form p[" +
+           M.IndexName + "]");
+      return false;
+    }
+    if (U->getOpcode() == UO_AddrOf) {
+      fail("the body takes an address ('" + exprText(Ctx, U) + "')");
+      return false;
+    }
+    return RecursiveASTVisitor::TraverseUnaryOperator(U);
+  }
+  bool TraverseArraySubscriptExpr(ArraySubscriptExpr *A) {
+    return access(A, true, false, false);
+  }
+  bool VisitDeclRefExpr(DeclRefExpr *DR) {
+    if (DR->getDecl() == M.Index) {
+      auto Span = fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
+                           DR->getSourceRange(), Ctx.file());
+      if (!Span) {
+        fail("the index is used inside a macro");
+        return false;
+      }
+      Uses->push_back({Span->Begin.Offset,
+                       Span->End.Offset - Span->Begin.Offset, std::nullopt});
+    } else if (const auto *PV = dyn_cast<ParmVarDecl>(DR->getDecl());
+               PV && PV->getType()->isPointerType()) {
+      fail("pointer '" + PV->getName() + "' is used other than as " +
+           PV->getName() + "[" + M.IndexName + "]");
+      return false;
+    } else if (const ParmVarDecl *SP = byValueStruct(DR);
+               SP && holdsPointers(SP->getType(), 0)) {
+      fail("the struct '" + SP->getName() +
+           "', which holds pointers, is used other than through its "
+           "members");
+      return false;
+    }
+    return true;
+  }
+  static bool holdsPointers(QualType T, unsigned Depth) {
+    T = T.getCanonicalType();
+    while (const auto *AT = dyn_cast<ArrayType>(T.getTypePtr()))
+      T = AT->getElementType().getCanonicalType();
+    if (T->isPointerType() || T->isReferenceType() || Depth > 4)
+      return true;
+    const RecordDecl *RD = T->getAsRecordDecl();
+    return RD && any_of(RD->fields(), [&](const FieldDecl *F) {
+             return holdsPointers(F->getType(), Depth + 1);
+           });
+  }
+  bool VisitDeclStmt(DeclStmt *) {
+    Plan.NeedsScope = true;
+    return true;
+  }
 };
 
 class VectorizeTransform : public Transform {
@@ -114,7 +356,7 @@ public:
       return A;
     std::vector<std::string> Names;
     for (auto &[Idx, U] : Plan->Arrays)
-      Names.push_back(U.Param->getNameAsString());
+      Names.push_back(U.Text);
     A.Reason = "map kernel: every global access is at the thread's own "
                "element (" +
                join(Names, ", ") + ")";
@@ -155,7 +397,7 @@ public:
     for (auto &[Idx, U] : Plan.Arrays)
       if (W > U.Form.MaxWidth)
         return reject(E, "not-applicable",
-                      "kernel '" + E.Target + "': '" + U.Param->getName() +
+                      "kernel '" + E.Target + "': '" + U.Text +
                           "' has element type '" + U.Form.Prefix +
                           "', whose vector type " +
                           U.Form.type(U.Form.MaxWidth) + " holds " +
@@ -176,31 +418,32 @@ public:
     std::string N = parenthesize(P.BoundText);
     static const char Comp[] = {'x', 'y', 'z', 'w'};
 
-    std::map<const ParmVarDecl *, std::string> VecName, VecType;
+    std::map<ArrayKey, std::string> VecName, VecType;
     std::vector<std::string> Aligned;
-    for (auto &[Idx, U] : Plan.Arrays) {
-      const ParmVarDecl *Param = U.Param;
-      VecName[Param] = freshName(KText, Param->getName().str() + "_v");
-      VecType[Param] = U.Form.type(W);
-      Aligned.push_back("reinterpret_cast<unsigned long long>(" +
-                        Param->getNameAsString() + ") % " +
-                        std::to_string(W * U.Form.Bytes) + " == 0");
+    // Vector names: new in the kernel and distinct (`p.x` and `q.x`).
+    std::string Taken = KText.str();
+    for (auto &[Key, U] : Plan.Arrays) {
+      std::string Base =
+          U.Field ? U.Field->getNameAsString() : U.Param->getNameAsString();
+      VecName[Key] = freshName(Taken, Base + "_v");
+      Taken += " " + VecName[Key];
+      VecType[Key] = U.Form.type(W);
+      Aligned.push_back("reinterpret_cast<unsigned long long>(" + U.Text +
+                        ") % " + std::to_string(W * U.Form.Bytes) + " == 0");
     }
 
     std::string Out = "if (" + join(Aligned, " &&\n" + I + "    ") + ") {\n";
     std::string In2 = I + "  ", In3 = I + "    ";
     Out += In2 + "for (" + P.IndexType + " " + V + " = " + Tid + "; " + V +
            " < " + N + " / " + Wd + "; " + V + Stride + ") {\n";
-    for (auto &[Idx, U] : Plan.Arrays) {
-      const ParmVarDecl *Param = U.Param;
-      bool Const = Param->getType()->getPointeeType().isConstQualified();
+    for (auto &[Key, U] : Plan.Arrays) {
+      bool Const = U.Pointer->getPointeeType().isConstQualified();
       if (U.Read || !U.OnlyPlainWrites)
-        Out += In3 + VecType[Param] + " " + VecName[Param] +
-               " = reinterpret_cast<" + (Const ? "const " : "") +
-               VecType[Param] + " *>(" + Param->getNameAsString() + ")[" + V +
-               "];\n";
+        Out += In3 + VecType[Key] + " " + VecName[Key] +
+               " = reinterpret_cast<" + (Const ? "const " : "") + VecType[Key] +
+               " *>(" + U.Text + ")[" + V + "];\n";
       else
-        Out += In3 + VecType[Param] + " " + VecName[Param] + ";\n";
+        Out += In3 + VecType[Key] + " " + VecName[Key] + ";\n";
     }
     for (int64_t K = 0; K < W; ++K) {
       std::string Lane;
@@ -209,7 +452,7 @@ public:
         std::vector<TextEdit> Edits;
         for (const BodyUse &U : Plan.Uses[S]) {
           std::string T =
-              U.Param ? VecName[U.Param] + "." + Comp[K]
+              U.Array ? VecName[*U.Array] + "." + Comp[K]
                       : "(" + V + " * " + Wd + " + " + std::to_string(K) + ")";
           Edits.push_back({U.Offset, U.Length, T});
         }
@@ -224,11 +467,10 @@ public:
       else
         Out += Lane;
     }
-    for (auto &[Idx, U] : Plan.Arrays)
-      if (const ParmVarDecl *Param = U.Param; U.Written)
-        Out += In3 + "reinterpret_cast<" + VecType[Param] + " *>(" +
-               Param->getNameAsString() + ")[" + V + "] = " + VecName[Param] +
-               ";\n";
+    for (auto &[Key, U] : Plan.Arrays)
+      if (U.Written)
+        Out += In3 + "reinterpret_cast<" + VecType[Key] + " *>(" + U.Text +
+               ")[" + V + "] = " + VecName[Key] + ";\n";
     Out += In2 + "}\n";
     std::string Body2 = reindent(P.BodyBlock, 2);
     Out += In2 + "for (" + P.IndexType + " " + P.IndexName + " = " + N + " / " +
@@ -324,8 +566,10 @@ private:
     if (!Why.empty())
       return No(Why);
     for (const auto &[V, P] : M.Ptrs) {
-      ArrayUse &U = Plan.Arrays[P.Matrix->getFunctionScopeIndex()];
+      ArrayUse &U = Plan.Arrays[{P.Matrix->getFunctionScopeIndex(), 0}];
       U.Param = P.Matrix;
+      U.Pointer = P.Matrix->getType();
+      U.Text = P.Matrix->getNameAsString();
       U.Form = P.Form;
     }
     Plan.Rows = std::move(M);
@@ -344,7 +588,7 @@ private:
     if (K->Info->Uses2DThreads)
       return analyzeRows(Ctx, E, std::move(Plan));
     std::string Why;
-    auto P = matchMapPattern(Ctx, K->Decl, Why);
+    auto P = matchMapPattern(Ctx, K->Decl, Why, /*IndexByMeaning=*/true);
     if (!P)
       return No(Why);
     if (std::string Problem = elementwiseBodyProblem(Ctx, *P); !Problem.empty())
@@ -352,143 +596,7 @@ private:
     Plan.Map = std::move(*P);
     const MapPattern &M = Plan.Map;
 
-    // Every access must be p[i] for a pointer parameter p.
-    struct Walker : RecursiveASTVisitor<Walker> {
-      const EditContext &Ctx;
-      const MapPattern &M;
-      VectorizePlan &Plan;
-      std::vector<BodyUse> *Uses = nullptr;
-      bool TopLevelAssign = false;
-      std::string Problem;
-      Walker(const EditContext &Ctx, const MapPattern &M, VectorizePlan &Plan)
-          : Ctx(Ctx), M(M), Plan(Plan) {}
-      void fail(const Twine &Why) {
-        if (Problem.empty())
-          Problem = Why.str();
-      }
-      bool access(ArraySubscriptExpr *A, bool Read, bool Write, bool Plain) {
-        const auto *Param =
-            dyn_cast_or_null<ParmVarDecl>(referencedDecl(A->getBase()));
-        std::string Text = exprText(Ctx, A);
-        if (!Param || !Param->getType()->isPointerType()) {
-          fail("access '" + Text + "' is not through a pointer parameter");
-          return false;
-        }
-        if (!refersTo(A->getIdx(), M.Index)) {
-          fail("access '" + Text + "' is not at the thread's own element '" +
-               M.IndexName + "'");
-          return false;
-        }
-        QualType T = Param->getType()->getPointeeType();
-        bool Dependent = T->isDependentType();
-        auto Form = Dependent ? std::optional<VectorForm>(VectorForm{})
-                              : vectorForm(T, Ctx.AST);
-        if (!Form) {
-          fail("'" + Param->getName() + "' has element type '" +
-               T.getUnqualifiedType().getAsString(Ctx.AST.getPrintingPolicy()) +
-               "': only float, int, uint, short, ushort, char, uchar and "
-               "__half have vector types here");
-          return false;
-        }
-        if (T.isVolatileQualified()) {
-          fail("'" + Param->getName() + "' is volatile");
-          return false;
-        }
-        auto Span = fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
-                             A->getSourceRange(), Ctx.file());
-        if (!Span) {
-          fail("access '" + Text + "' is written with a macro");
-          return false;
-        }
-        ArrayUse &U = Plan.Arrays[Param->getFunctionScopeIndex()];
-        U.Param = Param;
-        U.Form = *Form;
-        U.Dependent = Dependent;
-        U.Read |= Read;
-        U.Written |= Write;
-        if (Write && !Plain)
-          U.OnlyPlainWrites = false;
-        Uses->push_back(
-            {Span->Begin.Offset, Span->End.Offset - Span->Begin.Offset, Param});
-        return true;
-      }
-      bool TraverseBinaryOperator(BinaryOperator *B) {
-        if (B->isAssignmentOp())
-          if (auto *A =
-                  dyn_cast<ArraySubscriptExpr>(B->getLHS()->IgnoreParens())) {
-            bool Plain = TopLevelAssign && B->getOpcode() == BO_Assign;
-            TopLevelAssign = false;
-            if (!access(A, B->getOpcode() != BO_Assign, true, Plain))
-              return false;
-            return TraverseStmt(B->getRHS());
-          }
-        TopLevelAssign = false;
-        return RecursiveASTVisitor::TraverseBinaryOperator(B);
-      }
-      bool TraverseCompoundAssignOperator(CompoundAssignOperator *B) {
-        return TraverseBinaryOperator(B);
-      }
-      // Elements of class type (__half) are assigned through operators.
-      bool TraverseCXXOperatorCallExpr(CXXOperatorCallExpr *C) {
-        bool Top = TopLevelAssign;
-        TopLevelAssign = false;
-        OverloadedOperatorKind Op = C->getOperator();
-        if (C->getNumArgs() > 0)
-          if (auto *A =
-                  dyn_cast<ArraySubscriptExpr>(C->getArg(0)->IgnoreParens())) {
-            if (C->isAssignmentOp()) {
-              if (!access(A, Op != OO_Equal, true, Top && Op == OO_Equal))
-                return false;
-              return TraverseStmt(C->getArg(1));
-            }
-            if (Op == OO_PlusPlus || Op == OO_MinusMinus)
-              return access(A, true, true, false);
-          }
-        return RecursiveASTVisitor::TraverseCXXOperatorCallExpr(C);
-      }
-      bool TraverseUnaryOperator(UnaryOperator *U) {
-        if (U->isIncrementDecrementOp())
-          if (auto *A =
-                  dyn_cast<ArraySubscriptExpr>(U->getSubExpr()->IgnoreParens()))
-            return access(A, true, true, false);
-        if (U->getOpcode() == UO_Deref) {
-          fail("access '" + exprText(Ctx, U) + "' is not of the form p[" +
-               M.IndexName + "]");
-          return false;
-        }
-        if (U->getOpcode() == UO_AddrOf) {
-          fail("the body takes an address ('" + exprText(Ctx, U) + "')");
-          return false;
-        }
-        return RecursiveASTVisitor::TraverseUnaryOperator(U);
-      }
-      bool TraverseArraySubscriptExpr(ArraySubscriptExpr *A) {
-        return access(A, true, false, false);
-      }
-      bool VisitDeclRefExpr(DeclRefExpr *DR) {
-        if (DR->getDecl() == M.Index) {
-          auto Span =
-              fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
-                       DR->getSourceRange(), Ctx.file());
-          if (!Span) {
-            fail("the index is used inside a macro");
-            return false;
-          }
-          Uses->push_back({Span->Begin.Offset,
-                           Span->End.Offset - Span->Begin.Offset, nullptr});
-        } else if (const auto *PV = dyn_cast<ParmVarDecl>(DR->getDecl());
-                   PV && PV->getType()->isPointerType()) {
-          fail("pointer '" + PV->getName() + "' is used other than as " +
-               PV->getName() + "[" + M.IndexName + "]");
-          return false;
-        }
-        return true;
-      }
-      bool VisitDeclStmt(DeclStmt *) {
-        Plan.NeedsScope = true;
-        return true;
-      }
-    } Walk(Ctx, M, Plan);
+    MapWalker Walk(Ctx, M, Plan);
     for (const Stmt *S : M.Body) {
       Plan.Uses.emplace_back();
       Walk.Uses = &Plan.Uses.back();
@@ -498,6 +606,8 @@ private:
     }
     if (Plan.Arrays.empty())
       return No("the body accesses no global array at '" + M.IndexName + "'");
+    if (std::string Why = outsideWrite(Ctx, M); !Why.empty())
+      return No(Why);
     if (std::string Problem = resolveDependentTypes(Ctx, Plan);
         !Problem.empty())
       return No(Problem);
@@ -519,7 +629,62 @@ private:
                            "find no work)");
       Plan.Grids.push_back(*G);
     }
+    if (std::string Why = coverageProblem(*K->Info, M.Bound, M.BoundText, Ctx);
+        !Why.empty())
+      return No(Why);
     return Plan;
+  }
+
+  /// A variable the body writes but does not declare (a parameter, a
+  /// local before the index): run once per element by each thread, the
+  /// body would now see its own earlier writes. The reason, or "".
+  static std::string outsideWrite(const EditContext &Ctx, const MapPattern &M) {
+    struct Decls : RecursiveASTVisitor<Decls> {
+      DenseSet<const ValueDecl *> Inside;
+      bool VisitVarDecl(VarDecl *V) {
+        Inside.insert(V);
+        return true;
+      }
+    } D;
+    for (const Stmt *S : M.Body)
+      D.TraverseStmt(const_cast<Stmt *>(S));
+    for (const Stmt *S : M.Body) {
+      // writtenVars() also sees writes through a member (`p.alpha = 2`).
+      std::vector<std::string> Names;
+      for (const ValueDecl *V : writtenVars(S))
+        if (!D.Inside.contains(V) && V != M.Index)
+          Names.push_back(V->getNameAsString());
+      if (!Names.empty())
+        return "the body writes '" + *llvm::min_element(Names) +
+               "', which it does not declare: one thread running it for "
+               "several elements would see its own earlier writes ('" +
+               StringRef(stmtText(Ctx, S)).split('\n').first.trim().str() +
+               "')";
+    }
+    return "";
+  }
+
+  /// Why some launch of \p K may run fewer threads than the guard's bound
+  /// (gridCoverageProblem()): the rewrite's grid-stride loops handle every
+  /// element below the bound whatever the grid, the original only those
+  /// its threads reach. "" when every launch is shown to cover it.
+  static std::string coverageProblem(const KernelInfo &K, const Expr *Bound,
+                                     StringRef BoundText,
+                                     const EditContext &Ctx) {
+    if (K.Launches.empty())
+      return "it is never launched in this file, so no grid can be shown to "
+             "cover the guard's bound '" +
+             BoundText.str() + "'";
+    for (const LaunchSite &L : K.Launches)
+      if (std::string Why = gridCoverageProblem(Ctx, L, Bound, 0); !Why.empty())
+        return "launch " + L.Id +
+               " is not shown to run a thread for every "
+               "element below the guard's bound '" +
+               BoundText.str() + "': " + Why +
+               "; the vector loops handle every element below the bound "
+               "whatever the grid, so an original grid that stops short "
+               "would have elements written that it never wrote";
+    return "";
   }
 
   /// The grid of \p L when it is a local `dim3` variable of one dimension

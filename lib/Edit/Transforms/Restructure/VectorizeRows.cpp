@@ -10,7 +10,9 @@
 // each thread W consecutive columns: c = (...) * W, one vector per row
 // pointer when the row length and the column bound are multiples of W and
 // the matrices aligned, the W columns one by one (up to the bound)
-// otherwise. Launch grids get their x dimension divided by W.
+// otherwise. Launch grids get their x dimension divided by W; each must be
+// shown to cover the column bound (gridCoverageProblem()), since the
+// divided grid may reach columns past an original grid that stopped short.
 //
 //===----------------------------------------------------------------------===//
 
@@ -334,9 +336,24 @@ std::string rowBodyProblem(const EditContext &Ctx, RowMap &M) {
 /// variable (divided where the launch names it), `dim3(x, ...)` written at
 /// the launch, or an integer; else the reason.
 std::string rowGrids(const EditContext &Ctx, const KernelInfo &KI, RowMap &M) {
+  std::string Bound = exprText(Ctx, M.ColBound);
+  if (KI.Launches.empty())
+    return "it is never launched in this file, so no grid can be shown to "
+           "cover the column bound '" +
+           Bound + "'";
   for (const LaunchSite &L : KI.Launches) {
     if (L.InMacro && !L.GridInPlace)
       return macroGridProblem(L);
+    // The divided grid covers at least the columns the original did, and
+    // only those below the bound when the original reached the bound.
+    if (std::string Why = gridCoverageProblem(Ctx, L, M.ColBound, 0);
+        !Why.empty())
+      return "launch " + L.Id +
+             " is not shown to run a thread for every column below the "
+             "guard's bound '" +
+             Bound + "': " + Why +
+             "; with consecutive columns per thread the divided grid would "
+             "reach columns the original never wrote";
     const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, L);
     if (!Call || !Call->getConfig() || Call->getConfig()->getNumArgs() < 1)
       return "launch " + L.Id + " was not found in the AST";
