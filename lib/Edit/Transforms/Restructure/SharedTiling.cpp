@@ -136,20 +136,20 @@ const Expr *boundOf(const Expr *C, const VarDecl *V, bool Less) {
   return nullptr;
 }
 
-/// The extent along \p Dim (0, 1, 2 for x, y, z) of a launch's grid: that
-/// argument of a `dim3(...)` (x: also a plain integer grid), written at the
-/// launch or in a local variable's initializer (never written after it).
-/// \p Var is that variable, if any.
-static const Expr *gridExtent(const EditContext &Ctx, const LaunchSite &Site,
-                              unsigned Dim, const VarDecl *&Var) {
+const Expr *gridExtent(const EditContext &Ctx, const LaunchSite &Site,
+                       unsigned Dim, const VarDecl *&Var) {
   Var = nullptr;
   const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, Site);
   if (!Call || !Call->getConfig() || Call->getConfig()->getNumArgs() < 1)
     return nullptr;
-  const Expr *G = Call->getConfig()->getArg(0)->IgnoreImplicit();
+  // `(grid)` (a launch macro's parenthesized argument) is `grid`.
+  auto Strip = [](const Expr *X) {
+    return X->IgnoreImplicit()->IgnoreParens()->IgnoreImplicit();
+  };
+  const Expr *G = Strip(Call->getConfig()->getArg(0));
   const auto *CE = dyn_cast<CXXConstructExpr>(G);
   if (CE && CE->getNumArgs() == 1 && CE->getArg(0)->getType()->isRecordType())
-    G = CE->getArg(0)->IgnoreImplicit();
+    G = Strip(CE->getArg(0));
   if (const auto *DR = dyn_cast<DeclRefExpr>(G)) {
     const auto *VD = dyn_cast<VarDecl>(DR->getDecl());
     const auto *Fn =

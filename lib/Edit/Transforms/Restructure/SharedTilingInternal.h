@@ -38,6 +38,12 @@ using Dim3 = std::array<int64_t, 3>;
 std::optional<Dim3> constDim3(const EditContext &Ctx, const clang::Expr *A,
                               unsigned Depth = 0);
 std::string dimText(const Dim3 &D);
+/// The extent along \p Dim (0, 1, 2 for x, y, z) of a launch's grid: that
+/// argument of a `dim3(...)` (x: also a plain integer grid), written at the
+/// launch or in a local variable's initializer (never written after it).
+/// \p Var is that variable, if any. y is read only where z is one.
+const clang::Expr *gridExtent(const EditContext &Ctx, const LaunchSite &Site,
+                              unsigned Dim, const clang::VarDecl *&Var);
 /// The extent along \p Dim (0, 1, 2 for x, y, z) of \p Site's grid when
 /// it is ceil(\p Bound / \p Block): `(B + Block - 1) / Block` (or another
 /// spelling matchCeilDiv reads) with B written as \p Bound, whitespace and
@@ -133,6 +139,11 @@ PointerUses usesThroughAliases(const EditContext &Ctx,
 void takeAliases(llvm::ArrayRef<const clang::Stmt *> Stmts, size_t &At,
                  const clang::FunctionDecl *Kernel,
                  std::vector<PointerAlias> &Out, std::string &WhyNot);
+/// Every row pointer into a parameter array that \p Body declares
+/// (pointerAlias), in any block (SharedTilingStencil.cpp; vectorize-stencil
+/// reads its rows through them too).
+std::vector<PointerAlias> bodyAliases(const clang::CompoundStmt *Body,
+                                      const clang::FunctionDecl *Kernel);
 /// The alias \p Access reads through (its base names it), or null.
 const PointerAlias *aliasOf(const clang::ArraySubscriptExpr *Access,
                             llvm::ArrayRef<PointerAlias> Aliases);
@@ -336,6 +347,30 @@ std::string fillIn(llvm::StringRef Pattern, llvm::StringRef Coord);
 std::string plusConst(llvm::StringRef Name, int64_t C);
 /// An offset rendered with \p Add added: "ky - 3", "1", "0".
 std::string offsetText(const Offset &O, int64_t Add);
+
+// The reads of a stencil, as analyzeStencil follows them
+// (SharedTilingRows.cpp).
+
+/// The parameter array \p AS reads, directly or through a row pointer.
+const clang::ParmVarDecl *readArray(const clang::ArraySubscriptExpr *AS,
+                                    llvm::ArrayRef<PointerAlias> Aliases);
+/// The thread coordinates \p AS's element depends on (a row pointer's
+/// offsets included; an index helper's call, `idx(x, y, w)`, depending on
+/// those of its arguments).
+Variance readVariance(const clang::ArraySubscriptExpr *AS,
+                      llvm::ArrayRef<PointerAlias> Aliases,
+                      const clang::FunctionDecl *FD);
+/// Why a read of a pointer parameter in \p Inner was not followed to
+/// offsets from the point: its index goes through a call, or depends on
+/// template parameters (", ..." to append), or empty.
+std::string unfollowedIndex(const EditContext &Ctx,
+                            llvm::ArrayRef<const clang::Stmt *> Inner,
+                            const clang::FunctionDecl *FD);
+/// Where a loop around \p AS runs over bounds that depend on template
+/// parameters (`for (int dx = -R; dx <= R; ++dx)`), the note saying so
+/// (" (...)" to append); else empty.
+std::string dependentLoopAround(const EditContext &Ctx,
+                                const clang::ArraySubscriptExpr *AS);
 
 /// \p Shape is set once the reads are recognized (later refusals are about
 /// the launches or the tile's size).

@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
+#include "../../Patterns/SideEffects.h"
 #include "../TransformSupport.h"
 #include "SharedStaging.h"
 #include "SharedTilingInternal.h"
@@ -36,6 +37,7 @@
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
 #include "clang/AST/Stmt.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -863,6 +865,123 @@ rewriteStencil(const EditContext &Ctx, const Edit &E, const StencilPlan &P) {
       return std::move(Err);
   }
   return R;
+}
+
+// The reads of a stencil, as analyzeStencil (SharedTilingStencil.cpp)
+// follows them.
+
+/// The parameter array \p AS reads, directly or through a row pointer.
+const ParmVarDecl *readArray(const ArraySubscriptExpr *AS,
+                             ArrayRef<PointerAlias> Aliases) {
+  if (const PointerAlias *A = aliasOf(AS, Aliases))
+    return A->Param;
+  return dyn_cast_or_null<ParmVarDecl>(referencedDecl(AS->getBase()));
+}
+
+/// The thread coordinates \p E depends on, an index helper's call
+/// (`idx(x, y, w)`) depending on those of its arguments.
+static Variance helperVariance(const Expr *E, const FunctionDecl *FD) {
+  E = E->IgnoreParenCasts();
+  SmallVector<const Expr *, 4> Parts;
+  const FunctionDecl *H = nullptr;
+  if (const auto *C = dyn_cast<CallExpr>(E);
+      C && indexHelperReturn(C, FD->getASTContext(), H))
+    Parts.append(C->arg_begin(), C->arg_end());
+  else if (const auto *B = dyn_cast<BinaryOperator>(E);
+           B && (B->isAdditiveOp() || B->isMultiplicativeOp()))
+    Parts = {B->getLHS(), B->getRHS()};
+  else if (const auto *U = dyn_cast<UnaryOperator>(E);
+           U && (U->getOpcode() == UO_Minus || U->getOpcode() == UO_Plus))
+    Parts = {U->getSubExpr()};
+  else
+    return threadVariance(E, FD);
+  Variance V;
+  for (const Expr *Part : Parts) {
+    Variance W = helperVariance(Part, FD);
+    V.X |= W.X;
+    V.Y |= W.Y;
+    V.Z |= W.Z;
+    V.Unknown |= W.Unknown;
+  }
+  return V;
+}
+
+/// The thread coordinates \p AS's element depends on (a row pointer's
+/// offsets included).
+Variance readVariance(const ArraySubscriptExpr *AS,
+                      ArrayRef<PointerAlias> Aliases, const FunctionDecl *FD) {
+  Variance V = helperVariance(AS->getIdx(), FD);
+  if (const PointerAlias *A = aliasOf(AS, Aliases))
+    for (const Expr *O : A->Offsets) {
+      Variance W = threadVariance(O, FD);
+      V.X |= W.X;
+      V.Y |= W.Y;
+      V.Z |= W.Z;
+      V.Unknown |= W.Unknown;
+    }
+  return V;
+}
+
+/// Why a read of a pointer parameter in \p Inner was not followed to
+/// offsets from the point: its index goes through a call, or depends on
+/// template parameters (", ..." to append), or empty.
+std::string unfollowedIndex(const EditContext &Ctx,
+                            ArrayRef<const Stmt *> Inner,
+                            const FunctionDecl *FD) {
+  std::string Why;
+  std::function<void(const Stmt *)> Walk = [&](const Stmt *St) {
+    if (!St || !Why.empty())
+      return;
+    if (const auto *AS = dyn_cast<ArraySubscriptExpr>(St))
+      if (const auto *PV =
+              dyn_cast_or_null<ParmVarDecl>(referencedDecl(AS->getBase()));
+          PV && threadVariance(AS->getIdx(), FD).Unknown) {
+        std::string At = "'" + PV->getNameAsString() + "' is read at '" +
+                         exprText(Ctx, AS->getIdx()) + "' (" + where(Ctx, AS) +
+                         "), ";
+        if (AS->getIdx()->isInstantiationDependent())
+          Why = "; " + At +
+                "which depends on template parameters (the pattern is not "
+                "followed per instantiation)";
+        else if (callsFunction(AS->getIdx(), ""))
+          Why = "; " + At + "an index through a function call";
+      }
+    for (const Stmt *C : St->children())
+      Walk(C);
+  };
+  for (const Stmt *St : Inner)
+    Walk(St);
+  return Why;
+}
+
+/// Where a loop around \p AS runs over bounds that depend on template
+/// parameters (`for (int dx = -R; dx <= R; ++dx)`), the note saying so
+/// (", ..." to append); else empty.
+std::string dependentLoopAround(const EditContext &Ctx,
+                                const ArraySubscriptExpr *AS) {
+  DynTypedNodeList Ps = Ctx.AST.getParents(*AS);
+  for (unsigned Depth = 0; !Ps.empty() && Depth < 64; ++Depth) {
+    const Stmt *Par = Ps[0].get<Stmt>();
+    if (!Par) {
+      const Decl *D = Ps[0].get<Decl>();
+      if (!D || isa<FunctionDecl>(D))
+        return "";
+      Ps = Ctx.AST.getParents(*D);
+      continue;
+    }
+    if (const auto *F = dyn_cast<ForStmt>(Par))
+      if ((F->getCond() && F->getCond()->isValueDependent()) ||
+          (F->getInit() && isa<DeclStmt>(F->getInit()) &&
+           any_of(cast<DeclStmt>(F->getInit())->decls(), [](const Decl *D) {
+             const auto *V = dyn_cast<VarDecl>(D);
+             return V && V->hasInit() && V->getInit()->isValueDependent();
+           })))
+        return " (it is inside the loop at " + where(Ctx, F) +
+               ", whose bounds depend on template parameters: the pattern "
+               "is not followed per instantiation)";
+    Ps = Ctx.AST.getParents(*Par);
+  }
+  return "";
 }
 
 } // namespace sharedtiling

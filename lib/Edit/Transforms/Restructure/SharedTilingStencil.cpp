@@ -23,6 +23,7 @@
 
 #include "../../CatalogInternal.h"
 #include "../../Patterns/CountingLoop.h"
+#include "../../Patterns/SideEffects.h"
 #include "../TransformSupport.h"
 #include "SharedStaging.h"
 #include "SharedTilingInternal.h"
@@ -66,16 +67,46 @@ struct StencilCtx {
   DenseSet<const ValueDecl *> Written;
 };
 
+/// A helper's parameters, each standing for its argument at the call.
+using HelperArgs = std::map<const ValueDecl *, Poly>;
+
+/// \p E as a polynomial over the indices, loop variables and values the
+/// same for every thread; inside an index helper's return (\p Args set),
+/// over the call's arguments.
 std::optional<Poly> polyOf(const StencilCtx &S, const Expr *E,
-                           unsigned Depth = 0) {
+                           unsigned Depth = 0,
+                           const HelperArgs *Args = nullptr) {
   if (Depth > 8)
     return std::nullopt;
   E = E->IgnoreParens();
+  // An index helper (`idx(x, y, w)`, Patterns/SideEffects.h): what it
+  // returns, its parameters replaced by the arguments.
+  if (const auto *C = dyn_cast<CallExpr>(E)) {
+    const FunctionDecl *H = nullptr;
+    const Expr *R = indexHelperReturn(C, S.Ctx.AST, H);
+    // Its parameters and result hold any int (no narrowing on the way).
+    auto Wide = [&](QualType T) {
+      return T->isIntegerType() &&
+             S.Ctx.AST.getTypeSize(T) >= S.Ctx.AST.getTypeSize(S.Ctx.AST.IntTy);
+    };
+    if (!R || !Wide(H->getReturnType()) ||
+        !all_of(H->parameters(),
+                [&](const ParmVarDecl *Pm) { return Wide(Pm->getType()); }))
+      return std::nullopt;
+    HelperArgs Sub;
+    for (unsigned I = 0; I < C->getNumArgs(); ++I) {
+      auto A = polyOf(S, C->getArg(I), Depth + 1, Args);
+      if (!A)
+        return std::nullopt;
+      Sub[H->getParamDecl(I)] = std::move(*A);
+    }
+    return polyOf(S, R, Depth + 1, &Sub);
+  }
   if (const auto *C = dyn_cast<CastExpr>(E)) {
     if (!C->getType()->isIntegerType() ||
         !C->getSubExpr()->getType()->isIntegerType())
       return std::nullopt;
-    return polyOf(S, C->getSubExpr(), Depth);
+    return polyOf(S, C->getSubExpr(), Depth, Args);
   }
   if (auto V = intValue(E, S.Ctx.AST))
     return Poly{{Monomial{}, *V}};
@@ -83,6 +114,13 @@ std::optional<Poly> polyOf(const StencilCtx &S, const Expr *E,
     const auto *VD = dyn_cast<VarDecl>(DR->getDecl());
     if (!VD)
       return std::nullopt;
+    // Inside a helper only its parameters (and constants) are followed.
+    if (Args) {
+      auto It = Args->find(VD);
+      if (It == Args->end())
+        return std::nullopt;
+      return It->second;
+    }
     if (VD == S.X || VD == S.Y || S.LoopVars.count(VD))
       return Poly{{Monomial{VD}, 1}};
     if (S.Written.contains(VD))
@@ -97,7 +135,7 @@ std::optional<Poly> polyOf(const StencilCtx &S, const Expr *E,
   }
   if (const auto *U = dyn_cast<UnaryOperator>(E)) {
     if (U->getOpcode() == UO_Minus) {
-      auto P = polyOf(S, U->getSubExpr(), Depth);
+      auto P = polyOf(S, U->getSubExpr(), Depth, Args);
       if (!P)
         return std::nullopt;
       Poly N;
@@ -105,13 +143,14 @@ std::optional<Poly> polyOf(const StencilCtx &S, const Expr *E,
       return N;
     }
     if (U->getOpcode() == UO_Plus)
-      return polyOf(S, U->getSubExpr(), Depth);
+      return polyOf(S, U->getSubExpr(), Depth, Args);
     return std::nullopt;
   }
   const auto *B = dyn_cast<BinaryOperator>(E);
   if (!B)
     return std::nullopt;
-  auto L = polyOf(S, B->getLHS(), Depth), R = polyOf(S, B->getRHS(), Depth);
+  auto L = polyOf(S, B->getLHS(), Depth, Args),
+       R = polyOf(S, B->getRHS(), Depth, Args);
   if (!L || !R)
     return std::nullopt;
   Poly Out;
@@ -366,10 +405,8 @@ std::string splitIndex(const StencilCtx &S, const Poly &Idx, StencilRead &R,
   return "";
 }
 
-/// Every row pointer into a parameter array that \p Body declares
-/// (pointerAlias), in any block.
-static std::vector<PointerAlias> bodyAliases(const CompoundStmt *Body,
-                                             const FunctionDecl *FD) {
+std::vector<PointerAlias> bodyAliases(const CompoundStmt *Body,
+                                      const FunctionDecl *FD) {
   std::vector<PointerAlias> Out;
   std::function<void(const Stmt *)> Walk = [&](const Stmt *St) {
     if (!St)
@@ -389,31 +426,6 @@ static std::vector<PointerAlias> bodyAliases(const CompoundStmt *Body,
   };
   Walk(Body);
   return Out;
-}
-
-/// The parameter array \p AS reads, directly or through a row pointer.
-static const ParmVarDecl *readArray(const ArraySubscriptExpr *AS,
-                                    ArrayRef<PointerAlias> Aliases) {
-  if (const PointerAlias *A = aliasOf(AS, Aliases))
-    return A->Param;
-  return dyn_cast_or_null<ParmVarDecl>(referencedDecl(AS->getBase()));
-}
-
-/// The thread coordinates \p AS's element depends on (a row pointer's
-/// offsets included).
-static Variance readVariance(const ArraySubscriptExpr *AS,
-                             ArrayRef<PointerAlias> Aliases,
-                             const FunctionDecl *FD) {
-  Variance V = threadVariance(AS->getIdx(), FD);
-  if (const PointerAlias *A = aliasOf(AS, Aliases))
-    for (const Expr *O : A->Offsets) {
-      Variance W = threadVariance(O, FD);
-      V.X |= W.X;
-      V.Y |= W.Y;
-      V.Z |= W.Z;
-      V.Unknown |= W.Unknown;
-    }
-  return V;
 }
 
 /// The index of the element \p AS reads in its parameter array: through a
@@ -465,38 +477,6 @@ static const Stmt *findContinue(const Stmt *St) {
     if (const Stmt *F = findContinue(C))
       return F;
   return nullptr;
-}
-
-/// Why a read of a pointer parameter in \p Inner was not followed to
-/// offsets from the point: its index goes through a call, or depends on
-/// template parameters (", ..." to append), or empty.
-static std::string unfollowedIndex(const EditContext &Ctx,
-                                   ArrayRef<const Stmt *> Inner,
-                                   const FunctionDecl *FD) {
-  std::string Why;
-  std::function<void(const Stmt *)> Walk = [&](const Stmt *St) {
-    if (!St || !Why.empty())
-      return;
-    if (const auto *AS = dyn_cast<ArraySubscriptExpr>(St))
-      if (const auto *PV =
-              dyn_cast_or_null<ParmVarDecl>(referencedDecl(AS->getBase()));
-          PV && threadVariance(AS->getIdx(), FD).Unknown) {
-        std::string At = "'" + PV->getNameAsString() + "' is read at '" +
-                         exprText(Ctx, AS->getIdx()) + "' (" + where(Ctx, AS) +
-                         "), ";
-        if (AS->getIdx()->isInstantiationDependent())
-          Why = "; " + At +
-                "which depends on template parameters (the pattern is not "
-                "followed per instantiation)";
-        else if (callsFunction(AS->getIdx(), ""))
-          Why = "; " + At + "an index through a function call";
-      }
-    for (const Stmt *C : St->children())
-      Walk(C);
-  };
-  for (const Stmt *St : Inner)
-    Walk(St);
-  return Why;
 }
 
 /// The bounds the read \p R takes from what encloses it in the guarded
@@ -837,7 +817,8 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
     auto IdxPoly = readPoly(S, AS, Aliases);
     if (!IdxPoly)
       return Bad("has an index that is not (y + dy) * pitch + (x + dx) with "
-                 "constant offsets");
+                 "constant offsets" +
+                 dependentLoopAround(Ctx, AS));
     StencilRead R;
     R.Access = AS;
     const ValueDecl *ThisPitch = nullptr;

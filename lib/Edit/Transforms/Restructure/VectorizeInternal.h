@@ -2,7 +2,8 @@
 //-*-===//
 //
 // Private to vectorize: the vector types of element types (Vectorize.cpp)
-// and the 2D map along matrix rows (VectorizeRows.cpp).
+// and the 2D map along matrix rows (VectorizeRows.cpp); vectorize-stencil's
+// index arithmetic and launch reading (VectorizeStencilInput.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef OPTIML_LIB_EDIT_TRANSFORMS_RESTRUCTURE_VECTORIZEINTERNAL_H
@@ -10,19 +11,24 @@
 
 #include "optiml/Edit/Transform.h"
 #include "clang/AST/Type.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringRef.h"
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace clang {
 class ASTContext;
+class CUDAKernelCallExpr;
 class Expr;
 class FunctionDecl;
 class IfStmt;
 class ParmVarDecl;
 class Stmt;
+class ValueDecl;
 class VarDecl;
 } // namespace clang
 
@@ -89,6 +95,55 @@ std::string rowGrids(const EditContext &Ctx, const KernelInfo &KI, RowMap &M);
 /// \p KText.
 std::string rowMapText(const EditContext &Ctx, const RowMap &M, int64_t W,
                        llvm::StringRef KText);
+
+namespace vectorizestencil {
+
+// vectorize-stencil's index arithmetic (VectorizeStencilInput.cpp).
+
+/// Locals whose value depends on \p X (through initializers), \p X
+/// included.
+llvm::DenseSet<const clang::ValueDecl *>
+dependents(const clang::VarDecl *X, llvm::ArrayRef<const clang::Stmt *> Decls);
+/// Whether \p S names one of \p D.
+bool mentionsAny(const clang::Stmt *S,
+                 const llvm::DenseSet<const clang::ValueDecl *> &D);
+/// How much \p E grows when x grows by one (locals followed to their
+/// initializers, index helpers to what they return), or nothing when that
+/// is not a constant; \p Dep are the locals that depend on x.
+std::optional<int64_t>
+xSlope(const clang::Expr *E, const clang::VarDecl *X,
+       const llvm::DenseSet<const clang::ValueDecl *> &Dep,
+       const clang::ASTContext &AST, unsigned Depth = 0);
+/// \p E as a sum: its integer constants added into \p Lit, the other terms
+/// (with their signs) appended to \p Terms. False when a term has no text.
+/// An index helper's call is one term, the constant of its one argument
+/// that depends on x moved out: `idx(x - 1, y, w)` is `idx(x, y, w) - 1`
+/// when idx grows by one with that parameter.
+bool sumTerms(const EditContext &Ctx, const clang::Expr *E, int Sign,
+              int64_t &Lit, std::vector<std::pair<int, std::string>> &Terms,
+              const llvm::DenseSet<const clang::ValueDecl *> &Dep);
+
+/// The value and the text at the launch \p Call of the kernel template's
+/// non-type parameter \p B names (`Dim` of `jacobi<N>`): the argument as
+/// the launch writes it, else its value. Nothing when \p B is not one.
+std::optional<std::pair<int64_t, std::string>>
+templateArgAtLaunch(const EditContext &Ctx, const clang::Expr *B,
+                    const clang::CUDAKernelCallExpr *Call);
+/// \p L's grid along x when it is a constant equal to ceil(\p N /
+/// \p Block) for the bound's constant value \p N (`N / 16` with N a
+/// multiple of 16): then, as with sharedtiling::coveringExtent, the grid
+/// covers exactly the points below the bound. Null otherwise (a grid that
+/// depends on a runtime value included); \p Var as coveringExtent sets it.
+const clang::Expr *constantCoveringExtent(const EditContext &Ctx,
+                                          const LaunchSite &L, int64_t Block,
+                                          std::optional<int64_t> N,
+                                          const clang::VarDecl *&Var);
+/// A macro expanded inside the arguments of the launch macro \p Call is
+/// written through (`C0` of `LAUNCH(k, g, b, C0)`), or empty.
+std::string macroInArguments(const EditContext &Ctx,
+                             const clang::CUDAKernelCallExpr *Call);
+
+} // namespace vectorizestencil
 
 } // namespace optiml
 

@@ -29,6 +29,7 @@
 #include "PlannedTransform.h"
 #include "SharedStaging.h"
 #include "SharedTilingInternal.h"
+#include "VectorizeInternal.h"
 #include "optiml/Support/TextTemplate.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -36,8 +37,10 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/Stmt.h"
 #include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include <functional>
 #include <map>
 #include <set>
 
@@ -46,6 +49,14 @@ using namespace llvm;
 
 namespace optiml {
 namespace {
+
+using vectorizestencil::constantCoveringExtent;
+using vectorizestencil::dependents;
+using vectorizestencil::macroInArguments;
+using vectorizestencil::mentionsAny;
+using vectorizestencil::sumTerms;
+using vectorizestencil::templateArgAtLaunch;
+using vectorizestencil::xSlope;
 
 /// One read of the stored value: Array[Key + Lit].
 struct StencilLoad {
@@ -104,166 +115,38 @@ std::string vectorType(StringRef Elem, int64_t Width) {
   return (Base + Twine(Width)).str();
 }
 
-/// Locals whose value depends on \p X (through initializers), \p X
-/// included.
-DenseSet<const ValueDecl *> dependents(const VarDecl *X,
-                                       ArrayRef<const Stmt *> Decls) {
-  DenseSet<const ValueDecl *> D{X};
-  for (const Stmt *S : Decls)
-    if (const auto *DS = dyn_cast<DeclStmt>(S))
-      for (const Decl *Dc : DS->decls())
-        if (const auto *V = dyn_cast<VarDecl>(Dc); V && V->hasInit())
-          for (const ValueDecl *Dep : D)
-            if (mentions(V->getInit(), Dep)) {
-              D.insert(V);
-              break;
-            }
-  return D;
-}
-
-bool mentionsAny(const Stmt *S, const DenseSet<const ValueDecl *> &D) {
-  return any_of(D, [&](const ValueDecl *V) { return mentions(S, V); });
-}
-
-std::optional<int64_t> xSlope(const Expr *E, const VarDecl *X,
-                              const DenseSet<const ValueDecl *> &Dep,
-                              const ASTContext &AST, unsigned Depth = 0);
-
-/// How much a call to an index helper grows when x grows by one: each
-/// argument's growth times the helper's slope in that parameter.
-std::optional<int64_t> callSlope(const CallExpr *C, const VarDecl *X,
-                                 const DenseSet<const ValueDecl *> &Dep,
-                                 const ASTContext &AST, unsigned Depth) {
-  const FunctionDecl *FD = nullptr;
-  const Expr *R = indexHelperReturn(C, AST, FD);
-  if (!R)
-    return std::nullopt;
-  int64_t S = 0;
-  for (unsigned I = 0; I < C->getNumArgs(); ++I) {
-    auto A = xSlope(C->getArg(I), X, Dep, AST, Depth + 1);
-    if (!A)
-      return std::nullopt;
-    if (*A == 0)
-      continue;
-    const ParmVarDecl *Pm = FD->getParamDecl(I);
-    auto PS = xSlope(R, Pm, DenseSet<const ValueDecl *>{Pm}, AST, Depth + 1);
-    if (!PS)
-      return std::nullopt;
-    S += *PS * *A;
-  }
-  return S;
-}
-
-/// How much \p E grows when x grows by one (locals followed to their
-/// initializers, index helpers to what they return), or nothing when that
-/// is not a constant.
-std::optional<int64_t> xSlope(const Expr *E, const VarDecl *X,
-                              const DenseSet<const ValueDecl *> &Dep,
-                              const ASTContext &AST, unsigned Depth) {
-  if (Depth > 16)
-    return std::nullopt;
-  E = stripCasts(E);
-  if (!mentionsAny(E, Dep))
-    return 0;
-  if (const auto *C = dyn_cast<CallExpr>(E))
-    return callSlope(C, X, Dep, AST, Depth);
-  if (const auto *DR = dyn_cast<DeclRefExpr>(E)) {
-    if (DR->getDecl() == X)
-      return 1;
-    const auto *V = dyn_cast<VarDecl>(DR->getDecl());
-    if (!V || !V->hasInit())
-      return std::nullopt;
-    return xSlope(V->getInit(), X, Dep, AST, Depth + 1);
-  }
-  const auto *B = dyn_cast<BinaryOperator>(E);
-  if (!B)
-    return std::nullopt;
-  auto L = xSlope(B->getLHS(), X, Dep, AST, Depth + 1);
-  auto R = xSlope(B->getRHS(), X, Dep, AST, Depth + 1);
-  if (!L || !R)
-    return std::nullopt;
-  switch (B->getOpcode()) {
-  case BO_Add:
-    return *L + *R;
-  case BO_Sub:
-    return *L - *R;
-  case BO_Mul:
-    if (*L == 0)
-      if (auto C = intValue(stripCasts(B->getLHS()), AST))
-        return *C * *R;
-    if (*R == 0)
-      if (auto C = intValue(stripCasts(B->getRHS()), AST))
-        return *C * *L;
-    return std::nullopt;
-  default:
-    return std::nullopt;
-  }
-}
-
-/// \p E as a sum: its integer constants added into \p Lit, the other terms
-/// (with their signs) appended to \p Terms. False when a term has no text.
-/// An index helper's call is one term, the constant of its one argument
-/// that depends on x moved out: `idx(x - 1, y, w)` is `idx(x, y, w) - 1`
-/// when idx grows by one with that parameter.
-bool sumTerms(const EditContext &Ctx, const Expr *E, int Sign, int64_t &Lit,
-              std::vector<std::pair<int, std::string>> &Terms,
-              const DenseSet<const ValueDecl *> &Dep) {
-  E = E->IgnoreParenImpCasts();
-  if (const auto *B = dyn_cast<BinaryOperator>(E);
-      B && (B->getOpcode() == BO_Add || B->getOpcode() == BO_Sub))
-    return sumTerms(Ctx, B->getLHS(), Sign, Lit, Terms, Dep) &&
-           sumTerms(Ctx, B->getRHS(), B->getOpcode() == BO_Sub ? -Sign : Sign,
-                    Lit, Terms, Dep);
-  if (auto C = integerConstantValue(E, Ctx.AST)) {
-    Lit += Sign * *C;
-    return true;
-  }
-  if (const auto *C = dyn_cast<CallExpr>(stripCasts(E)))
-    if (const FunctionDecl *FD = nullptr;
-        const Expr *R = indexHelperReturn(C, Ctx.AST, FD)) {
-      std::optional<unsigned> K;
-      for (unsigned I = 0; I < C->getNumArgs(); ++I)
-        if (mentionsAny(C->getArg(I), Dep)) {
-          if (K)
-            return false;
-          K = I;
-        }
-      const ParmVarDecl *Pm = K ? FD->getParamDecl(*K) : nullptr;
-      auto PS = Pm ? xSlope(R, Pm, DenseSet<const ValueDecl *>{Pm}, Ctx.AST)
-                   : std::nullopt;
-      auto CallSpan = looseExprSpan(Ctx, E);
-      auto ArgSpan = K ? looseExprSpan(Ctx, C->getArg(*K)) : std::nullopt;
-      if (PS && CallSpan && ArgSpan) {
-        int64_t ArgLit = 0;
-        std::vector<std::pair<int, std::string>> ArgTerms;
-        if (!sumTerms(Ctx, C->getArg(*K), 1, ArgLit, ArgTerms, Dep) ||
-            ArgTerms.empty())
-          return false;
-        std::string Arg;
-        for (auto &[S, T] : ArgTerms)
-          Arg += Arg.empty() ? (S < 0 ? "-" + parenthesize(T) : T)
-                             : (S < 0 ? " - " : " + ") + parenthesize(T);
-        Lit += Sign * *PS * ArgLit;
-        StringRef Code(Ctx.Code);
-        Terms.push_back(
-            {Sign, (Code.slice(CallSpan->Begin.Offset, ArgSpan->Begin.Offset) +
-                    Arg + Code.slice(ArgSpan->End.Offset, CallSpan->End.Offset))
-                       .str()});
-        return true;
-      }
-    }
-  std::string T = looseExprText(Ctx, E);
-  if (T.empty())
-    return false;
-  Terms.push_back({Sign, T});
-  return true;
-}
-
 /// `Base + P` / `Base - P` / `Base`.
 std::string plus(StringRef Base, int64_t P) {
   if (P == 0)
     return Base.str();
   return (Base + (P < 0 ? " - " : " + ") + Twine(P < 0 ? -P : P)).str();
+}
+
+/// The parameter array \p A reads: its base, or the parameter that the row
+/// pointer it reads through points into (sharedtiling::pointerAlias:
+/// `const float *up = in + (y - 1) * w;`, never reassigned nor passed on),
+/// when the pointer's offsets do not move with x (\p Dep). Then `up[i]` is
+/// `in[(y - 1) * w + i]`, and the rewrite reads it as written, through the
+/// pointer. Null, with \p Why, otherwise.
+const ParmVarDecl *readParam(const ArraySubscriptExpr *A,
+                             ArrayRef<sharedtiling::PointerAlias> Aliases,
+                             const DenseSet<const ValueDecl *> &Dep,
+                             std::string &Why) {
+  if (const sharedtiling::PointerAlias *PA =
+          sharedtiling::aliasOf(A, Aliases)) {
+    for (const Expr *O : PA->Offsets)
+      if (mentionsAny(O, Dep)) {
+        Why = "the row pointer '" + PA->Var->getNameAsString() +
+              "' moves with x (only its subscripts may)";
+        return nullptr;
+      }
+    return PA->Param;
+  }
+  const auto *Param = dyn_cast_or_null<ParmVarDecl>(declOf(A->getBase()));
+  if (!Param)
+    Why = "a read's array is neither a parameter nor a row pointer into one "
+          "('const float *p = in + offset;', never reassigned)";
+  return Param;
 }
 
 /// The element type pointed to by \p Array, as text without qualifiers.
@@ -542,6 +425,9 @@ Error VectorizeStencil::loads(const EditContext &Ctx, const Edit &E, Plan &P,
   if (const VarDecl *L = LoadLocalIn(Lhs->getIdx()))
     return NotApplicable("'" + L->getName() +
                          "' (a read) is used in the store's index");
+  // Row pointers into the arrays (`const float *up = in + (y - 1) * w;`).
+  std::vector<sharedtiling::PointerAlias> Aliases = sharedtiling::bodyAliases(
+      cast<CompoundStmt>(P.Kernel.Decl->getBody()), P.Kernel.Decl);
   std::map<std::pair<const ValueDecl *, std::string>, unsigned> RowOf;
   std::string Problem;
   std::function<void(const Stmt *)> Walk = [&](const Stmt *S) {
@@ -579,11 +465,10 @@ Error VectorizeStencil::loads(const EditContext &Ctx, const Edit &E, Plan &P,
       return;
     }
     const ValueDecl *Arr = declOf(A->getBase());
-    if (!Arr || !isa<ParmVarDecl>(Arr)) {
-      Problem = "a read's array is not a parameter";
+    const ParmVarDecl *Param = readParam(A, Aliases, Dep, Problem);
+    if (!Param)
       return;
-    }
-    if (Arr == Out) {
+    if (Param == Out) {
       Problem = "the stored array is also read";
       return;
     }
@@ -668,6 +553,15 @@ Error VectorizeStencil::launches(const EditContext &Ctx, const Edit &E,
     const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, L);
     if (!Call || !Call->getConfig())
       return NotApplicable("cannot be found");
+    if (std::string M = L.InMacro ? macroInArguments(Ctx, Call) : "";
+        !M.empty())
+      return NotApplicable(
+          "is written in the arguments of a launch macro that also passes "
+          "the macro '" +
+          M +
+          "': the edit's token check places that macro's tokens at the whole "
+          "invocation, so nothing inside it can be rewritten (write the "
+          "launch out, or pass the value without a macro)");
     auto Block = sharedtiling::constDim3(Ctx, Call->getConfig()->getArg(1));
     if (!Block)
       return reject(E, "not-applicable",
@@ -675,12 +569,18 @@ Error VectorizeStencil::launches(const EditContext &Ctx, const Edit &E,
                         "') is not a constant",
                     L.Range.Begin);
     std::string Why;
-    auto N = boundAtLaunch(Ctx, B, L, Why);
+    auto TA = templateArgAtLaunch(Ctx, B, Call);
+    auto N = TA ? std::optional<std::string>(TA->second)
+                : boundAtLaunch(Ctx, B, L, Why);
     if (!N)
       return NotApplicable("cannot be divided: " + Why);
     const VarDecl *Var = nullptr;
     const Expr *Gx =
         sharedtiling::coveringExtent(Ctx, L, 0, (*Block)[0], *N, Var);
+    if (!Gx)
+      Gx = constantCoveringExtent(
+          Ctx, L, (*Block)[0],
+          TA ? std::optional<int64_t>(TA->first) : intValue(B, Ctx.AST), Var);
     if (!Gx)
       return NotApplicable("is not ceil(" + *N + " / " + Twine((*Block)[0]) +
                            ") along x, so the points it covers cannot be "
