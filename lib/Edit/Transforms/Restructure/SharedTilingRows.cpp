@@ -971,7 +971,7 @@ std::string dependentLoopAround(const EditContext &Ctx,
     }
     if (const auto *F = dyn_cast<ForStmt>(Par))
       if ((F->getCond() && F->getCond()->isValueDependent()) ||
-          (F->getInit() && isa<DeclStmt>(F->getInit()) &&
+          (isa_and_nonnull<DeclStmt>(F->getInit()) &&
            any_of(cast<DeclStmt>(F->getInit())->decls(), [](const Decl *D) {
              const auto *V = dyn_cast<VarDecl>(D);
              return V && V->hasInit() && V->getInit()->isValueDependent();
