@@ -394,6 +394,54 @@ TEST(CatalogSharedTilingTest, StagesAStencilTileWithItsHalo) {
       << Out;
 }
 
+TEST(CatalogSharedTilingTest, StencilReadsThroughAnIndexHelper) {
+  std::string Src = R"(__device__ inline size_t at(int x, int y, int w) {
+  return (size_t)y * w + x;
+}
+__device__ int calls;
+__device__ int counted(int x, int y, int w) {
+  ++calls;
+  return y * w + x;
+}
+__global__ void blur(int w, int h, const float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < 1 || y < 1 || x >= w - 1 || y >= h - 1)
+    return;
+  out[at(x, y, w)] = in[at(x - 1, y, w)] + in[at(x + 1, y + 1, w)];
+}
+__global__ void blur2(int w, int h, const float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < 1 || y < 1 || x >= w - 1 || y >= h - 1)
+    return;
+  out[y * w + x] = in[counted(x - 1, y, w)] + in[counted(x + 1, y, w)];
+}
+void run(int w, int h, const float *in, float *out) {
+  blur<<<dim3((w + 15) / 16, (h + 15) / 16), dim3(16, 16)>>>(w, h, in, out);
+  blur2<<<dim3((w + 15) / 16, (h + 15) / 16), dim3(16, 16)>>>(w, h, in, out);
+}
+)";
+  // What the helper returns, its arguments in place: (y + 1) * w + x + 1.
+  Applicability A = prepareOn(sharedTiling(), Src, "blur");
+  EXPECT_TRUE(A.Applies) << A.Reason;
+  EXPECT_NE(A.Reason.find("2 reads of 'in' at rows y..y + 1, columns "
+                          "x - 1..x + 1"),
+            std::string::npos)
+      << A.Reason;
+  std::string Out =
+      applyTo(sharedTiling(), Src, makeEdit("shared-tiling", "blur"));
+  EXPECT_NE(Out.find("inTile[ty][tx] = in[(size_t)gy * w + gx];"),
+            std::string::npos)
+      << Out;
+  // A helper that counts its calls is not an index.
+  Applicability B = prepareOn(sharedTiling(), Src, "blur2");
+  EXPECT_FALSE(B.Applies);
+  EXPECT_NE(B.Reason.find("'in' is read at 'counted(x - 1, y, w)'"),
+            std::string::npos)
+      << B.Reason;
+}
+
 TEST(CatalogSharedTilingTest, StencilNeedsAConstant2DBlock) {
   Applicability A =
       prepareOn(sharedTiling(), withBlock("int threads = 256;"), "jacobi");
