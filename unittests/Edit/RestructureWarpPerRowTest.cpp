@@ -96,7 +96,8 @@ TEST(RestructureWarpPerRowTest, OtherIndexSpellingsAndStructBounds) {
 }
 
 // Online softmax over a max kept by a selection; a sum pass that also
-// stashes the exponentials is not fused.
+// stashes the exponentials is fused and keeps its stores; look-alikes are
+// not.
 TEST(RestructureWarpPerRowTest, OnlineSelectionAndStash) {
   const Transform &T = warpPerRow();
   auto Online = [](const char *K) {
@@ -106,9 +107,15 @@ TEST(RestructureWarpPerRowTest, OnlineSelectionAndStash) {
   ASSERT_TRUE(In.Ctx);
   auto R = T.apply(*In.Ctx, Online("softmax_select"));
   ASSERT_TRUE(bool(R)) << rejectionReason(R.takeError());
-  expectRefusal(T, "warp-online", Online("softmax_stash"),
-                "params.online: the pass at 104:5 after the max pass at "
-                "101:5 also writes memory");
+  auto Stash = T.apply(*In.Ctx, Online("softmax_stash"));
+  ASSERT_TRUE(bool(Stash)) << rejectionReason(Stash.takeError());
+  expectRefusal(T, "warp-online", Online("stash_scaled"),
+                "params.online: the pass at 142:5 after the max pass at "
+                "139:5 also writes memory, but does not add 'expf(e - mx)'");
+  expectRefusal(T, "warp-online", Online("stash_zero_max"),
+                "runs over another range than the max pass at 157:5 (a max "
+                "pass may start one element later only when 'mx' starts "
+                "from that element)");
 }
 
 TEST(RestructureWarpPerRowTest, BadParams) {

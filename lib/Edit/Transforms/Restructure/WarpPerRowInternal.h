@@ -118,6 +118,13 @@ struct Plan {
     /// A max written as a selection (`m = e > m ? e : m`): the fused pass
     /// and the combine keep its comparison instead of calling MaxFunc.
     std::optional<Reduction::Select> Cond;
+    /// The sum pass also stores (stashed exponentials): its statement
+    /// adding to the sum, dropped; the pass keeps its stores and runs
+    /// after the combine, with the final max.
+    const clang::Stmt *SumStmt = nullptr;
+    /// The max pass starts one element after the sum pass, from that
+    /// element: the fused pass runs over the sum pass's range.
+    bool Widened = false;
   };
   std::optional<Online> Fused;
   /// The longest row, when the launches fix it (for suggestions).

@@ -313,20 +313,51 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
     std::string In = indentationAt(Ctx.Code, FS->Begin.Offset);
     bool OnlineMax = P.Fused && LI == P.Fused->MaxLoop;
     std::string OnlineBody;
-    if (P.Fused && LI == P.Fused->SumLoop) {
-      // The max pass already summed the exponentials, in every lane.
-      if (Error Err = Add(FS->Begin.Offset, FS->End.Offset - FS->Begin.Offset,
-                          P.Fused->Sum->getName().str() + " += " + Run + ";"))
+    // The max pass already summed the exponentials, in every lane; a sum
+    // pass that also stores keeps its stores, without the sum.
+    bool Stash = P.Fused && LI == P.Fused->SumLoop && P.Fused->SumStmt;
+    std::string AddRun =
+        P.Fused ? P.Fused->Sum->getName().str() + " += " + Run + ";" : "";
+    if (P.Fused && LI == P.Fused->SumLoop && !Stash) {
+      if (Error Err =
+              Add(FS->Begin.Offset, FS->End.Offset - FS->Begin.Offset, AddRun))
         return std::move(Err);
       continue;
     }
+    std::optional<SourceSpan> Dropped;
+    if (Stash) {
+      Dropped = looseStmtSpan(Ctx, P.Fused->SumStmt);
+      if (!Dropped)
+        return reject(E, "macro",
+                      "the statement at " + where(Ctx, P.Fused->SumStmt) +
+                          " is written inside a macro expansion");
+      // Its whole line when it stands alone on it.
+      unsigned B = Dropped->Begin.Offset, End = Dropped->End.Offset;
+      while (B > 0 && (Ctx.Code[B - 1] == ' ' || Ctx.Code[B - 1] == '\t'))
+        --B;
+      if (End < Ctx.Code.size() && Ctx.Code[End] == ';')
+        ++End;
+      if (B > 0 && Ctx.Code[B - 1] == '\n' && End < Ctx.Code.size() &&
+          Ctx.Code[End] == '\n')
+        ++End;
+      else
+        B = Dropped->Begin.Offset;
+      if (Error Err = Add(B, End - B, ""))
+        return std::move(Err);
+    }
+    // The fused pass of a max pass that started one element later runs
+    // over the sum pass's range.
+    const InnerLoop &HL =
+        OnlineMax && P.Fused->Widened ? P.Loops[P.Fused->SumLoop] : L;
     // Lanes other than the first start sums and products from the
     // identity.
     std::string Before;
     for (const Reduction &R : L.Reductions)
-      if (R.NeedsZeroing)
+      if (R.NeedsZeroing && !Stash)
         Before += "if (" + Lane + " != 0) " + R.Acc->getName().str() +
                   (R.Op == Reduction::Sum ? " = 0;" : " = 1;") + "\n" + In;
+    if (Stash)
+      Before += AddRun + "\n" + In;
     if (OnlineMax)
       Before += RunType + " " + Run + " = 0;\n" + In;
     bool FromRegisters = llvm::is_contained(P.CachedLoops, LI);
@@ -396,7 +427,7 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
       }
       if (Error Err =
               Add(FS->Begin.Offset, HeaderEnd - FS->Begin.Offset,
-                  Load + Before + "#pragma unroll\n" + In + RegisterHeader(L)))
+                  Load + Before + "#pragma unroll\n" + In + RegisterHeader(HL)))
         return std::move(Err);
       for (const clang::ArraySubscriptExpr *A : rowReads(L.body(), L.Var)) {
         if (OnlineMax)
@@ -411,6 +442,9 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
           return reject(E, "macro",
                         "the read at " + where(Ctx, A) +
                             " is written inside a macro");
+        if (Dropped && ASp->Begin.Offset >= Dropped->Begin.Offset &&
+            ASp->Begin.Offset < Dropped->End.Offset)
+          continue; // dropped with the sum
         if (Error Err =
                 Add(ASp->Begin.Offset, ASp->End.Offset - ASp->Begin.Offset,
                     It->Name + "[" + K + "]"))
@@ -425,12 +459,12 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
                       "the loop header at " + where(Ctx, L.For) +
                           " is written inside a macro");
       std::string Start;
-      if (isZero(L.Start, Ctx.AST, 0))
+      if (isZero(HL.Start, Ctx.AST, 0))
         Start = Lane;
-      else if (addsWithoutParens(L.Start))
-        Start = looseExprText(Ctx, L.Start) + " + " + Lane;
+      else if (addsWithoutParens(HL.Start))
+        Start = looseExprText(Ctx, HL.Start) + " + " + Lane;
       else
-        Start = "(" + looseExprText(Ctx, L.Start) + ") + " + Lane;
+        Start = "(" + looseExprText(Ctx, HL.Start) + ") + " + Lane;
       if (Error Err =
               Add(St->Begin.Offset, St->End.Offset - St->Begin.Offset, Start))
         return std::move(Err);
@@ -497,7 +531,7 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
         return std::move(Err);
       continue;
     }
-    if (!L.Reductions.empty()) {
+    if (!L.Reductions.empty() && !Stash) {
       auto TypeOf = [&](const Reduction &R) {
         return R.Acc->getType().getUnqualifiedType().getAsString(
             Ctx.AST.getPrintingPolicy());

@@ -80,7 +80,7 @@ Error WarpPerRow::planRegisters(const EditContext &Ctx, const Edit &E,
                      return llvm::is_contained(writtenDecls(S), Off);
                    }))))
         Mixed.insert(D);
-      if (P.Fused && I == P.Fused->SumLoop)
+      if (P.Fused && I == P.Fused->SumLoop && !P.Fused->SumStmt)
         continue; // folded into the max pass
       std::vector<size_t> &Ls = Passes[D];
       if (Ls.empty())
@@ -231,35 +231,160 @@ static const clang::Expr *maxElement(const InnerLoop &L) {
   return declOf(Call->getArg(0)) == R.Acc ? Call->getArg(1) : Call->getArg(0);
 }
 
+/// The name of the function \p C calls, also when a template leaves it
+/// unresolved (`expf(x[j] - m)` with x of a dependent type); "" if none.
+static StringRef calledName(const clang::CallExpr *C) {
+  if (const clang::FunctionDecl *FD = C->getDirectCallee())
+    return FD->getIdentifier() ? FD->getName() : "";
+  if (const auto *UL = dyn_cast<clang::UnresolvedLookupExpr>(
+          C->getCallee()->IgnoreParenImpCasts()))
+    if (UL->getName().isIdentifier())
+      return UL->getName().getAsIdentifierInfo()->getName();
+  return "";
+}
+
+/// `expf(...)`, `exp(...)` or `__expf(...)` with one argument, through
+/// casts; null if \p X is something else.
+static const clang::CallExpr *expCall(const clang::Expr *X) {
+  const auto *C = X ? dyn_cast<clang::CallExpr>(stripCasts(X)) : nullptr;
+  if (!C || C->getNumArgs() != 1)
+    return nullptr;
+  StringRef N = calledName(C);
+  return N == "expf" || N == "exp" || N == "__expf" ? C : nullptr;
+}
+
+/// The term \p St (`acc += t` or `acc = acc + t`) adds to \p Acc; null
+/// if it is not such a statement.
+static const clang::Expr *addedTerm(const clang::Stmt *St,
+                                    const clang::VarDecl *Acc) {
+  const auto *SB = dyn_cast_or_null<clang::Expr>(St);
+  if (!SB)
+    return nullptr;
+  SB = SB->IgnoreParenImpCasts();
+  if (const auto *CA = dyn_cast<clang::CompoundAssignOperator>(SB))
+    return CA->getOpcode() == clang::BO_AddAssign && declOf(CA->getLHS()) == Acc
+               ? CA->getRHS()
+               : nullptr;
+  const auto *BA = dyn_cast<clang::BinaryOperator>(SB);
+  if (!BA || BA->getOpcode() != clang::BO_Assign || declOf(BA->getLHS()) != Acc)
+    return nullptr;
+  const auto *Sum = dyn_cast<clang::BinaryOperator>(stripCasts(BA->getRHS()));
+  if (!Sum || Sum->getOpcode() != clang::BO_Add)
+    return nullptr;
+  return declOf(Sum->getLHS()) == Acc ? Sum->getRHS() : Sum->getLHS();
+}
+
 /// The call `expf(e - m)` the pass \p L (one statement, `s += ...` or
 /// `s = s + ...`) adds to its sum; null if it adds something else.
 static const clang::CallExpr *summedExp(const InnerLoop &L) {
   std::vector<const clang::Stmt *> Body = bodyStmts(L.body());
-  const auto *SB =
-      Body.size() == 1 ? dyn_cast<clang::Expr>(Body.front()) : nullptr;
-  if (!SB)
+  if (Body.size() != 1 || L.Reductions.size() != 1)
     return nullptr;
-  SB = SB->IgnoreParenImpCasts();
-  const clang::Expr *Term = nullptr;
-  if (const auto *CA = dyn_cast<clang::CompoundAssignOperator>(SB)) {
-    if (CA->getOpcode() == clang::BO_AddAssign)
-      Term = CA->getRHS();
-  } else if (const auto *BA = dyn_cast<clang::BinaryOperator>(SB)) {
-    if (const auto *Sum =
-            dyn_cast<clang::BinaryOperator>(stripCasts(BA->getRHS())))
-      if (Sum->getOpcode() == clang::BO_Add)
-        Term = declOf(Sum->getLHS()) == L.Reductions[0].Acc ? Sum->getRHS()
-                                                            : Sum->getLHS();
+  return expCall(addedTerm(Body.front(), L.Reductions[0].Acc));
+}
+
+/// A pass \p L that also stores (stashed exponentials): one statement of
+/// its body, \p SumStmt, adds to the sum either `expf(e - m)` or a local
+/// the body declares with that value and never writes; nothing else in the
+/// pass reads or writes the sum, and the pass does not write \p M (the
+/// local has the sum's type: adding it converts nothing else). The
+/// call; null if the pass has another shape.
+static const clang::CallExpr *stashedExp(const InnerLoop &L,
+                                         const clang::VarDecl *M,
+                                         const clang::Stmt *&SumStmt) {
+  if (L.Reductions.size() != 1)
+    return nullptr;
+  const clang::VarDecl *S = L.Reductions[0].Acc;
+  std::vector<const clang::ValueDecl *> Written = writtenDecls(L.body());
+  if (llvm::is_contained(Written, M))
+    return nullptr;
+  std::vector<const clang::Stmt *> Body = bodyStmts(L.body());
+  const clang::Stmt *Found = nullptr;
+  for (const clang::Stmt *St : Body)
+    if (mentions(St, S)) {
+      if (Found)
+        return nullptr;
+      Found = St;
+    }
+  const clang::Expr *Term = addedTerm(Found, S);
+  if (!Term || mentions(Term, S))
+    return nullptr;
+  const clang::CallExpr *Call = expCall(Term);
+  if (const auto *V =
+          dyn_cast_or_null<clang::VarDecl>(declOf(Term->IgnoreParenImpCasts()));
+      !Call && V && V->hasLocalStorage() && !isa<clang::ParmVarDecl>(V) &&
+      !llvm::is_contained(Written, V) &&
+      V->getType().getCanonicalType().getUnqualifiedType() ==
+          S->getType().getCanonicalType().getUnqualifiedType())
+    for (const clang::Stmt *St : Body)
+      if (const auto *DS = dyn_cast<clang::DeclStmt>(St);
+          DS && DS->isSingleDecl() && DS->getSingleDecl() == V)
+        Call = expCall(V->getInit());
+  if (Call)
+    SumStmt = Found;
+  return Call;
+}
+
+/// The max pass \p LA starts one element after the sum pass \p LB (at 1,
+/// LB at 0; the same variable and condition) and its max \p M starts from
+/// the row's element 0 (`m = x[base]` where the pass reads `x[base + j]`,
+/// or `m = x[0]` for `x[j]`), set at the top level of the item, with
+/// nothing writing memory or \p M before the max pass. The fused pass may
+/// then run over LB's range: element 0 leaves the max as it is.
+static bool startsOneLater(const EditContext &Ctx, const Plan &P,
+                           const InnerLoop &LA, const InnerLoop &LB,
+                           const clang::VarDecl *M, const clang::Expr *Elem) {
+  if (LA.Var->getName() != LB.Var->getName() ||
+      LA.InitDeclares != LB.InitDeclares ||
+      writtenText(Ctx, LA.Cond) != writtenText(Ctx, LB.Cond) ||
+      integerConstantValue(LA.Start, Ctx.AST) != std::optional<int64_t>(1) ||
+      integerConstantValue(LB.Start, Ctx.AST) != std::optional<int64_t>(0))
+    return false;
+  const auto *AE =
+      dyn_cast_or_null<clang::ArraySubscriptExpr>(Elem->IgnoreParenImpCasts());
+  const auto *AI = M->getInit() ? dyn_cast<clang::ArraySubscriptExpr>(
+                                      M->getInit()->IgnoreParenImpCasts())
+                                : nullptr;
+  if (!AE || !AI || !declOf(AE->getBase()) ||
+      declOf(AE->getBase()) != declOf(AI->getBase()))
+    return false;
+  // The element's index: j, or o + j / j + o with o a variable the item
+  // never writes; the max's start reads index 0, or o.
+  const clang::Expr *Idx = stripCasts(AE->getIdx());
+  const clang::Expr *Init = stripCasts(AI->getIdx());
+  const clang::ValueDecl *O = nullptr;
+  if (declOf(Idx) == LA.Var) {
+    if (integerConstantValue(Init, Ctx.AST) != std::optional<int64_t>(0))
+      return false;
+  } else if (const auto *B = dyn_cast<clang::BinaryOperator>(Idx);
+             B && B->getOpcode() == clang::BO_Add) {
+    const clang::Expr *L = stripCasts(B->getLHS()),
+                      *R = stripCasts(B->getRHS());
+    O = declOf(L) == LA.Var   ? declOf(R)
+        : declOf(R) == LA.Var ? declOf(L)
+                              : nullptr;
+    if (!O || declOf(Init) != O)
+      return false;
+  } else {
+    return false;
   }
-  const auto *ExpCall =
-      Term ? dyn_cast<clang::CallExpr>(stripCasts(Term)) : nullptr;
-  const clang::FunctionDecl *FD =
-      ExpCall ? ExpCall->getDirectCallee() : nullptr;
-  if (!FD || !FD->getIdentifier() || ExpCall->getNumArgs() != 1 ||
-      !(FD->getName() == "expf" || FD->getName() == "exp" ||
-        FD->getName() == "__expf"))
-    return nullptr;
-  return ExpCall;
+  // Set at the top level, and nothing writes memory, m or o until the
+  // max pass.
+  bool Declared = false;
+  for (const clang::Stmt *St : P.Item.Body) {
+    if (St == LA.For)
+      return Declared;
+    if (const auto *DS = dyn_cast<clang::DeclStmt>(St);
+        DS && llvm::is_contained(DS->decls(), M)) {
+      Declared = true;
+      continue;
+    }
+    std::vector<const clang::ValueDecl *> W = writtenDecls(St);
+    if (llvm::is_contained(W, M) || (O && llvm::is_contained(W, O)) ||
+        (Declared && !memoryWrites(St).empty()))
+      return false;
+  }
+  return false;
 }
 
 // Why long: the fused pair's preconditions in order (the max pass's form,
@@ -299,23 +424,32 @@ Error WarpPerRow::planOnline(const EditContext &Ctx, const Edit &E,
     }
     const InnerLoop &LB = P.Loops[B];
     std::string SumAt = "the pass at " + where(Ctx, LB.For);
-    if (LB.Writes) {
-      Note(SumAt + " after " + MaxAt +
-           " also writes memory, with values that need the final max; only "
-           "a pass that only sums 'expf(e - " +
-           M->getName() + ")' is fused");
-      continue;
-    }
-    const clang::CallExpr *ExpCall = summedExp(LB);
+    // A pass that also stores (stashed exponentials) keeps its stores,
+    // run after the combine with the final max.
+    const clang::Stmt *SumStmt = nullptr;
+    const clang::CallExpr *ExpCall =
+        LB.Writes ? stashedExp(LB, M, SumStmt) : summedExp(LB);
     if (LB.Reductions.size() != 1 || LB.Reductions[0].Op != Reduction::Sum ||
         !ExpCall) {
-      Note(SumAt + " after " + MaxAt + " does not only sum 'expf(e - " +
-           M->getName() + ")'");
+      if (LB.Writes)
+        Note(SumAt + " after " + MaxAt +
+             " also writes memory, but does not add 'expf(e - " + M->getName() +
+             ")' (or a local holding it) to one sum in a statement of its "
+             "own that nothing else in the pass reads");
+      else
+        Note(SumAt + " after " + MaxAt + " does not only sum 'expf(e - " +
+             M->getName() + ")'");
       continue;
     }
+    bool Widened = false;
     if (Header(LA) != Header(LB)) {
-      Note(SumAt + " runs over another range than " + MaxAt);
-      continue;
+      Widened = startsOneLater(Ctx, P, LA, LB, M, Elem);
+      if (!Widened) {
+        Note(SumAt + " runs over another range than " + MaxAt +
+             " (a max pass may start one element later only when '" +
+             M->getName() + "' starts from that element)");
+        continue;
+      }
     }
     const clang::VarDecl *S = LB.Reductions[0].Acc;
     const auto *Diff =
@@ -356,7 +490,10 @@ Error WarpPerRow::planOnline(const EditContext &Ctx, const Edit &E,
     O.MaxFunc = LA.Reductions[0].Func;
     O.Cond = LA.Reductions[0].Cond;
     const clang::FunctionDecl *FD = ExpCall->getDirectCallee();
-    O.Exp = (FD->isInStdNamespace() ? "std::" : "") + FD->getName().str();
+    O.Exp = (FD && FD->isInStdNamespace() ? "std::" : "") +
+            calledName(ExpCall).str();
+    O.SumStmt = SumStmt;
+    O.Widened = Widened;
     P.Fused = O;
     return Error::success();
   }
