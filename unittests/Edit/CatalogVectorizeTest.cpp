@@ -3,6 +3,8 @@
 #include "Patterns/ThreadPerItem.h"
 #include "Transforms/TransformSupport.h"
 #include "clang/AST/Decl.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include <map>
 
 using namespace optiml;
 using namespace optiml::testing_catalog;
@@ -376,6 +378,70 @@ void run(int n, const float *x, float *y) {
                   "written at the launch or in the initializer of a variable "
                   "never written after, so 'p.n' cannot be followed")};
   EXPECT_EQ(Got, Want);
+}
+
+TEST(CatalogVectorizeTest, MapIndexByMeaningOnlyWhenAsked) {
+  Input In(R"(__device__ unsigned gid() {
+  return threadIdx.x + blockDim.x * blockIdx.x;
+}
+__global__ void k(unsigned n, float *y) {
+  unsigned i = gid();
+  if (i < n) y[i] = 0.0f;
+}
+__global__ void narrow(unsigned n, float *y) {
+  unsigned short i = gid();
+  if (i < n) y[i] = 0.0f;
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  clang::ASTContext &AST = In.TU.AST->getASTContext();
+  std::string Why;
+  EXPECT_FALSE(matchMapPattern(*In.Ctx, findKernelDecl(AST, "k"), Why));
+  EXPECT_NE(Why.find("no index of the form"), std::string::npos) << Why;
+  auto P = matchMapPattern(*In.Ctx, findKernelDecl(AST, "k"), Why, true);
+  ASSERT_TRUE(P) << Why;
+  EXPECT_EQ(P->InitText, "gid()");
+  EXPECT_EQ(P->BoundText, "n");
+  // A 16-bit index would wrap: not read by its meaning.
+  EXPECT_FALSE(
+      matchMapPattern(*In.Ctx, findKernelDecl(AST, "narrow"), Why, true));
+}
+
+TEST(CatalogVectorizeTest, SameValueAndStableExpressions) {
+  Input In(R"(__global__ void k(int n, float *y) {}
+const int C = 4;
+void run(int n, int m) {
+  int w = n;
+  w += 1;
+  int a = (n + 255) / 256, b = ((n) + 255) / 256, c = (m + 255) / 256;
+  long d = (long)n * C, e = (long)n * C, f = (int)n * C;
+  int g = w;
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  const clang::ASTContext &AST = In.TU.AST->getASTContext();
+  std::map<std::string, const clang::VarDecl *> V;
+  struct Finder : clang::RecursiveASTVisitor<Finder> {
+    std::map<std::string, const clang::VarDecl *> &V;
+    bool VisitVarDecl(clang::VarDecl *D) {
+      V[D->getNameAsString()] = D;
+      return true;
+    }
+  } F{{}, V};
+  F.TraverseDecl(
+      const_cast<clang::TranslationUnitDecl *>(AST.getTranslationUnitDecl()));
+  auto Init = [&](const char *N) { return V.at(N)->getInit(); };
+  // Parentheses and implicit conversions aside; explicit casts count.
+  EXPECT_TRUE(sameValueExpr(Init("a"), Init("b")));
+  EXPECT_FALSE(sameValueExpr(Init("a"), Init("c")));
+  EXPECT_TRUE(sameValueExpr(Init("d"), Init("e")));
+  EXPECT_FALSE(sameValueExpr(Init("d"), Init("f")));
+  // n, m and C are never written; w is.
+  EXPECT_TRUE(stableVar(V.at("n")));
+  EXPECT_TRUE(stableVar(V.at("C")));
+  EXPECT_FALSE(stableVar(V.at("w")));
+  EXPECT_TRUE(stableExpr(Init("d"), AST));
+  EXPECT_FALSE(stableExpr(Init("g"), AST));
 }
 
 } // namespace

@@ -768,6 +768,69 @@ std::string typeName(QualType T, const ASTContext &AST) {
   return T.getUnqualifiedType().getAsString(PP);
 }
 
+bool stableVar(const VarDecl *V) {
+  if (V->getType().isConstQualified() && V->hasInit())
+    return true;
+  if (!V->isLocalVarDecl() && !isa<ParmVarDecl>(V))
+    return false;
+  const auto *Fn = dyn_cast<FunctionDecl>(V->getDeclContext());
+  return Fn && Fn->getBody() && !writtenVars(Fn->getBody()).contains(V);
+}
+
+bool stableExpr(const Expr *E, const ASTContext &AST) {
+  if (E->HasSideEffects(AST))
+    return false;
+  std::vector<const Stmt *> Work = {E};
+  while (!Work.empty()) {
+    const Stmt *S = Work.back();
+    Work.pop_back();
+    if (!S)
+      continue;
+    if (const auto *DR = dyn_cast<DeclRefExpr>(S))
+      if (const auto *V = dyn_cast<VarDecl>(DR->getDecl()); V && !stableVar(V))
+        return false;
+    append_range(Work, S->children());
+  }
+  return true;
+}
+
+bool sameValueExpr(const Expr *A, const Expr *B) {
+  A = A->IgnoreParenImpCasts();
+  B = B->IgnoreParenImpCasts();
+  if (A->getStmtClass() != B->getStmtClass())
+    return false;
+  if (const auto *DA = dyn_cast<DeclRefExpr>(A))
+    return DA->getDecl()->getCanonicalDecl() ==
+           cast<DeclRefExpr>(B)->getDecl()->getCanonicalDecl();
+  if (const auto *LA = dyn_cast<IntegerLiteral>(A))
+    return APInt::isSameValue(LA->getValue(),
+                              cast<IntegerLiteral>(B)->getValue());
+  if (const auto *OA = dyn_cast<BinaryOperator>(A)) {
+    const auto *OB = cast<BinaryOperator>(B);
+    return OA->getOpcode() == OB->getOpcode() &&
+           sameValueExpr(OA->getLHS(), OB->getLHS()) &&
+           sameValueExpr(OA->getRHS(), OB->getRHS());
+  }
+  if (const auto *UA = dyn_cast<UnaryOperator>(A)) {
+    const auto *UB = cast<UnaryOperator>(B);
+    return UA->getOpcode() == UB->getOpcode() &&
+           sameValueExpr(UA->getSubExpr(), UB->getSubExpr());
+  }
+  if (const auto *CA = dyn_cast<ExplicitCastExpr>(A)) {
+    const auto *CB = cast<ExplicitCastExpr>(B);
+    return CA->getType().getCanonicalType() ==
+               CB->getType().getCanonicalType() &&
+           sameValueExpr(CA->getSubExpr(), CB->getSubExpr());
+  }
+  if (const auto *MA = dyn_cast<MemberExpr>(A)) {
+    const auto *MB = cast<MemberExpr>(B);
+    return MA->getMemberDecl() == MB->getMemberDecl() &&
+           MA->isArrow() == MB->isArrow() &&
+           sameValueExpr(MA->getBase(), MB->getBase());
+  }
+  return false;
+}
+
 //===--- Template instantiations
 //-----------------------------------------===//
 

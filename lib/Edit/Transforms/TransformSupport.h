@@ -34,6 +34,7 @@ class FunctionDecl;
 class ParmVarDecl;
 class Stmt;
 class ValueDecl;
+class VarDecl;
 } // namespace clang
 
 namespace optiml {
@@ -196,6 +197,21 @@ Variance threadVariance(const clang::Expr *E,
 /// their initializers (locals assigned again are not uniform). Unlike
 /// threadVariance(), a load whose address is uniform is uniform.
 bool isBlockUniform(const clang::Expr *E, const clang::FunctionDecl *Kernel);
+
+/// A variable whose value is the same wherever it is read: const-qualified
+/// and initialized, or a local variable or parameter its function never
+/// writes (writtenVars()).
+bool stableVar(const clang::VarDecl *V);
+/// \p E has no side effects and reads only stable variables: computed
+/// apart from a launch (a grid variable, a struct's initializer), it has
+/// the value it would have at the launch.
+bool stableExpr(const clang::Expr *E, const clang::ASTContext &AST);
+/// \p A and \p B compute the same value: the same operators, explicit
+/// casts, integer constants and declarations, parentheses and implicit
+/// conversions aside. (Where \p B is a launch argument, its conversion to
+/// the parameter's type narrows a non-negative value, if at all, to a
+/// smaller one; a negative ceil(n / B) grid makes the launch fail.)
+bool sameValueExpr(const clang::Expr *A, const clang::Expr *B);
 
 //===--- Launch sites
 //------------------------------------------------------===//
