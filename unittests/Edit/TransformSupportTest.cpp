@@ -12,6 +12,7 @@
 #include "Patterns/ThreadPerItem.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Stmt.h"
+#include <map>
 
 using namespace optiml;
 using namespace optiml::testing_catalog;
@@ -112,6 +113,72 @@ __global__ void k(int n, float *y) {
   EXPECT_EQ(linearIndexDim(Init(0), /*ThroughHelpers=*/true), 'x');
   EXPECT_EQ(linearIndexDim(Init(1)), 'y');
   EXPECT_EQ(linearIndexDim(Init(1), /*ThroughHelpers=*/true), 'y');
+}
+
+TEST(TransformSupportTest, FoldLaunchIntegerFoldsConstantsAndAsksTheLeaf) {
+  Input In(R"(#define BLK 256
+__global__ void k(int n, float *y) {
+  int a = BLK;
+  int b = a * 2 + 1 - (a - 3);
+  int w = 3;
+  w += 1;
+  int c = w + 1;
+  long d = (long)a * 2;
+  int e = a / 2;
+  int f = BLK * 3 / 4 + n;
+  int g = BLK * 3 / 4;
+  int v0 = 1, v1 = v0, v2 = v1, v3 = v2, v4 = v3, v5 = v4, v6 = v5;
+  int v7 = v6, v8 = v7, d7 = v7, d8 = v8;
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  const clang::ASTContext &AST = In.TU.AST->getASTContext();
+  std::map<std::string, const clang::VarDecl *> V;
+  for (const clang::Stmt *S : bodyOf(In, "k"))
+    if (const auto *DS = llvm::dyn_cast<clang::DeclStmt>(S))
+      for (const clang::Decl *D : DS->decls())
+        if (const auto *VD = llvm::dyn_cast<clang::VarDecl>(D))
+          V[VD->getNameAsString()] = VD;
+  // A leaf that follows variables never written to their initializers; one
+  // that also looks through explicit casts; one that knows nothing.
+  auto Stable = [](const clang::Expr *X,
+                   LaunchFoldNext Next) -> std::optional<int64_t> {
+    const auto *D = llvm::dyn_cast_or_null<clang::VarDecl>(referencedDecl(X));
+    if (!D || !D->hasInit() || !stableVar(D))
+      return std::nullopt;
+    return Next(D->getInit());
+  };
+  auto Casts = [&](const clang::Expr *X,
+                   LaunchFoldNext Next) -> std::optional<int64_t> {
+    if (const auto *C = llvm::dyn_cast<clang::ExplicitCastExpr>(X))
+      return Next(C->getSubExpr());
+    return Stable(X, Next);
+  };
+  auto None = [](const clang::Expr *,
+                 LaunchFoldNext) -> std::optional<int64_t> {
+    return std::nullopt;
+  };
+  auto Fold = [&](const char *Name, LaunchFoldLeaf Leaf) {
+    return foldLaunchInteger(V.at(Name)->getInit(), AST, Leaf);
+  };
+  // + - * over the leaf's values; constants (macros, `/` of constants)
+  // without asking it.
+  EXPECT_EQ(Fold("b", Stable), 260);
+  EXPECT_EQ(Fold("b", None), std::nullopt);
+  EXPECT_EQ(Fold("g", None), 192);
+  EXPECT_EQ(Fold("a", None), 256);
+  // w is written after its initializer; n is unknown; `/` of a variable is
+  // not folded.
+  EXPECT_EQ(Fold("c", Stable), std::nullopt);
+  EXPECT_EQ(Fold("f", Stable), std::nullopt);
+  EXPECT_EQ(Fold("e", Stable), std::nullopt);
+  // An explicit cast is the leaf's to look through.
+  EXPECT_EQ(Fold("d", Stable), std::nullopt);
+  EXPECT_EQ(Fold("d", Casts), 512);
+  // Eight steps past the expression asked about (d7's v7 to v0's 1), and
+  // no more.
+  EXPECT_EQ(Fold("d7", Stable), 1);
+  EXPECT_EQ(Fold("d8", Stable), std::nullopt);
 }
 
 TEST(TransformSupportTest, TextHelpers) {

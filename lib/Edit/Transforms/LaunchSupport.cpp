@@ -204,6 +204,42 @@ matchCeilDiv(const Expr *E,
   return std::nullopt;
 }
 
+/// foldLaunchInteger() at \p Depth steps from the expression asked about.
+static std::optional<int64_t> foldLaunchIntegerAt(const Expr *E,
+                                                  const ASTContext &AST,
+                                                  LaunchFoldLeaf Leaf,
+                                                  unsigned Depth) {
+  if (!E || Depth > 8)
+    return std::nullopt;
+  if (auto V = intValue(E, AST))
+    return V;
+  E = E->IgnoreParenImpCasts();
+  const auto *B = dyn_cast<BinaryOperator>(E);
+  if (!B)
+    return Leaf(E, [&](const Expr *X) {
+      return foldLaunchIntegerAt(X, AST, Leaf, Depth + 1);
+    });
+  auto L = foldLaunchIntegerAt(B->getLHS(), AST, Leaf, Depth + 1);
+  auto R = foldLaunchIntegerAt(B->getRHS(), AST, Leaf, Depth + 1);
+  if (!L || !R)
+    return std::nullopt;
+  switch (B->getOpcode()) {
+  case BO_Add:
+    return *L + *R;
+  case BO_Sub:
+    return *L - *R;
+  case BO_Mul:
+    return *L * *R;
+  default:
+    return std::nullopt;
+  }
+}
+
+std::optional<int64_t> foldLaunchInteger(const Expr *E, const ASTContext &AST,
+                                         LaunchFoldLeaf Leaf) {
+  return foldLaunchIntegerAt(E, AST, Leaf, 0);
+}
+
 std::string ceilDivGridText(const EditContext &Ctx, const GridExpr &G,
                             int64_t K) {
   // The numerator as spelled inside the grid's span (the grid, checked by
@@ -418,53 +454,34 @@ const Expr *configExtent(const Expr *A, unsigned Dim, bool &Via, bool &One) {
   return nullptr;
 }
 
-/// The value of \p E at a launch: an integer constant, a stable integer
-/// variable's initializer, `v.x` (y, z) of a stable `dim3` variable, through
-/// casts to wide integers and + - *.
-std::optional<int64_t> launchTimeValue(const Expr *E, const ASTContext &AST,
-                                       unsigned Depth = 0) {
-  if (!E || Depth > 8)
-    return std::nullopt;
-  if (auto V = intValue(E, AST))
-    return V;
-  E = E->IgnoreParenImpCasts();
-  if (const auto *C = dyn_cast<ExplicitCastExpr>(E))
-    return wideInteger(C->getType(), AST)
-               ? launchTimeValue(C->getSubExpr(), AST, Depth + 1)
-               : std::nullopt;
-  if (const auto *M = dyn_cast<MemberExpr>(E)) {
-    StringRef N = M->getMemberDecl()->getName();
-    unsigned Dim = N == "x" ? 0 : N == "y" ? 1 : N == "z" ? 2 : 3;
-    const auto *V = dyn_cast_or_null<VarDecl>(referencedDecl(M->getBase()));
-    const auto *R = V ? V->getType()->getAsCXXRecordDecl() : nullptr;
-    if (M->isArrow() || Dim > 2 || !R || R->getName() != "dim3")
-      return std::nullopt;
-    bool Via = false, One = false;
-    const Expr *X = configExtent(M->getBase(), Dim, Via, One);
-    return One ? std::optional<int64_t>(1) : launchTimeValue(X, AST, Depth + 1);
-  }
-  if (const auto *V = dyn_cast_or_null<VarDecl>(referencedDecl(E))) {
-    if (!V->hasInit() || !V->getType()->isIntegerType() || !stableVar(V))
-      return std::nullopt;
-    return launchTimeValue(V->getInit(), AST, Depth + 1);
-  }
-  if (const auto *B = dyn_cast<BinaryOperator>(E)) {
-    auto L = launchTimeValue(B->getLHS(), AST, Depth + 1);
-    auto R = launchTimeValue(B->getRHS(), AST, Depth + 1);
-    if (!L || !R)
-      return std::nullopt;
-    switch (B->getOpcode()) {
-    case BO_Add:
-      return *L + *R;
-    case BO_Sub:
-      return *L - *R;
-    case BO_Mul:
-      return *L * *R;
-    default:
-      return std::nullopt;
-    }
-  }
-  return std::nullopt;
+/// The value of \p E at a launch (foldLaunchInteger()): a stable integer
+/// variable stands for its initializer, `v.x` (y, z) of a stable `dim3`
+/// variable for that extent, a cast to a wide integer for its operand.
+std::optional<int64_t> launchTimeValue(const Expr *E, const ASTContext &AST) {
+  return foldLaunchInteger(
+      E, AST,
+      [&](const Expr *X, LaunchFoldNext Next) -> std::optional<int64_t> {
+        if (const auto *C = dyn_cast<ExplicitCastExpr>(X))
+          return wideInteger(C->getType(), AST) ? Next(C->getSubExpr())
+                                                : std::nullopt;
+        if (const auto *M = dyn_cast<MemberExpr>(X)) {
+          StringRef N = M->getMemberDecl()->getName();
+          unsigned Dim = N == "x" ? 0 : N == "y" ? 1 : N == "z" ? 2 : 3;
+          const auto *V =
+              dyn_cast_or_null<VarDecl>(referencedDecl(M->getBase()));
+          const auto *R = V ? V->getType()->getAsCXXRecordDecl() : nullptr;
+          if (M->isArrow() || Dim > 2 || !R || R->getName() != "dim3")
+            return std::nullopt;
+          bool Via = false, One = false;
+          const Expr *D = configExtent(M->getBase(), Dim, Via, One);
+          return One ? std::optional<int64_t>(1) : Next(D);
+        }
+        const auto *V = dyn_cast_or_null<VarDecl>(referencedDecl(X));
+        if (!V || !V->hasInit() || !V->getType()->isIntegerType() ||
+            !stableVar(V))
+          return std::nullopt;
+        return Next(V->getInit());
+      });
 }
 
 /// A grid that is ceil(Numerator / Divisor).

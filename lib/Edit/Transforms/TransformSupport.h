@@ -254,6 +254,24 @@ std::optional<CeilDiv> matchCeilDiv(
     const clang::Expr *E,
     llvm::function_ref<std::optional<int64_t>(const clang::Expr *)> Value = {});
 
+/// Folds one operand for foldLaunchInteger(): the expression it stands for
+/// (an initializer, a cast's operand), folded one step deeper.
+using LaunchFoldNext =
+    llvm::function_ref<std::optional<int64_t>(const clang::Expr *)>;
+/// The value of an operand foldLaunchInteger() does not fold itself (given
+/// without parentheses and implicit casts), or nothing when it is unknown.
+using LaunchFoldLeaf = llvm::function_ref<std::optional<int64_t>(
+    const clang::Expr *, LaunchFoldNext)>;
+/// The integer \p E stands for at a launch: an integer constant (intValue():
+/// literals, constant macros, `/` and the rest of a constant expression),
+/// or +, - and * of such values, where \p Leaf gives every other operand
+/// (typically a variable never written, through its initializer with the
+/// LaunchFoldNext it is handed). Nothing when an operand is unknown, for
+/// another operator (`n / 4` with n a variable), or past 8 steps.
+std::optional<int64_t> foldLaunchInteger(const clang::Expr *E,
+                                         const clang::ASTContext &AST,
+                                         LaunchFoldLeaf Leaf);
+
 /// Text of \p G's value divided by \p K, rounded up, written the readable
 /// way: `(n + 1023) / 1024` for `(n + 255) / 256`, else `(G + K - 1) / K`.
 std::string ceilDivGridText(const EditContext &Ctx, const GridExpr &G,

@@ -182,41 +182,22 @@ const FunctionDecl *enclosingFunction(ASTContext &AST, const Stmt *S) {
   }
 }
 
-/// The integer \p E stands for at a launch in \p Caller: a constant, or a
-/// local variable of \p Caller never assigned after an initializer that
-/// is one (`int threads = 256;`), or +, -, * of those.
+/// The integer \p E stands for at a launch in \p Caller (foldLaunchInteger()):
+/// a local variable of \p Caller never assigned after its initializer
+/// (`int threads = 256;`) stands for that initializer.
 std::optional<int64_t> launchValue(const Expr *E, const FunctionDecl *Caller,
-                                   const ASTContext &AST, unsigned Depth = 0) {
-  if (!E || Depth > 8)
-    return std::nullopt;
-  if (auto V = intValue(E, AST))
-    return V;
-  E = E->IgnoreParenImpCasts();
-  if (const auto *VD = dyn_cast_or_null<VarDecl>(referencedDecl(E))) {
-    if (!Caller || !Caller->getBody() || !VD->isLocalVarDecl() ||
-        !VD->hasInit() || VD->getDeclContext() != Caller ||
-        !VD->getType()->isIntegerType() ||
-        writtenVars(Caller->getBody()).contains(VD))
-      return std::nullopt;
-    return launchValue(VD->getInit(), Caller, AST, Depth + 1);
-  }
-  if (const auto *B = dyn_cast<BinaryOperator>(E)) {
-    auto L = launchValue(B->getLHS(), Caller, AST, Depth + 1);
-    auto R = launchValue(B->getRHS(), Caller, AST, Depth + 1);
-    if (!L || !R)
-      return std::nullopt;
-    switch (B->getOpcode()) {
-    case BO_Add:
-      return *L + *R;
-    case BO_Sub:
-      return *L - *R;
-    case BO_Mul:
-      return *L * *R;
-    default:
-      return std::nullopt;
-    }
-  }
-  return std::nullopt;
+                                   const ASTContext &AST) {
+  return foldLaunchInteger(
+      E, AST,
+      [&](const Expr *X, LaunchFoldNext Next) -> std::optional<int64_t> {
+        const auto *VD = dyn_cast_or_null<VarDecl>(referencedDecl(X));
+        if (!VD || !Caller || !Caller->getBody() || !VD->isLocalVarDecl() ||
+            !VD->hasInit() || VD->getDeclContext() != Caller ||
+            !VD->getType()->isIntegerType() ||
+            writtenVars(Caller->getBody()).contains(VD))
+          return std::nullopt;
+        return Next(VD->getInit());
+      });
 }
 
 struct KernelIndex {
