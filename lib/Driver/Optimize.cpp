@@ -393,6 +393,9 @@ Expected<GpuEvaluatorOptions> evaluatorOptions(const OptimizeRequest &R,
   GO.Eval.Replays = R.Replays;
   GO.Eval.VerifyFirst = R.VerifyFirst;
   GO.Eval.VerifyLast = R.VerifyLast;
+  // Left at its default, --verify-last gives way to an original whose own
+  // runs disagree only at the last launch (resumeVerification may undo it).
+  GO.DropNoisyLast = R.VerifyLast && !R.VerifyLastGiven;
   applyMetricsEnvironment(GO.Eval);
   GO.Eval.Gpus = *P.Gpu;
   GO.Eval.RunDir = (RunDir + "/eval").str();
@@ -406,6 +409,62 @@ Expected<GpuEvaluatorOptions> evaluatorOptions(const OptimizeRequest &R,
   GO.RetimeEvery = R.RetimeEvery;
   GO.Eval.Log = R.Log;
   return GO;
+}
+
+/// A resumed search verifies the launches its journal says: one that left
+/// the last launch unverified (dropped, or --verify-last=false) goes on so,
+/// one that verified it never drops it now. An explicit --verify-last=true
+/// against a journal without the last launch is refused.
+Error resumeVerification(const OptimizeRequest &R, StringRef RunDir,
+                         GpuEvaluatorOptions &GO, SessionObserver &Obs) {
+  if (!R.Resume)
+    return Error::success();
+  auto JC = readJournal(RunDir);
+  if (!JC) {
+    consumeError(JC.takeError()); // the search says what is wrong with it
+    return Error::success();
+  }
+  // No header yet: the search starts afresh, as a new one would.
+  if (!JC->Header)
+    return Error::success();
+  GO.DropNoisyLast = false;
+  const JournalHeader &H = *JC->Header;
+  if (H.VerifyLast)
+    return Error::success();
+  std::string Why =
+      H.VerifyLastDropped.empty()
+          ? std::string("--verify-last=false")
+          : "the last launch dropped when it started: " + H.VerifyLastDropped;
+  if (R.VerifyLastGiven && R.VerifyLast)
+    return createStringError(
+        "%s:%u: cannot resume: the journal's search verifies the first "
+        "launches of each target alone (%s), this run asks for "
+        "--verify-last=true; resume without it, or choose another --run-dir",
+        JC->Path.c_str(), JC->HeaderLine, Why.c_str());
+  GO.Eval.VerifyLast = false;
+  GO.LastDropped = H.VerifyLastDropped;
+  if (!R.VerifyLastGiven)
+    Obs.note(formatv("the resumed search verifies as it started: the first "
+                     "{0} launch(es) of each target, not the last ({1})",
+                     GO.Eval.VerifyFirst, Why)
+                 .str());
+  return Error::success();
+}
+
+/// The error of a search that could not start, with a hint where the
+/// original disagrees with itself.
+std::string searchFailure(std::string Why, const CandidateEvaluator &Eval) {
+  if (!StringRef(Why).contains("own evaluation (nondeterministic"))
+    return Why;
+  VerificationScope VS = Eval.verification();
+  if (!VS.Dropped.empty())
+    return Why + " (its last launch was already left unverified: its first "
+                 "launches disagree too)";
+  if (VS.LastLaunch)
+    Why += " (if only its last launch disagrees, float noise grown over "
+           "many iterations, --verify-last=false verifies the first "
+           "launches alone)";
+  return Why;
 }
 
 SearchOptions searchOptions(const OptimizeRequest &R, const Prepared &P,
@@ -449,6 +508,15 @@ Expected<SessionOutcome> deliver(const OptimizeRequest &R, Prepared &P,
   OS << formatv("original: {0} reference run(s), timed {1} time(s) in this "
                 "run\n",
                 Gpu0.referenceRuns(), Gpu0.originalTimings());
+  VerificationScope VS = Eval.verification();
+  if (!VS.LastLaunch)
+    OS << formatv("verified: the first {0} launch(es) of each target, not the "
+                  "last ({1})\n",
+                  R.VerifyFirst,
+                  VS.Dropped.empty()
+                      ? std::string("--verify-last=false")
+                      : "dropped: the original's two runs disagree there: " +
+                            VS.Dropped);
   if (Caching) {
     OS << formatv("evaluation cache: {0} of {1} evaluation(s) served from {2}",
                   SR.EvaluationsCached, SR.Evaluations, R.EvalCacheDir);
@@ -478,6 +546,8 @@ Expected<SessionOutcome> deliver(const OptimizeRequest &R, Prepared &P,
   H.Policy = P.Policy->Name;
   H.Seed = R.Seed;
   H.Budget = budgetOf(R);
+  H.VerifyLast = VS.LastLaunch;
+  H.VerifyLastDropped = VS.Dropped;
   if (!R.SummaryJSON.empty())
     if (Error E = writeFileAtomically(absolutePath(R.SummaryJSON),
                                       summaryToJSON(SR, H, Eval.describe())))
@@ -621,8 +691,19 @@ Expected<SessionOutcome> optimizeFile(const OptimizeRequest &R,
   auto GO = evaluatorOptions(R, P, *Tools, RunDir);
   if (!GO)
     return GO.takeError();
-  GpuEvaluator Gpu0(**B, *GO);
+  if (Error E = resumeVerification(R, RunDir, *GO, Obs))
+    return std::move(E);
+  // Measuring the original may drop the last launch from verification: the
+  // note is told, and the cache keys later entries by the new settings.
   std::unique_ptr<CachingEvaluator> Caching;
+  const GpuEvaluator *Judge = nullptr;
+  GO->OnDropLast = [&Obs, &Caching, &Judge](StringRef Note) {
+    Obs.note(Note);
+    if (Caching && Judge)
+      Caching->setContext(Judge->cacheContext());
+  };
+  GpuEvaluator Gpu0(**B, *GO);
+  Judge = &Gpu0;
   std::string EvalCache = absolutePath(R.EvalCacheDir);
   if (!R.EvalCacheDir.empty()) {
     auto Cache = EvalCache::open(EvalCache, Gpu0.cacheContext());
@@ -642,15 +723,8 @@ Expected<SessionOutcome> optimizeFile(const OptimizeRequest &R,
   Obs.started(Start);
   PolicySetup &PS = *P.Policy;
   auto SR = runSearch(A.Code, SO, PS.policy(), PS.applier(), Eval);
-  if (!SR) {
-    std::string Why = toString(SR.takeError());
-    if (StringRef(Why).contains("own evaluation (nondeterministic") &&
-        R.VerifyLast)
-      Why += " (if only its last launch disagrees, float noise grown over "
-             "many iterations, --verify-last=false verifies the first "
-             "launches alone)";
-    return createStringError(Why);
-  }
+  if (!SR)
+    return createStringError(searchFailure(toString(SR.takeError()), Eval));
   if (SR->StopReason == "stopped" && !PS.stopReason().empty())
     SR->StopReason = PS.stopReason();
   return deliver(R, P, *SR, **B, Gpu0, Eval, Caching.get(), Db.get(), RunDir,

@@ -113,10 +113,12 @@ void judgeSelfCheck(const ProbeResult &Self, ArrayRef<ProbeKernel> Targets,
       const ProbeParam *P = findParam(K, B.Param);
       ElementType T = P ? elementTypeFor(*P) : ElementType();
       if (B.Status != "ok" && B.Status != "mismatch") {
+        V.Disagreements.push_back({kernelBaseName(L.Kernel), L.Ordinal,
+                                   "two runs of the original disagree: " +
+                                       describeBuffer(L, B, Model, K)});
         if (V.Status != VerifyStatus::Nondeterministic) {
           V.Status = VerifyStatus::Nondeterministic;
-          V.Detail = "two runs of the original disagree: " +
-                     describeBuffer(L, B, Model, K);
+          V.Detail = V.Disagreements.back().Detail;
         }
         continue;
       }
@@ -131,11 +133,13 @@ void judgeSelfCheck(const ProbeResult &Self, ArrayRef<ProbeKernel> Targets,
         Noise.Mismatches = 1;
       Calibration C = calibrate(T, Tolerance(), Noise);
       if (C.Nondeterministic) {
+        V.Disagreements.push_back(
+            {kernelBaseName(L.Kernel), L.Ordinal,
+             kernelBaseName(L.Kernel) + " launch " + std::to_string(L.Ordinal) +
+                 ": " + paramName(Model, K, B.Param) + ": " + C.Reason});
         if (V.Status != VerifyStatus::Nondeterministic) {
           V.Status = VerifyStatus::Nondeterministic;
-          V.Detail = kernelBaseName(L.Kernel) + " launch " +
-                     std::to_string(L.Ordinal) + ": " +
-                     paramName(Model, K, B.Param) + ": " + C.Reason;
+          V.Detail = V.Disagreements.back().Detail;
         }
         continue;
       }
@@ -151,6 +155,18 @@ void judgeSelfCheck(const ProbeResult &Self, ArrayRef<ProbeKernel> Targets,
       Calibrated.AbsTol = std::max(Calibrated.AbsTol, C.Tol.AbsTol);
     }
   }
+}
+
+std::optional<SelfCheckDisagreement>
+disagreesOnlyAtLastLaunch(const VerifyReport &SelfCheck, unsigned VerifyFirst) {
+  // Another reason (the runs exit differently) leaves no disagreement.
+  if (SelfCheck.Status != VerifyStatus::Nondeterministic ||
+      SelfCheck.Disagreements.empty())
+    return std::nullopt;
+  for (const SelfCheckDisagreement &D : SelfCheck.Disagreements)
+    if (D.Ordinal < VerifyFirst)
+      return std::nullopt;
+  return SelfCheck.Disagreements.front();
 }
 
 void judgeCandidate(const ProbeResult &Ref, const ProbeResult &Cand,

@@ -130,6 +130,8 @@ Error GpuEvaluator::ensureReference() {
     return R.takeError();
   Ref = std::move(*R);
   ++References;
+  if (Error E = dropNoisyLast(In, EO))
+    return E;
   if (!Ref->Report.GpuAvailable)
     return createStringError("a CUDA GPU is needed to measure '%s' (%s)",
                              Opts.OriginalPath.c_str(),
@@ -144,6 +146,47 @@ Error GpuEvaluator::ensureReference() {
   // that every speedup compares two measurements made the same way.
   if (T.Available && Ref->usable())
     return retime(Opts.Eval.Replays);
+  return Error::success();
+}
+
+/// The note that says the last launch was dropped, what disagreed there
+/// and what it means.
+static std::string dropLastNote(const SelfCheckDisagreement &D,
+                                unsigned VerifyFirst) {
+  return formatv("two runs of the original disagree only at the last launch "
+                 "of its targets ({0}), float noise grown over many "
+                 "iterations; its first {1} launch(es) of each target agree, "
+                 "so verification covers those alone from here on, as with "
+                 "--verify-last=false (a candidate's last launch is not "
+                 "compared; --verify-last=true keeps it verified and refuses "
+                 "this original)",
+                 D.Detail, VerifyFirst)
+      .str();
+}
+
+/// With DropNoisyLast, a reference whose self-check failed only at the last
+/// launch of its targets is made again with the last launch unverified
+/// (exactly as --verify-last=false would have made it), and every later
+/// evaluation and the final check verify the same launches.
+Error GpuEvaluator::dropNoisyLast(const EvalInput &In, EvalOptions &EO) {
+  if (!Opts.DropNoisyLast || !Opts.Eval.VerifyLast ||
+      !Ref->Report.GpuAvailable || Ref->usable())
+    return Error::success();
+  auto D = disagreesOnlyAtLastLaunch(Ref->SelfCheck, Opts.Eval.VerifyFirst);
+  if (!D)
+    return Error::success();
+  Opts.Eval.VerifyLast = EO.VerifyLast = false;
+  Opts.LastDropped = D->Detail;
+  // The strict reference's snapshots (its last launch's among them) go.
+  (void)sys::fs::remove_directories(Ref->RunDir, /*IgnoreErrors=*/true);
+  Ref.reset();
+  auto R = prepareReference(In, B, EO);
+  if (!R)
+    return R.takeError();
+  Ref = std::move(*R);
+  ++References;
+  if (Opts.OnDropLast)
+    Opts.OnDropLast(dropLastNote(*D, Opts.Eval.VerifyFirst));
   return Error::success();
 }
 
@@ -373,6 +416,14 @@ std::string GpuEvaluator::describe() const {
   if (Opts.Eval.Gpus && !Opts.Eval.Gpus->Gpus.empty())
     S += ", GPU " + std::to_string(Opts.Eval.Gpus->Gpus.front().Index) + ": " +
          Opts.Eval.Gpus->Gpus.front().Name;
+  if (!Opts.Eval.VerifyLast)
+    S += formatv("; verifies the first {0} launch(es) of each target, not the "
+                 "last ({1})",
+                 Opts.Eval.VerifyFirst,
+                 Opts.LastDropped.empty()
+                     ? "--verify-last=false"
+                     : "dropped: the original's two runs disagree there")
+             .str();
   return S;
 }
 

@@ -321,6 +321,10 @@ Error JournalWriter::writeHeader(const JournalHeader &H) {
             {"strategy", H.Strategy}, {"policy", H.Policy},
             {"seed", H.Seed},         {"budget", H.Budget},
             {"kernels", H.Kernels}};
+  if (!H.VerifyLast)
+    J["verify_last"] = false;
+  if (!H.VerifyLastDropped.empty())
+    J["verify_last_dropped"] = H.VerifyLastDropped;
   return writeLine(J.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
@@ -379,6 +383,7 @@ std::string summaryToJSON(const SearchResult &R, const JournalHeader &H,
             {"seed", H.Seed},
             {"budget", H.Budget},
             {"evaluator", Evaluator.str()},
+            {"verify_last", H.VerifyLast},
             {"evaluations", R.Evaluations},
             {"evaluations_this_run", R.EvaluationsThisRun},
             {"evaluations_cached", R.EvaluationsCached},
@@ -393,6 +398,8 @@ std::string summaryToJSON(const SearchResult &R, const JournalHeader &H,
             {"final_flags", R.FinalFlags},
             {"conclusion", R.Conclusion},
             {"curve", Curve}};
+  if (!H.VerifyLastDropped.empty())
+    J["verify_last_dropped"] = H.VerifyLastDropped;
   J["final"] = R.Final ? remeasurementToJ(*R.Final) : json(nullptr);
   if (R.Final)
     J["final"]["cached"] = R.Final->Cached;
@@ -411,6 +418,8 @@ static JournalHeader headerFromJ(const json &J) {
   H.Seed = J.at("seed").get<uint64_t>();
   H.Budget = J.at("budget").get<unsigned>();
   H.Kernels = J.at("kernels").get<std::vector<std::string>>();
+  H.VerifyLast = J.value("verify_last", true);
+  H.VerifyLastDropped = J.value("verify_last_dropped", std::string());
   return H;
 }
 

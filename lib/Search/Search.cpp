@@ -267,6 +267,10 @@ Error Searcher::init() {
     H.Seed = O.Seed;
     H.Budget = O.Budget;
     H.Kernels = O.Kernels;
+    // Known now: measuring the original may have dropped the last launch.
+    VerificationScope VS = E.verification();
+    H.VerifyLast = VS.LastLaunch;
+    H.VerifyLastDropped = VS.Dropped;
     if (auto Err = J->writeHeader(H))
       return Err;
   }

@@ -180,11 +180,12 @@ static cl::opt<unsigned> VerifyFirst(
 static cl::opt<bool> VerifyLast(
     "verify-last",
     cl::desc("Also verify the last launch of each target kernel (default "
-             "true). --verify-last=false is for an iterative program whose "
-             "float noise grows with the iterations until two runs of the "
-             "original disagree at the end (an atomicAdd dot product in a "
-             "solver loop): only the first --verify-first launches are then "
-             "verified"),
+             "true). When two runs of the original disagree only there "
+             "(float noise grown over the iterations of a solver loop, such "
+             "as an atomicAdd dot product), optimize says so in a note and "
+             "verifies the first --verify-first launches alone, as "
+             "--verify-last=false does; --verify-last=true refuses such an "
+             "original instead. A resumed search verifies as it started"),
     cl::init(true), cl::sub(OptimizeCommand), cl::cat(OptimizeCategory));
 static cl::opt<std::string> EvalCacheDir(
     "eval-cache",
@@ -334,6 +335,7 @@ static Expected<OptimizeRequest> requestFromOptions(const CommandContext &Ctx) {
   R.Replays = Replays;
   R.VerifyFirst = VerifyFirst;
   R.VerifyLast = VerifyLast;
+  R.VerifyLastGiven = VerifyLast.getNumOccurrences() > 0;
   R.EvalCacheDir = EvalCacheDir;
   R.RetimeEvery = RetimeEvery;
   R.FinalRounds = FinalRounds;

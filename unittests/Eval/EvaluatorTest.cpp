@@ -604,6 +604,64 @@ TEST_F(EvaluatorTest, NondeterministicReferenceNamesTheBuffer) {
   EXPECT_FALSE(R.passed());
 }
 
+TEST_F(EvaluatorTest, TheSelfCheckRecordsEachLaunchThatDisagrees) {
+  // saxpy launched 10 times: launch 0 agrees, the last (9) disagrees in y.
+  auto Canned = good();
+  for (ProbeMode M : {ProbeMode::Reference, ProbeMode::Candidate}) {
+    LaunchRecord Last = Canned[M].Launches[0];
+    Last.Ordinal = 9;
+    if (M == ProbeMode::Candidate) {
+      BufferCheck &Y = Last.Buffers[1];
+      Y.Status = "mismatch";
+      Y.Mismatches = 12;
+      Y.FirstDiffIndex = 5;
+      Y.MaxAbsErr = 1.0;
+      Y.MaxRelErr = 0.5;
+    }
+    Canned[M].Launches.push_back(Last);
+  }
+  EvalReport R = eval(program("orig", Canned));
+  EXPECT_EQ(R.Verify.Status, VerifyStatus::Nondeterministic);
+  ASSERT_EQ(R.Verify.Disagreements.size(), 1u);
+  const SelfCheckDisagreement &D = R.Verify.Disagreements[0];
+  EXPECT_EQ(D.Kernel, "saxpy");
+  EXPECT_EQ(D.Ordinal, 9u);
+  EXPECT_EQ(D.Detail, R.Verify.Detail);
+  EXPECT_EQ(D.Detail.rfind("saxpy launch 9: 'y' (parameter 3, float): two "
+                           "reference runs differ in 12 element(s)",
+                           0),
+            0u)
+      << D.Detail;
+  // Launch 9 is verified only because of VerifyLast with the first 3...
+  auto Only = disagreesOnlyAtLastLaunch(R.Verify, 3);
+  ASSERT_TRUE(Only.has_value());
+  EXPECT_EQ(Only->Ordinal, 9u);
+  // ...but is one of the first 10.
+  EXPECT_FALSE(disagreesOnlyAtLastLaunch(R.Verify, 10).has_value());
+}
+
+TEST(DisagreesOnlyAtLastLaunchTest, EveryDisagreementMustBeAfterTheFirst) {
+  VerifyReport V;
+  V.Status = VerifyStatus::Nondeterministic;
+  V.Disagreements = {{"cg_dot", 1299, "cg_dot launch 1299: 'r' ..."},
+                     {"cg_axpy", 1299, "cg_axpy launch 1299: 'x' ..."}};
+  auto D = disagreesOnlyAtLastLaunch(V, 3);
+  ASSERT_TRUE(D.has_value());
+  EXPECT_EQ(D->Kernel, "cg_dot"); // the first found
+  // Another buffer disagrees at a first launch: dropping the last would not
+  // help.
+  V.Disagreements.push_back({"cg_dot", 2, "cg_dot launch 2: 'r' ..."});
+  EXPECT_FALSE(disagreesOnlyAtLastLaunch(V, 3).has_value());
+  EXPECT_TRUE(disagreesOnlyAtLastLaunch(V, 2).has_value());
+  // A self-check that passed, or failed for another reason (the runs exit
+  // differently: no launch disagrees), drops nothing.
+  V.Status = VerifyStatus::Deterministic;
+  EXPECT_FALSE(disagreesOnlyAtLastLaunch(V, 2).has_value());
+  VerifyReport Exit;
+  Exit.Status = VerifyStatus::Nondeterministic;
+  EXPECT_FALSE(disagreesOnlyAtLastLaunch(Exit, 3).has_value());
+}
+
 TEST_F(EvaluatorTest, FloatNoiseIsCalibratedNotFatal) {
   auto Canned = good();
   BufferCheck &Y = Canned[ProbeMode::Candidate].Launches[0].Buffers[1];
@@ -612,6 +670,7 @@ TEST_F(EvaluatorTest, FloatNoiseIsCalibratedNotFatal) {
   std::string P = program("orig", Canned);
   EvalReport R = eval(P);
   EXPECT_EQ(R.Verify.Status, VerifyStatus::Deterministic) << R.Verify.Detail;
+  EXPECT_TRUE(R.Verify.Disagreements.empty());
   ASSERT_EQ(R.Verify.Notes.size(), 1u);
   EXPECT_NE(R.Verify.Notes[0].find("float noise"), std::string::npos);
 }

@@ -254,6 +254,111 @@ TEST_F(GpuEvaluatorTest, AnUnusableReferenceIsNotPreparedAgain) {
             std::string::npos);
 }
 
+/// The original: its two runs disagree at launch 9 of scale (its last) when
+/// the last launch is verified, and with \p FirstToo at launch 0 as well.
+void noisyOriginal(TempDir &D, std::string Program, bool FirstToo) {
+  ProbeResult Self = result(ProbeMode::Candidate, 1.0);
+  LaunchRecord Last = Self.Launches[0];
+  Last.Ordinal = 9;
+  auto Noise = [](BufferCheck &B) {
+    B.Status = "mismatch";
+    B.Mismatches = 9;
+    B.FirstDiffIndex = 2;
+    B.MaxAbsErr = 1.0;
+    B.MaxRelErr = 0.5;
+  };
+  Noise(Last.Buffers[0]);
+  if (FirstToo)
+    Noise(Self.Launches[0].Buffers[0]);
+  Self.Launches.push_back(Last);
+  D.write("orig/candidate-last.json", writeProbeResult(Self));
+  Program.insert(Program.find("cp \""),
+                 "if [ \"$mode\" = candidate ] && grep -q '\"verifyLast\": "
+                 "*true' \"$cfg\"; then mode=candidate-last; fi\n");
+  D.write("scale.cu", Program);
+}
+
+TEST_F(GpuEvaluatorTest,
+       AnOriginalNoisyOnlyAtItsLastLaunchIsVerifiedOnItsFirst) {
+  noisyOriginal(D, program("orig", 1.0), /*FirstToo=*/false);
+  GO.DropNoisyLast = true;
+  std::vector<std::string> Notes;
+  GO.OnDropLast = [&Notes](StringRef N) { Notes.push_back(N.str()); };
+  GpuEvaluator E(*B, GO);
+  std::string Strict = E.cacheContext();
+  EXPECT_TRUE(E.verification().LastLaunch);
+  auto Orig = E.evaluateOriginal(CandidateSpec{"", {}, false});
+  ASSERT_TRUE(bool(Orig)) << toString(Orig.takeError());
+  EXPECT_TRUE(Orig->passed()) << Orig->Failure;
+  ASSERT_EQ(Notes.size(), 1u);
+  EXPECT_NE(Notes[0].find("only at the last launch of its targets (scale "
+                          "launch 9: 'y' (parameter 1, float): two reference "
+                          "runs differ in 9 element(s)"),
+            std::string::npos)
+      << Notes[0];
+  EXPECT_NE(Notes[0].find("its first 3 launch(es) of each target agree"),
+            std::string::npos)
+      << Notes[0];
+  VerificationScope VS = E.verification();
+  EXPECT_FALSE(VS.LastLaunch);
+  EXPECT_EQ(VS.Dropped.rfind("scale launch 9: 'y'", 0), 0u) << VS.Dropped;
+  // The reference is made again without the last launch.
+  EXPECT_EQ(E.referenceRuns(), 2u);
+  EXPECT_EQ(runs("orig reference"), 2u);
+  EXPECT_NE(E.cacheContext(), Strict);
+  EXPECT_NE(E.cacheContext().find("verify-last=0"), std::string::npos);
+  EXPECT_NE(E.describe().find("; verifies the first 3 launch(es) of each "
+                              "target, not the last (dropped: "),
+            std::string::npos)
+      << E.describe();
+  // Candidates and the final check verify the same launches.
+  EXPECT_TRUE(eval(E, candidate("a", 0.5)).passed());
+  auto Config = MemoryBuffer::getFile(D.file("run/eval/candidate.config.json"));
+  ASSERT_TRUE(bool(Config));
+  EXPECT_NE((*Config)->getBuffer().find("\"verifyLast\": false"),
+            StringRef::npos);
+  auto R = E.remeasure(candidate("a", 0.5), RemeasureOptions{1, 10, false});
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_TRUE(R->Verified) << R->Failure;
+  EXPECT_EQ(Notes.size(), 1u);
+}
+
+TEST_F(GpuEvaluatorTest, AnOriginalNoisyAtItsLastLaunchIsRefusedWhenStrict) {
+  // Without DropNoisyLast (an explicit --verify-last=true, a resumed search).
+  noisyOriginal(D, program("orig", 1.0), /*FirstToo=*/false);
+  bool Told = false;
+  GO.OnDropLast = [&Told](StringRef) { Told = true; };
+  GpuEvaluator E(*B, GO);
+  auto Orig = E.evaluateOriginal(CandidateSpec{"", {}, false});
+  ASSERT_TRUE(bool(Orig)) << toString(Orig.takeError());
+  EXPECT_FALSE(Orig->passed());
+  EXPECT_NE(Orig->Failure.find("nondeterministic: scale launch 9"),
+            std::string::npos)
+      << Orig->Failure;
+  EXPECT_FALSE(Told);
+  EXPECT_TRUE(E.verification().LastLaunch);
+  EXPECT_EQ(E.referenceRuns(), 1u);
+}
+
+TEST_F(GpuEvaluatorTest, AnOriginalNoisyAtItsFirstLaunchesIsRefused) {
+  // Dropping the last launch would not help: nothing is dropped.
+  noisyOriginal(D, program("orig", 1.0), /*FirstToo=*/true);
+  GO.DropNoisyLast = true;
+  bool Told = false;
+  GO.OnDropLast = [&Told](StringRef) { Told = true; };
+  GpuEvaluator E(*B, GO);
+  auto Orig = E.evaluateOriginal(CandidateSpec{"", {}, false});
+  ASSERT_TRUE(bool(Orig)) << toString(Orig.takeError());
+  EXPECT_FALSE(Orig->passed());
+  EXPECT_NE(Orig->Failure.find("nondeterministic: scale launch 0"),
+            std::string::npos)
+      << Orig->Failure;
+  EXPECT_FALSE(Told);
+  EXPECT_TRUE(E.verification().LastLaunch);
+  EXPECT_EQ(E.referenceRuns(), 1u);
+  EXPECT_EQ(E.cacheContext().find("verify-last=0"), std::string::npos);
+}
+
 TEST_F(GpuEvaluatorTest, TheFinalCheckTimesTheOriginalOnlyInterleaved) {
   GpuEvaluator E(*B, GO);
   ASSERT_TRUE(bool(E.evaluateOriginal(CandidateSpec{"", {}, false})));

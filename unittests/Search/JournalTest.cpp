@@ -201,6 +201,59 @@ testing::AssertionResult contains(const std::string &Text, StringRef Part) {
          << "'" << Part.str() << "' not in '" << Text << "'";
 }
 
+/// A stand-in that, like the GPU evaluator once it dropped the original's
+/// noisy last launch, verifies the first launches alone.
+class FirstLaunchesOnly : public StandInEvaluator {
+public:
+  VerificationScope verification() const override {
+    return {false, "k launch 9: 'y': 3 element(s) differ"};
+  }
+};
+
+TEST(JournalTest, TheHeaderKeepsWhichLaunchesAreVerified) {
+  std::string D = tempDir();
+  ToyRun S(D);
+  S.O.Budget = 2;
+  FirstLaunchesOnly E;
+  S.W.install(E);
+  ASSERT_TRUE(bool(runSearch(original(), S.O, S.Pol, S.App, E)));
+  auto L = lines(D + "/journal.jsonl");
+  ASSERT_FALSE(L.empty());
+  EXPECT_TRUE(contains(L[0], "\"verify_last\":false,\"verify_last_dropped\":"
+                             "\"k launch 9: 'y': 3 element(s) differ\""));
+  auto JC = readJournal(D);
+  ASSERT_TRUE(bool(JC)) << toString(JC.takeError());
+  ASSERT_TRUE(JC->Header.has_value());
+  EXPECT_FALSE(JC->Header->VerifyLast);
+  EXPECT_EQ(JC->Header->VerifyLastDropped,
+            "k launch 9: 'y': 3 element(s) differ");
+  std::string Summary = summaryToJSON(SearchResult(), *JC->Header, "stand-in");
+  EXPECT_TRUE(contains(Summary, "\"verify_last\": false"));
+  EXPECT_TRUE(contains(Summary, "\"verify_last_dropped\": \"k launch 9: 'y': "
+                                "3 element(s) differ\""));
+
+  // An evaluator that verifies the last launch too writes neither field.
+  std::string D2 = tempDir();
+  ToyRun S2(D2);
+  S2.O.Budget = 2;
+  StandInEvaluator E2;
+  S2.W.install(E2);
+  ASSERT_TRUE(bool(runSearch(original(), S2.O, S2.Pol, S2.App, E2)));
+  auto L2 = lines(D2 + "/journal.jsonl");
+  ASSERT_FALSE(L2.empty());
+  EXPECT_EQ(L2[0].find("verify_last"), std::string::npos) << L2[0];
+  auto JC2 = readJournal(D2);
+  ASSERT_TRUE(bool(JC2)) << toString(JC2.takeError());
+  ASSERT_TRUE(JC2->Header.has_value());
+  EXPECT_TRUE(JC2->Header->VerifyLast);
+  EXPECT_TRUE(JC2->Header->VerifyLastDropped.empty());
+  Summary = summaryToJSON(SearchResult(), *JC2->Header, "stand-in");
+  EXPECT_TRUE(contains(Summary, "\"verify_last\": true"));
+  EXPECT_FALSE(contains(Summary, "verify_last_dropped"));
+  (void)sys::fs::remove_directories(D);
+  (void)sys::fs::remove_directories(D2);
+}
+
 TEST(JournalResumeTest, MissingHeaderIsAnError) {
   DamagedJournal T;
   auto L = lines(T.J);

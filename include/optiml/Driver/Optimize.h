@@ -73,7 +73,12 @@ struct OptimizeRequest {
   double TimeoutSeconds = 300;
 
   unsigned Replays = 20, VerifyFirst = 3;
+  /// --verify-last. Left at its default (not given), an original whose two
+  /// runs disagree only at the last launch of its targets is verified on
+  /// its first VerifyFirst launches alone, with a note; given, it is
+  /// refused as today. A resumed search verifies as its journal says.
   bool VerifyLast = true;
+  bool VerifyLastGiven = false;
   std::string EvalCacheDir;
   unsigned RetimeEvery = 8, FinalRounds = 5;
   bool NoSanitize = false;

@@ -137,6 +137,15 @@ enum class VerifyStatus {
 };
 const char *toString(VerifyStatus S);
 
+/// A launch at which two runs of the original disagree beyond calibration
+/// (the self-check): which kernel and launch, and the buffer and how much,
+/// in words.
+struct SelfCheckDisagreement {
+  std::string Kernel; ///< base name
+  unsigned Ordinal = 0;
+  std::string Detail; ///< "scale launch 9: 'x' (parameter 2, float): ..."
+};
+
 struct VerifyReport {
   VerifyStatus Status = VerifyStatus::NotRun;
   /// First difference (or why not verified), in words.
@@ -145,6 +154,10 @@ struct VerifyReport {
   unsigned BuffersCompared = 0;
   /// Calibration notes: float noise seen between two reference runs.
   std::vector<std::string> Notes;
+  /// Self-check: every buffer of a verified launch at which the original's
+  /// two runs disagree beyond calibration, in the order found (Detail names
+  /// the first).
+  std::vector<SelfCheckDisagreement> Disagreements;
   Tolerance CandidateTol;
   bool StdoutCompared = false;
   /// The original (or, alone, the program) failed in its reference run:
@@ -279,6 +292,17 @@ std::string referenceSetup(llvm::ArrayRef<ProbeKernel> Targets,
 /// named ones, or every launched kernel of the model.
 llvm::Expected<std::vector<ProbeKernel>>
 targetKernels(const KernelModel &Model, llvm::ArrayRef<std::string> Names);
+
+/// Whether a self-check that found the original nondeterministic would
+/// pass with the last launch of each target left unverified (as with
+/// VerifyLast off): every disagreement is at a launch verified only because
+/// of VerifyLast (ordinal \p VerifyFirst or later), so the first
+/// \p VerifyFirst launches of every target agree within the calibrated
+/// tolerance. Returns the first such disagreement (for a note), or none:
+/// the self-check passed, it failed for another reason (exit status, no
+/// launch verified), or some first launch disagrees too.
+std::optional<SelfCheckDisagreement>
+disagreesOnlyAtLastLaunch(const VerifyReport &SelfCheck, unsigned VerifyFirst);
 
 /// Median, IQR spread, and replays needed, from replay times.
 TimingReport summarizeTimes(llvm::ArrayRef<double> TimesMs);

@@ -91,6 +91,17 @@ struct Remeasurement {
   bool Cached = false;
 };
 
+/// Which launches candidates are verified on, as the journal and the
+/// summary record it (the GPU evaluator's --verify-last).
+struct VerificationScope {
+  /// The last launch of each target is verified besides the first ones.
+  bool LastLaunch = true;
+  /// Why the last launch is not verified though it was not turned off: the
+  /// original's own two runs disagree there (what disagreed); empty: as
+  /// asked.
+  std::string Dropped;
+};
+
 struct RemeasureOptions {
   /// Alternating original/candidate timing runs.
   unsigned Rounds = 3;
@@ -120,6 +131,9 @@ public:
   virtual void prefetch(llvm::ArrayRef<CandidateSpec> Next) {}
   /// "stand-in (scripted)", "GPU 0: NVIDIA H200".
   virtual std::string describe() const = 0;
+  /// Which launches are verified; final once evaluateOriginal() returned (it
+  /// may drop the last launch, GpuEvaluatorOptions::DropNoisyLast).
+  virtual VerificationScope verification() const { return {}; }
 };
 
 /// A deterministic evaluator for tests and demos: outcomes come from a

@@ -12,6 +12,7 @@
 #include "optiml/Eval/Builder.h"
 #include "optiml/Eval/Evaluator.h"
 #include "optiml/Search/CandidateEvaluator.h"
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -31,6 +32,18 @@ struct GpuEvaluatorOptions {
   /// The original is timed again after this many candidate evaluations
   /// (and whenever a candidate is the fastest yet); 0: only then.
   unsigned RetimeEvery = 8;
+  /// When the original's two runs disagree only at the last launch of its
+  /// targets (float noise grown over many iterations:
+  /// disagreesOnlyAtLastLaunch), its reference is made again with
+  /// Eval.VerifyLast off instead of refusing it, and OnDropLast is told.
+  /// optimize's default; off for an explicit --verify-last=true and for a
+  /// resumed search (its journal says).
+  bool DropNoisyLast = false;
+  /// What disagreed when the last launch was dropped (set when it is, or by
+  /// a resumed search from its journal); empty: Eval.VerifyLast as asked.
+  std::string LastDropped;
+  /// Told once, with a note for the user, when the last launch is dropped.
+  std::function<void(llvm::StringRef Note)> OnDropLast;
 };
 
 /// The original is evaluated once per search: evaluateOriginal() (or the
@@ -54,6 +67,9 @@ public:
   /// Builds in the background (the builder's cache serves them later).
   void prefetch(llvm::ArrayRef<CandidateSpec> Next) override;
   std::string describe() const override;
+  VerificationScope verification() const override {
+    return {Opts.Eval.VerifyLast, Opts.LastDropped};
+  }
 
   /// Everything besides the candidate that a verdict depends on: the
   /// original's text, kernels, program arguments, verification and timing
@@ -69,6 +85,7 @@ private:
   llvm::Expected<EvalReport> run(const CandidateSpec &C, bool AgainstOriginal,
                                  EvalOptions EO);
   llvm::Error ensureReference();
+  llvm::Error dropNoisyLast(const EvalInput &In, EvalOptions &EO);
   llvm::Error retime(unsigned Replays);
   Builder &B;
   GpuEvaluatorOptions Opts;

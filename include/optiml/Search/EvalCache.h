@@ -44,6 +44,9 @@ public:
                     const Remeasurement &R) const;
 
   const std::string &dir() const { return Dir; }
+  /// The evaluator's settings changed (the original's last launch dropped
+  /// from verification): later entries are keyed and checked under these.
+  void setContext(std::string C) { Context = std::move(C); }
 
 private:
   EvalCache(std::string Dir, std::string Context)
@@ -66,6 +69,11 @@ public:
   remeasure(const CandidateSpec &C, const RemeasureOptions &Opts) override;
   void prefetch(llvm::ArrayRef<CandidateSpec> Next) override;
   std::string describe() const override;
+  VerificationScope verification() const override {
+    return Inner.verification();
+  }
+  /// See EvalCache::setContext.
+  void setContext(std::string C) { Cache.setContext(std::move(C)); }
 
   unsigned hits() const { return Hits; }
   unsigned misses() const { return Misses; }

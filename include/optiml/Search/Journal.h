@@ -35,6 +35,12 @@ struct JournalHeader {
   uint64_t Seed = 0;
   unsigned Budget = 0;
   std::vector<std::string> Kernels;
+  /// Which launches candidates are verified on (the evaluator's
+  /// verification() once the original was measured). Written only when the
+  /// last launch is not verified ("verify_last": false, and what disagreed
+  /// when it was dropped rather than turned off): a resumed search keeps it.
+  bool VerifyLast = true;
+  std::string VerifyLastDropped;
 };
 
 class JournalWriter {
