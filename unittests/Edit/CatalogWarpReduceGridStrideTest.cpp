@@ -206,6 +206,103 @@ TEST(CatalogWarpReduceGridStrideTest, RefusesNarrowSumIntoWiderTotal) {
             std::string::npos);
 }
 
+/// tree() with the index computed by \p Index (helpers in \p Helpers before
+/// the kernel), launched with \p Launch.
+std::string indexedTree(const std::string &Helpers, const std::string &Index,
+                        const std::string &Launch,
+                        const std::string &Final = "atomicAdd(out, s[0]);") {
+  std::string Src =
+      tree("  s[tid] = (i < n) ? x[i] * w[i] : 0.f;", Final, Launch);
+  std::string Old = "int i = blockIdx.x * blockDim.x + threadIdx.x;";
+  Src.replace(Src.find(Old), Old.size(), Index);
+  return Helpers + Src;
+}
+
+TEST(CatalogWarpReduceGridStrideTest, IndexOverTheRowsOfA2DGrid) {
+  // Written out: the stride counts every block of the grid, a dim3 of
+  // constants becomes their capped product.
+  std::string Out = applyTo(
+      warpReduce(),
+      indexedTree("",
+                  "int i = (blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x "
+                  "+ tid;",
+                  "k<<<dim3(64, 64), 256>>>(x, w, out, n);"),
+      gridStride("k", 264));
+  EXPECT_NE(Out.find("  for (int j = i; j < n; j += gridDim.x * gridDim.y * "
+                     "blockDim.x)\n    v += x[j] * w[j];\n"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("k<<<264, 256>>>(x, w, out, n);"), std::string::npos)
+      << Out;
+  // Through a helper, a dim3 of expressions whose z is kept.
+  Out = applyTo(
+      warpReduce(),
+      indexedTree("__device__ int row_major() { return gridDim.x * blockIdx.y "
+                  "+ blockIdx.x; }\n",
+                  "int i = blockDim.x * row_major() + threadIdx.x;",
+                  "k<<<dim3(n / 256, 4, n % 3), 256>>>(x, w, out, n);"),
+      gridStride("k"));
+  EXPECT_NE(Out.find("k<<<dim3(1ull * (n / 256) * 4 < 1056 ? (n / 256) * 4 : "
+                     "1056, 1, n % 3), 256>>>"),
+            std::string::npos)
+      << Out;
+  // A 1D index through a helper steps by the 1D grid.
+  Out = applyTo(warpReduce(),
+                indexedTree("__device__ int gid() { return blockIdx.x * "
+                            "blockDim.x + threadIdx.x; }\n",
+                            "int i = gid();",
+                            "k<<<n / 256, 256>>>(x, w, out, n);"),
+                gridStride("k"));
+  EXPECT_NE(Out.find("j += gridDim.x * blockDim.x)"), std::string::npos) << Out;
+}
+
+TEST(CatalogWarpReduceGridStrideTest, RowsLookAlikesAreRefused) {
+  const char *Rows = "__device__ unsigned rows() { return blockIdx.y * "
+                     "gridDim.x + blockIdx.x; }\n";
+  struct Case {
+    std::string Src;
+    const char *Why;
+  } Cases[] = {
+      // Columns first: not the row-by-row count.
+      {indexedTree("",
+                   "int i = (blockIdx.x * gridDim.y + blockIdx.y) * "
+                   "blockDim.x + tid;",
+                   "k<<<dim3(4, 4), 256>>>(x, w, out, n);"),
+       "the leaf's guard compares 'i', not a local index"},
+      // A helper with a parameter is not read through.
+      {indexedTree("__device__ int lin(int g) { return blockIdx.y * g + "
+                   "blockIdx.x; }\n",
+                   "int i = lin(gridDim.x) * blockDim.x + tid;",
+                   "k<<<dim3(4, 4), 256>>>(x, w, out, n);"),
+       "the leaf's guard compares 'i', not a local index"},
+      // The block's row read again, through the helper, outside the index.
+      {indexedTree(Rows,
+                   "int i = rows() * blockDim.x + tid;\n  unsigned r = "
+                   "rows();\n  (void)r;",
+                   "k<<<dim3(4, 4), 256>>>(x, w, out, n);"),
+       "reads 'rows()' at"},
+      // A lane too narrow for the thread index is not read through.
+      {indexedTree(Rows,
+                   "signed char lane = threadIdx.x;\n  int i = rows() * "
+                   "blockDim.x + lane;",
+                   "k<<<dim3(4, 4), 256>>>(x, w, out, n);"),
+       "the leaf's guard compares 'i', not a local index"},
+      // A 2D grid for a 1D index.
+      {indexedTree("", "int i = blockIdx.x * blockDim.x + tid;",
+                   "k<<<dim3(4, 4), 256>>>(x, w, out, n);"),
+       "is not a one-dimensional integer expression"},
+      // Blocks of two dimensions.
+      {indexedTree(Rows, "int i = rows() * blockDim.x + tid + threadIdx.y;",
+                   "k<<<4, 256>>>(x, w, out, n);"),
+       "uses 2D thread indices"},
+  };
+  for (const Case &C : Cases) {
+    std::string Out = applyTo(warpReduce(), C.Src, gridStride("k"));
+    EXPECT_NE(Out.find(C.Why), std::string::npos) << C.Src << "\n" << Out;
+    EXPECT_EQ(Out.rfind("error: ", 0), 0u) << Out;
+  }
+}
+
 TEST(CatalogWarpReduceGridStrideTest, Refusals) {
   struct Case {
     std::string Src;

@@ -294,6 +294,44 @@ void run(int n, float *y) {
   EXPECT_NE(Why.find("at least 32 bits"), std::string::npos) << Why;
 }
 
+// linearIndexByMeaning with a callback reads a variable as the expression
+// it stands for (here: a local's initializer), as far as the callback says.
+TEST(TransformSupportTest, ThreadIndexByMeaningThroughLocals) {
+  Input In(
+      R"(__device__ unsigned rows() { return blockIdx.y * gridDim.x + blockIdx.x; }
+__global__ void k(float *y) {
+  unsigned lane = threadIdx.x;
+  unsigned next = threadIdx.x + 1;
+  unsigned i = rows() * blockDim.x + lane;
+  unsigned j = rows() * blockDim.x + next;
+  y[i] = y[j];
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  clang::ASTContext &AST = In.TU.AST->getASTContext();
+  const auto *Body =
+      llvm::cast<clang::CompoundStmt>(findKernelDecl(AST, "k")->getBody());
+  auto Init = [&](unsigned N) {
+    const auto *DS = llvm::cast<clang::DeclStmt>(Body->body_begin()[N]);
+    return llvm::cast<clang::VarDecl>(DS->getSingleDecl())->getInit();
+  };
+  auto Follow = [](const clang::VarDecl *V) -> const clang::Expr * {
+    return V->getInit();
+  };
+  auto NoLocals = [](const clang::VarDecl *) -> const clang::Expr * {
+    return nullptr;
+  };
+  // Without the callback the local is opaque.
+  EXPECT_FALSE(linearIndexByMeaning(Init(2), AST));
+  EXPECT_FALSE(linearIndexByMeaning(Init(2), AST, NoLocals));
+  auto L = linearIndexByMeaning(Init(2), AST, Follow);
+  ASSERT_TRUE(L);
+  EXPECT_EQ(L->Dim, 'x');
+  EXPECT_TRUE(L->GridRows);
+  // What the local stands for counts: the next thread's index is not it.
+  EXPECT_FALSE(linearIndexByMeaning(Init(3), AST, Follow));
+}
+
 } // namespace
 
 TEST(TransformSupportTest, TemplateInstantiationsGiveTheDependentTypes) {

@@ -282,13 +282,21 @@ static const Expr *boundOf(const Expr *Cond, const VarDecl *I, bool Negated) {
 /// sorted; none for a constant) and their integer coefficients.
 using IndexTerms = std::map<std::vector<std::string>, int64_t>;
 
+/// \p Local, when given, names what a variable \p E reads stands for (its
+/// initializer) or null.
 static std::optional<IndexTerms>
-expandIndex(const Expr *E, const ASTContext &AST, unsigned Depth) {
+expandIndex(const Expr *E, const ASTContext &AST, unsigned Depth,
+            function_ref<const Expr *(const VarDecl *)> Local = {}) {
   if (!E || Depth > 16)
     return std::nullopt;
   E = E->IgnoreParens();
   if (auto B = asBuiltinVar(E))
     return IndexTerms{{{B->Var.str() + "." + B->Dim}, 1}};
+  if (const auto *DR = dyn_cast<DeclRefExpr>(E); DR && Local) {
+    const auto *V = dyn_cast<VarDecl>(DR->getDecl());
+    const Expr *Init = V ? Local(V) : nullptr;
+    return Init ? expandIndex(Init, AST, Depth + 1, Local) : std::nullopt;
+  }
   if (const auto *C = dyn_cast<CastExpr>(E)) {
     // A cast keeps the value when it narrows nothing: coordinates and their
     // products are unsigned 32-bit values.
@@ -296,7 +304,8 @@ expandIndex(const Expr *E, const ASTContext &AST, unsigned Depth) {
     bool Keeps = C->getCastKind() == CK_LValueToRValue ||
                  (T->isIntegerType() && !T->isBooleanType() &&
                   !T->isDependentType() && AST.getTypeSize(T) >= 32);
-    return Keeps ? expandIndex(C->getSubExpr(), AST, Depth + 1) : std::nullopt;
+    return Keeps ? expandIndex(C->getSubExpr(), AST, Depth + 1, Local)
+                 : std::nullopt;
   }
   if (const auto *L = dyn_cast<IntegerLiteral>(E))
     return IndexTerms{{{}, int64_t(L->getValue().getLimitedValue(1u << 30))}};
@@ -308,13 +317,14 @@ expandIndex(const Expr *E, const ASTContext &AST, unsigned Depth) {
     const auto *Ret = Body && Body->size() == 1
                           ? dyn_cast<ReturnStmt>(Body->body_front())
                           : nullptr;
-    return Ret ? expandIndex(Ret->getRetValue(), AST, Depth + 1) : std::nullopt;
+    return Ret ? expandIndex(Ret->getRetValue(), AST, Depth + 1, Local)
+               : std::nullopt;
   }
   const auto *B = dyn_cast<BinaryOperator>(E);
   if (!B || (B->getOpcode() != BO_Add && B->getOpcode() != BO_Mul))
     return std::nullopt;
-  auto L = expandIndex(B->getLHS(), AST, Depth + 1);
-  auto R = expandIndex(B->getRHS(), AST, Depth + 1);
+  auto L = expandIndex(B->getLHS(), AST, Depth + 1, Local);
+  auto R = expandIndex(B->getRHS(), AST, Depth + 1, Local);
   if (!L || !R)
     return std::nullopt;
   IndexTerms Out;
@@ -338,7 +348,13 @@ expandIndex(const Expr *E, const ASTContext &AST, unsigned Depth) {
 
 std::optional<LinearIndex> linearIndexByMeaning(const Expr *E,
                                                 const ASTContext &AST) {
-  auto Terms = expandIndex(E, AST, 0);
+  return linearIndexByMeaning(E, AST, {});
+}
+
+std::optional<LinearIndex>
+linearIndexByMeaning(const Expr *E, const ASTContext &AST,
+                     function_ref<const Expr *(const VarDecl *)> Local) {
+  auto Terms = expandIndex(E, AST, 0, Local);
   if (!Terms)
     return std::nullopt;
   for (char D : {'x', 'y', 'z'}) {

@@ -19,6 +19,7 @@
 #define OPTIML_LIB_EDIT_PATTERNS_THREADPERITEM_H
 
 #include "optiml/Edit/Transform.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include <optional>
 #include <string>
 #include <vector>
@@ -130,6 +131,14 @@ struct LinearIndex {
 /// threadIdx.D` or the 2D-grid form above, in any order and grouping.
 std::optional<LinearIndex> linearIndexByMeaning(const clang::Expr *E,
                                                 const clang::ASTContext &AST);
+/// The same, where a variable may stand for an expression: \p Local gives
+/// it (a local's initializer when the caller knows the local is never
+/// written and its type keeps every value, an integer of at least 32
+/// bits) or null (the variable is not read through). The expression is
+/// read as if written in the variable's place.
+std::optional<LinearIndex> linearIndexByMeaning(
+    const clang::Expr *E, const clang::ASTContext &AST,
+    llvm::function_ref<const clang::Expr *(const clang::VarDecl *)> Local);
 
 /// The variable declared at \p V's position in \p Inst, an instantiation
 /// of the kernel template whose pattern declares \p V; null if none.

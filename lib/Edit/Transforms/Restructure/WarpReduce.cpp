@@ -49,7 +49,9 @@
 //     v += x[j] * y[j];
 // and every launch's 1D grid G becomes (G < M ? G : M), so the tree and
 // the final atomic run once per block of a capped grid. Only a result that
-// is one atomic per block into one location survives the cap.
+// is one atomic per block into one location survives the cap. An index
+// over a 2D grid's blocks counted row by row steps by every thread of the
+// grid, and a dim3 grid g becomes one dimension (g.x * g.y capped).
 //
 // Both need every lane of every warp to reach the shuffles: no early
 // return, one-dimensional blocks, blocks that are whole warps (and, for the

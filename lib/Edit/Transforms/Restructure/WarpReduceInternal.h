@@ -310,6 +310,25 @@ private:
                   ArrayRef<const Stmt *> TreeStmts);
   void checkLaunches(bool Tail, std::optional<int64_t> Start,
                      const std::string &StartText, Error &Err);
+  /// The leaf's index \p Index is the thread's global linear index read by
+  /// its meaning (through locals never written and helpers 'return
+  /// <index>;'): over a 1D grid (\p GridRows false) or a 2D grid whose
+  /// blocks are counted row by row (true). Nothing for another index.
+  std::optional<bool> indexByMeaning(const VarDecl *Index) const;
+  /// Where the kernel (or an instantiation, or a helper it calls) reads
+  /// blockIdx or gridDim outside \p Index's initializer: a capped grid
+  /// changes them. Success when nowhere.
+  Error gridReadsElsewhere(const VarDecl *Index) const;
+  /// Caps every launch's grid at \p Max blocks (P.Caps); a kernel whose
+  /// index counts a 2D grid's blocks (\p GridRows) may be launched with a
+  /// `dim3` grid, which becomes one dimension (rowsGrid()).
+  Error capLaunches(int64_t Max, bool GridRows);
+  /// A launch's `dim3(x, y[, z])` grid, or a `dim3` variable g, for a
+  /// kernel whose index counts the blocks row by row: its x * y blocks
+  /// capped at \p Max as one dimension, z kept (`dim3(cap, 1, z)`) unless it
+  /// is 1. Nothing, with \p Why, for another grid.
+  std::optional<std::string> rowsGrid(const LaunchSite &L, int64_t Max,
+                                      std::string &Why) const;
 };
 
 } // namespace warpreduce

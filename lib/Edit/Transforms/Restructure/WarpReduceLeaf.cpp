@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
+#include "../../Patterns/ThreadPerItem.h"
 #include "../TransformSupport.h"
 #include "WarpReduceInternal.h"
 #include "optiml/Frontend/ASTUtil.h"
@@ -469,19 +470,30 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
   const auto *Index = dyn_cast_or_null<VarDecl>(declOf(IdxE));
   // `blockIdx.x * BLOCK + tid` counts as the linear index where every
   // launch's block has BLOCK threads.
+  // So does the index read by its meaning, over a 1D grid or the blocks of
+  // a 2D grid counted row by row (GridRows).
   std::optional<std::string> ConstWhy;
   bool Linear = Index && Index->isLocalVarDecl() && Index->hasInit() &&
                 !Written.contains(Index);
+  bool GridRows = false;
   if (Linear && !isLinearIndex(Index->getInit())) {
-    ConstWhy = blockConstantIndex(Ctx, K, Index,
-                                  [&](const Expr *X) { return isTid(X); });
-    Linear = ConstWhy && ConstWhy->empty();
+    if (auto Rows = indexByMeaning(Index)) {
+      GridRows = *Rows;
+    } else {
+      ConstWhy = blockConstantIndex(Ctx, K, Index,
+                                    [&](const Expr *X) { return isTid(X); });
+      Linear = ConstWhy && ConstWhy->empty();
+    }
   }
   if (!Linear)
     return no("the leaf's guard compares '" + text(IdxE) +
                   "', not a local index 'i = blockIdx.x * blockDim.x + "
                   "threadIdx.x' that is never written" +
-                  (ConstWhy ? " (" + *ConstWhy + ")" : std::string()),
+                  (ConstWhy ? " (" + *ConstWhy + ")" : std::string()) +
+                  " (nor that index read by its meaning, through locals "
+                  "never written and helpers 'return <index>;', or the 2D "
+                  "grid's '(blockIdx.y * gridDim.x + blockIdx.x) * "
+                  "blockDim.x + threadIdx.x')",
               Cond);
   if (const ValueDecl *BD = declOf(Bound); BD && Written.contains(BD))
     return no("the bound '" + text(Bound) +
@@ -590,54 +602,15 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
             P.ArrayName + "' first",
         Atomic);
 
-  // Launches: 1D grids, capped.
+  // Launches: 1D grids (dim3 ones for a 2D grid's index), capped; the
+  // blocks and grid size they had are read nowhere else.
   int64_t Max = E.getInt("max_blocks").value_or(DefaultGridCap);
   if (Max < 1)
     return reject(E, "params", "params.max_blocks must be at least 1");
-  for (const LaunchSite &L : K.Info->Launches) {
-    std::string Why;
-    auto G = grid1D(Ctx, L, Why);
-    if (G && G->E->HasSideEffects(Ctx.AST))
-      Why = "the grid of " + L.Id + " has side effects", G.reset();
-    std::string M = std::to_string(Max);
-    if (!G) {
-      // A plain integer grid written with a macro ('(n + BLOCK - 1) /
-      // BLOCK') is capped as written, like privatize-atomics does.
-      const CUDAKernelCallExpr *C = findLaunchCall(Ctx, L);
-      const Expr *GE = C && C->getConfig() && C->getConfig()->getNumArgs()
-                           ? C->getConfig()->getArg(0)->IgnoreImplicit()
-                           : nullptr;
-      if (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(GE);
-          CE && CE->getNumArgs() >= 1)
-        GE = CE->getArg(0); // the implicit dim3(g)
-      if ((!L.InMacro || L.GridInPlace) && GE && !GE->HasSideEffects(Ctx.AST) &&
-          gridIsInteger(Ctx, L) &&
-          L.GridRange.End.Offset > L.GridRange.Begin.Offset) {
-        P.Caps.push_back({{L.GridRange.Begin.Offset, L.GridRange.End.Offset},
-                          cappedGrid(L.Grid, Max)});
-        continue;
-      }
-      return no(Why + "; grid_stride must cap the grid of every launch (a "
-                      "one-dimensional grid that can be rewritten)");
-    }
-    std::string Cap;
-    if (auto Lit = intValue(G->E, Ctx.AST);
-        Lit && isa<IntegerLiteral>(G->E->IgnoreParenImpCasts())) {
-      Cap = std::to_string(std::min(*Lit, Max));
-    } else {
-      const Expr *X = G->E->IgnoreParenImpCasts();
-      std::string T = G->Text;
-      if (isa<ConditionalOperator>(X) ||
-          (isa<BinaryOperator>(X) && !cast<BinaryOperator>(X)->isAdditiveOp() &&
-           !cast<BinaryOperator>(X)->isMultiplicativeOp()))
-        T = "(" + T + ")";
-      Cap = T + " < " + M + " ? " + T + " : " + M;
-    }
-    P.Caps.push_back({{G->Span.Begin.Offset, G->Span.End.Offset}, Cap});
-  }
-  if (K.Info->Launches.empty())
-    P.Notes.push_back("the kernel is not launched in this file: its grids "
-                      "are not capped (any grid is correct)");
+  if (Error Err = gridReadsElsewhere(Index))
+    return Err;
+  if (Error Err = capLaunches(Max, GridRows))
+    return Err;
 
   // The rewrite.
   StringRef KText =
@@ -682,14 +655,16 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
       IndexType = W.str();
   }
   std::string BoundText = text(Bound);
+  std::string Stride = GridRows ? "gridDim.x * gridDim.y * blockDim.x"
+                                : "gridDim.x * blockDim.x";
   auto Loop = [&](StringRef Acc, StringRef Indent) {
     std::string Fold =
         P.Op == ReduceOp::Sum
             ? Acc.str() + " += " + Elem1 + ";"
             : Acc.str() + " = " + P.Fn + "(" + Acc.str() + ", " + Elem1 + ");";
     return "for (" + IndexType + " " + J + " = " + Index->getName().str() +
-           "; " + J + " < " + BoundText + "; " + J +
-           " += gridDim.x * blockDim.x)\n" + Indent.str() + "  " + Fold;
+           "; " + J + " < " + BoundText + "; " + J + " += " + Stride + ")\n" +
+           Indent.str() + "  " + Fold;
   };
   std::string Indent = indentationAt(Ctx.Code, P.Store.Begin);
   if (!Local) {
@@ -721,11 +696,242 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
   P.GridStride = true;
   P.LeafDescription =
       "grid_stride: each thread first folds '" + text(Val) + "' over " +
-      Index->getName().str() + ", " + Index->getName().str() +
-      " + gridDim.x * blockDim.x, ... below " + BoundText +
-      " in a register, and grids are capped at " + std::to_string(Max) +
-      " blocks (one " + Want.str() + " per block)";
+      Index->getName().str() + ", " + Index->getName().str() + " + " + Stride +
+      ", ... below " + BoundText + " in a register, and grids are capped at " +
+      std::to_string(Max) + " blocks (one " + Want.str() + " per block)" +
+      (GridRows ? "; the index counts a 2D grid's blocks row by row: a "
+                  "launch's dim3 grid becomes one dimension"
+                : "");
   return Error::success();
+}
+
+/// The x * y blocks of a launch's 2D grid capped at \p Max as one
+/// dimension: a literal when both are integer literals.
+static std::string cappedRows(const Expr *XE, const Expr *YE,
+                              const std::string &X, const std::string &Y,
+                              int64_t Max, const ASTContext &AST) {
+  auto Literal = [&](const Expr *E) -> std::optional<int64_t> {
+    if (!E || !isa<IntegerLiteral>(E->IgnoreParenImpCasts()))
+      return std::nullopt;
+    return intValue(E, AST);
+  };
+  auto LX = Literal(XE), LY = Literal(YE);
+  if (LX && LY && *LX >= 0 && *LY >= 0 && *LX <= (1 << 30) && *LY <= (1 << 30))
+    return std::to_string(std::min(*LX * *LY, Max));
+  // The product compared in 64 bits: x * y may exceed 32 bits, and where it
+  // is below the cap the 32-bit product is the same.
+  std::string M = std::to_string(Max);
+  return "1ull * " + X + " * " + Y + " < " + M + " ? " + X + " * " + Y + " : " +
+         M;
+}
+
+/// \p A without the temporaries and conversions a launch's grid is wrapped
+/// in.
+static const Expr *unwrapGrid(const Expr *A) {
+  for (;;) {
+    A = A->IgnoreParenImpCasts();
+    if (const auto *M = dyn_cast<MaterializeTemporaryExpr>(A))
+      A = M->getSubExpr();
+    else if (const auto *B = dyn_cast<CXXBindTemporaryExpr>(A))
+      A = B->getSubExpr();
+    else if (const auto *F = dyn_cast<CXXFunctionalCastExpr>(A))
+      A = F->getSubExpr();
+    else
+      return A;
+  }
+}
+
+/// \p A is absent (a default argument) or the literal 1.
+static bool absentOrOne(const Expr *A, const ASTContext &AST) {
+  if (!A || isa<CXXDefaultArgExpr>(A))
+    return true;
+  auto V = intValue(A->IgnoreParenImpCasts(), AST);
+  return V && *V == 1;
+}
+
+std::optional<std::string> TreeMatcher::rowsGrid(const LaunchSite &L,
+                                                 int64_t Max,
+                                                 std::string &Why) const {
+  std::string Grid = "the grid of " + L.Id + " ('" + L.Grid + "')";
+  if ((L.InMacro && !L.GridInPlace) ||
+      L.GridRange.End.Offset <= L.GridRange.Begin.Offset) {
+    Why = macroGridProblem(L);
+    return std::nullopt;
+  }
+  const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, L);
+  if (!Call || !Call->getConfig() || Call->getConfig()->getNumArgs() < 1) {
+    Why = "launch " + L.Id + " was not found in the AST";
+    return std::nullopt;
+  }
+  const auto *C =
+      dyn_cast<CXXConstructExpr>(unwrapGrid(Call->getConfig()->getArg(0)));
+  std::string Neither = Grid + " is neither a dim3(x, y[, z]) nor a dim3 "
+                               "variable";
+  if (!C || C->getNumArgs() < 1 || isa<CXXDefaultArgExpr>(C->getArg(0))) {
+    Why = Neither;
+    return std::nullopt;
+  }
+  auto Arg = [&](unsigned I) -> const Expr * {
+    return I < C->getNumArgs() && !isa<CXXDefaultArgExpr>(C->getArg(I))
+               ? C->getArg(I)
+               : nullptr;
+  };
+  const Expr *XE = nullptr, *YE = nullptr;
+  std::string X, Y, Z;
+  if (C->getConstructor()->isCopyOrMoveConstructor()) {
+    // A dim3 variable (or member) g: g.x * g.y blocks; g.z unless a
+    // variable never written was built with z = 1.
+    const Expr *G = C->getArg(0)->IgnoreParenImpCasts();
+    std::string T = spelledText(Ctx, G);
+    if (T.empty() || G->HasSideEffects(Ctx.AST) ||
+        !isa<DeclRefExpr, MemberExpr>(G)) {
+      Why = Neither;
+      return std::nullopt;
+    }
+    X = T + ".x", Y = T + ".y", Z = T + ".z";
+    if (const auto *V = dyn_cast_or_null<VarDecl>(declOf(G));
+        V && V->hasInit() && stableVar(V))
+      if (const auto *Init =
+              dyn_cast<CXXConstructExpr>(unwrapGrid(V->getInit()));
+          Init && !Init->getConstructor()->isCopyOrMoveConstructor() &&
+          absentOrOne(Init->getNumArgs() > 2 ? Init->getArg(2) : nullptr,
+                      Ctx.AST))
+        Z.clear();
+  } else {
+    // dim3(x, y[, z]) written at the launch.
+    XE = Arg(0), YE = Arg(1);
+    const Expr *ZE = absentOrOne(Arg(2), Ctx.AST) ? nullptr : Arg(2);
+    for (const Expr *D : {XE, YE, ZE})
+      if (D && D->HasSideEffects(Ctx.AST)) {
+        Why = Grid + " has side effects";
+        return std::nullopt;
+      }
+    X = spelledText(Ctx, XE);
+    Y = YE ? spelledText(Ctx, YE) : "1";
+    Z = ZE ? spelledText(Ctx, ZE) : "";
+    if (X.empty() || Y.empty() || (ZE && Z.empty())) {
+      Why = Grid + " cannot be rewritten in place";
+      return std::nullopt;
+    }
+    X = parenthesize(X), Y = parenthesize(Y);
+  }
+  std::string Cap = cappedRows(XE, YE, X, Y, Max, Ctx.AST);
+  return Z.empty() ? Cap : "dim3(" + Cap + ", 1, " + Z + ")";
+}
+
+Error TreeMatcher::capLaunches(int64_t Max, bool GridRows) {
+  for (const LaunchSite &L : K.Info->Launches) {
+    std::string Why;
+    auto G = grid1D(Ctx, L, Why);
+    if (G && G->E->HasSideEffects(Ctx.AST))
+      Why = "the grid of " + L.Id + " has side effects", G.reset();
+    std::string M = std::to_string(Max);
+    if (!G) {
+      // A plain integer grid written with a macro ('(n + BLOCK - 1) /
+      // BLOCK') is capped as written, like privatize-atomics does.
+      const CUDAKernelCallExpr *C = findLaunchCall(Ctx, L);
+      const Expr *GE = C && C->getConfig() && C->getConfig()->getNumArgs()
+                           ? C->getConfig()->getArg(0)->IgnoreImplicit()
+                           : nullptr;
+      if (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(GE);
+          CE && CE->getNumArgs() >= 1)
+        GE = CE->getArg(0); // the implicit dim3(g)
+      if ((!L.InMacro || L.GridInPlace) && GE && !GE->HasSideEffects(Ctx.AST) &&
+          gridIsInteger(Ctx, L) &&
+          L.GridRange.End.Offset > L.GridRange.Begin.Offset) {
+        P.Caps.push_back({{L.GridRange.Begin.Offset, L.GridRange.End.Offset},
+                          cappedGrid(L.Grid, Max)});
+        continue;
+      }
+      if (GridRows) {
+        std::string RowsWhy;
+        if (auto Rows = rowsGrid(L, Max, RowsWhy)) {
+          P.Caps.push_back(
+              {{L.GridRange.Begin.Offset, L.GridRange.End.Offset}, *Rows});
+          continue;
+        }
+        return no(RowsWhy + "; grid_stride must cap the grid of every "
+                            "launch (an integer, a dim3(x, y[, z]) or a "
+                            "dim3 variable for an index over a 2D grid)");
+      }
+      return no(Why + "; grid_stride must cap the grid of every launch (a "
+                      "one-dimensional grid that can be rewritten)");
+    }
+    std::string Cap;
+    if (auto Lit = intValue(G->E, Ctx.AST);
+        Lit && isa<IntegerLiteral>(G->E->IgnoreParenImpCasts())) {
+      Cap = std::to_string(std::min(*Lit, Max));
+    } else {
+      const Expr *X = G->E->IgnoreParenImpCasts();
+      std::string T = G->Text;
+      if (isa<ConditionalOperator>(X) ||
+          (isa<BinaryOperator>(X) && !cast<BinaryOperator>(X)->isAdditiveOp() &&
+           !cast<BinaryOperator>(X)->isMultiplicativeOp()))
+        T = "(" + T + ")";
+      Cap = T + " < " + M + " ? " + T + " : " + M;
+    }
+    P.Caps.push_back({{G->Span.Begin.Offset, G->Span.End.Offset}, Cap});
+  }
+  if (K.Info->Launches.empty())
+    P.Notes.push_back("the kernel is not launched in this file: its grids "
+                      "are not capped (any grid is correct)");
+
+  return Error::success();
+}
+
+std::optional<bool> TreeMatcher::indexByMeaning(const VarDecl *Index) const {
+  // A local read in the index stands for its initializer when it is never
+  // written and keeps every value ('unsigned lane = threadIdx.x;').
+  auto Local = [&](const VarDecl *V) -> const Expr * {
+    QualType T = V->getType();
+    bool Wide = T->isIntegerType() && !T->isBooleanType() &&
+                !T->isDependentType() && Ctx.AST.getTypeSize(T) >= 32;
+    return Wide && V->isLocalVarDecl() && V->hasLocalStorage() &&
+                   V->hasInit() && !Written.contains(V)
+               ? V->getInit()
+               : nullptr;
+  };
+  auto L = linearIndexByMeaning(Index->getInit(), Ctx.AST, Local);
+  if (!L || L->Dim != 'x')
+    return std::nullopt;
+  return L->GridRows;
+}
+
+/// The first place in \p S, outside \p Skip, that reads blockIdx or
+/// gridDim, or calls a helper that does (helpers nested too deeply
+/// count).
+static const Stmt *readsGrid(const Stmt *S, const Stmt *Skip, unsigned Depth) {
+  if (!S || S == Skip)
+    return nullptr;
+  if (const auto *E = dyn_cast<Expr>(S))
+    if (auto B = asBuiltinVar(E);
+        B && (B->Var == "blockIdx" || B->Var == "gridDim"))
+      return S;
+  if (const auto *C = dyn_cast<CallExpr>(S))
+    if (const FunctionDecl *FD = C->getDirectCallee(); FD && FD->hasBody())
+      if (Depth >= 4 || readsGrid(FD->getBody(), nullptr, Depth + 1))
+        return S;
+  for (const Stmt *Ch : S->children())
+    if (const Stmt *R = readsGrid(Ch, Skip, Depth))
+      return R;
+  return nullptr;
+}
+
+Error TreeMatcher::gridReadsElsewhere(const VarDecl *Index) const {
+  const Stmt *Found = readsGrid(Body, Index->getInit(), 0);
+  for (const FunctionDecl *Inst : templateInstantiations(K.Decl)) {
+    if (Found)
+      break;
+    const VarDecl *IV = instantiatedVar(Index, Inst);
+    Found = readsGrid(Inst->getBody(), IV ? IV->getInit() : nullptr, 0);
+  }
+  if (!Found)
+    return Error::success();
+  return no("reads '" + text(Found) + "' at " + at(Found) +
+                " outside its index '" + Index->getName() +
+                "': a capped grid has other blocks and another size, so "
+                "grid_stride needs blockIdx and gridDim read only in the index",
+            Found);
 }
 
 } // namespace warpreduce

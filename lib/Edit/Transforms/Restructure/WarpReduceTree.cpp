@@ -32,6 +32,18 @@ namespace warpreduce {
 
 namespace {
 
+/// Whether \p S reads threadIdx.y or threadIdx.z: blocks of more than one
+/// dimension, whose warps are not threadIdx.x / 32. (blockIdx.y, a 2D grid
+/// of blocks, changes nothing inside a block.)
+bool readsThreadYZ(const Stmt *S) {
+  if (!S)
+    return false;
+  if (const auto *E = dyn_cast<Expr>(S))
+    if (auto B = asBuiltinVar(E); B && B->Var == "threadIdx" && B->Dim != 'x')
+      return true;
+  return any_of(S->children(), [](const Stmt *C) { return readsThreadYZ(C); });
+}
+
 /// `s >>= 1`, `s /= 2`, `s = s >> 1`, `s = s / 2`: s.
 const VarDecl *halvedVar(const Expr *Inc) {
   auto B = binaryOf(Inc);
@@ -438,7 +450,7 @@ Error TreeMatcher::matchThread0(ArrayRef<const Stmt *> After, const Stmt *Leave,
 // the partial match as locals.
 Expected<TreePlan> TreeMatcher::match() {
   const KernelInfo &Info = *K.Info;
-  if (Info.Uses2DThreads)
+  if (Info.Uses2DThreads && readsThreadYZ(Body))
     return no("uses 2D thread indices; warp lanes are threadIdx.x % 32 only "
               "in one-dimensional blocks");
   // No jump, except one `if (tid != 0) return;` at the top level; it must
