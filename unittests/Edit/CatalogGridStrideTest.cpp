@@ -42,6 +42,9 @@ TEST(CatalogGridStrideTest, EarlyReturnForm) {
   float s = a[i] + b[i];
   c[i] = s;
 }
+void run(const float *a, const float *b, float *c, unsigned n) {
+  add<<<(n + 255u) / 256u, 256>>>(a, b, c, n);
+}
 )";
   EXPECT_EQ(
       applyTo(gridStride(), Src, makeEdit("grid-stride", "add")),
@@ -51,6 +54,9 @@ TEST(CatalogGridStrideTest, EarlyReturnForm) {
     float s = a[i] + b[i];
     c[i] = s;
   }
+}
+void run(const float *a, const float *b, float *c, unsigned n) {
+  add<<<(n + 255u) / 256u < 1056 ? (n + 255u) / 256u : 1056, 256>>>(a, b, c, n);
 }
 )");
 }
@@ -64,7 +70,8 @@ __global__ void fill(T *x, T v, int n) {
   }
 }
 #define LAUNCH(g) fill<<<g, 128>>>(p, 1.0f, n)
-void run(float *p, int *q, int n, int blocks) {
+void run(float *p, int *q, int n) {
+  const int blocks = (n + 127) / 128;
   fill<<<blocks, 128>>>(p, 1.0f, n);
   fill<int><<<dim3(blocks), 128>>>(q, 1, n);
   LAUNCH(blocks);
@@ -86,7 +93,8 @@ __global__ void fill(T *x, T v, int n) {
   }
 }
 #define LAUNCH(g) fill<<<g, 128>>>(p, 1.0f, n)
-void run(float *p, int *q, int n, int blocks) {
+void run(float *p, int *q, int n) {
+  const int blocks = (n + 127) / 128;
   fill<<<blocks < 1056 ? blocks : 1056, 128>>>(p, 1.0f, n);
   fill<int><<<dim3(blocks < 1056 ? blocks : 1056), 128>>>(q, 1, n);
   LAUNCH(blocks < 1056 ? blocks : 1056);
@@ -153,6 +161,97 @@ TEST(CatalogGridStrideTest, RefusesNearMisses) {
         applyTo(gridStride(), C.Src, makeEdit("grid-stride", "k"));
     EXPECT_EQ(Out.rfind("error: ", 0), 0u) << Out;
   }
+}
+
+// The original computes only the elements its grid reaches; the loop
+// computes every one below the bound. A grid that may stop short of the
+// bound is refused at the launch that has it.
+TEST(CatalogGridStrideTest, RefusesGridsNotShownToCoverTheBound) {
+  const std::string Kernel = R"(__global__ void k(float *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = 2.0f * x[i];
+}
+)";
+  struct Case {
+    const char *Run, *Why;
+  } Cases[] = {
+      // Half of the elements on purpose.
+      {"void run(float *x, int n) { k<<<n / 256 / 2, 256>>>(x, n); }",
+       "launch k/launch0 is not shown to run a thread for every element "
+       "below the guard's bound 'n': its grid ('n / 256 / 2') is not "
+       "ceil(n / block)"},
+      // A grid from another, smaller count.
+      {"void run(float *x, int n, int m) {\n"
+       "  int blocks = (m + 255) / 256;\n"
+       "  k<<<blocks, 256>>>(x, n);\n}",
+       "its grid is sized from 'm' but the kernel's bound 'n' is 'n'"},
+      {"void run(float *x, int n, int blocks) { k<<<blocks, 256>>>(x, n); }",
+       "its grid ('blocks') is not ceil(n / block)"},
+      {"void run(float *x) { k<<<2, 256>>>(x, 100000); }",
+       "its grid runs 2 x 256 threads along x, fewer than 100000"},
+      {"int ceil_div(int a, int b) { return (a + b - 1) / b; }\n"
+       "void run(float *x, int n) { k<<<ceil_div(n, 512), 256>>>(x, n); }",
+       "its grid divides by 512, which is not shown to be at most its "
+       "block's 256 threads"},
+      // The second launch stops short.
+      {"void run(float *x, int n) {\n"
+       "  k<<<(n + 255) / 256, 256>>>(x, n);\n"
+       "  k<<<(n + 255) / 256, 128>>>(x, n);\n}",
+       "launch k/launch1 is not shown"},
+      {"", "it is never launched in this file"},
+  };
+  for (const Case &C : Cases) {
+    std::string Src = Kernel + C.Run + "\n";
+    Applicability A = prepareOn(gridStride(), Src, "k");
+    EXPECT_FALSE(A.Applies) << Src;
+    EXPECT_NE(A.Reason.find(C.Why), std::string::npos)
+        << "reason: " << A.Reason << "\nexpected: " << C.Why;
+    EXPECT_NE(A.Reason.find("the original only those its threads reach"),
+              std::string::npos)
+        << A.Reason;
+    std::string Out = applyTo(gridStride(), Src, makeEdit("grid-stride", "k"));
+    EXPECT_EQ(Out.rfind("error: ", 0), 0u) << Out;
+  }
+}
+
+// Grids shown to cover the bound stay offered; those that cannot be
+// rewritten in place (a helper's call counts as a side effect, a macro)
+// keep their grid, which the loop handles as it is.
+TEST(CatalogGridStrideTest, CoveringGridsStayOffered) {
+  std::string Src = R"(#define DIV_UP(a, b) (((a) + (b) - 1) / (b))
+__host__ __device__ inline int ceil_div(int a, int b) {
+  return (a + b - 1) / b;
+}
+__global__ void k(float *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = 2.0f * x[i];
+}
+void run(float *x, int n) {
+  k<<<ceil_div(n, 256), 256>>>(x, n);
+  k<<<DIV_UP(n, 128), 128>>>(x, n);
+  k<<<(n + 255) / 256 + 1, 256>>>(x, n);
+  k<<<40, 256>>>(x, 10000);
+}
+)";
+  Applicability A = prepareOn(gridStride(), Src, "k");
+  EXPECT_TRUE(A.Applies) << A.Reason;
+  EXPECT_NE(A.Reason.find("grids left as they are: the grid of k/launch0 "
+                          "has side effects; the grid of k/launch1 cannot "
+                          "be rewritten in place"),
+            std::string::npos)
+      << A.Reason;
+  std::string Out =
+      applyTo(gridStride(), Src,
+              makeEdit("grid-stride", "k", {{"max_blocks", int64_t(528)}}));
+  EXPECT_NE(Out.find(R"(void run(float *x, int n) {
+  k<<<ceil_div(n, 256), 256>>>(x, n);
+  k<<<DIV_UP(n, 128), 128>>>(x, n);
+  k<<<(n + 255) / 256 + 1 < 528 ? (n + 255) / 256 + 1 : 528, 256>>>(x, n);
+  k<<<40 < 528 ? 40 : 528, 256>>>(x, 10000);
+}
+)"),
+            std::string::npos)
+      << Out;
 }
 
 } // namespace

@@ -6,8 +6,12 @@
 //   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
 //        i += blockDim.x * gridDim.x) body
 // and each launch's grid G becomes (G < M ? G : M). The loop covers every
-// element for any grid, so capping is always safe; a launch whose grid cannot
-// be rewritten keeps its grid (and is named in prepare()'s reason).
+// element below the bound for any grid, so capping is always safe; a launch
+// whose grid cannot be rewritten keeps its grid (and is named in prepare()'s
+// reason). The original computes only the elements its grid reaches, so
+// every launch must be shown to reach the bound (gridCoverageProblem()): a
+// grid that stops short on purpose (`n / 512` blocks of 256 threads) would
+// have the loop compute elements the original left alone.
 //
 //===----------------------------------------------------------------------===//
 
@@ -135,6 +139,9 @@ private:
       return reject(E, "not-applicable",
                     "kernel '" + E.Target + "': " + Problem);
     Plan.Map = std::move(*P);
+    if (std::string Why = coverageProblem(Ctx, *K->Info, Plan.Map);
+        !Why.empty())
+      return reject(E, "not-applicable", "kernel '" + E.Target + "': " + Why);
     for (const LaunchSite &L : K->Info->Launches) {
       std::string WhyNot;
       auto G = grid1D(Ctx, L, WhyNot);
@@ -146,6 +153,29 @@ private:
         Plan.Uncapped.push_back(WhyNot);
     }
     return Plan;
+  }
+
+  /// Why some launch of \p K may run fewer threads than the guard's bound
+  /// (gridCoverageProblem()); "" when every launch is shown to reach it.
+  static std::string coverageProblem(const EditContext &Ctx,
+                                     const KernelInfo &K, const MapPattern &P) {
+    std::string Effect =
+        "the grid-stride loop computes every element below the bound "
+        "whatever the grid, the original only those its threads reach";
+    if (K.Launches.empty())
+      return "it is never launched in this file, so no grid can be shown to "
+             "cover the guard's bound '" +
+             P.BoundText + "'; " + Effect;
+    for (const LaunchSite &L : K.Launches)
+      if (std::string Why = gridCoverageProblem(Ctx, L, P.Bound, 0);
+          !Why.empty())
+        return "launch " + L.Id +
+               " is not shown to run a thread for every element below the "
+               "guard's bound '" +
+               P.BoundText + "': " + Why + "; " + Effect +
+               ", so an original grid that stops short would have elements "
+               "computed that it left alone";
+    return "";
   }
 };
 

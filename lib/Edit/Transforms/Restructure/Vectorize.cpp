@@ -615,9 +615,18 @@ private:
       std::string WhyNot;
       if (!launchesVectorPath(Ctx, Plan, L))
         continue;
+      // The divided grid `(G + W - 1) / W` (ceilDivGridText()) evaluates G
+      // once, as the launch did, so G may call a helper: coverageProblem()
+      // below accepts a grid only as ceil(bound / block), through a helper
+      // only when its body is `return (a + b - 1) / b;` (`ceil_div(n,
+      // 256)`, which clang counts as a side effect), and ceil(ceil(n / B) /
+      // W) = ceil(n / (B * W)) gives one vector per thread. G + W - 1 is
+      // computed in G's type: an unsigned G that wraps was more than 2^31 - 1
+      // blocks (the most a launch takes), which do not launch, and becomes
+      // 0 blocks, which do not either; a 64-bit G does not come near 2^63;
+      // an int G overflows only within W - 1 of 2^31 - 1 blocks, which
+      // ceil(n / B) of an int n reaches only with B = 1 (not excluded here).
       auto G = grid1D(Ctx, L, WhyNot);
-      if (G && G->E->HasSideEffects(Ctx.AST))
-        WhyNot = "the grid of " + L.Id + " has side effects", G.reset();
       if (!G)
         if (auto Var = gridVariable(Ctx, L)) {
           Plan.GridVars.push_back(*Var);
