@@ -5,7 +5,8 @@
 // block-sized product in SharedTilingBlock.cpp (with the products' pointer
 // aliases and template accumulators), the 2D stencil shape in
 // SharedTilingStencil.cpp (its rewrites, the tile and rows, in
-// SharedTilingRows.cpp);
+// SharedTilingRows.cpp; a kernel template's window loops, read per
+// instantiation, in SharedTilingMicro.cpp);
 // both read launches' blocks and loop bounds with the helpers below, as
 // vectorize-stencil (VectorizeStencil.cpp) reads its launches' blocks and
 // grids.
@@ -16,12 +17,14 @@
 
 #include "../../CatalogInternal.h"
 #include "../TransformSupport.h"
+#include "clang/AST/DeclTemplate.h"
 #include "clang/AST/Expr.h"
 #include "clang/Tooling/Core/Replacement.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -291,6 +294,14 @@ rewriteBlockProduct(const EditContext &Ctx, const Edit &E,
 
 // Stencils (SharedTilingStencil.cpp).
 
+/// A template parameter of a stencil kernel template whose value the
+/// rewrite assumes: the one every instantiation in the file gives it.
+struct TemplatePin {
+  const clang::NonTypeTemplateParmDecl *Param = nullptr;
+  int64_t Value = 0;
+  std::string Seen; ///< the instantiations giving it ("k<3>, k<3u>")
+};
+
 /// An offset along one axis: Const + sum of Coef * loop variable.
 struct Offset {
   int64_t Const = 0;
@@ -339,6 +350,9 @@ struct StencilPlan {
   /// Row pointers into the staged array read only where it is staged: the
   /// rewrite removes them.
   std::vector<const clang::DeclStmt *> DeadAliases;
+  /// The template parameters the window loops' ranges were read with
+  /// (templateLoopRanges); the rewrites assert their values.
+  std::vector<TemplatePin> Pins;
 };
 
 /// \p Pattern with every '$' replaced by \p Coord.
@@ -366,11 +380,36 @@ Variance readVariance(const clang::ArraySubscriptExpr *AS,
 std::string unfollowedIndex(const EditContext &Ctx,
                             llvm::ArrayRef<const clang::Stmt *> Inner,
                             const clang::FunctionDecl *FD);
-/// Where a loop around \p AS runs over bounds that depend on template
-/// parameters (`for (int dx = -R; dx <= R; ++dx)`), the note saying so
-/// (" (...)" to append); else empty.
-std::string dependentLoopAround(const EditContext &Ctx,
-                                const clang::ArraySubscriptExpr *AS);
+/// The loops around \p Reads in the kernel template's pattern \p Kernel
+/// whose bounds depend on template parameters (`for (int dx = -R; dx <= R;
+/// ++dx)` in a `template <int R>` kernel), read per instantiation
+/// (SharedTilingMicro.cpp): each counts up over one constant range in every
+/// instantiation, into \p LoopVars, and its bounds use only integer template
+/// parameters of the kernel, each with one value in every instantiation,
+/// into \p Pins (the rewrite assumes those values and asserts them). Why
+/// not (the loop's shape, a bound through a type or a member, a template
+/// never instantiated, a range not constant, two values), or empty.
+std::string templateLoopRanges(
+    const EditContext &Ctx, const clang::FunctionDecl *Kernel,
+    llvm::ArrayRef<const clang::ArraySubscriptExpr *> Reads,
+    std::map<const clang::ValueDecl *, std::pair<int64_t, int64_t>> &LoopVars,
+    std::vector<TemplatePin> &Pins);
+/// Where a loop around \p AS has no range in \p LoopVars (`for (dy = -r;
+/// dy <= r; ++dy)` with r a parameter), the note saying so (" (...)" to
+/// append); else empty.
+std::string unknownLoopAround(
+    const EditContext &Ctx, const clang::Stmt *AS,
+    const std::map<const clang::ValueDecl *, std::pair<int64_t, int64_t>>
+        &LoopVars);
+/// " with R = 3 (k<3>), the value ..." for the stencil's shape; empty
+/// without pins.
+std::string pinsNote(llvm::ArrayRef<TemplatePin> Pins);
+/// A `static_assert(R == 3, "...")` per pin at the top of the kernel's
+/// body: an instantiation with another value (added later, elsewhere)
+/// stops the build instead of reading outside the staged halo.
+llvm::Error addPinAsserts(const EditContext &Ctx, const Edit &E,
+                          const StencilPlan &P,
+                          clang::tooling::Replacements &R);
 
 /// \p Shape is set once the reads are recognized (later refusals are about
 /// the launches or the tile's size).

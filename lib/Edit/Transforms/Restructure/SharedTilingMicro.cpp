@@ -1,7 +1,9 @@
 //===- SharedTilingMicro.cpp - The product's 8 x 8 register tile ---------===//
 //
 // shared-tiling micro=8 on a matmul-like kernel (SharedTiling.cpp has the
-// shape and the plain tiles).
+// shape and the plain tiles); and a stencil kernel template's window loops
+// read per instantiation (templateLoopRanges), with the assertions that
+// pin the values the rewrite assumes (addPinAsserts).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/Decl.h"
+#include "clang/AST/DeclTemplate.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
@@ -265,6 +268,222 @@ rewriteMicroTile(const EditContext &Ctx, const Edit &E, const MatmulPlan &P) {
       return std::move(Err);
   }
   return Repl;
+}
+
+//===--- A stencil template's window loops, per instantiation ------------===//
+
+/// The integer template parameters of \p Tmpl that \p S uses (through the
+/// initializers of locals whose value depends on them, `constexpr int D =
+/// 2 * R + 1`), into \p Out; else the part of \p S that depends on the
+/// template in another way (a type's size, a member of a dependent type).
+static std::string boundParams(
+    const EditContext &Ctx, const Stmt *S, const FunctionTemplateDecl *Tmpl,
+    std::vector<const NonTypeTemplateParmDecl *> &Out, unsigned Depth = 0) {
+  const auto *E = dyn_cast_or_null<Expr>(S);
+  if (!E || !E->isValueDependent())
+    return "";
+  auto Other = [&](const Twine &What) {
+    return ("'" + What +
+            "', which is not an integer template parameter of the kernel")
+        .str();
+  };
+  if (const auto *DR = dyn_cast<DeclRefExpr>(E)) {
+    const ValueDecl *D = DR->getDecl();
+    if (const auto *NT = dyn_cast<NonTypeTemplateParmDecl>(D)) {
+      if (NT->getDepth() != Tmpl->getTemplateParameters()->getDepth() ||
+          NT->isParameterPack() || !NT->getType()->isIntegerType() ||
+          NT->getName().empty())
+        return Other(NT->getName().empty() ? "(unnamed)" : NT->getName());
+      if (!is_contained(Out, NT))
+        Out.push_back(NT);
+      return "";
+    }
+    const auto *V = dyn_cast<VarDecl>(D);
+    if (V && V->isLocalVarDecl() && V->hasInit() && Depth < 8)
+      return boundParams(Ctx, V->getInit(), Tmpl, Out, Depth + 1);
+    return Other(D->getName());
+  }
+  bool Inner = false;
+  for (const Stmt *C : E->children())
+    if (const auto *CE = dyn_cast_or_null<Expr>(C);
+        CE && CE->isValueDependent()) {
+      Inner = true;
+      if (std::string W = boundParams(Ctx, CE, Tmpl, Out, Depth); !W.empty())
+        return W;
+    }
+  if (!Inner)
+    return Other(exprText(Ctx, E));
+  return "";
+}
+
+/// The value instantiation \p Inst gives the template parameter \p NT.
+static std::optional<int64_t> argValue(const FunctionDecl *Inst,
+                                       const NonTypeTemplateParmDecl *NT) {
+  const TemplateArgumentList *Args = Inst->getTemplateSpecializationArgs();
+  if (!Args || NT->getIndex() >= Args->size() ||
+      Args->get(NT->getIndex()).getKind() != TemplateArgument::Integral)
+    return std::nullopt;
+  return Args->get(NT->getIndex()).getAsIntegral().getExtValue();
+}
+
+/// The loops around \p AS (up to the kernel's body) whose bounds depend
+/// on template parameters.
+static std::vector<const ForStmt *> dependentLoopsAround(const EditContext &Ctx,
+                                                         const Stmt *AS) {
+  std::vector<const ForStmt *> Out;
+  DynTypedNodeList Ps = Ctx.AST.getParents(*AS);
+  for (unsigned Depth = 0; !Ps.empty() && Depth < 64; ++Depth) {
+    const Stmt *Par = Ps[0].get<Stmt>();
+    if (!Par) {
+      const Decl *D = Ps[0].get<Decl>();
+      if (!D || isa<FunctionDecl>(D))
+        break;
+      Ps = Ctx.AST.getParents(*D);
+      continue;
+    }
+    if (const auto *F = dyn_cast<ForStmt>(Par)) {
+      const auto *DS = dyn_cast_or_null<DeclStmt>(F->getInit());
+      bool Dependent = F->getCond() && F->getCond()->isValueDependent();
+      if (DS)
+        for (const Decl *D : DS->decls())
+          if (const auto *V = dyn_cast<VarDecl>(D);
+              V && V->hasInit() && V->getInit()->isValueDependent())
+            Dependent = true;
+      if (Dependent)
+        Out.push_back(F);
+    }
+    Ps = Ctx.AST.getParents(*Par);
+  }
+  return Out;
+}
+
+std::string templateLoopRanges(
+    const EditContext &Ctx, const FunctionDecl *Kernel,
+    ArrayRef<const ArraySubscriptExpr *> Reads,
+    std::map<const ValueDecl *, std::pair<int64_t, int64_t>> &LoopVars,
+    std::vector<TemplatePin> &Pins) {
+  const FunctionTemplateDecl *Tmpl = Kernel->getDescribedFunctionTemplate();
+  std::vector<const FunctionDecl *> Insts = templateInstantiations(Kernel);
+  std::vector<DenseMap<const VarDecl *, std::pair<int64_t, int64_t>>> Ranges;
+  for (const FunctionDecl *Inst : Insts)
+    Ranges.push_back(constantLoopRanges(Inst->getBody(), Ctx.AST, true));
+  std::vector<const ForStmt *> Done;
+  for (const ArraySubscriptExpr *AS : Reads)
+    for (const ForStmt *F : dependentLoopsAround(Ctx, AS)) {
+      if (is_contained(Done, F))
+        continue;
+      Done.push_back(F);
+      std::string Loop = "the loop at " + where(Ctx, F) + " around the read '" +
+                         exprText(Ctx, AS) + "'";
+      std::optional<CountingLoop> C = countingLoop(F, Ctx.AST);
+      if (!C || C->Step != 1 || !Tmpl)
+        return Loop + " has bounds that depend on template parameters but "
+                      "does not count up by one ('for (int v = a; v <= b; "
+                      "++v)') in a kernel template: its range cannot be "
+                      "read per instantiation";
+      std::vector<const NonTypeTemplateParmDecl *> Params;
+      for (const Expr *B : {C->Start, C->Bound})
+        if (std::string W = boundParams(Ctx, B, Tmpl, Params); !W.empty())
+          return Loop + " has bounds that use " + W +
+                 ": the rewrite can assume (and assert) only such a "
+                 "parameter's value";
+      if (Insts.empty())
+        return Loop + " has bounds that depend on template parameters, and "
+                      "the template is never instantiated in this file, so "
+                      "its halo is unknown";
+      std::vector<const VarDecl *> Vars = instantiatedVars(C->Var, Kernel);
+      std::optional<std::pair<int64_t, int64_t>> Range;
+      for (size_t I = 0; I < Insts.size(); ++I) {
+        std::string In = instantiationName(Insts[I]);
+        auto It = I < Vars.size() && Vars[I] ? Ranges[I].find(Vars[I])
+                                             : Ranges[I].end();
+        if (It == Ranges[I].end())
+          return Loop + " does not run over a constant range in " + In +
+                 " (a radius known only at run time cannot size the shared "
+                 "tile)";
+        for (const NonTypeTemplateParmDecl *NT : Params) {
+          std::optional<int64_t> V = argValue(Insts[I], NT);
+          if (!V)
+            return Loop + " has bounds that use '" + NT->getNameAsString() +
+                   "', whose value in " + In + " is not an integer";
+          auto P = find_if(Pins,
+                           [&](const TemplatePin &Q) { return Q.Param == NT; });
+          if (P == Pins.end()) {
+            Pins.push_back({NT, *V, In});
+          } else if (P->Value != *V) {
+            return Loop + " has bounds that use the template parameter '" +
+                   NT->getNameAsString() + "', which is " +
+                   std::to_string(P->Value) + " in " + P->Seen + " but " +
+                   std::to_string(*V) + " in " + In +
+                   ": one rewrite of the template stages one halo (launch "
+                   "one value, or give each its own kernel)";
+          } else if (!StringRef(P->Seen).contains(In)) {
+            P->Seen += ", " + In;
+          }
+        }
+        if (Range && *Range != It->second)
+          return Loop + " runs over another range in " + In;
+        Range = It->second;
+      }
+      LoopVars[C->Var] = *Range;
+    }
+  return "";
+}
+
+std::string unknownLoopAround(
+    const EditContext &Ctx, const Stmt *AS,
+    const std::map<const ValueDecl *, std::pair<int64_t, int64_t>> &LoopVars) {
+  DynTypedNodeList Ps = Ctx.AST.getParents(*AS);
+  for (unsigned Depth = 0; !Ps.empty() && Depth < 64; ++Depth) {
+    const Stmt *Par = Ps[0].get<Stmt>();
+    if (!Par) {
+      const Decl *D = Ps[0].get<Decl>();
+      if (!D || isa<FunctionDecl>(D))
+        break;
+      Ps = Ctx.AST.getParents(*D);
+      continue;
+    }
+    if (const auto *F = dyn_cast<ForStmt>(Par)) {
+      std::optional<CountingLoop> C = countingLoop(F, Ctx.AST);
+      if (!C || !LoopVars.count(C->Var))
+        return " (it is inside the loop at " + where(Ctx, F) +
+               ", whose range is not constant: the halo must be known when "
+               "the kernel is compiled)";
+    }
+    Ps = Ctx.AST.getParents(*Par);
+  }
+  return "";
+}
+
+std::string pinsNote(ArrayRef<TemplatePin> Pins) {
+  std::vector<std::string> Parts;
+  for (const TemplatePin &P : Pins)
+    Parts.push_back(P.Param->getNameAsString() + " = " +
+                    std::to_string(P.Value) + " (" + P.Seen + ")");
+  return Parts.empty() ? std::string()
+                       : " with " + join(Parts, ", ") +
+                             ", the value every instantiation in this file "
+                             "gives (the rewrite asserts it)";
+}
+
+Error addPinAsserts(const EditContext &Ctx, const Edit &E, const StencilPlan &P,
+                    tooling::Replacements &R) {
+  if (P.Pins.empty())
+    return Error::success();
+  auto Body = looseStmtSpan(Ctx, P.Kernel.Decl->getBody());
+  if (!Body || Ctx.Code[Body->Begin.Offset] != '{')
+    return reject(E, "not-applicable",
+                  "kernel '" + E.Target +
+                      "': its body's brace has no place in the file");
+  std::string Text;
+  for (const TemplatePin &Pin : P.Pins) {
+    std::string Cond =
+        Pin.Param->getNameAsString() + " == " + std::to_string(Pin.Value);
+    Text += "\n" + P.Indent + "static_assert(" + Cond +
+            ", \"shared-tiling staged the halo for " + Cond +
+            "; apply it again for another value\");";
+  }
+  return addReplacement(R, insertAt(Ctx, Body->Begin.Offset + 1, Text), E);
 }
 
 } // namespace sharedtiling

@@ -626,6 +626,8 @@ ${Elem} = ${Need} ? ${In}[${Cast}${Gy} * ${Pitch} + ${Gx}] : ${T}(0);)",
   }
 
   tooling::Replacements Repl;
+  if (Error Err = addPinAsserts(Ctx, E, P, Repl))
+    return std::move(Err);
   if (Error Err = addReplacement(Repl,
                                  replaceSpan(Ctx, *YSpan,
                                              "const " + YT + " " + N.YBase +
@@ -816,6 +818,8 @@ rewriteStencil(const EditContext &Ctx, const Edit &E, const StencilPlan &P) {
   }
 
   tooling::Replacements R;
+  if (Error Err = addPinAsserts(Ctx, E, P, R))
+    return std::move(Err);
   std::string Staging = haloTileLoad(T, P.Indent) + "\n" + P.Indent;
   if (Error Err = addReplacement(R, insertAt(Ctx, P.InsertAt, Staging), E))
     return std::move(Err);
@@ -952,36 +956,6 @@ std::string unfollowedIndex(const EditContext &Ctx,
   for (const Stmt *St : Inner)
     Walk(St);
   return Why;
-}
-
-/// Where a loop around \p AS runs over bounds that depend on template
-/// parameters (`for (int dx = -R; dx <= R; ++dx)`), the note saying so
-/// (", ..." to append); else empty.
-std::string dependentLoopAround(const EditContext &Ctx,
-                                const ArraySubscriptExpr *AS) {
-  DynTypedNodeList Ps = Ctx.AST.getParents(*AS);
-  for (unsigned Depth = 0; !Ps.empty() && Depth < 64; ++Depth) {
-    const Stmt *Par = Ps[0].get<Stmt>();
-    if (!Par) {
-      const Decl *D = Ps[0].get<Decl>();
-      if (!D || isa<FunctionDecl>(D))
-        return "";
-      Ps = Ctx.AST.getParents(*D);
-      continue;
-    }
-    if (const auto *F = dyn_cast<ForStmt>(Par))
-      if ((F->getCond() && F->getCond()->isValueDependent()) ||
-          (isa_and_nonnull<DeclStmt>(F->getInit()) &&
-           any_of(cast<DeclStmt>(F->getInit())->decls(), [](const Decl *D) {
-             const auto *V = dyn_cast<VarDecl>(D);
-             return V && V->hasInit() && V->getInit()->isValueDependent();
-           })))
-        return " (it is inside the loop at " + where(Ctx, F) +
-               ", whose bounds depend on template parameters: the pattern "
-               "is not followed per instantiation)";
-    Ps = Ctx.AST.getParents(*Par);
-  }
-  return "";
 }
 
 } // namespace sharedtiling

@@ -802,6 +802,12 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
   if (!ET->isArithmeticType())
     return NotApplicable("the staged array's elements are not arithmetic");
 
+  // In a kernel template, window loops over template parameters (`for (dx
+  // = -R; dx <= R; ++dx)`) take the range every instantiation gives them.
+  if (std::string Why =
+          templateLoopRanges(Ctx, FD, Best->Reads, S.LoopVars, P.Pins);
+      !Why.empty())
+    return NotApplicable(Why);
   // Every read of it: (y + dy) * P + (x + dx).
   const ValueDecl *Pitch = nullptr;
   int64_t ConstPitch = 0;
@@ -818,7 +824,7 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
     if (!IdxPoly)
       return Bad("has an index that is not (y + dy) * pitch + (x + dx) with "
                  "constant offsets" +
-                 dependentLoopAround(Ctx, AS));
+                 unknownLoopAround(Ctx, AS, S.LoopVars));
     StencilRead R;
     R.Access = AS;
     const ValueDecl *ThisPitch = nullptr;
@@ -952,7 +958,7 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
             "' at rows " + plusConst(S.Y->getName(), -P.HaloYLo) + ".." +
             plusConst(S.Y->getName(), P.HaloYHi) + ", columns " +
             plusConst(S.X->getName(), -P.HaloXLo) + ".." +
-            plusConst(S.X->getName(), P.HaloXHi);
+            plusConst(S.X->getName(), P.HaloXHi) + pinsNote(P.Pins);
   return P;
 }
 
