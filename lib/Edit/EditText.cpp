@@ -26,13 +26,16 @@
 //     the new file, for the host and the device side. Every expanded token
 //     whose macro invocation (or the token itself) lies outside the edited
 //     ranges must be the same, in order, with the same kind and spelling at
-//     the shifted offset; no invocation may span an edge of an edit (a macro
-//     name in the edit that swallows the arguments after it, or the other
-//     way round); and every pragma the edit's tokens produce (a macro from
-//     the original that expands to `_Pragma`) is refused. With 1 and 2, the
-//     macros in effect outside the edit are the same; 3 also catches what
-//     the edit does with the original's own macros. Only the values of
-//     __LINE__, __DATE__, __TIME__ and __TIMESTAMP__ may differ.
+//     the shifted offset (a token of a macro's argument is placed where the
+//     argument spells it, or at the whole invocation of a macro used in the
+//     argument that it comes from); no invocation may span an edge of an
+//     edit (a macro name in the edit that swallows the arguments after it,
+//     or the other way round); and every pragma the edit's tokens produce
+//     (a macro from the original that expands to `_Pragma`) is refused.
+//     With 1 and 2, the macros in effect outside the edit are the same; 3
+//     also catches what the edit does with the original's own macros. Only
+//     the values of __LINE__, __DATE__, __TIME__ and __TIMESTAMP__ may
+//     differ.
 //
 //===----------------------------------------------------------------------===//
 
@@ -432,6 +435,44 @@ private:
   PPResult &Out;
 };
 
+/// Where, inside the invocation \p Call (offsets in \p Main) of a macro
+/// written in the main file, a token of its arguments at \p Loc is placed:
+/// where it is written, when the argument's text holds it; the whole
+/// invocation of the macro written there that it comes from, when that
+/// macro is used in the argument (`C0` of `LAUNCH(k, g, b, C0)`, `ID(g)`),
+/// so an edit of another argument leaves that invocation outside it,
+/// compared token for token, and an edit that reaches inside it (its
+/// argument, part of its name) crosses it; nothing (the whole of \p Call)
+/// when the token has no one place in \p Call.
+std::optional<std::pair<unsigned, unsigned>>
+placeInArgument(const SourceManager &SM, const LangOptions &LO, FileID Main,
+                SourceLocation Loc, unsigned Length,
+                std::pair<unsigned, unsigned> Call) {
+  SourceLocation Spelled = SM.getImmediateSpellingLoc(Loc);
+  std::pair<unsigned, unsigned> At;
+  if (Spelled.isFileID()) {
+    if (SM.getFileID(Spelled) != Main)
+      return std::nullopt;
+    At.first = SM.getFileOffset(Spelled);
+    At.second = At.first + Length;
+  } else {
+    // Expanded where the argument is read (arguments are expanded on
+    // their own before they are put in place): the expansion's range in
+    // the file is the invocation written in the argument.
+    CharSourceRange R = SM.getExpansionRange(Spelled);
+    if (!R.getBegin().isFileID() || !R.getEnd().isFileID() ||
+        SM.getFileID(R.getBegin()) != Main || SM.getFileID(R.getEnd()) != Main)
+      return std::nullopt;
+    At.first = SM.getFileOffset(R.getBegin());
+    At.second = SM.getFileOffset(R.getEnd());
+    if (R.isTokenRange())
+      At.second += Lexer::MeasureTokenLength(R.getEnd(), SM, LO);
+  }
+  if (At.first < Call.first || At.second > Call.second || At.first >= At.second)
+    return std::nullopt;
+  return At;
+}
+
 /// Appends \p Text with its length first, so fields cannot run together.
 void appendField(std::string &Out, StringRef Text) {
   uint32_t Size = Text.size();
@@ -502,19 +543,18 @@ protected:
         P.End = SM.getFileOffset(R.getEnd());
         if (R.isTokenRange())
           P.End += Lexer::MeasureTokenLength(R.getEnd(), SM, LO);
-        // A token of a macro argument written in the invocation is where it
-        // is spelled; the body's tokens are at the macro's name. An edit of
-        // an argument's text then leaves the rest of the invocation outside
-        // it, compared token for token (a stringized or pasted argument
-        // makes a body token that changes with it).
-        SourceLocation Spelled = SM.getImmediateSpellingLoc(Loc);
-        if (SM.isMacroArgExpansion(Loc) && Spelled.isFileID() &&
-            SM.getFileID(Spelled) == Main &&
-            SM.getFileOffset(Spelled) >= P.Begin &&
-            SM.getFileOffset(Spelled) + T.getLength() <= P.End) {
-          P.Begin = SM.getFileOffset(Spelled);
-          P.End = P.Begin + T.getLength();
-        } else if (!SM.isMacroArgExpansion(Loc)) {
+        // A token of a macro argument is placed inside the invocation
+        // (placeInArgument); the body's tokens are at the macro's name. An
+        // edit of an argument's text then leaves the rest of the invocation
+        // outside it, compared token for token (a stringized or pasted
+        // argument makes a body token that changes with it).
+        if (SM.isMacroArgExpansion(Loc)) {
+          if (auto In = placeInArgument(SM, LO, Main, Loc, T.getLength(),
+                                        {P.Begin, P.End})) {
+            P.Begin = In->first;
+            P.End = In->second;
+          }
+        } else {
           P.End = P.Begin + Lexer::MeasureTokenLength(R.getBegin(), SM, LO);
         }
         StringRef Name = Lexer::getImmediateMacroName(Loc, SM, LO);

@@ -177,6 +177,82 @@ TEST(EditText, PragmaThroughAnOriginalMacroIsRefused) {
   EXPECT_EQ(F[0].Check, "directive");
 }
 
+/// The preprocessed check for \p Code with the first \p Old at or after
+/// \p After replaced by \p New.
+std::vector<CheckFailure> rewritten(const std::string &Code,
+                                    const std::string &After,
+                                    const std::string &Old,
+                                    const std::string &New,
+                                    CudaSide Side = CudaSide::Host) {
+  size_t At = Code.find(Old, Code.find(After));
+  EXPECT_NE(At, std::string::npos) << Old;
+  clang::tooling::Replacements R;
+  EXPECT_FALSE(bool(
+      R.add(clang::tooling::Replacement(testFile(), At, Old.size(), New))));
+  std::string Out = *clang::tooling::applyAllReplacements(Code, R);
+  return checkPreprocessedInvariance(testFile(), Code, Out, R, testConfig(),
+                                     Side);
+}
+
+const char *LaunchMacros =
+    "#include \"cuda_mock.h\"\n"
+    "#define C0 0.4f\n"
+    "#define ID(x) x\n"
+    "#define STR(x) #x\n"
+    "#define TWICE(x) ((x) + (x))\n"
+    "#define LAUNCH(k, grid, block, ...) k<<<(grid), (block)>>>(__VA_ARGS__)\n"
+    "__global__ void k(float c, const char *s, float *p) { p[0] = c; }\n"
+    "void run(dim3 g, const char *s, float *p) {\n"
+    "  LAUNCH(k, g, 64, C0, s, p); // one\n"
+    "  LAUNCH(k, g, 64, TWICE(C0), STR(g), p); // two\n"
+    "  LAUNCH(k, ID(g), 64, C0, s, p); // three\n"
+    "}\n";
+
+TEST(EditText, MacroArgumentBesideAnotherMacroIsRewritten) {
+  // The tokens of 'C0', 'TWICE(C0)' and 'STR(g)' are placed at those
+  // invocations, inside the launch macro's arguments: an edit of the grid
+  // leaves them outside it, the same at the shifted offsets.
+  for (CudaSide S : {CudaSide::Host, CudaSide::Device}) {
+    EXPECT_TRUE(rewritten(LaunchMacros, "LAUNCH(k, g, 64, C0", "g",
+                          "dim3(2, g.y, g.z)", S)
+                    .empty());
+    EXPECT_TRUE(
+        rewritten(LaunchMacros, "LAUNCH(k, g, 64, TWICE", "64", "128", S)
+            .empty());
+    // A whole invocation replaced.
+    EXPECT_TRUE(rewritten(LaunchMacros, "LAUNCH(k, g, 64, C0", "C0", "0.5f", S)
+                    .empty());
+  }
+}
+
+TEST(EditText, RewriteInsideANestedMacroIsRefused) {
+  // The argument of a macro used in the launch macro's arguments: 'g' of
+  // 'ID(g)' (expanded as written, still through a macro), 'C0' of
+  // 'TWICE(C0)', 'g' of 'STR(g)' (stringized): the edit reaches inside an
+  // invocation whose tokens are placed at the whole of it.
+  for (auto [After, Old] : {std::pair<const char *, const char *>{"ID(g)", "g"},
+                            {"TWICE(C0)", "C0"},
+                            {"STR(g)", "g"}}) {
+    auto F = rewritten(LaunchMacros, After, Old, "h");
+    ASSERT_FALSE(F.empty()) << After;
+    EXPECT_EQ(F[0].Check, "tokens") << After;
+    EXPECT_NE(F[0].Message.find("crosses the edge"), std::string::npos)
+        << F[0].Message;
+  }
+  // The nested macro's name: its expansion is gone.
+  auto Name = rewritten(LaunchMacros, "TWICE(C0)", "TWICE", "h");
+  ASSERT_FALSE(Name.empty());
+  EXPECT_EQ(Name[0].Check, "tokens");
+  // The body of a macro the launch passes: what it expands to there changes.
+  for (CudaSide S : {CudaSide::Host, CudaSide::Device}) {
+    auto F = rewritten(LaunchMacros, "#define C0", "0.4f", "0.5f", S);
+    ASSERT_FALSE(F.empty());
+    EXPECT_EQ(F[0].Check, "tokens");
+    EXPECT_NE(F[0].Message.find("preprocesses differently"), std::string::npos)
+        << F[0].Message;
+  }
+}
+
 TEST(EditText, SameTokensOutsideOnBothSides) {
   std::string Code = "#include \"cuda_mock.h\"\n"
                      "__global__ void k(float *p) {\n  p[0] = 1;\n}\n"

@@ -138,10 +138,6 @@ const clang::Expr *constantCoveringExtent(const EditContext &Ctx,
                                           const LaunchSite &L, int64_t Block,
                                           std::optional<int64_t> N,
                                           const clang::VarDecl *&Var);
-/// A macro expanded inside the arguments of the launch macro \p Call is
-/// written through (`C0` of `LAUNCH(k, g, b, C0)`), or empty.
-std::string macroInArguments(const EditContext &Ctx,
-                             const clang::CUDAKernelCallExpr *Call);
 
 } // namespace vectorizestencil
 

@@ -52,7 +52,6 @@ namespace {
 
 using vectorizestencil::constantCoveringExtent;
 using vectorizestencil::dependents;
-using vectorizestencil::macroInArguments;
 using vectorizestencil::mentionsAny;
 using vectorizestencil::sumTerms;
 using vectorizestencil::templateArgAtLaunch;
@@ -553,15 +552,6 @@ Error VectorizeStencil::launches(const EditContext &Ctx, const Edit &E,
     const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, L);
     if (!Call || !Call->getConfig())
       return NotApplicable("cannot be found");
-    if (std::string M = L.InMacro ? macroInArguments(Ctx, Call) : "";
-        !M.empty())
-      return NotApplicable(
-          "is written in the arguments of a launch macro that also passes "
-          "the macro '" +
-          M +
-          "': the edit's token check places that macro's tokens at the whole "
-          "invocation, so nothing inside it can be rewritten (write the "
-          "launch out, or pass the value without a macro)");
     auto Block = sharedtiling::constDim3(Ctx, Call->getConfig()->getArg(1));
     if (!Block)
       return reject(E, "not-applicable",

@@ -22,7 +22,6 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/STLExtras.h"
-#include <functional>
 
 using namespace clang;
 using namespace llvm;
@@ -199,28 +198,6 @@ static std::string argText(const EditContext &Ctx, const Expr *A) {
   return Lexer::getSourceText(CharSourceRange::getTokenRange(B, End), SM,
                               Ctx.AST.getLangOpts())
       .str();
-}
-
-/// A macro expanded inside the arguments of the launch macro \p Call is
-/// written through (`C0` of `LAUNCH(k, g, b, C0)`), or empty.
-std::string macroInArguments(const EditContext &Ctx,
-                             const CUDAKernelCallExpr *Call) {
-  const SourceManager &SM = Ctx.AST.getSourceManager();
-  std::string Name;
-  std::function<void(const Stmt *)> Walk = [&](const Stmt *S) {
-    if (!S || !Name.empty())
-      return;
-    if (SourceLocation Loc = S->getBeginLoc();
-        Loc.isMacroID() && SM.isMacroArgExpansion(Loc))
-      if (SourceLocation Sp = SM.getImmediateSpellingLoc(Loc); Sp.isMacroID()) {
-        Name = Lexer::getImmediateMacroName(Sp, SM, Ctx.AST.getLangOpts());
-        return;
-      }
-    for (const Stmt *C : S->children())
-      Walk(C);
-  };
-  Walk(Call);
-  return Name;
 }
 
 /// The value and the text at the launch \p Call of the kernel template's
