@@ -165,16 +165,96 @@ TEST(RestructureBlockScanTest, HalvesKeepTheStoreIntoTheFirstHalf) {
   std::string K =
       std::regex_replace(Out.substr(Begin, End + 3 - Begin),
                          std::regex("\\b(scan_[a-z_]*[a-z])[0-9]+\\b"), "$1");
-  EXPECT_NE(K.find("  int pout = 0, pin = 1;\n  {\n    int scan_v = gid < n ? "
+  // `pin`, read by the loop only, is no longer declared.
+  EXPECT_NE(K.find("  int pout = 0;\n  {\n    int scan_v = gid < n ? "
                    "in[gid] : 0;\n"),
             std::string::npos)
       << K;
+  EXPECT_EQ(K.find("pin"), std::string::npos) << K;
   EXPECT_NE(K.find("    smem[pout * len + thid] = scan_v;\n  }\n  "
                    "__syncthreads();\n  if (gid < n)\n    out[gid] = "
                    "smem[pout * len + thid];\n}\n"),
             std::string::npos)
       << K;
   EXPECT_EQ(K.find("offset"), std::string::npos) << K;
+}
+
+// GPU Gems 3's `pin` goes with the loop in whichever declarator it is,
+// and stays where something the rewrite keeps reads it.
+TEST(RestructureBlockScanTest, HalvesDropPinOnlyWhereNothingElseReadsIt) {
+  auto Kernel = [](const char *Name, const char *Decl, const char *Before,
+                   const char *Value) {
+    return std::string("__global__ void ") + Name + R"((int *data) {
+  extern __shared__ int temp[];
+  const int thid = threadIdx.x;
+  const int len = blockDim.x;
+  )" + Decl +
+           "\n  " + Before + "temp[pout * len + thid] = " + Value + R"(;
+  __syncthreads();
+  for (int offset = 1; offset < len; offset *= 2) {
+    pout = 1 - pout;
+    pin = 1 - pout;
+    if (thid >= offset)
+      temp[pout * len + thid] =
+          temp[pin * len + thid] + temp[pin * len + thid - offset];
+    else
+      temp[pout * len + thid] = temp[pin * len + thid];
+    __syncthreads();
+  }
+  data[thid] = temp[pout * len + thid];
+}
+)";
+  };
+  std::string Code =
+      "#include \"cuda_mock.h\"\n" +
+      Kernel("first", "int pin = 1, pout = 0;", "", "data[thid]") +
+      Kernel("alone", "int pout = 0;\n  int pin = 1;", "", "data[thid]") +
+      Kernel("middle", "int pout = 0, pin = 1, k = 2;", "", "data[thid] * k") +
+      Kernel("before", "int pout = 0, pin = 1;", "data[len + thid] = pin;\n  ",
+             "data[thid]") +
+      Kernel("stored", "int pout = 0, pin = 1;", "", "data[thid] + pin") +
+      "int main() {\n  int *d = nullptr;\n"
+      "  first<<<1, 256, 2 * 256 * sizeof(int)>>>(d);\n"
+      "  alone<<<1, 256, 2 * 256 * sizeof(int)>>>(d);\n"
+      "  middle<<<1, 256, 2 * 256 * sizeof(int)>>>(d);\n"
+      "  before<<<1, 256, 2 * 256 * sizeof(int)>>>(d);\n"
+      "  stored<<<1, 256, 2 * 256 * sizeof(int)>>>(d);\n}\n";
+  // The mock header has no shuffles: the text only, not parsed again.
+  auto Rewritten = [&](const char *Name) -> std::string {
+    Input In(Code, "pin.cu", hermeticConfig());
+    auto R = blockScan().apply(*In.Ctx, makeEdit("block-scan", Name));
+    if (!R)
+      return "error: " + llvm::toString(R.takeError());
+    auto Applied = clang::tooling::applyAllReplacements(In.Code, *R);
+    if (!Applied)
+      return "error: " + llvm::toString(Applied.takeError());
+    std::string Out = *Applied;
+    size_t Begin = Out.find(std::string("void ") + Name + "(");
+    return Begin == std::string::npos
+               ? Out
+               : Out.substr(Begin, Out.find("\n}\n", Begin) - Begin);
+  };
+  std::string K = Rewritten("first");
+  EXPECT_NE(K.find("len = blockDim.x;\n  int pout = 0;\n  {\n"),
+            std::string::npos)
+      << K;
+  EXPECT_EQ(K.find("pin"), std::string::npos) << K;
+  K = Rewritten("alone");
+  EXPECT_NE(K.find("len = blockDim.x;\n  int pout = 0;\n  {\n"),
+            std::string::npos)
+      << K;
+  EXPECT_EQ(K.find("pin"), std::string::npos) << K;
+  K = Rewritten("middle");
+  EXPECT_NE(K.find("  int pout = 0, k = 2;\n  {\n"), std::string::npos) << K;
+  EXPECT_EQ(K.find("pin"), std::string::npos) << K;
+  // Read before the store, or by the stored value: kept.
+  K = Rewritten("before");
+  EXPECT_NE(K.find("  int pout = 0, pin = 1;\n  data[len + thid] = pin;\n"),
+            std::string::npos)
+      << K;
+  K = Rewritten("stored");
+  EXPECT_NE(K.find("  int pout = 0, pin = 1;\n  {\n"), std::string::npos) << K;
+  EXPECT_NE(K.find("= data[thid] + pin;"), std::string::npos) << K;
 }
 
 TEST(RestructureBlockScanTest, LookAlikesAreRefused) {

@@ -38,6 +38,7 @@
 
 #include "../../CatalogInternal.h"
 #include "../TransformSupport.h"
+#include "BlockScanInternal.h"
 #include "PlannedTransform.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
@@ -57,82 +58,6 @@ using clang::dyn_cast_or_null;
 using clang::isa;
 
 namespace optiml {
-namespace block_scan {
-// Defined in BlockScanInput.cpp.
-
-using ExprTest = std::function<bool(const clang::Expr *)>;
-
-/// \p S is a call of `__syncthreads()` (or another block barrier).
-bool isBarrierStmt(const clang::Stmt *S);
-/// The element types the shuffles move.
-bool shuffleType(clang::QualType T);
-/// `off <<= 1`, `off *= 2`, `off += off`, `off = off * 2`, `off = 2 * off`,
-/// `off = off << 1`, `off = off + off`.
-bool doubles(const clang::Expr *Inc, const clang::VarDecl *Off,
-             const clang::ASTContext &AST);
-/// The loop's steps are apart: its body starts with a barrier, or ends
-/// with one followed at most by statements that only change locals (the
-/// swap of two pointers).
-bool stepsApart(const clang::CompoundStmt *Body);
-/// The loop's constant bound \p Bound; where it is a template parameter,
-/// the least value the instantiations give it.
-std::optional<int64_t> loopBound(const EditContext &Ctx,
-                                 const clang::FunctionDecl *Kernel,
-                                 const clang::Expr *Bound);
-/// \p E is blockDim.x, or a local never written (\p Written) after its
-/// initializer blockDim.x.
-bool isBlockDimX(const clang::Expr *E,
-                 const llvm::DenseSet<const clang::ValueDecl *> &Written);
-
-/// The terms of an index, each with whether it is subtracted.
-using IndexTerms = SmallVector<std::pair<const clang::Expr *, bool>, 2>;
-/// For an index into one array split in two halves of `len` elements,
-/// `h * len + i` (the product in either order, the terms of `i` anywhere
-/// in the sum; \p IsLen says what is `len`): `h`, with the terms of `i`
-/// in \p Rest. Null when no term or two terms are a product with `len`.
-const clang::Expr *splitHalfIndex(const clang::Expr *Index,
-                                  const ExprTest &IsLen, IndexTerms &Rest);
-
-/// Which side of `tid >= off` (or a spelling of it) \p E says a thread
-/// is on, for one \p InRange (at or past the offset) or the other.
-std::optional<bool> offsetTest(const clang::Expr *E, const ExprTest &IsTid,
-                               const clang::VarDecl *Off,
-                               const clang::ASTContext &AST, bool InRange);
-/// The store's index as `h * len + tid`, two halves of one array, `len`
-/// the block size (\p IsLen) or a constant (then in \p Len, and every
-/// launch must use it): h, or null when the index is not of that form.
-const clang::Expr *storeHalf(const clang::Expr *Index, const ExprTest &IsLen,
-                             const ExprTest &IsTid,
-                             const clang::ASTContext &AST,
-                             std::optional<int64_t> &Len);
-/// Double buffering through an index: the loop changes one integer local
-/// that picks the current buffer (`cur`), or two it flips together (`pout`
-/// and `pin`); each starts at 0 or 1 and keeps that value until the loop,
-/// and the store (its buffer index \p FirstIndex) writes the buffer the one
-/// it names picks. Fills \p Cur, \p Peer and \p PeerStart (whether the
-/// peer starts at the other buffer), or returns why not.
-std::string bufferChoice(const EditContext &Ctx, const clang::ForStmt *Loop,
-                         const clang::Stmt *Store,
-                         ArrayRef<const clang::VarDecl *> Changed,
-                         const clang::Expr *FirstIndex,
-                         ArrayRef<const clang::Stmt *> BeforeLoop,
-                         const clang::VarDecl *&Cur,
-                         const clang::VarDecl *&Peer, int &PeerStart);
-/// A statement before the scan's store leaves the scanned \p Arrays
-/// alone: it neither names them nor declares a pointer into them (reads
-/// and writes through such an alias are not followed), but for the
-/// pointers the loop swaps (\p Swapped). Why not, or "".
-std::string beforeStoreWhy(const EditContext &Ctx, const clang::Stmt *S,
-                           ArrayRef<const clang::VarDecl *> Arrays,
-                           ArrayRef<const clang::VarDecl *> Swapped);
-
-/// The rewritten scan, to replace the code from the store to the loop's
-/// end at \p RegionBegin: \p Value scanned in registers and stored into
-/// \p Dest, then one barrier.
-std::string scanText(const EditContext &Ctx, unsigned RegionBegin,
-                     StringRef ElemType, StringRef Value, StringRef Dest);
-} // namespace block_scan
-
 namespace {
 using block_scan::doubles;
 using block_scan::ExprTest;
@@ -974,6 +899,20 @@ BlockScan::rewrite(const EditContext &Ctx, const Edit &E, const Plan &P) const {
                                       P.RegionEnd - P.RegionBegin, Text),
           E))
     return std::move(Err);
+  // The second buffer choice (`pin` beside `pout`) was read by the loop
+  // only: its declaration goes with it (else nvcc warns it is unused).
+  auto Drop =
+      P.Peer
+          ? block_scan::unusedDeclaration(Ctx, P.Kernel.Decl->getBody(), P.Peer,
+                                          P.RegionBegin, P.RegionEnd, P.Store)
+          : std::nullopt;
+  if (Drop)
+    if (Error Err = addReplacement(
+            Repls,
+            clang::tooling::Replacement(Ctx.FileName, Drop->first,
+                                        Drop->second - Drop->first, ""),
+            E))
+      return std::move(Err);
   return Repls;
 }
 

@@ -4,17 +4,21 @@
 // doubling offset, a loop bound and the block size look like, how an index
 // into one array split in two halves reads (`h * len + i`), which element
 // types the shuffles move, and the text of the rewritten scan. The plan and
-// the symbolic run of a step are in BlockScan.cpp, which declares these.
+// the symbolic run of a step are in BlockScan.cpp; BlockScanInternal.h
+// declares these.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
 #include "../TransformSupport.h"
+#include "BlockScanInternal.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/Stmt.h"
 #include "clang/AST/Type.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
 #include "llvm/ADT/STLExtras.h"
 #include <algorithm>
 #include <functional>
@@ -26,10 +30,6 @@ using clang::isa;
 
 namespace optiml {
 namespace block_scan {
-
-// As declared in BlockScan.cpp.
-using ExprTest = std::function<bool(const clang::Expr *)>;
-using IndexTerms = SmallVector<std::pair<const clang::Expr *, bool>, 2>;
 
 bool isBarrierStmt(const clang::Stmt *S) {
   const auto *C = dyn_cast_or_null<clang::CallExpr>(S);
@@ -340,6 +340,76 @@ std::string beforeStoreWhy(const EditContext &Ctx, const clang::Stmt *S,
     }
   }
   return "";
+}
+
+/// The declaration statement inside \p S that declares \p V, or null.
+static const clang::DeclStmt *declaring(const clang::Stmt *S,
+                                        const clang::VarDecl *V) {
+  if (!S)
+    return nullptr;
+  if (const auto *DS = dyn_cast<clang::DeclStmt>(S);
+      DS && llvm::is_contained(DS->decls(), V))
+    return DS;
+  for (const clang::Stmt *C : S->children())
+    if (const clang::DeclStmt *DS = declaring(C, V))
+      return DS;
+  return nullptr;
+}
+
+std::optional<std::pair<unsigned, unsigned>>
+unusedDeclaration(const EditContext &Ctx, const clang::Stmt *Body,
+                  const clang::VarDecl *V, unsigned RegionBegin,
+                  unsigned RegionEnd, const clang::Stmt *Kept) {
+  const clang::SourceManager &SM = Ctx.AST.getSourceManager();
+  auto Offset = [&](clang::SourceLocation L) -> std::optional<unsigned> {
+    if (!L.isFileID() || !SM.isWrittenInMainFile(L))
+      return std::nullopt;
+    return SM.getFileOffset(L);
+  };
+  std::vector<const clang::DeclRefExpr *> Refs, KeptRefs;
+  collectRefs(Body, V, Refs);
+  collectRefs(Kept, V, KeptRefs);
+  for (const clang::DeclRefExpr *R : Refs) {
+    auto At = Offset(R->getLocation());
+    if (!At || *At < RegionBegin || *At >= RegionEnd)
+      return std::nullopt;
+  }
+  const clang::DeclStmt *DS = declaring(Body, V);
+  auto Span = DS ? stmtSpan(Ctx, DS) : std::nullopt;
+  if (!KeptRefs.empty() || !Span || Span->End.Offset > RegionBegin)
+    return std::nullopt;
+  StringRef Code = Ctx.Code;
+  if (DS->isSingleDecl()) {
+    // The whole statement, with its line when it stands alone on it.
+    unsigned B = Span->Begin.Offset, E = Span->End.Offset;
+    while (B > 0 && (Code[B - 1] == ' ' || Code[B - 1] == '\t'))
+      --B;
+    if (B > 0 && Code[B - 1] == '\n' && E < Code.size() && Code[E] == '\n')
+      return std::make_pair(B, E + 1);
+    return std::make_pair(Span->Begin.Offset, Span->End.Offset);
+  }
+  auto EndOf = [&](const clang::Decl *D) -> std::optional<unsigned> {
+    return Offset(clang::Lexer::getLocForEndOfToken(D->getEndLoc(), 0, SM,
+                                                    Ctx.AST.getLangOpts()));
+  };
+  auto I = llvm::find(DS->decls(), V);
+  if (I != DS->decl_begin()) {
+    // `, pin = 1`: from the end of the declarator before it.
+    auto B = EndOf(*std::prev(I)), E = EndOf(V);
+    return B && E ? std::optional(std::make_pair(*B, *E)) : std::nullopt;
+  }
+  // `pin = 1, ` before the next declarator (whose `*` or `&` it leaves),
+  // for an integer, whose declarator starts at its name.
+  auto B = Offset(V->getLocation()), E = EndOf(V);
+  if (!B || !E || !V->getType()->isIntegerType())
+    return std::nullopt;
+  size_t Comma = Code.find_first_not_of(" \t\n", *E);
+  if (Comma == StringRef::npos || Code[Comma] != ',')
+    return std::nullopt;
+  size_t Next = Code.find_first_not_of(" \t\n", Comma + 1);
+  if (Next == StringRef::npos)
+    return std::nullopt;
+  return std::make_pair(*B, unsigned(Next));
 }
 
 std::string scanText(const EditContext &Ctx, unsigned RegionBegin,
