@@ -272,6 +272,62 @@ void run(int rows, int cols, const __half *x, __half *y) {
       << S.Reason;
 }
 
+// One walk reads both forms' bodies (AccessWalker): `*p` and `&x` stop it
+// with each form's reason; a compound or incremented element is read and
+// written.
+TEST(CatalogVectorizeTest, MapAndRowWalkersReadAccessesAlike) {
+  std::string Src = R"(__global__ void addr(const float *x, float *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = *(&x[i]);
+}
+__global__ void rowderef(int rows, int cols, const float *x, float *y) {
+  int c = blockIdx.x * blockDim.x + threadIdx.x;
+  int r = blockIdx.y * blockDim.y + threadIdx.y;
+  if (c < cols && r < rows) {
+    const float *a = x + r * cols;
+    float *b = y + r * cols;
+    b[c] = a[c] + *a;
+  }
+}
+__global__ void rowinc(int rows, int cols, const float *x, float *y) {
+  int c = blockIdx.x * blockDim.x + threadIdx.x;
+  int r = blockIdx.y * blockDim.y + threadIdx.y;
+  if (c < cols && r < rows) {
+    const float *a = x + r * cols;
+    float *b = y + r * cols;
+    b[c] += a[c];
+    b[c]++;
+  }
+}
+void run(int rows, int cols, const float *x, float *y) {
+  addr<<<(cols + 255) / 256, 256>>>(x, y, cols);
+  rowderef<<<dim3((cols + 31) / 32, (rows + 7) / 8), dim3(32, 8)>>>(rows, cols,
+                                                                    x, y);
+  rowinc<<<dim3((cols + 31) / 32, (rows + 7) / 8), dim3(32, 8)>>>(rows, cols,
+                                                                  x, y);
+}
+)";
+  Applicability A = prepareOn(vectorize(), Src, "addr");
+  EXPECT_FALSE(A.Applies);
+  EXPECT_NE(A.Reason.find("access '*(&x[i])' is not of the form p[i]"),
+            std::string::npos)
+      << A.Reason;
+  Applicability D = prepareOn(vectorize(), Src, "rowderef");
+  EXPECT_FALSE(D.Applies);
+  EXPECT_NE(D.Reason.find("the body dereferences or takes an address ('*a')"),
+            std::string::npos)
+      << D.Reason;
+  Applicability I = prepareOn(vectorize(), Src, "rowinc");
+  ASSERT_TRUE(I.Applies) << I.Reason;
+  std::string Out =
+      applyTo(vectorize(), Src,
+              makeEdit("vectorize", "rowinc", {{"width", int64_t(4)}}));
+  for (const char *Line :
+       {"float4 b_v = *reinterpret_cast<float4 *>(b + c);", "b_v.w += a_v.w;",
+        "b_v.w++;", "*reinterpret_cast<float4 *>(b + c) = b_v;"})
+    EXPECT_NE(Out.find(Line), std::string::npos) << Line << "\n" << Out;
+}
+
 /// gridCoverageProblem() at each launch of kernel \p Name in \p Src,
 /// against the bound of its guard.
 std::vector<std::string> coverage(const std::string &Src,

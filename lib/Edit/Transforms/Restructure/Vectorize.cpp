@@ -104,12 +104,11 @@ struct VectorizePlan {
 /// Records the accesses and index uses of a map's body; every access must
 /// be p[i] for a pointer parameter p, or p.x[i] for a pointer member x of a
 /// struct parameter p passed by value.
-struct MapWalker : RecursiveASTVisitor<MapWalker> {
+struct MapWalker : AccessWalker<MapWalker> {
   const EditContext &Ctx;
   const MapPattern &M;
   VectorizePlan &Plan;
   std::vector<BodyUse> *Uses = nullptr;
-  bool TopLevelAssign = false;
   std::string Problem;
   MapWalker(const EditContext &Ctx, const MapPattern &M, VectorizePlan &Plan)
       : Ctx(Ctx), M(M), Plan(Plan) {}
@@ -240,57 +239,13 @@ struct MapWalker : RecursiveASTVisitor<MapWalker> {
     Inner.TraverseStmt(const_cast<Stmt *>(Body));
     return Inner.Found;
   }
-  bool TraverseBinaryOperator(BinaryOperator *B) {
-    if (B->isAssignmentOp())
-      if (auto *A = dyn_cast<ArraySubscriptExpr>(B->getLHS()->IgnoreParens())) {
-        bool Plain = TopLevelAssign && B->getOpcode() == BO_Assign;
-        TopLevelAssign = false;
-        if (!access(A, B->getOpcode() != BO_Assign, true, Plain))
-          return false;
-        return TraverseStmt(B->getRHS());
-      }
-    TopLevelAssign = false;
-    return RecursiveASTVisitor::TraverseBinaryOperator(B);
-  }
-  bool TraverseCompoundAssignOperator(CompoundAssignOperator *B) {
-    return TraverseBinaryOperator(B);
-  }
-  // Elements of class type (__half) are assigned through operators.
-  bool TraverseCXXOperatorCallExpr(CXXOperatorCallExpr *C) {
-    bool Top = TopLevelAssign;
-    TopLevelAssign = false;
-    OverloadedOperatorKind Op = C->getOperator();
-    if (C->getNumArgs() > 0)
-      if (auto *A =
-              dyn_cast<ArraySubscriptExpr>(C->getArg(0)->IgnoreParens())) {
-        if (C->isAssignmentOp()) {
-          if (!access(A, Op != OO_Equal, true, Top && Op == OO_Equal))
-            return false;
-          return TraverseStmt(C->getArg(1));
-        }
-        if (Op == OO_PlusPlus || Op == OO_MinusMinus)
-          return access(A, true, true, false);
-      }
-    return RecursiveASTVisitor::TraverseCXXOperatorCallExpr(C);
-  }
-  bool TraverseUnaryOperator(UnaryOperator *U) {
-    if (U->isIncrementDecrementOp())
-      if (auto *A =
-              dyn_cast<ArraySubscriptExpr>(U->getSubExpr()->IgnoreParens()))
-        return access(A, true, true, false);
-    if (U->getOpcode() == UO_Deref) {
+  bool pointerUse(UnaryOperator *U) {
+    if (U->getOpcode() == UO_Deref)
       fail("access '" + exprText(Ctx, U) + "' is not of the form p[" +
            M.IndexName + "]");
-      return false;
-    }
-    if (U->getOpcode() == UO_AddrOf) {
+    else
       fail("the body takes an address ('" + exprText(Ctx, U) + "')");
-      return false;
-    }
-    return RecursiveASTVisitor::TraverseUnaryOperator(U);
-  }
-  bool TraverseArraySubscriptExpr(ArraySubscriptExpr *A) {
-    return access(A, true, false, false);
+    return false;
   }
   bool VisitDeclRefExpr(DeclRefExpr *DR) {
     if (DR->getDecl() == M.Index) {

@@ -1,8 +1,9 @@
 //===- VectorizeInternal.h - vectorize's parts shared by its files -*- C++
 //-*-===//
 //
-// Private to vectorize: the vector types of element types (Vectorize.cpp)
-// and the 2D map along matrix rows (VectorizeRows.cpp); vectorize-stencil's
+// Private to vectorize: the vector types of element types (Vectorize.cpp),
+// the walk over a map's body and the 2D map along matrix rows
+// (VectorizeRows.cpp); vectorize-stencil's
 // index arithmetic and launch reading (VectorizeStencilInput.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -10,6 +11,7 @@
 #define OPTIML_LIB_EDIT_TRANSFORMS_RESTRUCTURE_VECTORIZEINTERNAL_H
 
 #include "optiml/Edit/Transform.h"
+#include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/Type.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseSet.h"
@@ -78,6 +80,65 @@ struct RowMap {
     std::string X;
   };
   std::vector<Grid> Grids;
+};
+
+/// The walk over a map's body that both forms of vectorize make (MapWalker
+/// in Vectorize.cpp, RowWalker in VectorizeRows.cpp): every element access
+/// goes to `Derived::access(A, Read, Write, Plain)` (Plain: the whole
+/// statement is `p[e] = v`, TopLevelAssign being set by the caller before
+/// each statement), and the walk goes on into the stored value; `*p` and
+/// `&x` go to `Derived::pointerUse(U)`. Each returns whether to go on.
+template <class Derived>
+struct AccessWalker : clang::RecursiveASTVisitor<Derived> {
+  using Base = clang::RecursiveASTVisitor<Derived>;
+  bool TopLevelAssign = false;
+
+  bool TraverseBinaryOperator(clang::BinaryOperator *B) {
+    bool Top = TopLevelAssign;
+    TopLevelAssign = false;
+    if (B->isAssignmentOp())
+      if (auto *A = llvm::dyn_cast<clang::ArraySubscriptExpr>(
+              B->getLHS()->IgnoreParens()))
+        return self().access(A, B->getOpcode() != clang::BO_Assign, true,
+                             Top && B->getOpcode() == clang::BO_Assign) &&
+               self().TraverseStmt(B->getRHS());
+    return Base::TraverseBinaryOperator(B);
+  }
+  bool TraverseCompoundAssignOperator(clang::CompoundAssignOperator *B) {
+    return TraverseBinaryOperator(B);
+  }
+  // Elements of class type (__half) are assigned through operators.
+  bool TraverseCXXOperatorCallExpr(clang::CXXOperatorCallExpr *C) {
+    bool Top = TopLevelAssign;
+    TopLevelAssign = false;
+    clang::OverloadedOperatorKind Op = C->getOperator();
+    if (C->getNumArgs() > 0)
+      if (auto *A = llvm::dyn_cast<clang::ArraySubscriptExpr>(
+              C->getArg(0)->IgnoreParens())) {
+        if (C->isAssignmentOp())
+          return self().access(A, Op != clang::OO_Equal, true,
+                               Top && Op == clang::OO_Equal) &&
+                 self().TraverseStmt(C->getArg(1));
+        if (Op == clang::OO_PlusPlus || Op == clang::OO_MinusMinus)
+          return self().access(A, true, true, false);
+      }
+    return Base::TraverseCXXOperatorCallExpr(C);
+  }
+  bool TraverseUnaryOperator(clang::UnaryOperator *U) {
+    if (U->isIncrementDecrementOp())
+      if (auto *A = llvm::dyn_cast<clang::ArraySubscriptExpr>(
+              U->getSubExpr()->IgnoreParens()))
+        return self().access(A, true, true, false);
+    if (U->getOpcode() == clang::UO_Deref || U->getOpcode() == clang::UO_AddrOf)
+      return self().pointerUse(U);
+    return Base::TraverseUnaryOperator(U);
+  }
+  bool TraverseArraySubscriptExpr(clang::ArraySubscriptExpr *A) {
+    return self().access(A, true, false, false);
+  }
+
+private:
+  Derived &self() { return static_cast<Derived &>(*this); }
 };
 
 /// Matches the 2D map along matrix rows in \p K (VectorizeRows.cpp's

@@ -94,11 +94,10 @@ bool sameStride(const Expr *A, const Expr *B, const ASTContext &AST) {
 
 /// Records the accesses and column uses of a 2D map's body: every array
 /// access must be p[c] through a row pointer.
-struct RowWalker : RecursiveASTVisitor<RowWalker> {
+struct RowWalker : AccessWalker<RowWalker> {
   const EditContext &Ctx;
   RowMap &M;
   std::vector<RowUse> *Uses = nullptr;
-  bool TopLevelAssign = false;
   std::string Problem;
   RowWalker(const EditContext &Ctx, RowMap &M) : Ctx(Ctx), M(M) {}
   bool fail(const Twine &Why) {
@@ -127,46 +126,9 @@ struct RowWalker : RecursiveASTVisitor<RowWalker> {
         {Span->Begin.Offset, Span->End.Offset - Span->Begin.Offset, V});
     return true;
   }
-  bool TraverseBinaryOperator(BinaryOperator *B) {
-    bool Top = TopLevelAssign;
-    TopLevelAssign = false;
-    if (B->isAssignmentOp())
-      if (auto *A = dyn_cast<ArraySubscriptExpr>(B->getLHS()->IgnoreParens()))
-        return access(A, B->getOpcode() != BO_Assign, true,
-                      Top && B->getOpcode() == BO_Assign) &&
-               TraverseStmt(B->getRHS());
-    return RecursiveASTVisitor::TraverseBinaryOperator(B);
-  }
-  bool TraverseCompoundAssignOperator(CompoundAssignOperator *B) {
-    return TraverseBinaryOperator(B);
-  }
-  bool TraverseCXXOperatorCallExpr(CXXOperatorCallExpr *C) {
-    bool Top = TopLevelAssign;
-    TopLevelAssign = false;
-    OverloadedOperatorKind Op = C->getOperator();
-    if (C->getNumArgs() > 0)
-      if (auto *A =
-              dyn_cast<ArraySubscriptExpr>(C->getArg(0)->IgnoreParens())) {
-        if (C->isAssignmentOp())
-          return access(A, Op != OO_Equal, true, Top && Op == OO_Equal) &&
-                 TraverseStmt(C->getArg(1));
-        if (Op == OO_PlusPlus || Op == OO_MinusMinus)
-          return access(A, true, true, false);
-      }
-    return RecursiveASTVisitor::TraverseCXXOperatorCallExpr(C);
-  }
-  bool TraverseUnaryOperator(UnaryOperator *U) {
-    if (U->isIncrementDecrementOp())
-      if (auto *A =
-              dyn_cast<ArraySubscriptExpr>(U->getSubExpr()->IgnoreParens()))
-        return access(A, true, true, false);
-    if (U->getOpcode() == UO_Deref || U->getOpcode() == UO_AddrOf)
-      return fail("the body dereferences or takes an address ('" +
-                  exprText(Ctx, U) + "')");
-    return RecursiveASTVisitor::TraverseUnaryOperator(U);
-  }
-  bool TraverseArraySubscriptExpr(ArraySubscriptExpr *A) {
-    return access(A, true, false, false);
+  bool pointerUse(UnaryOperator *U) {
+    return fail("the body dereferences or takes an address ('" +
+                exprText(Ctx, U) + "')");
   }
   bool VisitDeclRefExpr(DeclRefExpr *DR) {
     const ValueDecl *D = DR->getDecl();
