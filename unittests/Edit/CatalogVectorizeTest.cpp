@@ -330,8 +330,8 @@ void run(int rows, int cols, const float *x, float *y) {
 
 /// gridCoverageProblem() at each launch of kernel \p Name in \p Src,
 /// against the bound of its guard.
-std::vector<std::string> coverage(const std::string &Src,
-                                  llvm::StringRef Name) {
+std::vector<std::string> coverage(const std::string &Src, llvm::StringRef Name,
+                                  bool Rows = false) {
   Input In(Src);
   std::vector<std::string> Out;
   const KernelInfo *K = In.Model.findKernel(Name.str());
@@ -342,8 +342,61 @@ std::vector<std::string> coverage(const std::string &Src,
   if (!P)
     return {"no map: " + Why};
   for (const LaunchSite &L : K->Launches)
-    Out.push_back(gridCoverageProblem(*In.Ctx, L, P->Bound, 0));
+    Out.push_back(Rows ? gridRowsCoverageProblem(*In.Ctx, L, P->Bound)
+                       : gridCoverageProblem(*In.Ctx, L, P->Bound, 0));
   return Out;
+}
+
+TEST(CatalogVectorizeTest, GridCoverageFloorPlusOneAndSmallerBounds) {
+  std::vector<std::string> Got = coverage(R"(
+__global__ void k(int n, const float *x, float *y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i];
+}
+void run(int n, const float *x, float *y) {
+  k<<<n / 256 + 1, 256>>>(n, x, y);
+  k<<<n / 256, 256>>>(n, x, y);
+  k<<<(n + 255) / 256, 256>>>(n - 1, x + 1, y);
+  k<<<(n + 255) / 256, 256>>>(n + 1, x, y);
+}
+)",
+                                          "k");
+  ASSERT_EQ(Got.size(), 4u);
+  EXPECT_EQ(Got[0], "");
+  EXPECT_NE(Got[1].find("its grid ('n / 256') is not ceil"), std::string::npos)
+      << Got[1];
+  EXPECT_EQ(Got[2], "");
+  EXPECT_NE(Got[3].find("sized from 'n'"), std::string::npos) << Got[3];
+}
+
+TEST(CatalogVectorizeTest, GridRowsCoverageCountsTheBlocksOfA2DGrid) {
+  std::vector<std::string> Got = coverage(R"(
+__global__ void k(int n, const float *x, float *y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i];
+}
+void run(int n, const float *x, float *y) {
+  int nb = (n + 255) / 256;
+  int gx = nb < 65535 ? nb : 1024;
+  dim3 grid(gx, (nb + gx - 1) / gx);
+  k<<<grid, 256>>>(n, x, y);
+  k<<<dim3(64, (nb + 63) / 64), 256>>>(n, x, y);
+  k<<<dim3(64, 8), 256>>>(131072, x, y);
+  k<<<dim3(64, 8), 256>>>(n, x, y);
+  k<<<dim3(gx, nb / gx), 256>>>(n, x, y);
+  k<<<dim3(32, (nb + 63) / 64), 256>>>(n, x, y);
+  k<<<nb, 256>>>(n, x, y);
+}
+)",
+                                          "k", true);
+  ASSERT_EQ(Got.size(), 7u);
+  EXPECT_EQ(Got[0], "");
+  EXPECT_EQ(Got[1], "");
+  EXPECT_EQ(Got[2], "");
+  for (unsigned I : {3u, 4u, 5u})
+    EXPECT_NE(Got[I].find("is not ceil(n / block)"), std::string::npos)
+        << I << ": " << Got[I];
+  EXPECT_EQ(Got[6], "");
 }
 
 TEST(CatalogVectorizeTest, GridCoverageReadsCeilDivisionsAndConstants) {

@@ -113,7 +113,7 @@ TEST(CatalogWarpReduceGridStrideTest, IntegerMinWithTypeMaximum) {
       "  if (threadIdx.x == 0)\n"
       "    atomicMin(out, s[0]);\n"
       "}\n"
-      "void run(const int *x, int *out, int n) { k<<<5000, 128>>>(x, out, n); "
+      "void run(const int *x, int *out) { k<<<5000, 128>>>(x, out, 640000); "
       "}\n";
   EXPECT_EQ(applyTo(warpReduce(), Src, gridStride("k")),
             R"(__global__ void k(const int *x, int *out, int n) {
@@ -135,7 +135,7 @@ TEST(CatalogWarpReduceGridStrideTest, IntegerMinWithTypeMaximum) {
   if (threadIdx.x == 0)
     atomicMin(out, v);
 }
-void run(const int *x, int *out, int n) { k<<<1056, 128>>>(x, out, n); }
+void run(const int *x, int *out) { k<<<1056, 128>>>(x, out, 640000); }
 )");
 }
 
@@ -226,24 +226,27 @@ TEST(CatalogWarpReduceGridStrideTest, IndexOverTheRowsOfA2DGrid) {
       indexedTree("",
                   "int i = (blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x "
                   "+ tid;",
-                  "k<<<dim3(64, 64), 256>>>(x, w, out, n);"),
+                  "k<<<dim3(64, 64), 256>>>(x, w, out, 1048576);"),
       gridStride("k", 264));
   EXPECT_NE(Out.find("  for (int j = i; j < n; j += gridDim.x * gridDim.y * "
                      "blockDim.x)\n    v += x[j] * w[j];\n"),
             std::string::npos)
       << Out;
-  EXPECT_NE(Out.find("k<<<264, 256>>>(x, w, out, n);"), std::string::npos)
+  EXPECT_NE(Out.find("k<<<264, 256>>>(x, w, out, 1048576);"), std::string::npos)
       << Out;
-  // Through a helper, a dim3 of expressions whose z is kept.
+  // Through a helper, a dim3 of expressions whose z is kept: 64 columns of
+  // ceil(ceil(n / 256) / 64) rows cover n.
   Out = applyTo(
       warpReduce(),
       indexedTree("__device__ int row_major() { return gridDim.x * blockIdx.y "
                   "+ blockIdx.x; }\n",
                   "int i = blockDim.x * row_major() + threadIdx.x;",
-                  "k<<<dim3(n / 256, 4, n % 3), 256>>>(x, w, out, n);"),
+                  "k<<<dim3(64, ((n + 255) / 256 + 63) / 64, n % 3), "
+                  "256>>>(x, w, out, n);"),
       gridStride("k"));
-  EXPECT_NE(Out.find("k<<<dim3(1ull * (n / 256) * 4 < 1056 ? (n / 256) * 4 : "
-                     "1056, 1, n % 3), 256>>>"),
+  EXPECT_NE(Out.find("k<<<dim3(1ull * 64 * (((n + 255) / 256 + 63) / 64) < "
+                     "1056 ? 64 * (((n + 255) / 256 + 63) / 64) : 1056, 1, "
+                     "n % 3), 256>>>"),
             std::string::npos)
       << Out;
   // A 1D index through a helper steps by the 1D grid.
@@ -251,7 +254,7 @@ TEST(CatalogWarpReduceGridStrideTest, IndexOverTheRowsOfA2DGrid) {
                 indexedTree("__device__ int gid() { return blockIdx.x * "
                             "blockDim.x + threadIdx.x; }\n",
                             "int i = gid();",
-                            "k<<<n / 256, 256>>>(x, w, out, n);"),
+                            "k<<<(n + 255) / 256, 256>>>(x, w, out, n);"),
                 gridStride("k"));
   EXPECT_NE(Out.find("j += gridDim.x * blockDim.x)"), std::string::npos) << Out;
 }

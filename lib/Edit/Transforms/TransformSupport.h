@@ -336,6 +336,14 @@ const clang::Expr *boundExprAtLaunch(const EditContext &Ctx,
 std::string gridCoverageProblem(const EditContext &Ctx, const LaunchSite &L,
                                 const clang::Expr *Bound, unsigned Dim);
 
+/// gridCoverageProblem() along x for an index that counts the blocks of a 2D
+/// grid row by row (`(blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x +
+/// threadIdx.x`): also shown when the grid is (X, ceil(NB / D)) with D at
+/// most X, so that it holds at least NB blocks, and NB blocks cover the
+/// bound as a 1D grid would.
+std::string gridRowsCoverageProblem(const EditContext &Ctx, const LaunchSite &L,
+                                    const clang::Expr *Bound);
+
 //===--- Template instantiations
 //-----------------------------------------===//
 //

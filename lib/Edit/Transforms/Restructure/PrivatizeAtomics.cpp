@@ -657,6 +657,21 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
                       L.Id + " has a dim3 grid; the cap needs a plain "
                              "block count",
                       L.Range.Begin);
+  // The grid-stride loop made from one item per thread handles every item
+  // below the bound whatever the grid; the original only those its threads
+  // reach, so each launch must be shown to reach the bound.
+  if (P.Map)
+    for (const LaunchSite &L : KI.Launches)
+      if (std::string W = gridCoverageProblem(Ctx, L, P.Map->Bound, 0);
+          !W.empty())
+        return reject(E, "launch",
+                      L.Id +
+                          " is not shown to run a thread for every item "
+                          "below the guard's bound '" +
+                          looseExprText(Ctx, P.Map->Bound) + "': " + W +
+                          "; the grid-stride loop would add the items its "
+                          "threads never reached",
+                      L.Range.Begin);
 
   raw_string_ostream OS(P.Description);
   OS << P.Uses.size() << " atomicAdd" << (P.Uses.size() > 1 ? "s" : "")

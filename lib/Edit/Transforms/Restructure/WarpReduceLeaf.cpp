@@ -611,6 +611,19 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
     return Err;
   if (Error Err = capLaunches(Max, GridRows))
     return Err;
+  // The loop sums every element below the bound whatever the grid; the
+  // original only those its threads reach.
+  for (const LaunchSite &L : K.Info->Launches)
+    if (std::string Why = GridRows ? gridRowsCoverageProblem(Ctx, L, Bound)
+                                   : gridCoverageProblem(Ctx, L, Bound, 0);
+        !Why.empty())
+      return no("launch " + L.Id +
+                    " is not shown to run a thread for every element below "
+                    "the bound '" +
+                    text(Bound) + "': " + Why +
+                    "; grid_stride's loop would sum the elements the "
+                    "original's threads never reached",
+                Bound);
 
   // The rewrite.
   StringRef KText =
