@@ -326,12 +326,11 @@ static std::optional<int64_t> argValue(const FunctionDecl *Inst,
   return Args->get(NT->getIndex()).getAsIntegral().getExtValue();
 }
 
-/// The loops around \p AS (up to the kernel's body) whose bounds depend
-/// on template parameters.
-static std::vector<const ForStmt *> dependentLoopsAround(const EditContext &Ctx,
-                                                         const Stmt *AS) {
+/// The `for` loops around \p S up to the kernel's body, innermost first.
+static std::vector<const ForStmt *> loopsAround(const EditContext &Ctx,
+                                                const Stmt *S) {
   std::vector<const ForStmt *> Out;
-  DynTypedNodeList Ps = Ctx.AST.getParents(*AS);
+  DynTypedNodeList Ps = Ctx.AST.getParents(*S);
   for (unsigned Depth = 0; !Ps.empty() && Depth < 64; ++Depth) {
     const Stmt *Par = Ps[0].get<Stmt>();
     if (!Par) {
@@ -341,18 +340,28 @@ static std::vector<const ForStmt *> dependentLoopsAround(const EditContext &Ctx,
       Ps = Ctx.AST.getParents(*D);
       continue;
     }
-    if (const auto *F = dyn_cast<ForStmt>(Par)) {
-      const auto *DS = dyn_cast_or_null<DeclStmt>(F->getInit());
-      bool Dependent = F->getCond() && F->getCond()->isValueDependent();
-      if (DS)
-        for (const Decl *D : DS->decls())
-          if (const auto *V = dyn_cast<VarDecl>(D);
-              V && V->hasInit() && V->getInit()->isValueDependent())
-            Dependent = true;
-      if (Dependent)
-        Out.push_back(F);
-    }
+    if (const auto *F = dyn_cast<ForStmt>(Par))
+      Out.push_back(F);
     Ps = Ctx.AST.getParents(*Par);
+  }
+  return Out;
+}
+
+/// The loops around \p AS (up to the kernel's body) whose bounds depend
+/// on template parameters.
+static std::vector<const ForStmt *> dependentLoopsAround(const EditContext &Ctx,
+                                                         const Stmt *AS) {
+  std::vector<const ForStmt *> Out;
+  for (const ForStmt *F : loopsAround(Ctx, AS)) {
+    const auto *DS = dyn_cast_or_null<DeclStmt>(F->getInit());
+    bool Dependent = F->getCond() && F->getCond()->isValueDependent();
+    if (DS)
+      for (const Decl *D : DS->decls())
+        if (const auto *V = dyn_cast<VarDecl>(D);
+            V && V->hasInit() && V->getInit()->isValueDependent())
+          Dependent = true;
+    if (Dependent)
+      Out.push_back(F);
   }
   return Out;
 }
@@ -433,24 +442,12 @@ std::string templateLoopRanges(
 std::string unknownLoopAround(
     const EditContext &Ctx, const Stmt *AS,
     const std::map<const ValueDecl *, std::pair<int64_t, int64_t>> &LoopVars) {
-  DynTypedNodeList Ps = Ctx.AST.getParents(*AS);
-  for (unsigned Depth = 0; !Ps.empty() && Depth < 64; ++Depth) {
-    const Stmt *Par = Ps[0].get<Stmt>();
-    if (!Par) {
-      const Decl *D = Ps[0].get<Decl>();
-      if (!D || isa<FunctionDecl>(D))
-        break;
-      Ps = Ctx.AST.getParents(*D);
-      continue;
-    }
-    if (const auto *F = dyn_cast<ForStmt>(Par)) {
-      std::optional<CountingLoop> C = countingLoop(F, Ctx.AST);
-      if (!C || !LoopVars.count(C->Var))
-        return " (it is inside the loop at " + where(Ctx, F) +
-               ", whose range is not constant: the halo must be known when "
-               "the kernel is compiled)";
-    }
-    Ps = Ctx.AST.getParents(*Par);
+  for (const ForStmt *F : loopsAround(Ctx, AS)) {
+    std::optional<CountingLoop> C = countingLoop(F, Ctx.AST);
+    if (!C || !LoopVars.count(C->Var))
+      return " (it is inside the loop at " + where(Ctx, F) +
+             ", whose range is not constant: the halo must be known when "
+             "the kernel is compiled)";
   }
   return "";
 }
