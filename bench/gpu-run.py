@@ -326,6 +326,17 @@ def t_stencil_rows(a):
             "and their rows beside the hand-written references.", steps, parts)
 
 
+def t_styles(a):
+    files = a.programs_list or sorted(glob.glob(os.path.join(REPO, "test/edit/*-styles.cu")))
+    files = [os.path.relpath(f, REPO) if os.path.isabs(f) else f for f in files]
+    return ("Styles programs (%d): each program's EDIT lines applied one after another, "
+            "then `eval` against the program as written, memcheck and racecheck on "
+            "(scripts/gpu-styles.sh)." % len(files),
+            [Step("styles", ["bash", "scripts/gpu-styles.sh", TOOL, "{work}/styles"] + files,
+                  unpack=True, stdout="{work}/styles.log")],
+            [Part("", "log", md="styles.log", source="scripts/gpu-styles.sh")])
+
+
 def t_warp_reduce(a):
     return ("warp-reduce on two shared-memory tree reductions.",
             [Step("warp-reduce", ["bash", "scripts/gpu-warp-reduce.sh", "{bundle}"],
@@ -520,6 +531,7 @@ TASKS = {
     "vectorize-stencil": (t_vectorize_stencil, "vectorize-stencil on stencil styles and the suite (scripts/gpu-edit-family.sh)"),
     "constant-memory": (t_constant_memory, "constant-memory on filters (scripts/gpu-edit-family.sh)"),
     "shared-tiling-rows": (t_stencil_rows, "shared-tiling rows on 2D stencils (scripts/gpu-edit-family.sh)"),
+    "styles": (t_styles, "styles programs' edits applied and eval'd under the sanitizers (scripts/gpu-styles.sh)"),
     "warp-reduce": (t_warp_reduce, "warp-reduce on tree reductions (scripts/gpu-warp-reduce.sh)"),
     "dot-grid-stride": (t_dot_grid_stride, "warp-reduce grid_stride on the suite's dot, three grid caps"),
     "wide-loads": (t_wide_loads, "wide-load tails against the CPU (bench/checks/wide-loads)"),
@@ -774,7 +786,7 @@ def parse(argv):
     if a.task not in TASKS:
         ap.error("unknown task '%s'; the tasks: %s" % (a.task, ", ".join(TASKS)))
     takes_programs = ("optimize", "ncu-compare", "event-timing", "verify-edits", "verdicts",
-                      "acceptance")
+                      "acceptance", "styles")
     if a.programs and a.task not in takes_programs:
         ap.error("%s takes no programs (got %s)" % (a.task, " ".join(a.programs)))
     if a.task == "acceptance" and len(a.programs) > 1:

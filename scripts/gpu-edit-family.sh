@@ -2,10 +2,9 @@
 # On a GPU node, with the bundle: one transform family, checked the way a
 # user meets it.
 #   - a styles program (a lit test's input that checks itself against the
-#     CPU): every edit of its `// EDIT: {...}` lines applied one after
-#     another with `clang-optiml apply`, then one `clang-optiml eval`
-#     checks every kernel against the original launch by launch (memcheck
-#     and racecheck on);
+#     CPU), through scripts/gpu-styles.sh: its `// EDIT: {...}` lines
+#     applied one after another, then one `clang-optiml eval` against the
+#     original, launch by launch (memcheck and racecheck on);
 #   - the suite's program bench/kernels/KERNEL/naive.cu: SUITE_EDIT applied
 #     and eval'd against the naive program;
 #   - as a user types it, `clang-optiml optimize naive.cu -o naive.fast.cu`
@@ -40,22 +39,7 @@ OPTIMIZE_TIMEOUT=${OPTIMIZE_TIMEOUT:-300}
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   "$tool" --version
   echo "== styles: $styles"
-  cp "$styles" "$work/styles.cu"
-  cp "$work/styles.cu" "$work/styles.edited.cu"
-  while read -r e; do
-    [ -n "$e" ] || continue
-    echo "$e" > "$work/e.json"
-    "$tool" apply "$work/styles.edited.cu" --edit "$work/e.json" \
-      -o "$work/next.cu" && mv "$work/next.cu" "$work/styles.edited.cu" ||
-      echo "apply failed: $e"
-  done < <(sed -n 's|^// EDIT: ||p' "$styles")
-  cp "$work/styles.edited.cu" "$out/styles.edited.cu"
-  t0=$(date +%s)
-  timeout 300 "$tool" eval "$work/styles.edited.cu" --against "$work/styles.cu" \
-    > "$out/styles.eval.txt" 2>&1
-  echo "eval exit $? after $(( $(date +%s) - t0 )) s"
-  grep -iE "verified|verdict|speedup|sanitizer|FAIL|error|PASS" \
-    "$out/styles.eval.txt" | head -30
+  bash "$root/scripts/gpu-styles.sh" "$tool" "$out" "$styles"
   echo "== the suite's $kernel: $suite_edit"
   echo "$suite_edit" > "$work/suite.json"
   "$tool" apply "bench/kernels/$kernel/naive.cu" --edit "$work/suite.json" \
