@@ -537,3 +537,90 @@ void run(const float *x, float *out) { k<<<4, 64>>>(x, out); }
 }
 
 } // namespace
+
+// A cooperative groups thread_block's rank and size read as threadIdx.x and
+// blockDim.x (threadBlockMember) when every launch's block is a known
+// one-dimensional constant; a 2D block (the rank counts y too), a launch
+// with an unknown block, and a class of that name outside
+// cooperative_groups are refused.
+TEST(CatalogWarpReduceTest, TreeOverThreadBlockRank) {
+  auto Src = [](const std::string &Group, const std::string &Block) {
+    return R"(namespace cooperative_groups {
+struct thread_block {
+  __device__ static unsigned thread_rank() {
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  }
+  __device__ static unsigned size() { return blockDim.x * blockDim.y; }
+};
+__device__ thread_block this_thread_block() { return thread_block(); }
+}
+namespace other {
+struct thread_block {
+  __device__ static unsigned thread_rank() { return threadIdx.y; }
+};
+}
+namespace cg = cooperative_groups;
+__global__ void k(const float *x, float *out, int n) {
+  )" + Group +
+           R"( block;
+  __shared__ float s[256];
+  unsigned r = block.thread_rank();
+  s[r] = r < n ? x[blockIdx.x * 256 + r] : 0.f;
+  __syncthreads();
+  for (unsigned k = cg::this_thread_block().size() / 2; k > 0; k >>= 1) {
+    if (r < k)
+      s[r] += s[r + k];
+    __syncthreads();
+  }
+  if (r == 0)
+    out[blockIdx.x] = s[0];
+}
+void run(const float *x, float *out, int n, int b) {
+  k<<<n / 256, )" +
+           Block + R"(>>>(x, out, n);
+}
+)";
+  };
+  std::string Out = applyTo(warpReduce(), Src("cg::thread_block", "256"),
+                            makeEdit("warp-reduce", "k"));
+  EXPECT_NE(Out.find(R"(  __shared__ float s[256 / 32];
+  unsigned r = block.thread_rank();
+  float v = r < n ? x[blockIdx.x * 256 + r] : 0.f;
+  for (int off = 16; off > 0; off /= 2)
+    v += __shfl_down_sync(0xffffffff, v, off);
+  if (r % 32 == 0)
+    s[r / 32] = v;
+  __syncthreads();
+  if (r < 32) {
+    v = r < blockDim.x / 32 ? s[r] : 0;
+    for (int off = 16; off > 0; off /= 2)
+      v += __shfl_down_sync(0xffffffff, v, off);
+  }
+  if (r == 0)
+    out[blockIdx.x] = v;
+}
+)"),
+            std::string::npos)
+      << Out;
+  struct Case {
+    std::string Src;
+    const char *Why;
+  } Cases[] = {
+      {Src("cg::thread_block", "dim3(32, 8)"),
+       "reads 'block.thread_rank()', which the rewrite takes for threadIdx.x "
+       "or blockDim.x, true only in one-dimensional blocks: the block of "
+       "k/launch0 ('dim3(32, 8)') is not a one-dimensional constant"},
+      {Src("cg::thread_block", "b"),
+       "true only in one-dimensional blocks: the block of k/launch0 ('b') is "
+       "not a one-dimensional constant"},
+      {Src("other::thread_block", "256"),
+       "the tree loop's guard compares 'r' with the stride: not threadIdx.x "
+       "or a local equal to it"},
+  };
+  for (const Case &C : Cases) {
+    Applicability A = prepareOn(warpReduce(), C.Src, "k");
+    EXPECT_FALSE(A.Applies) << C.Src;
+    EXPECT_NE(A.Reason.find(C.Why), std::string::npos)
+        << "reason: " << A.Reason << "\nexpected: " << C.Why;
+  }
+}

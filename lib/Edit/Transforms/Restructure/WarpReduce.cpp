@@ -150,9 +150,61 @@ bool isBarrier(const Stmt *S) {
                isBlockBarrier(C->getDirectCallee()));
 }
 
+StringRef threadBlockMember(const Expr *E) {
+  const auto *C = dyn_cast_or_null<CallExpr>(stripCasts(E));
+  if (!C || C->getNumArgs() != 0)
+    return "";
+  const auto *M = dyn_cast_or_null<CXXMethodDecl>(C->getDirectCallee());
+  if (!M || !M->getIdentifier() || !M->getParent()->getIdentifier() ||
+      M->getParent()->getName() != "thread_block")
+    return "";
+  // The class is cooperative_groups' own (in its versioned namespace).
+  bool InCG = false;
+  for (const DeclContext *DC = M->getParent()->getDeclContext(); DC;
+       DC = DC->getParent())
+    if (const auto *NS = dyn_cast<NamespaceDecl>(DC))
+      InCG |= NS->getIdentifier() && NS->getName() == "cooperative_groups";
+  if (!InCG)
+    return "";
+  // The object, when the member is called through one, only names the
+  // block: a variable or this_thread_block() itself.
+  if (const auto *ME = dyn_cast<MemberExpr>(strip(C->getCallee()))) {
+    const Expr *Obj = strip(ME->getBase());
+    if (const auto *Copy = dyn_cast<CXXConstructExpr>(Obj);
+        Copy && Copy->getNumArgs() == 1)
+      Obj = strip(Copy->getArg(0));
+    const auto *Get = dyn_cast<CallExpr>(Obj);
+    if (!isa<DeclRefExpr>(Obj) && !(Get && Get->getNumArgs() == 0 &&
+                                    calleeName(Get) == "this_thread_block"))
+      return "";
+  }
+  StringRef Name = M->getName();
+  return Name == "thread_rank" || Name == "size" || Name == "num_threads" ? Name
+                                                                          : "";
+}
+
 bool isThreadX(const Expr *E) {
   auto B = asBuiltinVar(stripCasts(E));
-  return B && B->Var == "threadIdx" && B->Dim == 'x';
+  return (B && B->Var == "threadIdx" && B->Dim == 'x') ||
+         threadBlockMember(E) == "thread_rank";
+}
+
+bool isBlockDimX(const Expr *E) {
+  auto B = asBuiltinVar(stripCasts(E));
+  StringRef M = threadBlockMember(E);
+  return (B && B->Var == "blockDim" && B->Dim == 'x') || M == "size" ||
+         M == "num_threads";
+}
+
+const Expr *firstThreadBlockMember(const Stmt *S) {
+  if (!S)
+    return nullptr;
+  if (const auto *E = dyn_cast<Expr>(S); E && !threadBlockMember(E).empty())
+    return E;
+  for (const Stmt *C : S->children())
+    if (const Expr *Found = firstThreadBlockMember(C))
+      return Found;
+  return nullptr;
 }
 
 std::optional<ReduceOp> minMaxOp(StringRef Fn) {

@@ -107,7 +107,19 @@ bool isCallTo(const Stmt *S, StringRef Name);
 /// A statement that is a block barrier: `__syncthreads()`, or a call the
 /// kernel model takes for one (`cg::sync(cta)`, `cta.sync()`).
 bool isBarrier(const Stmt *S);
+/// `g.thread_rank()`, `g.size()` or `g.num_threads()` on a cooperative
+/// groups `thread_block` (a variable, or `this_thread_block()` itself):
+/// the member's name; "" for anything else. In a one-dimensional block
+/// they are threadIdx.x and blockDim.x.
+StringRef threadBlockMember(const Expr *E);
+/// threadIdx.x, or the block's `thread_rank()` (see firstThreadBlockMember).
 bool isThreadX(const Expr *E);
+/// blockDim.x, or the block's `size()` / `num_threads()`.
+bool isBlockDimX(const Expr *E);
+/// The first call in \p S that threadBlockMember() names: a kernel that
+/// reads one is rewritten only when every launch's block is known to be
+/// one-dimensional.
+const Expr *firstThreadBlockMember(const Stmt *S);
 std::optional<ReduceOp> minMaxOp(StringRef Fn);
 bool isPowerOf2(int64_t V);
 
@@ -204,11 +216,12 @@ private:
       auto M = binaryOf(stripCasts(Y));
       if (!M || M->Op != BO_Mul)
         return false;
-      auto L = asBuiltinVar(stripCasts(M->L));
-      auto R = asBuiltinVar(stripCasts(M->R));
-      return L && R && L->Dim == 'x' && R->Dim == 'x' &&
-             ((L->Var == "blockIdx" && R->Var == "blockDim") ||
-              (L->Var == "blockDim" && R->Var == "blockIdx"));
+      auto IsBlockX = [](const Expr *Z) {
+        auto V = asBuiltinVar(stripCasts(Z));
+        return V && V->Var == "blockIdx" && V->Dim == 'x';
+      };
+      return (IsBlockX(M->L) && isBlockDimX(M->R)) ||
+             (isBlockDimX(M->L) && IsBlockX(M->R));
     };
     return (isTid(B->L) && BlockOffset(B->R)) ||
            (isTid(B->R) && BlockOffset(B->L));

@@ -108,10 +108,8 @@ Error TreeMatcher::matchLoop(const Stmt *L, const Stmt *InitS, const Expr *Cond,
   auto SB = binaryOf(stripCasts(Init));
   bool BlockHalf = false;
   if (SB && (SB->Op == BO_Div || SB->Op == BO_Shr)) {
-    auto D = asBuiltinVar(stripCasts(SB->L));
     auto V = intValue(SB->R, Ctx.AST);
-    BlockHalf = D && D->Var == "blockDim" && D->Dim == 'x' && V &&
-                *V == (SB->Op == BO_Div ? 2 : 1);
+    BlockHalf = isBlockDimX(SB->L) && V && *V == (SB->Op == BO_Div ? 2 : 1);
   }
   if (!BlockHalf) {
     Start = intValue(Init, Ctx.AST);
@@ -481,6 +479,17 @@ Expected<TreePlan> TreeMatcher::match() {
         return no("the loop at " + at(X) +
                       " is not a tree loop 'for (... s = ...; s > 0; s >>= 1)'",
                   X);
+    // Steps written out one by one, each with its barrier (the CUDA
+    // samples' `if (BLOCK >= 512) { ...; __syncthreads(); }`).
+    for (const Stmt *X : Stmts)
+      if (isa<IfStmt, CompoundStmt>(X) && callsFunction(X, "__syncthreads"))
+        return no("no tree loop at the top level of the kernel; the barrier "
+                  "inside the statement at " +
+                      at(X) +
+                      " reads as a tree written out step by step (unrolled), "
+                      "which is not rewritten: write it as a loop 'for (... "
+                      "s = blockDim.x / 2; s > 0; s >>= 1)'",
+                  X);
     return no("no shared-memory tree loop 'for (... s = blockDim.x / 2; s > 0; "
               "s >>= 1)' at the top level of the kernel");
   }
@@ -796,6 +805,17 @@ Expected<TreePlan> TreeMatcher::match() {
   checkLaunches(Tail, Start, StartText, Err);
   if (Err)
     return std::move(Err);
+  // A thread_block's rank and size are threadIdx.x and blockDim.x only in
+  // one-dimensional blocks; the rewrite's warps and slots assume them.
+  if (const Expr *G = firstThreadBlockMember(Body)) {
+    std::string Why;
+    if (!launchBlockSizesX(Ctx, Info, Why))
+      return no("reads '" + text(G) +
+                    "', which the rewrite takes for threadIdx.x or "
+                    "blockDim.x, true only in one-dimensional blocks: " +
+                    Why,
+                G);
+  }
   if (!P.NewDecl.empty()) {
     // Size the per-warp array from the launches when all are known.
     std::string Why;
