@@ -117,20 +117,38 @@ std::string launchOutsideFile(const EditContext &Ctx,
   return F.Found;
 }
 
+std::string addressTakenReason(const KernelInfo &Kernel,
+                               StringRef EditedFile) {
+  if (Kernel.AddressTaken.empty())
+    return "";
+  const AddressUse &U = Kernel.AddressTaken.front();
+  std::string Where = "line " + std::to_string(U.Pos.Line);
+  if (U.File != EditedFile)
+    Where = (sys::path::filename(U.File) + ":" + Twine(U.Pos.Line)).str();
+  return "the kernel's address is taken at " + Where +
+         (U.PassedTo.empty() ? std::string(" (a function pointer)")
+                             : " (passed to " + U.PassedTo + ")") +
+         ": a launch through it is not seen and would be left as it is, "
+         "and this transform depends on the kernel's launches";
+}
+
 static std::vector<Candidate> candidatesAsWritten(const EditContext &Ctx,
                                                   const KernelInfo &Kernel) {
   std::vector<Candidate> Out;
   std::string Outside = launchOutsideFile(Ctx, Kernel);
+  std::string Unseen =
+      Outside.empty() ? addressTakenReason(Kernel, Ctx.FileName)
+                      : "the kernel is also launched in " + Outside +
+                            ", outside the file an edit rewrites, and this "
+                            "transform depends on its launches";
   for (const auto &T : allTransforms()) {
     if (T->kind() == "replace-function" || T->kind() == "add-device-function")
       continue;
-    if (!Outside.empty() && T->readsLaunches()) {
+    if (!Unseen.empty() && T->readsLaunches()) {
       Candidate C;
       C.T = T.get();
       C.Target = Kernel.QualifiedName;
-      C.A.Reason = "the kernel is also launched in " + Outside +
-                   ", outside the file an edit rewrites, and this transform "
-                   "depends on its launches";
+      C.A.Reason = Unseen;
       Out.push_back(std::move(C));
       continue;
     }

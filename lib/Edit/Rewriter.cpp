@@ -335,6 +335,8 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
   // is, however the kernel changed.
   if (const KernelInfo *FK = FullModel.findKernel(Fn0.str());
       FK && T->readsLaunches()) {
+    if (std::string Why = addressTakenReason(*FK, Editing); !Why.empty())
+      return reject(E, "scope", "'" + Fn0.str() + "': " + Why);
     const KernelInfo *MK = Model.findKernel(Fn0.str());
     for (const LaunchSite &L : FK->Launches)
       if (!MK || none_of(MK->Launches,

@@ -99,6 +99,13 @@ json kernelToJSON(const KernelInfo &K) {
                             {"block_in_place", L.BlockInPlace}});
   }
   J["launches"] = std::move(Launches);
+  json Uses = json::array();
+  for (const AddressUse &U : K.AddressTaken)
+    Uses.push_back(json{{"file", U.File},
+                        {"line", U.Pos.Line},
+                        {"column", U.Pos.Column},
+                        {"passed_to", optionalString(U.PassedTo)}});
+  J["address_taken"] = std::move(Uses);
 
   json Loops = json::array();
   for (const LoopInfo &L : K.Loops) {
@@ -240,6 +247,14 @@ void printKernelSummary(raw_ostream &OS, const KernelModel &M, bool Color) {
         OS << ">";
       }
       OS << "\n";
+    }
+    for (const AddressUse &U : K.AddressTaken) {
+      OS << "    address taken at line " << U.Pos.Line;
+      if (U.File != M.File)
+        OS << " of " << displayPath(U.File, M.File);
+      OS << (U.PassedTo.empty() ? std::string(" (a function pointer)")
+                                : " (passed to " + U.PassedTo + ")")
+         << ": launches through it are not listed\n";
     }
     if (!K.Loops.empty()) {
       OS << "  loops:\n";

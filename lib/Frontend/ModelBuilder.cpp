@@ -61,6 +61,48 @@ public:
     if (!isUser(SM.getExpansionLoc(K->getBeginLoc())))
       return true;
     Launches.push_back({K, CurrentFunction});
+    LaunchCallees.insert(K->getCallee()->IgnoreParenImpCasts());
+    return true;
+  }
+
+  // References to kernels other than a launch's callee (filtered once the
+  // traversal is done): an address stored or passed on.
+  bool VisitDeclRefExpr(DeclRefExpr *E) {
+    if (const auto *FD = dyn_cast<FunctionDecl>(E->getDecl());
+        FD && isKernel(FD))
+      KernelRefs.push_back(E);
+    return true;
+  }
+  bool VisitUnresolvedLookupExpr(UnresolvedLookupExpr *E) {
+    for (const NamedDecl *D : E->decls()) {
+      const NamedDecl *U = D->getUnderlyingDecl();
+      if (const auto *FT = dyn_cast<FunctionTemplateDecl>(U))
+        U = FT->getTemplatedDecl();
+      if (const auto *FD = dyn_cast<FunctionDecl>(U); FD && isKernel(FD)) {
+        KernelRefs.push_back(E);
+        break;
+      }
+    }
+    return true;
+  }
+  bool VisitCallExpr(CallExpr *C) {
+    // The function called: declared, or named in a template's dependent
+    // call.
+    std::string Callee;
+    if (const FunctionDecl *FD = C->getDirectCallee())
+      Callee = FD->getNameAsString();
+    else if (const auto *U = dyn_cast<OverloadExpr>(
+                 C->getCallee()->IgnoreParenImpCasts()))
+      Callee = U->getName().getAsString();
+    if (Callee.empty() || isa<CUDAKernelCallExpr>(C))
+      return true;
+    for (const Expr *A : C->arguments()) {
+      A = A->IgnoreParenCasts();
+      if (const auto *U = dyn_cast<UnaryOperator>(A);
+          U && U->getOpcode() == UO_AddrOf)
+        A = U->getSubExpr()->IgnoreParenCasts();
+      PassedTo[A] = Callee;
+    }
     return true;
   }
 
@@ -85,6 +127,9 @@ public:
   };
   std::vector<const FunctionDecl *> Kernels;
   std::vector<Launch> Launches;
+  std::vector<const Expr *> KernelRefs;
+  DenseSet<const Expr *> LaunchCallees;
+  DenseMap<const Expr *, std::string> PassedTo; ///< call arguments
 
 private:
   bool isUser(SourceLocation Loc) {
@@ -98,6 +143,50 @@ private:
   const FunctionDecl *CurrentFunction = nullptr;
   DenseMap<FileID, bool> UserFiles;
 };
+
+/// The kernel a reference names (the pattern of a specialization; the
+/// template a dependent name can only mean), or null.
+const FunctionDecl *patternOf(const FunctionDecl *FD);
+const FunctionDecl *kernelNamedBy(const Expr *E) {
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    return patternOf(dyn_cast<FunctionDecl>(DRE->getDecl()));
+  if (const auto *ULE = dyn_cast<UnresolvedLookupExpr>(E))
+    for (const NamedDecl *D : ULE->decls()) {
+      const NamedDecl *U = D->getUnderlyingDecl();
+      if (const auto *FT = dyn_cast<FunctionTemplateDecl>(U))
+        U = FT->getTemplatedDecl();
+      if (const auto *FD = dyn_cast<FunctionDecl>(U); FD && isKernel(FD))
+        return patternOf(FD);
+    }
+  return nullptr;
+}
+
+/// Every reference to a kernel that is not a launch's callee, in source
+/// order, as the kernel's AddressTaken.
+void recordAddressUses(const Collector &C, const SourceManager &SM,
+                       const DenseMap<const FunctionDecl *, size_t> &Index,
+                       KernelModel &M) {
+  std::vector<const Expr *> Refs;
+  for (const Expr *E : C.KernelRefs)
+    if (!C.LaunchCallees.contains(E))
+      Refs.push_back(E);
+  std::sort(Refs.begin(), Refs.end(), [&](const Expr *A, const Expr *B) {
+    return SM.isBeforeInTranslationUnit(SM.getExpansionLoc(A->getBeginLoc()),
+                                        SM.getExpansionLoc(B->getBeginLoc()));
+  });
+  for (const Expr *E : Refs) {
+    auto It = Index.find(kernelNamedBy(E));
+    if (It == Index.end())
+      continue;
+    SourceLocation Loc = SM.getExpansionLoc(E->getBeginLoc());
+    AddressUse U;
+    U.File = filePath(SM, SM.getFileID(Loc));
+    U.Pos = {SM.getExpansionLineNumber(Loc), SM.getExpansionColumnNumber(Loc),
+             SM.getFileOffset(Loc)};
+    U.PassedTo = C.PassedTo.lookup(E);
+    M.Kernels[It->second].AddressTaken.push_back(std::move(U));
+  }
+}
 
 /// The kernel definition a launch calls: the template pattern for a
 /// specialization.
@@ -454,6 +543,7 @@ KernelModel buildKernelModel(ASTContext &Ctx) {
     }
     resolveInstanceElements(Ctx, *FT, K);
   }
+  recordAddressUses(C, SM, Index, M);
   return M;
 }
 

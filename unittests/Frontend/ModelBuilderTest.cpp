@@ -373,3 +373,44 @@ void run(const float *in, float *out, unsigned n) {
 }
 
 } // namespace
+
+TEST(ModelBuilderTest, AddressUsesOtherThanLaunches) {
+  // Direct launches (also of a template instance) are launches; a kernel
+  // stored in a pointer or passed to a function is an address use, which
+  // may hide launches. The kernel's own name in its launch is neither.
+  std::string Body =
+      "void take(const void *f);\n"
+      "template <typename F> void take_t(F f);\n"
+      "__global__ void a(int *p) { p[threadIdx.x] = 1; }\n"
+      "__global__ void b(int *p) { p[threadIdx.x] = 2; }\n"
+      "template <typename T> __global__ void c(T *p) { p[threadIdx.x] = 3; }\n"
+      "template <typename T> void go_t(T *p) {\n"
+      "  c<T><<<1, 32>>>(p);\n"
+      "  take_t(c<T>);\n"
+      "}\n"
+      "void go(int *p) {\n"
+      "  a<<<1, 32>>>(p);\n"
+      "  void (*f)(int *) = &b;\n"
+      "  take((const void *)b);\n"
+      "  c<int><<<1, 32>>>(p);\n"
+      "  go_t(p);\n"
+      "}\n";
+  Parsed P = parse(Body);
+  ASSERT_EQ(P.Model.Kernels.size(), 3u);
+  const KernelInfo *A = P.Model.findKernel("a");
+  const KernelInfo *B = P.Model.findKernel("b");
+  const KernelInfo *C = P.Model.findKernel("c");
+  ASSERT_TRUE(A && B && C);
+  EXPECT_TRUE(A->AddressTaken.empty());
+  EXPECT_EQ(A->Launches.size(), 1u);
+  ASSERT_EQ(B->AddressTaken.size(), 2u);
+  EXPECT_EQ(B->AddressTaken[0].Pos.Line, 13u); // after the mock's include
+  EXPECT_EQ(B->AddressTaken[0].PassedTo, "");
+  EXPECT_EQ(B->AddressTaken[1].Pos.Line, 14u);
+  EXPECT_EQ(B->AddressTaken[1].PassedTo, "take");
+  EXPECT_TRUE(B->Launches.empty());
+  ASSERT_EQ(C->AddressTaken.size(), 1u);
+  EXPECT_EQ(C->AddressTaken[0].Pos.Line, 9u);
+  EXPECT_EQ(C->AddressTaken[0].PassedTo, "take_t");
+  EXPECT_EQ(C->Launches.size(), 2u);
+}

@@ -101,6 +101,13 @@ public:
 /// \p Ctx rewrites ("transpose.cu:8"), or empty when it is not.
 std::string launchOutsideFile(const EditContext &Ctx, const KernelInfo &Kernel);
 
+/// Why a transform that depends on the kernel's launches must not apply
+/// when the kernel's address is taken (a function pointer, cudaLaunchKernel,
+/// an occupancy query): a launch through it is not in the model and would
+/// be left as it is, however the kernel changed. Empty when it is not taken.
+std::string addressTakenReason(const KernelInfo &Kernel,
+                               llvm::StringRef EditedFile);
+
 /// One applicable (or, for -v, inapplicable) transform for one target.
 struct Candidate {
   const Transform *T = nullptr;

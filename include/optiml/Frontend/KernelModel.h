@@ -129,6 +129,15 @@ struct CallSite {
   std::string Loop;
 };
 
+/// A use of a kernel other than a direct launch (`k<<<...>>>`): its address
+/// stored in a function pointer or passed to a function (cudaLaunchKernel,
+/// an occupancy query). Launches made through it are not in the model.
+struct AddressUse {
+  std::string File; ///< absolute
+  SourcePos Pos;
+  std::string PassedTo; ///< the called function when an argument, else empty
+};
+
 enum class KernelClass { Map, Reduction, Stencil, MatmulLike, GatherScatter };
 
 struct KernelInfo {
@@ -148,6 +157,9 @@ struct KernelInfo {
   std::vector<std::string> LaunchBounds; ///< __launch_bounds__ args as written
   std::vector<ParamInfo> Params;
   std::vector<LaunchSite> Launches;
+  /// Uses of the kernel's address: launches through them are unknown, so
+  /// Launches may not be all of its launches.
+  std::vector<AddressUse> AddressTaken;
   std::vector<LoopInfo> Loops;
   std::vector<MemoryAccess> Accesses;
   std::vector<SharedDecl> Shared;
