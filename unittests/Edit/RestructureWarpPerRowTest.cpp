@@ -1,6 +1,8 @@
 //===- RestructureWarpPerRowTest.cpp - warp-per-row ----------------------===//
 
+#include "Patterns/SideEffects.h"
 #include "RestructureTesting.h"
+#include "clang/AST/RecursiveASTVisitor.h"
 
 using namespace optiml;
 using namespace optiml::restructure_testing;
@@ -227,6 +229,105 @@ TEST(RestructureWarpPerRowTest, RegistersAndLanesRefusals) {
       makeEdit("warp-per-row", "csr_mv",
                {{"lanes", int64_t(8)}, {"per", std::string("block")}}),
       "params.lanes applies to the warp form only");
+}
+
+// Where a write lands for lanes sharing an item: a local array is each
+// thread's own; a local pointer may point at one only when the kernel
+// takes a local's address (`&v`, an array decaying other than to be
+// indexed, a reference bound to a local).
+TEST(RestructureWarpPerRowTest, StorageOfWrites) {
+  Input In(R"(#include "cuda_mock.h"
+__global__ void indexed(float *y) {
+  float t[4];
+  float *row = y + 4;
+  t[0] = 1.f;
+  row[1] = t[0];
+}
+__global__ void decays(float *y) {
+  float t[4];
+  float *p = t;
+  p[0] = y[0];
+}
+__global__ void address(float *y) {
+  float v = 0.f;
+  float *p = &v;
+  *p = y[0];
+}
+__global__ void bound(float *y) {
+  float t[4][4];
+  float &e = t[1][2];
+  e = y[0];
+}
+__global__ void member(float2 *y) {
+  float2 a[2];
+  a[1].x = y[0].x;
+}
+)",
+           casePath("storage"), hermeticConfig());
+  ASSERT_TRUE(In.Ctx);
+  std::map<std::string, const clang::VarDecl *> V;
+  std::map<std::string, const clang::FunctionDecl *> F;
+  struct Finder : clang::RecursiveASTVisitor<Finder> {
+    std::map<std::string, const clang::VarDecl *> &V;
+    std::map<std::string, const clang::FunctionDecl *> &F;
+    bool VisitVarDecl(clang::VarDecl *D) {
+      V[D->getNameAsString()] = D;
+      return true;
+    }
+    bool VisitFunctionDecl(clang::FunctionDecl *D) {
+      if (D->hasBody())
+        F[D->getNameAsString()] = D;
+      return true;
+    }
+  } Find{{}, V, F};
+  Find.TraverseDecl(const_cast<clang::TranslationUnitDecl *>(
+      In.TU.AST->getASTContext().getTranslationUnitDecl()));
+  auto Escapes = [&](const char *K) {
+    return localAddressEscapes(F.at(K)->getBody());
+  };
+  // Indexing a local array keeps its address; taking it, decaying it into
+  // a pointer or binding a reference to it lets it escape.
+  EXPECT_FALSE(Escapes("indexed"));
+  EXPECT_TRUE(Escapes("decays"));
+  EXPECT_TRUE(Escapes("address"));
+  EXPECT_TRUE(Escapes("bound"));
+  EXPECT_FALSE(Escapes("member"));
+  // Local arrays are private; parameters shared; a local pointer shared
+  // unless a local's address escapes; a local reference unknown.
+  EXPECT_EQ(writeStorage(V.at("t"), false), WriteStorage::Private);
+  EXPECT_EQ(writeStorage(V.at("a"), false), WriteStorage::Private);
+  EXPECT_EQ(writeStorage(V.at("y"), true), WriteStorage::Shared);
+  EXPECT_EQ(writeStorage(V.at("row"), false), WriteStorage::Shared);
+  EXPECT_EQ(writeStorage(V.at("p"), true), WriteStorage::Unknown);
+  EXPECT_EQ(writeStorage(V.at("e"), false), WriteStorage::Unknown);
+  EXPECT_EQ(writeStorage(nullptr, true), WriteStorage::Shared);
+}
+
+// Look-alikes refused with their reasons; a table each thread fills before
+// the loop and a loop after `#pragma unroll` are taken.
+TEST(RestructureWarpPerRowTest, LookAlikes) {
+  const Transform &T = warpPerRow();
+  auto E = [](const char *K) { return makeEdit("warp-per-row", K); };
+  expectRefusal(T, "warp-lookalikes", E("scan_back"),
+                "reads 'row[j - 1]' and writes 'row[j]'");
+  expectRefusal(T, "warp-lookalikes", E("scan_alias"),
+                "reads 'prev[j]', which may be the same array through "
+                "another pointer");
+  expectRefusal(T, "warp-lookalikes", E("decay"), "carries 'acc'");
+  expectRefusal(T, "warp-lookalikes", E("until_negative"), "leaves early");
+  expectRefusal(T, "warp-lookalikes", E("tid_rows"), "no thread index");
+  expectRefusal(T, "warp-lookalikes", E("atomic_rows"),
+                "updates memory atomically at 57:7");
+  expectRefusal(T, "warp-lookalikes", E("vec_acc"), "writes 'acc' in part");
+  expectRefusal(T, "warp-lookalikes", E("local_row"),
+                "an array each thread holds privately");
+  expectRefusal(T, "warp-lookalikes", E("local_ptr"),
+                "which may point at a thread's own locals");
+  expectRefusal(T, "warp-lookalikes", E("mixed_write"), "writes both 'w[0]'");
+  expectRefusal(T, "warp-lookalikes", E("unrolled_bias"),
+                "'#pragma unroll' stands before the loop at 109:5");
+  Applicability A = prepareOn(T, "warp-lookalikes", "table_rows");
+  EXPECT_TRUE(A.Applies) << A.Reason;
 }
 
 } // namespace

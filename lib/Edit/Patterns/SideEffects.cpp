@@ -1,6 +1,7 @@
 //===- SideEffects.cpp - What an expression may change --------------------===//
 
 #include "SideEffects.h"
+#include "../Transforms/TransformSupport.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
@@ -11,6 +12,7 @@
 #include "clang/AST/Stmt.h"
 #include "clang/Basic/Builtins.h"
 #include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/STLExtras.h"
 
 using namespace clang;
 
@@ -236,6 +238,96 @@ bool readsOrWritesMemory(const Stmt *S, const ASTContext *AST,
     if (readsOrWritesMemory(Child, AST, Builtins))
       return true;
   return false;
+}
+
+/// The local variable whose own storage \p E names (`v`, `a[i]` of a local
+/// array `a`, `s.x`), or null when \p E reaches memory through a pointer.
+static const VarDecl *localStorage(const Expr *E) {
+  while (true) {
+    E = E->IgnoreParenImpCasts();
+    if (const auto *M = dyn_cast<MemberExpr>(E)) {
+      if (M->isArrow())
+        return nullptr;
+      E = M->getBase();
+    } else if (const auto *A = dyn_cast<ArraySubscriptExpr>(E)) {
+      if (!A->getBase()->IgnoreParenImpCasts()->getType()->isArrayType())
+        return nullptr;
+      E = A->getBase();
+    } else {
+      const auto *V = dyn_cast_or_null<VarDecl>(referencedDecl(E));
+      return V && V->isLocalVarDecl() && !V->isStaticLocal() &&
+                     !V->hasAttr<CUDASharedAttr>()
+                 ? V
+                 : nullptr;
+    }
+  }
+}
+
+bool localAddressEscapes(const Stmt *S) {
+  if (!S)
+    return false;
+  if (const auto *A = dyn_cast<ArraySubscriptExpr>(S)) {
+    // `a[i]`: the array decays to be indexed, its address stays here.
+    const Expr *B = A->getBase()->IgnoreParens();
+    if (const auto *C = dyn_cast<ImplicitCastExpr>(B);
+        C && C->getCastKind() == CK_ArrayToPointerDecay)
+      B = C->getSubExpr();
+    return localAddressEscapes(B) || localAddressEscapes(A->getIdx());
+  }
+  if (const auto *U = dyn_cast<UnaryOperator>(S);
+      U && U->getOpcode() == UO_AddrOf && localStorage(U->getSubExpr()))
+    return true;
+  if (const auto *C = dyn_cast<ImplicitCastExpr>(S);
+      C && C->getCastKind() == CK_ArrayToPointerDecay &&
+      localStorage(C->getSubExpr()))
+    return true;
+  if (const auto *DS = dyn_cast<DeclStmt>(S))
+    for (const Decl *D : DS->decls())
+      if (const auto *V = dyn_cast<VarDecl>(D))
+        if (V->getType()->isReferenceType() && V->getInit() &&
+            localStorage(V->getInit()))
+          return true;
+  return llvm::any_of(S->children(),
+                      [](const Stmt *C) { return localAddressEscapes(C); });
+}
+
+WriteStorage writeStorage(const ValueDecl *D, bool Escapes) {
+  const auto *V = dyn_cast_or_null<VarDecl>(D);
+  if (!V || !V->isLocalVarDecl() || V->isStaticLocal() ||
+      V->hasAttr<CUDASharedAttr>())
+    return WriteStorage::Shared;
+  if (V->getType()->isArrayType())
+    return WriteStorage::Private;
+  if (V->getType()->isReferenceType() ||
+      (V->getType()->isPointerType() && Escapes))
+    return WriteStorage::Unknown;
+  return WriteStorage::Shared;
+}
+
+const ValueDecl *pointerRoot(const ValueDecl *D, const Stmt *Body) {
+  for (unsigned Depth = 0; D && Depth < 8; ++Depth) {
+    const auto *V = dyn_cast<VarDecl>(D);
+    if (!V || !V->isLocalVarDecl() || !V->getType()->isPointerType())
+      return D;
+    if (!V->getInit() || writtenVars(Body).contains(V))
+      return nullptr;
+    const Expr *I = stripCasts(V->getInit());
+    if (const auto *U = dyn_cast<UnaryOperator>(I);
+        U && U->getOpcode() == UO_AddrOf)
+      if (const auto *A =
+              dyn_cast<ArraySubscriptExpr>(U->getSubExpr()->IgnoreParens()))
+        I = stripCasts(A->getBase());
+    if (const auto *B = dyn_cast<BinaryOperator>(I);
+        B && (B->getOpcode() == BO_Add || B->getOpcode() == BO_Sub)) {
+      bool LP = B->getLHS()->getType()->isPointerType();
+      if (!LP && (B->getOpcode() == BO_Sub ||
+                  !B->getRHS()->getType()->isPointerType()))
+        return nullptr;
+      I = stripCasts(LP ? B->getLHS() : B->getRHS());
+    }
+    D = declOf(I);
+  }
+  return nullptr;
 }
 
 } // namespace optiml

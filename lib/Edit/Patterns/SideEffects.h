@@ -22,6 +22,10 @@
 // Warp collectives (__shfl_sync and the like) are defined over builtins the
 // compiler does not mark const, so they count as effects: skipping them in
 // some threads would change what the others receive.
+// Where a write lands, for rewrites that share one thread's work among
+// several (warp-per-row): a local array is each thread's own, a local
+// pointer may point at one only when the function lets a local's address
+// escape, and pointers into one array are followed to it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef OPTIML_LIB_EDIT_PATTERNS_SIDEEFFECTS_H
@@ -33,6 +37,7 @@ class CallExpr;
 class Expr;
 class FunctionDecl;
 class Stmt;
+class ValueDecl;
 } // namespace clang
 
 namespace optiml {
@@ -67,6 +72,32 @@ struct BuiltinRules {
 /// counts. \p Builtins names the builtin variables that count as values.
 bool readsOrWritesMemory(const clang::Stmt *S, const clang::ASTContext *AST,
                          BuiltinRules Builtins = {});
+
+/// Where a write through a variable lands, seen from the threads that now
+/// share work a single thread did: memory they all see, storage each thread
+/// holds privately (a local array: every thread has its own copy), or
+/// either.
+enum class WriteStorage { Shared, Private, Unknown };
+
+/// Whether \p S lets the address of one of the function's own locals
+/// escape: `&v`, `&a[i]`, a local array decaying other than to be indexed,
+/// a reference bound to a local. A local pointer may then point at storage
+/// private to each thread.
+bool localAddressEscapes(const clang::Stmt *S);
+
+/// The storage written through \p D, the base of an element write: a local
+/// array (not `__shared__`, not static) is private; a local pointer is
+/// unknown when \p Escapes (localAddressEscapes() of the function), a local
+/// reference always; parameters, globals and other pointers are memory the
+/// threads share.
+WriteStorage writeStorage(const clang::ValueDecl *D, bool Escapes);
+
+/// The variable the pointer \p D points into: \p D itself, or for a local
+/// pointer initialized from `q + e`, `e + q`, `q - e`, `&q[e]` or `q` and
+/// never written in \p Body, the variable q points into; null for a local
+/// pointer it cannot follow (assigned, or without an initializer).
+const clang::ValueDecl *pointerRoot(const clang::ValueDecl *D,
+                                    const clang::Stmt *Body);
 
 } // namespace optiml
 

@@ -17,11 +17,13 @@
 
 #include "../../CatalogInternal.h"
 #include "../../Patterns/CountingLoop.h"
+#include "../../Patterns/SideEffects.h"
 #include "../../Patterns/ThreadPerItem.h"
 #include "../TransformSupport.h"
 #include "PlannedTransform.h"
 #include "WarpPerRowInternal.h"
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/Expr.h"
@@ -289,6 +291,50 @@ static std::string dependentMinMaxProblem(const clang::FunctionDecl *Kernel,
   return "";
 }
 
+/// The first call in \p S to an atomic function (`atomicAdd`, ...), or null.
+static const clang::CallExpr *firstAtomic(const clang::Stmt *S) {
+  if (!S)
+    return nullptr;
+  if (const auto *C = dyn_cast<clang::CallExpr>(S))
+    if (const auto *FD = C->getDirectCallee())
+      if (FD->getIdentifier() && FD->getName().starts_with("atomic"))
+        return C;
+  for (const clang::Stmt *Ch : S->children())
+    if (const clang::CallExpr *C = firstAtomic(Ch))
+      return C;
+  return nullptr;
+}
+
+/// The first write in \p S through a pointer member (`p->x = v`, `p->n++`),
+/// which memoryWrites() does not list; null if none.
+static const clang::Expr *arrowWrite(const clang::Stmt *S) {
+  if (!S)
+    return nullptr;
+  const clang::Expr *LHS = nullptr;
+  if (const auto *B = dyn_cast<clang::BinaryOperator>(S);
+      B && B->isAssignmentOp())
+    LHS = B->getLHS();
+  else if (const auto *U = dyn_cast<clang::UnaryOperator>(S);
+           U && U->isIncrementDecrementOp())
+    LHS = U->getSubExpr();
+  for (const clang::Expr *X = LHS; X;) {
+    X = X->IgnoreParenImpCasts();
+    if (const auto *M = dyn_cast<clang::MemberExpr>(X)) {
+      if (M->isArrow())
+        return LHS;
+      X = M->getBase();
+    } else if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(X)) {
+      X = A->getBase();
+    } else {
+      X = nullptr;
+    }
+  }
+  for (const clang::Stmt *C : S->children())
+    if (const clang::Expr *W = arrowWrite(C))
+      return W;
+  return nullptr;
+}
+
 std::vector<const clang::Stmt *> bodyStmts(const clang::Stmt *Body) {
   if (const auto *CS = dyn_cast<clang::CompoundStmt>(Body))
     return {CS->body_begin(), CS->body_end()};
@@ -314,137 +360,67 @@ std::string writtenText(const EditContext &Ctx, const clang::Stmt *S) {
       .str();
 }
 
-/// The compile-time value of a non-type template parameter of \p Kernel in
-/// each of its instantiations; the largest, or nothing.
-std::optional<int64_t>
-largestInstantiation(const clang::FunctionDecl *Kernel,
-                     const clang::NonTypeTemplateParmDecl *NT,
-                     std::string &WhyNot) {
-  const clang::FunctionTemplateDecl *FT =
-      Kernel->getDescribedFunctionTemplate();
-  if (!FT || NT->getDepth() != 0) {
-    WhyNot = "'" + NT->getName().str() +
-             "' is not a template parameter of the kernel";
-    return std::nullopt;
-  }
-  std::optional<int64_t> Max;
-  for (const clang::FunctionDecl *Spec : FT->specializations()) {
-    const clang::TemplateArgumentList *Args =
-        Spec->getTemplateSpecializationArgs();
-    if (!Args || NT->getIndex() >= Args->size() ||
-        Args->get(NT->getIndex()).getKind() !=
-            clang::TemplateArgument::Integral)
-      continue;
-    int64_t V = Args->get(NT->getIndex()).getAsIntegral().getExtValue();
-    Max = std::max(Max.value_or(V), V);
-  }
-  if (!Max)
-    WhyNot =
-        "no instantiation of the kernel fixes '" + NT->getName().str() + "'";
-  return Max;
+/// The loop \p S is, also behind `#pragma unroll` (or another loop hint);
+/// null when \p S is no `for` or `while` loop.
+static const clang::Stmt *hintedLoop(const clang::Stmt *S) {
+  if (const auto *A = dyn_cast<clang::AttributedStmt>(S))
+    if (llvm::all_of(A->getAttrs(), [](const clang::Attr *At) {
+          return isa<clang::LoopHintAttr>(At);
+        }))
+      S = A->getSubStmt();
+  return isa<clang::ForStmt, clang::WhileStmt>(S) ? S : nullptr;
 }
 
-/// How many elements the loop \p L runs at most, when its start is a
-/// constant and its end is a constant, a template parameter, or a kernel
-/// parameter that every launch passes as a constant.
-RowLength rowLength(const EditContext &Ctx, const Plan &P, const InnerLoop &L) {
-  RowLength R;
-  std::string At = "the loop at " + where(Ctx, L.For);
-  std::optional<int64_t> Start = integerConstantValue(L.Start, Ctx.AST);
-  if (!Start) {
-    R.WhyNot = At + " starts at '" + writtenText(Ctx, L.Start) +
-               "', not at a compile-time constant";
-    return R;
+/// A statement of the item's body outside its loops, \p S, which every
+/// lane now runs with the same values: lane 0 alone runs it when it writes
+/// memory the lanes share (an atomic too), every lane when it writes only
+/// arrays each thread holds privately (each lane needs its copy). \p
+/// Escapes: the kernel lets a local's address escape.
+static Error laneStatement(const EditContext &Ctx, const Edit &E, Plan &P,
+                           const clang::Stmt *S,
+                           ArrayRef<const clang::Stmt *> Later, bool Escapes) {
+  std::vector<MemWrite> Writes = memoryWrites(S);
+  const clang::Expr *Private = nullptr, *Unknown = nullptr;
+  bool SharedWrite = firstAtomic(S) || arrowWrite(S);
+  for (const MemWrite &W : Writes) {
+    WriteStorage St = writeStorage(declOf(W.Base), Escapes);
+    if (St == WriteStorage::Private)
+      Private = Private ? Private : W.Target;
+    else if (St == WriteStorage::Unknown)
+      Unknown = Unknown ? Unknown : W.Target;
+    else
+      SharedWrite = true;
   }
-  const clang::Expr *End = L.Cond->getRHS();
-  std::string EndText = writtenText(Ctx, End);
-  std::optional<int64_t> Max = integerConstantValue(End, Ctx.AST);
-  const clang::ValueDecl *D = Max ? nullptr : declOf(End);
-  if (Max) {
-    // A constant: a literal, a macro, a constexpr or static const.
-  } else if (const auto *NT =
-                 dyn_cast_or_null<clang::NonTypeTemplateParmDecl>(D)) {
-    std::string Why;
-    Max = largestInstantiation(P.Kernel.Decl, NT, Why);
-    if (!Max) {
-      R.WhyNot = At + " runs to '" + EndText + "': " + Why;
-      return R;
-    }
-  } else if (const auto *Parm = dyn_cast_or_null<clang::ParmVarDecl>(D)) {
-    unsigned I = Parm->getFunctionScopeIndex();
-    if (P.Kernel.Info->Launches.empty()) {
-      R.WhyNot = At + " runs to the parameter '" + EndText +
-                 "' and no launch of the kernel fixes it";
-      return R;
-    }
-    for (const LaunchSite &LS : P.Kernel.Info->Launches) {
-      const clang::CUDAKernelCallExpr *C = findLaunchCall(Ctx, LS);
-      std::optional<int64_t> V;
-      if (C && I < C->getNumArgs())
-        V = integerConstantValue(C->getArg(I), Ctx.AST);
-      if (!V) {
-        R.WhyNot = At + " runs to the parameter '" + EndText + "', and " +
-                   LS.Id + " passes '" +
-                   (I < LS.Args.size() ? LS.Args[I] : std::string("?")) +
-                   "', which is not a compile-time constant";
-        return R;
-      }
-      Max = std::max(Max.value_or(*V), *V);
-    }
-  } else {
-    R.WhyNot = At + " runs to '" + EndText +
-               "', which is neither a constant, a template parameter nor a "
-               "kernel parameter that the launches pass as a constant";
-    return R;
-  }
-  int64_t Len = *Max - *Start + (L.Cond->getOpcode() == clang::BO_LE ? 1 : 0);
-  if (Len <= 0) {
-    R.WhyNot = At + " runs no iteration";
-    return R;
-  }
-  R.Max = Len;
-  return R;
-}
-
-/// Reads `a[j]` in \p S, with `a` a variable and `j` the loop variable.
-std::optional<const clang::VarDecl *>
-rowOffset(const clang::ArraySubscriptExpr *A, const clang::VarDecl *J) {
-  const clang::Expr *Idx = A->getIdx()->IgnoreParenImpCasts();
-  if (referencedDecl(Idx) == J)
-    return nullptr;
-  const auto *B = dyn_cast<clang::BinaryOperator>(Idx);
-  if (!B || B->getOpcode() != clang::BO_Add)
-    return std::nullopt;
-  const clang::ValueDecl *L = referencedDecl(B->getLHS()),
-                         *R = referencedDecl(B->getRHS());
-  const auto *Other = dyn_cast_or_null<clang::VarDecl>(L == J ? R : L);
-  if ((L == J) == (R == J) || !Other)
-    return std::nullopt;
-  return Other;
-}
-
-std::vector<const clang::ArraySubscriptExpr *>
-rowReads(const clang::Stmt *S, const clang::VarDecl *J) {
-  std::vector<const clang::ArraySubscriptExpr *> Out;
-  std::function<void(const clang::Stmt *)> Walk = [&](const clang::Stmt *N) {
-    if (!N)
-      return;
-    if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(N))
-      if (rowOffset(A, J) && declOf(A->getBase()) &&
-          isa<clang::VarDecl>(declOf(A->getBase())))
-        Out.push_back(A);
-    for (const clang::Stmt *C : N->children())
-      Walk(C);
-  };
-  Walk(S);
-  return Out;
-}
-
-int64_t nextPowerOfTwo(int64_t V) {
-  int64_t P = 1;
-  while (P < V)
-    P *= 2;
-  return P;
+  if (Unknown)
+    return reject(E, "not-applicable",
+                  "the statement at " + where(Ctx, S) + " writes '" +
+                      looseExprText(Ctx, Unknown) +
+                      "' through a local pointer or reference that may point "
+                      "at a thread's own locals (the kernel takes a local's "
+                      "address): neither lane 0 alone nor every lane is "
+                      "sure to run it as the thread did");
+  if (Private && SharedWrite)
+    return reject(E, "not-applicable",
+                  "the statement at " + where(Ctx, S) + " writes both '" +
+                      looseExprText(Ctx, Private) +
+                      "', in an array each thread holds privately (every "
+                      "lane needs it), and memory the lanes share (lane 0 "
+                      "alone may write it)");
+  if (!SharedWrite)
+    return Error::success();
+  if (isa<clang::DeclStmt>(S))
+    return reject(E, "not-applicable",
+                  "the declaration at " + where(Ctx, S) +
+                      " writes memory; only one lane may do that");
+  P.LaneZero.push_back(S);
+  bool Sync = arrowWrite(S) != nullptr;
+  for (const MemWrite &W : Writes)
+    if (const clang::ValueDecl *B = declOf(W.Base))
+      Sync |= llvm::any_of(
+          Later, [&](const clang::Stmt *L) { return mentions(L, B); });
+  if (Sync)
+    P.SyncAfter.push_back(S);
+  return Error::success();
 }
 
 // Why long: one ordered list of the row-loop pattern's preconditions (the
@@ -532,14 +508,17 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
 
   // Each top-level statement: an inner loop, or a statement every lane runs
   // (lane 0 alone when it writes memory).
+  bool Escapes = localAddressEscapes(K->Decl->getBody());
   for (size_t I = 0; I < Item->Body.size(); ++I) {
     const clang::Stmt *S = Item->Body[I];
     ArrayRef<const clang::Stmt *> Later =
         ArrayRef(Item->Body).drop_front(I + 1);
-    if (isa<clang::ForStmt, clang::WhileStmt>(S)) {
-      if (Error Err =
-              analyzeLoop(Ctx, E, P, S, I ? Item->Body[I - 1] : nullptr, Later))
+    if (const clang::Stmt *Loop = hintedLoop(S)) {
+      if (Error Err = analyzeLoop(Ctx, E, P, Loop,
+                                  I ? Item->Body[I - 1] : nullptr, Later))
         return std::move(Err);
+      if (Loop != S)
+        P.Loops.back().Hinted = S;
       continue;
     }
     if (isa<clang::DoStmt, clang::CXXForRangeStmt>(S))
@@ -564,34 +543,8 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
       return reject(E, "not-applicable",
                     "the jump at " + where(Ctx, J) +
                         " leaves the item's body early");
-    bool WritesMemory = !memoryWrites(S).empty();
-    for (const clang::Stmt *N : {S}) {
-      std::function<void(const clang::Stmt *)> Atom =
-          [&](const clang::Stmt *X) {
-            if (const auto *C = dyn_cast_or_null<clang::CallExpr>(X))
-              if (const auto *FD = C->getDirectCallee())
-                if (FD->getIdentifier() && FD->getName().starts_with("atomic"))
-                  WritesMemory = true;
-            if (X)
-              for (const clang::Stmt *C : X->children())
-                Atom(C);
-          };
-      Atom(N);
-    }
-    if (!WritesMemory)
-      continue;
-    if (isa<clang::DeclStmt>(S))
-      return reject(E, "not-applicable",
-                    "the declaration at " + where(Ctx, S) +
-                        " writes memory; only one lane may do that");
-    P.LaneZero.push_back(S);
-    for (const MemWrite &W : memoryWrites(S))
-      if (const clang::ValueDecl *B = declOf(W.Base))
-        if (llvm::any_of(
-                Later, [&](const clang::Stmt *L) { return mentions(L, B); })) {
-          P.SyncAfter.push_back(S);
-          break;
-        }
+    if (Error Err = laneStatement(Ctx, E, P, S, Later, Escapes))
+      return std::move(Err);
   }
   if (P.Loops.empty())
     return reject(E, "not-applicable",
@@ -613,6 +566,27 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
       break;
     }
     P.RowMax = std::max(P.RowMax.value_or(0), *Len.Max);
+  }
+  for (const InnerLoop &L : P.Loops) {
+    if (!L.Hinted)
+      continue;
+    if (Online || Registers)
+      return reject(E, "not-applicable",
+                    std::string(Online ? "params.online" : "params.registers") +
+                        ": '#pragma unroll' stands before the loop at " +
+                        where(Ctx, L.For) +
+                        ", which would be rewritten whole; drop the pragma");
+    for (const Reduction &R : L.Reductions)
+      if (R.NeedsZeroing)
+        return reject(
+            E, "not-applicable",
+            "'#pragma unroll' stands before the loop at " + where(Ctx, L.For) +
+                ", and lanes other than the "
+                "first must reset '" +
+                R.Acc->getName() + "' before it (it does not start from " +
+                (R.Op == Reduction::Sum ? "0" : "1") +
+                "): nothing may come between the pragma and "
+                "its loop");
   }
   for (const InnerLoop &L : P.Loops)
     if ((Online || Registers) && L.isWhile())
@@ -761,6 +735,76 @@ static Error loopHeader(const EditContext &Ctx, const Edit &E, InnerLoop &L,
   return Error::success();
 }
 
+/// The element writes of the loop \p L must land in memory every lane
+/// sees, and no read in the loop may reach the written array through
+/// another pointer (`prev = row - 1`): each lane now runs other iterations.
+static Error loopWriteProblem(const EditContext &Ctx, const Edit &E,
+                              const Plan &P, const InnerLoop &L,
+                              const MemWrite &W, bool Escapes) {
+  std::string At = "the loop at " + where(Ctx, L.For);
+  const clang::ValueDecl *Base = declOf(W.Base);
+  std::string Target = looseExprText(Ctx, W.Target);
+  WriteStorage St = writeStorage(Base, Escapes);
+  if (St == WriteStorage::Private)
+    return reject(E, "not-applicable",
+                  At + " writes '" + Target + "' in '" + Base->getName() +
+                      "', an array each thread holds privately: each lane "
+                      "would fill only its own elements of its own copy");
+  if (St == WriteStorage::Unknown)
+    return reject(E, "not-applicable",
+                  At + " writes '" + Target + "' through '" + Base->getName() +
+                      "', which may point at a thread's own locals (the "
+                      "kernel takes a local's address)");
+  const clang::Stmt *KBody = P.Kernel.Decl->getBody();
+  const clang::ValueDecl *Root = pointerRoot(Base, KBody);
+  const clang::Expr *Alias = nullptr;
+  std::function<void(const clang::Stmt *)> Find = [&](const clang::Stmt *N) {
+    if (!N || Alias)
+      return;
+    const clang::Expr *RB = nullptr;
+    if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(N))
+      RB = A->getBase();
+    else if (const auto *U = dyn_cast<clang::UnaryOperator>(N);
+             U && U->getOpcode() == clang::UO_Deref)
+      RB = U->getSubExpr();
+    const clang::ValueDecl *RD = RB ? declOf(RB) : nullptr;
+    if (RD && RD != Base &&
+        RB->IgnoreParenImpCasts()->getType()->isPointerType()) {
+      const clang::ValueDecl *RR = pointerRoot(RD, KBody);
+      if (!Root || !RR || RR == Root)
+        Alias = cast<clang::Expr>(N);
+    }
+    for (const clang::Stmt *C : N->children())
+      Find(C);
+  };
+  Find(L.body());
+  if (Alias)
+    return reject(E, "not-applicable",
+                  At + " writes '" + Target + "' and reads '" +
+                      looseExprText(Ctx, Alias) +
+                      "', which may be the same array through another "
+                      "pointer: a dependence between iterations");
+  return Error::success();
+}
+
+/// A variable from outside the loop \p L that its body writes other than
+/// whole (`acc.x += v`, `p->n++`, passed by reference): the lanes would
+/// each keep a part. Null if none.
+static const clang::ValueDecl *writtenInPart(const EditContext &Ctx,
+                                             const InnerLoop &L) {
+  const clang::Stmt *Body = L.body();
+  std::vector<const clang::ValueDecl *> Whole = writtenDecls(Body);
+  const clang::ValueDecl *First = nullptr;
+  const clang::SourceManager &SM = Ctx.AST.getSourceManager();
+  for (const clang::ValueDecl *D : writtenVars(Body))
+    if (D != L.Var && !llvm::is_contained(Whole, D) &&
+        !declaredIn(D, L.For, Ctx) &&
+        (!First ||
+         SM.isBeforeInTranslationUnit(D->getLocation(), First->getLocation())))
+      First = D;
+  return First;
+}
+
 Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
                               const clang::Stmt *For, const clang::Stmt *Before,
                               ArrayRef<const clang::Stmt *> Later) const {
@@ -791,6 +835,17 @@ Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
     return reject(E, "not-applicable",
                   At + " leaves early at " + where(Ctx, Jmp) +
                       "; lanes would stop at different elements");
+  if (const clang::CallExpr *A = firstAtomic(Body))
+    return reject(E, "not-applicable",
+                  At + " updates memory atomically at " + where(Ctx, A) +
+                      "; the lanes' updates would not be ordered with the "
+                      "item's other reads and writes");
+  if (const clang::ValueDecl *D = writtenInPart(Ctx, L))
+    return reject(E, "not-applicable",
+                  At + " writes '" + D->getName() +
+                      "' in part (through a member, a pointer or a "
+                      "reference); only whole scalars kept as a sum, "
+                      "product, max or min are combined across lanes");
 
   // Scalars from outside the loop: only reductions.
   std::vector<const clang::Stmt *> Top = bodyStmts(Body);
@@ -835,7 +890,7 @@ Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
           for (const InnerLoop &Prev : P.Loops)
             Identity &= !mentions(Prev.For, R->Acc);
           for (const clang::Stmt *S : P.Item.Body) {
-            if (S == For)
+            if (S == For || hintedLoop(S) == For)
               break;
             Identity &= !llvm::is_contained(writtenDecls(S), R->Acc);
           }
@@ -845,6 +900,7 @@ Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
     L.Reductions.push_back(*R);
   }
   // Memory: each lane writes only elements of its own iterations.
+  bool Escapes = localAddressEscapes(P.Kernel.Decl->getBody());
   std::vector<MemWrite> Writes = memoryWrites(Body);
   for (const MemWrite &W : Writes) {
     const clang::ValueDecl *Base = declOf(W.Base);
@@ -856,6 +912,8 @@ Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
                         "'; every lane would write it");
     if (declaredIn(Base, For, Ctx))
       continue;
+    if (Error Err = loopWriteProblem(Ctx, E, P, L, W, Escapes))
+      return Err;
     L.Writes = true;
     // Reads of the same array at another element are a dependence
     // between iterations that other lanes now run.

@@ -55,6 +55,9 @@ struct InnerLoop {
   std::vector<Reduction> Reductions;
   bool Writes = false;
   std::string Id; ///< loop id from the model
+  /// `#pragma unroll` (or another loop hint) written before the loop: the
+  /// statement holding both, or null.
+  const clang::Stmt *Hinted = nullptr;
 
   bool isWhile() const { return llvm::isa<clang::WhileStmt>(For); }
   const clang::Stmt *body() const {

@@ -32,6 +32,139 @@ using clang::isa;
 namespace optiml {
 namespace warpperrow {
 
+/// The compile-time value of a non-type template parameter of \p Kernel in
+/// each of its instantiations; the largest, or nothing.
+std::optional<int64_t>
+largestInstantiation(const clang::FunctionDecl *Kernel,
+                     const clang::NonTypeTemplateParmDecl *NT,
+                     std::string &WhyNot) {
+  const clang::FunctionTemplateDecl *FT =
+      Kernel->getDescribedFunctionTemplate();
+  if (!FT || NT->getDepth() != 0) {
+    WhyNot = "'" + NT->getName().str() +
+             "' is not a template parameter of the kernel";
+    return std::nullopt;
+  }
+  std::optional<int64_t> Max;
+  for (const clang::FunctionDecl *Spec : FT->specializations()) {
+    const clang::TemplateArgumentList *Args =
+        Spec->getTemplateSpecializationArgs();
+    if (!Args || NT->getIndex() >= Args->size() ||
+        Args->get(NT->getIndex()).getKind() !=
+            clang::TemplateArgument::Integral)
+      continue;
+    int64_t V = Args->get(NT->getIndex()).getAsIntegral().getExtValue();
+    Max = std::max(Max.value_or(V), V);
+  }
+  if (!Max)
+    WhyNot =
+        "no instantiation of the kernel fixes '" + NT->getName().str() + "'";
+  return Max;
+}
+
+/// How many elements the loop \p L runs at most, when its start is a
+/// constant and its end is a constant, a template parameter, or a kernel
+/// parameter that every launch passes as a constant.
+RowLength rowLength(const EditContext &Ctx, const Plan &P, const InnerLoop &L) {
+  RowLength R;
+  std::string At = "the loop at " + where(Ctx, L.For);
+  std::optional<int64_t> Start = integerConstantValue(L.Start, Ctx.AST);
+  if (!Start) {
+    R.WhyNot = At + " starts at '" + writtenText(Ctx, L.Start) +
+               "', not at a compile-time constant";
+    return R;
+  }
+  const clang::Expr *End = L.Cond->getRHS();
+  std::string EndText = writtenText(Ctx, End);
+  std::optional<int64_t> Max = integerConstantValue(End, Ctx.AST);
+  const clang::ValueDecl *D = Max ? nullptr : declOf(End);
+  if (Max) {
+    // A constant: a literal, a macro, a constexpr or static const.
+  } else if (const auto *NT =
+                 dyn_cast_or_null<clang::NonTypeTemplateParmDecl>(D)) {
+    std::string Why;
+    Max = largestInstantiation(P.Kernel.Decl, NT, Why);
+    if (!Max) {
+      R.WhyNot = At + " runs to '" + EndText + "': " + Why;
+      return R;
+    }
+  } else if (const auto *Parm = dyn_cast_or_null<clang::ParmVarDecl>(D)) {
+    unsigned I = Parm->getFunctionScopeIndex();
+    if (P.Kernel.Info->Launches.empty()) {
+      R.WhyNot = At + " runs to the parameter '" + EndText +
+                 "' and no launch of the kernel fixes it";
+      return R;
+    }
+    for (const LaunchSite &LS : P.Kernel.Info->Launches) {
+      const clang::CUDAKernelCallExpr *C = findLaunchCall(Ctx, LS);
+      std::optional<int64_t> V;
+      if (C && I < C->getNumArgs())
+        V = integerConstantValue(C->getArg(I), Ctx.AST);
+      if (!V) {
+        R.WhyNot = At + " runs to the parameter '" + EndText + "', and " +
+                   LS.Id + " passes '" +
+                   (I < LS.Args.size() ? LS.Args[I] : std::string("?")) +
+                   "', which is not a compile-time constant";
+        return R;
+      }
+      Max = std::max(Max.value_or(*V), *V);
+    }
+  } else {
+    R.WhyNot = At + " runs to '" + EndText +
+               "', which is neither a constant, a template parameter nor a "
+               "kernel parameter that the launches pass as a constant";
+    return R;
+  }
+  int64_t Len = *Max - *Start + (L.Cond->getOpcode() == clang::BO_LE ? 1 : 0);
+  if (Len <= 0) {
+    R.WhyNot = At + " runs no iteration";
+    return R;
+  }
+  R.Max = Len;
+  return R;
+}
+
+/// Reads `a[j]` in \p S, with `a` a variable and `j` the loop variable.
+std::optional<const clang::VarDecl *>
+rowOffset(const clang::ArraySubscriptExpr *A, const clang::VarDecl *J) {
+  const clang::Expr *Idx = A->getIdx()->IgnoreParenImpCasts();
+  if (referencedDecl(Idx) == J)
+    return nullptr;
+  const auto *B = dyn_cast<clang::BinaryOperator>(Idx);
+  if (!B || B->getOpcode() != clang::BO_Add)
+    return std::nullopt;
+  const clang::ValueDecl *L = referencedDecl(B->getLHS()),
+                         *R = referencedDecl(B->getRHS());
+  const auto *Other = dyn_cast_or_null<clang::VarDecl>(L == J ? R : L);
+  if ((L == J) == (R == J) || !Other)
+    return std::nullopt;
+  return Other;
+}
+
+std::vector<const clang::ArraySubscriptExpr *>
+rowReads(const clang::Stmt *S, const clang::VarDecl *J) {
+  std::vector<const clang::ArraySubscriptExpr *> Out;
+  std::function<void(const clang::Stmt *)> Walk = [&](const clang::Stmt *N) {
+    if (!N)
+      return;
+    if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(N))
+      if (rowOffset(A, J) && declOf(A->getBase()) &&
+          isa<clang::VarDecl>(declOf(A->getBase())))
+        Out.push_back(A);
+    for (const clang::Stmt *C : N->children())
+      Walk(C);
+  };
+  Walk(S);
+  return Out;
+}
+
+int64_t nextPowerOfTwo(int64_t V) {
+  int64_t P = 1;
+  while (P < V)
+    P *= 2;
+  return P;
+}
+
 Error WarpPerRow::planRegisters(const EditContext &Ctx, const Edit &E,
                                 Plan &P) const {
   auto Refuse = [&](const Twine &Why) {
