@@ -216,7 +216,8 @@ __global__ void exclusive(const int *in, int *out, int n) {
 
 // Two arrays read and written through pointers swapped after each step
 // (declared together), the block size a template parameter, the result
-// read through the pointer the last step left at it.
+// read through the pointer the last step left at it. The rewrite drops
+// `dst` and `pong`, which only the loop used (nvcc would warn).
 template <int B>
 __global__ void swapped(const float *in, float *out, float *last) {
   __shared__ float ping[B], pong[B];
@@ -236,6 +237,8 @@ __global__ void swapped(const float *in, float *out, float *last) {
     last[blockIdx.x] = src[B - 1];
 }
 // OUT-LABEL: void swapped(
+// OUT-NEXT: __shared__ float ping[B];
+// OUT-NEXT: float *src = ping;
 // OUT: float [[V:scan_v[0-9]*]] = in[blockIdx.x * B + t];
 // OUT: ping[t] = [[V]];
 // OUT-NEXT: }

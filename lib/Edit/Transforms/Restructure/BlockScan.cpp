@@ -899,20 +899,25 @@ BlockScan::rewrite(const EditContext &Ctx, const Edit &E, const Plan &P) const {
                                       P.RegionEnd - P.RegionBegin, Text),
           E))
     return std::move(Err);
-  // The second buffer choice (`pin` beside `pout`) was read by the loop
-  // only: its declaration goes with it (else nvcc warns it is unused).
-  auto Drop =
-      P.Peer
-          ? block_scan::unusedDeclaration(Ctx, P.Kernel.Decl->getBody(), P.Peer,
-                                          P.RegionBegin, P.RegionEnd, P.Store)
-          : std::nullopt;
-  if (Drop)
+  // What only the loop read goes with it (else nvcc warns it is unused):
+  // the second buffer choice (`pin` beside `pout`); the swapped pointer
+  // `dst`, then the array it started at, named only in its initializer.
+  std::vector<std::pair<unsigned, unsigned>> Removed = {
+      {P.RegionBegin, P.RegionEnd}};
+  for (const clang::VarDecl *V : {P.Peer, P.Dst, P.Other}) {
+    auto Drop = V ? block_scan::unusedDeclaration(
+                        Ctx, P.Kernel.Decl->getBody(), V, Removed, P.Store)
+                  : std::nullopt;
+    if (!Drop)
+      continue;
     if (Error Err = addReplacement(
             Repls,
             clang::tooling::Replacement(Ctx.FileName, Drop->first,
                                         Drop->second - Drop->first, ""),
             E))
       return std::move(Err);
+    Removed.push_back(*Drop);
+  }
   return Repls;
 }
 

@@ -358,8 +358,9 @@ static const clang::DeclStmt *declaring(const clang::Stmt *S,
 
 std::optional<std::pair<unsigned, unsigned>>
 unusedDeclaration(const EditContext &Ctx, const clang::Stmt *Body,
-                  const clang::VarDecl *V, unsigned RegionBegin,
-                  unsigned RegionEnd, const clang::Stmt *Kept) {
+                  const clang::VarDecl *V,
+                  ArrayRef<std::pair<unsigned, unsigned>> Removed,
+                  const clang::Stmt *Kept) {
   const clang::SourceManager &SM = Ctx.AST.getSourceManager();
   auto Offset = [&](clang::SourceLocation L) -> std::optional<unsigned> {
     if (!L.isFileID() || !SM.isWrittenInMainFile(L))
@@ -371,12 +372,15 @@ unusedDeclaration(const EditContext &Ctx, const clang::Stmt *Body,
   collectRefs(Kept, V, KeptRefs);
   for (const clang::DeclRefExpr *R : Refs) {
     auto At = Offset(R->getLocation());
-    if (!At || *At < RegionBegin || *At >= RegionEnd)
+    if (!At || none_of(Removed, [&](const std::pair<unsigned, unsigned> &G) {
+          return *At >= G.first && *At < G.second;
+        }))
       return std::nullopt;
   }
   const clang::DeclStmt *DS = declaring(Body, V);
   auto Span = DS ? stmtSpan(Ctx, DS) : std::nullopt;
-  if (!KeptRefs.empty() || !Span || Span->End.Offset > RegionBegin)
+  if (!KeptRefs.empty() || !Span || Removed.empty() ||
+      Span->End.Offset > Removed.front().first)
     return std::nullopt;
   StringRef Code = Ctx.Code;
   if (DS->isSingleDecl()) {

@@ -101,16 +101,18 @@ std::string scanText(const EditContext &Ctx, unsigned RegionBegin,
                      llvm::StringRef Dest);
 
 /// What to delete so that \p V, a local of \p Body that only the code the
-/// rewrite replaces ([\p RegionBegin, \p RegionEnd), but for \p Kept,
-/// which it keeps) names, is no longer declared: its declarator and the
-/// comma joining it to another (`, pin = 1` of `int pout = 0, pin = 1;`),
-/// or its whole declaration (with its line when alone on it). Nothing when
-/// \p V is named elsewhere, is declared inside the region, or a macro
-/// writes its declaration.
+/// rewrite removes names (the ranges \p Removed: the replaced region
+/// first, then declarators already dropped; but for \p Kept, which the
+/// region keeps), is no longer declared: its declarator and the comma
+/// joining it to another (`, pin = 1` of `int pout = 0, pin = 1;`), or its
+/// whole declaration (with its line when alone on it). Nothing when \p V
+/// is named elsewhere, is declared inside the region, or a macro writes
+/// its declaration.
 std::optional<std::pair<unsigned, unsigned>>
 unusedDeclaration(const EditContext &Ctx, const clang::Stmt *Body,
-                  const clang::VarDecl *V, unsigned RegionBegin,
-                  unsigned RegionEnd, const clang::Stmt *Kept);
+                  const clang::VarDecl *V,
+                  llvm::ArrayRef<std::pair<unsigned, unsigned>> Removed,
+                  const clang::Stmt *Kept);
 
 } // namespace block_scan
 } // namespace optiml
