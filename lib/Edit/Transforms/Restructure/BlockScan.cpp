@@ -905,8 +905,8 @@ BlockScan::rewrite(const EditContext &Ctx, const Edit &E, const Plan &P) const {
   std::vector<std::pair<unsigned, unsigned>> Removed = {
       {P.RegionBegin, P.RegionEnd}};
   for (const clang::VarDecl *V : {P.Peer, P.Dst, P.Other}) {
-    auto Drop = V ? block_scan::unusedDeclaration(
-                        Ctx, P.Kernel.Decl->getBody(), V, Removed, P.Store)
+    auto Drop = V ? block_scan::unusedDeclaration(Ctx, P.Kernel.Decl->getBody(),
+                                                  V, Removed, P.Store)
                   : std::nullopt;
     if (!Drop)
       continue;

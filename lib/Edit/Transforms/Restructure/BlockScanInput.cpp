@@ -356,11 +356,9 @@ static const clang::DeclStmt *declaring(const clang::Stmt *S,
   return nullptr;
 }
 
-std::optional<std::pair<unsigned, unsigned>>
-unusedDeclaration(const EditContext &Ctx, const clang::Stmt *Body,
-                  const clang::VarDecl *V,
-                  ArrayRef<std::pair<unsigned, unsigned>> Removed,
-                  const clang::Stmt *Kept) {
+std::optional<std::pair<unsigned, unsigned>> unusedDeclaration(
+    const EditContext &Ctx, const clang::Stmt *Body, const clang::VarDecl *V,
+    ArrayRef<std::pair<unsigned, unsigned>> Removed, const clang::Stmt *Kept) {
   const clang::SourceManager &SM = Ctx.AST.getSourceManager();
   auto Offset = [&](clang::SourceLocation L) -> std::optional<unsigned> {
     if (!L.isFileID() || !SM.isWrittenInMainFile(L))
