@@ -132,13 +132,22 @@ TEST(CatalogVectorizeTest, RefusesNearMisses) {
 }
 )",
        "access 'x[i + 1]' is not at the thread's own element 'i'"},
-      {R"(__global__ void k(const double *x, double *y, int n) {
+      {R"(__global__ void k(const long long *x, long long *y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = x[i];
 }
 )",
-       "'y' has element type 'double': only float, int, uint, short, ushort, "
-       "char, uchar and __half have vector types here"},
+       "'y' has element type 'long long': only float, int, uint, short, "
+       "ushort, char, uchar, double and __half have vector types here"},
+      // A macro that names a variable: its text hides a use of the index.
+      {R"(#define AT(p) p[i]
+__global__ void k(const float *x, float *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = AT(x);
+}
+)",
+       "the guarded body uses a macro that names a variable or calls a "
+       "function"},
       {R"(__global__ void k(const float *x, float *y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = *x;
@@ -192,6 +201,71 @@ void run(const __half *x, __half *y, int n) {
             "error: vectorize hadd rejected: [not-applicable] kernel 'hadd': "
             "'x' has element type '__half', whose vector type __half2 holds 2 "
             "elements; use width 2");
+}
+
+TEST(CatalogVectorizeTest, DoubleTwoWide) {
+  std::string Src =
+      R"(__global__ void dscale(const double *x, double *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 0.5 * x[i];
+}
+void run(const double *x, double *y, int n) {
+  dscale<<<(n + 255) / 256, 256>>>(x, y, n);
+}
+)";
+  Applicability A = prepareOn(vectorize(), Src, "dscale");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  ASSERT_EQ(A.Suggestions.size(), 1u);
+  EXPECT_EQ(A.Suggestions[0].getInt("width"), int64_t(2));
+  std::string Out =
+      applyTo(vectorize(), Src,
+              makeEdit("vectorize", "dscale", {{"width", int64_t(2)}}));
+  for (const char *Line :
+       {"reinterpret_cast<unsigned long long>(x) % 16 == 0 &&",
+        "double2 x_v = reinterpret_cast<const double2 *>(x)[v];",
+        "y_v.y = 0.5 * x_v.y;", "reinterpret_cast<double2 *>(y)[v] = y_v;",
+        "dscale<<<(n + 511) / 512, 256>>>(x, y, n);"})
+    EXPECT_NE(Out.find(Line), std::string::npos) << Line << "\n" << Out;
+  EXPECT_EQ(applyTo(vectorize(), Src,
+                    makeEdit("vectorize", "dscale", {{"width", int64_t(4)}})),
+            "error: vectorize dscale rejected: [not-applicable] kernel "
+            "'dscale': 'x' has element type 'double', whose vector type "
+            "double2 holds 2 elements; use width 2");
+}
+
+TEST(CatalogVectorizeTest, ConstantMacrosInBoundAndBody) {
+  // N is one expression as the guard reads it: `(N) / 4`, not `1000 + 3 / 4`.
+  std::string Src = R"(#define N 1000 + 3
+#define ALPHA 2.0f
+__global__ void k(const float *x, float *y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) y[i] = ALPHA * x[i];
+}
+void run(const float *x, float *y) { k<<<16, 64>>>(x, y); }
+)";
+  Input In(Src);
+  ASSERT_TRUE(In.Ctx);
+  const clang::FunctionDecl *FD =
+      findKernelDecl(In.TU.AST->getASTContext(), "k");
+  std::string Why;
+  EXPECT_FALSE(matchMapPattern(*In.Ctx, FD, Why, true));
+  EXPECT_EQ(Why, "the guard 'if ()' is written with a macro");
+  auto P = matchMapPattern(*In.Ctx, FD, Why, true, /*ConstantMacros=*/true);
+  ASSERT_TRUE(P) << Why;
+  EXPECT_EQ(P->BoundText, "N");
+  ASSERT_EQ(P->BodySpans.size(), 1u);
+  EXPECT_EQ(In.Ctx->Code.slice(P->BodySpans[0].Begin.Offset,
+                               P->BodySpans[0].End.Offset),
+            "y[i] = ALPHA * x[i];");
+  std::string Out = applyTo(
+      vectorize(), Src, makeEdit("vectorize", "k", {{"width", int64_t(4)}}));
+  for (const char *Line :
+       {"for (int v = tid; v < (N) / 4; v += blockDim.x * gridDim.x) {",
+        "y_v.w = ALPHA * x_v.w;",
+        "for (int i = (N) / 4 * 4 + tid; i < (N); i += blockDim.x * "
+        "gridDim.x) {",
+        "k<<<(16 + 3) / 4, 64>>>(x, y);"})
+    EXPECT_NE(Out.find(Line), std::string::npos) << Line << "\n" << Out;
 }
 
 TEST(CatalogVectorizeTest, SmallIntegersAlignToTheirOwnVector) {

@@ -29,18 +29,10 @@ static std::string typeText(const VarDecl *VD) {
   return VD->getType().getUnqualifiedType().getAsString(PP);
 }
 
-std::optional<MapPattern> matchMapPattern(const EditContext &Ctx,
-                                          const FunctionDecl *Kernel,
-                                          std::string &WhyNot,
-                                          bool IndexByMeaning) {
-  const auto *Body = dyn_cast_or_null<CompoundStmt>(Kernel->getBody());
-  if (!Body) {
-    WhyNot = "the kernel has no body";
-    return std::nullopt;
-  }
-  SmallVector<const Stmt *, 16> Stmts(Body->body_begin(), Body->body_end());
-  MapPattern P;
-  size_t DeclAt = Stmts.size();
+/// The first top-level `T i = <x index>;` of \p Stmts (sets P.Index and
+/// P.IndexDecl) and its position; Stmts.size() when there is none.
+static size_t findMapIndex(const EditContext &Ctx, ArrayRef<const Stmt *> Stmts,
+                           bool IndexByMeaning, MapPattern &P) {
   for (size_t I = 0; I < Stmts.size(); ++I) {
     const auto *DS = dyn_cast<DeclStmt>(Stmts[I]);
     if (!DS || !DS->isSingleDecl())
@@ -58,38 +50,55 @@ std::optional<MapPattern> matchMapPattern(const EditContext &Ctx,
     if (D && *D == 'x') {
       P.Index = VD;
       P.IndexDecl = DS;
-      DeclAt = I;
-      break;
+      return I;
     }
   }
+  return Stmts.size();
+}
+
+/// The index's type as written ("unsigned", "size_t"), without const; as
+/// clang prints it when the declaration's text does not say.
+static std::string writtenIndexType(const EditContext &Ctx,
+                                    const MapPattern &P) {
+  const SourceManager &SM = Ctx.AST.getSourceManager();
+  SourceLocation B = P.IndexDecl->getBeginLoc(), N = P.Index->getLocation();
+  if (B.isFileID() && N.isFileID()) {
+    StringRef T = StringRef(Ctx.Code)
+                      .slice(SM.getFileOffset(B), SM.getFileOffset(N))
+                      .trim();
+    SmallVector<StringRef, 4> Words;
+    T.split(Words, ' ', -1, false);
+    std::string Kept;
+    for (StringRef W : Words)
+      if (W != "const" && W != "register") {
+        if (!Kept.empty())
+          Kept += ' ';
+        Kept += W.str();
+      }
+    if (!Kept.empty() && Kept.find_first_of(",=*&") == std::string::npos)
+      return Kept;
+  }
+  return typeText(P.Index);
+}
+
+std::optional<MapPattern>
+matchMapPattern(const EditContext &Ctx, const FunctionDecl *Kernel,
+                std::string &WhyNot, bool IndexByMeaning, bool ConstantMacros) {
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(Kernel->getBody());
+  if (!Body) {
+    WhyNot = "the kernel has no body";
+    return std::nullopt;
+  }
+  SmallVector<const Stmt *, 16> Stmts(Body->body_begin(), Body->body_end());
+  MapPattern P;
+  size_t DeclAt = findMapIndex(Ctx, Stmts, IndexByMeaning, P);
   if (!P.Index) {
     WhyNot = "no index of the form 'i = blockIdx.x * blockDim.x + "
              "threadIdx.x' at the top level of the kernel body";
     return std::nullopt;
   }
   P.IndexName = P.Index->getNameAsString();
-  P.IndexType = typeText(P.Index);
-  // The type as written ("unsigned", "size_t"), without const.
-  {
-    const SourceManager &SM = Ctx.AST.getSourceManager();
-    SourceLocation B = P.IndexDecl->getBeginLoc(), N = P.Index->getLocation();
-    if (B.isFileID() && N.isFileID()) {
-      StringRef T = StringRef(Ctx.Code)
-                        .slice(SM.getFileOffset(B), SM.getFileOffset(N))
-                        .trim();
-      SmallVector<StringRef, 4> Words;
-      T.split(Words, ' ', -1, false);
-      std::string Kept;
-      for (StringRef W : Words)
-        if (W != "const" && W != "register") {
-          if (!Kept.empty())
-            Kept += ' ';
-          Kept += W.str();
-        }
-      if (!Kept.empty() && Kept.find_first_of(",=*&") == std::string::npos)
-        P.IndexType = Kept;
-    }
-  }
+  P.IndexType = writtenIndexType(Ctx, P);
   P.InitText = exprText(Ctx, P.Index->getInit());
   if (P.InitText.empty() || containsMacro(P.IndexDecl)) {
     WhyNot = "the index declaration is written with a macro";
@@ -110,9 +119,26 @@ std::optional<MapPattern> matchMapPattern(const EditContext &Ctx,
     return std::nullopt;
   }
   P.Guard = If;
+  // With ConstantMacros, macros that name no variable and call nothing may
+  // appear in the bound and the body: their text as written is what the
+  // compiler saw, and no use of a variable lies inside one.
+  auto MacroFree = [&](const Stmt *S) {
+    return ConstantMacros ? onlyConstantMacros(S, Ctx.AST) : !containsMacro(S);
+  };
+  auto Span = [&](const Stmt *S) -> std::optional<SourceSpan> {
+    if (!ConstantMacros)
+      return stmtSpan(Ctx, S);
+    auto Sp = fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
+                       S->getSourceRange(), Ctx.file());
+    return Sp ? std::optional<SourceSpan>(withSemicolon(Ctx, *Sp))
+              : std::nullopt;
+  };
   const auto *Cond =
       dyn_cast<BinaryOperator>(If->getCond()->IgnoreParenImpCasts());
   std::string CondText = exprText(Ctx, If->getCond());
+  if (auto CondSpan = Span(If->getCond()); ConstantMacros && CondSpan)
+    CondText =
+        Ctx.Code.slice(CondSpan->Begin.Offset, CondSpan->End.Offset).str();
   auto Bad = [&](StringRef What) {
     WhyNot = ("the guard 'if (" + CondText + ")' " + What).str();
     return std::nullopt;
@@ -154,28 +180,46 @@ std::optional<MapPattern> matchMapPattern(const EditContext &Ctx,
                P.IndexName + " >= n) return;'");
   }
   P.Bound = Bound;
-  P.BoundText = exprText(Ctx, Bound);
+  if (auto BoundSpan = Span(Bound); ConstantMacros && BoundSpan)
+    P.BoundText =
+        Ctx.Code.slice(BoundSpan->Begin.Offset, BoundSpan->End.Offset).str();
+  else
+    P.BoundText = exprText(Ctx, Bound);
   if (!threadVariance(Bound, Kernel).uniform())
     return Bad("bounds the index with a value that is not the same for "
                "every thread");
-  if (containsMacro(If))
-    return Bad("is written with a macro");
+  if (ConstantMacros
+          ? !MacroFree(If->getCond()) || (P.EarlyReturn && !MacroFree(Then))
+          : containsMacro(If))
+    return Bad(ConstantMacros ? "is written with a macro that names a "
+                                "variable or calls a function"
+                              : "is written with a macro");
   for (const Stmt *S : P.Body)
-    if (containsMacro(S)) {
-      WhyNot = "the guarded body uses a macro";
+    if (!MacroFree(S)) {
+      WhyNot = ConstantMacros ? "the guarded body uses a macro that names a "
+                                "variable or calls a function"
+                              : "the guarded body uses a macro";
       return std::nullopt;
     }
   auto DeclSpan = stmtSpan(Ctx, P.IndexDecl);
-  auto IfSpan = stmtSpan(Ctx, If);
+  auto IfSpan = Span(If);
   if (!DeclSpan || !IfSpan) {
     WhyNot = "the kernel's index or guard has no place in the file";
     return std::nullopt;
   }
+  for (const Stmt *S : P.Body) {
+    auto Sp = Span(S);
+    if (!Sp) {
+      WhyNot = "the guarded body has no place in the file";
+      return std::nullopt;
+    }
+    P.BodySpans.push_back(*Sp);
+  }
   P.RegionBegin = DeclSpan->Begin.Offset;
   P.Indent = indentationAt(Ctx.Code, P.RegionBegin);
   if (P.EarlyReturn) {
-    auto First = stmtSpan(Ctx, P.Body.front());
-    auto Last = stmtSpan(Ctx, P.Body.back());
+    auto First = Span(P.Body.front());
+    auto Last = Span(P.Body.back());
     if (!First || !Last) {
       WhyNot = "the guarded body has no place in the file";
       return std::nullopt;
@@ -187,7 +231,7 @@ std::optional<MapPattern> matchMapPattern(const EditContext &Ctx,
     P.BodyBlock =
         "{\n" + P.Indent + "  " + reindent(Inner, 2) + "\n" + P.Indent + "}";
   } else {
-    auto ThenSpan = stmtSpan(Ctx, Then);
+    auto ThenSpan = Span(Then);
     if (!ThenSpan) {
       WhyNot = "the guarded body has no place in the file";
       return std::nullopt;

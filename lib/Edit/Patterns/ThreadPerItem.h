@@ -50,8 +50,9 @@ struct MapPattern {
   const clang::Expr *Bound = nullptr;
   std::string IndexName, IndexType, InitText, BoundText;
   /// The guarded statements (the `then` branch, or everything after the
-  /// early return).
+  /// early return), and the span of each (with its `;`).
   std::vector<const clang::Stmt *> Body;
+  std::vector<SourceSpan> BodySpans;
   /// Offsets of the guarded statements' text (BodyBegin..BodyEnd), and of
   /// the whole region a rewrite replaces (the index declaration to the end
   /// of the body).
@@ -67,10 +68,15 @@ struct MapPattern {
 /// found instead. With \p IndexByMeaning, the index may also be any
 /// integer of at least 32 bits whose initializer linearIndexByMeaning()
 /// reads as the x index of a 1D grid (through a helper, casts, any order).
+/// With \p ConstantMacros, the guard's condition and the body may use
+/// macros that name no variable and call nothing (onlyConstantMacros():
+/// `#define N 4096`); BoundText is then the bound as written (`N`), to be
+/// parenthesized where it is not compared.
 std::optional<MapPattern> matchMapPattern(const EditContext &Ctx,
                                           const clang::FunctionDecl *Kernel,
                                           std::string &WhyNot,
-                                          bool IndexByMeaning = false);
+                                          bool IndexByMeaning = false,
+                                          bool ConstantMacros = false);
 
 /// The body of a map kernel can run once per element in any order and any
 /// number of times per thread: it does not use thread or block indices other

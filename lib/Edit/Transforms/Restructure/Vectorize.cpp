@@ -4,22 +4,25 @@
 //   int i = blockIdx.x * blockDim.x + threadIdx.x;
 //   if (i < n) y[i] = a * x[i] + y[i];
 // becomes a grid-stride loop over W-wide vectors (one load per array of
-// float2/4, int2/4, uint2/4, short2/4, ushort2/4, char2/4, uchar2/4 or
-// __half2, and lane copies of the body on the components), a scalar loop for
-// the tail n % W, and the plain scalar loop when any pointer is not aligned to
-// the vector size. Because every loop is grid-stride, any grid is correct;
-// launch grids are divided by W so each thread gets one vector (a grid that
-// is a local `dim3` variable of one dimension, maybe shared with other
-// launches, is divided where the launch names it: `dim3((grid.x + 3) / 4)`).
+// float2/4, int2/4, uint2/4, short2/4, ushort2/4, char2/4, uchar2/4,
+// double2 or __half2, and lane copies of the body on the components), a
+// scalar loop for the tail n % W, and the plain scalar loop when any pointer
+// is not aligned to the vector size. Because every loop is grid-stride, any
+// grid is correct; launch grids are divided by W so each thread gets one
+// vector (a grid that is a local `dim3` variable of one dimension, maybe
+// shared with other launches, is divided where the launch names it:
+// `dim3((grid.x + 3) / 4)`). Macros that name no variable and call nothing
+// (`#define N 4096`) may appear in the guard's bound and the body.
 //
 // 2D maps along the rows of row-major matrices are VectorizeRows.cpp's.
 //
 // In a kernel template whose arrays' element types depend on its parameters,
 // the types come from the template's instantiations in the file: the vector
 // path is written for the first instantiation whose arrays all have vector
-// types and runs under `if constexpr (std::is_same<T, float>::value)`; every
-// other instantiation runs the scalar grid-stride loop, and only the launches
-// of the vector path's instantiations get the smaller grid.
+// types (one without double arrays first) and runs under
+// `if constexpr (std::is_same<T, float>::value)`; every other instantiation
+// runs the scalar grid-stride loop, and only the launches of the vector
+// path's instantiations get the smaller grid.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +38,7 @@
 #include "clang/AST/Stmt.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/MapVector.h"
+#include <algorithm>
 
 using namespace clang;
 using namespace llvm;
@@ -53,6 +57,9 @@ std::optional<VectorForm> vectorForm(QualType T, const ASTContext &AST) {
   for (const auto &[Kind, Prefix] : Builtins)
     if (C->isSpecificBuiltinType(Kind))
       return VectorForm{Prefix, Bytes, 4};
+  // double2 (16 bytes); double4 is 32 bytes and deprecated in CUDA 13.
+  if (C->isSpecificBuiltinType(BuiltinType::Double))
+    return VectorForm{"double", Bytes, 2};
   if (const auto *RD = C->getAsRecordDecl())
     if (RD->getName() == "__half")
       return VectorForm{"__half", Bytes, 2};
@@ -154,8 +161,8 @@ struct MapWalker : AccessWalker<MapWalker> {
     if (!Form) {
       fail("'" + Name + "' has element type '" +
            T.getUnqualifiedType().getAsString(Ctx.AST.getPrintingPolicy()) +
-           "': only float, int, uint, short, ushort, char, uchar and "
-           "__half have vector types here");
+           "': only float, int, uint, short, ushort, char, uchar, double "
+           "and __half have vector types here");
       return false;
     }
     if (T.isVolatileQualified()) {
@@ -292,7 +299,8 @@ class VectorizeTransform : public Transform {
 public:
   StringRef kind() const override { return "vectorize"; }
   StringRef description() const override {
-    return "float2/float4 (int, uint, short, ushort, char, uchar; __half2) "
+    return "float2/float4 (int, uint, short, ushort, char, uchar; double2, "
+           "__half2) "
            "loads and stores in map kernels, with a scalar tail and a scalar "
            "fallback for unaligned pointers";
   }
@@ -370,7 +378,11 @@ public:
     std::string Tid = freshName(KText, "tid");
     std::string V = freshName(KText, "v");
     std::string Stride = " += blockDim.x * gridDim.x";
-    std::string N = parenthesize(P.BoundText);
+    // A bound written with a macro is one expression as the guard reads
+    // it; parenthesized, it is one here too (`#define N 1000 + 3`).
+    std::string Bound =
+        containsMacro(P.Bound) ? "(" + P.BoundText + ")" : P.BoundText;
+    std::string N = parenthesize(Bound);
     static const char Comp[] = {'x', 'y', 'z', 'w'};
 
     std::map<ArrayKey, std::string> VecName, VecType;
@@ -403,7 +415,7 @@ public:
     for (int64_t K = 0; K < W; ++K) {
       std::string Lane;
       for (size_t S = 0; S < P.Body.size(); ++S) {
-        auto Span = stmtSpan(Ctx, P.Body[S]);
+        const SourceSpan *Span = &P.BodySpans[S];
         std::vector<TextEdit> Edits;
         for (const BodyUse &U : Plan.Uses[S]) {
           std::string T =
@@ -429,10 +441,10 @@ public:
     Out += In2 + "}\n";
     std::string Body2 = reindent(P.BodyBlock, 2);
     Out += In2 + "for (" + P.IndexType + " " + P.IndexName + " = " + N + " / " +
-           Wd + " * " + Wd + " + " + Tid + "; " + P.IndexName + " < " +
-           P.BoundText + "; " + P.IndexName + Stride + ") " + Body2 + "\n";
+           Wd + " * " + Wd + " + " + Tid + "; " + P.IndexName + " < " + Bound +
+           "; " + P.IndexName + Stride + ") " + Body2 + "\n";
     std::string Scalar = "for (" + P.IndexType + " " + P.IndexName + " = " +
-                         Tid + "; " + P.IndexName + " < " + P.BoundText + "; " +
+                         Tid + "; " + P.IndexName + " < " + Bound + "; " +
                          P.IndexName + Stride + ") " + Body2;
     Out += I + "} else {\n" + In2 + Scalar + "\n" + I + "}";
     // Other element types of a template keep the scalar grid-stride loop.
@@ -543,7 +555,8 @@ private:
     if (K->Info->Uses2DThreads)
       return analyzeRows(Ctx, E, std::move(Plan));
     std::string Why;
-    auto P = matchMapPattern(Ctx, K->Decl, Why, /*IndexByMeaning=*/true);
+    auto P = matchMapPattern(Ctx, K->Decl, Why, /*IndexByMeaning=*/true,
+                             /*ConstantMacros=*/true);
     if (!P)
       return No(Why);
     if (std::string Problem = elementwiseBodyProblem(Ctx, *P); !Problem.empty())
@@ -693,7 +706,8 @@ private:
 
   /// The element types of arrays whose types depend on template parameters,
   /// from the instantiations: those of the first one whose arrays all have
-  /// vector types. Fills the plan's guards; the problem otherwise.
+  /// vector types, one without double arrays first. Fills the plan's
+  /// guards; the problem otherwise.
   static std::string resolveDependentTypes(const EditContext &Ctx,
                                            VectorizePlan &Plan) {
     if (none_of(Plan.Arrays, [](auto &A) { return A.second.Dependent; }))
@@ -715,8 +729,17 @@ private:
         }
       return Types;
     };
+    // double2 holds two elements: an instantiation with a double array
+    // takes the vector path only when no other one can.
+    std::vector<const FunctionDecl *> Order = Insts;
+    std::stable_partition(
+        Order.begin(), Order.end(), [&](const FunctionDecl *Inst) {
+          return none_of(TypesIn(Inst), [](QualType T) {
+            return !T.isNull() && T->isSpecificBuiltinType(BuiltinType::Double);
+          });
+        });
     std::vector<std::string> Refused;
-    for (const FunctionDecl *Inst : Insts) {
+    for (const FunctionDecl *Inst : Order) {
       std::vector<QualType> Types = TypesIn(Inst);
       size_t K = 0;
       std::string Problem;
@@ -761,8 +784,8 @@ private:
     }
     return "no instantiation has vector element types in every array (" +
            join(Refused, "; ") +
-           "): only float, int, uint, short, ushort, char, uchar and __half "
-           "have vector types here";
+           "): only float, int, uint, short, ushort, char, uchar, double and "
+           "__half have vector types here";
   }
 
   /// Whether launch \p L runs the vector path: every launch of a kernel

@@ -247,8 +247,8 @@ std::string matchRowMap(const EditContext &Ctx, const FunctionDecl *K,
     if (T->isDependentType() || !Form || T.isVolatileQualified())
       return ("'" + V->getName() + "' has element type '" +
               T.getAsString(Ctx.AST.getPrintingPolicy()) +
-              "': only float, int, uint, short, ushort, char, uchar and "
-              "__half have vector types here")
+              "': only float, int, uint, short, ushort, char, uchar, double "
+              "and __half have vector types here")
           .str();
     M.Ptrs[V] = RowPointer{Matrix, *Form};
   }
