@@ -2,8 +2,10 @@
 //
 // Pattern: a loop that every thread of a block runs over the same sequence
 // of global elements (n-body interactions, a matrix-vector product's shared
-// vector): `for (int j = A; j < B; ++j)` with A and B the same in every
-// thread, reading `p[j]` from arrays the loop does not write.
+// vector): `for (int j = A; j < B; ++j)` or a counting `while (j < B)`,
+// with A and B the same in every thread, reading `p[j]` for its value from
+// arrays the kernel does not write, calling only functions that change
+// nothing.
 //
 // Rewrite: the block walks the sequence in tiles; for each tile its threads
 // copy `p[base .. base + tile)` into shared memory cooperatively,
@@ -16,14 +18,18 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
+#include "../../Patterns/CountingLoop.h"
 #include "../../Patterns/SideEffects.h"
 #include "../../Patterns/ThreadPerItem.h"
 #include "../TransformSupport.h"
 #include "PlannedTransform.h"
 #include "SharedStaging.h"
+#include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
+#include "clang/AST/DeclCXX.h"
 #include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
 #include "clang/AST/Stmt.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
@@ -73,9 +79,11 @@ struct Staged {
 
 struct Plan {
   ResolvedLoop Loop;
-  const clang::ForStmt *For = nullptr;
-  const clang::VarDecl *Var = nullptr;
-  const clang::Expr *End = nullptr;
+  const clang::Stmt *For = nullptr;      ///< the loop: a for or a while
+  const clang::Stmt *LoopBody = nullptr; ///< its body
+  const clang::Expr *Cond = nullptr;     ///< its condition
+  const clang::VarDecl *Var = nullptr;   ///< its counter
+  const clang::Expr *Start = nullptr, *End = nullptr;
   std::optional<ThreadItem> Item; ///< the bounds guard, if any
   std::vector<const clang::Stmt *> Pre, Post;
   std::vector<Staged> Arrays;
@@ -136,6 +144,338 @@ std::string dedent(StringRef Text, unsigned N) {
   return Out;
 }
 
+/// The guard a loop sits under, read by its shape: a top-level
+/// `if (C) return;` of the kernel (the guarded statements are the rest of
+/// the body) or its last statement `if (C) { ... }`, the first of them
+/// that holds \p Loop among its statements. What C tests and how its
+/// index is computed (`blockIdx.x * BLOCK + threadIdx.x` in a template over
+/// the block size, a helper, any order) does not matter to the rewrite: C
+/// is evaluated once where it stood, and the threads the original sent past
+/// the guarded statements skip the computation. Nothing when no such guard
+/// holds \p Loop among its statements.
+std::optional<ThreadItem> guardAround(const clang::CompoundStmt *KBody,
+                                      const clang::Stmt *Loop) {
+  auto End = KBody->body_end();
+  for (auto It = KBody->body_begin(); It != End; ++It) {
+    const auto *If = dyn_cast<clang::IfStmt>(*It);
+    if (!If || If->getInit() || If->getConditionVariable() || If->getElse())
+      continue;
+    std::vector<const clang::Stmt *> Branch;
+    if (const auto *CS = dyn_cast<clang::CompoundStmt>(If->getThen()))
+      Branch.assign(CS->body_begin(), CS->body_end());
+    else
+      Branch.push_back(If->getThen());
+    ThreadItem T;
+    T.Guard = If;
+    T.Before.assign(KBody->body_begin(), It);
+    const auto *Ret = Branch.size() == 1
+                          ? dyn_cast<clang::ReturnStmt>(Branch.front())
+                          : nullptr;
+    if (Ret && !Ret->getRetValue()) {
+      T.EarlyReturn = true;
+      T.Body.assign(std::next(It), End);
+    } else if (std::next(It) == End) {
+      T.Body = std::move(Branch);
+    } else {
+      continue;
+    }
+    if (llvm::is_contained(T.Body, Loop))
+      return T;
+  }
+  return std::nullopt;
+}
+
+/// Whether \p S, one of the statements \p Before the guard, is
+/// `if (C) return;` with C the same in every thread of a block: a whole
+/// block leaves, and no thread of it waits at a barrier.
+bool uniformExit(const clang::Stmt *S, ArrayRef<const clang::Stmt *> Before,
+                 const clang::FunctionDecl *Kernel) {
+  const auto *If = dyn_cast<clang::IfStmt>(S);
+  if (!If || !llvm::is_contained(Before, S) || If->getElse() || If->getInit() ||
+      If->getConditionVariable() || !isBlockUniform(If->getCond(), Kernel))
+    return false;
+  const clang::Stmt *Then = If->getThen();
+  if (const auto *CS = dyn_cast<clang::CompoundStmt>(Then))
+    Then = CS->size() == 1 ? CS->body_front() : nullptr;
+  const auto *Ret = dyn_cast_or_null<clang::ReturnStmt>(Then);
+  return Ret && !Ret->getRetValue();
+}
+
+/// Every node of \p S, \p S included, in pre-order.
+void forEachNode(const clang::Stmt *S,
+                 llvm::function_ref<void(const clang::Stmt *)> F) {
+  if (!S)
+    return;
+  F(S);
+  for (const clang::Stmt *Ch : S->children())
+    forEachNode(Ch, F);
+}
+
+/// The functions call \p C may run: its callee, or, in a kernel template
+/// where the call depends on the template's parameters, the callee of the
+/// same call (at the same place) in every instantiation of \p Kernel (none
+/// where an operator became a built-in one there). Nothing when one is not
+/// known.
+std::optional<std::vector<const clang::FunctionDecl *>>
+calleesOf(const clang::CallExpr *C, const clang::FunctionDecl *Kernel) {
+  if (const clang::FunctionDecl *FD = C->getDirectCallee())
+    return std::vector<const clang::FunctionDecl *>{FD};
+  std::vector<const clang::FunctionDecl *> Instances =
+      templateInstantiations(Kernel);
+  if (Instances.empty())
+    return std::nullopt;
+  // An operator is found by its operator's place (a built-in one in an
+  // instantiation is a BinaryOperator or UnaryOperator there), a call by
+  // its extent.
+  const auto *Op = dyn_cast<clang::CXXOperatorCallExpr>(C);
+  auto OpLoc = [](const clang::Stmt *S) {
+    if (const auto *O = dyn_cast<clang::CXXOperatorCallExpr>(S))
+      return O->getOperatorLoc();
+    if (const auto *B = dyn_cast<clang::BinaryOperator>(S))
+      return B->getOperatorLoc();
+    if (const auto *U = dyn_cast<clang::UnaryOperator>(S))
+      return U->getOperatorLoc();
+    return clang::SourceLocation();
+  };
+  std::vector<const clang::FunctionDecl *> Out;
+  for (const clang::FunctionDecl *Inst : Instances) {
+    const clang::FunctionDecl *Callee = nullptr;
+    bool Builtin = false;
+    forEachNode(Inst->getBody(), [&](const clang::Stmt *S) {
+      const auto *IC = dyn_cast<clang::CallExpr>(S);
+      if (Op ? OpLoc(S) != Op->getOperatorLoc()
+             : !IC || isa<clang::CXXOperatorCallExpr>(IC) ||
+                   IC->getBeginLoc() != C->getBeginLoc() ||
+                   IC->getEndLoc() != C->getEndLoc())
+        return;
+      if (IC && IC->getDirectCallee())
+        Callee = IC->getDirectCallee();
+      else if (!IC)
+        Builtin = true;
+    });
+    if (Callee)
+      Out.push_back(Callee);
+    else if (!Builtin)
+      return std::nullopt;
+  }
+  return Out;
+}
+
+/// The staged read among \p Reads that \p E designates as an object
+/// (through parentheses, casts that keep the object or decay an array
+/// element to a pointer, `.member` and a member array's element); null when
+/// \p E is the read's value or something else.
+const clang::Expr *
+designatedRead(const clang::Expr *E,
+               ArrayRef<const clang::ArraySubscriptExpr *> Reads) {
+  while (E) {
+    E = E->IgnoreParens();
+    if (llvm::is_contained(Reads, E))
+      return E;
+    if (const auto *C = dyn_cast<clang::CastExpr>(E)) {
+      if (C->getCastKind() == clang::CK_LValueToRValue)
+        return nullptr;
+      E = C->getSubExpr();
+    } else if (const auto *M = dyn_cast<clang::MemberExpr>(E)) {
+      E = M->isArrow() ? nullptr : M->getBase();
+    } else if (const auto *D =
+                   dyn_cast<clang::CXXDependentScopeMemberExpr>(E)) {
+      E = D->isArrow() || D->isImplicitAccess() ? nullptr : D->getBase();
+    } else if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(E)) {
+      const clang::Expr *B = A->getBase()->IgnoreParenImpCasts();
+      E = B->getType()->isArrayType() ? B : nullptr;
+    } else {
+      return nullptr;
+    }
+  }
+  return nullptr;
+}
+
+/// Whether an argument passed to a parameter of type \p T is copied or only
+/// read for its value: by value, or by reference to a const object that is
+/// not a pointer.
+bool readsArgumentValue(clang::QualType T) {
+  if (!T->isReferenceType())
+    return !T->isPointerType();
+  clang::QualType Pointee = T->getPointeeType();
+  return Pointee.isConstQualified() && !Pointee->isPointerType() &&
+         !Pointee->isArrayType();
+}
+
+/// Whether the call \p C may keep or follow the address of its argument
+/// \p Arg (a staged read): a parameter that is a pointer, a non-const
+/// reference, or `...`, in any function it may run, or a callee not known.
+bool callKeepsAddress(const clang::CallExpr *C, unsigned Arg,
+                      const clang::FunctionDecl *Kernel) {
+  auto Callees = calleesOf(C, Kernel);
+  if (!Callees)
+    return true;
+  for (const clang::FunctionDecl *FD : *Callees) {
+    unsigned Param = Arg;
+    // A member operator's object is its first argument.
+    if (isa<clang::CXXOperatorCallExpr>(C) && isa<clang::CXXMethodDecl>(FD) &&
+        !cast<clang::CXXMethodDecl>(FD)->isStatic()) {
+      if (Arg == 0)
+        return true;
+      Param = Arg - 1;
+    }
+    if (Param >= FD->getNumParams() ||
+        !readsArgumentValue(FD->getParamDecl(Param)->getType()))
+      return true;
+  }
+  return false;
+}
+
+/// The first use in \p Body of one of \p Reads other than for its value:
+/// its address taken, a reference or pointer to it kept, passed where a
+/// pointer, a non-const reference or `...` takes it, a method called on it.
+/// The staged copy holds one tile in shared memory, so such a use would
+/// reach another address space (`__ldg(&p[j])`) or run past the tile.
+const clang::Stmt *
+addressEscape(const clang::Stmt *Body,
+              ArrayRef<const clang::ArraySubscriptExpr *> Reads,
+              const clang::FunctionDecl *Kernel) {
+  const clang::Stmt *Found = nullptr;
+  auto Designates = [&](const clang::Expr *E) {
+    return E && designatedRead(E, Reads);
+  };
+  forEachNode(Body, [&](const clang::Stmt *S) {
+    if (Found)
+      return;
+    if (const auto *U = dyn_cast<clang::UnaryOperator>(S)) {
+      if (U->getOpcode() == clang::UO_AddrOf && Designates(U->getSubExpr()))
+        Found = S;
+    } else if (const auto *DS = dyn_cast<clang::DeclStmt>(S)) {
+      for (const clang::Decl *D : DS->decls())
+        if (const auto *V = dyn_cast<clang::VarDecl>(D);
+            V &&
+            (V->getType()->isReferenceType() ||
+             V->getType()->isPointerType()) &&
+            Designates(V->getInit()))
+          Found = S;
+    } else if (const auto *C = dyn_cast<clang::CallExpr>(S)) {
+      // A method called on the element sees its address as `this`.
+      const clang::Expr *Callee = C->getCallee()->IgnoreParenImpCasts();
+      if (const auto *MC = dyn_cast<clang::CXXMemberCallExpr>(C);
+          MC && Designates(MC->getImplicitObjectArgument()))
+        Found = S;
+      if (const auto *D = dyn_cast<clang::CXXDependentScopeMemberExpr>(Callee);
+          D && !D->isImplicitAccess() && Designates(D->getBase()))
+        Found = S;
+      if (const auto *D = dyn_cast<clang::UnresolvedMemberExpr>(Callee);
+          D && !D->isImplicitAccess() && Designates(D->getBase()))
+        Found = S;
+      for (unsigned I = 0; I < C->getNumArgs() && !Found; ++I)
+        if (Designates(C->getArg(I)) && callKeepsAddress(C, I, Kernel))
+          Found = S;
+    } else if (const auto *CE = dyn_cast<clang::CXXConstructExpr>(S)) {
+      const clang::CXXConstructorDecl *Ctor = CE->getConstructor();
+      if (Ctor->isCopyOrMoveConstructor() && Ctor->isTrivial())
+        return;
+      for (unsigned I = 0; I < CE->getNumArgs() && !Found; ++I)
+        if (Designates(CE->getArg(I)) &&
+            (I >= Ctor->getNumParams() ||
+             !readsArgumentValue(Ctor->getParamDecl(I)->getType())))
+          Found = S;
+    }
+  });
+  return Found;
+}
+
+/// The first call in \p Body that may change something the loop's reads
+/// depend on, or whose order matters: to a function that is neither one of
+/// CUDA's math functions nor free of side effects by what it does
+/// (isPureFunction: printf, atomics, a helper writing through a pointer),
+/// or whose callee is not known; its name in \p Name.
+const clang::Stmt *effectfulCall(const EditContext &Ctx,
+                                 const clang::Stmt *Body,
+                                 const clang::FunctionDecl *Kernel,
+                                 std::string &Name) {
+  const clang::Stmt *Found = nullptr;
+  forEachNode(Body, [&](const clang::Stmt *S) {
+    if (Found)
+      return;
+    if (const auto *CE = dyn_cast<clang::CXXConstructExpr>(S)) {
+      if (!CE->getConstructor()->isTrivial() &&
+          mayHaveSideEffects(CE, Ctx.AST)) {
+        Found = S;
+        Name = CE->getConstructor()->getParent()->getNameAsString();
+      }
+      return;
+    }
+    const auto *C = dyn_cast<clang::CallExpr>(S);
+    if (!C)
+      return;
+    auto Callees = calleesOf(C, Kernel);
+    if (!Callees) {
+      Found = S;
+      Name = looseExprText(Ctx, C->getCallee());
+      return;
+    }
+    for (const clang::FunctionDecl *FD : *Callees) {
+      const auto *MD = dyn_cast<clang::CXXMethodDecl>(FD);
+      if (Found || (MD && MD->isTrivial()) ||
+          (FD->getIdentifier() && isMathFunction(FD->getName())) ||
+          isPureFunction(FD, Ctx.AST))
+        continue;
+      Found = S;
+      Name = FD->getNameAsString();
+    }
+  });
+  return Found;
+}
+
+/// The first statement of the loop body \p Body that leaves the loop or
+/// the tile the rewrite runs it in: a `return`, a `goto`, a `break`, and a
+/// `continue` unless \p ContinueOk (a for loop's `continue` still runs the
+/// increment, which the tiled loop keeps). Null if none.
+const clang::Stmt *leavesLoop(const clang::Stmt *Body, bool ContinueOk) {
+  const clang::Stmt *Found = nullptr;
+  std::function<void(const clang::Stmt *, bool, bool)> Walk =
+      [&](const clang::Stmt *S, bool BreakInside, bool ContinueInside) {
+        if (!S || Found)
+          return;
+        if (isa<clang::ReturnStmt, clang::GotoStmt, clang::IndirectGotoStmt>(
+                S) ||
+            (isa<clang::BreakStmt>(S) && !BreakInside) ||
+            (isa<clang::ContinueStmt>(S) && !ContinueInside && !ContinueOk)) {
+          Found = S;
+          return;
+        }
+        bool Loop = isa<clang::ForStmt, clang::WhileStmt, clang::DoStmt,
+                        clang::CXXForRangeStmt>(S);
+        for (const clang::Stmt *Ch : S->children())
+          Walk(Ch, BreakInside || Loop || isa<clang::SwitchStmt>(S),
+               ContinueInside || Loop);
+      };
+  Walk(Body, false, false);
+  return Found;
+}
+
+/// Whether \p Idx, an index into a staged array other than the counter,
+/// has the same value in every iteration of the loop \p Body counting
+/// \p Var: it reads no memory and no variable the loop declares, writes or
+/// counts (the own body's `x[i]` in an n-body loop).
+bool invariantIndex(const clang::Expr *Idx, const clang::Stmt *Body,
+                    const clang::VarDecl *Var) {
+  if (readsMemory(Idx))
+    return false;
+  llvm::DenseSet<const clang::ValueDecl *> Inner = writtenVars(Body);
+  Inner.insert(Var);
+  forEachNode(Body, [&](const clang::Stmt *S) {
+    if (const auto *DS = dyn_cast<clang::DeclStmt>(S))
+      for (const clang::Decl *D : DS->decls())
+        if (const auto *V = dyn_cast<clang::ValueDecl>(D))
+          Inner.insert(V);
+  });
+  bool Invariant = true;
+  forEachNode(Idx, [&](const clang::Stmt *S) {
+    if (const auto *R = dyn_cast<clang::DeclRefExpr>(S))
+      Invariant &= !Inner.contains(R->getDecl());
+  });
+  return Invariant;
+}
+
 class AllPairsTiling : public PlannedTransform<Plan> {
 public:
   StringRef kind() const override { return "all-pairs-tiling"; }
@@ -169,125 +509,71 @@ private:
   rewrite(const EditContext &Ctx, const Edit &E, const Plan &P) const override;
 };
 
-// Why long: one ordered list of the pattern's preconditions (the loop, its
-// bounds, the accumulators, every read of the staged array, the launches),
-// each refusal naming its reason; the partial match they share (loop,
-// index, bound, accumulators) would otherwise be passed between helpers.
-Expected<Plan> AllPairsTiling::analyze(const EditContext &Ctx,
-                                       const Edit &E) const {
-  Plan P;
-  auto L = resolveLoop(Ctx, E, E.Target);
-  if (!L)
-    return L.takeError();
-  P.Loop = *L;
-  P.Tile = E.getInt("tile").value_or(256);
-  if (P.Tile < 32 || P.Tile > 4096)
-    return reject(E, "params", "params.tile must be in [32, 4096]");
-  const clang::FunctionDecl *K = L->Kernel.Decl;
-  P.For = dyn_cast<clang::ForStmt>(L->S);
-  std::string At = "loop " + E.Target;
-  if (!P.For)
-    return reject(E, "not-applicable", At + " is not a 'for' loop");
-  if (L->Info->Depth != 0)
-    return reject(E, "not-applicable",
-                  At + " is nested in another loop; only a top-level loop "
-                       "can be walked tile by tile by the whole block");
-  if (L->Kernel.Info->Uses2DThreads)
-    return reject(E, "not-applicable",
-                  "kernel '" + L->Kernel.Info->QualifiedName +
-                      "' uses 2D thread indices");
-  // Where the loop sits: at the top of the kernel or of its guarded body.
-  const auto *KBody = cast<clang::CompoundStmt>(K->getBody());
-  std::vector<const clang::Stmt *> Seq;
-  std::string Why;
-  P.Item = matchThreadItem(K, Why);
-  if (P.Item && !llvm::is_contained(P.Item->Body, P.For))
-    P.Item.reset();
-  if (P.Item) {
-    Seq = P.Item->Body;
-  } else if (llvm::is_contained(KBody->body(), P.For)) {
-    Seq.assign(KBody->body_begin(), KBody->body_end());
-  } else {
-    return reject(E, "not-applicable",
-                  At + " is neither at the top of the kernel nor at the "
-                       "top of its 'if (i < n)' body; every thread of the "
-                       "block must reach its barriers");
+/// The loop's counter, start and bound into \p P: `for (T j = A; j < B;
+/// ++j)` (or `j++`, `j += 1`, `B > j`), or a counting while, `T j = A;
+/// while (j < B) { ...; ++j; }` whose declaration is \p Before.
+Error loopHeader(const EditContext &Ctx, const Edit &E, Plan &P,
+                 const clang::Stmt *Before, const std::string &At) {
+  if (const auto *W = dyn_cast<clang::WhileStmt>(P.For)) {
+    std::string Why;
+    auto C = countingWhile(W, Before, Ctx.AST, &Why);
+    if (!C || C->Step != 1 || C->Inclusive)
+      return reject(
+          E, "not-applicable",
+          At +
+              " is a 'while' loop that does not count by one up "
+              "to a bound it stays below: " +
+              (C ? std::string(C->Step != 1 ? "it counts down"
+                                            : "its bound is inclusive")
+                 : Why));
+    P.Var = C->Var;
+    P.Start = C->Start;
+    P.End = C->Bound;
+    P.Cond = W->getCond();
+    P.LoopBody = W->getBody();
+    return Error::success();
   }
-  bool SeenLoop = false;
-  for (const clang::Stmt *S : Seq) {
-    if (S == P.For) {
-      SeenLoop = true;
-      continue;
-    }
-    if (!P.Item)
-      continue;
-    (SeenLoop ? P.Post : P.Pre).push_back(S);
-  }
-  for (const clang::Stmt *S : P.Pre) {
-    const auto *DS = dyn_cast<clang::DeclStmt>(S);
-    bool Ok = DS != nullptr;
-    if (DS)
-      for (const clang::Decl *D : DS->decls()) {
-        const auto *V = dyn_cast<clang::VarDecl>(D);
-        Ok &= V && !V->getType()->isReferenceType() &&
-              !V->getType()->getContainedAutoType() &&
-              !isa<clang::ArrayType>(V->getType().getTypePtr()) &&
-              (!V->getInit() || !mayHaveSideEffects(V->getInit(), Ctx.AST));
-      }
-    if (!Ok)
-      return reject(E, "not-applicable",
-                    "the statement at " + where(Ctx, S) +
-                        " before the loop is not a declaration without "
-                        "side effects; threads outside the bounds must be "
-                        "able to skip it");
-  }
-  // Every thread must reach the barriers (the early-return guard itself is
-  // rewritten away).
-  std::vector<const clang::Stmt *> Checked;
-  if (P.Item && P.Item->EarlyReturn)
-    Checked = P.Item->Body;
-  else
-    Checked = {K->getBody()};
-  for (const clang::Stmt *S : Checked)
-    if (const clang::Stmt *Jmp = firstJump(S))
-      return reject(E, "not-applicable",
-                    "the kernel leaves early at " + where(Ctx, Jmp) +
-                        "; every thread must reach the barriers");
-  if (!L->Kernel.Info->Syncthreads.empty())
+  const auto *F = dyn_cast<clang::ForStmt>(P.For);
+  if (!F)
     return reject(E, "not-applicable",
-                  "kernel '" + L->Kernel.Info->QualifiedName +
-                      "' already synchronizes its threads");
-
-  // The loop: j from a uniform start to a uniform end, step one.
-  if (const auto *DS = dyn_cast_or_null<clang::DeclStmt>(P.For->getInit()))
+                  At + " is neither a 'for' loop nor a counting 'while'");
+  P.Cond = F->getCond();
+  P.LoopBody = F->getBody();
+  if (const auto *DS = dyn_cast_or_null<clang::DeclStmt>(F->getInit()))
     if (DS->isSingleDecl())
       P.Var = dyn_cast<clang::VarDecl>(DS->getSingleDecl());
   if (!P.Var || !P.Var->getInit())
     return reject(E, "not-applicable",
                   At + " does not declare its induction variable");
   std::string J = P.Var->getName().str();
-  const auto *C = dyn_cast_or_null<clang::BinaryOperator>(
-      P.For->getCond() ? P.For->getCond()->IgnoreParenImpCasts() : nullptr);
-  if (!C || C->getOpcode() != clang::BO_LT || declOf(C->getLHS()) != P.Var)
+  auto C = countingLoop(F, Ctx.AST);
+  if (!C || C->Step != 1 || C->Inclusive) {
+    const auto *B = dyn_cast_or_null<clang::BinaryOperator>(
+        P.Cond ? P.Cond->IgnoreParenImpCasts() : nullptr);
+    bool Below =
+        B &&
+        ((B->getOpcode() == clang::BO_LT && declOf(B->getLHS()) == P.Var) ||
+         (B->getOpcode() == clang::BO_GT && declOf(B->getRHS()) == P.Var));
     return reject(E, "not-applicable",
-                  At + " is not bounded as '" + J + " < end'");
-  P.End = C->getRHS();
-  const auto *Inc = dyn_cast_or_null<clang::UnaryOperator>(
-      P.For->getInc() ? P.For->getInc()->IgnoreParenImpCasts() : nullptr);
-  if (!Inc || !Inc->isIncrementOp() || declOf(Inc->getSubExpr()) != P.Var)
-    return reject(E, "not-applicable",
-                  At + " does not step '" + J + "' by one");
-  if (!isBlockUniform(P.Var->getInit(), K) || !isBlockUniform(P.End, K))
-    return reject(E, "not-applicable",
-                  At + " runs over a range that differs between the threads "
-                       "of a block; nothing is shared");
-  const clang::Stmt *Body = P.For->getBody();
-  if (llvm::is_contained(writtenDecls(Body), P.Var) || firstJump(Body))
-    return reject(E, "not-applicable",
-                  At + " writes '" + J + "' or leaves early");
-  bool LoopWrites = !memoryWrites(Body).empty();
+                  At + (Below ? " does not step '" + J + "' by one"
+                              : " is not bounded as '" + J + " < end'"));
+  }
+  P.Start = C->Start;
+  P.End = C->Bound;
+  if (llvm::is_contained(writtenDecls(P.LoopBody), P.Var))
+    return reject(E, "not-applicable", At + " writes '" + J + "'");
+  return Error::success();
+}
 
-  // The arrays read at [j].
+/// The arrays the loop reads at [j] into \p P.Arrays, with the checks that
+/// make a shared copy of them equal to what the loop read: nothing in the
+/// kernel writes them, every other use in the loop reads an element at an
+/// index the loop does not change, the reads take only the elements' values.
+Error stagedArrays(const EditContext &Ctx, const Edit &E, Plan &P,
+                   const std::string &At) {
+  const clang::FunctionDecl *K = P.Loop.Kernel.Decl;
+  const clang::Stmt *Body = P.LoopBody;
+  std::string J = P.Var->getName().str();
   std::function<void(const clang::Stmt *)> Walk = [&](const clang::Stmt *S) {
     if (!S)
       return;
@@ -309,20 +595,32 @@ Expected<Plan> AllPairsTiling::analyze(const EditContext &Ctx,
       Walk(Ch);
   };
   Walk(Body);
+  // A pointer that differs between threads (a row pointer `A + r * cols`)
+  // reads no shared sequence: its reads stay as they are.
+  llvm::erase_if(P.Arrays, [&](const Staged &S) {
+    const auto *V = dyn_cast<clang::VarDecl>(S.Base);
+    return V && !isa<clang::ParmVarDecl>(V) &&
+           (!V->getInit() || !isBlockUniform(V->getInit(), K) ||
+            llvm::is_contained(writtenDecls(K->getBody()), V));
+  });
   if (P.Arrays.empty())
     return reject(E, "not-applicable",
                   At + " reads no array at '[" + J +
-                      "]': no sequence shared by the block");
-  int64_t Bytes = 0;
-  for (Staged &S : P.Arrays) {
+                      "]' that points to the same data in every thread: no "
+                      "sequence shared by the block");
+  bool LoopWrites = !memoryWrites(Body).empty();
+  for (const Staged &S : P.Arrays) {
     std::string N = S.Base->getName().str();
-    // Other reads of the same array inside the loop are not staged.
+    // Other reads of the same array inside the loop stay global reads;
+    // only those at an index the loop does not change are kept.
     bool OtherUse = false;
     std::function<void(const clang::Stmt *)> Uses = [&](const clang::Stmt *X) {
       if (!X)
         return;
       if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(X))
-        if (llvm::is_contained(S.Reads, A))
+        if (llvm::is_contained(S.Reads, A) ||
+            (declOf(A->getBase()) == S.Base &&
+             invariantIndex(A->getIdx(), Body, P.Var)))
           return;
       if (const auto *R = dyn_cast<clang::DeclRefExpr>(X))
         OtherUse |= R->getDecl() == S.Base;
@@ -333,28 +631,198 @@ Expected<Plan> AllPairsTiling::analyze(const EditContext &Ctx,
     if (OtherUse)
       return reject(E, "not-applicable",
                     "'" + N + "' is used in " + At + " other than as '" + N +
-                        "[" + J + "]'");
+                        "[" + J +
+                        "]' or at an index the loop does not "
+                        "change");
+    if (const clang::Stmt *Esc = addressEscape(Body, S.Reads, K))
+      return reject(E, "not-applicable",
+                    "'" + N + "[" + J + "]' is used at " + where(Ctx, Esc) +
+                        " other than for its value (its address taken or "
+                        "passed on); the staged copy is one tile in shared "
+                        "memory");
     for (const MemWrite &W : memoryWrites(K->getBody()))
       if (declOf(W.Base) == S.Base)
         return reject(E, "not-applicable",
                       "'" + N + "' is written at " + where(Ctx, W.Target) +
                           "; a staged copy would be stale");
-    if (const auto *V = dyn_cast<clang::VarDecl>(S.Base))
-      if (!isa<clang::ParmVarDecl>(V) &&
-          (!V->getInit() || !isBlockUniform(V->getInit(), K) ||
-           llvm::is_contained(writtenDecls(K->getBody()), V)))
-        return reject(E, "not-applicable",
-                      "'" + N +
-                          "' points to different data in different "
-                          "threads");
-    clang::QualType T =
-        S.Base->getType()->getPointeeType().getUnqualifiedType();
     if (LoopWrites && !S.Base->getType()->getPointeeType().isConstQualified())
       return reject(E, "not-applicable",
                     At + " writes memory and '" + N +
                         "' is not a pointer to const: they may alias");
+  }
+  return Error::success();
+}
+
+/// The edit that makes the variable \p V, declared before the loop, load
+/// nothing in threads outside the bounds: its initializer, when it reads
+/// memory, becomes `Active ? (init) : T()`; one written as a constructor's
+/// arguments (`Vec3 me(p[i].x, ...)`, `float3 me{...}`) becomes
+/// `me = Active ? T(...) : T()`. Nothing when the initializer reads no
+/// memory or is not written in the file.
+std::optional<TextEdit> guardedInit(const EditContext &Ctx,
+                                    const clang::VarDecl *V,
+                                    llvm::StringRef Active) {
+  if (!V->getInit() || !readsMemory(V->getInit()))
+    return std::nullopt;
+  auto Sp = looseExprSpan(Ctx, V->getInit());
+  if (!Sp)
+    return std::nullopt;
+  std::string Ty = V->getType().getUnqualifiedType().getAsString(
+      Ctx.AST.getPrintingPolicy());
+  if (V->getInitStyle() == clang::VarDecl::CInit)
+    return TextEdit{Sp->Begin.Offset, Sp->End.Offset - Sp->Begin.Offset,
+                    Active.str() + " ? " +
+                        parenthesize(looseExprText(Ctx, V->getInit())) + " : " +
+                        Ty + "()"};
+  const clang::SourceManager &SM = Ctx.AST.getSourceManager();
+  if (V->getLocation().isMacroID())
+    return std::nullopt;
+  unsigned Name = SM.getFileOffset(V->getLocation());
+  unsigned Args = Name + V->getName().size();
+  if (Args > Sp->End.Offset)
+    return std::nullopt;
+  std::string Written =
+      Ctx.Code.substr(Args, Sp->End.Offset - Args).ltrim().str();
+  return TextEdit{Name, Sp->End.Offset - Name,
+                  V->getName().str() + " = " + Active.str() + " ? " + Ty +
+                      Written + " : " + Ty + "()"};
+}
+
+// Why long: one ordered list of the pattern's preconditions (the loop, its
+// place under the guard, the statements before it, the barriers every
+// thread must reach), each refusal naming its reason; the header and the
+// staged arrays are checked by loopHeader() and stagedArrays().
+Expected<Plan> AllPairsTiling::analyze(const EditContext &Ctx,
+                                       const Edit &E) const {
+  Plan P;
+  auto L = resolveLoop(Ctx, E, E.Target);
+  if (!L)
+    return L.takeError();
+  P.Loop = *L;
+  P.Tile = E.getInt("tile").value_or(256);
+  if (P.Tile < 32 || P.Tile > 4096)
+    return reject(E, "params", "params.tile must be in [32, 4096]");
+  const clang::FunctionDecl *K = L->Kernel.Decl;
+  P.For = L->S;
+  std::string At = "loop " + E.Target;
+  if (!isa<clang::ForStmt, clang::WhileStmt>(P.For))
+    return reject(E, "not-applicable",
+                  At + " is neither a 'for' loop nor a counting 'while'");
+  if (L->Info->Depth != 0)
+    return reject(E, "not-applicable",
+                  At + " is nested in another loop; only a top-level loop "
+                       "can be walked tile by tile by the whole block");
+  if (L->Kernel.Info->Uses2DThreads)
+    return reject(E, "not-applicable",
+                  "kernel '" + L->Kernel.Info->QualifiedName +
+                      "' uses 2D thread indices");
+  // Where the loop sits: at the top of the kernel or of its guarded body.
+  const auto *KBody = cast<clang::CompoundStmt>(K->getBody());
+  std::vector<const clang::Stmt *> Seq;
+  P.Item = guardAround(KBody, P.For);
+  if (P.Item) {
+    Seq = P.Item->Body;
+  } else if (llvm::is_contained(KBody->body(), P.For)) {
+    Seq.assign(KBody->body_begin(), KBody->body_end());
+  } else {
+    return reject(E, "not-applicable",
+                  At + " is neither at the top of the kernel nor at the "
+                       "top of its 'if (i < n)' body; every thread of the "
+                       "block must reach its barriers");
+  }
+  bool SeenLoop = false;
+  const clang::Stmt *Before = nullptr;
+  for (const clang::Stmt *S : Seq) {
+    if (S == P.For) {
+      SeenLoop = true;
+      continue;
+    }
+    if (!SeenLoop)
+      Before = S;
+    if (!P.Item)
+      continue;
+    (SeenLoop ? P.Post : P.Pre).push_back(S);
+  }
+  for (const clang::Stmt *S : P.Pre) {
+    const auto *DS = dyn_cast<clang::DeclStmt>(S);
+    bool Ok = DS != nullptr;
+    if (DS)
+      for (const clang::Decl *D : DS->decls()) {
+        const auto *V = dyn_cast<clang::VarDecl>(D);
+        Ok &= V && !V->getType()->isReferenceType() &&
+              !V->getType()->getContainedAutoType() &&
+              !isa<clang::ArrayType>(V->getType().getTypePtr()) &&
+              (!V->getInit() || !mayHaveSideEffects(V->getInit(), Ctx.AST));
+      }
+    if (!Ok)
+      return reject(E, "not-applicable",
+                    "the statement at " + where(Ctx, S) +
+                        " before the loop is not a declaration without "
+                        "side effects; threads outside the bounds must be "
+                        "able to skip it");
+    // Threads outside the bounds declare it without loading: `T()`.
+    for (const clang::Decl *D : DS->decls()) {
+      const auto *V = cast<clang::VarDecl>(D);
+      const auto *RD = V->getType()->getAsCXXRecordDecl();
+      if (V->getInit() && readsMemory(V->getInit()) && RD &&
+          (!RD->hasDefinition() || !RD->hasDefaultConstructor()))
+        return reject(E, "not-applicable",
+                      "'" + V->getName() + "' (at " + where(Ctx, S) +
+                          ") loads memory and its type has no default "
+                          "constructor; threads outside the bounds could "
+                          "not declare it without loading");
+    }
+  }
+  // Every thread must reach the barriers: nothing before the guard or
+  // in it leaves (the guard itself is rewritten away).
+  // A block-uniform `if (C) return;` before the guard lets whole blocks
+  // leave together.
+  std::vector<const clang::Stmt *> Checked = {K->getBody()}, Outside;
+  if (P.Item) {
+    Checked = Outside = P.Item->Before;
+    llvm::append_range(Checked, P.Item->Body);
+  }
+  for (const clang::Stmt *S : Checked)
+    if (const clang::Stmt *Jmp = firstJump(S);
+        Jmp && !uniformExit(S, Outside, K))
+      return reject(E, "not-applicable",
+                    "the kernel leaves early at " + where(Ctx, Jmp) +
+                        "; every thread must reach the barriers");
+  if (!L->Kernel.Info->Syncthreads.empty())
+    return reject(E, "not-applicable",
+                  "kernel '" + L->Kernel.Info->QualifiedName +
+                      "' already synchronizes its threads");
+
+  // The loop: j from a uniform start to a uniform end, step one.
+  if (Error Err = loopHeader(Ctx, E, P, Before, At))
+    return std::move(Err);
+  std::string J = P.Var->getName().str();
+  if (!isBlockUniform(P.Start, K) || !isBlockUniform(P.End, K))
+    return reject(E, "not-applicable",
+                  At + " runs over a range that differs between the threads "
+                       "of a block; nothing is shared");
+  if (const clang::Stmt *Jmp =
+          leavesLoop(P.LoopBody, isa<clang::ForStmt>(P.For)))
+    return reject(E, "not-applicable",
+                  At + " leaves early at " + where(Ctx, Jmp) +
+                      "; a tile would end it, not the loop");
+  std::string Callee;
+  if (const clang::Stmt *C = effectfulCall(Ctx, P.LoopBody, K, Callee))
+    return reject(E, "not-applicable",
+                  At + " calls '" + Callee + "' at " + where(Ctx, C) +
+                      ", which may change memory or depend on when it "
+                      "runs; only calls that change nothing can run on a "
+                      "staged copy");
+
+  // The arrays read at [j].
+  if (Error Err = stagedArrays(Ctx, E, P, At))
+    return std::move(Err);
+  int64_t Bytes = 0;
+  for (Staged &S : P.Arrays) {
+    clang::QualType T =
+        S.Base->getType()->getPointeeType().getUnqualifiedType();
     S.ElemType = T.getAsString(Ctx.AST.getPrintingPolicy());
-    S.Tile = freshName(Ctx.Code, N + "_tile");
+    S.Tile = freshName(Ctx.Code, S.Base->getName().str() + "_tile");
     if (!T->isDependentType())
       Bytes += Ctx.AST.getTypeSizeInChars(T).getQuantity() * P.Tile;
   }
@@ -367,7 +835,7 @@ Expected<Plan> AllPairsTiling::analyze(const EditContext &Ctx,
   for (const Staged &S : P.Arrays)
     Names.push_back("'" + S.Base->getName().str() + "[" + J + "]'");
   P.Description = "every thread of a block walks " + J + " over [" +
-                  looseExprText(Ctx, P.Var->getInit()) + ", " +
+                  looseExprText(Ctx, P.Start) + ", " +
                   looseExprText(Ctx, P.End) + ") reading " + join(Names, ", ") +
                   "; rewrite: stage tiles of " + std::to_string(P.Tile) +
                   " elements in shared memory" +
@@ -392,8 +860,7 @@ AllPairsTiling::rewrite(const EditContext &Ctx, const Edit &E,
   auto Written = [&](const clang::Stmt *S) {
     return S && bool(writtenStmtSpan(Ctx, S));
   };
-  if (!looseExprSpan(Ctx, P.For->getCond()) ||
-      !looseExprSpan(Ctx, P.Var->getInit()) ||
+  if (!looseExprSpan(Ctx, P.Cond) || !looseExprSpan(Ctx, P.Start) ||
       (P.Item &&
        (!looseStmtSpan(Ctx, P.Item->Guard) ||
         (P.Item->EarlyReturn && !looseStmtSpan(Ctx, P.Item->Body.back())))) ||
@@ -403,9 +870,9 @@ AllPairsTiling::rewrite(const EditContext &Ctx, const Edit &E,
                   "a macro");
   for (const clang::Stmt *S : P.Pre)
     for (const clang::Decl *D : cast<clang::DeclStmt>(S)->decls())
-      if (const auto *V = cast<clang::VarDecl>(D);
-          V->getInit() && readsMemory(V->getInit()) &&
-          !looseExprSpan(Ctx, V->getInit()))
+      if (const auto *V = cast<clang::VarDecl>(D); V->getInit() &&
+                                                   readsMemory(V->getInit()) &&
+                                                   !guardedInit(Ctx, V, Active))
         return reject(E, "macro",
                       "the initializer of '" + V->getName() +
                           "' is written inside a macro");
@@ -433,10 +900,13 @@ AllPairsTiling::rewrite(const EditContext &Ctx, const Edit &E,
       Reads.push_back({Sp->Begin.Offset, Sp->End.Offset - Sp->Begin.Offset,
                        S.Tile + "[" + J + " - " + Base + "]"});
     }
-  auto CondSp = looseExprSpan(Ctx, P.For->getCond());
-  auto InitSp = looseExprSpan(Ctx, P.Var->getInit());
-  Reads.push_back(
-      {InitSp->Begin.Offset, InitSp->End.Offset - InitSp->Begin.Offset, Base});
+  // A for loop starts each tile at its base; a while loop's counter
+  // reaches the next base as the tile before ends.
+  auto CondSp = looseExprSpan(Ctx, P.Cond);
+  auto InitSp = looseExprSpan(Ctx, P.Start);
+  if (isa<clang::ForStmt>(P.For))
+    Reads.push_back({InitSp->Begin.Offset,
+                     InitSp->End.Offset - InitSp->Begin.Offset, Base});
   Reads.push_back(
       {CondSp->Begin.Offset, 0, J + " < " + Base + " + " + Tile + " && "});
   std::string Loop =
@@ -475,18 +945,9 @@ AllPairsTiling::rewrite(const EditContext &Ctx, const Edit &E,
       // Loads of threads outside the bounds are skipped.
       const auto *DS = cast<clang::DeclStmt>(S);
       std::vector<TextEdit> Guarded;
-      for (const clang::Decl *D : DS->decls()) {
-        const auto *V = cast<clang::VarDecl>(D);
-        if (!V->getInit() || !readsMemory(V->getInit()))
-          continue;
-        auto Sp = looseExprSpan(Ctx, V->getInit());
-        std::string Ty = V->getType().getUnqualifiedType().getAsString(
-            Ctx.AST.getPrintingPolicy());
-        Guarded.push_back({Sp->Begin.Offset, Sp->End.Offset - Sp->Begin.Offset,
-                           Active + " ? " +
-                               parenthesize(looseExprText(Ctx, V->getInit())) +
-                               " : " + Ty + "()"});
-      }
+      for (const clang::Decl *D : DS->decls())
+        if (auto G = guardedInit(Ctx, cast<clang::VarDecl>(D), Active))
+          Guarded.push_back(*G);
       auto Sp = writtenStmtSpan(Ctx, S);
       Line(dedent(
           spliceText(Ctx.Code, Sp->Begin.Offset, Sp->End.Offset, Guarded),
@@ -495,7 +956,8 @@ AllPairsTiling::rewrite(const EditContext &Ctx, const Edit &E,
   }
   for (const Staged &S : P.Arrays)
     Line(sharedTileDecl(S.ElemType, S.Tile, {P.Tile}));
-  Line(tileLoopHead(Base, looseExprText(Ctx, P.Var->getInit()), End, P.Tile) +
+  Line(tileLoopHead(Base, looseExprText(Ctx, P.Start), End, P.Tile,
+                    typeName(P.Var->getType(), Ctx.AST)) +
        " {");
   Line("  " + cooperativeLoop(T, Count, Load, Inner));
   Line("  __syncthreads();");
