@@ -1,6 +1,7 @@
 //===- RestructureTransposeTest.cpp - transpose-through-shared -----------===//
 
 #include "RestructureTesting.h"
+#include "Transforms/TransformSupport.h"
 
 using namespace optiml;
 using namespace optiml::restructure_testing;
@@ -50,6 +51,75 @@ TEST(RestructureTransposeTest, RowPointerAfterEarlyReturn) {
 TEST(RestructureTransposeTest, TemplateBlockSizesAndHelpers) {
   expectRewrite(transpose(), "transpose-scaled",
                 makeEdit("transpose-through-shared", "tile_t"));
+}
+
+TEST(RestructureTransposeTest, BatchedFloat2WithConstantSizes) {
+  Applicability A = prepareOn(transpose(), "transpose-batched", "batch_c");
+  EXPECT_TRUE(A.Applies) << A.Reason;
+  EXPECT_EQ(A.Reason,
+            "2D copy 'out[b * ROWS * COLS + c * ROWS + r] = in[b * ROWS * "
+            "COLS + r * COLS + c]': the read is unit-stride in 'c', the "
+            "write in 'r'; rewrite: 32x32 shared tile padded by 1, blocks of "
+            "32x8");
+  expectRewrite(transpose(), "transpose-batched",
+                makeEdit("transpose-through-shared", "batch_c"));
+}
+
+TEST(RestructureTransposeTest, GridZAtEachLaunch) {
+  Input In(R"(#include "cuda_mock.h"
+__global__ void k(int *p) {}
+#define GO(g, b) k<<<g, b>>>(p)
+dim3 make(int n);
+void run(int *p, int n) {
+  dim3 g(4, 4, n);
+  k<<<g, 32>>>(p);
+  k<<<dim3(1, 2, n + 1), 32>>>(p);
+  k<<<dim3(1, 2), 32>>>(p);
+  k<<<n, 32>>>(p);
+  k<<<make(n), 32>>>(p);
+  GO(dim3(1, 2, n), 32);
+}
+)",
+           casePath("grid-z"), hermeticConfig());
+  ASSERT_TRUE(In.Ctx);
+  const KernelInfo *K = In.Model.findKernel("k");
+  ASSERT_TRUE(K);
+  std::vector<std::string> Z;
+  for (const LaunchSite &L : K->Launches)
+    Z.push_back(gridZText(*In.Ctx, L));
+  EXPECT_EQ(Z, (std::vector<std::string>{"g.z", "n + 1", "", "", "(make(n)).z",
+                                         "n"}));
+}
+
+TEST(RestructureTransposeTest, LookAlikes) {
+  const Transform &T = transpose();
+  auto E = [](const char *K) {
+    return makeEdit("transpose-through-shared", K);
+  };
+  const char *Case = "transpose-lookalikes";
+  expectRefusal(T, Case, E("mirror"),
+                "'r * cols + (cols - 1 - c)' and 'r * cols + c' are not of "
+                "the form");
+  expectRefusal(T, Case, E("in_place_row"),
+                "the copy reads and writes the same array 'a'");
+  expectRefusal(T, Case, E("cube"), "unexpected thread index 'z'");
+  expectRefusal(T, Case, E("rows_only"),
+                "the guard does not bound both 'c' and 'r'");
+  expectRefusal(T, Case, E("twice"),
+                "the guarded statement is not one element copy");
+  expectRefusal(T, Case, E("ragged"), "the bounds differ between threads");
+  expectRefusal(T, Case, E("block_tag"),
+                "the copy depends on 'blockIdx.x', which the tiled launch "
+                "changes (of the builtin variables only blockIdx.z and "
+                "gridDim.z keep their values)");
+  expectRefusal(T, Case, E("ticket"),
+                "the declaration of 't' changes something, and the tiled "
+                "launch runs it in fewer threads");
+  expectRefusal(T, Case, E("counted"),
+                "the copy calls 'Counted::operator=', which does more than "
+                "copy the element");
+  expectRefusal(T, Case, E("zeroed"),
+                "'Zeroed' has a default constructor that does something");
 }
 
 TEST(RestructureTransposeTest, NearMisses) {

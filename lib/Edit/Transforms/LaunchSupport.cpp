@@ -341,6 +341,79 @@ std::optional<std::string> boundAtLaunch(const EditContext &Ctx,
   return std::nullopt;
 }
 
+/// Dimension \p D of the block \p Call launches with, when it is a
+/// constant, a `dim3` of constants, or a local variable initialized with one
+/// and not written again.
+std::optional<int64_t> blockDimAt(const clang::ASTContext &AST,
+                                  const clang::CUDAKernelCallExpr *Call,
+                                  char D) {
+  if (!Call || !Call->getConfig() || Call->getConfig()->getNumArgs() < 2)
+    return std::nullopt;
+  const clang::Expr *B = Call->getConfig()->getArg(1);
+  for (unsigned Hops = 0; Hops < 4; ++Hops) {
+    B = B->IgnoreImplicit()->IgnoreParens();
+    if (const auto *C = dyn_cast<clang::CXXConstructExpr>(B)) {
+      if (C->getNumArgs() == 1 &&
+          C->getConstructor()->isCopyOrMoveConstructor()) {
+        B = C->getArg(0);
+        continue;
+      }
+      unsigned Idx = D - 'x';
+      if (Idx >= C->getNumArgs())
+        return std::nullopt;
+      const clang::Expr *A = C->getArg(Idx);
+      if (const auto *DA = dyn_cast<clang::CXXDefaultArgExpr>(A))
+        A = DA->getExpr();
+      return intValue(A, AST);
+    }
+    const auto *V = dyn_cast_or_null<clang::VarDecl>(declOf(B));
+    if (V && V->isLocalVarDecl() && V->getInit()) {
+      const auto *Fn = dyn_cast<clang::FunctionDecl>(V->getDeclContext());
+      if (!V->getType().isConstQualified() &&
+          (!Fn || !Fn->getBody() || writtenVars(Fn->getBody()).contains(V)))
+        return std::nullopt;
+      B = V->getInit();
+      continue;
+    }
+    if (B->getType()->isIntegerType())
+      return D == 'x' ? intValue(B, AST) : std::optional<int64_t>(1);
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// The grid's z at the launch \p L as text: the third argument of a
+/// `dim3(x, y, z)`, `g.z` for a `dim3 g`, empty where it is 1 (an integer
+/// grid, `dim3(x, y)`), else `(<grid>).z`.
+std::string gridZText(const EditContext &Ctx, const LaunchSite &L) {
+  const clang::CUDAKernelCallExpr *Call = findLaunchCall(Ctx, L);
+  const clang::Expr *G =
+      Call && Call->getConfig() ? Call->getConfig()->getArg(0) : nullptr;
+  while (G) {
+    G = G->IgnoreImplicit()->IgnoreParenCasts();
+    const auto *C = dyn_cast<clang::CXXConstructExpr>(G);
+    if (!C)
+      break;
+    if (C->getNumArgs() == 1 &&
+        C->getConstructor()->isCopyOrMoveConstructor()) {
+      G = C->getArg(0);
+      continue;
+    }
+    if (C->getNumArgs() < 3 || isa<clang::CXXDefaultArgExpr>(C->getArg(2)))
+      return "";
+    if (std::string Z = spelledText(Ctx, C->getArg(2)); !Z.empty())
+      return Z;
+    break;
+  }
+  if (G && G->getType()->isIntegerType())
+    return "";
+  if (std::string Name =
+          isa_and_nonnull<clang::DeclRefExpr>(G) ? spelledText(Ctx, G) : "";
+      !Name.empty())
+    return Name + ".z";
+  return parenthesize(L.Grid) + ".z";
+}
+
 /// Why the \p What of \p L, a launch through a macro, is not in place.
 static std::string macroConfigProblem(const LaunchSite &L, StringRef What) {
   return (L.Id + " is written through a macro whose invocation does not " +

@@ -292,6 +292,19 @@ std::optional<std::string> boundAtLaunch(const EditContext &Ctx,
                                          const LaunchSite &L,
                                          std::string &WhyNot);
 
+/// Dimension \p D of the block \p Call launches with, when it is a
+/// constant, a `dim3` of constants, or a local variable initialized with one
+/// and not written again.
+std::optional<int64_t> blockDimAt(const clang::ASTContext &AST,
+                                  const clang::CUDAKernelCallExpr *Call,
+                                  char D);
+
+/// The z of the grid \p L launches with, as text to write in a new grid at
+/// that launch: the third argument of a `dim3(x, y, z)`, `g.z` for a
+/// variable `g`, otherwise `(<grid>).z`; empty where z is 1 (an integer
+/// grid, `dim3(x, y)`).
+std::string gridZText(const EditContext &Ctx, const LaunchSite &L);
+
 /// Every launch of \p K can have its grid and block rewritten (written out,
 /// or through a macro whose invocation spells both in place:
 /// LaunchSite::GridInPlace); else the reason.

@@ -61,10 +61,19 @@ struct Plan {
   IndexVar X, Y;
   const clang::IfStmt *Guard = nullptr;
   bool EarlyReturn = false;
+  /// Declarations after the first thread index that do not use the
+  /// indices, moved before the tile in source order.
+  std::vector<const clang::Stmt *> Hoisted;
   /// Local declarations between the guard and the copy (pointers to a row,
   /// offsets), in source order.
   std::vector<const clang::DeclStmt *> Locals;
-  const clang::BinaryOperator *Copy = nullptr; ///< out[...] = f(in[...])
+  /// out[...] = f(in[...]): a built-in assignment, or a class's trivial
+  /// one (`float2`); Lhs and Rhs are its two sides.
+  const clang::Expr *Copy = nullptr, *Lhs = nullptr, *Rhs = nullptr;
+  /// The kernel reads blockIdx.z or gridDim.z: the tiled launches keep the
+  /// grid's z (GridZ, per launch; empty where it is 1).
+  bool KeepGridZ = false;
+  std::vector<std::string> GridZ;
   /// The kernel's pointer parameters the copy writes through and reads
   /// through (null when an array is not reached from one).
   const clang::ParmVarDecl *Dst = nullptr, *Src = nullptr;
@@ -288,6 +297,44 @@ private:
   rewrite(const EditContext &Ctx, const Edit &E, const Plan &P) const override;
 };
 
+/// The span of \p S as written when the macros inside it are constants
+/// (onlyConstantMacros(): the text is what the compiler saw, also where a
+/// macro ends it, as in `y < ROWS`); else looseExprSpan()'s.
+std::optional<SourceSpan> writtenSpan(const EditContext &Ctx,
+                                      const clang::Stmt *S) {
+  if (S && onlyConstantMacros(S, Ctx.AST))
+    return fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
+                    S->getSourceRange(), Ctx.file());
+  return looseExprSpan(Ctx, S);
+}
+/// writtenSpan() with the `;` that ends a statement.
+std::optional<SourceSpan> writtenStmtSpan(const EditContext &Ctx,
+                                          const clang::Stmt *S) {
+  auto Sp = writtenSpan(Ctx, S);
+  return Sp ? std::optional<SourceSpan>(withSemicolon(Ctx, *Sp)) : std::nullopt;
+}
+/// The text of writtenSpan() (empty without one).
+std::string writtenText(const EditContext &Ctx, const clang::Stmt *S) {
+  auto Sp = writtenSpan(Ctx, S);
+  return Sp ? Ctx.Code.slice(Sp->Begin.Offset, Sp->End.Offset).str() : "";
+}
+
+/// The text a launch passes for \p Bound: boundAtLaunch()'s, or a constant
+/// as written in the kernel (`ROWS`); nothing, with \p Why, without one.
+std::optional<std::string> boundText(const EditContext &Ctx,
+                                     const clang::Expr *Bound,
+                                     const LaunchSite &L, std::string &Why) {
+  std::optional<std::string> T = boundAtLaunch(Ctx, Bound, L, Why);
+  if (T && T->empty())
+    T = writtenText(Ctx, Bound);
+  if (T && T->empty()) {
+    Why = "the bound at " + where(Ctx, Bound) +
+          " is written with a macro that is not a constant";
+    return std::nullopt;
+  }
+  return T;
+}
+
 /// Collects `v < n` conjuncts (or `v >= n` disjuncts when \p Negated).
 bool collectBounds(const clang::Expr *C, bool Negated, IndexVar &X,
                    IndexVar &Y) {
@@ -323,7 +370,7 @@ bool collectBounds(const clang::Expr *C, bool Negated, IndexVar &X,
 /// \p I on; \p I ends at the first statement after them); else the reason.
 std::string matchIndices(const std::vector<const clang::Stmt *> &Stmts,
                          size_t &I, Plan &P) {
-  // Thread-independent declarations may come first.
+  // Thread-independent declarations may come first and in between.
   for (; I < Stmts.size(); ++I) {
     const auto *DS = dyn_cast<clang::DeclStmt>(Stmts[I]);
     if (!DS || !DS->isSingleDecl())
@@ -347,8 +394,17 @@ std::string matchIndices(const std::vector<const clang::Stmt *> &Stmts,
       Slot.Scale = Scale;
       continue;
     }
-    if (mentionsBuiltin(V->getInit(), "threadIdx") || P.X.V || P.Y.V)
+    // Between and after the indices, declarations that do not use them
+    // (`int b = blockIdx.z;`) move before the tile.
+    if (mentionsBuiltin(V->getInit(), "threadIdx") ||
+        (P.X.V && mentions(V->getInit(), P.X.V)) ||
+        (P.Y.V && mentions(V->getInit(), P.Y.V)))
       break;
+    if (mayHaveSideEffects(V->getInit(), V->getASTContext()))
+      return ("the declaration of '" + V->getName() +
+              "' changes something, and the tiled launch runs it in fewer "
+              "threads")
+          .str();
   }
   if (!P.X.V || !P.Y.V)
     return "no 2D thread index: expected 'x = blockIdx.x * blockDim.x + "
@@ -380,8 +436,10 @@ std::string localProblem(const EditContext &Ctx, const clang::Stmt *S,
             U->getSubExpr()->IgnoreParens()))
       Parts = {A->getBase(), A->getIdx()};
   if (llvm::any_of(Parts, [&](const clang::Expr *X) {
+        // Block coordinates are values; the copy may use only those
+        // the tiled launch keeps (onlyUniform()).
         return mayHaveSideEffects(X, Ctx.AST) ||
-               readsOrWritesMemory(X, &Ctx.AST);
+               readsOrWritesMemory(X, &Ctx.AST, {false, true});
       }))
     return "the declaration '" + Text +
            "' before the copy reads memory or calls a function; only "
@@ -392,6 +450,31 @@ std::string localProblem(const EditContext &Ctx, const clang::Stmt *S,
             "as declared in each phase")
         .str();
   return "";
+}
+
+/// Whether \p S copies a value with `=`: the built-in assignment, or a
+/// class's trivial copy or move assignment (`float2`, a struct of values),
+/// which copies its bytes alike; sets P.Copy and its sides.
+bool assignmentSides(const clang::Stmt *S, Plan &P) {
+  if (const auto *B = dyn_cast<clang::BinaryOperator>(S);
+      B && B->getOpcode() == clang::BO_Assign) {
+    P.Copy = B;
+    P.Lhs = B->getLHS();
+    P.Rhs = B->getRHS();
+    return true;
+  }
+  const auto *C = dyn_cast<clang::CXXOperatorCallExpr>(S);
+  const auto *M =
+      C ? dyn_cast_or_null<clang::CXXMethodDecl>(C->getDirectCallee())
+        : nullptr;
+  if (!M || C->getOperator() != clang::OO_Equal || C->getNumArgs() != 2 ||
+      !M->isTrivial() ||
+      !(M->isCopyAssignmentOperator() || M->isMoveAssignmentOperator()))
+    return false;
+  P.Copy = C;
+  P.Lhs = C->getArg(0);
+  P.Rhs = C->getArg(1);
+  return true;
 }
 
 /// The guard after the indices (Stmts[I]), the local declarations it guards
@@ -426,9 +509,15 @@ std::string matchGuardedCopy(const EditContext &Ctx,
     P.EarlyReturn = true;
     Guarded.assign(Stmts.begin() + I + 1, Stmts.end());
   }
-  const auto *Copy = Guarded.empty()
-                         ? nullptr
-                         : dyn_cast<clang::BinaryOperator>(Guarded.back());
+  bool IsCopy = !Guarded.empty() && assignmentSides(Guarded.back(), P);
+  if (const auto *Op = Guarded.empty() ? nullptr
+                                       : dyn_cast<clang::CXXOperatorCallExpr>(
+                                             Guarded.back());
+      !IsCopy && Op && Op->getOperator() == clang::OO_Equal &&
+      Op->getDirectCallee())
+    return "the copy calls '" +
+           Op->getDirectCallee()->getQualifiedNameAsString() +
+           "', which does more than copy the element";
   // Statements before the copy other than pointer or integer declarations
   // (an accumulator, a loop) are not a copy's.
   auto Local = [](const clang::Stmt *S) {
@@ -439,8 +528,7 @@ std::string matchGuardedCopy(const EditContext &Ctx,
     return V &&
            (V->getType()->isPointerType() || V->getType()->isIntegerType());
   };
-  if (!Copy || Copy->getOpcode() != clang::BO_Assign ||
-      !std::all_of(Guarded.begin(), Guarded.end() - 1, Local))
+  if (!IsCopy || !std::all_of(Guarded.begin(), Guarded.end() - 1, Local))
     return "the guarded statement is not one element copy 'out[...] = "
            "in[...]'";
   for (size_t J = 0; J + 1 < Guarded.size(); ++J) {
@@ -449,44 +537,64 @@ std::string matchGuardedCopy(const EditContext &Ctx,
       return Why;
     P.Locals.push_back(cast<clang::DeclStmt>(Guarded[J]));
   }
-  P.Copy = Copy;
   return "";
 }
 
-/// Whether everything \p S uses is the same in every thread but the indices
-/// and the locals before the copy (followed to their initializers); calls
-/// must not read thread coordinates inside.
-bool onlyUniform(const clang::Stmt *S, const Plan &P) {
+/// blockIdx.z or gridDim.z, which keep their values when the launches keep
+/// the grid's z.
+bool isGridZ(const BuiltinVarRef &B) {
+  return B.Dim == 'z' && (B.Var == "blockIdx" || B.Var == "gridDim");
+}
+
+/// Whether everything \p S uses is the same in every thread, and in the
+/// tiled launch, but the indices: locals (the copy's, or those declared
+/// before the indices) are followed to their initializers; of the builtin
+/// variables only isGridZ()'s; calls must not read thread coordinates
+/// inside. A block coordinate that the tiled launch renumbers goes in
+/// \p Block.
+bool onlyUniform(const clang::Stmt *S, const Plan &P,
+                 std::optional<BuiltinVarRef> &Block, unsigned Depth = 0) {
   if (const auto *R = dyn_cast<clang::DeclRefExpr>(S)) {
     if (R->getDecl() == P.X.V || R->getDecl() == P.Y.V)
       return true;
     const auto *V = dyn_cast<clang::VarDecl>(R->getDecl());
-    for (const clang::DeclStmt *L : P.Locals)
-      if (V && L->getSingleDecl() == V)
-        return onlyUniform(V->getInit(), P);
-    return !V || isa<clang::ParmVarDecl>(V) || !V->isLocalVarDecl() ||
-           (V->getInit() && isBlockUniform(V->getInit(), P.Kernel.Decl));
+    if (!V || isa<clang::ParmVarDecl>(V) || !V->isLocalVarDecl())
+      return true;
+    return V->getInit() && Depth < 16 &&
+           !writtenVars(P.Kernel.Decl->getBody()).contains(V) &&
+           onlyUniform(V->getInit(), P, Block, Depth + 1);
   }
   if (const auto *X = dyn_cast<clang::Expr>(S))
-    if (asBuiltinVar(X))
-      return false;
+    if (auto B = asBuiltinVar(X)) {
+      if (!isGridZ(*B) && B->Var != "threadIdx")
+        Block = B;
+      return isGridZ(*B);
+    }
   if (const auto *C = dyn_cast<clang::CallExpr>(S))
     if (const clang::FunctionDecl *FD = C->getDirectCallee();
         FD && FD->getBody() && mentionsBuiltin(FD->getBody()))
       return false;
   for (const clang::Stmt *C : S->children())
-    if (C && !onlyUniform(C, P))
+    if (C && !onlyUniform(C, P, Block, Depth))
       return false;
   return true;
+}
+
+/// Whether \p S reads isGridZ()'s builtins.
+bool readsGridZ(const clang::Stmt *S) {
+  if (const auto *X = dyn_cast<clang::Expr>(S))
+    if (auto B = asBuiltinVar(X))
+      return isGridZ(*B);
+  return llvm::any_of(S->children(),
+                      [](const clang::Stmt *C) { return C && readsGridZ(C); });
 }
 
 /// The copy writes one element and reads one, unit-stride in different
 /// indices (sets P.ReadAlongX), from values uniform but for the indices;
 /// else the reason.
 std::string checkCopy(const EditContext &Ctx, Plan &P, std::string &Along) {
-  const clang::BinaryOperator *Copy = P.Copy;
-  const auto *W =
-      dyn_cast<clang::ArraySubscriptExpr>(Copy->getLHS()->IgnoreParens());
+  const clang::Expr *Copy = P.Copy;
+  const auto *W = dyn_cast<clang::ArraySubscriptExpr>(P.Lhs->IgnoreParens());
   std::vector<const clang::ArraySubscriptExpr *> Reads;
   std::function<void(const clang::Stmt *)> Find = [&](const clang::Stmt *S) {
     if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(S))
@@ -495,10 +603,10 @@ std::string checkCopy(const EditContext &Ctx, Plan &P, std::string &Along) {
       if (C)
         Find(C);
   };
-  Find(Copy->getRHS());
+  Find(P.Rhs);
   if (!W || Reads.size() != 1)
     return "the copy must write one array element and read one";
-  if (mayHaveSideEffects(Copy->getRHS(), Ctx.AST) ||
+  if (mayHaveSideEffects(P.Rhs, Ctx.AST) ||
       mayHaveSideEffects(W->getBase(), Ctx.AST) ||
       mayHaveSideEffects(W->getIdx(), Ctx.AST))
     return "the copy '" + looseExprText(Ctx, Copy) +
@@ -519,10 +627,17 @@ std::string checkCopy(const EditContext &Ctx, Plan &P, std::string &Along) {
             "': nothing to transpose")
         .str();
   P.ReadAlongX = RU == P.X.V;
-  if (!onlyUniform(Copy, P))
-    return ("the copy depends on per-thread values other than '" +
-            P.X.V->getName() + "' and '" + P.Y.V->getName() + "'")
-        .str();
+  std::optional<BuiltinVarRef> Block;
+  if (!onlyUniform(P.Lhs, P, Block) || !onlyUniform(P.Rhs, P, Block))
+    return Block ? ("the copy depends on '" + Block->Var + "." +
+                    Twine(Block->Dim) +
+                    "', which the tiled launch changes (of the builtin "
+                    "variables only blockIdx.z and gridDim.z keep their "
+                    "values)")
+                       .str()
+                 : ("the copy depends on per-thread values other than '" +
+                    P.X.V->getName() + "' and '" + P.Y.V->getName() + "'")
+                       .str();
   Along = ("the read is unit-stride in '" + RU->getName() +
            "', the write in '" + WU->getName() + "'")
               .str();
@@ -573,47 +688,6 @@ std::string aliasProblem(const EditContext &Ctx, const KernelInfo &KI,
           .str();
   }
   return "";
-}
-
-/// Dimension \p D of the block \p Call launches with, when it is a
-/// constant, a `dim3` of constants, or a local variable initialized with one
-/// and not written again.
-std::optional<int64_t> blockDimAt(const clang::ASTContext &AST,
-                                  const clang::CUDAKernelCallExpr *Call,
-                                  char D) {
-  if (!Call || !Call->getConfig() || Call->getConfig()->getNumArgs() < 2)
-    return std::nullopt;
-  const clang::Expr *B = Call->getConfig()->getArg(1);
-  for (unsigned Hops = 0; Hops < 4; ++Hops) {
-    B = B->IgnoreImplicit()->IgnoreParens();
-    if (const auto *C = dyn_cast<clang::CXXConstructExpr>(B)) {
-      if (C->getNumArgs() == 1 &&
-          C->getConstructor()->isCopyOrMoveConstructor()) {
-        B = C->getArg(0);
-        continue;
-      }
-      unsigned Idx = D - 'x';
-      if (Idx >= C->getNumArgs())
-        return std::nullopt;
-      const clang::Expr *A = C->getArg(Idx);
-      if (const auto *DA = dyn_cast<clang::CXXDefaultArgExpr>(A))
-        A = DA->getExpr();
-      return intValue(A, AST);
-    }
-    const auto *V = dyn_cast_or_null<clang::VarDecl>(declOf(B));
-    if (V && V->isLocalVarDecl() && V->getInit()) {
-      const auto *Fn = dyn_cast<clang::FunctionDecl>(V->getDeclContext());
-      if (!V->getType().isConstQualified() &&
-          (!Fn || !Fn->getBody() || writtenVars(Fn->getBody()).contains(V)))
-        return std::nullopt;
-      B = V->getInit();
-      continue;
-    }
-    if (B->getType()->isIntegerType())
-      return D == 'x' ? intValue(B, AST) : std::optional<int64_t>(1);
-    return std::nullopt;
-  }
-  return std::nullopt;
 }
 
 /// The value \p Scale (a constant or a template parameter of the kernel)
@@ -694,13 +768,19 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
     return reject(E, "not-applicable", Why);
   if (std::string Why = checkCopy(Ctx, P, Along); !Why.empty())
     return reject(E, "not-applicable", Why);
-  const clang::BinaryOperator *Copy = P.Copy;
+  const clang::Expr *Copy = P.Copy;
   if (mentions(P.X.Bound, P.Y.V) || mentions(P.Y.Bound, P.X.V) ||
       !isBlockUniform(P.X.Bound, K->Decl) ||
       !isBlockUniform(P.Y.Bound, K->Decl))
     return reject(E, "not-applicable", "the bounds differ between threads");
-  clang::QualType T = Copy->getLHS()->getType();
+  clang::QualType T = P.Lhs->getType();
   P.ElemType = T.getUnqualifiedType().getAsString(Ctx.AST.getPrintingPolicy());
+  if (const auto *RD = T->getAsCXXRecordDecl();
+      RD && !RD->hasTrivialDefaultConstructor())
+    return reject(E, "not-applicable",
+                  "'" + P.ElemType +
+                      "' has a default constructor that does something, "
+                      "so a __shared__ tile of it cannot be declared");
   if (!T->isDependentType()) {
     int64_t Bytes =
         Ctx.AST.getTypeSizeInChars(T).getQuantity() * P.Tile * (P.Tile + P.Pad);
@@ -709,38 +789,37 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
                     "the tile needs " + Twine(Bytes) +
                         " bytes of shared memory, more than 49152");
   }
-  auto First = looseStmtSpan(Ctx, Stmts[0]);
-  for (size_t J = 0; J < I; ++J)
-    if (Stmts[J] == P.X.Decl || Stmts[J] == P.Y.Decl) {
-      First = looseStmtSpan(Ctx, Stmts[J]);
-      break;
-    }
-  auto Last = looseStmtSpan(Ctx, Stmts.back());
+  size_t FirstIndex = 0;
+  while (Stmts[FirstIndex] != P.X.Decl && Stmts[FirstIndex] != P.Y.Decl)
+    ++FirstIndex;
+  auto First = looseStmtSpan(Ctx, Stmts[FirstIndex]);
+  for (size_t J = FirstIndex + 1; J < I; ++J)
+    if (Stmts[J] != P.X.Decl && Stmts[J] != P.Y.Decl)
+      P.Hoisted.push_back(Stmts[J]);
+  auto Last = writtenStmtSpan(Ctx, Stmts.back());
   if (!First || !Last)
     return reject(E, "macro",
                   "the kernel body has statements written in a "
                   "macro expansion");
   P.RegionBegin = First->Begin.Offset;
   P.RegionEnd = Last->End.Offset;
-  for (const clang::DeclStmt *L : P.Locals)
-    if (!looseStmtSpan(Ctx, L))
-      return reject(E, "macro",
-                    "the kernel body has statements written in a "
-                    "macro expansion");
-  // Statements between the two index declarations would be reordered.
-  for (size_t J = 0; J < I; ++J) {
-    auto Sp = looseStmtSpan(Ctx, Stmts[J]);
-    if (Sp && Sp->Begin.Offset > P.RegionBegin && Stmts[J] != P.X.Decl &&
-        Stmts[J] != P.Y.Decl)
-      return reject(E, "not-applicable",
-                    "a declaration sits between the thread indices");
-  }
+  bool Written = llvm::all_of(P.Locals, [&](const clang::DeclStmt *L) {
+    return writtenStmtSpan(Ctx, L).has_value();
+  });
+  for (const clang::Stmt *S : P.Hoisted)
+    Written = Written && writtenStmtSpan(Ctx, S).has_value();
+  for (const clang::Stmt *S : {P.Guard->getCond(), P.Lhs, P.Rhs})
+    Written = Written && !writtenText(Ctx, S).empty();
+  if (!Written)
+    return reject(E, "macro",
+                  "the kernel body has statements written in a "
+                  "macro expansion");
   if (std::string Why = launchProblem(KI); !Why.empty())
     return reject(E, "launch", Why);
   for (const LaunchSite &L : KI.Launches) {
     std::string Why;
-    if (!boundAtLaunch(Ctx, P.X.Bound, L, Why) ||
-        !boundAtLaunch(Ctx, P.Y.Bound, L, Why))
+    if (!boundText(Ctx, P.X.Bound, L, Why) ||
+        !boundText(Ctx, P.Y.Bound, L, Why))
       return reject(E, "launch", Why, L.Range.Begin);
   }
   for (auto [V, D] : {std::pair(&P.X, 'x'), std::pair(&P.Y, 'y')})
@@ -748,10 +827,13 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
       return reject(E, "launch", Why);
   if (std::string Why = aliasProblem(Ctx, KI, P); !Why.empty())
     return reject(E, "not-applicable", Why);
-  P.Description = (Twine("2D copy '") + looseExprText(Ctx, Copy) +
-                   "': " + Along + "; rewrite: " + Twine(P.Tile) + "x" +
-                   Twine(P.Tile) + " shared tile padded by " + Twine(P.Pad) +
-                   ", blocks of " + Twine(P.Tile) + "x" + Twine(P.Rows))
+  P.KeepGridZ = readsGridZ(Body);
+  for (const LaunchSite &L : KI.Launches)
+    P.GridZ.push_back(P.KeepGridZ ? gridZText(Ctx, L) : "");
+  P.Description = (Twine("2D copy '") + writtenText(Ctx, Copy) + "': " + Along +
+                   "; rewrite: " + Twine(P.Tile) + "x" + Twine(P.Tile) +
+                   " shared tile padded by " + Twine(P.Pad) + ", blocks of " +
+                   Twine(P.Tile) + "x" + Twine(P.Rows))
                       .str();
   return P;
 }
@@ -784,7 +866,7 @@ TransposeThroughShared::rewrite(const EditContext &Ctx, const Edit &E,
     std::string S;
     for (size_t J = 0; J < P.Locals.size(); ++J)
       if (Need[J]) {
-        auto Sp = looseStmtSpan(Ctx, P.Locals[J]);
+        auto Sp = writtenStmtSpan(Ctx, P.Locals[J]);
         S += I2 + Ctx.Code.slice(Sp->Begin.Offset, Sp->End.Offset).str() + "\n";
       }
     return S;
@@ -807,7 +889,7 @@ TransposeThroughShared::rewrite(const EditContext &Ctx, const Edit &E,
       S += I2 + XD + "\n" + I2 + YD + "\n";
     else
       S += I2 + YD + "\n" + I2 + XD + "\n";
-    std::string Cond = looseExprText(Ctx, P.Guard->getCond());
+    std::string Cond = writtenText(Ctx, P.Guard->getCond());
     std::string Locals = LocalsFor(Side, P.EarlyReturn ? I2 : I2 + "  ");
     if (P.EarlyReturn)
       S += I2 + "if (" + Cond + ")\n" + I2 + "  continue;\n" + Locals + I2 +
@@ -821,21 +903,27 @@ TransposeThroughShared::rewrite(const EditContext &Ctx, const Edit &E,
     return S;
   };
   // The tile holds element (y, x) at [y - y0][x - x0].
-  std::string Lhs = looseExprText(Ctx, P.Copy->getLHS());
-  std::string Rhs = looseExprText(Ctx, P.Copy->getRHS());
+  std::string Lhs = writtenText(Ctx, P.Lhs);
+  std::string Rhs = writtenText(Ctx, P.Rhs);
   std::string AlongX = Tile + "[" + K + "][threadIdx.x]";
   std::string AlongY = Tile + "[threadIdx.x][" + K + "]";
   std::string First, Second;
   if (P.ReadAlongX) {
-    First = Phase(true, P.Copy->getRHS(), AlongX + " = " + Rhs + ";");
-    Second = Phase(false, P.Copy->getLHS(), Lhs + " = " + AlongY + ";");
+    First = Phase(true, P.Rhs, AlongX + " = " + Rhs + ";");
+    Second = Phase(false, P.Lhs, Lhs + " = " + AlongY + ";");
   } else {
-    First = Phase(false, P.Copy->getRHS(), AlongY + " = " + Rhs + ";");
-    Second = Phase(true, P.Copy->getLHS(), Lhs + " = " + AlongX + ";");
+    First = Phase(false, P.Rhs, AlongY + " = " + Rhs + ";");
+    Second = Phase(true, P.Lhs, Lhs + " = " + AlongX + ";");
   }
-  std::string Text = sharedTileDecl(P.ElemType, Tile, {P.Tile, P.Tile}, P.Pad) +
-                     "\n" + Indent + First + "\n" + Indent +
-                     "__syncthreads();\n" + Indent + Second;
+  std::string Text;
+  for (const clang::Stmt *S : P.Hoisted) {
+    auto Sp = writtenStmtSpan(Ctx, S);
+    Text +=
+        Ctx.Code.slice(Sp->Begin.Offset, Sp->End.Offset).str() + "\n" + Indent;
+  }
+  Text += sharedTileDecl(P.ElemType, Tile, {P.Tile, P.Tile}, P.Pad) + "\n" +
+          Indent + First + "\n" + Indent + "__syncthreads();\n" + Indent +
+          Second;
 
   clang::tooling::Replacements Repls;
   if (Error Err = addReplacement(
@@ -844,12 +932,13 @@ TransposeThroughShared::rewrite(const EditContext &Ctx, const Edit &E,
                                       P.RegionEnd - P.RegionBegin, Text),
           E))
     return std::move(Err);
-  for (const LaunchSite &L : P.Kernel.Info->Launches) {
+  for (const auto &[L, Z] : llvm::zip_equal(P.Kernel.Info->Launches, P.GridZ)) {
     std::string Why;
-    std::string NX = *boundAtLaunch(Ctx, P.X.Bound, L, Why);
-    std::string NY = *boundAtLaunch(Ctx, P.Y.Bound, L, Why);
+    std::string NX = *boundText(Ctx, P.X.Bound, L, Why);
+    std::string NY = *boundText(Ctx, P.Y.Bound, L, Why);
     std::string Grid = "dim3(" + ceilDivText(NX, P.Tile) + ", " +
-                       ceilDivText(NY, P.Tile) + ")";
+                       ceilDivText(NY, P.Tile) + (Z.empty() ? "" : ", " + Z) +
+                       ")";
     if (Error Err =
             addReplacement(Repls, replaceSpan(Ctx, L.GridRange, Grid), E))
       return std::move(Err);
