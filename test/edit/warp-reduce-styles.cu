@@ -1,4 +1,4 @@
-// warp-reduce on block reductions written from scratch in ten styles: the
+// warp-reduce on block reductions written from scratch in nine styles: the
 // textbook loop `for (s = blockDim.x / 2; s > 0; s >>= 1)` with one partial
 // sum per block (run on a tail and on whole blocks); a `while (s > 0)` loop
 // under __restrict__ with `if (t != 0) return;` after it; the CUDA samples'
@@ -11,9 +11,8 @@
 // -INFINITY; an int minimum in a namespace, the block a constexpr, the
 // index from an inline helper, launched through a macro; a float sum over
 // an array of structures on a 2D grid of blocks with `s = s / 2` and one
-// atomicAdd per block. All but the unrolled tree are rewritten (its steps
-// written out one by one are refused with a reason); the edits applied
-// one after another compile with nvcc and the input is left as it was.
+// atomicAdd per block. Every one is rewritten; the nine edits applied one
+// after another compile with nvcc and the input is left as it was.
 // The program checks every kernel against the CPU (sums of eighths are
 // exact in any order), so the GPU check (scripts/gpu-edit-family.sh) runs
 // `eval` on the result.
@@ -127,7 +126,7 @@ __device__ void warp_tail(volatile float *sm, unsigned tid) {
     sm[tid] += sm[tid + 1];
 }
 
-// WHY: not warp-reduce unrolled: kernel 'unrolled': no tree loop at the top level of the kernel; the barrier inside the statement at [[#@LINE+13]]:3 reads as a tree written out step by step (unrolled), which is not rewritten: write it as a loop 'for (... s = blockDim.x / 2; s > 0; s >>= 1)'
+// WHY: warp-reduce unrolled: shared-memory tree reduction (+) of float in 'sm' written out step by step: warp shuffles and one __syncthreads() instead of one per step; thread 0 keeps its final statement
 template <unsigned BLOCK_SIZE>
 __global__ void unrolled(const float *in, float *out, unsigned n) {
   __shared__ float sm[BLOCK_SIZE];
@@ -161,8 +160,10 @@ __global__ void unrolled(const float *in, float *out, unsigned n) {
     out[blockIdx.x] = sm[0];
 }
 // OUT-LABEL: void unrolled(
-// OUT: __shared__ float sm[BLOCK_SIZE];
-// OUT: if (BLOCK_SIZE >= 512) {
+// OUT-NEXT: __shared__ float sm[BLOCK_SIZE / 32];
+// OUT: float v = sum;
+// OUT: if (tid == 0)
+// OUT-NEXT: out[blockIdx.x] = v;
 
 // Dynamic shared memory through the CUDA samples' helper, over any T.
 template <class T> struct SharedMemory {
@@ -474,9 +475,10 @@ int main() {
 }
 
 // The edits, applied one after another by the RUN lines above and by
-// scripts/gpu-edit-family.sh on the GPU (the unrolled tree is refused):
+// scripts/gpu-edit-family.sh on the GPU:
 // EDIT: {"kind":"warp-reduce","target":"partial_sums","params":{"changes_precision":true}}
 // EDIT: {"kind":"warp-reduce","target":"while_count","params":{"changes_precision":false}}
+// EDIT: {"kind":"warp-reduce","target":"unrolled","params":{"changes_precision":true}}
 // EDIT: {"kind":"warp-reduce","target":"samples_sum","params":{"changes_precision":true}}
 // EDIT: {"kind":"warp-reduce","target":"cg_sum","params":{"changes_precision":true}}
 // EDIT: {"kind":"warp-reduce","target":"dot_double","params":{"changes_precision":true}}

@@ -536,8 +536,6 @@ void run(const float *x, float *out) { k<<<4, 64>>>(x, out); }
                       "address for every thread: one per warp instead");
 }
 
-} // namespace
-
 // A cooperative groups thread_block's rank and size read as threadIdx.x and
 // blockDim.x (threadBlockMember) when every launch's block is a known
 // one-dimensional constant; a 2D block (the rank counts y too), a launch
@@ -624,3 +622,78 @@ void run(const float *x, float *out, int n, int b) {
         << "reason: " << A.Reason << "\nexpected: " << C.Why;
   }
 }
+
+// A tree written out step by step (the CUDA samples' unrolled form) over a
+// constant block: `if (tid < K) step; __syncthreads();` and the last
+// warp's steps through a volatile alias, each run step checked against
+// the launch's block (walkUnrolled, checkUnrolledLaunches). Refused: a
+// last-warp step more than 32 away, and a launch whose block needs steps
+// that are not written.
+TEST(CatalogWarpReduceTest, TreeWrittenOutStepByStep) {
+  auto Src = [](const std::string &Last, const std::string &Block) {
+    return R"(__global__ void k(const int *in, int *out) {
+  __shared__ int s[128];
+  int tid = threadIdx.x;
+  s[tid] = in[blockIdx.x * 128 + tid];
+  __syncthreads();
+  if (tid < 64) s[tid] += s[tid + 64];
+  __syncthreads();
+  if (tid < 32) {
+    volatile int *w = s;
+    )" + Last +
+           R"(
+    w[tid] += w[tid + 16];
+    w[tid] += w[tid + 8];
+    w[tid] += w[tid + 4];
+    w[tid] += w[tid + 2];
+    w[tid] += w[tid + 1];
+  }
+  if (tid == 0)
+    atomicAdd(out, s[0]);
+}
+void run(const int *in, int *out, int n) { k<<<n / 128, )" +
+           Block + R"(>>>(in, out); }
+)";
+  };
+  EXPECT_EQ(applyTo(warpReduce(), Src("w[tid] += w[tid + 32];", "128"),
+                    makeEdit("warp-reduce", "k")),
+            R"(__global__ void k(const int *in, int *out) {
+  __shared__ int s[128 / 32];
+  int tid = threadIdx.x;
+  int v = in[blockIdx.x * 128 + tid];
+  for (int off = 16; off > 0; off /= 2)
+    v += __shfl_down_sync(0xffffffff, v, off);
+  if (tid % 32 == 0)
+    s[tid / 32] = v;
+  __syncthreads();
+  if (tid < 32) {
+    v = tid < blockDim.x / 32 ? s[tid] : 0;
+    for (int off = 16; off > 0; off /= 2)
+      v += __shfl_down_sync(0xffffffff, v, off);
+  }
+  if (tid == 0)
+    atomicAdd(out, v);
+}
+void run(const int *in, int *out, int n) { k<<<n / 128, 128>>>(in, out); }
+)");
+  struct Case {
+    std::string Src;
+    const char *Why;
+  } Cases[] = {
+      {Src("w[tid] += w[tid + 64];", "128"),
+       "the last warp's step at 11:5 adds an element more than 32 away: only "
+       "the first warp runs it"},
+      {Src("w[tid] += w[tid + 32];", "64"),
+       "launch k/launch0 uses blocks of 64 threads, whose tree needs the "
+       "strides 32, 16, 8, 4, 2, 1, but the steps written out run 64, 32, 16, "
+       "8, 4, 2, 1"},
+  };
+  for (const Case &C : Cases) {
+    Applicability A = prepareOn(warpReduce(), C.Src, "k");
+    EXPECT_FALSE(A.Applies) << C.Src;
+    EXPECT_NE(A.Reason.find(C.Why), std::string::npos)
+        << "reason: " << A.Reason << "\nexpected: " << C.Why;
+  }
+}
+
+} // namespace

@@ -2,10 +2,10 @@
 //
 // Private to the warp-reduce transform (WarpReduce*.cpp): the plans its three
 // matchers fill (per-thread atomics in WarpReduceAtomics.cpp, the shared-memory
-// tree in WarpReduceTree.cpp, the tree's grid-stride leaf in
-// WarpReduceLeaf.cpp), the statement helpers they share, and the tree matcher,
-// whose members are defined in the tree and leaf files. WarpReduce.cpp plans
-// and emits the rewrite.
+// tree in WarpReduceTree.cpp, a tree written out step by step in
+// WarpReduceUnrolled.cpp, the tree's grid-stride leaf in WarpReduceLeaf.cpp),
+// the statement helpers they share, and the tree matcher, whose members are
+// defined in those files. WarpReduce.cpp plans and emits the rewrite.
 //
 //===----------------------------------------------------------------------===//
 #ifndef OPTIML_LIB_EDIT_TRANSFORMS_RESTRUCTURE_WARPREDUCEINTERNAL_H
@@ -138,7 +138,7 @@ public:
   Expected<TreePlan> match();
   /// Whether match() found a loop halving a stride (a tree, maybe one it
   /// refused).
-  bool foundLoop() const { return S != nullptr; }
+  bool foundLoop() const { return S != nullptr || Unrolled; }
 
 private:
   const EditContext &Ctx;
@@ -302,6 +302,50 @@ private:
   }
   bool OpSet = false;
 
+  /// The statements a tree spans, and what the rest of the match needs.
+  struct TreeShape {
+    const Stmt *const *Begin = nullptr; ///< the loop or the first step
+    const Stmt *const *End = nullptr;   ///< after it (a loop's tail not yet)
+    const Stmt *First = nullptr;        ///< where the rewritten region starts
+    bool Tail = false; ///< a loop to 32 followed by a warp tail
+    std::optional<int64_t> Start;
+    std::string StartText;
+    std::vector<const Stmt *> Parts; ///< the tree's statements (grid_stride)
+  };
+  /// The rest of the match once the tree \p Sh is known (match()'s or
+  /// matchUnrolled()'s): the array's type and declaration, the one store
+  /// and barrier before the tree, thread 0's statements, the launches.
+  Expected<TreePlan> finish(const TreeShape &Sh, const Stmt *Leave,
+                            bool ViaHelper);
+  /// The array \p StepS updates (P.Array): a __shared__ array of the
+  /// kernel, or memory from a SharedMemory<T>() helper (\p ViaHelper),
+  /// indexed by the thread.
+  Error matchArray(const Stmt *StepS, bool &ViaHelper);
+  /// A tree written out step by step (WarpReduceUnrolled.cpp), the
+  /// kernel's early return \p Leave and other return \p Return as match()
+  /// found them.
+  Expected<TreePlan> matchUnrolled(const Stmt *Leave, const Stmt *Return);
+  /// The steps of an unrolled tree in one body (the pattern, or with
+  /// \p Evaluate an instantiation or a plain kernel, its conditions
+  /// constant), from its statement \p First on.
+  struct UnrolledWalk {
+    const ValueDecl *A = nullptr; ///< the array of the first step
+    const Stmt *FirstStep = nullptr;
+    const Expr *Tid = nullptr;
+    unsigned Steps = 0;           ///< the steps written
+    std::vector<int64_t> Strides; ///< with Evaluate: those run, in order
+    unsigned End = 0;             ///< the statement after the tree
+  };
+  Error walkUnrolled(ArrayRef<const Stmt *> Stmts, unsigned First,
+                     bool Evaluate, UnrolledWalk &W);
+  /// The steps of the last warp after `if (tid < 32)`: \p Then, a call
+  /// `helper(A, tid)` or a block of steps, maybe through a volatile alias.
+  Error walkUnrolledTail(const Stmt *Then, bool Evaluate, UnrolledWalk &W);
+  /// Every launch of an unrolled tree runs exactly the strides its block
+  /// needs, B/2 down to 1 (WarpReduceUnrolled.cpp).
+  Error checkUnrolledLaunches();
+  bool Unrolled = false;
+  unsigned UnrolledFirst = 0, UnrolledEnd = 0;
   Error matchLoop(const Stmt *L, const Stmt *InitS, const Expr *Cond,
                   bool &Tail, std::optional<int64_t> &Start,
                   std::string &StartText);

@@ -479,19 +479,8 @@ Expected<TreePlan> TreeMatcher::match() {
         return no("the loop at " + at(X) +
                       " is not a tree loop 'for (... s = ...; s > 0; s >>= 1)'",
                   X);
-    // Steps written out one by one, each with its barrier (the CUDA
-    // samples' `if (BLOCK >= 512) { ...; __syncthreads(); }`).
-    for (const Stmt *X : Stmts)
-      if (isa<IfStmt, CompoundStmt>(X) && callsFunction(X, "__syncthreads"))
-        return no("no tree loop at the top level of the kernel; the barrier "
-                  "inside the statement at " +
-                      at(X) +
-                      " reads as a tree written out step by step (unrolled), "
-                      "which is not rewritten: write it as a loop 'for (... "
-                      "s = blockDim.x / 2; s > 0; s >>= 1)'",
-                  X);
-    return no("no shared-memory tree loop 'for (... s = blockDim.x / 2; s > 0; "
-              "s >>= 1)' at the top level of the kernel");
+    // Perhaps the steps are written out one by one.
+    return matchUnrolled(Leave, Return);
   }
   const Stmt *Loop = *LoopIt;
   S = treeStride(Loop);
@@ -563,36 +552,10 @@ Expected<TreePlan> TreeMatcher::match() {
   const Stmt *StepS = Guard->getThen();
   if (const auto *CS = dyn_cast<CompoundStmt>(StepS); CS && CS->size() == 1)
     StepS = CS->body_front();
-  // The array: the base of the step's left-hand side.
-  const ValueDecl *A = nullptr;
-  if (auto B = binaryOf(StepS))
-    if (const auto *AS = dyn_cast<ArraySubscriptExpr>(strip(B->L)))
-      A = declOf(AS->getBase());
-  const auto *AV = dyn_cast_or_null<VarDecl>(A);
-  if (!AV)
-    return no("the tree loop's step '" + text(StepS) +
-                  "' does not update an element of a shared array",
-              StepS);
-  P.Array = AV;
-  P.ArrayName = AV->getName().str();
-  // Dynamic shared memory handed out by a helper (`T *sdata =
-  // SharedMemory<T>();`, the CUDA samples' form) is an extern array under
-  // another name: its declaration becomes a per-warp array like one.
-  bool ViaHelper = AV->isLocalVarDecl() && AV->getType()->isPointerType() &&
-                   AV->hasInit() && sharedVarBehind(AV->getInit());
-  if (!ViaHelper && (!AV->hasAttr<CUDASharedAttr>() || !AV->isLocalVarDecl()))
-    return no("'" + P.ArrayName +
-                  "' is not a __shared__ array declared in the kernel",
-              StepS);
-  if (!ViaHelper && !Ctx.AST.getAsArrayType(AV->getType()))
-    return no("'" + P.ArrayName + "' is not an array", StepS);
-  {
-    const Expr *Own = indexInto(cast<Expr>(binaryOf(StepS)->L), AV);
-    if (!isTid(Own))
-      return no("'" + P.ArrayName + "' is indexed by '" + text(Own) +
-                    "' in the tree loop, not by threadIdx.x",
-                StepS);
-  }
+  bool ViaHelper = false;
+  if (Error Err = matchArray(StepS, ViaHelper))
+    return std::move(Err);
+  const VarDecl *AV = P.Array;
   const Expr *Off = step(StepS, AV, [&](const Expr *X) { return isTid(X); });
   if (!Off || declOf(Off) != S)
     return no("the tree loop's step '" + text(StepS) + "' is not '" +
@@ -604,6 +567,32 @@ Expected<TreePlan> TreeMatcher::match() {
   std::string StartText;
   if (Error Err = matchLoop(Loop, LoopInit, LoopCond, Tail, Start, StartText))
     return std::move(Err);
+  TreeShape Sh;
+  Sh.Begin = LoopIt;
+  Sh.End = LoopIt + 1;
+  // A while's start goes with it: the statement just before.
+  Sh.First = isa<WhileStmt>(Loop) ? LoopInit : Loop;
+  Sh.Tail = Tail;
+  Sh.Start = Start;
+  Sh.StartText = StartText;
+  Sh.Parts = {Loop};
+  if (isa<WhileStmt>(Loop))
+    Sh.Parts.push_back(LoopInit);
+  return finish(Sh, Leave, ViaHelper);
+}
+
+// Why long: the preconditions every tree shares once its steps are known
+// (the array's type and declaration, the one store and barrier before the
+// tree, thread 0's statements, the launches), in order, each refusal
+// naming its reason; they share the partial match as locals.
+Expected<TreePlan> TreeMatcher::finish(const TreeShape &Sh, const Stmt *Leave,
+                                       bool ViaHelper) {
+  const KernelInfo &Info = *K.Info;
+  auto Stmts = Body->body();
+  const Stmt *const *LoopIt = Sh.Begin;
+  const Stmt *Loop = *Sh.Begin;
+  const VarDecl *AV = P.Array;
+  bool Tail = Sh.Tail;
 
   // The element type.
   QualType Elem = ViaHelper
@@ -770,7 +759,7 @@ Expected<TreePlan> TreeMatcher::match() {
   }
 
   // The loop (and its tail) become the shuffles.
-  auto AfterIt = LoopIt + 1;
+  auto AfterIt = Sh.End;
   if (Tail) {
     if (AfterIt == Stmts.end())
       return no("the tree loop stops at 32 but no warp tail follows it", Loop);
@@ -778,8 +767,7 @@ Expected<TreePlan> TreeMatcher::match() {
       return std::move(Err);
     ++AfterIt;
   }
-  // A while's start goes with it: the statement just before.
-  auto LR = span(isa<WhileStmt>(Loop) ? LoopInit : Loop, true);
+  auto LR = span(Sh.First, true);
   auto TR = span(*(AfterIt - 1), true);
   if (!LR || !TR)
     return no("the tree loop at " + at(Loop) + " starts or ends inside a macro",
@@ -788,7 +776,7 @@ Expected<TreePlan> TreeMatcher::match() {
 
   // A stride declared before the loop ends at 0 there; the rewrite drops
   // the loop, so nothing after it may read the stride.
-  for (auto It = AfterIt; It != Stmts.end(); ++It)
+  for (auto It = AfterIt; S && It != Stmts.end(); ++It)
     if (mentions(*It, S))
       return no("the stride '" + S->getName() + "' is used at " + at(*It) +
                     " after the loop",
@@ -802,9 +790,12 @@ Expected<TreePlan> TreeMatcher::match() {
     return std::move(Err);
 
   Error Err = Error::success();
-  checkLaunches(Tail, Start, StartText, Err);
+  checkLaunches(Tail, Sh.Start, Sh.StartText, Err);
   if (Err)
     return std::move(Err);
+  if (!S)
+    if (Error Err = checkUnrolledLaunches())
+      return std::move(Err);
   // A thread_block's rank and size are threadIdx.x and blockDim.x only in
   // one-dimensional blocks; the rewrite's warps and slots assume them.
   if (const Expr *G = firstThreadBlockMember(Body)) {
@@ -831,9 +822,8 @@ Expected<TreePlan> TreeMatcher::match() {
   }
 
   if (E.getBool("grid_stride").value_or(false)) {
-    std::vector<const Stmt *> TreeStmts = {*DeclIt, Store, PreSync, Loop};
-    if (isa<WhileStmt>(Loop))
-      TreeStmts.push_back(LoopInit);
+    std::vector<const Stmt *> TreeStmts = {*DeclIt, Store, PreSync};
+    TreeStmts.insert(TreeStmts.end(), Sh.Parts.begin(), Sh.Parts.end());
     if (Tail)
       TreeStmts.push_back(*(AfterIt - 1));
     if (Error Err =
@@ -846,6 +836,7 @@ Expected<TreePlan> TreeMatcher::match() {
   P.Description =
       "shared-memory tree reduction (" + std::string(OpNames[int(P.Op)]) +
       ") of " + P.ElemType + " in '" + P.ArrayName + "'" +
+      (Unrolled ? " written out step by step" : "") +
       (Tail ? " with a warp-synchronous tail" : "") +
       ": warp shuffles and one __syncthreads() instead of one per step; "
       "thread 0 keeps its final statement";
@@ -854,6 +845,40 @@ Expected<TreePlan> TreeMatcher::match() {
   for (const std::string &N : P.Notes)
     P.Description += "; note: " + N;
   return std::move(P);
+}
+
+Error TreeMatcher::matchArray(const Stmt *StepS, bool &ViaHelper) {
+  // The array: the base of the step's left-hand side.
+  const ValueDecl *A = nullptr;
+  if (auto B = binaryOf(StepS))
+    if (const auto *AS = dyn_cast<ArraySubscriptExpr>(strip(B->L)))
+      A = declOf(AS->getBase());
+  const auto *AV = dyn_cast_or_null<VarDecl>(A);
+  if (!AV)
+    return no("the tree loop's step '" + text(StepS) +
+                  "' does not update an element of a shared array",
+              StepS);
+  P.Array = AV;
+  P.ArrayName = AV->getName().str();
+  // Dynamic shared memory handed out by a helper (`T *sdata =
+  // SharedMemory<T>();`, the CUDA samples' form) is an extern array under
+  // another name: its declaration becomes a per-warp array like one.
+  ViaHelper = AV->isLocalVarDecl() && AV->getType()->isPointerType() &&
+              AV->hasInit() && sharedVarBehind(AV->getInit());
+  if (!ViaHelper && (!AV->hasAttr<CUDASharedAttr>() || !AV->isLocalVarDecl()))
+    return no("'" + P.ArrayName +
+                  "' is not a __shared__ array declared in the kernel",
+              StepS);
+  if (!ViaHelper && !Ctx.AST.getAsArrayType(AV->getType()))
+    return no("'" + P.ArrayName + "' is not an array", StepS);
+  {
+    const Expr *Own = indexInto(cast<Expr>(binaryOf(StepS)->L), AV);
+    if (!isTid(Own))
+      return no("'" + P.ArrayName + "' is indexed by '" + text(Own) +
+                    "' in the tree loop, not by threadIdx.x",
+                StepS);
+  }
+  return Error::success();
 }
 
 } // namespace warpreduce
