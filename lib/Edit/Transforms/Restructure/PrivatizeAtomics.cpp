@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
+#include "../../Patterns/SideEffects.h"
 #include "../../Patterns/ThreadPerItem.h"
 #include "../TransformSupport.h"
 #include "PlannedTransform.h"
@@ -38,6 +39,7 @@
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include <functional>
 #include <map>
 
@@ -50,87 +52,6 @@ namespace optiml {
 namespace privatizeatomics {
 
 namespace {
-
-/// An exclusive upper bound of a non-negative integer expression.
-std::optional<int64_t> indexRange(const clang::Expr *E,
-                                  const clang::ASTContext &AST,
-                                  const clang::FunctionDecl *K,
-                                  unsigned Depth = 0) {
-  if (!E || Depth > 8)
-    return std::nullopt;
-  if (auto V = integerConstantValue(E, AST))
-    return *V >= 0 ? std::optional<int64_t>(*V + 1) : std::nullopt;
-  const clang::Expr *I = E->IgnoreParenImpCasts();
-  auto Small = [](clang::QualType T) -> std::optional<int64_t> {
-    T = T.getCanonicalType();
-    if (T->isSpecificBuiltinType(clang::BuiltinType::UChar) ||
-        T->isSpecificBuiltinType(clang::BuiltinType::Char8))
-      return 256;
-    if (T->isBooleanType())
-      return 2;
-    return std::nullopt;
-  };
-  if (auto R = Small(I->getType()))
-    return R;
-  if (const auto *C = dyn_cast<clang::ExplicitCastExpr>(I)) {
-    if (auto R = Small(C->getType()))
-      return R;
-    if (C->getType()->isIntegerType())
-      return indexRange(C->getSubExpr(), AST, K, Depth + 1);
-  }
-  auto NonNeg = [&](const clang::Expr *X) {
-    return X->IgnoreParenImpCasts()->getType()->isUnsignedIntegerType() ||
-           indexRange(X, AST, K, Depth + 1).has_value();
-  };
-  if (const auto *B = dyn_cast<clang::BinaryOperator>(I)) {
-    auto L = integerConstantValue(B->getLHS(), AST),
-         R = integerConstantValue(B->getRHS(), AST);
-    switch (B->getOpcode()) {
-    case clang::BO_Rem:
-      if (R && *R > 0 && NonNeg(B->getLHS()))
-        return R;
-      break;
-    case clang::BO_And:
-      if (R && *R >= 0)
-        return *R + 1;
-      if (L && *L >= 0)
-        return *L + 1;
-      break;
-    case clang::BO_Shr:
-      if (R && *R >= 0 && *R < 63) {
-        if (auto LR = indexRange(B->getLHS(), AST, K, Depth + 1))
-          return ((*LR - 1) >> *R) + 1;
-        clang::QualType LT = B->getLHS()->IgnoreParenImpCasts()->getType();
-        if (LT->isUnsignedIntegerType()) {
-          uint64_t W = AST.getTypeSize(LT);
-          if (W > uint64_t(*R) && W - *R < 40)
-            return int64_t(1) << (W - *R);
-        }
-      }
-      break;
-    case clang::BO_Div:
-      if (R && *R > 0)
-        if (auto LR = indexRange(B->getLHS(), AST, K, Depth + 1))
-          return (*LR - 1) / *R + 1;
-      break;
-    default:
-      break;
-    }
-    return std::nullopt;
-  }
-  if (const auto *C = dyn_cast<clang::ConditionalOperator>(I)) {
-    auto A = indexRange(C->getTrueExpr(), AST, K, Depth + 1);
-    auto B = indexRange(C->getFalseExpr(), AST, K, Depth + 1);
-    if (A && B)
-      return std::max(*A, *B);
-    return std::nullopt;
-  }
-  if (const auto *V = dyn_cast_or_null<clang::VarDecl>(declOf(I)))
-    if (V->isLocalVarDecl() && V->getInit() &&
-        !llvm::is_contained(writtenDecls(K->getBody()), V))
-      return indexRange(V->getInit(), AST, K, Depth + 1);
-  return std::nullopt;
-}
 
 /// The name an atomic call calls: its callee's, or in a template, where
 /// the call depends on template parameters, the name it looks up.
@@ -230,6 +151,52 @@ std::vector<AtomicUse> atomicUses(const clang::Stmt *Body) {
   return All;
 }
 
+/// The call of \p Inst, an instantiation of a kernel template, that
+/// instantiates \p Call of its pattern (at the same place); null if none.
+const clang::CallExpr *counterpartCall(const clang::FunctionDecl *Inst,
+                                       const clang::CallExpr *Call) {
+  const clang::CallExpr *Found = nullptr;
+  std::function<void(const clang::Stmt *)> Find = [&](const clang::Stmt *S) {
+    if (!S || Found)
+      return;
+    if (const auto *C = dyn_cast<clang::CallExpr>(S))
+      if (!isa<clang::CXXOperatorCallExpr>(C) &&
+          C->getBeginLoc() == Call->getBeginLoc() &&
+          C->getEndLoc() == Call->getEndLoc())
+        Found = C;
+    for (const clang::Stmt *Ch : S->children())
+      Find(Ch);
+  };
+  Find(Inst->getBody());
+  return Found;
+}
+
+/// In a kernel template, the largest indexRange() of \p U's index over the
+/// instantiations, each read with its template arguments (`v % BINS`);
+/// nothing when one has none or there are no instantiations.
+std::optional<int64_t> instantiatedRange(const clang::FunctionDecl *K,
+                                         const AtomicUse &U) {
+  std::vector<const clang::FunctionDecl *> Insts = templateInstantiations(K);
+  if (Insts.empty() || !U.Index)
+    return std::nullopt;
+  int64_t Most = 0;
+  for (const clang::FunctionDecl *Inst : Insts) {
+    const clang::CallExpr *C = counterpartCall(Inst, U.Call);
+    if (!C)
+      return std::nullopt;
+    std::vector<AtomicUse> Found = atomicUses(C);
+    auto It = llvm::find_if(
+        Found, [&](const AtomicUse &X) { return X.Call == C && X.Index; });
+    if (It == Found.end())
+      return std::nullopt;
+    auto R = indexRange(It->Index, Inst->getASTContext(), Inst);
+    if (!R)
+      return std::nullopt;
+    Most = std::max(Most, *R);
+  }
+  return Most;
+}
+
 /// Why the array of \p P is touched other than by its atomics, or "". A
 /// struct parameter holding it may only have its other members read.
 std::string otherUse(const EditContext &Ctx, const clang::FunctionDecl *K,
@@ -264,6 +231,89 @@ std::string otherUse(const EditContext &Ctx, const clang::FunctionDecl *K,
               P.ArrayText + "' past the private copy";
       return;
     }
+    for (const clang::Stmt *C : S->children())
+      Walk(C);
+  };
+  Walk(K->getBody());
+  return Why;
+}
+
+/// Whether the value \p Call returns is used (it is not a statement of
+/// its own).
+bool resultUsed(const EditContext &Ctx, const clang::CallExpr *Call) {
+  auto Parents = Ctx.AST.getParents(*Call);
+  const clang::Stmt *Parent =
+      Parents.empty() ? nullptr : Parents[0].get<clang::Stmt>();
+  return !Parent || isa<clang::Expr>(Parent);
+}
+
+/// Whether memory holding elements of type \p A may be accessed through an
+/// lvalue of type \p B by C++'s rules: the same type up to signedness, a
+/// character type, void, a class or an array (which may hold one), or a
+/// type that depends on template parameters.
+bool mayAccess(clang::QualType A, clang::QualType B,
+               const clang::ASTContext &AST) {
+  if (A.isNull() || B.isNull() || A->isDependentType() || B->isDependentType())
+    return true;
+  A = A.getCanonicalType().getUnqualifiedType();
+  B = B.getCanonicalType().getUnqualifiedType();
+  if (B->isCharType() || B->isVoidType() || B->isRecordType() ||
+      B->isArrayType() || B->isEnumeralType() || A->isCharType())
+    return true;
+  auto Unsigned = [&](clang::QualType T) {
+    return T->isSignedIntegerType() ? AST.getCorrespondingUnsignedType(T) : T;
+  };
+  return AST.hasSameUnqualifiedType(Unsigned(A), Unsigned(B));
+}
+
+/// Why a pointer other than the array of \p P may point into it and be
+/// used in \p K, or "": the private copy holds the array's updates back
+/// until the block's merge, so a read through another pointer would miss
+/// them and a store would be overtaken by the merge. As elsewhere in the
+/// catalog, a pointer to const (or the array and the pointer both
+/// __restrict__) is taken not to alias it, and neither is one whose
+/// elements cannot be the array's (mayAccess); an atomicAdd whose result
+/// is unused (\p All) commutes with the merge. Pointers are the kernel's
+/// parameters and, when the array is `s.a`, the other pointer members of
+/// `s`.
+std::string aliasProblem(const EditContext &Ctx, const clang::FunctionDecl *K,
+                         const Plan &P, const std::vector<AtomicUse> &All) {
+  clang::QualType AT = P.Field ? P.Field->getType() : P.Array->getType();
+  llvm::SmallPtrSet<const clang::Expr *, 8> Commutes;
+  for (const AtomicUse &U : All)
+    if (atomicName(U.Call) == "atomicAdd" && !resultUsed(Ctx, U.Call))
+      Commutes.insert(U.Base);
+  std::string Why;
+  std::function<void(const clang::Stmt *)> Walk = [&](const clang::Stmt *S) {
+    if (!S || !Why.empty())
+      return;
+    const auto *X = dyn_cast<clang::Expr>(S);
+    const auto *M = dyn_cast<clang::MemberExpr>(S);
+    const auto *R = dyn_cast<clang::DeclRefExpr>(S);
+    const clang::ValueDecl *D =
+        M && P.Field && !M->isArrow() && M->getMemberDecl() != P.Field &&
+                declOf(M->getBase()) == P.Array
+            ? M->getMemberDecl()
+        : R && R->getDecl() != P.Array && isa<clang::ParmVarDecl>(R->getDecl())
+            ? R->getDecl()
+            : nullptr;
+    clang::QualType T = D ? D->getType() : clang::QualType();
+    if (D && T->isPointerType() && !T->getPointeeType().isConstQualified() &&
+        !(AT.isRestrictQualified() && T.isRestrictQualified()) &&
+        mayAccess(AT->getPointeeType(), T->getPointeeType(), Ctx.AST) &&
+        !Commutes.contains(X)) {
+      Why = "'" + looseExprText(Ctx, X) +
+            "' points to elements that are not const and is used at " +
+            where(Ctx, X) + "; it may point into '" + P.ArrayText +
+            "', whose updates the private copy holds back until the block "
+            "ends (declare both pointers __restrict__ if they never overlap, "
+            "or it 'const " +
+            T->getPointeeType().getAsString(Ctx.AST.getPrintingPolicy()) +
+            " *' if it is only read)";
+      return;
+    }
+    if (M && D)
+      return;
     for (const clang::Stmt *C : S->children())
       Walk(C);
   };
@@ -318,20 +368,7 @@ std::string instantiationProblem(const EditContext &Ctx,
   for (const clang::FunctionDecl *Inst : Insts) {
     std::string In = " in " + instantiationName(Inst);
     for (const AtomicUse &U : P.Uses) {
-      const clang::CallExpr *Found = nullptr;
-      std::function<void(const clang::Stmt *)> Find =
-          [&](const clang::Stmt *S) {
-            if (!S || Found)
-              return;
-            if (const auto *C = dyn_cast<clang::CallExpr>(S))
-              if (!isa<clang::CXXOperatorCallExpr>(C) &&
-                  C->getBeginLoc() == U.Call->getBeginLoc() &&
-                  C->getEndLoc() == U.Call->getEndLoc())
-                Found = C;
-            for (const clang::Stmt *Ch : S->children())
-              Find(Ch);
-          };
-      Find(Inst->getBody());
+      const clang::CallExpr *Found = counterpartCall(Inst, U.Call);
       if (!Found)
         return "the atomic at " + where(Ctx, U.Call) + " has no counterpart" +
                In;
@@ -527,17 +564,16 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
       return reject(E, "not-applicable",
                     Fn + " on '" + AName + "' at " + where(Ctx, U.Call) +
                         " cannot be privatized (only atomicAdd is)");
-    auto Parents = Ctx.AST.getParents(*U.Call);
-    const clang::Stmt *Parent =
-        Parents.empty() ? nullptr : Parents[0].get<clang::Stmt>();
-    if (!Parent || isa<clang::Expr>(Parent))
+    if (resultUsed(Ctx, U.Call))
       return reject(E, "not-applicable",
                     "the result of the atomic at " + where(Ctx, U.Call) +
                         " is used; a private copy cannot return the global "
                         "old value");
   }
-  // Nothing else may touch the array.
+  // Nothing else may touch the array, nor read what may be the array.
   if (std::string W = otherUse(Ctx, K->Decl, P); !W.empty())
+    return reject(E, "not-applicable", W);
+  if (std::string W = aliasProblem(Ctx, K->Decl, P, All); !W.empty())
     return reject(E, "not-applicable", W);
 
   clang::QualType ET =
@@ -561,6 +597,8 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
   for (AtomicUse &U : P.Uses) {
     U.Range = U.Index ? indexRange(U.Index, Ctx.AST, K->Decl)
                       : std::optional<int64_t>(1);
+    if (!U.Range)
+      U.Range = instantiatedRange(K->Decl, U);
     if (U.Range) {
       Proven = std::max(Proven, *U.Range);
     } else {
@@ -574,7 +612,7 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
     for (const AtomicUse &U : P.Uses)
       if (!U.Range || *U.Range > P.Bins) {
         P.Guarded = true;
-        if (U.Index && U.Index->HasSideEffects(Ctx.AST))
+        if (U.Index && mayHaveSideEffects(U.Index, Ctx.AST))
           return reject(E, "not-applicable",
                         "the index '" + looseExprText(Ctx, U.Index) +
                             "' has side effects and its range is not "
@@ -584,9 +622,9 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
     return reject(E, "not-applicable",
                   "the size of '" + AName +
                       "' is not known at compile time: the index '" + Unproven +
-                      "' is not bounded by its type, a constant mask or a "
-                      "modulus; give params.bins to privatize that many "
-                      "elements");
+                      "' is not bounded by its type, a constant mask, a "
+                      "modulus or a clamp such as 'min(max(b, 0), 63)'; give "
+                      "params.bins to privatize that many elements");
   } else {
     P.Bins = Proven;
   }

@@ -1,12 +1,15 @@
-//===- PrivatizeAtomicsInput.cpp - privatize-atomics: the input loop ------===//
+//===- PrivatizeAtomicsInput.cpp - privatize-atomics: the input ----------===//
 //
-// The grid-stride loop over the input (written so, or made so from one item
-// per thread), read for wide loads (vector_bytes): its index, bound and
-// arrays, and the loads `p[i]` its body makes.
+// What the kernel reads: the range of the bins its atomics pick (indexRange:
+// how many elements the private copy needs), and the grid-stride loop over
+// the input (written so, or made so from one item per thread), read for
+// wide loads (vector_bytes): its index, bound and arrays, and the loads
+// `p[i]` its body makes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
+#include "../../Patterns/SideEffects.h"
 #include "../../Patterns/ThreadPerItem.h"
 #include "../TransformSupport.h"
 #include "PlannedTransform.h"
@@ -54,6 +57,258 @@ static std::optional<BinaryOp> binaryOp(const clang::Expr *E) {
       return BinaryOp{
           clang::BinaryOperator::getOverloadedOpcode(C->getOperator()),
           C->getArg(0), C->getArg(1)};
+  return std::nullopt;
+}
+
+/// Whether an integer of type \p T holds every value in [0, \p Range): a
+/// conversion to it keeps the index.
+static bool holdsRange(clang::QualType T, int64_t Range,
+                       const clang::ASTContext &AST) {
+  T = T.getCanonicalType();
+  if (T->isBooleanType())
+    return Range <= 2;
+  if (!T->isIntegerType() || T->isDependentType())
+    return false;
+  uint64_t Bits = AST.getTypeSize(T) - (T->isSignedIntegerType() ? 1 : 0);
+  return Bits >= 62 || uint64_t(Range - 1) < (uint64_t(1) << Bits);
+}
+
+/// The two arguments of a call to CUDA's (or the standard library's)
+/// integer min or max (`min`, `umax`, `llmin`, `std::max`, ...), declared
+/// outside the file being edited, each argument of the type it computes in
+/// or an integer constant (no conversion changes a value); \p IsMax says
+/// which.
+static std::optional<std::pair<const clang::Expr *, const clang::Expr *>>
+minMaxArgs(const clang::CallExpr *C, const clang::ASTContext &AST,
+           bool &IsMax) {
+  const clang::FunctionDecl *FD = C->getDirectCallee();
+  if (!FD || !FD->getIdentifier() || C->getNumArgs() != 2 ||
+      isa<clang::CXXOperatorCallExpr, clang::CXXMemberCallExpr>(C))
+    return std::nullopt;
+  StringRef N = FD->getName();
+  static const char *Names[] = {"min",   "max",   "umin",   "umax",
+                                "llmin", "llmax", "ullmin", "ullmax"};
+  const auto *It = llvm::find(Names, N);
+  if (It == std::end(Names) ||
+      (!FD->isInStdNamespace() &&
+       !FD->getDeclContext()->getRedeclContext()->isTranslationUnit()))
+    return std::nullopt;
+  const clang::SourceManager &SM = AST.getSourceManager();
+  if (SM.isWrittenInMainFile(SM.getSpellingLoc(FD->getLocation())))
+    return std::nullopt;
+  clang::QualType T = FD->getReturnType()
+                          .getNonReferenceType()
+                          .getCanonicalType()
+                          .getUnqualifiedType();
+  if (!T->isIntegerType())
+    return std::nullopt;
+  for (const clang::Expr *A : C->arguments())
+    if (!integerConstantValue(A, AST) && A->IgnoreParenImpCasts()
+                                                 ->getType()
+                                                 .getCanonicalType()
+                                                 .getUnqualifiedType() != T)
+      return std::nullopt;
+  IsMax = (It - std::begin(Names)) % 2 == 1;
+  return std::make_pair(C->getArg(0), C->getArg(1));
+}
+
+/// Whether an integer expression is known not to be negative: of an
+/// unsigned type, bounded by indexRange(), or a min of such values or a
+/// max with one.
+static bool nonNegative(const clang::Expr *E, const clang::ASTContext &AST,
+                        const clang::FunctionDecl *K, unsigned Depth) {
+  if (!E || Depth > 12)
+    return false;
+  if (E->IgnoreParenImpCasts()->getType()->isUnsignedIntegerType() ||
+      indexRange(E, AST, K, Depth + 1))
+    return true;
+  bool IsMax = false;
+  const auto *C = dyn_cast<clang::CallExpr>(E->IgnoreParenImpCasts());
+  auto Args = C ? minMaxArgs(C, AST, IsMax) : std::nullopt;
+  if (!Args)
+    return false;
+  bool A = nonNegative(Args->first, AST, K, Depth + 1),
+       B = nonNegative(Args->second, AST, K, Depth + 1);
+  return IsMax ? A || B : A && B;
+}
+
+/// An inclusive upper bound of an integer expression that may be
+/// negative: a constant, indexRange() less one, min (either argument's),
+/// max or `?:` (both).
+static std::optional<int64_t> upperBound(const clang::Expr *E,
+                                         const clang::ASTContext &AST,
+                                         const clang::FunctionDecl *K,
+                                         unsigned Depth) {
+  if (!E || Depth > 12)
+    return std::nullopt;
+  if (std::optional<int64_t> V = integerConstantValue(E, AST))
+    return V;
+  if (auto R = indexRange(E, AST, K, Depth + 1))
+    return *R - 1;
+  const clang::Expr *I = E->IgnoreParenImpCasts();
+  std::optional<int64_t> A, B;
+  bool IsMax = false;
+  if (const auto *C = dyn_cast<clang::ConditionalOperator>(I)) {
+    A = upperBound(C->getTrueExpr(), AST, K, Depth + 1);
+    B = upperBound(C->getFalseExpr(), AST, K, Depth + 1);
+    IsMax = true;
+  } else if (const auto *C = dyn_cast<clang::CallExpr>(I)) {
+    auto Args = minMaxArgs(C, AST, IsMax);
+    if (!Args)
+      return std::nullopt;
+    A = upperBound(Args->first, AST, K, Depth + 1);
+    B = upperBound(Args->second, AST, K, Depth + 1);
+  }
+  if (A && B)
+    return IsMax ? std::max(*A, *B) : std::min(*A, *B);
+  return IsMax ? std::nullopt : A ? A : B;
+}
+
+/// indexRange() of a binary operation: `%` of a non-negative value by a
+/// constant, `&` with a constant, `>>` and `/` by constants, and +, *, <<,
+/// | and ^ of bounded values (refused past 2^31, so that no int wraps).
+static std::optional<int64_t> binaryRange(const clang::BinaryOperator *B,
+                                          const clang::ASTContext &AST,
+                                          const clang::FunctionDecl *K,
+                                          unsigned Depth) {
+  auto L = integerConstantValue(B->getLHS(), AST),
+       R = integerConstantValue(B->getRHS(), AST);
+  auto Range = [&](const clang::Expr *X) {
+    return indexRange(X, AST, K, Depth + 1);
+  };
+  // Exclusive bounds of both operands, each below 2^31.
+  auto Both = [&]() -> std::optional<std::pair<int64_t, int64_t>> {
+    auto RL = Range(B->getLHS()), RR = Range(B->getRHS());
+    constexpr int64_t Most = int64_t(1) << 31;
+    if (!RL || !RR || *RL > Most || *RR > Most)
+      return std::nullopt;
+    return std::make_pair(*RL, *RR);
+  };
+  auto Capped = [](int64_t V) -> std::optional<int64_t> {
+    return V <= (int64_t(1) << 31) ? std::optional<int64_t>(V) : std::nullopt;
+  };
+  switch (B->getOpcode()) {
+  case clang::BO_Rem:
+    if (R && *R > 0 && nonNegative(B->getLHS(), AST, K, Depth + 1))
+      return R;
+    break;
+  case clang::BO_And:
+    if (R && *R >= 0)
+      return *R + 1;
+    if (L && *L >= 0)
+      return *L + 1;
+    break;
+  case clang::BO_Shr:
+    if (R && *R >= 0 && *R < 63) {
+      if (auto LR = Range(B->getLHS()))
+        return ((*LR - 1) >> *R) + 1;
+      clang::QualType LT = B->getLHS()->IgnoreParenImpCasts()->getType();
+      if (LT->isUnsignedIntegerType()) {
+        uint64_t W = AST.getTypeSize(LT);
+        if (W > uint64_t(*R) && W - *R < 40)
+          return int64_t(1) << (W - *R);
+      }
+    }
+    break;
+  case clang::BO_Div:
+    if (R && *R > 0)
+      if (auto LR = Range(B->getLHS()))
+        return (*LR - 1) / *R + 1;
+    break;
+  case clang::BO_Add:
+  case clang::BO_Or:
+  case clang::BO_Xor: // a | b and a ^ b are at most a + b
+    if (auto P = Both())
+      return Capped(P->first + P->second - 1);
+    break;
+  case clang::BO_Mul:
+    if (auto P = Both())
+      return Capped((P->first - 1) * (P->second - 1) + 1);
+    break;
+  case clang::BO_Shl:
+    if (R && *R >= 0 && *R < 31)
+      if (auto P = Both())
+        return Capped(((P->first - 1) << *R) + 1);
+    break;
+  default:
+    break;
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> indexRange(const clang::Expr *E,
+                                  const clang::ASTContext &AST,
+                                  const clang::FunctionDecl *K,
+                                  unsigned Depth) {
+  if (!E || Depth > 12)
+    return std::nullopt;
+  if (auto V = integerConstantValue(E, AST))
+    return *V >= 0 ? std::optional<int64_t>(*V + 1) : std::nullopt;
+  const clang::Expr *I = E->IgnoreParenImpCasts();
+  auto Small = [](clang::QualType T) -> std::optional<int64_t> {
+    T = T.getCanonicalType();
+    if (T->isSpecificBuiltinType(clang::BuiltinType::UChar) ||
+        T->isSpecificBuiltinType(clang::BuiltinType::Char8))
+      return 256;
+    if (T->isBooleanType())
+      return 2;
+    return std::nullopt;
+  };
+  // \p R where type \p T holds it (a conversion to T keeps the value).
+  auto In = [&](clang::QualType T,
+                std::optional<int64_t> R) -> std::optional<int64_t> {
+    return R && holdsRange(T, *R, AST) ? R : std::nullopt;
+  };
+  if (auto R = Small(I->getType()))
+    return R;
+  if (const auto *C = dyn_cast<clang::ExplicitCastExpr>(I)) {
+    if (auto R = Small(C->getType()))
+      return R;
+    if (C->getType()->isIntegerType())
+      return In(C->getType(), indexRange(C->getSubExpr(), AST, K, Depth + 1));
+  }
+  auto NonNeg = [&](const clang::Expr *X) {
+    return nonNegative(X, AST, K, Depth + 1);
+  };
+  if (const auto *B = dyn_cast<clang::BinaryOperator>(I))
+    return binaryRange(B, AST, K, Depth);
+  if (const auto *C = dyn_cast<clang::ConditionalOperator>(I)) {
+    auto A = indexRange(C->getTrueExpr(), AST, K, Depth + 1);
+    auto B = indexRange(C->getFalseExpr(), AST, K, Depth + 1);
+    if (A && B)
+      return std::max(*A, *B);
+    return std::nullopt;
+  }
+  if (const auto *C = dyn_cast<clang::CallExpr>(I)) {
+    bool IsMax = false;
+    if (auto Args = minMaxArgs(C, AST, IsMax)) {
+      auto [A, B] = *Args;
+      if (IsMax) {
+        // Not negative when one side is not; below both sides' bounds.
+        auto UA = upperBound(A, AST, K, Depth + 1),
+             UB = upperBound(B, AST, K, Depth + 1);
+        if ((NonNeg(A) || NonNeg(B)) && UA && UB)
+          return std::max(*UA, *UB) + 1;
+        return std::nullopt;
+      }
+      // Not negative when neither side is; below either side's bound.
+      if (!NonNeg(A) || !NonNeg(B))
+        return std::nullopt;
+      auto RA = indexRange(A, AST, K, Depth + 1),
+           RB = indexRange(B, AST, K, Depth + 1);
+      if (RA && RB)
+        return std::min(*RA, *RB);
+      return RA ? RA : RB;
+    }
+    const clang::FunctionDecl *FD = nullptr;
+    if (const clang::Expr *Ret = indexHelperReturn(C, AST, FD))
+      return In(FD->getReturnType(), indexRange(Ret, AST, FD, Depth + 1));
+    return std::nullopt;
+  }
+  if (const auto *V = dyn_cast_or_null<clang::VarDecl>(declOf(I)))
+    if (V->isLocalVarDecl() && V->getInit() &&
+        !llvm::is_contained(writtenDecls(K->getBody()), V))
+      return In(V->getType(), indexRange(V->getInit(), AST, K, Depth + 1));
   return std::nullopt;
 }
 

@@ -80,6 +80,19 @@ struct Plan {
   std::string Description;
 };
 
+/// An exclusive upper bound of a non-negative integer expression in kernel
+/// (or helper) \p K: an unsigned char or bool, a constant mask, a modulus,
+/// a shift or quotient of a bounded value, +, *, <<, | and ^ of bounded
+/// values, `?:`, a min of non-negative values or a max with one
+/// (`min(max(b, 0), 63)`: CUDA's or the standard library's integer min and
+/// max), a local never written after its initializer, a cast or a pure
+/// `__device__` helper `return <expr>;` whose type holds the range.
+/// Nothing when the value may be negative or is not bounded so.
+std::optional<int64_t> indexRange(const clang::Expr *E,
+                                  const clang::ASTContext &AST,
+                                  const clang::FunctionDecl *K,
+                                  unsigned Depth = 0);
+
 class PrivatizeAtomics : public PlannedTransform<Plan> {
 public:
   llvm::StringRef kind() const override { return "privatize-atomics"; }

@@ -85,14 +85,23 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
       auto RefSp = looseExprSpan(Ctx, U.Base);
       auto CallSp = looseExprSpan(Ctx, U.Call);
       auto ArgSp = looseExprSpan(Ctx, U.Call->getArg(0));
-      auto IdxSp =
-          U.Index ? looseExprSpan(Ctx, U.Index) : std::optional<SourceSpan>();
-      if (!RefSp || !CallSp || !ArgSp || (U.Index && !IdxSp))
+      bool Guard = P.Guarded && !(U.Range && *U.Range <= P.Bins);
+      // The index's text is written again for a column per lane and for
+      // the guard; a constant macro may end it (`% NBINS`).
+      std::optional<SourceSpan> IdxSp;
+      if (U.Index && (P.Layout == Copies::Lane || Guard))
+        IdxSp =
+            onlyConstantMacros(U.Index, Ctx.AST)
+                ? fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
+                           U.Index->getSourceRange(), Ctx.file())
+                : looseExprSpan(Ctx, U.Index);
+      if (!RefSp || !CallSp || !ArgSp ||
+          (U.Index && (P.Layout == Copies::Lane || Guard) && !IdxSp))
         return reject(E, "macro",
                       "the atomic at " + where(Ctx, U.Call) +
                           " is written inside a macro expansion");
       std::string Idx =
-          U.Index ? Render(IdxSp->Begin.Offset, IdxSp->End.Offset, Loads) : "0";
+          IdxSp ? Render(IdxSp->Begin.Offset, IdxSp->End.Offset, Loads) : "0";
       TextEdit Target;
       if (P.Layout == Copies::Lane)
         Target = {ArgSp->Begin.Offset, ArgSp->End.Offset - ArgSp->Begin.Offset,
@@ -101,7 +110,7 @@ PrivatizeAtomics::rewrite(const EditContext &Ctx, const Edit &E,
         Target = {RefSp->Begin.Offset, RefSp->End.Offset - RefSp->Begin.Offset,
                   P.Layout == Copies::Warp ? Priv + "[threadIdx.x / 32]"
                                            : Priv};
-      if (!P.Guarded || (U.Range && *U.Range <= P.Bins)) {
+      if (!Guard) {
         Out.push_back(Target);
         continue;
       }
