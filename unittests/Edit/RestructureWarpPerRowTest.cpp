@@ -326,6 +326,8 @@ TEST(RestructureWarpPerRowTest, LookAlikes) {
   expectRefusal(T, "warp-lookalikes", E("mixed_write"), "writes both 'w[0]'");
   expectRefusal(T, "warp-lookalikes", E("unrolled_bias"),
                 "'#pragma unroll' stands before the loop at 109:5");
+  expectRefusal(T, "warp-lookalikes", E("arrow_rows"),
+                "writes 'o->sum' through a pointer member");
   Applicability A = prepareOn(T, "warp-lookalikes", "table_rows");
   EXPECT_TRUE(A.Applies) << A.Reason;
 }

@@ -840,6 +840,11 @@ Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
                   At + " updates memory atomically at " + where(Ctx, A) +
                       "; the lanes' updates would not be ordered with the "
                       "item's other reads and writes");
+  if (const clang::Expr *W = arrowWrite(Body))
+    return reject(E, "not-applicable",
+                  At + " writes '" + looseExprText(Ctx, W) +
+                      "' through a pointer member; whether each iteration "
+                      "writes its own element cannot be told");
   if (const clang::ValueDecl *D = writtenInPart(Ctx, L))
     return reject(E, "not-applicable",
                   At + " writes '" + D->getName() +
