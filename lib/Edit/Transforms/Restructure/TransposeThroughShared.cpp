@@ -9,7 +9,10 @@
 // pointers or offsets declared before the copy (`const float *src_row = src
 // + r * cols; ... src_row[c]`); a thread index may be scaled by a constant
 // or a template parameter in place of blockDim (`blockIdx.x * BX +
-// threadIdx.x`) when every launch's block has that size.
+// threadIdx.x`) when every launch's block has that size. The element may be
+// a class copied by its trivial assignment (`float2`); a batch over
+// blockIdx.z keeps each launch's grid z. Declarations after the indices
+// that do not use them move before the tile.
 //
 // Rewrite: a block of tile x block_rows threads moves a tile x tile square
 // through a padded shared tile (padding avoids bank conflicts on the
