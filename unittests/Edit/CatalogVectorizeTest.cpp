@@ -139,6 +139,27 @@ TEST(CatalogVectorizeTest, RefusesNearMisses) {
 )",
        "'y' has element type 'long long': only float, int, uint, short, "
        "ushort, char, uchar, double and __half have vector types here"},
+      // A value computed before the index from the thread's x coordinate:
+      // a thread running several elements would read its own for all.
+      {R"(__global__ void k(const float *x, float *y, int n) {
+  int lane = threadIdx.x % 32;
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] + lane;
+}
+void run(const float *x, float *y, int n) { k<<<(n + 255) / 256, 256>>>(x, y, n); }
+)",
+       "the body reads 'lane', declared before the index with a value that "
+       "depends on the thread's x coordinate or the grid ('int lane = "
+       "threadIdx.x % 32')"},
+      {R"(__global__ void k(const float *x, float *y, int n) {
+  const int b = blockIdx.x;
+  const int s = b * 2;
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] * s;
+}
+void run(const float *x, float *y, int n) { k<<<(n + 255) / 256, 256>>>(x, y, n); }
+)",
+       "the body reads 's', declared before the index"},
       // A macro that names a variable: its text hides a use of the index.
       {R"(#define AT(p) p[i]
 __global__ void k(const float *x, float *y, int n) {

@@ -262,6 +262,75 @@ matchMapPattern(const EditContext &Ctx, const FunctionDecl *Kernel,
   return P;
 }
 
+/// Whether local \p V may hold a different value for another element of
+/// the same row (another x, which the rewrites give to other threads, or a
+/// divided grid): written after its declaration, or initialized from
+/// threadIdx.x, blockIdx.x or gridDim.x, a call to a function of the
+/// program, or another such local. (Values of y and z stay with the
+/// elements: a 1D map's threads along y repeat the same elements, and a 2D
+/// map's rows stay in their threads.)
+static bool threadDependentLocal(const VarDecl *V, const Stmt *KernelBody,
+                                 const SourceManager &SM, unsigned Depth) {
+  if (Depth > 8 || writtenVars(KernelBody).contains(V))
+    return true;
+  const Expr *Init = V->getInit();
+  if (!Init)
+    return false;
+  struct Reads : RecursiveASTVisitor<Reads> {
+    const Stmt *KernelBody;
+    const SourceManager &SM;
+    unsigned Depth;
+    bool Found = false;
+    bool VisitExpr(Expr *E) {
+      if (auto B = asBuiltinVar(E))
+        Found |= B->Dim == 'x' && B->Var != "blockDim";
+      return !Found;
+    }
+    bool VisitDeclRefExpr(DeclRefExpr *DR) {
+      if (const auto *L = dyn_cast<VarDecl>(DR->getDecl());
+          L && L->isLocalVarDecl())
+        Found |= threadDependentLocal(L, KernelBody, SM, Depth + 1);
+      return !Found;
+    }
+    bool VisitCallExpr(CallExpr *C) {
+      const FunctionDecl *F = C->getDirectCallee();
+      Found |= !F || (F->hasBody() && !SM.isInSystemHeader(F->getLocation()));
+      return !Found;
+    }
+  } R{{}, KernelBody, SM, Depth};
+  R.TraverseStmt(const_cast<Expr *>(Init));
+  return R.Found;
+}
+
+/// A local declared before the body and read in it whose value depends on
+/// the thread along x or the grid (threadDependentLocal()); null if none.
+static const VarDecl *threadDependentRead(const MapPattern &P,
+                                          const SourceManager &SM) {
+  const auto *Kernel = dyn_cast<FunctionDecl>(P.Index->getDeclContext());
+  if (!Kernel || !Kernel->getBody())
+    return nullptr;
+  struct Reads : RecursiveASTVisitor<Reads> {
+    DenseSet<const VarDecl *> Inside, Outside;
+    bool VisitVarDecl(VarDecl *V) {
+      Inside.insert(V);
+      return true;
+    }
+    bool VisitDeclRefExpr(DeclRefExpr *DR) {
+      if (const auto *V = dyn_cast<VarDecl>(DR->getDecl());
+          V && V->isLocalVarDecl())
+        Outside.insert(V);
+      return true;
+    }
+  } R;
+  for (const Stmt *S : P.Body)
+    R.TraverseStmt(const_cast<Stmt *>(S));
+  for (const VarDecl *V : R.Outside)
+    if (V != P.Index && !R.Inside.contains(V) &&
+        threadDependentLocal(V, Kernel->getBody(), SM, 0))
+      return V;
+  return nullptr;
+}
+
 std::string elementwiseBodyProblem(const EditContext &Ctx,
                                    const MapPattern &P) {
   for (const Stmt *S : P.Body) {
@@ -297,6 +366,14 @@ std::string elementwiseBodyProblem(const EditContext &Ctx,
   } F;
   for (const Stmt *S : P.Body)
     F.TraverseStmt(const_cast<Stmt *>(S));
+  if (const VarDecl *V = threadDependentRead(P, Ctx.AST.getSourceManager()))
+    return "the body reads '" + V->getNameAsString() +
+           "', declared before the index with a value that depends on the "
+           "thread's x coordinate or the grid ('" +
+           sourceText(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
+                      V->getSourceRange()) +
+           "'): a thread running the body for other elements would read "
+           "its own value for all of them";
   if (F.Return)
     return "the body returns early";
   if (F.Shared)
