@@ -6,7 +6,10 @@
 // gemv through inline index helpers; a row L1 norm in a namespace launched
 // through a macro; a two-pass row normalize (sum, then a second loop
 // writing the row); a CSR row dot under __restrict__; rows counted over a 2D
-// grid of 1D blocks; an integer count of positive elements (exact). Rows of
+// grid of 1D blocks; a weight table each thread fills before the loop; the
+// halves of float2 rows in two sums stored through make_float2 (and,
+// refused, in one float2 accumulator written member by member); an
+// integer count of positive elements (exact). Rows of
 // 77 and 5 elements (not multiples of 32) as well as 32 and 64. The edits
 // applied one after another compile with nvcc and the input is left as it
 // was. The program checks each kernel against the CPU, so the GPU check
@@ -231,6 +234,25 @@ __global__ void weighted(const float *x, float *y, int rows, int cols,
 // OUT-NEXT: w[0] = even;
 // OUT-NEXT: w[1] = odd;
 // OUT: for (int j = lane{{[0-9]+}}; j < cols; j += 4)
+
+// Both halves of a float2 summed in two floats, stored through make_float2.
+// WHY: warp-per-row pair_means: one thread per item 'r' (bound 'rows') with 1 inner loop: pair_means/loop0 (sum of 'sx', sum of 'sy'); rewrite: one warp per item, lanes stride the loops
+__global__ void pair_means(const float2 *m, float2 *out, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    float sx = 0.f, sy = 0.f;
+    for (int j = 0; j < cols; ++j) {
+      const float2 v = m[r * cols + j];
+      sx += v.x;
+      sy += v.y;
+    }
+    out[r] = make_float2(sx / cols, sy / cols);
+  }
+}
+// OUT: for (int j = lane{{[0-9]+}}; j < cols; j += 16) {
+// OUT: sx += __shfl_xor_sync(group_mask{{[0-9]*}}, sx, offset{{[0-9]*}}, 16);
+// OUT: sy += __shfl_xor_sync(group_mask{{[0-9]*}}, sy, offset{{[0-9]*}}, 16);
+// OUT: if (lane{{[0-9]+}} == 0) out[r] = make_float2(sx / cols, sy / cols);
 
 // Both halves of a float2 summed in one float2 accumulator: refused (the
 // lanes would each keep a part of 'acc').
@@ -461,6 +483,33 @@ static void run_weighted(int rows, int cols) {
   expect("weighted", download(dy, rows), want);
 }
 
+static void run_pair_means(int rows, int cols) {
+  auto flat = values<float>((size_t)rows * cols * 2, 16);
+  std::vector<float2> m((size_t)rows * cols);
+  std::vector<float> want(2 * rows, 0.f);
+  for (size_t i = 0; i < m.size(); ++i)
+    m[i] = make_float2(flat[2 * i], flat[2 * i + 1]);
+  for (int r = 0; r < rows; ++r) {
+    float sx = 0.f, sy = 0.f;
+    for (int j = 0; j < cols; ++j) {
+      sx += m[r * cols + j].x;
+      sy += m[r * cols + j].y;
+    }
+    want[2 * r] = sx / cols;
+    want[2 * r + 1] = sy / cols;
+  }
+  float2 *dm = upload(m), *dout = upload(std::vector<float2>(rows));
+  pair_means<<<(rows + 63) / 64, 64>>>(dm, dout, rows, cols);
+  CHECK(cudaGetLastError());
+  auto got2 = download(dout, rows);
+  std::vector<float> got(2 * rows);
+  for (int r = 0; r < rows; ++r) {
+    got[2 * r] = got2[r].x;
+    got[2 * r + 1] = got2[r].y;
+  }
+  expect("pair_means", got, want);
+}
+
 static void run_pair_sums(int rows, int cols) {
   auto flat = values<float>((size_t)rows * cols * 2, 15);
   std::vector<float2> m((size_t)rows * cols);
@@ -510,6 +559,7 @@ int main() {
   run_csr_dot(1001, 300);
   run_grid2d_rows(1000, 77);
   run_weighted(1000, 5);
+  run_pair_means(777, 5);
   run_pair_sums(300, 77);
   run_count_pos(999, 32);
   printf("%s\n", failures ? "FAIL" : "PASS");
@@ -528,6 +578,7 @@ int main() {
 // OUT: csr_dot<<<(n + 31) / 32, 256>>>(n, drp, dci, dval, dx, dy);
 // OUT: grid2d_rows<<<(rows + 15) / 16, 128>>>(da, dout, rows, cols);
 // OUT: weighted<<<(rows + 63) / 64, 256>>>(dx, dy, rows, cols, 1.5f, -0.25f);
+// OUT: pair_means<<<(rows + 1) / 2, 32>>>(dm, dout, rows, cols);
 // OUT: pair_sums<<<(rows + 127) / 128, 128>>>(dm, dout, rows, cols);
 // OUT: count_pos<<<(rows + 7) / 8, 256>>>(da, dc, rows, cols);
 
@@ -544,4 +595,5 @@ int main() {
 // EDIT: {"kind":"warp-per-row","target":"csr_dot","params":{"lanes":8}}
 // EDIT: {"kind":"warp-per-row","target":"grid2d_rows","params":{"lanes":8,"block_size":128}}
 // EDIT: {"kind":"warp-per-row","target":"weighted","params":{"lanes":4}}
+// EDIT: {"kind":"warp-per-row","target":"pair_means","params":{"lanes":16,"block_size":32}}
 // EDIT: {"kind":"warp-per-row","target":"count_pos","params":{}}

@@ -328,6 +328,8 @@ TEST(RestructureWarpPerRowTest, LookAlikes) {
                 "'#pragma unroll' stands before the loop at 109:5");
   expectRefusal(T, "warp-lookalikes", E("arrow_rows"),
                 "writes 'o->sum' through a pointer member");
+  expectRefusal(T, "warp-lookalikes", E("last_pair"),
+                "writes 'out[r]', which does not depend on 'j'");
   Applicability A = prepareOn(T, "warp-lookalikes", "table_rows");
   EXPECT_TRUE(A.Applies) << A.Reason;
 }

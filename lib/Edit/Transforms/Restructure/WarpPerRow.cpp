@@ -305,8 +305,35 @@ static const clang::CallExpr *firstAtomic(const clang::Stmt *S) {
   return nullptr;
 }
 
+std::vector<MemWrite> rowWrites(const clang::Stmt *S) {
+  std::vector<MemWrite> Out = memoryWrites(S);
+  std::function<void(const clang::Stmt *)> Walk = [&](const clang::Stmt *N) {
+    if (!N)
+      return;
+    if (const auto *C = dyn_cast<clang::CXXOperatorCallExpr>(N);
+        C && C->isAssignmentOp() && C->getNumArgs() > 0) {
+      const clang::Expr *L = C->getArg(0)->IgnoreParens();
+      while (const auto *M = dyn_cast<clang::MemberExpr>(L)) {
+        if (M->isArrow())
+          break;
+        L = M->getBase()->IgnoreParens();
+      }
+      if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(L))
+        Out.push_back({A, A->getBase()->IgnoreParenImpCasts(), A->getIdx()});
+      else if (const auto *U = dyn_cast<clang::UnaryOperator>(L);
+               U && U->getOpcode() == clang::UO_Deref)
+        Out.push_back({U, U->getSubExpr()->IgnoreParenImpCasts(), nullptr});
+    }
+    for (const clang::Stmt *Ch : N->children())
+      Walk(Ch);
+  };
+  Walk(S);
+  return Out;
+}
+
 /// The first write in \p S through a pointer member (`p->x = v`, `p->n++`),
-/// which memoryWrites() does not list; null if none.
+/// (also by a class's assignment operator), which memoryWrites() does not
+/// list; null if none.
 static const clang::Expr *arrowWrite(const clang::Stmt *S) {
   if (!S)
     return nullptr;
@@ -317,6 +344,9 @@ static const clang::Expr *arrowWrite(const clang::Stmt *S) {
   else if (const auto *U = dyn_cast<clang::UnaryOperator>(S);
            U && U->isIncrementDecrementOp())
     LHS = U->getSubExpr();
+  else if (const auto *C = dyn_cast<clang::CXXOperatorCallExpr>(S);
+           C && C->isAssignmentOp() && C->getNumArgs() > 0)
+    LHS = C->getArg(0);
   for (const clang::Expr *X = LHS; X;) {
     X = X->IgnoreParenImpCasts();
     if (const auto *M = dyn_cast<clang::MemberExpr>(X)) {
@@ -379,7 +409,7 @@ static const clang::Stmt *hintedLoop(const clang::Stmt *S) {
 static Error laneStatement(const EditContext &Ctx, const Edit &E, Plan &P,
                            const clang::Stmt *S,
                            ArrayRef<const clang::Stmt *> Later, bool Escapes) {
-  std::vector<MemWrite> Writes = memoryWrites(S);
+  std::vector<MemWrite> Writes = rowWrites(S);
   const clang::Expr *Private = nullptr, *Unknown = nullptr;
   bool SharedWrite = firstAtomic(S) || arrowWrite(S);
   for (const MemWrite &W : Writes) {
@@ -906,7 +936,7 @@ Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
   }
   // Memory: each lane writes only elements of its own iterations.
   bool Escapes = localAddressEscapes(P.Kernel.Decl->getBody());
-  std::vector<MemWrite> Writes = memoryWrites(Body);
+  std::vector<MemWrite> Writes = rowWrites(Body);
   for (const MemWrite &W : Writes) {
     const clang::ValueDecl *Base = declOf(W.Base);
     bool OwnElement = W.Index && mentions(W.Index, L.Var);

@@ -141,6 +141,9 @@ struct Plan {
 constexpr int64_t MaxValuesPerLane = 64;
 
 bool isZero(const clang::Expr *E, const clang::ASTContext &AST, int One);
+/// The element writes in \p S: memoryWrites(), and also the stores a
+/// class's assignment operator makes (`out[r] = make_float2(x, y)`).
+std::vector<MemWrite> rowWrites(const clang::Stmt *S);
 std::vector<const clang::Stmt *> bodyStmts(const clang::Stmt *Body);
 /// \p D is declared inside \p S.
 bool declaredIn(const clang::ValueDecl *D, const clang::Stmt *S,

@@ -187,7 +187,7 @@ Error WarpPerRow::planRegisters(const EditContext &Ctx, const Edit &E,
   // Arrays the item writes stay in memory.
   std::map<const clang::ValueDecl *, const clang::Expr *> WrittenAt;
   for (const clang::Stmt *S : P.Item.Body)
-    for (const MemWrite &W : memoryWrites(S))
+    for (const MemWrite &W : rowWrites(S))
       if (const clang::ValueDecl *D = declOf(W.Base))
         WrittenAt.try_emplace(D, W.Target);
   std::vector<const clang::ValueDecl *> Arrays;
@@ -288,7 +288,7 @@ Error WarpPerRow::planRegisters(const EditContext &Ctx, const Edit &E,
       Between = true;
     if (S == Last.For)
       break;
-    if (Between && !memoryWrites(S).empty())
+    if (Between && !rowWrites(S).empty())
       return Refuse("the statement at " + where(Ctx, S) +
                     " writes memory before the last pass that reads '" +
                     P.Cached.front().Array->getName() +
@@ -514,7 +514,7 @@ static bool startsOneLater(const EditContext &Ctx, const Plan &P,
     }
     std::vector<const clang::ValueDecl *> W = writtenDecls(St);
     if (llvm::is_contained(W, M) || (O && llvm::is_contained(W, O)) ||
-        (Declared && !memoryWrites(St).empty()))
+        (Declared && !rowWrites(St).empty()))
       return false;
   }
   return false;
@@ -602,8 +602,8 @@ Error WarpPerRow::planOnline(const EditContext &Ctx, const Edit &E,
     for (const clang::Stmt *St : P.Item.Body) {
       if (St == LB.For)
         break;
-      if (Between && (llvm::is_contained(writtenDecls(St), M) ||
-                      !memoryWrites(St).empty()))
+      if (Between &&
+          (llvm::is_contained(writtenDecls(St), M) || !rowWrites(St).empty()))
         Bad = Bad ? Bad : St;
       if (St == LA.For)
         Between = true;
