@@ -1,4 +1,4 @@
-// warp-per-row on row loops written ten ways: row sums through a row
+// warp-per-row on row loops written fourteen ways: row sums through a row
 // pointer with the row length a runtime argument; a row max behind an early
 // return with fmaxf on very short rows; a sum of squares in a counting
 // `while` loop; a template over the element type and the column count
