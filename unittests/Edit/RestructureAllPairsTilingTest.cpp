@@ -70,6 +70,10 @@ TEST(RestructureAllPairsTilingTest, LookAlikes) {
   // Some threads of a block leave before the guard (if-block form).
   expectRefusal(T, C, E("some_exit/loop0"), "the kernel leaves early at");
   // A row pointer differs between threads: its reads stay global ones.
+  // A whole float4 assigned through operator= after the loop; sincosf
+  // writing through its pointers inside it.
+  expectRefusal(T, C, E("moved/loop0"), "'pos' is written at 231:3");
+  expectRefusal(T, C, E("angles/loop0"), "calls 'sincosf' at 240:5");
   expectRefusal(T, C, E("row_sum/loop0"),
                 "reads no array at '[j]' that points to the same data in "
                 "every thread");

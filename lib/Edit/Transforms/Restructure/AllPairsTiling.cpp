@@ -144,15 +144,10 @@ std::string dedent(StringRef Text, unsigned N) {
   return Out;
 }
 
-/// The guard a loop sits under, read by its shape: a top-level
-/// `if (C) return;` of the kernel (the guarded statements are the rest of
-/// the body) or its last statement `if (C) { ... }`, the first of them
-/// that holds \p Loop among its statements. What C tests and how its
-/// index is computed (`blockIdx.x * BLOCK + threadIdx.x` in a template over
-/// the block size, a helper, any order) does not matter to the rewrite: C
-/// is evaluated once where it stood, and the threads the original sent past
-/// the guarded statements skip the computation. Nothing when no such guard
-/// holds \p Loop among its statements.
+/// The guard holding \p Loop among its statements, read by its shape: a
+/// top-level `if (C) return;` (guarding the rest) or the last statement
+/// `if (C) { ... }`. What C tests does not matter (`blockIdx.x * BLOCK +
+/// threadIdx.x`, a helper): it is evaluated once where it stood.
 std::optional<ThreadItem> guardAround(const clang::CompoundStmt *KBody,
                                       const clang::Stmt *Loop) {
   auto End = KBody->body_end();
@@ -185,9 +180,8 @@ std::optional<ThreadItem> guardAround(const clang::CompoundStmt *KBody,
   return std::nullopt;
 }
 
-/// Whether \p S, one of the statements \p Before the guard, is
-/// `if (C) return;` with C the same in every thread of a block: a whole
-/// block leaves, and no thread of it waits at a barrier.
+/// Whether \p S, one of the statements \p Before the guard, is a
+/// block-uniform `if (C) return;`: the whole block leaves.
 bool uniformExit(const clang::Stmt *S, ArrayRef<const clang::Stmt *> Before,
                  const clang::FunctionDecl *Kernel) {
   const auto *If = dyn_cast<clang::IfStmt>(S);
@@ -211,11 +205,32 @@ void forEachNode(const clang::Stmt *S,
     forEachNode(Ch, F);
 }
 
-/// The functions call \p C may run: its callee, or, in a kernel template
-/// where the call depends on the template's parameters, the callee of the
-/// same call (at the same place) in every instantiation of \p Kernel (none
-/// where an operator became a built-in one there). Nothing when one is not
-/// known.
+/// memoryWrites() of \p S and whole struct elements assigned through
+/// operator= (`p[k] = v` for a float4), which it does not see.
+std::vector<MemWrite> elementWrites(const clang::Stmt *S) {
+  std::vector<MemWrite> Out = memoryWrites(S);
+  forEachNode(S, [&](const clang::Stmt *N) {
+    const auto *Op = dyn_cast<clang::CXXOperatorCallExpr>(N);
+    if (!Op || !Op->isAssignmentOp() || Op->getNumArgs() == 0)
+      return;
+    const clang::Expr *L = Op->getArg(0)->IgnoreParenImpCasts();
+    while (const auto *M = dyn_cast<clang::MemberExpr>(L)) {
+      if (M->isArrow())
+        break;
+      L = M->getBase()->IgnoreParenImpCasts();
+    }
+    if (const auto *A = dyn_cast<clang::ArraySubscriptExpr>(L))
+      Out.push_back({A, A->getBase()->IgnoreParenImpCasts(), A->getIdx()});
+    else if (const auto *U = dyn_cast<clang::UnaryOperator>(L);
+             U && U->getOpcode() == clang::UO_Deref)
+      Out.push_back({U, U->getSubExpr()->IgnoreParenImpCasts(), nullptr});
+  });
+  return Out;
+}
+
+/// The functions call \p C may run: its callee, or in a kernel template
+/// the callees of the same call in every instantiation of \p Kernel (none
+/// for a built-in operator there). Nothing when one is not known.
 std::optional<std::vector<const clang::FunctionDecl *>>
 calleesOf(const clang::CallExpr *C, const clang::FunctionDecl *Kernel) {
   if (const clang::FunctionDecl *FD = C->getDirectCallee())
@@ -224,9 +239,7 @@ calleesOf(const clang::CallExpr *C, const clang::FunctionDecl *Kernel) {
       templateInstantiations(Kernel);
   if (Instances.empty())
     return std::nullopt;
-  // An operator is found by its operator's place (a built-in one in an
-  // instantiation is a BinaryOperator or UnaryOperator there), a call by
-  // its extent.
+  // An operator is found by its operator's place, a call by its extent.
   const auto *Op = dyn_cast<clang::CXXOperatorCallExpr>(C);
   auto OpLoc = [](const clang::Stmt *S) {
     if (const auto *O = dyn_cast<clang::CXXOperatorCallExpr>(S))
@@ -261,10 +274,8 @@ calleesOf(const clang::CallExpr *C, const clang::FunctionDecl *Kernel) {
   return Out;
 }
 
-/// The staged read among \p Reads that \p E designates as an object
-/// (through parentheses, casts that keep the object or decay an array
-/// element to a pointer, `.member` and a member array's element); null when
-/// \p E is the read's value or something else.
+/// The staged read of \p Reads that \p E designates as an object (through
+/// parentheses, casts other than a load, `.member`); null otherwise.
 const clang::Expr *
 designatedRead(const clang::Expr *E,
                ArrayRef<const clang::ArraySubscriptExpr *> Reads) {
@@ -291,9 +302,7 @@ designatedRead(const clang::Expr *E,
   return nullptr;
 }
 
-/// Whether an argument passed to a parameter of type \p T is copied or only
-/// read for its value: by value, or by reference to a const object that is
-/// not a pointer.
+/// Whether a parameter of type \p T takes only its argument's value.
 bool readsArgumentValue(clang::QualType T) {
   if (!T->isReferenceType())
     return !T->isPointerType();
@@ -303,8 +312,7 @@ bool readsArgumentValue(clang::QualType T) {
 }
 
 /// Whether the call \p C may keep or follow the address of its argument
-/// \p Arg (a staged read): a parameter that is a pointer, a non-const
-/// reference, or `...`, in any function it may run, or a callee not known.
+/// \p Arg (pointer, non-const reference, `...`, unknown callee).
 bool callKeepsAddress(const clang::CallExpr *C, unsigned Arg,
                       const clang::FunctionDecl *Kernel) {
   auto Callees = calleesOf(C, Kernel);
@@ -326,11 +334,9 @@ bool callKeepsAddress(const clang::CallExpr *C, unsigned Arg,
   return false;
 }
 
-/// The first use in \p Body of one of \p Reads other than for its value:
-/// its address taken, a reference or pointer to it kept, passed where a
-/// pointer, a non-const reference or `...` takes it, a method called on it.
-/// The staged copy holds one tile in shared memory, so such a use would
-/// reach another address space (`__ldg(&p[j])`) or run past the tile.
+/// The first use in \p Body of one of \p Reads other than for its value
+/// (`&p[j]`, `__ldg(&p[j])`, a method on it): on the staged copy it would
+/// reach shared memory or run past the tile.
 const clang::Stmt *
 addressEscape(const clang::Stmt *Body,
               ArrayRef<const clang::ArraySubscriptExpr *> Reads,
@@ -382,11 +388,9 @@ addressEscape(const clang::Stmt *Body,
   return Found;
 }
 
-/// The first call in \p Body that may change something the loop's reads
-/// depend on, or whose order matters: to a function that is neither one of
-/// CUDA's math functions nor free of side effects by what it does
-/// (isPureFunction: printf, atomics, a helper writing through a pointer),
-/// or whose callee is not known; its name in \p Name.
+/// The first call in \p Body to a function that is neither a CUDA math
+/// function nor free of side effects (isPureFunction: not printf, atomics,
+/// a helper writing memory), or not known; its name in \p Name.
 const clang::Stmt *effectfulCall(const EditContext &Ctx,
                                  const clang::Stmt *Body,
                                  const clang::FunctionDecl *Kernel,
@@ -414,8 +418,13 @@ const clang::Stmt *effectfulCall(const EditContext &Ctx,
     }
     for (const clang::FunctionDecl *FD : *Callees) {
       const auto *MD = dyn_cast<clang::CXXMethodDecl>(FD);
-      if (Found || (MD && MD->isTrivial()) ||
-          (FD->getIdentifier() && isMathFunction(FD->getName())) ||
+      // sincosf and the like write through their pointers.
+      bool Math = FD->getIdentifier() && isMathFunction(FD->getName()) &&
+                  llvm::none_of(FD->parameters(), [](const auto *Param) {
+                    return Param->getType()->isPointerType() ||
+                           Param->getType()->isReferenceType();
+                  });
+      if (Found || (MD && MD->isTrivial()) || Math ||
           isPureFunction(FD, Ctx.AST))
         continue;
       Found = S;
@@ -425,10 +434,8 @@ const clang::Stmt *effectfulCall(const EditContext &Ctx,
   return Found;
 }
 
-/// The first statement of the loop body \p Body that leaves the loop or
-/// the tile the rewrite runs it in: a `return`, a `goto`, a `break`, and a
-/// `continue` unless \p ContinueOk (a for loop's `continue` still runs the
-/// increment, which the tiled loop keeps). Null if none.
+/// The first `return`, `goto`, `break` (or `continue` unless \p ContinueOk:
+/// a for loop's still runs the increment) that leaves the loop body.
 const clang::Stmt *leavesLoop(const clang::Stmt *Body, bool ContinueOk) {
   const clang::Stmt *Found = nullptr;
   std::function<void(const clang::Stmt *, bool, bool)> Walk =
@@ -452,10 +459,8 @@ const clang::Stmt *leavesLoop(const clang::Stmt *Body, bool ContinueOk) {
   return Found;
 }
 
-/// Whether \p Idx, an index into a staged array other than the counter,
-/// has the same value in every iteration of the loop \p Body counting
-/// \p Var: it reads no memory and no variable the loop declares, writes or
-/// counts (the own body's `x[i]` in an n-body loop).
+/// Whether \p Idx reads no memory and no variable the loop \p Body
+/// declares, writes or counts (\p Var): the own body's `x[i]`.
 bool invariantIndex(const clang::Expr *Idx, const clang::Stmt *Body,
                     const clang::VarDecl *Var) {
   if (readsMemory(Idx))
@@ -565,10 +570,8 @@ Error loopHeader(const EditContext &Ctx, const Edit &E, Plan &P,
   return Error::success();
 }
 
-/// The arrays the loop reads at [j] into \p P.Arrays, with the checks that
-/// make a shared copy of them equal to what the loop read: nothing in the
-/// kernel writes them, every other use in the loop reads an element at an
-/// index the loop does not change, the reads take only the elements' values.
+/// The arrays the loop reads at [j] into \p P.Arrays, checked so that a
+/// shared copy equals what the loop read.
 Error stagedArrays(const EditContext &Ctx, const Edit &E, Plan &P,
                    const std::string &At) {
   const clang::FunctionDecl *K = P.Loop.Kernel.Decl;
@@ -608,7 +611,7 @@ Error stagedArrays(const EditContext &Ctx, const Edit &E, Plan &P,
                   At + " reads no array at '[" + J +
                       "]' that points to the same data in every thread: no "
                       "sequence shared by the block");
-  bool LoopWrites = !memoryWrites(Body).empty();
+  bool LoopWrites = !elementWrites(Body).empty();
   for (const Staged &S : P.Arrays) {
     std::string N = S.Base->getName().str();
     // Other reads of the same array inside the loop stay global reads;
@@ -640,7 +643,7 @@ Error stagedArrays(const EditContext &Ctx, const Edit &E, Plan &P,
                         " other than for its value (its address taken or "
                         "passed on); the staged copy is one tile in shared "
                         "memory");
-    for (const MemWrite &W : memoryWrites(K->getBody()))
+    for (const MemWrite &W : elementWrites(K->getBody()))
       if (declOf(W.Base) == S.Base)
         return reject(E, "not-applicable",
                       "'" + N + "' is written at " + where(Ctx, W.Target) +
