@@ -117,8 +117,7 @@ std::string launchOutsideFile(const EditContext &Ctx,
   return F.Found;
 }
 
-std::string addressTakenReason(const KernelInfo &Kernel,
-                               StringRef EditedFile) {
+std::string addressTakenReason(const KernelInfo &Kernel, StringRef EditedFile) {
   if (Kernel.AddressTaken.empty())
     return "";
   const AddressUse &U = Kernel.AddressTaken.front();

@@ -91,8 +91,8 @@ public:
     std::string Callee;
     if (const FunctionDecl *FD = C->getDirectCallee())
       Callee = FD->getNameAsString();
-    else if (const auto *U = dyn_cast<OverloadExpr>(
-                 C->getCallee()->IgnoreParenImpCasts()))
+    else if (const auto *U =
+                 dyn_cast<OverloadExpr>(C->getCallee()->IgnoreParenImpCasts()))
       Callee = U->getName().getAsString();
     if (Callee.empty() || isa<CUDAKernelCallExpr>(C))
       return true;
