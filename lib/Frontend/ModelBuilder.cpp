@@ -38,6 +38,8 @@ namespace optiml {
 
 namespace {
 
+const FunctionDecl *kernelNamedBy(const Expr *E);
+
 /// Definitions of kernels in the user's files (the main file and the
 /// user files it includes), and every launch in them.
 class Collector : public RecursiveASTVisitor<Collector> {
@@ -74,15 +76,8 @@ public:
     return true;
   }
   bool VisitUnresolvedLookupExpr(UnresolvedLookupExpr *E) {
-    for (const NamedDecl *D : E->decls()) {
-      const NamedDecl *U = D->getUnderlyingDecl();
-      if (const auto *FT = dyn_cast<FunctionTemplateDecl>(U))
-        U = FT->getTemplatedDecl();
-      if (const auto *FD = dyn_cast<FunctionDecl>(U); FD && isKernel(FD)) {
-        KernelRefs.push_back(E);
-        break;
-      }
-    }
+    if (kernelNamedBy(E))
+      KernelRefs.push_back(E);
     return true;
   }
   bool VisitCallExpr(CallExpr *C) {
@@ -444,15 +439,7 @@ KernelModel buildKernelModel(ASTContext &Ctx) {
       Dependent = dyn_cast<UnresolvedLookupExpr>(
           L.Call->getCallee()->IgnoreParenImpCasts());
       if (Dependent)
-        for (const NamedDecl *D : Dependent->decls()) {
-          const NamedDecl *U = D->getUnderlyingDecl();
-          if (const auto *FT = dyn_cast<FunctionTemplateDecl>(U))
-            U = FT->getTemplatedDecl();
-          if (const auto *FD = dyn_cast<FunctionDecl>(U); FD && isKernel(FD)) {
-            Pattern = patternOf(FD);
-            break;
-          }
-        }
+        Pattern = kernelNamedBy(Dependent);
     }
     auto It = Index.find(Pattern);
     if (It == Index.end())
