@@ -120,6 +120,9 @@ TEST(RestructureTransposeTest, LookAlikes) {
                 "copy the element");
   expectRefusal(T, Case, E("zeroed"),
                 "'Zeroed' has a default constructor that does something");
+  expectRefusal(T, Case, E("short_grid"),
+                "launch short_grid/launch0 is not shown to run a thread for "
+                "every x below the guard's bound 'cols'");
 }
 
 TEST(RestructureTransposeTest, NearMisses) {

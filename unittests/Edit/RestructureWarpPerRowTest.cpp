@@ -95,6 +95,12 @@ TEST(RestructureWarpPerRowTest, OtherIndexSpellingsAndStructBounds) {
                 "passes 'rows_of(a, n, c)', not a variable of its type");
   expectRefusal(T, "warp-while", E("struct_written"),
                 "does more with 'm' than read its members");
+  expectRefusal(T, "warp-while", E("short_rows"),
+                "launch short_rows/launch0 is not shown to run a thread for "
+                "every item below the guard's bound 'n'");
+  expectRefusal(T, "warp-while", E("struct_grown"),
+                "launch struct_grown/launch0 is not shown to run a thread for "
+                "every item below the guard's bound 'm.n'");
 }
 
 // Online softmax over a max kept by a selection; a sum pass that also

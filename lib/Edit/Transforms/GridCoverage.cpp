@@ -252,6 +252,42 @@ struct AxisCoverage {
   std::string NText, Axis;
 };
 
+/// For a bound `p.f`, a member of a struct parameter whose argument at
+/// \p Call is a variable `v` (`const Csr &A` passed on): the `v.f` the
+/// grid reads (through stable grid variables), the same value when `v` is
+/// stable (the caller checks); null otherwise.
+const MemberExpr *memberInGrid(const Expr *Bound,
+                               const CUDAKernelCallExpr *Call) {
+  const auto *M = dyn_cast<MemberExpr>(Bound->IgnoreParenImpCasts());
+  const auto *P =
+      M && !M->isArrow()
+          ? dyn_cast_or_null<ParmVarDecl>(referencedDecl(M->getBase()))
+          : nullptr;
+  if (!P || P->getFunctionScopeIndex() >= Call->getNumArgs())
+    return nullptr;
+  const auto *Arg = dyn_cast_or_null<VarDecl>(referencedDecl(
+      withoutWrappers(Call->getArg(P->getFunctionScopeIndex()))));
+  if (!Arg)
+    return nullptr;
+  std::vector<const Stmt *> Work = {Call->getConfig()->getArg(0)};
+  for (unsigned Seen = 0; !Work.empty() && Seen < 64; ++Seen) {
+    const Stmt *S = Work.back();
+    Work.pop_back();
+    if (!S)
+      continue;
+    if (const auto *GM = dyn_cast<MemberExpr>(S);
+        GM && !GM->isArrow() && GM->getMemberDecl() == M->getMemberDecl() &&
+        referencedDecl(GM->getBase()) == Arg)
+      return GM;
+    if (const auto *V = dyn_cast_or_null<VarDecl>(
+            isa<DeclRefExpr>(S) ? referencedDecl(cast<Expr>(S)) : nullptr);
+        V && V != Arg && V->hasInit() && stableVar(V))
+      Work.push_back(V->getInit());
+    append_range(Work, S->children());
+  }
+  return nullptr;
+}
+
 std::string coverageSetUp(const EditContext &Ctx, const LaunchSite &L,
                           const Expr *Bound, unsigned Dim, AxisCoverage &A) {
   A.Call = findLaunchCall(Ctx, L);
@@ -259,6 +295,10 @@ std::string coverageSetUp(const EditContext &Ctx, const LaunchSite &L,
     return "it was not found in the AST";
   std::string Why;
   A.N = boundExprAtLaunch(Ctx, Bound, A.Call, A.BoundVia, Why);
+  if (!A.N) {
+    A.N = memberInGrid(Bound, A.Call);
+    A.BoundVia = true;
+  }
   if (!A.N)
     return Why;
   A.NText = spelledText(Ctx, A.N);
@@ -349,9 +389,20 @@ std::string gridRowsCoverageProblem(const EditContext &Ctx, const LaunchSite &L,
   bool Fits = C && ((C->DivisorValue && GXV && *C->DivisorValue > 0 &&
                      *C->DivisorValue <= *GXV) ||
                     SameAsX(GX0) || SameAsX(GX));
+  bool Via = XVia || YVia;
+  // ceil(E / D) rows of GX blocks of B threads, D at most GX * B
+  // (`dim3(128, (n + 128 * 128 - 1) / (128 * 128))`), run at least E
+  // threads.
+  if (C && !Fits && C->DivisorValue && GXV && A.BlkV && *C->DivisorValue > 0 &&
+      *C->DivisorValue <= *GXV * *A.BlkV) {
+    const Expr *E = gridValueExpr(C->Numerator, AST, Via);
+    if (sameValueExpr(E, A.N) &&
+        ((Via || A.BoundVia) ? stableExpr(A.N, AST)
+                             : !A.N->HasSideEffects(AST)))
+      return "";
+  }
   if (!Fits)
     return gridCoverageProblem(Ctx, L, Bound, 0);
-  bool Via = XVia || YVia;
   return blocksCoverProblem(Ctx, L, Bound, A,
                             gridValueExpr(C->Numerator, AST, Via), Via);
 }
@@ -425,6 +476,20 @@ std::string blocksCoverProblem(const EditContext &Ctx, const LaunchSite &L,
                 (sameValueExpr(C->Numerator, Counted) &&
                  ((GridVia || BoundVia) ? stableExpr(Counted, AST)
                                         : !Counted->HasSideEffects(AST)));
+  // The grid reads the member of a struct variable never written after its
+  // `{...}` initializer (`(m.n + 127) / 128` beside a launch passing `m`):
+  // the member holds that initializer's value.
+  if (const auto *M = dyn_cast<MemberExpr>(C->Numerator->IgnoreParenImpCasts());
+      !Covers && M && !M->isArrow())
+    if (const auto *F = dyn_cast<FieldDecl>(M->getMemberDecl())) {
+      bool Via = false;
+      const InitListExpr *IL = aggregateAt(M->getBase(), Via);
+      unsigned I = F->getFieldIndex();
+      Covers = IL && I < IL->getNumInits() &&
+               !isa<ImplicitValueInitExpr>(IL->getInit(I)) &&
+               sameValueExpr(IL->getInit(I), Counted) &&
+               stableExpr(Counted, AST);
+    }
   if (!Covers)
     return "its grid is sized from '" + NumText + "' but the kernel's bound '" +
            looseExprText(Ctx, Bound) + "' is '" + NText +

@@ -20,7 +20,10 @@
 // elements of the unit-stride read, a barrier, and a second phase where
 // consecutive lanes take consecutive elements of the write; each phase
 // repeats the local declarations its side of the copy uses. Launches get a
-// 2D grid of tiles.
+// 2D grid of tiles that covers both bounds, so every launch's grid must be
+// shown to reach them (gridCoverageProblem(), along x and y): a grid that
+// stops short (`dim3(m / 16, n / 16)`) would have the tiles copy elements
+// the original left alone.
 //
 //===----------------------------------------------------------------------===//
 
@@ -830,6 +833,21 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
       return reject(E, "launch", Why);
   if (std::string Why = aliasProblem(Ctx, KI, P); !Why.empty())
     return reject(E, "not-applicable", Why);
+  for (const LaunchSite &L : KI.Launches)
+    for (auto [V, Dim] : {std::pair(&P.X, 0u), std::pair(&P.Y, 1u)})
+      if (std::string Why = gridCoverageProblem(Ctx, L, V->Bound, Dim);
+          !Why.empty())
+        return reject(
+            E, "launch",
+            "launch " + L.Id +
+                " is not shown to run a thread for "
+                "every " +
+                std::string(1, "xy"[Dim]) + " below the guard's bound '" +
+                writtenText(Ctx, V->Bound) + "': " + Why +
+                "; the tiled launch's grid covers the whole bound, so "
+                "an original grid that stops short would have the "
+                "copy write elements the original left alone",
+            L.Range.Begin);
   P.KeepGridZ = readsGridZ(Body);
   for (const LaunchSite &L : KI.Launches)
     P.GridZ.push_back(P.KeepGridZ ? gridZText(Ctx, L) : "");

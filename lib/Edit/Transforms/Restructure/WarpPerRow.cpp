@@ -586,6 +586,8 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
     std::string WhyL;
     if (!itemsAtLaunch(Ctx, K->Decl, Item->Bound, L, WhyL))
       return reject(E, "launch", WhyL, L.Range.Begin);
+    if (WhyL = itemCoverageProblem(Ctx, *Item, L); !WhyL.empty())
+      return reject(E, "launch", WhyL, L.Range.Begin);
   }
 
   // The longest row, when every loop's length is fixed at compile time.

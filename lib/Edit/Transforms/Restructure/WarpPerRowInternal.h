@@ -174,6 +174,13 @@ std::optional<std::string> itemsAtLaunch(const EditContext &Ctx,
                                          const clang::Expr *Bound,
                                          const LaunchSite &L,
                                          std::string &WhyNot);
+/// Why launch \p L may run fewer threads than \p Item has items below its
+/// bound (gridCoverageProblem(), or gridRowsCoverageProblem() for an index
+/// over a 2D grid's rows); "" when shown to reach it. The new launch runs a
+/// warp (block) for every item, so a grid that stops short on purpose
+/// would have items computed that the original left alone.
+std::string itemCoverageProblem(const EditContext &Ctx, const ThreadItem &Item,
+                                const LaunchSite &L);
 
 class WarpPerRow : public PlannedTransform<Plan> {
 public:

@@ -192,6 +192,22 @@ std::optional<std::string> itemsAtLaunch(const EditContext &Ctx,
   return boundAtLaunch(Ctx, Bound, L, WhyNot);
 }
 
+std::string itemCoverageProblem(const EditContext &Ctx, const ThreadItem &Item,
+                                const LaunchSite &L) {
+  std::string Why =
+      Item.GridRows ? gridRowsCoverageProblem(Ctx, L, Item.Bound)
+                    : gridCoverageProblem(Ctx, L, Item.Bound, Item.Dim - 'x');
+  if (Why.empty())
+    return "";
+  return "launch " + L.Id +
+         " is not shown to run a thread for every item below the guard's "
+         "bound '" +
+         looseExprText(Ctx, Item.Bound) + "': " + Why +
+         "; the new launch runs a warp or block for every item, so an original "
+         "grid that stops short would have "
+         "items computed that the original left alone";
+}
+
 // Why long: the new kernel text is emitted in the order it reads (row and
 // lane indices, the strided loop, the shuffles, the broadcast, the launch
 // changes), each part depending on the plan's choices (lanes, per warp or
