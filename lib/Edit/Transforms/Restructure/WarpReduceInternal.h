@@ -350,6 +350,13 @@ private:
                   bool &Tail, std::optional<int64_t> &Start,
                   std::string &StartText);
   Error matchTail(const Stmt *St);
+  /// The steps of a last-warp block \p Then that is not a helper call (a
+  /// block, or one statement); a first declaration `volatile T *v = A;` of
+  /// a pointer to \p Array never written after is taken off and becomes
+  /// \p Base, on which the steps work.
+  std::vector<const Stmt *> lastWarpBlockSteps(const Stmt *Then,
+                                               const ValueDecl *Array,
+                                               const ValueDecl *&Base) const;
   /// \p Then runs in thread 0 alone after the tree: it reads A[0] only.
   Error matchFinal(const Stmt *Then);
   /// After the tree (\p After): `if (tid == 0) ...` reading A[0], or an

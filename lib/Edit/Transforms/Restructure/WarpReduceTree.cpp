@@ -163,6 +163,27 @@ Error TreeMatcher::matchLoop(const Stmt *L, const Stmt *InitS, const Expr *Cond,
   return Error::success();
 }
 
+std::vector<const Stmt *>
+TreeMatcher::lastWarpBlockSteps(const Stmt *Then, const ValueDecl *Array,
+                                const ValueDecl *&Base) const {
+  const auto *CS = dyn_cast<CompoundStmt>(Then);
+  if (!CS)
+    return {Then};
+  std::vector<const Stmt *> Steps(CS->body_begin(), CS->body_end());
+  if (Steps.empty())
+    return Steps;
+  if (const auto *DS = dyn_cast<DeclStmt>(Steps.front());
+      DS && DS->isSingleDecl()) {
+    const auto *V = dyn_cast<VarDecl>(DS->getSingleDecl());
+    if (V && V->getType()->isPointerType() && V->hasInit() &&
+        declOf(V->getInit()) == Array && !Written.contains(V)) {
+      Base = V;
+      Steps.erase(Steps.begin());
+    }
+  }
+  return Steps;
+}
+
 Error TreeMatcher::matchTail(const Stmt *St) {
   auto Shape = [&] {
     return "the tree loop stops at 32 but is not followed by a warp tail 'if "
@@ -199,20 +220,8 @@ Error TreeMatcher::matchTail(const Stmt *St) {
       if (is_contained(writtenDecls(Def->getBody()), T))
         return no(Shape(), St);
     }
-  } else if (const auto *CS = dyn_cast<CompoundStmt>(Then)) {
-    Steps.assign(CS->body_begin(), CS->body_end());
-    if (!Steps.empty())
-      if (const auto *DS = dyn_cast<DeclStmt>(Steps.front());
-          DS && DS->isSingleDecl()) {
-        const auto *V = dyn_cast<VarDecl>(DS->getSingleDecl());
-        if (V && V->getType()->isPointerType() && V->hasInit() &&
-            declOf(V->getInit()) == P.Array && !Written.contains(V)) {
-          Base = V;
-          Steps.erase(Steps.begin());
-        }
-      }
   } else {
-    Steps.push_back(Then);
+    Steps = lastWarpBlockSteps(Then, P.Array, Base);
   }
   int64_t Want = 32;
   for (const Stmt *X : Steps) {

@@ -101,20 +101,8 @@ Error TreeMatcher::walkUnrolledTail(const Stmt *Then, bool Evaluate,
     IsTid = [T](const Expr *X) { return declOf(X) == T; };
     if (const auto *CS = dyn_cast<CompoundStmt>(Def->getBody()))
       Steps.assign(CS->body_begin(), CS->body_end());
-  } else if (const auto *CS = dyn_cast<CompoundStmt>(Then)) {
-    Steps.assign(CS->body_begin(), CS->body_end());
-    if (!Steps.empty())
-      if (const auto *DS = dyn_cast<DeclStmt>(Steps.front());
-          DS && DS->isSingleDecl()) {
-        const auto *V = dyn_cast<VarDecl>(DS->getSingleDecl());
-        if (V && V->getType()->isPointerType() && V->hasInit() &&
-            declOf(V->getInit()) == W.A && !Written.contains(V)) {
-          Base = V;
-          Steps.erase(Steps.begin());
-        }
-      }
   } else {
-    Steps.push_back(Then);
+    Steps = lastWarpBlockSteps(Then, W.A, Base);
   }
   if (Steps.empty())
     return Bad(Then);
