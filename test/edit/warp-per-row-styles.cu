@@ -1,4 +1,4 @@
-// warp-per-row on row loops written fourteen ways: row sums through a row
+// warp-per-row on row loops written fifteen ways: row sums through a row
 // pointer with the row length a runtime argument; a row max behind an early
 // return with fmaxf on very short rows; a sum of squares in a counting
 // `while` loop; a template over the element type and the column count
@@ -7,8 +7,10 @@
 // through a macro; a two-pass row normalize (sum, then a second loop
 // writing the row); a CSR row dot under __restrict__; rows counted over a 2D
 // grid of 1D blocks; a weight table each thread fills before the loop; the
-// halves of float2 rows in two sums stored through make_float2 (and,
-// refused, in one float2 accumulator written member by member); an
+// halves of float2 rows in two sums stored through make_float2, and in one
+// float2 accumulator written member by member (per block: each member
+// staged through shared memory); a row's mean, variance and max kept in
+// one struct accumulator (a layer norm's statistics); an
 // integer count of positive elements (exact). Rows of
 // 77 and 5 elements (not multiples of 32) as well as 32 and 64. The edits
 // applied one after another compile with nvcc and the input is left as it
@@ -254,9 +256,10 @@ __global__ void pair_means(const float2 *m, float2 *out, int rows, int cols) {
 // OUT: sy += __shfl_xor_sync(group_mask{{[0-9]*}}, sy, offset{{[0-9]*}}, 16);
 // OUT: if (lane{{[0-9]+}} == 0) out[r] = make_float2(sx / cols, sy / cols);
 
-// Both halves of a float2 summed in one float2 accumulator: refused (the
-// lanes would each keep a part of 'acc').
-// WHY: not warp-per-row pair_sums: the loop at {{[0-9]+}}:5 writes 'acc' in part (through a member, a pointer or a reference); only whole scalars kept as a sum, product, max or min are combined across lanes
+// Both halves of a float2 summed in one float2 accumulator: each member is
+// a sum of its own, combined across lanes (and warps) member by member;
+// `make_float2(0.f, 0.f)` starts both from 0, so no lane resets them.
+// WHY: warp-per-row pair_sums: one thread per item 'r' (bound 'rows') with 1 inner loop: pair_sums/loop0 (sum of 'acc.x', sum of 'acc.y'); rewrite: one warp per item, lanes stride the loops
 __global__ void pair_sums(const float2 *m, float2 *out, int rows, int cols) {
   int r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r < rows) {
@@ -268,8 +271,49 @@ __global__ void pair_sums(const float2 *m, float2 *out, int rows, int cols) {
     out[r] = acc;
   }
 }
-// OUT: int r = blockIdx.x * blockDim.x + threadIdx.x;
-// OUT: acc.x += m[r * cols + j].x;
+// OUT: int r = blockIdx.x;
+// OUT: float2 acc = make_float2(0.f, 0.f);
+// OUT-NEXT: for (int j = lane{{[0-9]+}}; j < cols; j += 64) {
+// OUT: acc.x += __shfl_xor_sync(0xffffffffu, acc.x, offset{{[0-9]*}});
+// OUT-NEXT: acc.y += __shfl_xor_sync(0xffffffffu, acc.y, offset{{[0-9]*}});
+// OUT: __shared__ float acc_x_warps{{[0-9]*}}[2];
+// OUT: acc.x = acc_x_warps{{[0-9]*}}[0];
+// OUT: __shared__ float acc_y_warps{{[0-9]*}}[2];
+// OUT: for (int w{{[0-9]*}} = 1; w{{[0-9]*}} < 2; ++w{{[0-9]*}}) acc.y += acc_y_warps{{[0-9]*}}[w{{[0-9]*}}];
+// OUT: if (lane{{[0-9]+}} == 0) out[r] = acc;
+
+// A row's mean, variance and max through one struct accumulator (a layer
+// norm's statistics): two sums starting from 0 and a max from -FLT_MAX,
+// which every lane starts from and which is combined as a max.
+struct RowStats {
+  float sum, sq, hi;
+};
+// WHY: warp-per-row row_stats: one thread per item 'r' (bound 'rows') with 1 inner loop: row_stats/loop0 (sum of 'st.sum', sum of 'st.sq', max of 'st.hi'); rewrite: one warp per item, lanes stride the loops
+__global__ void row_stats(const float *x, float *out, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows)
+    return;
+  RowStats st = {0.f, 0.f, -FLT_MAX};
+  for (int j = 0; j < cols; ++j) {
+    const float v = x[r * cols + j];
+    st.sum += v;
+    st.sq = st.sq + v * v;
+    st.hi = fmaxf(st.hi, v);
+  }
+  const float mean = st.sum / cols;
+  out[3 * r] = mean;
+  out[3 * r + 1] = st.sq / cols - mean * mean;
+  out[3 * r + 2] = st.hi;
+}
+// OUT: RowStats st = {0.f, 0.f, -FLT_MAX};
+// OUT-NEXT: for (int j = lane{{[0-9]+}}; j < cols; j += 16) {
+// OUT: for (int offset{{[0-9]*}} = 8; offset{{[0-9]*}} > 0; offset{{[0-9]*}} /= 2) {
+// OUT-NEXT: st.sum += __shfl_xor_sync(group_mask{{[0-9]*}}, st.sum, offset{{[0-9]*}}, 16);
+// OUT-NEXT: st.sq += __shfl_xor_sync(group_mask{{[0-9]*}}, st.sq, offset{{[0-9]*}}, 16);
+// OUT-NEXT: st.hi = fmaxf(st.hi, __shfl_xor_sync(group_mask{{[0-9]*}}, st.hi, offset{{[0-9]*}}, 16));
+// OUT-NEXT: }
+// OUT-NEXT: const float mean = st.sum / cols;
+// OUT-NEXT: if (lane{{[0-9]+}} == 0) out[3 * r] = mean;
 
 // An integer count of the positive elements of each row.
 // WHY: warp-per-row count_pos: one thread per item 'r' (bound 'rows') with 1 inner loop: count_pos/loop0 (sum of 'c'); rewrite: one warp per item, lanes stride the loops
@@ -533,6 +577,28 @@ static void run_pair_sums(int rows, int cols) {
   expect("pair_sums", got, want);
 }
 
+static void run_row_stats(int rows, int cols) {
+  auto x = values<float>((size_t)rows * cols, 17);
+  std::vector<float> want(3 * rows);
+  for (int r = 0; r < rows; ++r) {
+    float sum = 0.f, sq = 0.f, hi = -FLT_MAX;
+    for (int j = 0; j < cols; ++j) {
+      const float v = x[r * cols + j];
+      sum += v;
+      sq += v * v;
+      hi = std::max(hi, v);
+    }
+    const float mean = sum / cols;
+    want[3 * r] = mean;
+    want[3 * r + 1] = sq / cols - mean * mean;
+    want[3 * r + 2] = hi;
+  }
+  float *dx = upload(x), *dout = upload(std::vector<float>(3 * rows, 0.f));
+  row_stats<<<(rows + 127) / 128, 128>>>(dx, dout, rows, cols);
+  CHECK(cudaGetLastError());
+  expect("row_stats", download(dout, 3 * rows), want);
+}
+
 static void run_count_pos(int rows, int cols) {
   auto a = values<float>((size_t)rows * cols, 13);
   std::vector<int> want(rows, 0);
@@ -561,6 +627,7 @@ int main() {
   run_weighted(1000, 5);
   run_pair_means(777, 5);
   run_pair_sums(300, 77);
+  run_row_stats(501, 77);
   run_count_pos(999, 32);
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
@@ -579,11 +646,12 @@ int main() {
 // OUT: grid2d_rows<<<(rows + 15) / 16, 128>>>(da, dout, rows, cols);
 // OUT: weighted<<<(rows + 63) / 64, 256>>>(dx, dy, rows, cols, 1.5f, -0.25f);
 // OUT: pair_means<<<(rows + 1) / 2, 32>>>(dm, dout, rows, cols);
-// OUT: pair_sums<<<(rows + 127) / 128, 128>>>(dm, dout, rows, cols);
+// OUT: pair_sums<<<rows, 64>>>(dm, dout, rows, cols);
+// OUT: row_stats<<<(rows + 15) / 16, 256>>>(dx, dout, rows, cols);
 // OUT: count_pos<<<(rows + 7) / 8, 256>>>(da, dc, rows, cols);
 
 // The edits, applied one after another by the RUN lines above and by
-// scripts/gpu-edit-family.sh on the GPU (pair_sums is refused):
+// scripts/gpu-edit-family.sh on the GPU:
 // EDIT: {"kind":"warp-per-row","target":"row_sums","params":{}}
 // EDIT: {"kind":"warp-per-row","target":"row_max","params":{"lanes":4}}
 // EDIT: {"kind":"warp-per-row","target":"sq_while","params":{"per":"block","block_size":64}}
@@ -596,4 +664,6 @@ int main() {
 // EDIT: {"kind":"warp-per-row","target":"grid2d_rows","params":{"lanes":8,"block_size":128}}
 // EDIT: {"kind":"warp-per-row","target":"weighted","params":{"lanes":4}}
 // EDIT: {"kind":"warp-per-row","target":"pair_means","params":{"lanes":16,"block_size":32}}
+// EDIT: {"kind":"warp-per-row","target":"pair_sums","params":{"per":"block","block_size":64}}
+// EDIT: {"kind":"warp-per-row","target":"row_stats","params":{"lanes":16}}
 // EDIT: {"kind":"warp-per-row","target":"count_pos","params":{}}

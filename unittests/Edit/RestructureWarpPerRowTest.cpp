@@ -324,7 +324,6 @@ TEST(RestructureWarpPerRowTest, LookAlikes) {
   expectRefusal(T, "warp-lookalikes", E("tid_rows"), "no thread index");
   expectRefusal(T, "warp-lookalikes", E("atomic_rows"),
                 "updates memory atomically at 57:7");
-  expectRefusal(T, "warp-lookalikes", E("vec_acc"), "writes 'acc' in part");
   expectRefusal(T, "warp-lookalikes", E("local_row"),
                 "an array each thread holds privately");
   expectRefusal(T, "warp-lookalikes", E("local_ptr"),
@@ -338,6 +337,168 @@ TEST(RestructureWarpPerRowTest, LookAlikes) {
                 "writes 'out[r]', which does not depend on 'j'");
   Applicability A = prepareOn(T, "warp-lookalikes", "table_rows");
   EXPECT_TRUE(A.Applies) << A.Reason;
+  // A float2 kept member by member is two sums; its look-alikes are not.
+  A = prepareOn(T, "warp-lookalikes", "vec_acc");
+  EXPECT_TRUE(A.Applies) << A.Reason;
+  EXPECT_NE(A.Reason.find("(sum of 'acc.x', sum of 'acc.y')"),
+            std::string::npos)
+      << A.Reason;
+  expectRefusal(T, "warp-lookalikes", E("sum_and_max"),
+                "keeps its member 'x' as both a sum and a max (at 164:7)");
+  expectRefusal(T, "warp-lookalikes", E("whole_acc"),
+                "also writes it whole at 175:7");
+  expectRefusal(T, "warp-lookalikes", E("acc_by_address"),
+                "the call at 191:7 takes a pointer or reference");
+  expectRefusal(T, "warp-lookalikes", E("acc_alias"),
+                "'&acc' at 200:23 takes its address");
+  expectRefusal(T, "warp-lookalikes", E("pointer_member"),
+                "has the member 'src' of type 'const float *'");
+}
+
+// Accumulators of a vector type or a small struct, member by member: each
+// written member is reset in lanes other than the first unless it starts
+// from its operation's identity, and combined on its own; a member the
+// loop never writes is left alone.
+TEST(RestructureWarpPerRowTest, StructAccumulatorsMemberByMember) {
+  const Transform &T = warpPerRow();
+  Input In(R"(#include "cuda_mock.h"
+struct Acc3 { float p; int n; double keep; };
+__global__ void mixed(const float *x, float *y, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    Acc3 a = {1.f, 2, 5.0};
+    for (int j = 0; j < cols; ++j) {
+      a.p *= x[r * cols + j];
+      a.n = a.n + (x[r * cols + j] > 0.f);
+    }
+    y[r] = a.p + a.n + a.keep;
+  }
+}
+__global__ void assigned(const float2 *m, float2 *out, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    float2 acc;
+    acc.x = 0.f;
+    acc.y = 0.f;
+    for (int j = 0; j < cols; ++j) {
+      acc.x = acc.x - m[r * cols + j].x;
+      acc.y = fminf(m[r * cols + j].y, acc.y);
+    }
+    out[r] = acc;
+  }
+}
+__global__ void cross(const float2 *m, float2 *out, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    float2 acc = {0.f, 0.f};
+    for (int j = 0; j < cols; ++j) {
+      acc.x += m[r * cols + j].x;
+      acc.y += acc.x;
+    }
+    out[r] = acc;
+  }
+}
+__global__ void captured(const float2 *m, float2 *out, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    float2 acc = {0.f, 0.f};
+    auto bump = [&](float v) { acc.y += v; };
+    for (int j = 0; j < cols; ++j) {
+      acc.x += m[r * cols + j].x;
+      bump(m[r * cols + j].y);
+    }
+    out[r] = acc;
+  }
+}
+struct Narrow { float s; short c; };
+__global__ void narrow(const float *x, float *y, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    Narrow t = {0.f, 0};
+    for (int j = 0; j < cols; ++j)
+      t.s += x[r * cols + j];
+    y[r] = t.s;
+  }
+}
+struct Pair { float a, b; };
+__device__ Pair make_Pair(float a, float b) { return {b + 1.f, a}; }
+__global__ void own_make(const float *x, float *y, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    Pair p = make_Pair(0.f, 0.f);
+    for (int j = 0; j < cols; ++j)
+      p.a += x[r * cols + j];
+    y[r] = p.a;
+  }
+}
+void run(const float *x, float *y, const float2 *m, float2 *o, int n, int c) {
+  own_make<<<(n + 127) / 128, 128>>>(x, y, n, c);
+  mixed<<<(n + 127) / 128, 128>>>(x, y, n, c);
+  assigned<<<(n + 127) / 128, 128>>>(m, o, n, c);
+  cross<<<(n + 127) / 128, 128>>>(m, o, n, c);
+  captured<<<(n + 127) / 128, 128>>>(m, o, n, c);
+  narrow<<<(n + 127) / 128, 128>>>(x, y, n, c);
+}
+)",
+           casePath("struct-acc"), hermeticConfig());
+  ASSERT_TRUE(In.Ctx);
+  auto Refusal = [&](const char *K) {
+    auto R = T.apply(*In.Ctx, makeEdit("warp-per-row", K));
+    return R ? std::string("rewritten") : rejectionReason(R.takeError());
+  };
+  Applicability A = T.prepare(*In.Ctx, "mixed");
+  EXPECT_TRUE(A.Applies) << A.Reason;
+  EXPECT_NE(A.Reason.find("(product of 'a.p', sum of 'a.n')"),
+            std::string::npos)
+      << A.Reason;
+  // a.p starts from 1 (no reset); a.n from 2 (reset); a.keep is not
+  // combined.
+  std::string Out =
+      applyTo(T, In, makeEdit("warp-per-row", "mixed"), hermeticConfig());
+  EXPECT_EQ(Out.find("a.p = 1;"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("    if (lane != 0) a.n = 0;\n"
+                     "    for (int j = lane; j < cols; j += 32) {"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("      a.p *= __shfl_xor_sync(0xffffffffu, a.p, offset);\n"
+                     "      a.n += __shfl_xor_sync(0xffffffffu, a.n, offset);\n"
+                     "    }\n"),
+            std::string::npos)
+      << Out;
+  EXPECT_EQ(Out.find("a.keep, offset"), std::string::npos) << Out;
+  // Members set one by one before the loop are reset (sums) or kept
+  // (minima); in the block form each is staged through its own array.
+  Out = applyTo(
+      T, In,
+      makeEdit("warp-per-row", "assigned",
+               {{"per", std::string("block")}, {"block_size", int64_t(64)}}),
+      hermeticConfig());
+  EXPECT_NE(Out.find("    if (lane != 0) acc.x = 0;\n"
+                     "    for (int j = lane; j < cols; j += 64) {"),
+            std::string::npos)
+      << Out;
+  EXPECT_EQ(Out.find("acc.y = 0;\n    for"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("__shared__ float acc_x_warps[2];"), std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("for (int w = 1; w < 2; ++w) acc.y = fminf(acc.y, "
+                     "acc_y_warps[w]);"),
+            std::string::npos)
+      << Out;
+  // Only CUDA's own make_<type> is read as its arguments in order.
+  Out = applyTo(T, In, makeEdit("warp-per-row", "own_make"), hermeticConfig());
+  EXPECT_NE(Out.find("if (lane != 0) p.a = 0;"), std::string::npos) << Out;
+  EXPECT_NE(Refusal("cross").find("the statement at 33:7 reads or writes it "
+                                  "in a way that is not a member's sum"),
+            std::string::npos)
+      << Refusal("cross");
+  EXPECT_NE(Refusal("captured")
+                .find("at 42:17 takes its address or binds a "
+                      "reference to it"),
+            std::string::npos)
+      << Refusal("captured");
+  EXPECT_NE(Refusal("narrow").find("has the member 'c' of type 'short'"),
+            std::string::npos)
+      << Refusal("narrow");
 }
 
 } // namespace

@@ -610,15 +610,15 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
                         ", which would be rewritten whole; drop the pragma");
     for (const Reduction &R : L.Reductions)
       if (R.NeedsZeroing)
-        return reject(
-            E, "not-applicable",
-            "'#pragma unroll' stands before the loop at " + where(Ctx, L.For) +
-                ", and lanes other than the "
-                "first must reset '" +
-                R.Acc->getName() + "' before it (it does not start from " +
-                (R.Op == Reduction::Sum ? "0" : "1") +
-                "): nothing may come between the pragma and "
-                "its loop");
+        return reject(E, "not-applicable",
+                      "'#pragma unroll' stands before the loop at " +
+                          where(Ctx, L.For) +
+                          ", and lanes other than the "
+                          "first must reset '" +
+                          accText(R) + "' before it (it does not start from " +
+                          (R.Op == Reduction::Sum ? "0" : "1") +
+                          "): nothing may come between the pragma and "
+                          "its loop");
   }
   for (const InnerLoop &L : P.Loops)
     if ((Online || Registers) && L.isWhile())
@@ -643,8 +643,7 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
     OS << " " << (L.Id.empty() ? std::string("loop") : L.Id) << " (";
     std::vector<std::string> Parts;
     for (const Reduction &R : L.Reductions)
-      Parts.push_back(std::string(opName(R.Op)) + " of '" +
-                      R.Acc->getName().str() + "'");
+      Parts.push_back(std::string(opName(R.Op)) + " of '" + accText(R) + "'");
     if (L.Writes)
       Parts.push_back("elementwise writes");
     OS << join(Parts, ", ") << ")";
@@ -819,24 +818,6 @@ static Error loopWriteProblem(const EditContext &Ctx, const Edit &E,
   return Error::success();
 }
 
-/// A variable from outside the loop \p L that its body writes other than
-/// whole (`acc.x += v`, `p->n++`, passed by reference): the lanes would
-/// each keep a part. Null if none.
-static const clang::ValueDecl *writtenInPart(const EditContext &Ctx,
-                                             const InnerLoop &L) {
-  const clang::Stmt *Body = L.body();
-  std::vector<const clang::ValueDecl *> Whole = writtenDecls(Body);
-  const clang::ValueDecl *First = nullptr;
-  const clang::SourceManager &SM = Ctx.AST.getSourceManager();
-  for (const clang::ValueDecl *D : writtenVars(Body))
-    if (D != L.Var && !llvm::is_contained(Whole, D) &&
-        !declaredIn(D, L.For, Ctx) &&
-        (!First ||
-         SM.isBeforeInTranslationUnit(D->getLocation(), First->getLocation())))
-      First = D;
-  return First;
-}
-
 Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
                               const clang::Stmt *For, const clang::Stmt *Before,
                               ArrayRef<const clang::Stmt *> Later) const {
@@ -877,12 +858,8 @@ Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
                   At + " writes '" + looseExprText(Ctx, W) +
                       "' through a pointer member; whether each iteration "
                       "writes its own element cannot be told");
-  if (const clang::ValueDecl *D = writtenInPart(Ctx, L))
-    return reject(E, "not-applicable",
-                  At + " writes '" + D->getName() +
-                      "' in part (through a member, a pointer or a "
-                      "reference); only whole scalars kept as a sum, "
-                      "product, max or min are combined across lanes");
+  if (Error Err = partWrites(Ctx, E, P, L))
+    return Err;
 
   // Scalars from outside the loop: only reductions.
   std::vector<const clang::Stmt *> Top = bodyStmts(Body);

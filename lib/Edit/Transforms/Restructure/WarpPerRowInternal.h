@@ -41,7 +41,20 @@ struct Reduction {
   std::optional<Select> Cond;
   /// `fmaxf(m, e)` in a template, resolved only in its instantiations.
   const clang::CallExpr *DependentCall = nullptr;
+  /// For a local of a vector type or a small struct kept member by member
+  /// (`acc.x += e`): the member this reduction keeps (Acc is the local).
+  const clang::FieldDecl *Member = nullptr;
 };
+
+/// "sum", "product", "max" or "min".
+const char *opName(Reduction::OpKind K);
+/// The accumulator as the rewrite writes it: `acc`, or `acc.x` for a
+/// member.
+std::string accText(const Reduction &R);
+/// The accumulator as the stem of a fresh name: `acc`, or `acc_x`.
+std::string accStem(const Reduction &R);
+/// The type of the accumulator (of its member), as source text.
+std::string accType(const Reduction &R, const clang::ASTContext &AST);
 
 struct InnerLoop {
   /// The `for` loop, or a `while` loop counting with a counter declared
@@ -164,6 +177,13 @@ rowReads(const clang::Stmt *S, const clang::VarDecl *J);
 std::optional<const clang::VarDecl *>
 rowOffset(const clang::ArraySubscriptExpr *A, const clang::VarDecl *J);
 int64_t nextPowerOfTwo(int64_t V);
+/// The variables from outside the loop \p L that its body writes other than
+/// whole (WarpPerRowMembers.cpp): a local of a vector type or a small
+/// struct whose members are each kept as a sum, product, max or min adds
+/// a Reduction per member to \p L; anything else (`p->n++`, passed by
+/// reference) is refused, since the lanes would each keep a part.
+llvm::Error partWrites(const EditContext &Ctx, const Edit &E, const Plan &P,
+                       InnerLoop &L);
 /// The text the launch \p L of \p Kernel passes for the item bound
 /// \p Bound: what boundAtLaunch() gives for a kernel parameter or a
 /// constant, or for a member of a struct parameter passed by value

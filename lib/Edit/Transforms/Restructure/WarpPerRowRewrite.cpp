@@ -370,7 +370,7 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
     std::string Before;
     for (const Reduction &R : L.Reductions)
       if (R.NeedsZeroing && !Stash)
-        Before += "if (" + Lane + " != 0) " + R.Acc->getName().str() +
+        Before += "if (" + Lane + " != 0) " + accText(R) +
                   (R.Op == Reduction::Sum ? " = 0;" : " = 1;") + "\n" + In;
     if (Stash)
       Before += AddRun + "\n" + In;
@@ -548,21 +548,18 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
       continue;
     }
     if (!L.Reductions.empty() && !Stash) {
-      auto TypeOf = [&](const Reduction &R) {
-        return R.Acc->getType().getUnqualifiedType().getAsString(
-            Ctx.AST.getPrintingPolicy());
-      };
       std::string Head = "for (int " + Off + " = " +
                          std::to_string(P.PerBlock ? 16 : P.Lanes / 2) + "; " +
                          Off + " > 0; " + Off + " /= 2)";
       std::vector<std::string> Steps;
       for (const Reduction &R : L.Reductions) {
-        std::string A = R.Acc->getName().str();
+        std::string A = accText(R);
         std::string Shfl = "__shfl_xor_sync(" + Mask + ", " + A + ", " + Off +
                            (Groups ? ", " + LanesText : "") + ")";
-        std::string Step = R.Cond ? combine(R, A, Shfl, TypeOf(R),
-                                            freshName(Ctx.Code, A + "_other"))
-                                  : combine(R, A, Shfl) + ";";
+        std::string Step =
+            R.Cond ? combine(R, A, Shfl, accType(R, Ctx.AST),
+                             freshName(Ctx.Code, accStem(R) + "_other"))
+                   : combine(R, A, Shfl) + ";";
         Steps.push_back(Step);
       }
       if (Steps.size() == 1) {
@@ -576,10 +573,9 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
       if (P.PerBlock) {
         // Across the warps of the block through shared memory.
         for (const Reduction &R : L.Reductions) {
-          std::string A = R.Acc->getName().str();
-          std::string Part = freshName(Ctx.Code, A + "_warps");
-          std::string T = R.Acc->getType().getUnqualifiedType().getAsString(
-              Ctx.AST.getPrintingPolicy());
+          std::string A = accText(R);
+          std::string Part = freshName(Ctx.Code, accStem(R) + "_warps");
+          std::string T = accType(R, Ctx.AST);
           std::string W = freshName(Ctx.Code, "w");
           After += "\n" + In + "{";
           After += "\n" + In + "  __shared__ " + T + " " + Part + "[" +
@@ -591,7 +587,7 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
           After += "\n" + In + "  for (int " + W + " = 1; " + W + " < " +
                    std::to_string(Warps) + "; ++" + W + ") " +
                    (R.Cond ? combine(R, A, Part + "[" + W + "]", T,
-                                     freshName(Ctx.Code, A + "_other"))
+                                     freshName(Ctx.Code, accStem(R) + "_other"))
                            : combine(R, A, Part + "[" + W + "]") + ";");
           After += "\n" + In + "}";
         }

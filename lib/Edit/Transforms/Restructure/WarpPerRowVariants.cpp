@@ -537,7 +537,9 @@ Error WarpPerRow::planOnline(const EditContext &Ctx, const Edit &E,
   };
   for (size_t A = 0; A < P.Loops.size(); ++A) {
     const InnerLoop &LA = P.Loops[A];
-    if (LA.Reductions.size() != 1 || LA.Reductions[0].Op != Reduction::Max)
+    // A member of a struct accumulator is no variable to fuse.
+    if (LA.Reductions.size() != 1 || LA.Reductions[0].Op != Reduction::Max ||
+        LA.Reductions[0].Member)
       continue;
     const clang::VarDecl *M = LA.Reductions[0].Acc;
     std::string MaxAt = "the max pass at " + where(Ctx, LA.For);
@@ -563,7 +565,7 @@ Error WarpPerRow::planOnline(const EditContext &Ctx, const Edit &E,
     const clang::CallExpr *ExpCall =
         LB.Writes ? stashedExp(LB, M, SumStmt) : summedExp(LB);
     if (LB.Reductions.size() != 1 || LB.Reductions[0].Op != Reduction::Sum ||
-        !ExpCall) {
+        LB.Reductions[0].Member || !ExpCall) {
       if (LB.Writes)
         Note(SumAt + " after " + MaxAt +
              " also writes memory, but does not add 'expf(e - " + M->getName() +
