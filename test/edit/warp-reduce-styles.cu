@@ -1,18 +1,23 @@
-// warp-reduce on block reductions written from scratch in nine styles: the
-// textbook loop `for (s = blockDim.x / 2; s > 0; s >>= 1)` with one partial
-// sum per block (run on a tail and on whole blocks); a `while (s > 0)` loop
-// under __restrict__ with `if (t != 0) return;` after it; the CUDA samples'
-// unrolled tree (template <unsigned BLOCK_SIZE>, two loads per thread, the
-// last warp through volatile in a helper); extern shared memory through the
-// samples' SharedMemory<T> struct in a template; cooperative groups
-// (this_thread_block(), thread_rank(), size(), cg::sync); a double dot
-// product whose threads first run a grid-stride loop, then one atomicAdd
-// per block; a maximum per row through a row pointer with fmaxf and
-// -INFINITY; an int minimum in a namespace, the block a constexpr, the
-// index from an inline helper, launched through a macro; a float sum over
-// an array of structures on a 2D grid of blocks with `s = s / 2` and one
-// atomicAdd per block. Every one is rewritten; the nine edits applied one
-// after another compile with nvcc and the input is left as it was.
+// warp-reduce on block reductions written from scratch in twelve styles:
+// the textbook loop `for (s = blockDim.x / 2; s > 0; s >>= 1)` with one
+// partial sum per block (run on a tail and on whole blocks); a
+// `while (s > 0)` loop under __restrict__ with `if (t != 0) return;` after
+// it; the CUDA samples' unrolled tree (template <unsigned BLOCK_SIZE>, two
+// loads per thread, the last warp through volatile in a helper); extern
+// shared memory through the samples' SharedMemory<T> struct in a template;
+// cooperative groups (this_thread_block(), thread_rank(), size(),
+// cg::sync); a double dot product whose threads first run a grid-stride
+// loop, then one atomicAdd per block; a maximum per row through a row
+// pointer with fmaxf and -INFINITY; an int minimum in a namespace, the
+// block a constexpr, the index from an inline helper, launched through a
+// macro; a float sum over an array of structures on a 2D grid of blocks
+// with `s = s / 2` and one atomicAdd per block; and the interleaved trees
+// whose stride doubles from 1 (the samples' reduce0 and reduce1): `tid %
+// (2 * s) == 0` on a sum, a strided index `2 * s * tid` in a template
+// maximum run for float and int, and `(t & (2 * s - 1)) == 0` in a while
+// loop up to the constant block with an early return and an atomicAdd.
+// Every one is rewritten; the twelve edits applied one after another
+// compile with nvcc and the input is left as it was.
 // The program checks every kernel against the CPU (sums of eighths are
 // exact in any order), so the GPU check (scripts/gpu-edit-family.sh) runs
 // `eval` on the result.
@@ -28,6 +33,7 @@
 // RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -o %t/all.o %t/all.cu %}
 // RUN: cmp %s %t/k.cu
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -322,6 +328,81 @@ __global__ void total_mass(const Particle *p, float *total, int n) {
 // OUT: float v = i < n ? p[i].mass : 0.0f;
 // OUT: atomicAdd(total, v);
 
+// WHY: warp-reduce interleaved_sum: shared-memory tree reduction (+) of float in 'sdata' with interleaved addressing: warp shuffles and one __syncthreads() instead of one per step; thread 0 keeps its final statement
+// The first tree most people write (the CUDA samples' reduce0): the
+// stride doubles and the threads at multiples of 2 * s add.
+__global__ void interleaved_sum(const float *in, float *partial, int n) {
+  __shared__ float sdata[BLOCK];
+  unsigned int tid = threadIdx.x;
+  unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+  sdata[tid] = (i < n) ? in[i] : 0.0f;
+  __syncthreads();
+  for (unsigned int s = 1; s < blockDim.x; s *= 2) {
+    if (tid % (2 * s) == 0)
+      sdata[tid] += sdata[tid + s];
+    __syncthreads();
+  }
+  if (tid == 0)
+    partial[blockIdx.x] = sdata[0];
+}
+// OUT-LABEL: void interleaved_sum(
+// OUT-NEXT: __shared__ float sdata[BLOCK / 32];
+// OUT: float v = (i < n) ? in[i] : 0.0f;
+// OUT-NOT: s *= 2
+// OUT: partial[blockIdx.x] = v;
+
+// WHY: warp-reduce strided_max: shared-memory tree reduction (max) of T in 'sdata' with interleaved addressing: warp shuffles and one __syncthreads() instead of one per step; thread 0 keeps its final statement
+// The second (reduce1): the working threads packed at the front through a
+// strided index, a maximum over any element type.
+template <typename T>
+__global__ void strided_max(const T *in, T *out, int n, T lowest) {
+  __shared__ T sdata[128];
+  unsigned int tid = threadIdx.x;
+  unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+  sdata[tid] = i < n ? in[i] : lowest;
+  __syncthreads();
+  for (unsigned int s = 1; s < blockDim.x; s *= 2) {
+    int index = 2 * s * tid;
+    if (index < blockDim.x)
+      sdata[index] = max(sdata[index], sdata[index + s]);
+    __syncthreads();
+  }
+  if (tid == 0)
+    out[blockIdx.x] = sdata[0];
+}
+// OUT-LABEL: void strided_max(
+// OUT-NEXT: __shared__ T sdata[128 / 32];
+// OUT: T v = i < n ? in[i] : lowest;
+// OUT: v = max(v, __shfl_down_sync(0xffffffff, v, off));
+// OUT: v = tid < blockDim.x / 32 ? sdata[tid] : sdata[0];
+// OUT: out[blockIdx.x] = v;
+
+// WHY: warp-reduce masked_count: shared-memory tree reduction (+) of int in 'hits' with interleaved addressing: warp shuffles and one __syncthreads() instead of one per step; thread 0 keeps its final statement; note: the early return at [[#@LINE+16]]:3 becomes 'if (t == 0) { ... }' around thread 0's statements
+// reduce0 again with a mask for the modulo, a while loop up to the
+// constant block, an early return and one atomicAdd per block.
+__global__ void masked_count(const float *x, int *count, int n, float cut) {
+  __shared__ int hits[BLOCK];
+  int t = threadIdx.x;
+  int i = blockIdx.x * BLOCK + t;
+  hits[t] = i < n && x[i] > cut;
+  __syncthreads();
+  unsigned s = 1;
+  while (s < BLOCK) {
+    if ((t & (2 * s - 1)) == 0)
+      hits[t] += hits[t + s];
+    __syncthreads();
+    s <<= 1;
+  }
+  if (t != 0)
+    return;
+  atomicAdd(count, hits[0]);
+}
+// OUT-LABEL: void masked_count(
+// OUT: int v = i < n && x[i] > cut;
+// OUT-NOT: s <<= 1
+// OUT: if (t == 0) {
+// OUT-NEXT: atomicAdd(count, v);
+
 template <typename T> T *upload(const std::vector<T> &h) {
   T *d = nullptr;
   CHECK(cudaMalloc(&d, h.size() * sizeof(T)));
@@ -459,6 +540,37 @@ static void runTotalMass(int n) {
   expect("total_mass", download(dt, 1), std::vector<float>(1, want));
 }
 
+static void runInterleavedSum(int n) {
+  auto x = values<float>(n, 8);
+  int blocks = (n + BLOCK - 1) / BLOCK;
+  float *dx = upload(x), *dp = upload(std::vector<float>(blocks, 0.f));
+  interleaved_sum<<<blocks, BLOCK>>>(dx, dp, n);
+  expect("interleaved_sum", download(dp, blocks), blockSums(x, BLOCK));
+}
+
+template <typename T>
+static void runStridedMax(const char *name, int n, T lowest) {
+  auto x = values<T>(n, 9);
+  int blocks = (n + 127) / 128;
+  std::vector<T> want(blocks, lowest);
+  for (int i = 0; i < n; ++i)
+    want[i / 128] = std::max(want[i / 128], x[i]);
+  T *dx = upload(x), *dout = upload(std::vector<T>(blocks, T(0)));
+  strided_max<T><<<blocks, 128>>>(dx, dout, n, lowest);
+  expect(name, download(dout, blocks), want);
+}
+
+static void runMaskedCount(int n) {
+  auto x = values<float>(n, 10);
+  int want = 0;
+  for (int i = 0; i < n; ++i)
+    want += x[i] > 0.25f;
+  float *dx = upload(x);
+  int *dc = upload(std::vector<int>(1, 0));
+  masked_count<<<(n + BLOCK - 1) / BLOCK, BLOCK>>>(dx, dc, n, 0.25f);
+  expect("masked_count", download(dc, 1), std::vector<int>(1, want));
+}
+
 int main() {
   runPartialSums(1000);
   runPartialSums(1024);
@@ -470,6 +582,11 @@ int main() {
   runRowMax(37, 300);
   runBlockMin(1001);
   runTotalMass(2500);
+  runInterleavedSum(1000);
+  runInterleavedSum(2048);
+  runStridedMax<float>("strided_max<float>", 1001, -INFINITY);
+  runStridedMax<int>("strided_max<int>", 777, INT_MIN);
+  runMaskedCount(3001);
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }
@@ -485,3 +602,6 @@ int main() {
 // EDIT: {"kind":"warp-reduce","target":"row_max","params":{"changes_precision":false}}
 // EDIT: {"kind":"warp-reduce","target":"stats::block_min","params":{"changes_precision":false}}
 // EDIT: {"kind":"warp-reduce","target":"total_mass","params":{"changes_precision":true}}
+// EDIT: {"kind":"warp-reduce","target":"interleaved_sum","params":{"changes_precision":true}}
+// EDIT: {"kind":"warp-reduce","target":"strided_max","params":{"changes_precision":false}}
+// EDIT: {"kind":"warp-reduce","target":"masked_count","params":{"changes_precision":false}}

@@ -411,7 +411,12 @@ TEST(CatalogWarpReduceTest, TreeRefusals) {
        "p[tid + s]' (or max/min of the two)"},
       {Tree(D, St, L, "p[2 * tid] += p[2 * tid + s];", F, G),
        "'p' is indexed by '2 * tid' in the tree loop, not by threadIdx.x"},
+      // A doubling stride is read as an interleaved tree, whose guard is
+      // not `tid < s`.
       {Tree(D, St, "for (int s = 1; s < blockDim.x; s *= 2)", Sp, F, G),
+       "the interleaved tree loop's guard 'tid < s' is not 'tid % (2 * s) "
+       "== 0'"},
+      {Tree(D, St, "for (int s = blockDim.x / 2; s > 0; s -= 1)", Sp, F, G),
        "the loop at 7:3 is not a tree loop 'for (... s = ...; s > 0; s >>= "
        "1)'"},
       {Tree(D, St, "for (int s = blockDim.x / 2; s > 4; s >>= 1)", Sp, F, G),
@@ -694,6 +699,129 @@ void run(const int *in, int *out, int n) { k<<<n / 128, 128>>>(in, out); }
     EXPECT_NE(A.Reason.find(C.Why), std::string::npos)
         << "reason: " << A.Reason << "\nexpected: " << C.Why;
   }
+}
+
+// The interleaved trees (the CUDA samples' reduce0 and reduce1): the
+// stride doubles from 1, and the same shuffles replace the loop.
+TEST(CatalogWarpReduceTest, InterleavedTrees) {
+  auto Src = [](const std::string &Body, const std::string &Block) {
+    return R"(__global__ void k(const int *in, int *out) {
+  __shared__ int p[256];
+  unsigned tid = threadIdx.x;
+  p[tid] = in[blockIdx.x * blockDim.x + tid];
+  __syncthreads();
+  for (unsigned s = 1; s < blockDim.x; s *= 2) {
+)" + Body + R"(
+    __syncthreads();
+  }
+  if (tid == 0)
+    out[blockIdx.x] = p[0];
+}
+void run(const int *in, int *out, int n) { k<<<n / 256, )" +
+           Block + R"(>>>(in, out); }
+)";
+  };
+  const std::string Rewritten = R"(__global__ void k(const int *in, int *out) {
+  __shared__ int p[256 / 32];
+  unsigned tid = threadIdx.x;
+  int v = in[blockIdx.x * blockDim.x + tid];
+  for (int off = 16; off > 0; off /= 2)
+    v += __shfl_down_sync(0xffffffff, v, off);
+  if (tid % 32 == 0)
+    p[tid / 32] = v;
+  __syncthreads();
+  if (tid < 32) {
+    v = tid < blockDim.x / 32 ? p[tid] : 0;
+    for (int off = 16; off > 0; off /= 2)
+      v += __shfl_down_sync(0xffffffff, v, off);
+  }
+  if (tid == 0)
+    out[blockIdx.x] = v;
+}
+void run(const int *in, int *out, int n) { k<<<n / 256, 256>>>(in, out); }
+)";
+  // Every spelling of the guard, and the strided index, that is proven
+  // the same tree.
+  for (const char *Body : {
+           "    if (tid % (2 * s) == 0)\n      p[tid] += p[tid + s];",
+           "    if ((tid % (s * 2)) == 0)\n      p[tid] = p[tid] + p[tid + s];",
+           "    if ((tid & (2 * s - 1)) == 0)\n      p[tid] += p[tid + s];",
+           "    if (!(tid % (s << 1)))\n      p[tid] += p[tid + s];",
+           "    int i = 2 * s * tid;\n    if (i < blockDim.x)\n      p[i] += "
+           "p[i + s];",
+           "    unsigned i = 2 * tid * s;\n    if (256 > i)\n      p[i] += "
+           "p[s + i];",
+       }) {
+    std::string In = Src(Body, "256");
+    Applicability A = prepareOn(warpReduce(), In, "k");
+    ASSERT_TRUE(A.Applies) << A.Reason << "\n" << In;
+    EXPECT_EQ(A.Reason,
+              "shared-memory tree reduction (+) of int in 'p' with "
+              "interleaved addressing: warp shuffles and one __syncthreads() "
+              "instead of one per step; thread 0 keeps its final statement");
+    EXPECT_EQ(applyTo(warpReduce(), In, makeEdit("warp-reduce", "k")),
+              Rewritten);
+  }
+  struct Case {
+    std::string Src;
+    const char *Why;
+  } Cases[] = {
+      {Src("    if (tid % (2 * s) == 0)\n      p[tid] += p[tid + s];", "96"),
+       "launch k/launch0 uses blocks of 96 threads: the tree needs a power "
+       "of two, the shuffles a multiple of 32"},
+      {Src("    if (tid % (2 * s) == 0)\n      p[tid] += p[tid + s];",
+           "n % 256"),
+       "is not a one-dimensional constant: an interleaved tree adds up a "
+       "whole block only when it is a power of two"},
+      {Src("    if (tid % s == 0)\n      p[tid] += p[tid + s];", "256"),
+       "the interleaved tree loop's guard 'tid % s == 0' is not 'tid % (2 * "
+       "s) == 0'"},
+      {Src("    if ((tid & (2 * s)) == 0)\n      p[tid] += p[tid + s];", "256"),
+       "the interleaved tree loop's guard '(tid & (2 * s)) == 0' is not"},
+      {Src("    if (tid % (2 * s) == 0)\n      p[tid] += p[tid + 2 * s];",
+           "256"),
+       "the interleaved tree loop's step 'p[tid] += p[tid + 2 * s]' is not "
+       "'p[tid] += p[tid + s]'"},
+      {Src("    int i = 2 * s * tid;\n    if (i < blockDim.x)\n      p[tid] "
+           "+= p[i + s];",
+           "256"),
+       "'p' is indexed by 'tid' in the tree loop, not by 'i'"},
+      {Src("    short i = 2 * s * tid;\n    if (i < blockDim.x)\n      p[i] += "
+           "p[i + s];",
+           "256"),
+       "the interleaved tree loop's index 'i' is not an integer '2 * s * "
+       "tid'"},
+      {Src("    int i = 2 * s * tid;\n    if (i < 128)\n      p[i] += p[i + "
+           "s];",
+           "256"),
+       "launch k/launch0 uses blocks of 256 threads but the interleaved tree "
+       "stops at 'i < 128', which reduces 128 values"},
+  };
+  for (const Case &C : Cases) {
+    Applicability A = prepareOn(warpReduce(), C.Src, "k");
+    EXPECT_FALSE(A.Applies) << C.Src;
+    EXPECT_NE(A.Reason.find(C.Why), std::string::npos)
+        << "reason: " << A.Reason << "\nexpected: " << C.Why << "\n"
+        << C.Src;
+  }
+  // The stride must start at 1 and stop at the block.
+  std::string From2 =
+      Src("    if (tid % (2 * s) == 0)\n      p[tid] += p[tid + s];", "256");
+  From2.replace(From2.find("s = 1;"), 6, "s = 2;");
+  Applicability A = prepareOn(warpReduce(), From2, "k");
+  EXPECT_FALSE(A.Applies);
+  EXPECT_NE(A.Reason.find("the interleaved tree loop starts at '2', not 1"),
+            std::string::npos)
+      << A.Reason;
+  std::string Half =
+      Src("    if (tid % (2 * s) == 0)\n      p[tid] += p[tid + s];", "256");
+  Half.replace(Half.find("s < blockDim.x;"), 15, "s < blockDim.x / 2;");
+  A = prepareOn(warpReduce(), Half, "k");
+  EXPECT_FALSE(A.Applies);
+  EXPECT_NE(A.Reason.find("the interleaved tree loop's condition 's < "
+                          "blockDim.x / 2' is not 's < blockDim.x'"),
+            std::string::npos)
+      << A.Reason;
 }
 
 } // namespace

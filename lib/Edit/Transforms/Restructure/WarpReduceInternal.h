@@ -3,7 +3,9 @@
 // Private to the warp-reduce transform (WarpReduce*.cpp): the plans its three
 // matchers fill (per-thread atomics in WarpReduceAtomics.cpp, the shared-memory
 // tree in WarpReduceTree.cpp, a tree written out step by step in
-// WarpReduceUnrolled.cpp, the tree's grid-stride leaf in WarpReduceLeaf.cpp),
+// WarpReduceUnrolled.cpp, a tree whose stride doubles in
+// WarpReduceInterleaved.cpp, the tree's grid-stride leaf in
+// WarpReduceLeaf.cpp),
 // the statement helpers they share, and the tree matcher, whose members are
 // defined in those files. WarpReduce.cpp plans and emits the rewrite.
 //
@@ -123,6 +125,12 @@ const Expr *firstThreadBlockMember(const Stmt *S);
 std::optional<ReduceOp> minMaxOp(StringRef Fn);
 bool isPowerOf2(int64_t V);
 
+/// A top-level loop that doubles a stride (`for (s = 1; ...; s *= 2)`, or a
+/// while whose last statement doubles it) and holds a barrier or updates
+/// an element of shared memory: an interleaved tree, maybe one to refuse
+/// (WarpReduceInterleaved.cpp).
+bool isInterleavedLoop(const Stmt *X);
+
 /// The per-thread-atomics form (WarpReduceAtomics.cpp).
 Error analyzeAtomics(const EditContext &Ctx, const Edit &E,
                      const ResolvedKernel *K, WarpReducePlan &Out);
@@ -136,8 +144,8 @@ public:
         Written(writtenVars(Body)) {}
 
   Expected<TreePlan> match();
-  /// Whether match() found a loop halving a stride (a tree, maybe one it
-  /// refused).
+  /// Whether match() found a loop halving or doubling a stride (a tree,
+  /// maybe one it refused).
   bool foundLoop() const { return S != nullptr || Unrolled; }
 
 private:
@@ -319,8 +327,35 @@ private:
                             bool ViaHelper);
   /// The array \p StepS updates (P.Array): a __shared__ array of the
   /// kernel, or memory from a SharedMemory<T>() helper (\p ViaHelper),
-  /// indexed by the thread.
-  Error matchArray(const Stmt *StepS, bool &ViaHelper);
+  /// indexed by the thread (or by \p Index, an interleaved tree's
+  /// `2 * s * tid`).
+  Error matchArray(const Stmt *StepS, bool &ViaHelper,
+                   const VarDecl *Index = nullptr);
+  /// The tree loop \p Loop's start statement \p Init (its header's, or for
+  /// a while the statement just before), condition \p Cond and body \p LB
+  /// (without a while's last statement, the stride's step).
+  Error loopParts(const Stmt *const *LoopIt, const Stmt *&Init,
+                  const Expr *&Cond, std::vector<const Stmt *> &LB) const;
+  /// The value \p InitS gives the stride S (`int s = X` or `s = X`), or null.
+  const Expr *strideStart(const Stmt *InitS) const;
+  /// The refusal of a return \p Return before the tree is done.
+  Error refuseReturn(const Stmt *Return) const;
+  /// A tree whose stride doubles, \p LoopIt (WarpReduceInterleaved.cpp):
+  /// `for (s = 1; s < blockDim.x; s *= 2) { if (tid % (2 * s) == 0)
+  /// A[tid] += A[tid + s]; __syncthreads(); }`, or its guard on an index
+  /// `int i = 2 * s * tid; if (i < blockDim.x) A[i] += A[i + s];`. \p Leave
+  /// and \p Return as match() found them.
+  Expected<TreePlan> matchInterleaved(const Stmt *const *LoopIt,
+                                      const Stmt *Leave, const Stmt *Return);
+  /// The thread index of an interleaved tree's guard \p Guard (through its
+  /// index \p Index when there is one), with the block size it compares
+  /// with when that is a constant (\p Bound).
+  Expected<const Expr *> interleavedGuard(const IfStmt *Guard,
+                                          const VarDecl *Index,
+                                          std::optional<int64_t> &Bound);
+  /// Whether the tree's stride doubles (matchInterleaved()): every launch's
+  /// block must then be known.
+  bool Interleaved = false;
   /// A tree written out step by step (WarpReduceUnrolled.cpp), the
   /// kernel's early return \p Leave and other return \p Return as match()
   /// found them.

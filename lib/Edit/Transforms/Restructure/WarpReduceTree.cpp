@@ -3,7 +3,8 @@
 // The second matcher of warp-reduce: a block that stores one value per
 // thread in shared memory and halves a stride with a barrier per step (the
 // loop, its warp-synchronous tail, thread 0's final statement and the
-// launches' block sizes). The grid-stride leaf is in WarpReduceLeaf.cpp.
+// launches' block sizes). The grid-stride leaf is in WarpReduceLeaf.cpp,
+// trees whose stride doubles in WarpReduceInterleaved.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,21 +84,57 @@ const VarDecl *treeStride(const Stmt *X) {
 
 } // namespace
 
+const Expr *TreeMatcher::strideStart(const Stmt *InitS) const {
+  if (const auto *DS = dyn_cast_or_null<DeclStmt>(InitS)) {
+    const auto *V =
+        DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl()) : nullptr;
+    return V == S ? V->getInit() : nullptr;
+  }
+  if (auto B = binaryOf(dyn_cast_or_null<Expr>(InitS));
+      B && B->Op == BO_Assign && declOf(B->L) == S)
+    return B->R;
+  return nullptr;
+}
+
+Error TreeMatcher::loopParts(const Stmt *const *LoopIt, const Stmt *&Init,
+                             const Expr *&Cond,
+                             std::vector<const Stmt *> &LB) const {
+  const Stmt *Loop = *LoopIt;
+  if (const auto *F = dyn_cast<ForStmt>(Loop)) {
+    Init = F->getInit();
+    Cond = F->getCond();
+    if (const auto *CS = dyn_cast<CompoundStmt>(F->getBody()))
+      LB.assign(CS->body_begin(), CS->body_end());
+    else
+      LB.push_back(F->getBody());
+    return Error::success();
+  }
+  const auto *W = cast<WhileStmt>(Loop);
+  if (W->getConditionVariable())
+    return no("the tree loop at " + at(Loop) +
+                  " declares a variable in its condition",
+              Loop);
+  Init = LoopIt != Body->body_begin() ? *(LoopIt - 1) : nullptr;
+  Cond = W->getCond();
+  const auto *CS = cast<CompoundStmt>(W->getBody());
+  LB.assign(CS->body_begin(), CS->body_end() - 1);
+  return Error::success();
+}
+
+Error TreeMatcher::refuseReturn(const Stmt *Return) const {
+  return no("returns at " + at(Return) +
+                ": every lane of a warp must reach the shuffles (only "
+                "'if (tid != 0) return;' after the tree, before thread "
+                "0's statements, is accepted)",
+            Return);
+}
+
 Error TreeMatcher::matchLoop(const Stmt *L, const Stmt *InitS, const Expr *Cond,
                              bool &Tail, std::optional<int64_t> &Start,
                              std::string &StartText) {
   // Start: `int s = X` or `s = X` (in a for's header, or just before a
   // while).
-  const Expr *Init = nullptr;
-  if (const auto *DS = dyn_cast_or_null<DeclStmt>(InitS)) {
-    const auto *V =
-        DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl()) : nullptr;
-    if (V == S)
-      Init = V->getInit();
-  } else if (auto B = binaryOf(dyn_cast_or_null<Expr>(InitS));
-             B && B->Op == BO_Assign && declOf(B->L) == S) {
-    Init = B->R;
-  }
+  const Expr *Init = strideStart(InitS);
   if (!Init)
     return no("the tree loop at " + at(L) + " does not start its stride '" +
                   S->getName() + "' " +
@@ -339,6 +376,14 @@ void TreeMatcher::checkLaunches(bool Tail, std::optional<int64_t> Start,
     std::string Why;
     auto Blocks = launchBlockSizesX(Ctx, One, Why);
     if (!Blocks || Blocks->size() != 1) {
+      // An interleaved tree of another size leaves values out of A[0] (or
+      // reads past the block): its blocks must be seen.
+      if (Interleaved) {
+        Err = no(Why + ": an interleaved tree adds up a whole block only when "
+                       "it is a power of two, and the shuffles need a "
+                       "multiple of 32");
+        return;
+      }
       P.Notes.push_back(
           Why +
           ": it must be a power of two and a multiple "
@@ -356,7 +401,10 @@ void TreeMatcher::checkLaunches(bool Tail, std::optional<int64_t> Start,
       return;
     }
     if (Start && *Start * 2 != B) {
-      Err = no(Launch + " but the loop starts at " + StartText +
+      Err = no(Launch +
+               (Interleaved
+                    ? " but the interleaved tree stops at '" + StartText + "'"
+                    : " but the loop starts at " + StartText) +
                ", which reduces " + std::to_string(*Start * 2) + " values");
       return;
     }
@@ -478,10 +526,13 @@ Expected<TreePlan> TreeMatcher::match() {
       Return = J;
   }
   // The tree loop: the first top-level loop that halves a variable, in a
-  // for's increment or as the last statement of a while's body.
+  // for's increment or as the last statement of a while's body; without
+  // one, a loop that doubles it (an interleaved tree).
   auto Stmts = Body->body();
   auto LoopIt = find_if(Stmts, [](const Stmt *X) { return treeStride(X); });
   if (LoopIt == Stmts.end()) {
+    if (const auto *It = find_if(Stmts, isInterleavedLoop); It != Stmts.end())
+      return matchInterleaved(It, Leave, Return);
     for (const Stmt *X : Stmts)
       if (isa<ForStmt, WhileStmt, DoStmt>(X) &&
           callsFunction(X, "__syncthreads"))
@@ -494,34 +545,14 @@ Expected<TreePlan> TreeMatcher::match() {
   const Stmt *Loop = *LoopIt;
   S = treeStride(Loop);
   if (Return)
-    return no("returns at " + at(Return) +
-                  ": every lane of a warp must reach the shuffles (only "
-                  "'if (tid != 0) return;' after the tree, before thread "
-                  "0's statements, is accepted)",
-              Return);
+    return refuseReturn(Return);
   // The loop's body: `if (tid < s) <step>` and `__syncthreads();` (and the
   // halving, last, in a while).
   const Stmt *LoopInit = nullptr;
   const Expr *LoopCond = nullptr;
   std::vector<const Stmt *> LB;
-  if (const auto *F = dyn_cast<ForStmt>(Loop)) {
-    LoopInit = F->getInit();
-    LoopCond = F->getCond();
-    if (const auto *CS = dyn_cast<CompoundStmt>(F->getBody()))
-      LB.assign(CS->body_begin(), CS->body_end());
-    else
-      LB.push_back(F->getBody());
-  } else {
-    const auto *W = cast<WhileStmt>(Loop);
-    if (W->getConditionVariable())
-      return no("the tree loop at " + at(Loop) +
-                    " declares a variable in its condition",
-                Loop);
-    LoopInit = LoopIt != Stmts.begin() ? *(LoopIt - 1) : nullptr;
-    LoopCond = W->getCond();
-    const auto *CS = cast<CompoundStmt>(W->getBody());
-    LB.assign(CS->body_begin(), CS->body_end() - 1);
-  }
+  if (Error Err = loopParts(LoopIt, LoopInit, LoopCond, LB))
+    return std::move(Err);
   const IfStmt *Guard = nullptr;
   bool Sync = false, Other = false;
   for (const Stmt *X : LB) {
@@ -846,6 +877,7 @@ Expected<TreePlan> TreeMatcher::finish(const TreeShape &Sh, const Stmt *Leave,
       "shared-memory tree reduction (" + std::string(OpNames[int(P.Op)]) +
       ") of " + P.ElemType + " in '" + P.ArrayName + "'" +
       (Unrolled ? " written out step by step" : "") +
+      (Interleaved ? " with interleaved addressing" : "") +
       (Tail ? " with a warp-synchronous tail" : "") +
       ": warp shuffles and one __syncthreads() instead of one per step; "
       "thread 0 keeps its final statement";
@@ -856,7 +888,8 @@ Expected<TreePlan> TreeMatcher::finish(const TreeShape &Sh, const Stmt *Leave,
   return std::move(P);
 }
 
-Error TreeMatcher::matchArray(const Stmt *StepS, bool &ViaHelper) {
+Error TreeMatcher::matchArray(const Stmt *StepS, bool &ViaHelper,
+                              const VarDecl *Index) {
   // The array: the base of the step's left-hand side.
   const ValueDecl *A = nullptr;
   if (auto B = binaryOf(StepS))
@@ -882,9 +915,11 @@ Error TreeMatcher::matchArray(const Stmt *StepS, bool &ViaHelper) {
     return no("'" + P.ArrayName + "' is not an array", StepS);
   {
     const Expr *Own = indexInto(cast<Expr>(binaryOf(StepS)->L), AV);
-    if (!isTid(Own))
+    if (Index ? declOf(Own) != Index : !isTid(Own))
       return no("'" + P.ArrayName + "' is indexed by '" + text(Own) +
-                    "' in the tree loop, not by threadIdx.x",
+                    "' in the tree loop, not by " +
+                    (Index ? "'" + Index->getName().str() + "'"
+                           : std::string("threadIdx.x")),
                 StepS);
   }
   return Error::success();
