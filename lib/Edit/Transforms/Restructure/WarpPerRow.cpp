@@ -853,6 +853,11 @@ Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
                   At + " updates memory atomically at " + where(Ctx, A) +
                       "; the lanes' updates would not be ordered with the "
                       "item's other reads and writes");
+  if (const clang::CallExpr *C = refCapturingLambdaCall(Body))
+    return reject(E, "not-applicable",
+                  At + " calls the lambda at " + where(Ctx, C) +
+                      ", which captures by reference: what it reads and "
+                      "writes is not in the loop's statements");
   if (const clang::Expr *W = arrowWrite(Body))
     return reject(E, "not-applicable",
                   At + " writes '" + looseExprText(Ctx, W) +

@@ -202,6 +202,12 @@ std::optional<std::string> itemsAtLaunch(const EditContext &Ctx,
 std::string itemCoverageProblem(const EditContext &Ctx, const ThreadItem &Item,
                                 const LaunchSite &L);
 
+/// The first call in \p S to a lambda that captures something by reference
+/// (its reads and writes of the kernel's locals are not in the statements
+/// that call it, so a loop calling it cannot be shared among lanes), or
+/// null.
+const clang::CallExpr *refCapturingLambdaCall(const clang::Stmt *S);
+
 class WarpPerRow : public PlannedTransform<Plan> {
 public:
   llvm::StringRef kind() const override { return "warp-per-row"; }

@@ -381,5 +381,23 @@ Error partWrites(const EditContext &Ctx, const Edit &E, const Plan &P,
   return Error::success();
 }
 
+const clang::CallExpr *refCapturingLambdaCall(const clang::Stmt *S) {
+  if (!S)
+    return nullptr;
+  if (const auto *C = dyn_cast<clang::CXXOperatorCallExpr>(S);
+      C && C->getOperator() == clang::OO_Call && C->getNumArgs() > 0)
+    if (const auto *RD = C->getArg(0)->getType()->getAsCXXRecordDecl();
+        RD && RD->isLambda() &&
+        llvm::any_of(RD->captures(), [](const clang::LambdaCapture &LC) {
+          return LC.capturesVariable() &&
+                 LC.getCaptureKind() == clang::LCK_ByRef;
+        }))
+      return C;
+  for (const clang::Stmt *Ch : S->children())
+    if (const clang::CallExpr *C = refCapturingLambdaCall(Ch))
+      return C;
+  return nullptr;
+}
+
 } // namespace warpperrow
 } // namespace optiml
