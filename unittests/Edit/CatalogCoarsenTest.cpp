@@ -17,9 +17,9 @@ TEST(CatalogCoarsenTest, LoopsOverKBlocksAndDividesGrids) {
   if (i < n)
     y[i] = a * x[i] + y[i];
 }
-void run(int n, const float *x, float *y, int blocks) {
+void run(int n, const float *x, float *y) {
   saxpy<<<(n + 255) / 256, 256>>>(n, 2.0f, x, y);
-  saxpy<<<blocks + 1, 256>>>(n, 2.0f, x, y);
+  saxpy<<<n / 128 + 1, 128>>>(n, 2.0f, x, y);
 }
 )";
   EXPECT_EQ(applyTo(coarsen(), Src,
@@ -32,9 +32,9 @@ void run(int n, const float *x, float *y, int blocks) {
       y[i] = a * x[i] + y[i];
   }
 }
-void run(int n, const float *x, float *y, int blocks) {
+void run(int n, const float *x, float *y) {
   saxpy<<<(n + 1023) / 1024, 256>>>(n, 2.0f, x, y);
-  saxpy<<<((blocks + 1) + 3) / 4, 256>>>(n, 2.0f, x, y);
+  saxpy<<<((n / 128 + 1) + 3) / 4, 128>>>(n, 2.0f, x, y);
 }
 )");
 }
@@ -103,6 +103,67 @@ void run(float *x, int n) {
   EXPECT_NE(A.Reason.find("uses a thread or block index directly"),
             std::string::npos)
       << A.Reason;
+}
+
+// The divided grid ceil(G / K) runs up to K - 1 blocks past the original
+// one: a grid that stops short of the bound (rounded down, a fixed count, or
+// sized from another variable) would have the loop compute elements the
+// original left alone, so such launches are refused; a grid that covers the
+// bound (ceil, or floor + 1) is divided.
+TEST(CatalogCoarsenTest, RefusesGridsThatStopShortOfTheBound) {
+  for (const char *Grid : {"n / 256", "8", "(m + 255) / 256", "blocks"}) {
+    std::string Src = std::string(R"(__global__ void k(float *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = 2.f * x[i];
+}
+void run(float *x, int n, int m, int blocks) {
+  k<<<)") + Grid + R"(, 256>>>(x, n);
+}
+)";
+    Applicability A = prepareOn(coarsen(), Src, "k");
+    EXPECT_FALSE(A.Applies) << Grid;
+    EXPECT_NE(A.Reason.find("launch k/launch0 is not shown to run a thread "
+                            "for every element below the guard's bound 'n'"),
+              std::string::npos)
+        << A.Reason;
+  }
+  std::string Covers = R"(__global__ void k(float *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = 2.f * x[i];
+}
+void run(float *x, int n) {
+  k<<<n / 256 + 1, 256>>>(x, n);
+}
+)";
+  EXPECT_TRUE(prepareOn(coarsen(), Covers, "k").Applies);
+}
+
+// A helper that reads the thread's coordinates means something else once a
+// thread computes K elements: refused like the coordinate written in the
+// body. A helper that reads none is fine.
+TEST(CatalogCoarsenTest, RefusesHelpersReadingThreadCoordinates) {
+  std::string Src = R"(__device__ int lane() { return threadIdx.x % 32; }
+__device__ int twice(int v) { return 2 * v; }
+__global__ void k(int *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = lane();
+}
+__global__ void ok(int *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = twice(i);
+}
+void run(int *x, int n) {
+  k<<<(n + 255) / 256, 256>>>(x, n);
+  ok<<<(n + 255) / 256, 256>>>(x, n);
+}
+)";
+  Applicability A = prepareOn(coarsen(), Src, "k");
+  EXPECT_FALSE(A.Applies);
+  EXPECT_NE(A.Reason.find("the body calls 'lane', whose result depends on "
+                          "the thread that runs it"),
+            std::string::npos)
+      << A.Reason;
+  EXPECT_TRUE(prepareOn(coarsen(), Src, "ok").Applies);
 }
 
 } // namespace

@@ -415,6 +415,75 @@ bool isThreadCall(StringRef Name) {
          Name.starts_with("__reduce_") || Name.starts_with("__match_");
 }
 
+namespace {
+/// A call whose value or effect depends on the threads of the warp or block
+/// (isThreadCall() without atomics and fences, which mean the same from any
+/// thread).
+bool shapeDependentCall(const FunctionDecl *F) {
+  if (!F->getDeclName().isIdentifier())
+    return false;
+  StringRef N = F->getName();
+  return isThreadCall(N) && !N.starts_with("atomic") &&
+         !N.starts_with("__threadfence");
+}
+
+/// The definition \p S calls or constructs with, when the program defines
+/// it (outside system headers); null otherwise.
+const FunctionDecl *programCallee(const Stmt *S, const SourceManager &SM) {
+  const FunctionDecl *F = nullptr;
+  if (const auto *C = dyn_cast<CallExpr>(S))
+    F = C->getDirectCallee();
+  else if (const auto *C = dyn_cast<CXXConstructExpr>(S))
+    F = C->getConstructor();
+  const FunctionDecl *Def = nullptr;
+  if (!F || !F->hasBody(Def) || SM.isInSystemHeader(Def->getLocation()))
+    return nullptr;
+  return Def;
+}
+
+/// The call in \p S that threadShapeCall() reports, with \p Seen the
+/// definitions already followed (each once, so recursion ends).
+const FunctionDecl *shapeCallIn(const Stmt *S, const SourceManager &SM,
+                                SmallPtrSetImpl<const FunctionDecl *> &Seen) {
+  if (!S)
+    return nullptr;
+  if (const auto *C = dyn_cast<CallExpr>(S))
+    if (const FunctionDecl *F = C->getDirectCallee();
+        F && shapeDependentCall(F))
+      return F;
+  if (const FunctionDecl *Def = programCallee(S, SM);
+      Def && Seen.insert(Def).second &&
+      (mentionsBuiltin(Def->getBody()) ||
+       shapeCallIn(Def->getBody(), SM, Seen)))
+    return Def;
+  if (const auto *DS = dyn_cast<DeclStmt>(S))
+    for (const Decl *X : DS->decls())
+      if (const auto *VD = dyn_cast<VarDecl>(X); VD && VD->hasInit())
+        if (const FunctionDecl *F = shapeCallIn(VD->getInit(), SM, Seen))
+          return F;
+  for (const Stmt *C : S->children())
+    if (const FunctionDecl *F = shapeCallIn(C, SM, Seen))
+      return F;
+  return nullptr;
+}
+} // namespace
+
+const FunctionDecl *threadShapeCall(const Stmt *S, const SourceManager &SM) {
+  SmallPtrSet<const FunctionDecl *, 8> Seen;
+  return shapeCallIn(S, SM, Seen);
+}
+
+std::string threadShapeCallProblem(ArrayRef<const Stmt *> Body,
+                                   const SourceManager &SM) {
+  for (const Stmt *S : Body)
+    if (const FunctionDecl *F = threadShapeCall(S, SM))
+      return "the body calls '" + F->getQualifiedNameAsString() +
+             "', whose result depends on the thread that runs it (it reads "
+             "threadIdx, blockIdx, blockDim or gridDim, or is or calls a "
+             "barrier, shuffle or vote): its meaning would change";
+  return "";
+}
+
 bool callsFunction(const Stmt *S, StringRef Prefix) {
   if (!S)
     return false;

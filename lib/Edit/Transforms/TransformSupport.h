@@ -141,6 +141,19 @@ bool callsFunction(const clang::Stmt *S, llvm::StringRef Prefix);
 /// A function that orders threads or reads other threads' values: barriers,
 /// fences, atomics, shuffles, votes and warp reductions.
 bool isThreadCall(llvm::StringRef Name);
+/// The first function \p S calls whose result depends on which thread runs
+/// it: a barrier, shuffle, vote, warp mask or warp reduction, or a function
+/// of the program (not a system header's) whose body reads threadIdx,
+/// blockIdx, blockDim or gridDim or makes such a call, followed through the
+/// functions it calls. Null if none. A rewrite that moves elements to other
+/// threads, or changes the block or grid, must not take a body that
+/// mentionsBuiltin() alone would pass through a helper.
+const clang::FunctionDecl *threadShapeCall(const clang::Stmt *S,
+                                           const clang::SourceManager &SM);
+/// Why \p Body cannot run from other threads or under another launch
+/// shape: it makes a threadShapeCall(); "" when none of its statements does.
+std::string threadShapeCallProblem(llvm::ArrayRef<const clang::Stmt *> Body,
+                                   const clang::SourceManager &SM);
 
 /// An integer constant expression's value, folding what the evaluator can
 /// (EvaluateAsInt).

@@ -372,6 +372,25 @@ bool sameSpelling(const EditContext &Ctx, const Expr *A, const Expr *B) {
   return !Text.empty() && Text == spelledText(Ctx, B->IgnoreParenImpCasts());
 }
 
+/// Why the statements after a kernel's global indices may depend on the
+/// block size: they read a thread or block coordinate, themselves or through
+/// a helper (threadShapeCall()); "" when they do not. Said after the
+/// kernel's name.
+std::string coordinateUseProblem(const EditContext &Ctx,
+                                 ArrayRef<const Stmt *> Stmts) {
+  for (const Stmt *S : Stmts)
+    if (mentionsBuiltin(S))
+      return " uses a thread or block coordinate outside a global index "
+             "'blockIdx.x * blockDim.x + threadIdx.x' (in '" +
+             StringRef(stmtText(Ctx, S)).split('\n').first.trim().str() +
+             "'): its work may depend on the block size";
+  if (std::string Why =
+          threadShapeCallProblem(Stmts, Ctx.AST.getSourceManager());
+      !Why.empty())
+    return ": " + Why + " (its work may depend on the block size)";
+  return "";
+}
+
 Expected<LaunchConfigTransform::Plan>
 LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
   auto L = resolveLaunch(Ctx, E, E.Target);
@@ -428,14 +447,10 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
       break;
     Idx[*Dim - 'x'].V = VD;
   }
-  for (size_t I = At; I < Stmts.size(); ++I)
-    if (mentionsBuiltin(Stmts[I]))
-      return NotApplicable(
-          KName +
-          " uses a thread or block coordinate outside a global index "
-          "'blockIdx.x * blockDim.x + threadIdx.x' (in '" +
-          StringRef(stmtText(Ctx, Stmts[I])).split('\n').first.trim() +
-          "'): its work may depend on the block size");
+  if (std::string Why =
+          coordinateUseProblem(Ctx, ArrayRef(Stmts).drop_front(At));
+      !Why.empty())
+    return NotApplicable(KName + Why);
   // The guard, at once.
   const auto *If = At < Stmts.size() ? dyn_cast<IfStmt>(Stmts[At]) : nullptr;
   bool Guarded = If && !If->getElse() && !If->getInit();

@@ -11,7 +11,11 @@
 // so a block covers K consecutive blocks' worth of elements, each step still
 // coalesced, and every launch's grid G becomes ceil(G / K). Blocks
 // 0..ceil(G/K)-1 cover at least the G * blockDim elements the original grid
-// did, and the original guard still bounds each element.
+// did, and the original guard still bounds each element. They may cover up
+// to (K - 1) * blockDim more, which only the guard keeps out: so every
+// launch must be shown to reach the bound (gridCoverageProblem()), else a
+// grid that stops short (`n / 256`, a fixed 8 blocks) would have elements
+// computed that the original left alone.
 //
 //===----------------------------------------------------------------------===//
 
@@ -129,6 +133,13 @@ private:
     if (std::string Problem = elementwiseBodyProblem(Ctx, *P); !Problem.empty())
       return reject(E, "not-applicable",
                     "kernel '" + E.Target + "': " + Problem);
+    // elementwiseBodyProblem() reads the body's own text; a helper it calls
+    // may read the thread's coordinates too.
+    if (std::string Problem =
+            threadShapeCallProblem(P->Body, Ctx.AST.getSourceManager());
+        !Problem.empty())
+      return reject(E, "not-applicable",
+                    "kernel '" + E.Target + "': " + Problem);
     Plan.Map = std::move(*P);
     for (const LaunchSite &L : K->Info->Launches) {
       std::string WhyNot;
@@ -141,6 +152,18 @@ private:
         return reject(E, "not-applicable",
                       "the grid of " + L.Id + " has side effects",
                       L.Range.Begin);
+      if (std::string Why = gridCoverageProblem(Ctx, L, Plan.Map.Bound, 0);
+          !Why.empty())
+        return reject(
+            E, "not-applicable",
+            "launch " + L.Id +
+                " is not shown to run a thread for every element below the "
+                "guard's bound '" +
+                Plan.Map.BoundText + "': " + Why +
+                "; the divided grid runs up to K - 1 blocks' worth of "
+                "threads past the original one, so an original grid that "
+                "stops short would have elements computed that it left alone",
+            L.Range.Begin);
       Plan.Grids.push_back(*G);
     }
     return Plan;

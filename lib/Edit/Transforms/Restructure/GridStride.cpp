@@ -138,6 +138,13 @@ private:
     if (std::string Problem = elementwiseBodyProblem(Ctx, *P); !Problem.empty())
       return reject(E, "not-applicable",
                     "kernel '" + E.Target + "': " + Problem);
+    // elementwiseBodyProblem() reads the body's own text; a helper it calls
+    // may read the thread's coordinates too.
+    if (std::string Problem =
+            threadShapeCallProblem(P->Body, Ctx.AST.getSourceManager());
+        !Problem.empty())
+      return reject(E, "not-applicable",
+                    "kernel '" + E.Target + "': " + Problem);
     Plan.Map = std::move(*P);
     if (std::string Why = coverageProblem(Ctx, *K->Info, Plan.Map);
         !Why.empty())

@@ -647,11 +647,17 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
   std::string Why;
   P.Map = matchThreadItem(K->Decl, Why);
   if (P.Map) {
+    // A thread of the loop runs other threads' items, under a capped grid:
+    // what they read of the thread or block (here or through a helper, or
+    // in a declaration before the index: `int b = blockIdx.x;`) would
+    // change. Such kernels keep their launches instead.
+    const clang::SourceManager &SM = Ctx.AST.getSourceManager();
     bool Ok = P.Map->Dim == 'x' && isBlockUniform(P.Map->Bound, K->Decl);
     for (const clang::Stmt *S : P.Map->Body)
-      Ok &= !mentionsBuiltin(S) && !firstJump(S);
+      Ok &= !mentionsBuiltin(S) && !firstJump(S) && !threadShapeCall(S, SM);
     for (const clang::Stmt *S : P.Map->Before)
-      Ok &= isa<clang::DeclStmt>(S) && !mentionsBuiltin(S, "threadIdx");
+      Ok &= isa<clang::DeclStmt>(S) && !mentionsBuiltin(S) &&
+            !threadShapeCall(S, SM);
     if (!Ok)
       P.Map.reset();
   }

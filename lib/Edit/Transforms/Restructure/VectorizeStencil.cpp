@@ -284,6 +284,15 @@ Error VectorizeStencil::shape(const EditContext &Ctx, const Edit &E,
     return NotApplicable("it reads an x thread or block coordinate other than "
                          "through '" +
                          P.X->getName() + "'");
+  // The same through a helper (`out[x] = in[x] + lane()`).
+  for (const Stmt *S : Top)
+    if (const FunctionDecl *F =
+            S == P.XDecl ? nullptr
+                         : threadShapeCall(S, Ctx.AST.getSourceManager()))
+      return NotApplicable("it calls '" + F->getQualifiedNameAsString() +
+                           "', which reads a thread or block coordinate or "
+                           "works with other threads: a thread now computes "
+                           "several x");
   // The guard bounds x from above.
   const Expr *Cond = P.Guard->getCond();
   if (mayHaveSideEffects(Cond, Ctx.AST) || readsOrWritesMemory(Cond, nullptr))
