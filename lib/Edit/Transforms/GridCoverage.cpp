@@ -318,6 +318,19 @@ std::string blocksCoverProblem(const EditContext &Ctx, const LaunchSite &L,
                                const Expr *G, bool GridVia);
 } // namespace
 
+std::optional<int64_t> blockExtentAt(const EditContext &Ctx,
+                                     const LaunchSite &L, unsigned Dim) {
+  const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, L);
+  if (!Call || !Call->getConfig() || Call->getConfig()->getNumArgs() < 2)
+    return std::nullopt;
+  bool Via = false, One = false;
+  const Expr *X = configExtent(Call->getConfig()->getArg(1), Dim, Via, One);
+  if (One)
+    return 1;
+  return X ? launchTimeValue(gridValueExpr(X, Ctx.AST, Via), Ctx.AST)
+           : std::nullopt;
+}
+
 std::string gridCoverageProblem(const EditContext &Ctx, const LaunchSite &L,
                                 const Expr *Bound, unsigned Dim) {
   AxisCoverage A;

@@ -362,6 +362,12 @@ const clang::Expr *boundExprAtLaunch(const EditContext &Ctx,
 std::string gridCoverageProblem(const EditContext &Ctx, const LaunchSite &L,
                                 const clang::Expr *Bound, unsigned Dim);
 
+/// The extent of launch \p L's block along \p Dim (0, 1, 2: x, y, z) when
+/// it is known at the launch (an integer block is 1 along y and z; a
+/// `dim3` of constants or of stable variables holding them); else nothing.
+std::optional<int64_t> blockExtentAt(const EditContext &Ctx,
+                                     const LaunchSite &L, unsigned Dim);
+
 /// gridCoverageProblem() along x for an index that counts the blocks of a 2D
 /// grid row by row (`(blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x +
 /// threadIdx.x`): also shown when the grid is (X, ceil(NB / D)) with D at

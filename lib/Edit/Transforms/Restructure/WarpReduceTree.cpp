@@ -376,6 +376,20 @@ void TreeMatcher::checkLaunches(bool Tail, std::optional<int64_t> Start,
     std::string Why;
     auto Blocks = launchBlockSizesX(Ctx, One, Why);
     if (!Blocks || Blocks->size() != 1) {
+      // What is known of the block must fit: one dimension (the tree reads
+      // threadIdx.x alone) and whole warps.
+      std::optional<int64_t> BX = blockExtentAt(Ctx, L, 0),
+                             BY = blockExtentAt(Ctx, L, 1),
+                             BZ = blockExtentAt(Ctx, L, 2);
+      bool TwoD = (BY && *BY != 1) || (BZ && *BZ != 1);
+      if (TwoD || (BX && (*BX % 32 != 0 || !isPowerOf2(*BX)))) {
+        Err = no("launch " + L.Id + "'s block ('" + L.Block + "') is " +
+                 (TwoD ? std::string("not one-dimensional")
+                       : std::to_string(*BX) + " threads wide") +
+                 ": the tree reads threadIdx.x alone and needs a power of "
+                 "two, the shuffles whole warps");
+        return;
+      }
       // An interleaved tree of another size leaves values out of A[0] (or
       // reads past the block): its blocks must be seen.
       if (Interleaved) {
@@ -829,13 +843,6 @@ Expected<TreePlan> TreeMatcher::finish(const TreeShape &Sh, const Stmt *Leave,
                                Leave, Thread0, Then))
     return std::move(Err);
 
-  Error Err = Error::success();
-  checkLaunches(Tail, Sh.Start, Sh.StartText, Err);
-  if (Err)
-    return std::move(Err);
-  if (!S)
-    if (Error Err = checkUnrolledLaunches())
-      return std::move(Err);
   // A thread_block's rank and size are threadIdx.x and blockDim.x only in
   // one-dimensional blocks; the rewrite's warps and slots assume them.
   if (const Expr *G = firstThreadBlockMember(Body)) {
@@ -847,6 +854,13 @@ Expected<TreePlan> TreeMatcher::finish(const TreeShape &Sh, const Stmt *Leave,
                     Why,
                 G);
   }
+  Error Err = Error::success();
+  checkLaunches(Tail, Sh.Start, Sh.StartText, Err);
+  if (Err)
+    return std::move(Err);
+  if (!S)
+    if (Error Err = checkUnrolledLaunches())
+      return std::move(Err);
   if (!P.NewDecl.empty()) {
     // Size the per-warp array from the launches when all are known.
     std::string Why;
