@@ -1,4 +1,4 @@
-// warp-per-row on row loops written fifteen ways: row sums through a row
+// warp-per-row on row loops written eighteen ways: row sums through a row
 // pointer with the row length a runtime argument; a row max behind an early
 // return with fmaxf on very short rows; a sum of squares in a counting
 // `while` loop; a template over the element type and the column count
@@ -11,14 +11,18 @@
 // float2 accumulator written member by member (per block: each member
 // staged through shared memory); a row's mean, variance and max kept in
 // one struct accumulator (a layer norm's statistics); an
-// integer count of positive elements (exact). Rows of
-// 77 and 5 elements (not multiples of 32) as well as 32 and 64. The edits
+// integer count of positive elements (exact); members kept by comparisons
+// (`if (v < a.lo) a.lo = v;`, `s.w = s.w < v ? v : s.w`) in a struct with
+// NaN elements, a float4 beside two sums, and integer members, with the
+// comparisons' look-alikes refused (NOT lines, never launched). Rows of
+// 77, 33 and 5 elements (not multiples of 32) as well as 32 and 64. The edits
 // applied one after another compile with nvcc and the input is left as it
 // was. The program checks each kernel against the CPU, so the GPU check
 // (scripts/gpu-edit-family.sh) runs `eval` on the result.
 // REQUIRES: cuda-sdk
 // RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu && cp %s %t/all.cu
 // RUN: clang-optiml transforms -v %t/k.cu | FileCheck --check-prefix=WHY %s
+// RUN: clang-optiml transforms -v %t/k.cu | FileCheck --check-prefix=NOT %s
 // RUN: sed -n 's|^// EDIT: ||p' %s > %t/edits.jsonl
 // RUN: while read -r e; do \
 // RUN:   echo "$e" > %t/e.json && \
@@ -328,6 +332,200 @@ __global__ void count_pos(const float *a, int *count, int rows, int cols) {
 }
 // OUT: c += __shfl_xor_sync(0xffffffffu, c, offset{{[0-9]*}});
 
+// A row's range in a small struct, each end kept by a comparison as the
+// scalar forms are (`if (v < a.lo) a.lo = v;`): every lane starts from
+// the same ends and the lanes combine each member with its own comparison
+// (NaN elements are never taken, as in the loop).
+struct Range {
+  float lo, hi;
+};
+// WHY: warp-per-row row_range: one thread per item 'r' (bound 'rows') with 1 inner loop: row_range/loop0 (min of 'a.lo', max of 'a.hi'); rewrite: one warp per item, lanes stride the loops
+__global__ void row_range(const float *m, Range *out, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    Range a = {FLT_MAX, -FLT_MAX};
+    for (int c = 0; c < cols; ++c) {
+      float v = m[r * cols + c];
+      if (v < a.lo)
+        a.lo = v;
+      if (v > a.hi) {
+        a.hi = v;
+      }
+    }
+    out[r] = a;
+  }
+}
+// OUT: Range a = {FLT_MAX, -FLT_MAX};
+// OUT-NEXT: for (int c = lane{{[0-9]+}}; c < cols; c += 16) {
+// OUT: for (int offset{{[0-9]*}} = 8; offset{{[0-9]*}} > 0; offset{{[0-9]*}} /= 2) {
+// OUT-NEXT: { float a_lo_other{{[0-9]*}} = __shfl_xor_sync(group_mask{{[0-9]*}}, a.lo, offset{{[0-9]*}}, 16); a.lo = a_lo_other{{[0-9]*}} < a.lo ? a_lo_other{{[0-9]*}} : a.lo; }
+// OUT-NEXT: { float a_hi_other{{[0-9]*}} = __shfl_xor_sync(group_mask{{[0-9]*}}, a.hi, offset{{[0-9]*}}, 16); a.hi = a_hi_other{{[0-9]*}} > a.hi ? a_hi_other{{[0-9]*}} : a.hi; }
+// OUT-NEXT: }
+// OUT-NEXT: if (lane{{[0-9]+}} == 0) out[r] = a;
+
+// A float4 of a row's sum, sum of squares, min and max (the last two as
+// selections, the accumulator on either side), per block: each member
+// staged through shared memory and combined with its own operation.
+// WHY: warp-per-row row_moments: one thread per item 'r' (bound 'rows') with 1 inner loop: row_moments/loop0 (sum of 's.x', sum of 's.y', min of 's.z', max of 's.w'); rewrite: one warp per item, lanes stride the loops
+__global__ void row_moments(const float *x, float4 *out, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows)
+    return;
+  float4 s = make_float4(0.f, 0.f, FLT_MAX, -FLT_MAX);
+  for (int j = 0; j < cols; ++j) {
+    const float v = x[r * cols + j];
+    s.x += v;
+    s.y += v * v;
+    s.z = v < s.z ? v : s.z;
+    s.w = s.w < v ? v : s.w;
+  }
+  out[r] = s;
+}
+// OUT: float4 s = make_float4(0.f, 0.f, FLT_MAX, -FLT_MAX);
+// OUT-NEXT: for (int j = lane{{[0-9]+}}; j < cols; j += 64) {
+// OUT: s.x += __shfl_xor_sync(0xffffffffu, s.x, offset{{[0-9]*}});
+// OUT-NEXT: s.y += __shfl_xor_sync(0xffffffffu, s.y, offset{{[0-9]*}});
+// OUT-NEXT: { float s_z_other{{[0-9]*}} = __shfl_xor_sync(0xffffffffu, s.z, offset{{[0-9]*}}); s.z = s_z_other{{[0-9]*}} < s.z ? s_z_other{{[0-9]*}} : s.z; }
+// OUT-NEXT: { float s_w_other{{[0-9]*}} = __shfl_xor_sync(0xffffffffu, s.w, offset{{[0-9]*}}); s.w = s.w < s_w_other{{[0-9]*}} ? s_w_other{{[0-9]*}} : s.w; }
+// OUT: __shared__ float s_z_warps{{[0-9]*}}[2];
+// OUT: for (int w{{[0-9]*}} = 1; w{{[0-9]*}} < 2; ++w{{[0-9]*}}) { float s_z_other{{[0-9]*}} = s_z_warps{{[0-9]*}}[w{{[0-9]*}}]; s.z = s_z_other{{[0-9]*}} < s.z ? s_z_other{{[0-9]*}} : s.z; }
+// OUT: __shared__ float s_w_warps{{[0-9]*}}[2];
+// OUT: if (lane{{[0-9]+}} == 0) out[r] = s;
+
+// Integer members: a count and a max that keeps the accumulator when the
+// comparison holds (`t.hi = t.hi >= v ? t.hi : v`), exact on integers
+// (there is no NaN to replace it).
+struct Tally {
+  int n, hi;
+};
+// WHY: warp-per-row int_tally: one thread per item 'r' (bound 'rows') with 1 inner loop: int_tally/loop0 (sum of 't.n', max of 't.hi'); rewrite: one warp per item, lanes stride the loops
+__global__ void int_tally(const int *a, Tally *out, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    Tally t = {0, -1000};
+    for (int j = 0; j < cols; ++j) {
+      int v = a[r * cols + j];
+      t.n += v > 0;
+      t.hi = t.hi >= v ? t.hi : v;
+    }
+    out[r] = t;
+  }
+}
+// OUT: Tally t = {0, -1000};
+// OUT-NEXT: for (int j = lane{{[0-9]+}}; j < cols; j += 8) {
+// OUT: t.n += __shfl_xor_sync(group_mask{{[0-9]*}}, t.n, offset{{[0-9]*}}, 8);
+// OUT-NEXT: { int t_hi_other{{[0-9]*}} = __shfl_xor_sync(group_mask{{[0-9]*}}, t.hi, offset{{[0-9]*}}, 8); t.hi = t.hi >= t_hi_other{{[0-9]*}} ? t.hi : t_hi_other{{[0-9]*}}; }
+
+// Look-alikes of a member kept by a comparison, refused (never launched):
+// the value assigned is not the one compared; the comparison is with
+// another member; the member is also summed; the `if` has an else branch,
+// or a second statement; a float member kept when the comparison holds (a
+// NaN element would replace it, and the next element the NaN, which
+// depends on the order lanes do not keep); the member kept by two
+// comparisons.
+__global__ void range_other_value(const float *m, const float *q, Range *out,
+                                  int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    Range a = {FLT_MAX, -FLT_MAX};
+    for (int c = 0; c < cols; ++c) {
+      float v = m[r * cols + c], w = q[r * cols + c];
+      if (v > a.hi)
+        a.hi = w;
+    }
+    out[r] = a;
+  }
+}
+// NOT: not warp-per-row range_other_value: the loop at [[#@LINE-8]]:5 writes 'a' member by member, but the statement at [[#@LINE-6]]:7 reads or writes it in a way that is not a member's sum, product, max or min (loop-carried dependence)
+__global__ void range_other_member(const float *m, Range *out, int rows,
+                                   int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    Range a = {FLT_MAX, -FLT_MAX};
+    for (int c = 0; c < cols; ++c) {
+      float v = m[r * cols + c];
+      if (v > a.lo)
+        a.hi = v;
+    }
+    out[r] = a;
+  }
+}
+// NOT: not warp-per-row range_other_member: the loop at [[#@LINE-8]]:5 writes 'a' member by member, but the statement at [[#@LINE-6]]:7 reads or writes it in a way that is not a member's sum, product, max or min (loop-carried dependence)
+__global__ void range_sum_and_max(const float *m, Range *out, int rows,
+                                  int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    Range a = {0.f, 0.f};
+    for (int c = 0; c < cols; ++c) {
+      float v = m[r * cols + c];
+      a.hi += v;
+      if (v > a.hi)
+        a.hi = v;
+    }
+    out[r] = a;
+  }
+}
+// NOT: not warp-per-row range_sum_and_max: the loop at [[#@LINE-9]]:5 writes 'a' member by member, but keeps its member 'hi' as both a sum and a max (at [[#@LINE-6]]:7)
+__global__ void range_else(const float *m, Range *out, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    Range a = {FLT_MAX, -FLT_MAX};
+    for (int c = 0; c < cols; ++c) {
+      float v = m[r * cols + c];
+      if (v > a.hi)
+        a.hi = v;
+      else
+        a.lo = v;
+    }
+    out[r] = a;
+  }
+}
+// NOT: not warp-per-row range_else: the loop at [[#@LINE-10]]:5 writes 'a' member by member, but the statement at [[#@LINE-8]]:7 reads or writes it in a way that is not a member's sum, product, max or min (loop-carried dependence)
+__global__ void range_two_stmts(const float *m, Range *out, int rows,
+                                int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    Range a = {FLT_MAX, -FLT_MAX};
+    for (int c = 0; c < cols; ++c) {
+      float v = m[r * cols + c];
+      if (v > a.hi) {
+        a.hi = v;
+        a.lo = v;
+      }
+    }
+    out[r] = a;
+  }
+}
+// NOT: not warp-per-row range_two_stmts: the loop at [[#@LINE-10]]:5 writes 'a' member by member, but the statement at [[#@LINE-8]]:7 reads or writes it in a way that is not a member's sum, product, max or min (loop-carried dependence)
+__global__ void range_kept_float(const float *m, Range *out, int rows,
+                                 int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    Range a = {FLT_MAX, -FLT_MAX};
+    for (int c = 0; c < cols; ++c) {
+      float v = m[r * cols + c];
+      a.hi = a.hi > v ? a.hi : v;
+    }
+    out[r] = a;
+  }
+}
+// NOT: not warp-per-row range_kept_float: the loop at [[#@LINE-7]]:5 writes 'a' member by member, but the statement at [[#@LINE-5]]:7 reads or writes it in a way that is not a member's sum, product, max or min (loop-carried dependence)
+__global__ void range_twice(const float *m, Range *out, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    Range a = {FLT_MAX, -FLT_MAX};
+    for (int c = 0; c < cols; ++c) {
+      float v = m[r * cols + c];
+      if (v > a.hi)
+        a.hi = v;
+      if (2.f * v > a.hi)
+        a.hi = 2.f * v;
+    }
+    out[r] = a;
+  }
+}
+// NOT: not warp-per-row range_twice: the loop at [[#@LINE-10]]:5 writes 'a' member by member, but keeps its member 'hi' as a max in two statements (again at [[#@LINE-6]]:7), one a comparison; a max or min written as a comparison is combined only as its member's one statement
+
 template <typename T> T *upload(const std::vector<T> &h) {
   T *d = nullptr;
   CHECK(cudaMalloc(&d, h.size() * sizeof(T)));
@@ -354,6 +552,13 @@ void expect(const char *name, const std::vector<T> &got,
 }
 static void expect_exact(const char *name, const std::vector<int> &got,
                          const std::vector<int> &want) {
+  bool ok = got == want;
+  printf("%s %s\n", ok ? "PASS" : "FAIL", name);
+  failures += !ok;
+}
+// Maxima and minima are exact (and a NaN where a number is due fails).
+static void expect_same(const char *name, const std::vector<float> &got,
+                        const std::vector<float> &want) {
   bool ok = got == want;
   printf("%s %s\n", ok ? "PASS" : "FAIL", name);
   failures += !ok;
@@ -612,6 +817,98 @@ static void run_count_pos(int rows, int cols) {
   expect_exact("count_pos", download(dc, rows), want);
 }
 
+// Every third row holds a NaN, which neither comparison ever takes.
+static void run_row_range(int rows, int cols) {
+  auto m = values<float>((size_t)rows * cols, 18);
+  for (int r = 0; r < rows; r += 3)
+    m[(size_t)r * cols + r % cols] = NAN;
+  std::vector<float> want(2 * rows);
+  for (int r = 0; r < rows; ++r) {
+    float lo = FLT_MAX, hi = -FLT_MAX;
+    for (int c = 0; c < cols; ++c) {
+      float v = m[r * cols + c];
+      if (v < lo)
+        lo = v;
+      if (v > hi)
+        hi = v;
+    }
+    want[2 * r] = lo;
+    want[2 * r + 1] = hi;
+  }
+  float *dm = upload(m);
+  Range *dout = upload(std::vector<Range>(rows, Range{0.f, 0.f}));
+  row_range<<<(rows + 127) / 128, 128>>>(dm, dout, rows, cols);
+  CHECK(cudaGetLastError());
+  auto got2 = download(dout, rows);
+  std::vector<float> got(2 * rows);
+  for (int r = 0; r < rows; ++r) {
+    got[2 * r] = got2[r].lo;
+    got[2 * r + 1] = got2[r].hi;
+  }
+  expect_same("row_range", got, want);
+}
+
+static void run_row_moments(int rows, int cols) {
+  auto x = values<float>((size_t)rows * cols, 19);
+  std::vector<float> sums(2 * rows), ends(2 * rows);
+  for (int r = 0; r < rows; ++r) {
+    float s = 0.f, sq = 0.f, lo = FLT_MAX, hi = -FLT_MAX;
+    for (int j = 0; j < cols; ++j) {
+      const float v = x[r * cols + j];
+      s += v;
+      sq += v * v;
+      lo = v < lo ? v : lo;
+      hi = hi < v ? v : hi;
+    }
+    sums[2 * r] = s;
+    sums[2 * r + 1] = sq;
+    ends[2 * r] = lo;
+    ends[2 * r + 1] = hi;
+  }
+  float *dx = upload(x);
+  float4 *dout = upload(std::vector<float4>(rows));
+  row_moments<<<(rows + 127) / 128, 128>>>(dx, dout, rows, cols);
+  CHECK(cudaGetLastError());
+  auto got4 = download(dout, rows);
+  std::vector<float> gsums(2 * rows), gends(2 * rows);
+  for (int r = 0; r < rows; ++r) {
+    gsums[2 * r] = got4[r].x;
+    gsums[2 * r + 1] = got4[r].y;
+    gends[2 * r] = got4[r].z;
+    gends[2 * r + 1] = got4[r].w;
+  }
+  expect("row_moments sums", gsums, sums);
+  expect_same("row_moments ends", gends, ends);
+}
+
+static void run_int_tally(int rows, int cols) {
+  std::vector<int> a((size_t)rows * cols);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = (int)((i * 2654435761u) >> 7) % 201 - 100;
+  std::vector<int> want(2 * rows);
+  for (int r = 0; r < rows; ++r) {
+    int n = 0, hi = -1000;
+    for (int j = 0; j < cols; ++j) {
+      int v = a[r * cols + j];
+      n += v > 0;
+      hi = hi >= v ? hi : v;
+    }
+    want[2 * r] = n;
+    want[2 * r + 1] = hi;
+  }
+  int *da = upload(a);
+  Tally *dout = upload(std::vector<Tally>(rows, Tally{-1, -1}));
+  int_tally<<<(rows + 127) / 128, 128>>>(da, dout, rows, cols);
+  CHECK(cudaGetLastError());
+  auto got2 = download(dout, rows);
+  std::vector<int> got(2 * rows);
+  for (int r = 0; r < rows; ++r) {
+    got[2 * r] = got2[r].n;
+    got[2 * r + 1] = got2[r].hi;
+  }
+  expect_exact("int_tally", got, want);
+}
+
 int main() {
   run_row_sums(1000, 77);
   run_row_max(1000, 5);
@@ -629,6 +926,9 @@ int main() {
   run_pair_sums(300, 77);
   run_row_stats(501, 77);
   run_count_pos(999, 32);
+  run_row_range(1000, 77);
+  run_row_moments(501, 77);
+  run_int_tally(999, 33);
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }
@@ -649,6 +949,9 @@ int main() {
 // OUT: pair_sums<<<rows, 64>>>(dm, dout, rows, cols);
 // OUT: row_stats<<<(rows + 15) / 16, 256>>>(dx, dout, rows, cols);
 // OUT: count_pos<<<(rows + 7) / 8, 256>>>(da, dc, rows, cols);
+// OUT: row_range<<<(rows + 15) / 16, 256>>>(dm, dout, rows, cols);
+// OUT: row_moments<<<rows, 64>>>(dx, dout, rows, cols);
+// OUT: int_tally<<<(rows + 31) / 32, 256>>>(da, dout, rows, cols);
 
 // The edits, applied one after another by the RUN lines above and by
 // scripts/gpu-edit-family.sh on the GPU:
@@ -667,3 +970,6 @@ int main() {
 // EDIT: {"kind":"warp-per-row","target":"pair_sums","params":{"per":"block","block_size":64}}
 // EDIT: {"kind":"warp-per-row","target":"row_stats","params":{"lanes":16}}
 // EDIT: {"kind":"warp-per-row","target":"count_pos","params":{}}
+// EDIT: {"kind":"warp-per-row","target":"row_range","params":{"lanes":16}}
+// EDIT: {"kind":"warp-per-row","target":"row_moments","params":{"per":"block","block_size":64}}
+// EDIT: {"kind":"warp-per-row","target":"int_tally","params":{"lanes":8}}

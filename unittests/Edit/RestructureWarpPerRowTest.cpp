@@ -506,4 +506,233 @@ void run(const float *x, float *y, const float2 *m, float2 *o, int n, int c) {
       << Refusal("narrow");
 }
 
+// Struct and vector members kept as a max or min written as a comparison,
+// and their look-alikes.
+const char SelectMembers[] = R"(#include "cuda_mock.h"
+struct MM { float lo, hi; };
+struct IM { int lo, hi; };
+__global__ void range(const float *m, MM *out, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    MM a = {1e30f, -1e30f};
+    for (int c = 0; c < cols; ++c) {
+      float v = m[r * cols + c];
+      if (v < a.lo) a.lo = v;
+      if (v > a.hi) { a.hi = v; }
+    }
+    out[r] = a;
+  }
+}
+__global__ void vec(const float4 *m, float4 *out, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    float4 a = {0.f, -1e30f, 1e30f, 0.f};
+    for (int c = 0; c < cols; ++c) {
+      a.x += m[r * cols + c].x;
+      a.y = m[r * cols + c].y >= a.y ? m[r * cols + c].y : a.y;
+      if (a.z > m[r * cols + c].z) a.z = m[r * cols + c].z;
+    }
+    out[r] = a;
+  }
+}
+__global__ void kept_int(const int *m, IM *out, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    IM a = {1000, -1000};
+    for (int c = 0; c < cols; ++c) {
+      a.hi = a.hi > m[r * cols + c] ? a.hi : m[r * cols + c];
+      a.lo = m[r * cols + c] > a.lo ? a.lo : m[r * cols + c];
+    }
+    out[r] = a;
+  }
+}
+__global__ void kept_float(const float *m, MM *out, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    MM a = {1e30f, -1e30f};
+    for (int c = 0; c < cols; ++c)
+      a.hi = a.hi > m[r * cols + c] ? a.hi : m[r * cols + c];
+    out[r] = a;
+  }
+}
+__global__ void kept_scalar(const float *m, float *out, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    float hi = -1e30f;
+    for (int c = 0; c < cols; ++c)
+      hi = hi > m[r * cols + c] ? hi : m[r * cols + c];
+    out[r] = hi;
+  }
+}
+__global__ void other_value(const float *m, const float *q, MM *out, int rows,
+                   int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    MM a = {0.f, -1e30f};
+    for (int c = 0; c < cols; ++c) {
+      float v = m[r * cols + c];
+      if (v > a.hi) a.hi = q[c];
+    }
+    out[r] = a;
+  }
+}
+__global__ void other_member(const float *m, const float *q, MM *out, int rows,
+                   int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    MM a = {0.f, -1e30f};
+    for (int c = 0; c < cols; ++c) {
+      float v = m[r * cols + c];
+      if (v > a.lo) a.hi = v;
+    }
+    out[r] = a;
+  }
+}
+__global__ void sum_and_cmp(const float *m, const float *q, MM *out, int rows,
+                   int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    MM a = {0.f, -1e30f};
+    for (int c = 0; c < cols; ++c) {
+      float v = m[r * cols + c];
+      if (v > a.hi) a.hi = v;
+      a.hi += v;
+    }
+    out[r] = a;
+  }
+}
+__global__ void with_else(const float *m, const float *q, MM *out, int rows,
+                   int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    MM a = {0.f, -1e30f};
+    for (int c = 0; c < cols; ++c) {
+      float v = m[r * cols + c];
+      if (v > a.hi) a.hi = v; else a.lo = v;
+    }
+    out[r] = a;
+  }
+}
+__global__ void two_stmts(const float *m, const float *q, MM *out, int rows,
+                   int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    MM a = {0.f, -1e30f};
+    for (int c = 0; c < cols; ++c) {
+      float v = m[r * cols + c];
+      if (v > a.hi) { a.hi = v; a.lo = v; }
+    }
+    out[r] = a;
+  }
+}
+__global__ void fmax_and_cmp(const float *m, const float *q, MM *out, int rows,
+                   int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    MM a = {0.f, -1e30f};
+    for (int c = 0; c < cols; ++c) {
+      float v = m[r * cols + c];
+      if (v > a.hi) a.hi = v;
+      a.hi = fmaxf(a.hi, v);
+    }
+    out[r] = a;
+  }
+}
+void run(const float *x, const int *xi, float *y, const float4 *m4, float4 *o4,
+         MM *o, IM *oi, int n, int c) {
+  range<<<(n + 127) / 128, 128>>>(x, o, n, c);
+  vec<<<(n + 127) / 128, 128>>>(m4, o4, n, c);
+  kept_int<<<(n + 127) / 128, 128>>>(xi, oi, n, c);
+  kept_float<<<(n + 127) / 128, 128>>>(x, o, n, c);
+  kept_scalar<<<(n + 127) / 128, 128>>>(x, y, n, c);
+  other_value<<<(n + 127) / 128, 128>>>(x, x, o, n, c);
+  other_member<<<(n + 127) / 128, 128>>>(x, x, o, n, c);
+  sum_and_cmp<<<(n + 127) / 128, 128>>>(x, x, o, n, c);
+  with_else<<<(n + 127) / 128, 128>>>(x, x, o, n, c);
+  two_stmts<<<(n + 127) / 128, 128>>>(x, x, o, n, c);
+  fmax_and_cmp<<<(n + 127) / 128, 128>>>(x, x, o, n, c);
+}
+)";
+
+// A member's max or min written as a comparison is matched as a scalar's
+// is (matchSelect()) and combined with the same comparison.
+TEST(RestructureWarpPerRowTest, StructMembersBySelection) {
+  const Transform &T = warpPerRow();
+  Input In(SelectMembers, casePath("struct-select"), hermeticConfig());
+  ASSERT_TRUE(In.Ctx);
+  Applicability A = T.prepare(*In.Ctx, "range");
+  EXPECT_TRUE(A.Applies) << A.Reason;
+  EXPECT_NE(A.Reason.find("(min of 'a.lo', max of 'a.hi')"), std::string::npos)
+      << A.Reason;
+  // Each member read once from its shuffle, combined with its comparison.
+  std::string Out =
+      applyTo(T, In, makeEdit("warp-per-row", "range"), hermeticConfig());
+  EXPECT_NE(Out.find("      { float a_lo_other = __shfl_xor_sync(0xffffffffu, "
+                     "a.lo, offset); a.lo = a_lo_other < a.lo ? a_lo_other : "
+                     "a.lo; }\n"
+                     "      { float a_hi_other = __shfl_xor_sync(0xffffffffu, "
+                     "a.hi, offset); a.hi = a_hi_other > a.hi ? a_hi_other : "
+                     "a.hi; }\n"),
+            std::string::npos)
+      << Out;
+  EXPECT_EQ(Out.find("if (lane != 0) a."), std::string::npos) << Out;
+  // Beside a sum, per block: the warps' partial values too.
+  Out = applyTo(
+      T, In,
+      makeEdit("warp-per-row", "vec",
+               {{"per", std::string("block")}, {"block_size", int64_t(64)}}),
+      hermeticConfig());
+  EXPECT_NE(Out.find("{ float a_y_other = __shfl_xor_sync(0xffffffffu, a.y, "
+                     "offset); a.y = a_y_other >= a.y ? a_y_other : a.y; }"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("for (int w = 1; w < 2; ++w) { float a_z_other = "
+                     "a_z_warps[w]; a.z = a.z > a_z_other ? a_z_other : "
+                     "a.z; }"),
+            std::string::npos)
+      << Out;
+  // Kept when the comparison holds: exact on integers only.
+  Out = applyTo(T, In, makeEdit("warp-per-row", "kept_int"), hermeticConfig());
+  EXPECT_NE(Out.find("a.hi = a.hi > a_hi_other ? a.hi : a_hi_other; }"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("a.lo = a_lo_other > a.lo ? a.lo : a_lo_other; }"),
+            std::string::npos)
+      << Out;
+}
+
+// A float member kept when the comparison holds (a NaN element would
+// replace it, and the next element the NaN: the order counts), a scalar
+// written so, and the look-alikes are refused, each with its reason.
+TEST(RestructureWarpPerRowTest, StructMembersBySelectionRefused) {
+  const Transform &T = warpPerRow();
+  Input In(SelectMembers, casePath("struct-select"), hermeticConfig());
+  ASSERT_TRUE(In.Ctx);
+  auto Refusal = [&](const char *K) {
+    auto R = T.apply(*In.Ctx, makeEdit("warp-per-row", K));
+    return R ? std::string("rewritten") : rejectionReason(R.takeError());
+  };
+  std::string NotMember = "reads or writes it in a way that is not a "
+                          "member's sum, product, max or min";
+  EXPECT_NE(Refusal("kept_float").find("the statement at 44:7 " + NotMember),
+            std::string::npos)
+      << Refusal("kept_float");
+  EXPECT_NE(Refusal("kept_scalar")
+                .find("carries 'hi' from one element to the next in a way "
+                      "that is not a sum, product, max or min"),
+            std::string::npos)
+      << Refusal("kept_scalar");
+  for (auto [K, Why] : std::vector<std::pair<const char *, std::string>>{
+           {"other_value", "the statement at 64:7 " + NotMember},
+           {"other_member", "the statement at 76:7 " + NotMember},
+           {"sum_and_cmp",
+            "keeps its member 'hi' as both a max and a sum (at 89:7)"},
+           {"with_else", "the statement at 101:7 " + NotMember},
+           {"two_stmts", "the statement at 113:7 " + NotMember},
+           {"fmax_and_cmp", "keeps its member 'hi' as a max in two "
+                            "statements (again at 126:7), one a comparison"}})
+    EXPECT_NE(Refusal(K).find(Why), std::string::npos)
+        << K << ": " << Refusal(K);
+}
+
 } // namespace

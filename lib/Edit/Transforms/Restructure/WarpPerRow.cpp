@@ -80,13 +80,9 @@ static bool sameExpr(const clang::Expr *A, const clang::Expr *B,
   return IA == IB;
 }
 
-/// A max or min written as a selection between the accumulator \p D and an
-/// element e: `acc = COND ? T : F` with {T, F} = {acc, e}, or
-/// `if (COND) acc = e;` (no else, nothing else in the branch), where COND
-/// compares acc with e by <, <=, > or >=. The element must read the same
-/// value wherever it appears (no side effects).
-static std::optional<Reduction::Select>
-matchSelect(const clang::Stmt *S, const clang::ValueDecl *D,
+std::optional<Reduction>
+matchSelect(const clang::Stmt *S, function_ref<bool(const clang::Expr *)> IsAcc,
+            function_ref<bool(const clang::Expr *)> ReadsAcc,
             const clang::ASTContext &AST) {
   const clang::Expr *CondE = nullptr, *TrueE = nullptr, *FalseE = nullptr;
   if (const auto *If = dyn_cast<clang::IfStmt>(S)) {
@@ -100,14 +96,14 @@ matchSelect(const clang::Stmt *S, const clang::ValueDecl *D,
         dyn_cast_or_null<clang::Expr>(Then)
             ? cast<clang::Expr>(Then)->IgnoreParenImpCasts()
             : nullptr);
-    if (!A || A->getOpcode() != clang::BO_Assign || declOf(A->getLHS()) != D)
+    if (!A || A->getOpcode() != clang::BO_Assign || !IsAcc(A->getLHS()))
       return std::nullopt;
     CondE = If->getCond();
     TrueE = A->getRHS();
     FalseE = A->getLHS();
   } else if (const auto *E = dyn_cast<clang::Expr>(S)) {
     const auto *A = dyn_cast<clang::BinaryOperator>(E->IgnoreParenImpCasts());
-    if (!A || A->getOpcode() != clang::BO_Assign || declOf(A->getLHS()) != D)
+    if (!A || A->getOpcode() != clang::BO_Assign || !IsAcc(A->getLHS()))
       return std::nullopt;
     const auto *CO = dyn_cast<clang::ConditionalOperator>(
         A->getRHS()->IgnoreParenImpCasts());
@@ -125,26 +121,38 @@ matchSelect(const clang::Stmt *S, const clang::ValueDecl *D,
   Reduction::Select Sel;
   Sel.Op = clang::BinaryOperator::getOpcodeStr(C->getOpcode()).str();
   const clang::Expr *Elem = nullptr;
-  if (referencedDecl(C->getLHS()) == D) {
+  if (IsAcc(C->getLHS())) {
     Sel.AccLeft = true;
     Elem = C->getRHS();
-  } else if (referencedDecl(C->getRHS()) == D) {
+  } else if (IsAcc(C->getRHS())) {
     Elem = C->getLHS();
   } else {
     return std::nullopt;
   }
-  if (referencedDecl(TrueE) == D && !mentions(FalseE, D))
+  if (IsAcc(TrueE) && !ReadsAcc(FalseE))
     Sel.AccIfTrue = true;
-  else if (referencedDecl(FalseE) == D && !mentions(TrueE, D))
+  else if (IsAcc(FalseE) && !ReadsAcc(TrueE))
     Sel.AccIfTrue = false;
   else
     return std::nullopt;
+  // Kept when the comparison holds, the accumulator would take a NaN
+  // element and the next element would replace it: the result would
+  // depend on the order of the elements, which lanes do not keep.
+  if (Sel.AccIfTrue && !C->getLHS()->getType()->isIntegerType())
+    return std::nullopt;
   const clang::Expr *Taken = Sel.AccIfTrue ? FalseE : TrueE;
-  if (mentions(Elem, D) || Elem->HasSideEffects(AST) ||
+  if (ReadsAcc(Elem) || Elem->HasSideEffects(AST) ||
       !sameExpr(Elem, Taken, AST))
     return std::nullopt;
   Sel.Elem = Elem;
-  return Sel;
+  // The element is taken when `e OP acc` holds (or fails, when acc is
+  // the value taken): taking the larger is a max.
+  StringRef Op = Sel.Op;
+  bool ElemGreater = Sel.AccLeft ? Op.starts_with("<") : Op.starts_with(">");
+  Reduction R;
+  R.Op = ElemGreater != Sel.AccIfTrue ? Reduction::Max : Reduction::Min;
+  R.Cond = Sel;
+  return R;
 }
 
 /// Recognizes `acc += e`, `acc = acc + e`, `acc = fmaxf(acc, e)`,
@@ -159,14 +167,11 @@ std::optional<Reduction> matchAccumulate(const clang::Stmt *S,
         R.Acc->getType()->isDependentType()) ||
       R.Acc->getType()->isBooleanType())
     return std::nullopt;
-  if (auto Sel = matchSelect(S, D, AST)) {
-    // The element is taken when `e OP acc` holds (or fails, when acc is
-    // the value taken): taking the larger is a max.
-    StringRef Op = Sel->Op;
-    bool ElemGreater = Sel->AccLeft ? Op.starts_with("<") : Op.starts_with(">");
-    R.Op = ElemGreater != Sel->AccIfTrue ? Reduction::Max : Reduction::Min;
-    R.Cond = *Sel;
-    return R;
+  if (auto Sel = matchSelect(
+          S, [&](const clang::Expr *X) { return referencedDecl(X) == D; },
+          [&](const clang::Expr *X) { return mentions(X, D); }, AST)) {
+    Sel->Acc = R.Acc;
+    return Sel;
   }
   const auto *E = dyn_cast<clang::Expr>(S);
   if (!E)

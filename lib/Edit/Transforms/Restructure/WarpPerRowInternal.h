@@ -15,6 +15,7 @@
 #include "PlannedTransform.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/Stmt.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -154,6 +155,20 @@ struct Plan {
 constexpr int64_t MaxValuesPerLane = 64;
 
 bool isZero(const clang::Expr *E, const clang::ASTContext &AST, int One);
+/// A max or min written as a selection between an accumulator and an
+/// element e: `acc = COND ? T : F` with {T, F} = {acc, e}, or
+/// `if (COND) acc = e;` (no else, nothing else in the branch), where COND
+/// compares acc with e by <, <=, > or >=: its Op and Cond (Acc and Member
+/// left to the caller). \p IsAcc tells the accumulator (`acc`, or one
+/// member `acc.m`), \p ReadsAcc whether an expression reads any of it; the
+/// element must read none of it and the same value wherever it appears (no
+/// side effects). The accumulator may be the value kept when COND holds
+/// only for an integer comparison (no NaN).
+std::optional<Reduction>
+matchSelect(const clang::Stmt *S,
+            llvm::function_ref<bool(const clang::Expr *)> IsAcc,
+            llvm::function_ref<bool(const clang::Expr *)> ReadsAcc,
+            const clang::ASTContext &AST);
 /// The element writes in \p S: memoryWrites(), and also the stores a
 /// class's assignment operator makes (`out[r] = make_float2(x, y)`).
 std::vector<MemWrite> rowWrites(const clang::Stmt *S);

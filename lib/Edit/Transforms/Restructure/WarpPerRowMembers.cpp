@@ -6,11 +6,13 @@
 // `float2 acc = make_float2(0.f, 0.f); ... acc.x += v.x; acc.y += v.y;`
 // is two sums that happen to share a variable: each written member becomes
 // a Reduction of its own (Reduction::Member), reset in lanes other than
-// the first and combined by the scalar machinery. A member the loop never
-// writes keeps, in every lane, the value it had before the loop and is not
-// combined. Anything that could read or write the accumulator other than
-// through those statements (a write of the whole object, its address, a
-// reference to it, a read elsewhere in the loop) is refused.
+// the first and combined by the scalar machinery. A max or min written as
+// a comparison (`if (v > acc.hi) acc.hi = v;`) is matched as a scalar's is
+// (matchSelect()) and combined with its own comparison. A member the loop
+// never writes keeps, in every lane, the value it had before the loop and
+// is not combined. Anything that could read or write the accumulator other
+// than through those statements (a write of the whole object, its address,
+// a reference to it, a read elsewhere in the loop) is refused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -166,10 +168,21 @@ const clang::Stmt *addressUse(const clang::Stmt *Body,
 
 /// `acc.m += e`, `acc.m -= e`, `acc.m *= e`, `acc.m = acc.m + e` (either
 /// order), `acc.m = acc.m - e`, `acc.m = acc.m * e`, `acc.m = fmaxf(acc.m,
-/// e)` (fmax, max, and the minima; either order) for a member m of \p V,
-/// where e does not mention \p V.
+/// e)` (fmax, max, and the minima; either order), or a max or min written
+/// as a selection (`if (e > acc.m) acc.m = e;`, `acc.m = e > acc.m ? e :
+/// acc.m`: matchSelect(), as for a scalar) for a member m of \p V, where e
+/// does not mention \p V.
 std::optional<Reduction> matchMember(const clang::Stmt *S,
-                                     const clang::VarDecl *V) {
+                                     const clang::VarDecl *V,
+                                     const clang::ASTContext &AST) {
+  for (const clang::FieldDecl *F : V->getType()->getAsRecordDecl()->fields())
+    if (auto Sel = matchSelect(
+            S, [&](const clang::Expr *X) { return memberOf(X, V) == F; },
+            [&](const clang::Expr *X) { return mentions(X, V); }, AST)) {
+      Sel->Acc = V;
+      Sel->Member = F;
+      return Sel;
+    }
   const auto *E = dyn_cast<clang::Expr>(S);
   if (!E)
     return std::nullopt;
@@ -285,7 +298,7 @@ Error memberReductions(const EditContext &Ctx, const Edit &E, const Plan &P,
   for (const clang::Stmt *S : bodyStmts(L.body())) {
     if (!mentions(S, V))
       continue;
-    auto M = matchMember(S, V);
+    auto M = matchMember(S, V, Ctx.AST);
     if (!M) {
       if (llvm::is_contained(writtenDecls(S), V))
         return No("also writes it whole at " + where(Ctx, S) +
@@ -301,10 +314,19 @@ Error memberReductions(const EditContext &Ctx, const Edit &E, const Plan &P,
       Found.push_back(*M);
       continue;
     }
-    if (Same->Op != M->Op || Same->Func != M->Func)
+    bool Selects = Same->Cond || M->Cond;
+    if (Same->Op != M->Op || (!Selects && Same->Func != M->Func))
       return No("keeps its member '" + M->Member->getName() + "' as both a " +
                 opName(Same->Op) + " and a " + opName(M->Op) + " (at " +
                 where(Ctx, S) + ")");
+    // As for a scalar, a selection is its accumulator's one statement: the
+    // lanes combine with its comparison alone.
+    if (Selects)
+      return No("keeps its member '" + M->Member->getName() + "' as a " +
+                opName(M->Op) + " in two statements (again at " +
+                where(Ctx, S) +
+                "), one a comparison; a max or min written as a comparison "
+                "is combined only as its member's one statement");
   }
   for (Reduction &R : Found) {
     if (R.Op == Reduction::Sum || R.Op == Reduction::Prod) {
