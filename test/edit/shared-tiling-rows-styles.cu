@@ -11,7 +11,10 @@
 // whole window is held and rows 4 is offered where it holds at most 32
 // values. A window element is loaded when a row needs it: the part of the
 // condition that holds along a window row is folded over the rows once per
-// window row, apart from the element's bounds. The six edits
+// window row, apart from the element's bounds. Threads whose window lies
+// inside every bound the guard and the reads test (checked once, each bound
+// where it is tightest) run a copy with those tests written as `true`
+// (`false` for an early return); the rest run the tests. The six edits
 // applied one after another compile with nvcc and the input is left as it
 // was. The program checks each stencil against the CPU, so the GPU check
 // (scripts/gpu-edit-family.sh) runs `eval` on the result.
@@ -68,52 +71,102 @@ __global__ void conv(int h, int w, const float *in, const float *filt,
 // OUT-NEXT:                      float *out) {
 // OUT-NEXT:   int x = blockIdx.x * blockDim.x + threadIdx.x;
 // OUT-NEXT:   const int yBase = (blockIdx.y * blockDim.y + threadIdx.y) * 8;
-// OUT-NEXT:   // shared-tiling rows=8: 8 rows per thread, the input streamed through registers one row at a time.
-// OUT-NEXT:   bool run[8];
-// OUT-NEXT:   float sum[8];
-// OUT-NEXT:   #pragma unroll
-// OUT-NEXT:   for (int f1 = 0; f1 < 8; ++f1) {
-// OUT-NEXT:     const int y = yBase + f1;
-// OUT-NEXT:     run[f1] = x < w && y < h;
-// OUT-NEXT:     if (run[f1]) {
-// OUT-NEXT:       sum[f1] = 0.f;
-// OUT-NEXT:     }
-// OUT-NEXT:   }
-// OUT-NEXT:   #pragma unroll
-// OUT-NEXT:   for (int r = 0; r < 14; ++r) {
-// OUT-NEXT:     const int gy = yBase + r - 3;
-// OUT-NEXT:     bool rowNeed = false;
+// OUT-NEXT:   // Threads whose every bounds test holds skip the tests.
+// OUT-NEXT:   if (yBase + 7 < h && x < w && yBase - 3 >= 0 && yBase + 10 < h && x - 3 >= 0 && x + 3 < w) {
+// OUT-NEXT:     // shared-tiling rows=8: 8 rows per thread, the input streamed through registers one row at a time.
+// OUT-NEXT:     bool run[8];
+// OUT-NEXT:     float sum[8];
 // OUT-NEXT:     #pragma unroll
 // OUT-NEXT:     for (int f1 = 0; f1 < 8; ++f1) {
-// OUT-NEXT:       const int yr = yBase + f1;
-// OUT-NEXT:       rowNeed = rowNeed || (r - f1 >= 0 && r - f1 <= 6 && yr < h && x < w);
+// OUT-NEXT:       run[f1] = true;
+// OUT-NEXT:       if (run[f1]) {
+// OUT-NEXT:         sum[f1] = 0.f;
+// OUT-NEXT:       }
 // OUT-NEXT:     }
-// OUT-NEXT:     float win[7];
 // OUT-NEXT:     #pragma unroll
-// OUT-NEXT:     for (int c = 0; c < 7; ++c) {
-// OUT-NEXT:       const int gx = x + c - 3;
-// OUT-NEXT:       const bool need = (gy >= 0 && gy < h && gx >= 0 && gx < w && c >= 0 && c <= 6 && rowNeed);
-// OUT-NEXT:       win[c] = need ? in[(size_t)gy * w + gx] : float(0);
+// OUT-NEXT:     for (int r = 0; r < 14; ++r) {
+// OUT-NEXT:       const int gy = yBase + r - 3;
+// OUT-NEXT:       bool rowNeed1 = false;
+// OUT-NEXT:       #pragma unroll
+// OUT-NEXT:       for (int f1 = 0; f1 < 8; ++f1) {
+// OUT-NEXT:         rowNeed1 = rowNeed1 || (r - f1 >= 0 && r - f1 <= 6);
+// OUT-NEXT:       }
+// OUT-NEXT:       float win[7];
+// OUT-NEXT:       #pragma unroll
+// OUT-NEXT:       for (int c = 0; c < 7; ++c) {
+// OUT-NEXT:         const int gx = x + c - 3;
+// OUT-NEXT:         const bool need = (c >= 0 && c <= 6 && rowNeed1);
+// OUT-NEXT:         win[c] = need ? in[(size_t)gy * w + gx] : float(0);
+// OUT-NEXT:       }
+// OUT-NEXT:       #pragma unroll
+// OUT-NEXT:       for (int f1 = 0; f1 < 8; ++f1) {
+// OUT-NEXT:         const int y = yBase + f1;
+// OUT-NEXT:         const int ky = r - f1;
+// OUT-NEXT:         if (run[f1] && ky >= 0 && ky <= 6) {
+// OUT-NEXT:           #pragma unroll
+// OUT-NEXT:           for (int kx = 0; kx < K; ++kx) {
+// OUT-NEXT:             int iy = y + ky - RAD, ix = x + kx - RAD;
+// OUT-NEXT:             if (true)
+// OUT-NEXT:               sum[f1] += win[kx] * filt[ky * K + kx];
+// OUT-NEXT:           }
+// OUT-NEXT:         }
+// OUT-NEXT:       }
 // OUT-NEXT:     }
 // OUT-NEXT:     #pragma unroll
 // OUT-NEXT:     for (int f1 = 0; f1 < 8; ++f1) {
 // OUT-NEXT:       const int y = yBase + f1;
-// OUT-NEXT:       const int ky = r - f1;
-// OUT-NEXT:       if (run[f1] && ky >= 0 && ky <= 6) {
-// OUT-NEXT:         #pragma unroll
-// OUT-NEXT:         for (int kx = 0; kx < K; ++kx) {
-// OUT-NEXT:           int iy = y + ky - RAD, ix = x + kx - RAD;
-// OUT-NEXT:           if (iy >= 0 && iy < h && ix >= 0 && ix < w)
-// OUT-NEXT:             sum[f1] += win[kx] * filt[ky * K + kx];
+// OUT-NEXT:       if (run[f1]) {
+// OUT-NEXT:         out[(size_t)y * w + x] = sum[f1];
+// OUT-NEXT:       }
+// OUT-NEXT:     }
+// OUT-NEXT:   } else {
+// OUT-NEXT:     // shared-tiling rows=8: 8 rows per thread, the input streamed through registers one row at a time.
+// OUT-NEXT:     bool run[8];
+// OUT-NEXT:     float sum[8];
+// OUT-NEXT:     #pragma unroll
+// OUT-NEXT:     for (int f1 = 0; f1 < 8; ++f1) {
+// OUT-NEXT:       const int y = yBase + f1;
+// OUT-NEXT:       run[f1] = x < w && y < h;
+// OUT-NEXT:       if (run[f1]) {
+// OUT-NEXT:         sum[f1] = 0.f;
+// OUT-NEXT:       }
+// OUT-NEXT:     }
+// OUT-NEXT:     #pragma unroll
+// OUT-NEXT:     for (int r = 0; r < 14; ++r) {
+// OUT-NEXT:       const int gy = yBase + r - 3;
+// OUT-NEXT:       bool rowNeed = false;
+// OUT-NEXT:       #pragma unroll
+// OUT-NEXT:       for (int f1 = 0; f1 < 8; ++f1) {
+// OUT-NEXT:         const int yr = yBase + f1;
+// OUT-NEXT:         rowNeed = rowNeed || (r - f1 >= 0 && r - f1 <= 6 && yr < h && x < w);
+// OUT-NEXT:       }
+// OUT-NEXT:       float win[7];
+// OUT-NEXT:       #pragma unroll
+// OUT-NEXT:       for (int c = 0; c < 7; ++c) {
+// OUT-NEXT:         const int gx = x + c - 3;
+// OUT-NEXT:         const bool need = (gy >= 0 && gy < h && gx >= 0 && gx < w && c >= 0 && c <= 6 && rowNeed);
+// OUT-NEXT:         win[c] = need ? in[(size_t)gy * w + gx] : float(0);
+// OUT-NEXT:       }
+// OUT-NEXT:       #pragma unroll
+// OUT-NEXT:       for (int f1 = 0; f1 < 8; ++f1) {
+// OUT-NEXT:         const int y = yBase + f1;
+// OUT-NEXT:         const int ky = r - f1;
+// OUT-NEXT:         if (run[f1] && ky >= 0 && ky <= 6) {
+// OUT-NEXT:           #pragma unroll
+// OUT-NEXT:           for (int kx = 0; kx < K; ++kx) {
+// OUT-NEXT:             int iy = y + ky - RAD, ix = x + kx - RAD;
+// OUT-NEXT:             if (iy >= 0 && iy < h && ix >= 0 && ix < w)
+// OUT-NEXT:               sum[f1] += win[kx] * filt[ky * K + kx];
+// OUT-NEXT:           }
 // OUT-NEXT:         }
 // OUT-NEXT:       }
 // OUT-NEXT:     }
-// OUT-NEXT:   }
-// OUT-NEXT:   #pragma unroll
-// OUT-NEXT:   for (int f1 = 0; f1 < 8; ++f1) {
-// OUT-NEXT:     const int y = yBase + f1;
-// OUT-NEXT:     if (run[f1]) {
-// OUT-NEXT:       out[(size_t)y * w + x] = sum[f1];
+// OUT-NEXT:     #pragma unroll
+// OUT-NEXT:     for (int f1 = 0; f1 < 8; ++f1) {
+// OUT-NEXT:       const int y = yBase + f1;
+// OUT-NEXT:       if (run[f1]) {
+// OUT-NEXT:         out[(size_t)y * w + x] = sum[f1];
+// OUT-NEXT:       }
 // OUT-NEXT:     }
 // OUT-NEXT:   }
 // OUT-NEXT: }
@@ -128,6 +181,11 @@ __global__ void jacobi(int n, const float *a, float *b) {
                                 a[row * n + col - 1] + a[row * n + col + 1]);
 }
 // OUT-LABEL: __global__ void jacobi(int n, const float *a, float *b) {
+// OUT:         if (rowBase > 0 && rowBase + 3 < (n - 1) && col > 0 && col < (n - 1)) {
+// OUT:           rowNeed3 = rowNeed3 || (r - f >= 0 && r - f <= 0);
+// OUT:           if (true)
+// OUT-NEXT:        b[row * n + col] = 0.25f * (win[f][1] + win[f + 2][1] +
+// OUT:         } else {
 // OUT:         float win[6][3];
 // OUT:             b[row * n + col] = 0.25f * (win[f][1] + win[f + 2][1] +
 // OUT-NEXT:                                    win[f + 1][0] + win[f + 1][2]);
@@ -146,6 +204,10 @@ __global__ void blur(const float *src, float *dst, int width, int height) {
   dst[py * width + px] = s / 9;
 }
 // OUT-LABEL: __global__ void blur(const float *src, float *dst, int width, int height) {
+// OUT:         if (pyBase >= 1 && pyBase + 7 < (height - 1) && px >= 1 && px < (width - 1)) {
+// OUT:           run[f] = true;
+// OUT:               const bool need = (c >= 0 && c <= 2 && rowNeed1);
+// OUT:         } else {
 // OUT:           run[f] = !(px < 1 || py < 1 || px >= width - 1 || py >= height - 1);
 // OUT-NEXT:      if (run[f]) {
 // OUT-NEXT:        s[f] = 0;
@@ -169,7 +231,11 @@ __global__ void vert(const double *u, double *v, int rows, int cols,
                        u[(i + 2) * pitch + j];
 }
 // OUT-LABEL: __global__ void vert(const double *u, double *v, int rows, int cols,
+// OUT:         if (iBase >= 2 && iBase + 3 < (rows - 2) && j < cols) {
 // OUT:         double win[8][1];
+// OUT:           if (true)
+// OUT:         } else {
+// OUT:           if (i >= 2 && i < rows - 2 && j < cols)
 
 // WHY: shared-tiling norm: 2D stencil
 // WHY: try {"kind":"shared-tiling","target":"norm","params":{"rows":8}}
@@ -194,6 +260,8 @@ __global__ void norm(const float *img, const float *wts, float *res, int W,
   res[y * W + x] = den != 0.f ? num / den : 0.f;
 }
 // OUT-LABEL: __global__ void norm(const float *img, const float *wts, float *res, int W,
+// OUT:         if (yBase + 7 < H && x < W && yBase - 2 >= 0 && yBase + 9 < H && x - 2 >= 0 && x + 2 < W) {
+// OUT:         } else {
 // OUT:         bool run[8];
 // OUT-NEXT:    float num[8];
 // OUT-NEXT:    float den[8];
@@ -219,6 +287,10 @@ __global__ void lap(int nx, int ny, const float *__restrict__ p,
   q[c] = p[c - nx] + p[c + nx] + p[c - 1] + p[c + 1] - 4.f * p[c];
 }
 // OUT-LABEL: __global__ void lap(int nx, int ny, const float *__restrict__ p,
+// OUT:         if (gyBase >= 1 && gyBase + 3 <= (ny - 2) && gx >= 1 && gx <= (nx - 2)) {
+// OUT:           if (false)
+// OUT-NEXT:        continue;
+// OUT:         } else {
 // OUT:         float win[6][3];
 // OUT:             continue;
 // OUT-NEXT:      int c = gy * nx + gx;

@@ -316,6 +316,10 @@ struct StencilRead {
   /// Comparisons of the read's row or column with bounds (from enclosing
   /// `if`s), rendered with a placeholder for the coordinate.
   std::vector<std::string> GuardY, GuardX; ///< "$ >= 0", "$ < h"
+  /// The conditions those comparisons make up: of each `if` around the
+  /// read (true: it runs when the condition holds) and of each `if (...)
+  /// continue;` before it (false).
+  std::vector<std::pair<const clang::Expr *, bool>> OwnConds;
 };
 
 /// One comparison of a guard: the coordinate, the operator, the bound.
@@ -410,6 +414,45 @@ std::string pinsNote(llvm::ArrayRef<TemplatePin> Pins);
 llvm::Error addPinAsserts(const EditContext &Ctx, const Edit &E,
                           const StencilPlan &P,
                           clang::tooling::Replacements &R);
+
+// The register window of rows (SharedTilingRows.cpp), its loads and its
+// interior form (SharedTilingWindow.cpp).
+
+/// The names a rows rewrite adds, fresh in the kernel.
+struct RowNames {
+  std::string YBase, Win, R, C, Gy, Gx, Need, F, Yr, Run;
+};
+
+/// The loads of one window row: which of the thread's rows need the row
+/// (once per window row), then each element.
+struct WindowLoads {
+  std::string PerRow, PerElement;
+};
+
+/// The window's loads: an element is loaded when one of the thread's rows
+/// that passes the guard reads it and the read's own bounds admit it. With
+/// \p Interior, for threads where interiorCondition() holds, the bounds
+/// are left out (what remains is constant once the loops are unrolled).
+/// \p Elem is the element the loads write (`win[r][c]`, `win[c]`); \p Fresh
+/// names a new variable.
+WindowLoads windowLoads(const StencilPlan &P, const RowNames &N, int64_t Rows,
+                        llvm::StringRef YT, llvm::StringRef XT,
+                        llvm::StringRef Elem, bool Interior,
+                        llvm::function_ref<std::string(llvm::StringRef)> Fresh);
+/// A condition on the thread's first row \p YBase and column \p X under
+/// which every bound the guard and the reads' own `if`s test holds for each
+/// of the thread's \p Rows rows, each offset loop's every value and each
+/// read: each bound tested at the coordinate where it is tightest (a lower
+/// bound at the least row or column the thread reads, an upper one at the
+/// greatest). Empty when no bound is tested.
+std::string interiorCondition(const StencilPlan &P, llvm::StringRef YBase,
+                              llvm::StringRef X, int64_t Rows);
+/// The edits that write, for threads where interiorCondition() holds, what
+/// the bounds tests evaluate to there: each read's own `if` conditions
+/// `true`, its `if (...) continue;` conditions `false`, and, with \p Guard,
+/// the kernel's guard (`true`; `false` for `if (...) return;`).
+std::vector<TextEdit> interiorEdits(const EditContext &Ctx,
+                                    const StencilPlan &P, bool Guard);
 
 /// \p Shape is set once the reads are recognized (later refusals are about
 /// the launches or the tile's size).

@@ -50,17 +50,6 @@ namespace sharedtiling {
 
 namespace {
 
-/// The loads of one window row: which of the thread's rows need the row
-/// (once per window row), then each element.
-struct WindowLoads {
-  std::string PerRow, PerElement;
-};
-
-/// The names a rewrite adds, fresh in the kernel.
-struct RowNames {
-  std::string YBase, Win, R, C, Gy, Gx, Need, F, Yr, Run;
-};
-
 /// The streamed form's shape: the guarded statements are Pre, one loop
 /// whose variable V moves every read's row by exactly V (all reads are in
 /// it), and Post; Pre declares the row's own variables (one per row once
@@ -230,13 +219,14 @@ std::string regionText(StringRef Code, unsigned Begin, unsigned End,
 
 // Why long: the streamed form's text is three loops over the rows (their
 // start, the window rows, their end) around the three parts of the guarded
-// code, each part regenerated with its variables renamed per row.
+// code, each part regenerated with its variables renamed per row. With
+// \p Interior, the rows' guard is written as the `true` it is there.
 Expected<std::string> streamedText(const EditContext &Ctx, const Edit &E,
                                    const StencilPlan &P, const StreamShape &Sh,
                                    const RowNames &N, int64_t Rows, int64_t WR,
                                    int64_t WC, const WindowLoads &Loads,
                                    std::vector<TextEdit> Edits,
-                                   llvm::StringRef YT) {
+                                   llvm::StringRef YT, bool Interior) {
   auto NotApplicable = [&](const Twine &Why) {
     return reject(E, "not-applicable", "kernel '" + E.Target + "': " + Why);
   };
@@ -332,6 +322,8 @@ Expected<std::string> streamedText(const EditContext &Ctx, const Edit &E,
     return NotApplicable("the guard has no place in the file");
   if (P.EarlyReturn)
     Cond = "!(" + Cond + ")";
+  if (Interior)
+    Cond = "true";
   std::string Y = P.Y->getNameAsString(), F = N.F;
   // The row index, where a statement uses it other than in a read.
   auto YLine = [&](const Stmt *S) {
@@ -349,10 +341,13 @@ Expected<std::string> streamedText(const EditContext &Ctx, const Edit &E,
   bool PostY = any_of(Sh.Post, [&](const Stmt *S) { return mentions(S, P.Y); });
   std::string YDecl =
       "const " + YT.str() + " " + Y + " = " + N.YBase + " + " + F + ";\n  ";
+  // Where the guard is written `true`, the row index only for Pre.
+  bool StartY = !Interior ||
+                any_of(Sh.Pre, [&](const Stmt *S) { return mentions(S, P.Y); });
   std::string Start = "#pragma unroll\nfor (int " + F + " = 0; " + F + " < " +
-                      std::to_string(Rows) + "; ++" + F + ") {\n  const " +
-                      YT.str() + " " + Y + " = " + N.YBase + " + " + F +
-                      ";\n  " + N.Run + "[" + F + "] = " + Cond + ";\n" +
+                      std::to_string(Rows) + "; ++" + F + ") {\n  " +
+                      (StartY ? YDecl : std::string()) + N.Run + "[" + F +
+                      "] = " + Cond + ";\n" +
                       (Sh.Pre.empty() ? std::string()
                                       : "  if (" + N.Run + "[" + F +
                                             "]) {\n    " + Pre + "\n  }\n") +
@@ -485,89 +480,6 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
               XT = typeName(P.X->getType(), Ctx.AST);
   std::string XN = P.X->getNameAsString();
 
-  // When a window element is needed: a read of it passes its guard for
-  // one of the thread's rows. Each read's condition splits into the part
-  // that does not change along the window row (its row range, the guard on
-  // the row index and on x), folded over the thread's rows once per window
-  // row and distinct text, and the part that does (the read's own bounds,
-  // in its guard's order so that the compiler shares them with the guard
-  // left around the read, then its column range). Or-ing whole conditions
-  // per row and element left the compiler 1,800 predicate operations on
-  // conv2d rows=8 (89 registers at rows=4); split, 740 (40 registers).
-  std::vector<std::string> RowConds;
-  std::vector<std::pair<size_t, std::string>> Conds; // row group, the rest
-  for (const StencilRead &Rd : P.Reads) {
-    std::vector<std::string> RowParts = {
-        N.R + " - " + N.F + " >= " + std::to_string(Rd.DY.Lo + P.HaloYLo),
-        N.R + " - " + N.F + " <= " + std::to_string(Rd.DY.Hi + P.HaloYLo)};
-    for (const BoundCmp &B : P.GuardY)
-      RowParts.push_back(fillIn(B.Text, N.Yr));
-    for (const BoundCmp &B : P.GuardX)
-      RowParts.push_back(fillIn(B.Text, XN));
-    std::string RowCond = "(" + join(RowParts, " && ") + ")";
-    auto It = find(RowConds, RowCond);
-    size_t Group = It - RowConds.begin();
-    if (It == RowConds.end())
-      RowConds.push_back(RowCond);
-    std::vector<std::string> Parts;
-    for (const std::string &G : Rd.GuardY)
-      Parts.push_back(fillIn(G, N.Gy));
-    for (const std::string &G : Rd.GuardX)
-      Parts.push_back(fillIn(G, N.Gx));
-    Parts.push_back(N.C + " >= " + std::to_string(Rd.DX.Lo + P.HaloXLo));
-    Parts.push_back(N.C + " <= " + std::to_string(Rd.DX.Hi + P.HaloXLo));
-    std::pair<size_t, std::string> Cond(Group, join(Parts, " && "));
-    if (!is_contained(Conds, Cond))
-      Conds.push_back(std::move(Cond));
-  }
-  std::vector<std::string> Flags, FlagDecls, FlagUpdates;
-  for (size_t G = 0; G < RowConds.size(); ++G) {
-    Flags.push_back(Fresh("rowNeed"));
-    FlagDecls.push_back(Flags.back() + " = false");
-    FlagUpdates.push_back(Flags.back() + " = " + Flags.back() + " || " +
-                          RowConds[G] + ";");
-  }
-  std::vector<std::string> Needs;
-  for (const auto &[Group, Rest] : Conds)
-    Needs.push_back("(" + Rest + " && " + Flags[Group] + ")");
-  // Window row r: which of the thread's rows read it, under which guard;
-  // then each element, loaded when one of them does.
-  WindowLoads Loads;
-  Loads.PerRow =
-      indentLines(fillTemplate(R"(bool ${FlagDecls};
-#pragma unroll
-for (int ${F} = 0; ${F} < ${Rows}; ++${F}) {
-  const ${YT} ${Yr} = ${YBase} + ${F};
-  ${FlagUpdates}
-})",
-                               {{"FlagDecls", join(FlagDecls, ", ")},
-                                {"FlagUpdates", join(FlagUpdates, "\n  ")},
-                                {"F", N.F},
-                                {"Rows", std::to_string(Rows)},
-                                {"YT", YT},
-                                {"Yr", N.Yr},
-                                {"YBase", N.YBase}}),
-                  "  ");
-  Loads.PerElement = indentLines(
-      fillTemplate(
-          R"(const ${XT} ${Gx} = ${X} + ${C} - ${HX};
-const bool ${Need} = ${Conds};
-${Elem} = ${Need} ? ${In}[${Cast}${Gy} * ${Pitch} + ${Gx}] : ${T}(0);)",
-          {{"XT", XT},
-           {"Gx", N.Gx},
-           {"X", XN},
-           {"C", N.C},
-           {"HX", std::to_string(P.HaloXLo)},
-           {"Need", N.Need},
-           {"Conds", join(Needs, " ||\n    ")},
-           {"Elem", N.Win + (Stream ? "" : "[" + N.R + "]") + "[" + N.C + "]"},
-           {"In", P.In->getNameAsString()},
-           {"Cast", P.IndexCast},
-           {"Pitch", P.Pitch},
-           {"Gy", N.Gy},
-           {"T", P.ElemType}}),
-      "    ");
-
   // Reads from the window, the offset loops unrolled.
   unsigned Begin = P.InsertAt, End = LastSpan->End.Offset;
   std::vector<TextEdit> Edits;
@@ -600,29 +512,47 @@ ${Elem} = ${Need} ? ${In}[${Cast}${Gy} * ${Pitch} + ${Gx}] : ${T}(0);)",
         {S->Begin.Offset, 0,
          "#pragma unroll\n" + indentationAt(Code, S->Begin.Offset)});
   }
-  std::string Text;
-  if (Stream) {
-    auto T = streamedText(Ctx, E, P, *Stream, N, Rows, WR, WC, Loads,
-                          std::move(Edits), YT);
-    if (!T)
-      return T.takeError();
-    Text = std::move(*T);
-  } else {
-    // The guard and the body, once per row: an early return moves on to
-    // the next row.
-    if (P.EarlyReturn) {
-      const Stmt *Then = P.Guard->getThen();
-      if (const auto *CS = dyn_cast<CompoundStmt>(Then))
-        Then = CS->body_front();
-      auto S = looseStmtSpan(Ctx, Then);
-      if (!S)
-        return NotApplicable("the guard's return has no place in the file");
-      Edits.push_back(
-          {S->Begin.Offset, S->End.Offset - S->Begin.Offset, "continue;"});
-    }
-    std::string Body = reindent(spliceText(Code, Begin, End, std::move(Edits)),
+  // The guard and the body, once per row: an early return moves on to the
+  // next row.
+  if (!Stream && P.EarlyReturn) {
+    const Stmt *Then = P.Guard->getThen();
+    if (const auto *CS = dyn_cast<CompoundStmt>(Then))
+      Then = CS->body_front();
+    auto S = looseStmtSpan(Ctx, Then);
+    if (!S)
+      return NotApplicable("the guard's return has no place in the file");
+    Edits.push_back(
+        {S->Begin.Offset, S->End.Offset - S->Begin.Offset, "continue;"});
+  }
+  // The rows as they test every bound, or as they run where every test
+  // holds (SharedTilingWindow.cpp); the edits that write the tests' values
+  // go first, so that they win over any edit inside a test.
+  auto RowsText = [&](bool Interior) -> Expected<std::string> {
+    std::string Elem =
+        N.Win + (Stream ? "" : "[" + N.R + "]") + "[" + N.C + "]";
+    WindowLoads Loads = windowLoads(P, N, Rows, YT, XT, Elem, Interior, Fresh);
+    std::vector<TextEdit> All;
+    if (Interior)
+      All = interiorEdits(Ctx, P, /*Guard=*/!Stream);
+    llvm::append_range(All, Edits);
+    if (Stream)
+      return streamedText(Ctx, E, P, *Stream, N, Rows, WR, WC, Loads,
+                          std::move(All), YT, Interior);
+    std::string Body = reindent(spliceText(Code, Begin, End, std::move(All)),
                                 2 - int(P.Indent.size()));
-    Text = windowText(P, N, Rows, WR, WC, Loads, Body, YT);
+    return windowText(P, N, Rows, WR, WC, Loads, Body, YT);
+  };
+  auto Text = RowsText(false);
+  if (!Text)
+    return Text.takeError();
+  if (std::string Inside = interiorCondition(P, N.YBase, XN, Rows);
+      !Inside.empty()) {
+    auto Fast = RowsText(true);
+    if (!Fast)
+      return Fast.takeError();
+    *Text = "// Threads whose every bounds test holds skip the tests.\nif (" +
+            Inside + ") {\n  " + indentLines(*Fast, "  ") + "\n} else {\n  " +
+            indentLines(*Text, "  ") + "\n}";
   }
 
   tooling::Replacements Repl;
@@ -635,10 +565,10 @@ ${Elem} = ${Need} ? ${In}[${Cast}${Gy} * ${Pitch} + ${Gx}] : ${T}(0);)",
                                                  std::to_string(Rows) + ";"),
                                  E))
     return std::move(Err);
-  if (Error Err = addReplacement(
-          Repl,
-          replaceSpan(Ctx, offsetSpan(Begin, End), indentLines(Text, P.Indent)),
-          E))
+  if (Error Err = addReplacement(Repl,
+                                 replaceSpan(Ctx, offsetSpan(Begin, End),
+                                             indentLines(*Text, P.Indent)),
+                                 E))
     return std::move(Err);
 
   // Each launch's grid: y shrinks by R, and must have covered exactly the

@@ -577,6 +577,7 @@ std::string ownGuards(const StencilCtx &S, const IfStmt *If,
       for (const Expr *C : Cs)
         if (std::string Why = Take(C, false); !Why.empty())
           return Why;
+      R.OwnConds.push_back({PI->getCond(), true});
     }
     // `if (a || b) continue;` before it: it runs when neither holds.
     if (const auto *CS = dyn_cast<CompoundStmt>(Par))
@@ -589,6 +590,7 @@ std::string ownGuards(const StencilCtx &S, const IfStmt *If,
           for (const Expr *D : Ds)
             if (std::string Why = Take(D, true); !Why.empty())
               return Why;
+          R.OwnConds.push_back({CI->getCond(), false});
         }
       }
     if (isa<WhileStmt, DoStmt, CXXForRangeStmt>(Par))

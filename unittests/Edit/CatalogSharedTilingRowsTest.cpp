@@ -1,0 +1,162 @@
+//===- CatalogSharedTilingRowsTest.cpp - shared-tiling rows, 2D stencils --===//
+//-===//
+//
+// Several output rows per thread, the input window in registers
+// (SharedTilingRows.cpp), and its interior form (SharedTilingWindow.cpp).
+//
+//===----------------------------------------------------------------------===//
+#include "CatalogTesting.h"
+
+using namespace optiml;
+using namespace optiml::testing_catalog;
+
+namespace {
+
+const Transform &sharedTiling() {
+  static auto T = createSharedTilingTransform();
+  return *T;
+}
+
+// A weighted 5x5 filter: the sums per row become arrays, the loop over
+// the reads' row is driven by the input rows, and the read in a local's
+// initializer keeps its `if` in the load's condition.
+const char *WeightedFilter = R"(#include "cuda_mock.h"
+__global__ void wf(const float *img, const float *wts, float *res, int W,
+                   int H) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= W || y >= H)
+    return;
+  float num = 0.f, den = 0.f;
+  for (int i = 0; i < 5; i++)
+    for (int j = 0; j < 5; j++) {
+      int yy = y + i - 2, xx = x + j - 2;
+      if (yy >= 0 && yy < H && xx >= 0 && xx < W) {
+        float v = img[yy * W + xx];
+        num += v * wts[i * 5 + j];
+        den += wts[i * 5 + j];
+      }
+    }
+  res[y * W + x] = num / den;
+}
+int main() {
+  float *a = 0;
+  int W = 100, H = 100;
+  dim3 g((W + 31) / 32, (H + 7) / 8);
+  wf<<<g, dim3(32, 8)>>>(a, a, a, W, H);
+}
+)";
+
+TEST(CatalogSharedTilingTest, RowsStreamTheInputRowByRow) {
+  // Its reads move along one loop over the window's rows: it streams, and
+  // rows 8 is offered first.
+  Applicability A = prepareOn(sharedTiling(), WeightedFilter, "wf");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  ASSERT_FALSE(A.Suggestions.empty());
+  EXPECT_EQ(A.Suggestions.front().getInt("rows"), int64_t(8));
+  std::string Out =
+      applyTo(sharedTiling(), WeightedFilter,
+              makeEdit("shared-tiling", "wf", {{"rows", int64_t(4)}}));
+  EXPECT_NE(
+      Out.find("    bool run[4];\n    float num[4];\n    float den[4];\n"),
+      std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("      num[f1] = 0.f; den[f1] = 0.f;\n"),
+            std::string::npos)
+      << Out;
+  // Which rows need window row r, once per window row; then each element.
+  EXPECT_NE(Out.find("    for (int r = 0; r < 8; ++r) {\n"
+                     "      const int gy = yBase + r - 2;\n"
+                     "      bool rowNeed = false;\n"
+                     "      #pragma unroll\n"
+                     "      for (int f1 = 0; f1 < 4; ++f1) {\n"
+                     "        const int yr = yBase + f1;\n"
+                     "        rowNeed = rowNeed || (r - f1 >= 0 && r - f1 <= 4 "
+                     "&& yr < H && x < W);\n"
+                     "      }\n"
+                     "      float win[5];\n"),
+            std::string::npos)
+      << Out;
+  // Loaded only inside the image: the read's `if` reaches the load.
+  EXPECT_NE(Out.find("const bool need = (gy >= 0 && gy < H && gx >= 0 && "
+                     "gx < W && c >= 0 && c <= 4 && rowNeed);"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("        const int i = r - f1;\n"
+                     "        if (run[f1] && i >= 0 && i <= 4) {\n"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("float v = win[j];"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("res[y * W + x] = num[f1] / den[f1];"), std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("wf<<<dim3(g.x, (g.y + 3) / 4, g.z), dim3(32, 8)>>>"),
+            std::string::npos)
+      << Out;
+}
+
+TEST(CatalogSharedTilingTest, RowsInteriorWritesTheBoundsTestsValues) {
+  std::string Out =
+      applyTo(sharedTiling(), WeightedFilter,
+              makeEdit("shared-tiling", "wf", {{"rows", int64_t(4)}}));
+  // Each bound once, where it is tightest: the guard's `y < H` at the last
+  // row, the reads' `yy >= 0` at the first row's least offset and `yy < H`
+  // at the last row's greatest, the columns likewise.
+  size_t If = Out.find("  if (yBase + 3 < H && x < W && yBase - 2 >= 0 && "
+                       "yBase + 5 < H && x - 2 >= 0 && x + 2 < W) {\n");
+  ASSERT_NE(If, std::string::npos) << Out;
+  size_t Else = Out.find("  } else {\n", If);
+  ASSERT_NE(Else, std::string::npos) << Out;
+  std::string Inside = Out.substr(If, Else - If), Outside = Out.substr(Else);
+  // Inside, the guard and the read's `if` are the values they have there,
+  // and the loads test only which rows and columns the reads reach.
+  EXPECT_NE(Inside.find("run[f1] = true;"), std::string::npos) << Inside;
+  EXPECT_NE(Inside.find("      if (true) {\n"), std::string::npos) << Inside;
+  EXPECT_NE(Inside.find("rowNeed1 = rowNeed1 || (r - f1 >= 0 && r - f1 <= 4);"),
+            std::string::npos)
+      << Inside;
+  EXPECT_NE(Inside.find("const bool need = (c >= 0 && c <= 4 && rowNeed1);"),
+            std::string::npos)
+      << Inside;
+  EXPECT_EQ(Inside.find("yr"), std::string::npos) << Inside;
+  EXPECT_EQ(Inside.find("yy >= 0"), std::string::npos) << Inside;
+  // Elsewhere, every test as before.
+  EXPECT_NE(Outside.find("run[f1] = !(x >= W || y >= H);"), std::string::npos)
+      << Outside;
+  EXPECT_NE(Outside.find("if (yy >= 0 && yy < H && xx >= 0 && xx < W) {"),
+            std::string::npos)
+      << Outside;
+  EXPECT_NE(Outside.find("const bool need = (gy >= 0 && gy < H && gx >= 0 && "
+                         "gx < W && c >= 0 && c <= 4 && rowNeed);"),
+            std::string::npos)
+      << Outside;
+}
+
+TEST(CatalogSharedTilingTest, RowsRefuseASumDeclaredBeforeTheGuard) {
+  std::string Src = R"(#include "cuda_mock.h"
+__global__ void carry(int n, const float *a, float *b) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  float s = 0.f;
+  if (x > 0 && x < n - 1 && y > 0 && y < n - 1) {
+    s += a[(y - 1) * n + x] + a[(y + 1) * n + x];
+    b[y * n + x] = s;
+  }
+}
+int main() {
+  float *a = 0;
+  int n = 64;
+  carry<<<dim3((n + 15) / 16, (n + 15) / 16), dim3(16, 16)>>>(n, a, a);
+}
+)";
+  std::string Out =
+      applyTo(sharedTiling(), Src,
+              makeEdit("shared-tiling", "carry", {{"rows", int64_t(2)}}));
+  EXPECT_NE(Out.find("'s' is declared outside the guarded code and written"),
+            std::string::npos)
+      << Out;
+  Applicability A = prepareOn(sharedTiling(), Src, "carry");
+  for (const Edit &E : A.Suggestions)
+    EXPECT_FALSE(E.getInt("rows").has_value()) << "rows offered";
+}
+
+} // namespace
