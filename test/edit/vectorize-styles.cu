@@ -5,10 +5,13 @@
 // from an inline __device__ helper; a struct-of-arrays update of two arrays;
 // a ReLU in a namespace launched through a macro; a clamp with fminf/fmaxf
 // under a size_t index; unsigned bit mixing and an int bit count in a while
-// loop; a constant size from a #define; a 2D map through row pointers.
-// Sizes leave tails (1000003, 4099) or not (1 << 16). Kept without an edit:
-// an array of float2 structs (p[i].x) and a flat 2D index y * cols + x,
-// each with the reason checked. The edits applied one after another compile
+// loop; a constant size from a #define; a 2D map through row pointers and
+// flat 2D maps at y * cols + x (an int local, inline with size_t and x
+// first, an index helper, a pitch other than the column count). Sizes
+// leave tails (1000003, 4099) or not (1 << 16); 130 columns leave rows
+// aligned and not. Kept without an edit, each with the reason checked: an
+// array of float2 structs (p[i].x), and flat look-alikes (every other
+// column, a transpose, a neighbour in the next row). The edits applied one after another compile
 // with nvcc and the input is left as it was. The program checks each kernel
 // against the CPU, so the GPU check runs `eval` on the result.
 // REQUIRES: cuda-sdk
@@ -213,8 +216,7 @@ __global__ void scale_rows(int rows, int cols, float s, const float *in,
 // OUT: {{dst_v[0-9]*}}.w = s * [[ROW]].w + 1.0f;
 // OUT: for (int [[K:k[0-9]*]] = 0; [[K]] < 4 && (c + [[K]]) < cols; ++[[K]]) {
 
-// A flat 2D index: vectorize's 2D maps go through row pointers.
-// NOT: not vectorize offset2d: kernel 'offset2d': uses 2D thread or block indices; vectorize handles one-dimensional map kernels
+// WHY: vectorize offset2d: 2D map along matrix rows: every global access is at the thread's own element 'y * cols + x' of in, out; each thread takes consecutive columns, a vector where its row is aligned
 __global__ void offset2d(int rows, int cols, const float *in, float *out,
                          float b) {
   int x = blockIdx.x * blockDim.x + threadIdx.x;
@@ -222,6 +224,87 @@ __global__ void offset2d(int rows, int cols, const float *in, float *out,
   if (x < cols && y < rows) {
     int i = y * cols + x;
     out[i] = in[i] + b;
+  }
+}
+// OUT: int x = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+// OUT: if (cols - x >= 4 &&
+// OUT-NEXT: reinterpret_cast<unsigned long long>(out + (y * cols + x)) % 16 == 0 &&
+// OUT-NEXT: reinterpret_cast<unsigned long long>(in + (y * cols + x)) % 16 == 0) {
+// OUT: float4 [[IN:in_v[0-9]*]] = *reinterpret_cast<const float4 *>(in + (y * cols + x));
+// OUT-NEXT: {{out_v[0-9]*}}.x = [[IN]].x + b;
+// OUT: *reinterpret_cast<float4 *>(out + (y * cols + x)) = {{out_v[0-9]*}};
+// OUT: int i = y * cols + (x + [[K1:k[0-9]*]]);
+// OUT-NEXT: out[i] = in[i] + b;
+
+// WHY: vectorize ramp2d: 2D map along matrix rows: every global access is at the thread's own element 'y * cols + x' of in, out; each thread takes consecutive columns, a vector where its row is aligned
+__global__ void ramp2d(int rows, int cols, const float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= cols || y >= rows)
+    return;
+  out[(size_t)y * cols + x] = 0.5f * in[x + y * cols] + x;
+}
+// OUT: reinterpret_cast<unsigned long long>(out + ((size_t)y * cols + x)) % 16 == 0 &&
+// OUT-NEXT: reinterpret_cast<unsigned long long>(in + (x + y * cols)) % 16 == 0) {
+// OUT: {{out_v[0-9]*}}.w = 0.5f * {{in_v[0-9]*}}.w + (x + 3);
+// OUT: out[(size_t)y * cols + (x + [[K2:k[0-9]*]])] = 0.5f * in[(x + [[K2]]) + y * cols] + (x + [[K2]]);
+
+__device__ __forceinline__ size_t idx(int x, int y, int w) {
+  return (size_t)y * w + x;
+}
+
+// WHY: vectorize scale_idx: 2D map along matrix rows: every global access is at the thread's own element 'y * cols + x' of in, out; each thread takes consecutive columns, a vector where its row is aligned
+__global__ void scale_idx(int rows, int cols, float s, const float *in,
+                          float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (y < rows && x < cols)
+    out[idx(x, y, cols)] = s * in[idx(x, y, cols)];
+}
+// OUT: float4 {{in_v[0-9]*}} = *reinterpret_cast<const float4 *>(in + (idx(x, y, cols)));
+// OUT: out[idx((x + [[K3:k[0-9]*]]), y, cols)] = s * in[idx((x + [[K3]]), y, cols)];
+
+// A row length other than the column bound: each thread's columns are
+// still those of consecutive original threads in one row.
+// WHY: vectorize add_pitched: 2D map along matrix rows: every global access is at the thread's own element 'y * pitch + x' of in, out; each thread takes consecutive columns, a vector where its row is aligned
+__global__ void add_pitched(int rows, int cols, int pitch, const float *in,
+                            float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < cols && y < rows)
+    out[y * pitch + x] += in[y * pitch + x];
+}
+// OUT: float4 [[OUTP:out_v[0-9]*]] = *reinterpret_cast<float4 *>(out + (y * pitch + x));
+// OUT: [[OUTP]].w += {{in_v[0-9]*}}.w;
+// OUT: out[y * pitch + (x + [[K4:k[0-9]*]])] += in[y * pitch + (x + [[K4]])];
+
+// Look-alikes of a flat 2D map: every other column, a transpose, a
+// neighbour in the next row.
+// NOT: not vectorize even_cols: kernel 'even_cols': access 'out[y * cols + 2 * x]' moves by 2 elements when 'x' grows by one, so a thread's columns are not consecutive elements: a flat 2D map reads each matrix at 'y * half + x'
+__global__ void even_cols(int rows, int half, int cols, const float *in,
+                          float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < half && y < rows)
+    out[y * cols + 2 * x] = -in[y * cols + 2 * x];
+}
+
+// NOT: not vectorize transpose_naive: kernel 'transpose_naive': access 'out[x * rows + y]' does not move by a constant when 'x' grows by one (a transposed or strided access): a flat 2D map reads each matrix at the thread's own element 'y * cols + x'
+__global__ void transpose_naive(int rows, int cols, const float *in,
+                                float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < cols && y < rows)
+    out[x * rows + y] = in[y * cols + x];
+}
+
+// NOT: not vectorize blur_down: kernel 'blur_down': access 'in[i + cols]' is not at the thread's own element 'y * cols + x': it adds 'cols' (a neighbour in another row or column: a stencil, which vectorize-stencil handles)
+__global__ void blur_down(int rows, int cols, const float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < cols && y < rows - 1) {
+    int i = y * cols + x;
+    out[i] = 0.5f * (in[i] + in[i + cols]);
   }
 }
 
@@ -423,6 +506,66 @@ static void pointwise() {
   expect("bitcount", download(dbc, m), wb);
 }
 
+// The flat 2D maps and their look-alikes on a rows x cols matrix (130
+// columns: rows alternate between aligned and not).
+static void flat2d(int rows, int cols, const float *din) {
+  dim3 block(32, 8);
+  dim3 grid((cols + block.x - 1) / block.x, (rows + block.y - 1) / block.y);
+  auto in = download(din, (size_t)rows * cols);
+  std::vector<float> wr(in.size()), ws(in.size()), wb(in.size(), 0.f);
+  std::vector<float> wt(in.size()), we(in.size(), 0.f);
+  for (int y = 0; y < rows; ++y)
+    for (int x = 0; x < cols; ++x) {
+      size_t i = (size_t)y * cols + x;
+      wr[i] = 0.5f * in[i] + x;
+      ws[i] = 3.0f * in[i];
+      wt[(size_t)x * rows + y] = in[i];
+      if (y + 1 < rows)
+        wb[i] = 0.5f * (in[i] + in[i + cols]);
+      if (x % 2 == 0)
+        we[i] = -in[i];
+    }
+  float *dout = upload(std::vector<float>(in.size(), 0.f));
+  ramp2d<<<grid, block>>>(rows, cols, din, dout);
+// OUT: ramp2d<<<dim3((grid.x + 3) / 4, grid.y, grid.z), block>>>(rows, cols, din, dout);
+  CHECK(cudaGetLastError());
+  expect("ramp2d", download(dout, in.size()), wr);
+  scale_idx<<<grid, block>>>(rows, cols, 3.0f, din, dout);
+  CHECK(cudaGetLastError());
+  expect("scale_idx", download(dout, in.size()), ws);
+  transpose_naive<<<grid, block>>>(rows, cols, din, dout);
+// OUT: transpose_naive<<<grid, block>>>(rows, cols, din, dout);
+  CHECK(cudaGetLastError());
+  expect("transpose_naive", download(dout, in.size()), wt);
+  CHECK(cudaMemset(dout, 0, in.size() * sizeof(float)));
+  blur_down<<<grid, block>>>(rows, cols, din, dout);
+  CHECK(cudaGetLastError());
+  expect("blur_down", download(dout, in.size()), wb);
+  CHECK(cudaMemset(dout, 0, in.size() * sizeof(float)));
+  const int half = cols / 2;
+  dim3 halves((half + block.x - 1) / block.x, grid.y);
+  even_cols<<<halves, block>>>(rows, half, cols, din, dout);
+  CHECK(cudaGetLastError());
+  expect("even_cols", download(dout, in.size()), we);
+
+  // Rows padded to pitch = cols + 3 elements (the padding left as it was).
+  const int pitch = cols + 3;
+  auto a = values<float>((size_t)rows * pitch, 13);
+  auto b = values<float>((size_t)rows * pitch, 14);
+  std::vector<float> wp(b);
+  for (int y = 0; y < rows; ++y)
+    for (int x = 0; x < cols; ++x)
+      wp[(size_t)y * pitch + x] += a[(size_t)y * pitch + x];
+  float *da = upload(a), *db = upload(b);
+  add_pitched<<<grid, block>>>(rows, cols, pitch, da, db);
+// OUT: add_pitched<<<dim3((grid.x + 3) / 4, grid.y, grid.z), block>>>(rows, cols, pitch, da, db);
+  CHECK(cudaGetLastError());
+  expect("add_pitched", download(db, b.size()), wp);
+  CHECK(cudaFree(da));
+  CHECK(cudaFree(db));
+  CHECK(cudaFree(dout));
+}
+
 static void shapes() {
   auto x = values<float>(N_FIXED, 11);
   std::vector<float> w(N_FIXED);
@@ -452,8 +595,10 @@ static void shapes() {
     expect(cols == 130 ? "scale_rows (130 columns)" : "scale_rows (256 columns)",
            download(dout, in.size()), ws);
     offset2d<<<grid, block>>>(rows, cols, din, dout, 0.5f);
+// OUT: offset2d<<<dim3((grid.x + 3) / 4, grid.y, grid.z), block>>>(rows, cols, din, dout, 0.5f);
     CHECK(cudaGetLastError());
     expect("offset2d", download(dout, in.size()), wo);
+    flat2d(rows, cols, din);
   }
 }
 
@@ -482,3 +627,7 @@ int main() {
 // EDIT: {"kind":"vectorize","target":"bitcount","params":{"width":4}}
 // EDIT: {"kind":"vectorize","target":"square_fixed","params":{"width":4}}
 // EDIT: {"kind":"vectorize","target":"scale_rows","params":{"width":4}}
+// EDIT: {"kind":"vectorize","target":"offset2d","params":{"width":4}}
+// EDIT: {"kind":"vectorize","target":"ramp2d","params":{"width":4}}
+// EDIT: {"kind":"vectorize","target":"scale_idx","params":{"width":4}}
+// EDIT: {"kind":"vectorize","target":"add_pitched","params":{"width":4}}

@@ -423,6 +423,161 @@ void run(int rows, int cols, const float *x, float *y) {
     EXPECT_NE(Out.find(Line), std::string::npos) << Line << "\n" << Out;
 }
 
+// A flat 2D map (index y * cols + x through a local, inline, or a helper)
+// is the map along rows: each thread's 4 columns as one vector where its
+// row is aligned (checked per thread), the body kept whole otherwise.
+TEST(CatalogVectorizeTest, FlatIndexIsARowMap) {
+  std::string Src = R"(__device__ long at(int x, int y, int w) {
+  return (long)y * w + x;
+}
+__global__ void flat(int rows, int cols, const float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < cols && y < rows) {
+    int i = y * cols + x;
+    out[i] = in[at(x, y, cols)] + i;
+  }
+}
+void run(int rows, int cols, const float *in, float *out) {
+  flat<<<dim3((cols + 31) / 32, (rows + 7) / 8), dim3(32, 8)>>>(rows, cols,
+                                                                in, out);
+}
+)";
+  Applicability A = prepareOn(vectorize(), Src, "flat");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  EXPECT_EQ(A.Reason, "2D map along matrix rows: every global access is at "
+                      "the thread's own element 'y * cols + x' of in, out; "
+                      "each thread takes consecutive columns, a vector where "
+                      "its row is aligned");
+  EXPECT_EQ(applyTo(vectorize(), Src,
+                    makeEdit("vectorize", "flat", {{"width", int64_t(2)}})),
+            R"(__device__ long at(int x, int y, int w) {
+  return (long)y * w + x;
+}
+__global__ void flat(int rows, int cols, const float *in, float *out) {
+  int x = (blockIdx.x * blockDim.x + threadIdx.x) * 2;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < cols && y < rows) {
+    if (cols - x >= 2 &&
+        reinterpret_cast<unsigned long long>(out + (y * cols + x)) % 8 == 0 &&
+        reinterpret_cast<unsigned long long>(in + (at(x, y, cols))) % 8 == 0) {
+      float2 out_v;
+      float2 in_v = *reinterpret_cast<const float2 *>(in + (at(x, y, cols)));
+      {
+        int i = y * cols + (x + 0);
+        out_v.x = in_v.x + i;
+      }
+      {
+        int i = y * cols + (x + 1);
+        out_v.y = in_v.y + i;
+      }
+      *reinterpret_cast<float2 *>(out + (y * cols + x)) = out_v;
+    } else {
+      for (int k = 0; k < 2 && (x + k) < cols; ++k) {
+        int i = y * cols + (x + k);
+        out[i] = in[at((x + k), y, cols)] + i;
+      }
+    }
+  }
+}
+void run(int rows, int cols, const float *in, float *out) {
+  flat<<<dim3((((cols + 31) / 32) + 1) / 2, (rows + 7) / 8), dim3(32, 8)>>>(rows, cols,
+                                                                in, out);
+}
+)");
+}
+
+// Look-alikes of a flat 2D map, each refused with what its index computes;
+// a body writing what it does not declare is refused in both 2D forms.
+TEST(CatalogVectorizeTest, FlatIndexLookAlikes) {
+  std::string Src = R"(__device__ short narrow(int x, int y, int w) {
+  return y * w + x;
+}
+__global__ void a(int rows, int cols, int pitch, float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < cols && y < rows)
+    out[y * cols + x] = in[y * pitch + x];
+}
+__global__ void b(int rows, int cols, int pitch, float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < cols && y < rows)
+    out[narrow(x, y, cols)] = 1.0f;
+}
+__global__ void c(int rows, int cols, int pitch, float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < cols && y < rows) {
+    int i = y * cols + x;
+    i += pitch;
+    out[i] = 1.0f;
+  }
+}
+__global__ void d(int rows, int cols, int pitch, float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < cols && y < rows) {
+    int r = y * cols;
+    out[r + x] = in[y * cols + x - 1];
+  }
+}
+__global__ void e(int rows, int cols, int pitch, float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < cols && y < rows) {
+    pitch = pitch + 1;
+    out[y * cols + x] = pitch;
+  }
+}
+__global__ void f(int rows, int cols, int pitch, float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < cols && y < rows) {
+    const float *src = in + y * cols;
+    float *dst = out + y * cols;
+    pitch *= 2;
+    dst[x] = src[x] * pitch;
+  }
+}
+__global__ void g(int rows, int cols, int pitch, float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < cols && y < rows)
+    out[y * cols + x] = in[y];
+}
+void run(int rows, int cols, float *in, float *out) {
+  dim3 grid((cols + 31) / 32, (rows + 7) / 8), block(32, 8);
+  a<<<grid, block>>>(rows, cols, cols, in, out);
+  b<<<grid, block>>>(rows, cols, cols, in, out);
+  c<<<grid, block>>>(rows, cols, cols, in, out);
+  d<<<grid, block>>>(rows, cols, cols, in, out);
+  e<<<grid, block>>>(rows, cols, cols, in, out);
+  f<<<grid, block>>>(rows, cols, cols, in, out);
+  g<<<grid, block>>>(rows, cols, cols, in, out);
+}
+)";
+  std::map<std::string, std::string> Want = {
+      {"a", "access 'in[y * pitch + x]' steps 'pitch' elements from row to "
+            "row where 'out[y * cols + x]' steps 'cols'"},
+      {"b", "access 'out[narrow(x, y, cols)]' computes its index through "
+            "'narrow(x, y, cols)', which is not read as a sum of 'x' and a "
+            "row term"},
+      {"c", "access 'out[i]' computes its index through 'i'"},
+      {"d", "access 'out[r + x]' computes its index from 'r', a local of the "
+            "body"},
+      {"e", "the body writes 'pitch', which it does not declare"},
+      {"f", "the body writes 'pitch', which it does not declare"},
+      {"g", "access 'in[y]' is the same element for every column of a row"},
+  };
+  for (auto &[Name, Reason] : Want) {
+    Applicability A = prepareOn(vectorize(), Src, Name);
+    EXPECT_FALSE(A.Applies) << Name;
+    EXPECT_NE(A.Reason.find(Reason), std::string::npos)
+        << Name << ": " << A.Reason;
+  }
+}
+
 /// gridCoverageProblem() at each launch of kernel \p Name in \p Src,
 /// against the bound of its guard.
 std::vector<std::string> coverage(const std::string &Src, llvm::StringRef Name,

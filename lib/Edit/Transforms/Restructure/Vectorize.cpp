@@ -66,6 +66,33 @@ std::optional<VectorForm> vectorForm(QualType T, const ASTContext &AST) {
   return std::nullopt;
 }
 
+std::string outsideWriteProblem(const EditContext &Ctx,
+                                ArrayRef<const Stmt *> Body,
+                                const ValueDecl *Index) {
+  struct Decls : RecursiveASTVisitor<Decls> {
+    DenseSet<const ValueDecl *> Inside;
+    bool VisitVarDecl(VarDecl *V) {
+      Inside.insert(V);
+      return true;
+    }
+  } D;
+  for (const Stmt *S : Body)
+    D.TraverseStmt(const_cast<Stmt *>(S));
+  for (const Stmt *S : Body) {
+    // writtenVars() also sees writes through a member (`p.alpha = 2`).
+    std::vector<std::string> Names;
+    for (const ValueDecl *V : writtenVars(S))
+      if (!D.Inside.contains(V) && V != Index)
+        Names.push_back(V->getNameAsString());
+    if (!Names.empty())
+      return "the body writes '" + *llvm::min_element(Names) +
+             "', which it does not declare: one thread running it for "
+             "several elements would see its own earlier writes ('" +
+             StringRef(stmtText(Ctx, S)).split('\n').first.trim().str() + "')";
+  }
+  return "";
+}
+
 namespace {
 
 struct ArrayUse {
@@ -324,10 +351,7 @@ public:
                "element (" +
                join(Names, ", ") + ")";
     if (Plan->Rows)
-      A.Reason = "2D map along matrix rows: every global access is p[" +
-                 Plan->Rows->Col->getNameAsString() +
-                 "] through a row pointer into " + join(Names, ", ") +
-                 "; each thread takes consecutive columns";
+      A.Reason = rowMapReason(Ctx, *Plan->Rows, join(Names, ", "));
     if (!Plan->VectorInstantiations.empty()) {
       std::vector<std::string> Insts;
       for (const FunctionDecl *FD : Plan->VectorInstantiations)
@@ -574,7 +598,8 @@ private:
     }
     if (Plan.Arrays.empty())
       return No("the body accesses no global array at '" + M.IndexName + "'");
-    if (std::string Why = outsideWrite(Ctx, M); !Why.empty())
+    if (std::string Why = outsideWriteProblem(Ctx, M.Body, M.Index);
+        !Why.empty())
       return No(Why);
     if (std::string Problem = resolveDependentTypes(Ctx, Plan);
         !Problem.empty())
@@ -610,35 +635,6 @@ private:
         !Why.empty())
       return No(Why);
     return Plan;
-  }
-
-  /// A variable the body writes but does not declare (a parameter, a
-  /// local before the index): run once per element by each thread, the
-  /// body would now see its own earlier writes. The reason, or "".
-  static std::string outsideWrite(const EditContext &Ctx, const MapPattern &M) {
-    struct Decls : RecursiveASTVisitor<Decls> {
-      DenseSet<const ValueDecl *> Inside;
-      bool VisitVarDecl(VarDecl *V) {
-        Inside.insert(V);
-        return true;
-      }
-    } D;
-    for (const Stmt *S : M.Body)
-      D.TraverseStmt(const_cast<Stmt *>(S));
-    for (const Stmt *S : M.Body) {
-      // writtenVars() also sees writes through a member (`p.alpha = 2`).
-      std::vector<std::string> Names;
-      for (const ValueDecl *V : writtenVars(S))
-        if (!D.Inside.contains(V) && V != M.Index)
-          Names.push_back(V->getNameAsString());
-      if (!Names.empty())
-        return "the body writes '" + *llvm::min_element(Names) +
-               "', which it does not declare: one thread running it for "
-               "several elements would see its own earlier writes ('" +
-               StringRef(stmtText(Ctx, S)).split('\n').first.trim().str() +
-               "')";
-    }
-    return "";
   }
 
   /// Why some launch of \p K may run fewer threads than the guard's bound

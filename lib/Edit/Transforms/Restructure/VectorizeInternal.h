@@ -1,9 +1,9 @@
 //===- VectorizeInternal.h - vectorize's parts shared by its files -*- C++
 //-*-===//
 //
-// Private to vectorize: the vector types of element types (Vectorize.cpp),
-// the walk over a map's body and the 2D map along matrix rows
-// (VectorizeRows.cpp); vectorize-stencil's
+// Private to vectorize: the vector types of element types and the body's
+// writes (Vectorize.cpp), the walk over a map's body and the 2D map along
+// matrix rows (VectorizeRows.cpp); vectorize-stencil's
 // index arithmetic and launch reading (VectorizeStencilInput.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -18,6 +18,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringRef.h"
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,18 +50,25 @@ struct VectorForm {
 std::optional<VectorForm> vectorForm(clang::QualType T,
                                      const clang::ASTContext &AST);
 
-/// A row pointer of a 2D map: `T *p = matrix + r * stride;`.
+/// A row pointer of a 2D map: `T *p = matrix + r * stride;`; in a flat
+/// 2D map, the matrix parameter itself.
 struct RowPointer {
   const clang::ParmVarDecl *Matrix = nullptr;
   VectorForm Form;
   bool Read = false, Written = false;
   bool OnlyPlainWrites = true;
+  /// Flat 2D map: the thread's element as an access writes it, with no
+  /// local but the indices (`y * cols + x`, `idx(x, y, cols)`).
+  std::string Base = "";
 };
 
-/// A use in a 2D map's body: p[c] (Ptr set) or another use of c.
+/// A use in a 2D map's body: p[c] (Ptr set) or another use of c; Inner:
+/// a use of c inside a flat access's index (rewritten only where the
+/// access is kept).
 struct RowUse {
   unsigned Offset, Length;
   const clang::VarDecl *Ptr;
+  bool Inner = false;
 };
 
 /// The 2D map along matrix rows (see the file comment).
@@ -68,10 +76,14 @@ struct RowMap {
   const clang::VarDecl *Col = nullptr, *Row = nullptr;
   const clang::Expr *ColBound = nullptr, *RowBound = nullptr;
   const clang::Expr *Stride = nullptr; ///< every row pointer's row length
+  /// Accesses p[y * cols + x] at a flat index instead of row pointers.
+  bool Flat = false;
   const clang::IfStmt *Guard = nullptr;
   llvm::MapVector<const clang::VarDecl *, RowPointer> Ptrs;
   std::vector<const clang::Stmt *> Body;
   std::vector<std::vector<RowUse>> Uses; ///< per body statement
+  /// Body statements the vector lanes leave out (skipIndexLocals()).
+  std::set<size_t> LaneSkips;
   bool NeedsScope = false;
   /// Launch grids: the span to replace and its new text, per width.
   struct Grid {
@@ -143,8 +155,9 @@ private:
 
 /// Matches the 2D map along matrix rows in \p K (VectorizeRows.cpp's
 /// comment): the indices, the guard, the row pointers. \p Shape stays false
-/// until a row pointer is found (the kernel is then read as such a map);
-/// with it set, an empty result means matched, else the reason.
+/// until a row pointer is found, or without one an access at an index of
+/// both x and y (M.Flat); the kernel is then read as such a map. With it
+/// set, an empty result means matched, else the reason.
 std::string matchRowMap(const EditContext &Ctx, const clang::FunctionDecl *K,
                         RowMap &M, bool &Shape);
 /// The body of a matched \p M can run for W columns one after another and
@@ -156,6 +169,15 @@ std::string rowGrids(const EditContext &Ctx, const KernelInfo &KI, RowMap &M);
 /// \p KText.
 std::string rowMapText(const EditContext &Ctx, const RowMap &M, int64_t W,
                        llvm::StringRef KText);
+/// Why vectorize applies to the matched \p M, whose arrays are \p Arrays.
+std::string rowMapReason(const EditContext &Ctx, const RowMap &M,
+                         llvm::StringRef Arrays);
+/// A variable \p Body writes but does not declare (a parameter, a local
+/// before the index) other than \p Index: a thread running the body for
+/// several elements would see its own earlier writes. The reason, or "".
+std::string outsideWriteProblem(const EditContext &Ctx,
+                                llvm::ArrayRef<const clang::Stmt *> Body,
+                                const clang::ValueDecl *Index);
 
 namespace vectorizestencil {
 
