@@ -7,7 +7,11 @@
 // block size in a local dim3, code after the loop reading any element of
 // the current buffer, two arrays behind pointers swapped after each step in
 // a template, two halves of one extern array picked by `pout * len`.
-// Every one is recognized and rewritten; all ten
+// Every one is recognized and rewritten; four of them (dbuf, temp,
+// xor_flip, exclusive) with items 4: each thread scans 4 consecutive
+// elements, the code before and after the scan runs once for each
+// original thread (an early return in a lambda), the blocks divided by 4;
+// local_dim3's 64-thread block is refused for items 4. All ten
 // edits applied one after another compile with nvcc, and the input is left
 // as it was. The program itself checks each scan against the CPU, so the
 // GPU check (scripts/gpu-edit-family.sh) runs `eval` on each edit.
@@ -21,7 +25,10 @@
 // RUN: done < %t/edits.jsonl
 // RUN: grep -v '^//' %t/all.cu | FileCheck --check-prefix=OUT %s
 // RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -o %t/all.o %t/all.cu %}
+// RUN: echo '{"kind":"block-scan","target":"local_dim3","params":{"items":4}}' > %t/i.json
+// RUN: not clang-optiml apply %t/k.cu --edit %t/i.json 2>&1 | FileCheck --check-prefix=ITEMS-NOT %s
 // RUN: cmp %s %t/k.cu
+// ITEMS-NOT: items 4: launch local_dim3/launch0 uses blocks of 64 threads; 4 elements a thread need a multiple of 128
 
 // WHY: block-scan dbuf: prefix sum of 'buf' over 'off' (10 barrier steps at blocks of 1024, double-buffered)
 // WHY: block-scan temp: prefix sum of 's' over 'off' (8 barrier steps at blocks of 256)
@@ -62,8 +69,36 @@ __global__ void dbuf(const int *in, int *out, int n) {
     out[i] = buf[cur][tid];
 }
 // OUT-LABEL: void dbuf(
-// OUT: int [[V:scan_v[0-9]*]] = i < n ? in[i] : 0;
-// OUT: buf[cur][tid] = [[V]];
+// OUT-NEXT: __shared__ int buf[2][BS];
+// OUT-NEXT: // block-scan items=4: each thread scans 4 consecutive elements; the code before and after the scan runs once for each element's thread.
+// OUT-NEXT: #pragma unroll
+// OUT-NEXT: for (int [[K:k[0-9]*]] = 0; [[K]] < 4; ++[[K]]) {
+// OUT-NEXT: const unsigned [[VT:vt[0-9]*]] = threadIdx.x + [[K]] * blockDim.x;
+// OUT-NEXT: int tid = [[VT]];
+// OUT-NEXT: int i = blockIdx.x * BS + tid;
+// OUT-NEXT: int cur = 0;
+// OUT-NEXT: buf[cur][tid] = i < n ? in[i] : 0;
+// OUT-NEXT: }
+// OUT-NEXT: __syncthreads();
+// OUT-NEXT: {
+// OUT-NEXT: int [[V:scan_v[0-9]*]][4];
+// OUT-NEXT: #pragma unroll
+// OUT-NEXT: for (int [[J:j[0-9]*]] = 0; [[J]] < 4; ++[[J]]) {
+// OUT-NEXT: const unsigned [[VT]] = threadIdx.x * 4 + [[J]];
+// OUT-NEXT: int tid = [[VT]];
+// OUT-NEXT: int cur = 0;
+// OUT-NEXT: [[V]][[[J]]] = buf[cur][tid];
+// OUT: [[V]][[[J]]] += [[V]][[[J]] - 1];
+// OUT: buf[cur][tid] = [[V]][[[J]]];
+// OUT-NEXT: }
+// OUT-NEXT: }
+// OUT-NEXT: __syncthreads();
+// OUT-NEXT: #pragma unroll
+// OUT-NEXT: for (int [[K]] = 0; [[K]] < 4; ++[[K]]) {
+// OUT-NEXT: const unsigned [[VT]] = threadIdx.x + [[K]] * blockDim.x;
+// OUT-NEXT: int tid = [[VT]];
+// OUT-NEXT: int i = blockIdx.x * BS + tid;
+// OUT-NEXT: int cur = 0;
 
 // One buffer, a temporary read before a barrier and added after it.
 __global__ void temp(const float *in, float *out) {
@@ -82,8 +117,9 @@ __global__ void temp(const float *in, float *out) {
   out[blockIdx.x * blockDim.x + tid] = s[tid];
 }
 // OUT-LABEL: void temp(
-// OUT: float [[V:scan_v[0-9]*]] = in[blockIdx.x * blockDim.x + tid];
-// OUT: float [[S:scan_s[0-9]*]] = [[L:scan_lane[0-9]*]] < blockDim.x / 32 ? [[W:scan_warp_sums[0-9]*]][[[L]]] : static_cast<float>(0);
+// OUT: s[tid] = in[blockIdx.x * (blockDim.x * 4) + tid];
+// OUT: float [[T:scan_t[0-9]*]] = [[L:scan_lane[0-9]*]] < blockDim.x / 32 ? [[W:scan_warp_sums[0-9]*]][[[L]]] : static_cast<float>(0);
+// OUT: out[blockIdx.x * (blockDim.x * 4) + tid] = s[tid];
 
 // A conditional expression, `1 - c` written in place, `d += d`.
 __global__ void ternary(const unsigned *in, unsigned *out) {
@@ -121,7 +157,9 @@ __global__ void xor_flip(const long long *in, long long *out) {
   out[blockIdx.x * 512 + t] = buf[p][t];
 }
 // OUT-LABEL: void xor_flip(
-// OUT: long long [[V:scan_v[0-9]*]] = in[blockIdx.x * 512 + t];
+// OUT: buf[p][t] = in[blockIdx.x * 512 + t];
+// OUT: long long [[V:scan_v[0-9]*]][4];
+// OUT: out[blockIdx.x * 512 + t] = buf[p][t];
 
 // Doubles, the flip by `!`, the negated condition in braces.
 __global__ void not_flip(const double *in, double *out) {
@@ -208,11 +246,21 @@ __global__ void exclusive(const int *in, int *out, int n) {
   out[i] = tid == 0 ? 0 : tmp[tid - 1];
 }
 // OUT-LABEL: void exclusive(
-// OUT: int [[V:scan_v[0-9]*]] = i < n ? in[i] : 0;
-// OUT: tmp[tid] = [[V]];
+// OUT: tmp[tid] = i < n ? in[i] : 0;
+// OUT: tmp[tid] = [[V:scan_v[0-9]*]][[[J:j[0-9]*]]];
+// OUT-NEXT: }
 // OUT-NEXT: }
 // OUT-NEXT: __syncthreads();
+// OUT-NEXT: #pragma unroll
+// OUT-NEXT: for (int [[K:k[0-9]*]] = 0; [[K]] < 4; ++[[K]]) {
+// OUT-NEXT: const unsigned [[VT:vt[0-9]*]] = threadIdx.x + [[K]] * blockDim.x;
+// OUT-NEXT: [&]() {
+// OUT-NEXT: int tid = [[VT]];
+// OUT-NEXT: int i = blockIdx.x * 256 + tid;
 // OUT-NEXT: if (i >= n)
+// OUT-NEXT: return;
+// OUT-NEXT: out[i] = tid == 0 ? 0 : tmp[tid - 1];
+// OUT-NEXT: }();
 
 // Two arrays read and written through pointers swapped after each step
 // (declared together), the block size a template parameter, the result
@@ -451,13 +499,13 @@ int main() {
 
 // The edits, applied one after another by the RUN lines above and by
 // scripts/gpu-edit-family.sh on the GPU:
-// EDIT: {"kind":"block-scan","target":"dbuf"}
-// EDIT: {"kind":"block-scan","target":"temp"}
+// EDIT: {"kind":"block-scan","target":"dbuf","params":{"items":4}}
+// EDIT: {"kind":"block-scan","target":"temp","params":{"items":4}}
 // EDIT: {"kind":"block-scan","target":"ternary"}
-// EDIT: {"kind":"block-scan","target":"xor_flip"}
+// EDIT: {"kind":"block-scan","target":"xor_flip","params":{"items":4}}
 // EDIT: {"kind":"block-scan","target":"not_flip"}
 // EDIT: {"kind":"block-scan","target":"ns::rows"}
 // EDIT: {"kind":"block-scan","target":"local_dim3"}
-// EDIT: {"kind":"block-scan","target":"exclusive"}
+// EDIT: {"kind":"block-scan","target":"exclusive","params":{"items":4}}
 // EDIT: {"kind":"block-scan","target":"swapped"}
 // EDIT: {"kind":"block-scan","target":"halves"}

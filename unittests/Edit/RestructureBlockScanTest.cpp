@@ -59,9 +59,50 @@ TEST(RestructureBlockScanTest, EveryStyleIsRecognized) {
     EXPECT_EQ(A.Reason, std::string("prefix sum of ") + Why +
                             "; rewrite: shuffle scans in each warp and one "
                             "exchange of the warps' totals");
-    ASSERT_EQ(A.Suggestions.size(), 1u);
+    // Items 4 where every launch's block is a multiple of 128.
+    ASSERT_EQ(A.Suggestions.size(), Kernel == "local_dim3" ? 1u : 2u) << Kernel;
     EXPECT_EQ(A.Suggestions[0].Kind, "block-scan");
+    EXPECT_FALSE(A.Suggestions[0].getInt("items").has_value());
+    if (A.Suggestions.size() == 2)
+      EXPECT_EQ(A.Suggestions[1].getInt("items"), int64_t(4)) << Kernel;
   }
+}
+
+TEST(RestructureBlockScanTest, ItemsRunEachOriginalThreadsCode) {
+  if (!haveSdk())
+    GTEST_SKIP() << "no CUDA SDK";
+  std::string Out =
+      applyToFile(blockScan(), stylesPath(),
+                  makeEdit("block-scan", "exclusive", {{"items", int64_t(4)}}),
+                  sdkConfig());
+  ASSERT_EQ(Out.find("error: "), std::string::npos) << Out;
+  // The code after the scan returns: each element's run is a lambda.
+  EXPECT_NE(Out.find("    [&]() {\n"
+                     "      int tid = vt;\n"
+                     "      int i = blockIdx.x * 256 + tid;\n"
+                     "      if (i >= n)\n"
+                     "        return;\n"),
+            std::string::npos)
+      << Out;
+  // Each thread's own 4 consecutive elements.
+  EXPECT_NE(Out.find("const unsigned vt = threadIdx.x * 4 + j;"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("exclusive<<<(n + 255) / 256, 256 / 4>>>"),
+            std::string::npos)
+      << Out;
+  std::string Refused =
+      applyToFile(blockScan(), stylesPath(),
+                  makeEdit("block-scan", "local_dim3", {{"items", int64_t(4)}}),
+                  sdkConfig());
+  EXPECT_NE(Refused.find("uses blocks of 64 threads; 4 elements a thread "
+                         "need a multiple of 128"),
+            std::string::npos)
+      << Refused;
+  std::string Odd = applyToFile(
+      blockScan(), stylesPath(),
+      makeEdit("block-scan", "dbuf", {{"items", int64_t(3)}}), sdkConfig());
+  EXPECT_NE(Odd.find("items must be 1, 2, 4 or 8"), std::string::npos) << Odd;
 }
 
 TEST(RestructureBlockScanTest, RewriteKeepsTheStoreAndTheCodeAfter) {

@@ -128,6 +128,7 @@ struct Plan {
   std::string ElemType;
   unsigned RegionBegin = 0, RegionEnd = 0;
   std::string Description;
+  block_scan::ItemsInput Items; ///< for `items` (BlockScanItems.cpp)
 };
 
 /// Per phase of a step (the code between two barriers), the buffers some
@@ -598,7 +599,14 @@ public:
            "step) by warp-shuffle scans and one exchange of warp totals";
   }
   TargetKind targetKind() const override { return TargetKind::Kernel; }
-  std::vector<ParamSpec> params() const override { return {}; }
+  std::vector<ParamSpec> params() const override {
+    return {ParamSpec::integer(
+        "items",
+        "elements a thread scans (1, 2, 4 or 8): each thread does the work "
+        "of that many of the original threads, the launches' blocks "
+        "divided by it",
+        1, 8)};
+  }
 
   Applicability prepare(const EditContext &Ctx,
                         StringRef Target) const override {
@@ -609,6 +617,12 @@ public:
       return A;
     A.Reason = P->Description;
     A.Suggestions = {E};
+    // Several elements a thread: as many loads in flight.
+    if (block_scan::itemsProblem(Ctx, P->Items, 4).empty()) {
+      Edit I = E;
+      I.Params["items"] = int64_t(4);
+      A.Suggestions.push_back(I);
+    }
     return A;
   }
 
@@ -884,11 +898,30 @@ Expected<Plan> BlockScan::analyze(const EditContext &Ctx, const Edit &E) const {
        "); rewrite: shuffle scans in each warp and one exchange of the "
        "warps' totals")
           .str();
+  P.Items.Kernel = K->Decl;
+  P.Items.Info = K->Info;
+  P.Items.Before.assign(Stmts.begin(), Stmts.begin() + (L - 2));
+  // A barrier right after the loop: the rewrite ends the scan with one.
+  size_t AfterBegin = L + 1;
+  while (AfterBegin < Stmts.size() && isBarrierStmt(Stmts[AfterBegin]))
+    ++AfterBegin;
+  P.Items.After.assign(Stmts.begin() + AfterBegin, Stmts.end());
+  P.Items.Store = Store;
+  P.Items.ElemType = P.ElemType;
+  if (std::optional<int64_t> It = E.getInt("items"); It && *It != 1) {
+    if (*It != 2 && *It != 4 && *It != 8)
+      return reject(E, "params", "items must be 1, 2, 4 or 8");
+    if (std::string Why = block_scan::itemsProblem(Ctx, P.Items, *It);
+        !Why.empty())
+      return reject(E, "not-applicable", "items " + Twine(*It) + ": " + Why);
+  }
   return P;
 }
 
 Expected<clang::tooling::Replacements>
 BlockScan::rewrite(const EditContext &Ctx, const Edit &E, const Plan &P) const {
+  if (std::optional<int64_t> It = E.getInt("items"); It && *It > 1)
+    return block_scan::itemsRewrite(Ctx, E, P.Items, *It);
   std::string Text = block_scan::scanText(
       Ctx, P.RegionBegin, P.ElemType, looseExprText(Ctx, P.Store->getRHS()),
       looseExprText(Ctx, P.Store->getLHS()));

@@ -13,6 +13,7 @@
 #include "clang/AST/Expr.h"
 #include "clang/AST/Stmt.h"
 #include "clang/AST/Type.h"
+#include "clang/Tooling/Core/Replacement.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
@@ -22,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace optiml {
 namespace block_scan {
@@ -113,6 +115,26 @@ unusedDeclaration(const EditContext &Ctx, const clang::Stmt *Body,
                   const clang::VarDecl *V,
                   llvm::ArrayRef<std::pair<unsigned, unsigned>> Removed,
                   const clang::Stmt *Kept);
+
+/// What block-scan's `items` needs of its plan (BlockScanItems.cpp).
+struct ItemsInput {
+  const clang::FunctionDecl *Kernel = nullptr;
+  const KernelInfo *Info = nullptr;
+  /// The kernel's top-level statements before the store, and after the
+  /// loop.
+  std::vector<const clang::Stmt *> Before, After;
+  const clang::BinaryOperator *Store = nullptr;
+  std::string ElemType;
+};
+/// Why \p Items elements a thread cannot be given to this scan, or "".
+std::string itemsProblem(const EditContext &Ctx, const ItemsInput &In,
+                         int64_t Items);
+/// The kernel's body with each thread doing the work of \p Items of the
+/// original threads (stage, scan, the code after it), every launch's block
+/// divided by \p Items.
+llvm::Expected<clang::tooling::Replacements>
+itemsRewrite(const EditContext &Ctx, const Edit &E, const ItemsInput &In,
+             int64_t Items);
 
 } // namespace block_scan
 } // namespace optiml
