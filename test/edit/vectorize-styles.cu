@@ -11,7 +11,12 @@
 // leave tails (1000003, 4099) or not (1 << 16); 130 columns leave rows
 // aligned and not. Kept without an edit, each with the reason checked: an
 // array of float2 structs (p[i].x), and flat look-alikes (every other
-// column, a transpose, a neighbour in the next row). The edits applied one after another compile
+// column, a transpose, a neighbour in the next row). Kernels that read their
+// block (blocks: "keep"): a chunk scan's offset add with a constant block
+// from a #define, a per-block bias, a per-block scale through gridDim with
+// blockDim.x in the body (a dim3 block variable), all with tails and the
+// first two on a pointer one element off; refused with the reason:
+// threadIdx.x in the body, a block read from a parameter, a barrier. The edits applied one after another compile
 // with nvcc and the input is left as it was. The program checks each kernel
 // against the CPU, so the GPU check runs `eval` on the result.
 // REQUIRES: cuda-sdk
@@ -305,6 +310,80 @@ __global__ void blur_down(int rows, int cols, const float *in, float *out) {
   if (x < cols && y < rows - 1) {
     int i = y * cols + x;
     out[i] = 0.5f * (in[i] + in[i + cols]);
+  }
+}
+
+// Kernels that read their block keep it (blocks: "keep"): the grid stays,
+// each block has width times fewer threads, each thread takes width
+// consecutive elements of its block.
+#define SCAN_B 1024
+
+// WHY: vectorize chunk_add: map kernel that reads its block: every block keeps its elements, its threads take W consecutive ones (out)
+__global__ void chunk_add(int *out, const int *scanned_sums, int n) {
+  int i = blockIdx.x * SCAN_B + threadIdx.x;
+  if (blockIdx.x > 0 && i < n)
+    out[i] += scanned_sums[blockIdx.x - 1];
+}
+// OUT: int first = blockIdx.x * SCAN_B + (threadIdx.x * 4);
+// OUT: int i = blockIdx.x * SCAN_B + (threadIdx.x * 4 + k);
+// OUT: full = full && (blockIdx.x > 0 && i < n) &&
+// OUT: static_cast<unsigned long long>(i) ==
+// OUT: static_cast<unsigned long long>(first) + k;
+// OUT: reinterpret_cast<unsigned long long>(out + first) % 16 == 0) {
+// OUT: int4 out_v = reinterpret_cast<int4 *>(out + first)[0];
+// OUT: out_v.w += scanned_sums[blockIdx.x - 1];
+// OUT: reinterpret_cast<int4 *>(out + first)[0] = out_v;
+// OUT: } else {
+// OUT: for (int k = 0; k < 4; ++k) {
+// OUT: int i = blockIdx.x * SCAN_B + (threadIdx.x * 4 + k);
+// OUT: if (blockIdx.x > 0 && i < n)
+// OUT: out[i] += scanned_sums[blockIdx.x - 1];
+
+// WHY: vectorize bias_rows: map kernel that reads its block: every block keeps its elements, its threads take W consecutive ones (out)
+__global__ void bias_rows(float *out, const float *bias, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] += bias[blockIdx.x];
+}
+// OUT: int first = blockIdx.x * (blockDim.x * 2) + (threadIdx.x * 2);
+// OUT: reinterpret_cast<unsigned long long>(out + first) % 8 == 0) {
+// OUT: out_v.y += bias[blockIdx.x];
+// OUT: if (i < n) out[i] += bias[blockIdx.x];
+
+// WHY: vectorize block_scale: map kernel that reads its block: every block keeps its elements, its threads take W consecutive ones (in, out)
+__global__ void block_scale(const float *in, float *out, unsigned n) {
+  unsigned i = threadIdx.x + blockIdx.x * blockDim.x;
+  if (i < n) {
+    float s = (float)blockIdx.x / gridDim.x;
+    out[i] = in[i] * s + blockDim.x;
+  }
+}
+// OUT: unsigned int first = (threadIdx.x * 4) + blockIdx.x * (blockDim.x * 4);
+// OUT: float4 in_v = reinterpret_cast<const float4 *>(in + first)[0];
+// OUT: float s = (float)blockIdx.x / gridDim.x;
+// OUT: out_v.x = in_v.x * s + (blockDim.x * 4);
+// OUT: out[i] = in[i] * s + (blockDim.x * 4);
+
+// NOT: not vectorize block_lane: kernel 'block_lane': the body reads 'threadIdx.x', which may appear only in the index: each thread now runs the body for several elements
+__global__ void block_lane(float *out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = blockIdx.x + threadIdx.x % 32;
+}
+
+// NOT: not vectorize block_sized: kernel 'block_sized': the block of launch block_sized/launch0 ('threads') cannot be read at the launch: keeping the blocks divides it by the width
+__global__ void block_sized(float *out, const float *bias, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = bias[blockIdx.x];
+}
+void launch_block_sized(float *out, const float *bias, int n, int threads) {
+  block_sized<<<(n + threads - 1) / threads, threads>>>(out, bias, n);
+}
+
+// NOT: not vectorize block_sync: kernel 'block_sync': the body calls '__syncthreads', which works with the other threads of the block
+__global__ void block_sync(float *out, const float *bias, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    __syncthreads();
+    out[i] += bias[blockIdx.x];
   }
 }
 
@@ -602,12 +681,66 @@ static void shapes() {
   }
 }
 
+static void blocks() {
+  const int n = 1000003, nb = (n + SCAN_B - 1) / SCAN_B;
+  auto out = values<int>(n, 3), sums = values<int>(nb, 4);
+  std::vector<int> want(out), off(out);
+  for (int i = SCAN_B; i < n; ++i)
+    want[i] += sums[i / SCAN_B - 1];
+  // One element off: blocks start at out + 1, every vector is unaligned.
+  for (int i = SCAN_B; i < n - 1; ++i)
+    off[i + 1] += sums[i / SCAN_B - 1];
+  int *dout = upload(out), *dsums = upload(sums);
+  chunk_add<<<nb, SCAN_B>>>(dout, dsums, n);
+// OUT: chunk_add<<<nb, (SCAN_B) / 4>>>(dout, dsums, n);
+  CHECK(cudaGetLastError());
+  expect("chunk_add", download(dout, n), want);
+  CHECK(cudaMemcpy(dout, out.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+  chunk_add<<<(n - 1 + SCAN_B - 1) / SCAN_B, SCAN_B>>>(dout + 1, dsums, n - 1);
+  CHECK(cudaGetLastError());
+  expect("chunk_add (offset pointer)", download(dout, n), off);
+
+  auto f = values<float>(n, 5), bias = values<float>((n + 255) / 256, 6);
+  std::vector<float> fw(f), fo(f);
+  for (int i = 0; i < n; ++i)
+    fw[i] += bias[i / 256];
+  for (int i = 0; i < n - 1; ++i)
+    fo[i + 1] += bias[i / 256];
+  float *df = upload(f), *dbias = upload(bias), *dg = nullptr;
+  bias_rows<<<(n + 255) / 256, 256>>>(df, dbias, n);
+// OUT: bias_rows<<<(n + 255) / 256, 128>>>(df, dbias, n);
+  CHECK(cudaGetLastError());
+  expect("bias_rows", download(df, n), fw);
+  CHECK(cudaMemcpy(df, f.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  bias_rows<<<(n - 1 + 255) / 256, 256>>>(df + 1, dbias, n - 1);
+  CHECK(cudaGetLastError());
+  expect("bias_rows (offset pointer)", download(df, n), fo);
+
+  CHECK(cudaMalloc(&dg, n * sizeof(float)));
+  const unsigned grid = (n + 127) / 128;
+  std::vector<float> sw(n);
+  for (int i = 0; i < n; ++i)
+    sw[i] = f[i] * ((float)(i / 128) / grid) + 128;
+  CHECK(cudaMemcpy(df, f.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  dim3 blk(128);
+  block_scale<<<grid, blk>>>(df, dg, n);
+// OUT: block_scale<<<grid, dim3(blk.x / 4, blk.y, blk.z)>>>(df, dg, n);
+  CHECK(cudaGetLastError());
+  expect("block_scale", download(dg, n), sw);
+  CHECK(cudaFree(dout));
+  CHECK(cudaFree(dsums));
+  CHECK(cudaFree(df));
+  CHECK(cudaFree(dbias));
+  CHECK(cudaFree(dg));
+}
+
 int main() {
   saxpys();
   templates();
   arrays();
   pointwise();
   shapes();
+  blocks();
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }
@@ -631,3 +764,6 @@ int main() {
 // EDIT: {"kind":"vectorize","target":"ramp2d","params":{"width":4}}
 // EDIT: {"kind":"vectorize","target":"scale_idx","params":{"width":4}}
 // EDIT: {"kind":"vectorize","target":"add_pitched","params":{"width":4}}
+// EDIT: {"kind":"vectorize","target":"chunk_add","params":{"blocks":"keep","width":4}}
+// EDIT: {"kind":"vectorize","target":"bias_rows","params":{"blocks":"keep","width":2}}
+// EDIT: {"kind":"vectorize","target":"block_scale","params":{"blocks":"keep","width":4}}

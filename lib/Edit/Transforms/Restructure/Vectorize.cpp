@@ -15,6 +15,9 @@
 // (`#define N 4096`) may appear in the guard's bound and the body.
 //
 // 2D maps along the rows of row-major matrices are VectorizeRows.cpp's.
+// Maps whose body reads its block (`bias[blockIdx.x]`, gridDim.x) keep
+// their grid and shrink their blocks instead (`blocks: "keep"`, the
+// parameter's default "stride" being the form above): VectorizeKeepBlocks.cpp.
 //
 // In a kernel template whose arrays' element types depend on its parameters,
 // the types come from the template's instantiations in the file: the vector
@@ -95,46 +98,6 @@ std::string outsideWriteProblem(const EditContext &Ctx,
 
 namespace {
 
-struct ArrayUse {
-  /// The pointer parameter, or the struct parameter (passed by value) whose
-  /// pointer member Field is.
-  const ParmVarDecl *Param = nullptr;
-  const FieldDecl *Field = nullptr;
-  QualType Pointer; ///< the pointer's type
-  std::string Text; ///< as the kernel names it: "x", "p.x"
-  VectorForm Form;
-  bool Read = false, Written = false;
-  bool OnlyPlainWrites = true; ///< every write is a top-level `p[i] = ...;`
-  bool Dependent = false; ///< the element type depends on template parameters
-};
-
-/// An array by its parameter's index and its member's (0: the parameter
-/// itself, else the field index + 1).
-using ArrayKey = std::pair<unsigned, unsigned>;
-
-/// One rewrite inside a body statement: an access p[i] (Array set) or
-/// another use of the index.
-struct BodyUse {
-  unsigned Offset, Length;
-  std::optional<ArrayKey> Array; ///< none: a use of the index itself
-};
-
-struct VectorizePlan {
-  ResolvedKernel Kernel;
-  MapPattern Map;
-  std::map<ArrayKey, ArrayUse> Arrays;
-  std::vector<std::vector<BodyUse>> Uses; ///< per body statement
-  std::vector<GridExpr> Grids;
-  /// Grids that are a local dim3 variable: the launch's span and its text.
-  std::vector<std::pair<SourceSpan, std::string>> GridVars;
-  bool NeedsScope = false; ///< the body declares locals
-  /// Dependent element types: `std::is_same<T, float>::value`, one per
-  /// written type, and the instantiations that take the vector path.
-  std::vector<std::string> TypeGuards;
-  std::vector<const FunctionDecl *> VectorInstantiations;
-  std::optional<RowMap> Rows; ///< a 2D map along matrix rows
-};
-
 /// Records the accesses and index uses of a map's body; every access must
 /// be p[i] for a pointer parameter p, or p.x[i] for a pointer member x of a
 /// struct parameter p passed by value.
@@ -171,6 +134,10 @@ struct MapWalker : AccessWalker<MapWalker> {
            "a struct parameter passed by value");
       return false;
     }
+    if (Plan.KeepBlocks && !refersTo(A->getIdx(), M.Index))
+      return blockRead(A, Write, Text,
+                       {Param->getFunctionScopeIndex(),
+                        Field ? Field->getFieldIndex() + 1 : 0});
     if (!refersTo(A->getIdx(), M.Index)) {
       fail("access '" + Text + "' is not at the thread's own element '" +
            M.IndexName + "'");
@@ -217,6 +184,46 @@ struct MapWalker : AccessWalker<MapWalker> {
       U.OnlyPlainWrites = false;
     Uses->push_back(
         {Span->Begin.Offset, Span->End.Offset - Span->Begin.Offset, Key});
+    return true;
+  }
+  /// `bias[blockIdx.x]` in the form that keeps the blocks: a read at an
+  /// index that is the same for the whole block (keepBlockUniform()), kept
+  /// as written in every lane.
+  bool blockRead(ArraySubscriptExpr *A, bool Write, StringRef Text,
+                 ArrayKey Key) {
+    if (!Write && keepBlockUniform(Ctx, A->getIdx(), M.Index)) {
+      Plan.BlockReads.insert(Key);
+      return true;
+    }
+    fail("access '" + Text + "' is neither at the thread's own element '" +
+         M.IndexName +
+         "' nor a read at an index the same for the whole block (made of "
+         "parameters, constants, blockIdx and gridDim)");
+    return false;
+  }
+  // The form that keeps the blocks: blockDim.x reads the original block.
+  bool VisitMSPropertyRefExpr(MSPropertyRefExpr *E) {
+    auto B = asBuiltinVar(E);
+    if (!Plan.KeepBlocks || !B)
+      return true;
+    if (B->Var == "threadIdx") {
+      fail("the body reads 'threadIdx." + std::string(1, B->Dim) +
+           "', which may appear only in the index: each thread now runs "
+           "the body for several elements");
+      return false;
+    }
+    if (B->Var != "blockDim" || B->Dim != 'x')
+      return true;
+    auto Span = fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
+                         E->getSourceRange(), Ctx.file());
+    if (!Span) {
+      fail("'blockDim.x' is written with a macro");
+      return false;
+    }
+    if (Uses->empty() || Uses->back().Offset != Span->Begin.Offset)
+      Uses->push_back({Span->Begin.Offset,
+                       Span->End.Offset - Span->Begin.Offset, std::nullopt,
+                       true});
     return true;
   }
   /// The struct parameter passed by value that \p E names, or null.
@@ -322,6 +329,80 @@ struct MapWalker : AccessWalker<MapWalker> {
   }
 };
 
+} // namespace
+
+std::string walkMapBody(const EditContext &Ctx, VectorizePlan &Plan) {
+  MapWalker Walk(Ctx, Plan.Map, Plan);
+  for (const Stmt *S : Plan.Map.Body) {
+    Plan.Uses.emplace_back();
+    Walk.Uses = &Plan.Uses.back();
+    Walk.TopLevelAssign = isa<Expr>(S);
+    if (!Walk.TraverseStmt(const_cast<Stmt *>(S)) || !Walk.Problem.empty())
+      return Walk.Problem;
+  }
+  return "";
+}
+
+std::map<ArrayKey, std::string> vectorNames(const VectorizePlan &Plan,
+                                            StringRef KText) {
+  std::map<ArrayKey, std::string> Names;
+  std::string Taken = KText.str();
+  for (auto &[Key, U] : Plan.Arrays) {
+    std::string Base =
+        U.Field ? U.Field->getNameAsString() : U.Param->getNameAsString();
+    Names[Key] = freshName(Taken, Base + "_v");
+    Taken += " " + Names[Key];
+  }
+  return Names;
+}
+
+std::string vectorBody(
+    const EditContext &Ctx, const VectorizePlan &Plan, int64_t W,
+    const std::map<ArrayKey, std::string> &VecName, StringRef In,
+    function_ref<std::pair<std::string, std::string>(const ArrayUse &)> At,
+    function_ref<std::string(int64_t)> IndexAt) {
+  static const char Comp[] = {'x', 'y', 'z', 'w'};
+  std::string Out;
+  auto Ref = [&](const ArrayUse &U, bool Const) {
+    auto [Ptr, Sub] = At(U);
+    return "reinterpret_cast<" + std::string(Const ? "const " : "") +
+           U.Form.type(W) + " *>(" + Ptr + ")[" + Sub + "]";
+  };
+  for (auto &[Key, U] : Plan.Arrays) {
+    std::string Decl = In.str() + U.Form.type(W) + " " + VecName.at(Key);
+    if (U.Read || !U.OnlyPlainWrites)
+      Out += Decl + " = " +
+             Ref(U, U.Pointer->getPointeeType().isConstQualified()) + ";\n";
+    else
+      Out += Decl + ";\n";
+  }
+  const MapPattern &P = Plan.Map;
+  std::string Target = Plan.NeedsScope ? In.str() + "  " : In.str();
+  for (int64_t K = 0; K < W; ++K) {
+    std::string Lane;
+    for (size_t S = 0; S < P.Body.size(); ++S) {
+      const SourceSpan &Span = P.BodySpans[S];
+      std::vector<TextEdit> Edits;
+      for (const BodyUse &U : Plan.Uses[S])
+        Edits.push_back({U.Offset, U.Length,
+                         U.BlockDim ? "(blockDim.x * " + std::to_string(W) + ")"
+                         : U.Array  ? VecName.at(*U.Array) + "." + Comp[K]
+                                    : IndexAt(K)});
+      std::string Text = spliceText(Ctx.Code, Span.Begin.Offset,
+                                    Span.End.Offset, std::move(Edits));
+      int Col = int(indentationAt(Ctx.Code, Span.Begin.Offset).size());
+      Lane += Target + reindent(Text, int(Target.size()) - Col) + "\n";
+    }
+    Out += Plan.NeedsScope ? In.str() + "{\n" + Lane + In.str() + "}\n" : Lane;
+  }
+  for (auto &[Key, U] : Plan.Arrays)
+    if (U.Written)
+      Out += In.str() + Ref(U, false) + " = " + VecName.at(Key) + ";\n";
+  return Out;
+}
+
+namespace {
+
 class VectorizeTransform : public Transform {
 public:
   StringRef kind() const override { return "vectorize"; }
@@ -334,7 +415,15 @@ public:
   TargetKind targetKind() const override { return TargetKind::Kernel; }
   std::vector<ParamSpec> params() const override {
     return {
-        ParamSpec::integer("width", "elements per vector: 2 or 4", 2, 4, 4)};
+        ParamSpec::integer("width", "elements per vector: 2 or 4", 2, 4, 4),
+        // No declared default, so that an edit written without it reads
+        // as before; absent, it is "stride".
+        ParamSpec::string("blocks",
+                          "stride (default): a grid-stride loop over vectors, "
+                          "the grid divided; keep: every block keeps its "
+                          "elements, the block divided (bodies that read "
+                          "blockIdx.x)",
+                          {"stride", "keep"})};
   }
 
   Applicability prepare(const EditContext &Ctx,
@@ -343,7 +432,7 @@ public:
     Edit E = defaultEdit(kind(), Target);
     auto Plan = planOrReason(A, analyze(Ctx, E));
     if (!Plan)
-      return A;
+      return prepareKeep(Ctx, E, std::move(A));
     std::vector<std::string> Names;
     for (auto &[Idx, U] : Plan->Arrays)
       Names.push_back(U.Text);
@@ -377,7 +466,12 @@ public:
     int64_t W = E.getInt("width").value_or(4);
     if (W != 2 && W != 4)
       return reject(E, "params", "width must be 2 or 4");
-    auto PlanOr = analyze(Ctx, E);
+    std::string Blocks = E.getString("blocks").value_or("stride");
+    if (Blocks != "stride" && Blocks != "keep")
+      return reject(E, "params", "blocks must be \"stride\" or \"keep\"");
+    bool Shaped = false;
+    auto PlanOr =
+        Blocks == "keep" ? analyzeKeepBlocks(Ctx, E, Shaped) : analyze(Ctx, E);
     if (!PlanOr)
       return PlanOr.takeError();
     VectorizePlan &Plan = *PlanOr;
@@ -392,6 +486,8 @@ public:
                           Twine(U.Form.MaxWidth));
     if (Plan.Rows)
       return applyRows(Ctx, E, *Plan.Rows, W);
+    if (Plan.KeepBlocks)
+      return applyKeepBlocks(Ctx, E, Plan, W);
     const MapPattern &P = Plan.Map;
     const std::string &I = P.Indent;
     std::string Wd = std::to_string(W);
@@ -407,61 +503,22 @@ public:
     std::string Bound =
         containsMacro(P.Bound) ? "(" + P.BoundText + ")" : P.BoundText;
     std::string N = parenthesize(Bound);
-    static const char Comp[] = {'x', 'y', 'z', 'w'};
-
-    std::map<ArrayKey, std::string> VecName, VecType;
+    std::map<ArrayKey, std::string> VecName = vectorNames(Plan, KText);
     std::vector<std::string> Aligned;
-    // Vector names: new in the kernel and distinct (`p.x` and `q.x`).
-    std::string Taken = KText.str();
-    for (auto &[Key, U] : Plan.Arrays) {
-      std::string Base =
-          U.Field ? U.Field->getNameAsString() : U.Param->getNameAsString();
-      VecName[Key] = freshName(Taken, Base + "_v");
-      Taken += " " + VecName[Key];
-      VecType[Key] = U.Form.type(W);
+    for (auto &[Key, U] : Plan.Arrays)
       Aligned.push_back("reinterpret_cast<unsigned long long>(" + U.Text +
                         ") % " + std::to_string(W * U.Form.Bytes) + " == 0");
-    }
 
     std::string Out = "if (" + join(Aligned, " &&\n" + I + "    ") + ") {\n";
     std::string In2 = I + "  ", In3 = I + "    ";
     Out += In2 + "for (" + P.IndexType + " " + V + " = " + Tid + "; " + V +
            " < " + N + " / " + Wd + "; " + V + Stride + ") {\n";
-    for (auto &[Key, U] : Plan.Arrays) {
-      bool Const = U.Pointer->getPointeeType().isConstQualified();
-      if (U.Read || !U.OnlyPlainWrites)
-        Out += In3 + VecType[Key] + " " + VecName[Key] +
-               " = reinterpret_cast<" + (Const ? "const " : "") + VecType[Key] +
-               " *>(" + U.Text + ")[" + V + "];\n";
-      else
-        Out += In3 + VecType[Key] + " " + VecName[Key] + ";\n";
-    }
-    for (int64_t K = 0; K < W; ++K) {
-      std::string Lane;
-      for (size_t S = 0; S < P.Body.size(); ++S) {
-        const SourceSpan *Span = &P.BodySpans[S];
-        std::vector<TextEdit> Edits;
-        for (const BodyUse &U : Plan.Uses[S]) {
-          std::string T =
-              U.Array ? VecName[*U.Array] + "." + Comp[K]
-                      : "(" + V + " * " + Wd + " + " + std::to_string(K) + ")";
-          Edits.push_back({U.Offset, U.Length, T});
-        }
-        std::string Text = spliceText(Ctx.Code, Span->Begin.Offset,
-                                      Span->End.Offset, std::move(Edits));
-        int Col = int(indentationAt(Ctx.Code, Span->Begin.Offset).size());
-        std::string Target = Plan.NeedsScope ? In3 + "  " : In3;
-        Lane += Target + reindent(Text, int(Target.size()) - Col) + "\n";
-      }
-      if (Plan.NeedsScope)
-        Out += In3 + "{\n" + Lane + In3 + "}\n";
-      else
-        Out += Lane;
-    }
-    for (auto &[Key, U] : Plan.Arrays)
-      if (U.Written)
-        Out += In3 + "reinterpret_cast<" + VecType[Key] + " *>(" + U.Text +
-               ")[" + V + "] = " + VecName[Key] + ";\n";
+    Out += vectorBody(
+        Ctx, Plan, W, VecName, In3,
+        [&](const ArrayUse &U) { return std::make_pair(U.Text, V); },
+        [&](int64_t K) {
+          return "(" + V + " * " + Wd + " + " + std::to_string(K) + ")";
+        });
     Out += In2 + "}\n";
     std::string Body2 = reindent(P.BodyBlock, 2);
     Out += In2 + "for (" + P.IndexType + " " + P.IndexName + " = " + N + " / " +
@@ -498,6 +555,39 @@ public:
   }
 
 private:
+  /// prepare() when the grid-stride form is refused (\p A): the form that
+  /// keeps the blocks when the kernel has its shape and reads its block.
+  static Applicability prepareKeep(const EditContext &Ctx, const Edit &E,
+                                   Applicability A) {
+    bool Shaped = false;
+    auto Plan = analyzeKeepBlocks(Ctx, E, Shaped);
+    if (!Shaped) {
+      consumeError(Plan.takeError());
+      return A;
+    }
+    Applicability K;
+    auto Kept = planOrReason(K, std::move(Plan));
+    if (!Kept)
+      return K;
+    std::vector<int64_t> Widths = keepBlocksWidths(*Kept);
+    std::vector<std::string> Names;
+    for (auto &[Idx, U] : Kept->Arrays)
+      Names.push_back(U.Text);
+    K.Reason = "map kernel that reads its block: every block keeps its "
+               "elements, its threads take W consecutive ones (" +
+               join(Names, ", ") + ")";
+    if (Widths.empty())
+      K.Reason += "; no width leaves every launch's block at least 32 "
+                  "threads, so none is suggested";
+    for (int64_t W : Widths) {
+      Edit S = E;
+      S.Params["width"] = W;
+      S.Params["blocks"] = std::string("keep");
+      K.Suggestions.push_back(S);
+    }
+    return K;
+  }
+
   /// The rewrite of a 2D map along matrix rows (rowMapText).
   static Expected<tooling::Replacements>
   applyRows(const EditContext &Ctx, const Edit &E, const RowMap &M, int64_t W) {
@@ -588,14 +678,8 @@ private:
     Plan.Map = std::move(*P);
     const MapPattern &M = Plan.Map;
 
-    MapWalker Walk(Ctx, M, Plan);
-    for (const Stmt *S : M.Body) {
-      Plan.Uses.emplace_back();
-      Walk.Uses = &Plan.Uses.back();
-      Walk.TopLevelAssign = isa<Expr>(S);
-      if (!Walk.TraverseStmt(const_cast<Stmt *>(S)) || !Walk.Problem.empty())
-        return No(Walk.Problem);
-    }
+    if (std::string Why = walkMapBody(Ctx, Plan); !Why.empty())
+      return No(Why);
     if (Plan.Arrays.empty())
       return No("the body accesses no global array at '" + M.IndexName + "'");
     if (std::string Why = outsideWriteProblem(Ctx, M.Body, M.Index);
@@ -637,7 +721,6 @@ private:
     return Plan;
   }
 
-  /// Why some launch of \p K may run fewer threads than the guard's bound
   /// (gridCoverageProblem()): the rewrite's grid-stride loops handle every
   /// element below the bound whatever the grid, the original only those
   /// its threads reach. "" when every launch is shown to cover it.

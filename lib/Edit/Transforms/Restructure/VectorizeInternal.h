@@ -1,22 +1,29 @@
 //===- VectorizeInternal.h - vectorize's parts shared by its files -*- C++
 //-*-===//
 //
-// Private to vectorize: the vector types of element types and the body's
-// writes (Vectorize.cpp), the walk over a map's body and the 2D map along
-// matrix rows (VectorizeRows.cpp); vectorize-stencil's
-// index arithmetic and launch reading (VectorizeStencilInput.cpp).
+// Private to vectorize: the vector types of element types, the body's
+// writes, the 1D map's plan and its vector path (Vectorize.cpp), the form
+// that keeps the blocks (VectorizeKeepBlocks.cpp), the walk over a map's
+// body and the 2D map along matrix rows (VectorizeRows.cpp);
+// vectorize-stencil's index arithmetic and launch reading
+// (VectorizeStencilInput.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef OPTIML_LIB_EDIT_TRANSFORMS_RESTRUCTURE_VECTORIZEINTERNAL_H
 #define OPTIML_LIB_EDIT_TRANSFORMS_RESTRUCTURE_VECTORIZEINTERNAL_H
 
+#include "../../CatalogInternal.h"
+#include "../../Patterns/ThreadPerItem.h"
+#include "../TransformSupport.h"
 #include "optiml/Edit/Transform.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/Type.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -27,6 +34,7 @@ namespace clang {
 class ASTContext;
 class CUDAKernelCallExpr;
 class Expr;
+class FieldDecl;
 class FunctionDecl;
 class IfStmt;
 class ParmVarDecl;
@@ -152,6 +160,104 @@ struct AccessWalker : clang::RecursiveASTVisitor<Derived> {
 private:
   Derived &self() { return static_cast<Derived &>(*this); }
 };
+
+/// An array a 1D map's body accesses at the thread's own element.
+struct ArrayUse {
+  /// The pointer parameter, or the struct parameter (passed by value) whose
+  /// pointer member Field is.
+  const clang::ParmVarDecl *Param = nullptr;
+  const clang::FieldDecl *Field = nullptr;
+  clang::QualType Pointer; ///< the pointer's type
+  std::string Text;        ///< as the kernel names it: "x", "p.x"
+  VectorForm Form;
+  bool Read = false, Written = false;
+  bool OnlyPlainWrites = true; ///< every write is a top-level `p[i] = ...;`
+  bool Dependent = false; ///< the element type depends on template parameters
+};
+
+/// An array by its parameter's index and its member's (0: the parameter
+/// itself, else the field index + 1).
+using ArrayKey = std::pair<unsigned, unsigned>;
+
+/// One rewrite inside a body statement: an access p[i] (Array set) or
+/// another use of the index.
+struct BodyUse {
+  unsigned Offset, Length;
+  std::optional<ArrayKey> Array; ///< none: a use of the index itself
+  bool BlockDim = false; ///< `blockDim.x` (the form that keeps the blocks)
+};
+
+/// What vectorize found in a 1D map kernel (or a 2D map along rows).
+struct VectorizePlan {
+  ResolvedKernel Kernel;
+  MapPattern Map;
+  std::map<ArrayKey, ArrayUse> Arrays;
+  std::vector<std::vector<BodyUse>> Uses; ///< per body statement
+  std::vector<GridExpr> Grids;
+  /// Grids that are a local dim3 variable: the launch's span and its text.
+  std::vector<std::pair<SourceSpan, std::string>> GridVars;
+  bool NeedsScope = false; ///< the body declares locals
+  /// Dependent element types: `std::is_same<T, float>::value`, one per
+  /// written type, and the instantiations that take the vector path.
+  std::vector<std::string> TypeGuards;
+  std::vector<const clang::FunctionDecl *> VectorInstantiations;
+  std::optional<RowMap> Rows; ///< a 2D map along matrix rows
+  /// The form that keeps the blocks (VectorizeKeepBlocks.cpp): the index's
+  /// uses of threadIdx.x and blockDim.x (BlockDim set), the guard's of the
+  /// index and blockDim.x, the arrays also read at a per-block index, each
+  /// launch's block with its x extent.
+  bool KeepBlocks = false;
+  std::vector<BodyUse> IndexUses, GuardUses;
+  std::set<ArrayKey> BlockReads;
+  struct Block {
+    const LaunchSite *Launch;
+    int64_t X;
+  };
+  std::vector<Block> Blocks;
+};
+
+/// Walks \p Plan's map body (Plan.Map.Body): records each access p[i] in
+/// Plan.Arrays and each statement's uses in Plan.Uses; with
+/// Plan.KeepBlocks, also reads at a per-block index (keepBlockUniform())
+/// and blockDim.x. The reason when an access or use cannot be rewritten.
+std::string walkMapBody(const EditContext &Ctx, VectorizePlan &Plan);
+
+/// A name for each array's vector, new in \p KText and distinct (`p.x` and
+/// `q.x`).
+std::map<ArrayKey, std::string> vectorNames(const VectorizePlan &Plan,
+                                            llvm::StringRef KText);
+
+/// The vector path for one vector per array: its load (a declaration when
+/// the array is only written whole), the body's lane copies on .x .y .z .w,
+/// its store. \p At gives the pointer and the subscript of an array's
+/// vector, \p IndexAt the element of lane K; `blockDim.x` in the body of the
+/// form that keeps the blocks reads the original block.
+std::string vectorBody(
+    const EditContext &Ctx, const VectorizePlan &Plan, int64_t W,
+    const std::map<ArrayKey, std::string> &VecName, llvm::StringRef In,
+    llvm::function_ref<std::pair<std::string, std::string>(const ArrayUse &)>
+        At,
+    llvm::function_ref<std::string(int64_t)> IndexAt);
+
+/// Whether \p Idx, an array index in the form that keeps the blocks, is the
+/// same for every thread of a block: made of parameters, constants,
+/// blockIdx and gridDim only (no \p Index, threadIdx, blockDim, local,
+/// call, access or assignment).
+bool keepBlockUniform(const EditContext &Ctx, const clang::Expr *Idx,
+                      const clang::ValueDecl *Index);
+
+/// The form that keeps the blocks (VectorizeKeepBlocks.cpp's comment):
+/// its plan, or the reason. \p Shaped: the kernel has the form's shape and
+/// reads its block, so that the reason given is this form's.
+llvm::Expected<VectorizePlan> analyzeKeepBlocks(const EditContext &Ctx,
+                                                const Edit &E, bool &Shaped);
+/// The widths the form that keeps the blocks suggests for \p Plan: those
+/// dividing every launch's block into at least 32 threads.
+std::vector<int64_t> keepBlocksWidths(const VectorizePlan &Plan);
+/// The rewrite of the form that keeps the blocks for width \p W.
+llvm::Expected<clang::tooling::Replacements>
+applyKeepBlocks(const EditContext &Ctx, const Edit &E,
+                const VectorizePlan &Plan, int64_t W);
 
 /// Matches the 2D map along matrix rows in \p K (VectorizeRows.cpp's
 /// comment): the indices, the guard, the row pointers. \p Shape stays false
