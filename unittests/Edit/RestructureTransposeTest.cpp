@@ -22,6 +22,13 @@ TEST(RestructureTransposeTest, ReadCoalescedWriteStrided) {
                       "blocks of 32x8");
   expectRewrite(transpose(), "transpose-basic",
                 makeEdit("transpose-through-shared", "transpose"));
+  // 32 x 32 tiles, 8 rows a pass, first; then 64 x 64, 4 rows a pass,
+  // offered because its own analysis takes it.
+  ASSERT_EQ(A.Suggestions.size(), 2u);
+  EXPECT_EQ(A.Suggestions[0].getInt("tile"), int64_t(32));
+  EXPECT_EQ(A.Suggestions[0].getInt("block_rows"), int64_t(8));
+  EXPECT_EQ(A.Suggestions[1].getInt("tile"), int64_t(64));
+  EXPECT_EQ(A.Suggestions[1].getInt("block_rows"), int64_t(4));
 }
 
 TEST(RestructureTransposeTest, ReverseOrientationEarlyReturn) {
