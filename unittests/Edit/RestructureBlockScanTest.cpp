@@ -60,7 +60,9 @@ TEST(RestructureBlockScanTest, EveryStyleIsRecognized) {
                             "; rewrite: shuffle scans in each warp and one "
                             "exchange of the warps' totals");
     // Items 4 where every launch's block is a multiple of 128.
-    ASSERT_EQ(A.Suggestions.size(), Kernel == "local_dim3" ? 1u : 2u) << Kernel;
+    ASSERT_EQ(A.Suggestions.size(),
+              std::string(Kernel) == "local_dim3" ? 1u : 2u)
+        << Kernel;
     EXPECT_EQ(A.Suggestions[0].Kind, "block-scan");
     EXPECT_FALSE(A.Suggestions[0].getInt("items").has_value());
     if (A.Suggestions.size() == 2)

@@ -313,7 +313,7 @@ std::string blockRewrite(const EditContext &Ctx, const LaunchSite &L, int64_t W,
   if (!Sp)
     return "the block of launch " + L.Id + " is written with a macro";
   Span = *Sp;
-  if (X && isa<IntegerLiteral>(X) && !R.getBegin().isMacroID())
+  if (isa_and_nonnull<IntegerLiteral>(X) && !R.getBegin().isMacroID())
     Text = std::to_string(*intValue(X, Ctx.AST) / W);
   else if (X)
     Text = parenthesize(Old) + " / " + Wd;
