@@ -403,6 +403,14 @@ std::string vectorBody(
 
 namespace {
 
+/// The arrays a plan vectorizes, as the kernel names them ("x, y").
+std::string arrayNames(const VectorizePlan &P) {
+  std::vector<std::string> Names;
+  for (const auto &[Idx, U] : P.Arrays)
+    Names.push_back(U.Text);
+  return join(Names, ", ");
+}
+
 class VectorizeTransform : public Transform {
 public:
   StringRef kind() const override { return "vectorize"; }
@@ -433,14 +441,11 @@ public:
     auto Plan = planOrReason(A, analyze(Ctx, E));
     if (!Plan)
       return prepareKeep(Ctx, E, std::move(A));
-    std::vector<std::string> Names;
-    for (auto &[Idx, U] : Plan->Arrays)
-      Names.push_back(U.Text);
     A.Reason = "map kernel: every global access is at the thread's own "
                "element (" +
-               join(Names, ", ") + ")";
+               arrayNames(*Plan) + ")";
     if (Plan->Rows)
-      A.Reason = rowMapReason(Ctx, *Plan->Rows, join(Names, ", "));
+      A.Reason = rowMapReason(Ctx, *Plan->Rows, arrayNames(*Plan));
     if (!Plan->VectorInstantiations.empty()) {
       std::vector<std::string> Insts;
       for (const FunctionDecl *FD : Plan->VectorInstantiations)
@@ -570,12 +575,9 @@ private:
     if (!Kept)
       return K;
     std::vector<int64_t> Widths = keepBlocksWidths(*Kept);
-    std::vector<std::string> Names;
-    for (auto &[Idx, U] : Kept->Arrays)
-      Names.push_back(U.Text);
     K.Reason = "map kernel that reads its block: every block keeps its "
                "elements, its threads take W consecutive ones (" +
-               join(Names, ", ") + ")";
+               arrayNames(*Kept) + ")";
     if (Widths.empty())
       K.Reason += "; no width leaves every launch's block at least 32 "
                   "threads, so none is suggested";
