@@ -399,6 +399,16 @@ def lanes(todo, gpus):
     return [l for l in out if l]
 
 
+def gpu_count():
+    """GPUs nvidia-smi lists (1 when it cannot say)."""
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True,
+                             timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 1
+    return max(1, sum(1 for l in out.splitlines() if l.startswith("GPU ")))
+
+
 def run_one(cmd, logfile, stop_in, env=None):
     """Runs cmd (its own process group) with output to logfile; stops it
     (SIGINT, then SIGKILL) when stop_in seconds have passed."""
@@ -495,7 +505,12 @@ def cmd_run(a):
     if a.gpus <= 1:
         work(todo, None)
     else:
-        threads = [threading.Thread(target=work, args=(runs, i))
+        have = gpu_count()
+        if have < a.gpus:
+            log(results, "%d runs at once on %d GPU(s): runs share a GPU, so the search "
+                "timings disturb each other (the suite's table times each source alone)"
+                % (a.gpus, have))
+        threads = [threading.Thread(target=work, args=(runs, i % max(1, have)))
                    for i, runs in enumerate(lanes(todo, a.gpus))]
         for t in threads:
             t.start()
@@ -683,8 +698,9 @@ def main(argv=None):
                    help="programs whose runs (of these strategies and seeds) are moved to "
                         "<results>/superseded/<time>/ and run again from scratch")
     r.add_argument("--gpus", type=int, default=1,
-                   help="run this many runs at once, each on its own GPU "
-                        "(CUDA_VISIBLE_DEVICES), whole programs per GPU")
+                   help="run this many runs at once, whole programs per run, each on its own GPU "
+                        "(CUDA_VISIBLE_DEVICES) while there are GPUs enough, else "
+                        "sharing them round robin")
     r.add_argument("--out", help="where the tar goes (default $OUT)")
     r.add_argument("--kernels-dir", default=KERNELS_DIR,
                    help="programs as <dir>/<name>/naive.cu with suite.json (default bench/kernels)")
