@@ -617,6 +617,27 @@ def evals_table(paths):
     return "\n".join(rows) + "\n", data
 
 
+def save_state(state, target):
+    """Packs the search state (journals, every candidate's source, summaries,
+    the evaluation cache; no snapshots, nothing over 2 MiB) beside the run
+    folder, so a search stopped by a call's limit resumes in a later call on
+    a fresh machine. The run folder's journals.tar.xz keeps no candidate
+    sources; this archive is for resuming only, not to be committed."""
+    name = os.path.basename(os.path.normpath(state))
+    tmp, count = target + ".tmp", 0
+    with tarfile.open(tmp, "w:xz") as t:
+        for root, dirs, files in os.walk(state):
+            dirs[:] = sorted(d for d in dirs if d != "eval")
+            for f in sorted(files):
+                path = os.path.join(root, f)
+                if os.path.islink(path) or os.path.getsize(path) > (2 << 20):
+                    continue
+                t.add(path, arcname=os.path.join(name, os.path.relpath(path, state)))
+                count += 1
+    os.replace(tmp, target)
+    return target, count
+
+
 def collect(a, parts, work, state, failures):
     """(markdown sections, summary.json, archive members)."""
     md, datas, members = [], [], []
@@ -932,6 +953,10 @@ def main(argv=None):
         os.rmdir(a.out)  # empty (checked above)
     os.rename(tmp, a.out)
     print("[gpu-run] recorded %s%s" % (a.out, " (with failures)" if failures else ""))
+    if a.task in STATEFUL and os.path.isdir(state):
+        kept = save_state(state, os.path.join(parent, "gpu-state-%s.tar.xz" % a.task))
+        print("[gpu-run] state for the next call: %s (%d files; not a result: "
+              "tar -C gpu-state -xJf it, then carry gpu-state)" % (kept[0], kept[1]))
     return 1 if failures else 0
 
 
