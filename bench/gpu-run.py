@@ -132,9 +132,14 @@ def t_variants(a):
     run.argv[i] = "--extra=" + (a.extra or "")
     run.argv += ["--kernels-dir", "{state}/kernels"]
     steps.append(run)
+    time_argv = py("bench/search/compare.py", "variants-time", "{state}",
+                   "--kernels-dir", "{state}/kernels", "--jobs", "16")
+    steps.append(Step("time", time_argv))
     return ("The suite's kernels written in other styles (test/edit/variants-*.test): "
             "`optimize` at its defaults (MCTS, seed 1, budget %d) on each variant and on "
-            "the suite's own version of %s, each variant's best beside its suite "
+            "the suite's own version of %s; once every version of a kernel is searched, "
+            "its originals and bests are timed alone, one after another (their own "
+            "CUDA-event medians), and each variant's best is put beside its suite "
             "version's." % (a.budget or 30, programs),
             steps + [Step("table", py("bench/search/compare.py", "variants-table", "{state}"),
                           stdout="{work}/variants-table.md")],
@@ -662,7 +667,10 @@ def collect(a, parts, work, state, failures):
             r = subprocess.run(base + ["--json"], capture_output=True, text=True)
             if r.returncode == 0:
                 data = json.loads(r.stdout)
-            keep = ("journal.jsonl", "summary.json", "settings.json", "best.cu")
+                times = os.path.join(state, "times.json")
+                if os.path.exists(times):  # variants-time's, for variants-table
+                    data["times"] = json.loads(read(times))
+            keep = ("journal.jsonl", "summary.json", "settings.json", "best.cu", "times.json")
             for f in sorted(glob.glob(os.path.join(state, "**", "*"), recursive=True)):
                 rel = os.path.relpath(f, state)
                 parts_ = rel.split(os.sep)

@@ -646,30 +646,176 @@ def best_ms(s):
     return (final.get(side) or {}).get("median_ms")
 
 
+def load_times(results):
+    """<results>/times.json (variants-time), or the "times" a recorded
+    summary.json keeps; {} when the versions were never timed alone."""
+    path = results if results.endswith(".json") else os.path.join(results, "summary.json")
+    if os.path.isdir(results) and os.path.exists(os.path.join(results, "times.json")):
+        path = os.path.join(results, "times.json")
+        with open(path) as f:
+            return json.load(f)
+    if os.path.exists(path):
+        with open(path) as f:
+            d = json.load(f)
+        if isinstance(d, dict) and isinstance(d.get("times"), dict):
+            return d["times"]
+    return {}
+
+
 def variants_table(results, strategy="mcts"):
     """Each variant's result beside the suite's own version of its kernel:
     the gap is how much slower the variant's best is than the suite
-    version's best (the target: within 10%)."""
+    version's best (the target: within 10%). Times are those of
+    variants-time (each program alone, its own CUDA-event median) where the
+    kernel was timed, else the search's final check."""
     data = load_summaries(results)
+    times = load_times(results)
     first = lambda p: (data.get(p, {}).get(strategy) or [None])[0]
-    lines = ["| kernel | version | original ms | best ms | verified | best edits | gap to the suite's |",
-             "|---|---|---|---|---|---|---|"]
+
+    def ms(p, side):
+        kernel = p.split(".")[0]
+        t = ((times.get(kernel) or {}).get("versions") or {}).get(p, {}).get(side) or {}
+        if "ms" in t:
+            return t["ms"], "event", t.get("check")
+        s = first(p)
+        if side == "original":
+            v = ((s.get("final") or {}).get("original") or {}).get("median_ms")
+        else:
+            v = best_ms(s)
+        return v, "search", None
+
+    lines = ["| kernel | version | original ms | best ms | verified (search) | best edits "
+             "| gap to the suite's |", "|---|---|---|---|---|---|---|"]
+    kinds = set()
     for p in sorted(data, key=lambda n: (n.split(".")[0], "." in n, n)):
         s = first(p)
         if s is None:
             continue
         kernel, _, style = p.partition(".")
-        orig = ((s.get("final") or {}).get("original") or {}).get("median_ms")
-        best = best_ms(s)
-        own = first(kernel)
+        orig, k1, _ = ms(p, "original")
+        best, k2, check = ms(p, "best")
+        kinds.update((k1, k2))
         gap = "—"
-        if style and own is not None and best and best_ms(own):
-            gap = "%+.0f%%" % (100.0 * (best / best_ms(own) - 1.0))
+        if style and first(kernel) is not None and best:
+            own, k3, _ = ms(kernel, "best")
+            kinds.add(k3)
+            if own:
+                gap = "%+.0f%%" % (100.0 * (best / own - 1.0))
         fmt = lambda v: "%.4f" % v if v else "—"
-        lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
-            kernel, style or "suite", fmt(orig), fmt(best), fmt_x(speedup(s)),
+        lines.append("| %s | %s | %s | %s%s | %s | %s | %s |" % (
+            kernel, style or "suite", fmt(orig), fmt(best),
+            " (CHECK %s)" % check if check not in (None, "PASS", "none") else "",
+            fmt_x(speedup(s)),
             ", ".join("`%s`" % e for e in s.get("best_path", [])) or "—", gap))
-    return "\n".join(lines) + "\n"
+    note = {frozenset(["event"]): "Times: each program alone, its own CUDA-event median "
+                                  "(variants-time), every version of a kernel in one step.",
+            frozenset(["search"]): "Times: the searches' final checks (not timed alone).",
+            }.get(frozenset(kinds), "Times: each program alone (variants-time) where its "
+                                    "kernel was timed, else the search's final check.")
+    return "\n".join(lines) + "\n\n" + note + "\n"
+
+
+def bench_runner():
+    """bench/run.py as a module: its nvcc flags, build, run and BENCH parsing."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_run",
+                                                  os.path.join(REPO, "bench", "run.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def source_stamp(paths):
+    import hashlib
+    h = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as f:
+            h.update(f.read())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def versions_of(kernel, kernels_dir):
+    """The suite version first, then its variants (<kernel>.<style>)."""
+    names = sorted(d for d in os.listdir(kernels_dir)
+                   if d.startswith(kernel + ".") and
+                   os.path.exists(os.path.join(kernels_dir, d, "naive.cu")))
+    return [kernel] + names
+
+
+def time_program(br, exe, args, cwd, timeout):
+    """One run of a built program: its BENCH median (CUDA events) and CHECK."""
+    try:
+        p = subprocess.run([exe] + args, capture_output=True, text=True, timeout=timeout,
+                           env=br.run_env(), cwd=cwd)
+        out, rc = p.stdout + p.stderr, p.returncode
+    except subprocess.TimeoutExpired:
+        return {"error": "timed out after %d s" % timeout}
+    parsed = br.parse_output(out)
+    if rc != 0 or "kernel_ms" not in parsed:
+        return {"error": "exit %s, no BENCH line" % rc if "kernel_ms" not in parsed
+                else "exit %s" % rc, "check": parsed.get("check", "none")}
+    return {"ms": float(parsed["kernel_ms"]), "check": parsed.get("check", "none")}
+
+
+def cmd_variants_time(a):
+    """Times every version of each kernel whose searches have all finished
+    (the suite's own and its variants; original and best), each program
+    alone and one after another in this one step, with the programs' own
+    CUDA-event BENCH medians, into <results>/times.json. A kernel already
+    timed with the same sources is skipped unless --force."""
+    br = bench_runner()
+    nvcc = br.find_nvcc(a.nvcc)
+    data = load_summaries(a.results)
+    path = os.path.join(a.results, "times.json")
+    times = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            times = json.load(f)
+    kernels = sorted({n.split(".")[0] for n in os.listdir(a.kernels_dir)
+                      if os.path.exists(os.path.join(a.kernels_dir, n, "naive.cu"))})
+    build_dir = tempfile.mkdtemp(prefix="optiml-variants-time-")
+    for kernel in kernels:
+        versions = versions_of(kernel, a.kernels_dir)
+        sums = {v: (data.get(v, {}).get(a.strategy) or [None])[0] for v in versions}
+        if any(s is None for s in sums.values()):
+            print("%s: not every version's search has finished; not timed" % kernel)
+            continue
+        sources = {}
+        for v in versions:
+            orig = os.path.join(a.kernels_dir, v, "naive.cu")
+            best = os.path.join(run_dir(a.results, v, a.strategy, 1), "run", "best.cu")
+            sources[v] = [orig] + ([best] if sums[v].get("improved") and os.path.exists(best)
+                                   else [])
+        stamp = source_stamp([p for v in versions for p in sources[v]])
+        if not a.force and times.get(kernel, {}).get("stamp") == stamp:
+            print("%s: timed before with these sources" % kernel)
+            continue
+        jobs = [(v, side, src) for v in versions
+                for side, src in zip(("original", "best"), sources[v])]
+        import concurrent.futures
+        def build(job):
+            v, side, src = job
+            exe = os.path.join(build_dir, v + "-" + side)
+            return job, exe, br.build(nvcc, src, exe, force=True)
+        with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool:
+            built = list(pool.map(build, jobs))
+        entry = {"stamp": stamp, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                 "versions": {}}
+        for (v, side, src), exe, (ok, blog) in built:
+            r = time_program(br, exe, run_args(v, a.kernels_dir), os.path.dirname(src),
+                             a.timeout) if ok else {"error": "nvcc failed: " + blog[-300:]}
+            entry["versions"].setdefault(v, {})[side] = r
+            if side == "original" and len(sources[v]) == 1:
+                entry["versions"][v]["best"] = dict(r, same_as="original")
+            print("%s %s: %s" % (v, side, "%.4f ms, CHECK %s" % (r["ms"], r["check"])
+                                 if "ms" in r else r["error"]), flush=True)
+        times[kernel] = entry
+        with open(path + ".tmp", "w") as f:
+            json.dump(times, f, indent=1, sort_keys=True)
+        os.replace(path + ".tmp", path)
+    shutil.rmtree(build_dir, ignore_errors=True)
+    return 0
 
 
 def cmd_variants_table(a):
@@ -726,6 +872,17 @@ def main(argv=None):
     v.add_argument("--programs", default="all", help="'all' or suite kernels")
     v.add_argument("--tests", default=VARIANT_TESTS, help=argparse.SUPPRESS)
     v.set_defaults(func=cmd_variants)
+    vt = sub.add_parser("variants-time",
+                        help="time each finished kernel's versions (original and best) "
+                             "alone, one after another, into <results>/times.json")
+    vt.add_argument("results")
+    vt.add_argument("--kernels-dir", required=True, help="the folder `variants` wrote")
+    vt.add_argument("--strategy", default="mcts")
+    vt.add_argument("--jobs", type=int, default=8, help="parallel compilations")
+    vt.add_argument("--timeout", type=int, default=120, help="seconds per program run")
+    vt.add_argument("--nvcc", help="default: $NVCC, PATH, /usr/local/cuda/bin/nvcc")
+    vt.add_argument("--force", action="store_true", help="time kernels timed before too")
+    vt.set_defaults(func=cmd_variants_time)
     t = sub.add_parser("variants-table", help="markdown: each variant's best beside the "
                                               "suite version's")
     t.add_argument("results", help="a results directory or a recorded summary.json")
