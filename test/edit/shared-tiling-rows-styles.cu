@@ -27,7 +27,7 @@
 // RUN:   clang-optiml apply %t/all.cu --edit %t/e.json -o %t/next.cu && mv %t/next.cu %t/all.cu || exit 1; \
 // RUN: done < %t/edits.jsonl
 // RUN: grep -v '^//' %t/all.cu | FileCheck --check-prefix=OUT %s
-// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -o %t/all.o %t/all.cu %}
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -Werror all-warnings -o %t/all.o %t/all.cu %}
 // RUN: cmp %s %t/k.cu
 
 #include <cmath>
@@ -100,14 +100,11 @@ __global__ void conv(int h, int w, const float *in, const float *filt,
 // OUT-NEXT:       }
 // OUT-NEXT:       #pragma unroll
 // OUT-NEXT:       for (int f1 = 0; f1 < 8; ++f1) {
-// OUT-NEXT:         const int y = yBase + f1;
 // OUT-NEXT:         const int ky = r - f1;
 // OUT-NEXT:         if (run[f1] && ky >= 0 && ky <= 6) {
 // OUT-NEXT:           #pragma unroll
 // OUT-NEXT:           for (int kx = 0; kx < K; ++kx) {
-// OUT-NEXT:             int iy = y + ky - RAD, ix = x + kx - RAD;
-// OUT-NEXT:             if (true)
-// OUT-NEXT:               sum[f1] += win[kx] * filt[ky * K + kx];
+// OUT-NEXT:             sum[f1] += win[kx] * filt[ky * K + kx];
 // OUT-NEXT:           }
 // OUT-NEXT:         }
 // OUT-NEXT:       }

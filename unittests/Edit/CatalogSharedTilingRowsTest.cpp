@@ -110,7 +110,21 @@ TEST(CatalogSharedTilingTest, RowsInteriorWritesTheBoundsTestsValues) {
   // Inside, the guard and the read's `if` are the values they have there,
   // and the loads test only which rows and columns the reads reach.
   EXPECT_NE(Inside.find("run[f1] = true;"), std::string::npos) << Inside;
-  EXPECT_NE(Inside.find("      if (true) {\n"), std::string::npos) << Inside;
+  // The read's `if` goes (its block stays), and so do the locals only the
+  // tests read: `yy` and `xx`, and the row index in the window's loop.
+  EXPECT_NE(Inside.find("          for (int j = 0; j < 5; j++) {\n"
+                        "            {\n"
+                        "              float v = win[j];\n"),
+            std::string::npos)
+      << Inside;
+  EXPECT_EQ(Inside.find("if (true)"), std::string::npos) << Inside;
+  EXPECT_EQ(Inside.find("xx"), std::string::npos) << Inside;
+  EXPECT_EQ(Inside.find("const int y = yBase + f1;\n        const int i"),
+            std::string::npos)
+      << Inside;
+  EXPECT_NE(Outside.find("const int y = yBase + f1;\n        const int i"),
+            std::string::npos)
+      << Outside;
   EXPECT_NE(Inside.find("rowNeed1 = rowNeed1 || (r - f1 >= 0 && r - f1 <= 4);"),
             std::string::npos)
       << Inside;

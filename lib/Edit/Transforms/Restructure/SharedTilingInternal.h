@@ -448,11 +448,28 @@ WindowLoads windowLoads(const StencilPlan &P, const RowNames &N, int64_t Rows,
 std::string interiorCondition(const StencilPlan &P, llvm::StringRef YBase,
                               llvm::StringRef X, int64_t Rows);
 /// The edits that write, for threads where interiorCondition() holds, what
-/// the bounds tests evaluate to there: each read's own `if` conditions
-/// `true`, its `if (...) continue;` conditions `false`, and, with \p Guard,
-/// the kernel's guard (`true`; `false` for `if (...) return;`).
+/// the bounds tests evaluate to there: each read's own `if` goes (its
+/// statement stays), as does each `if (...) continue;` before it, where the
+/// text allows, else their conditions are written `true` and `false`; and,
+/// with \p Guard, the kernel's guard (`true`; `false` for `if (...)
+/// return;`).
 std::vector<TextEdit> interiorEdits(const EditContext &Ctx,
                                     const StencilPlan &P, bool Guard);
+/// Whether a reference to the local \p V under \p Root inside [\p Begin,
+/// \p End) is left by those of \p Edits inside the region (as
+/// spliceText() applies them); true for one in a macro expansion.
+bool refSurvives(const EditContext &Ctx, const clang::Stmt *Root,
+                 const clang::VarDecl *V, unsigned Begin, unsigned End,
+                 llvm::ArrayRef<TextEdit> Edits);
+/// Deletions of the declarations in [\p Begin, \p End) that \p Edits
+/// leave idle: every reference to each of their locals inside text an edit
+/// replaces (the interior form's tests, the reads), their initializers free
+/// of side effects (then, in turn, those only they read). They go before
+/// \p Edits, so that they win over edits inside them.
+std::vector<TextEdit> idleDeclEdits(const EditContext &Ctx,
+                                    const StencilPlan &P, unsigned Begin,
+                                    unsigned End,
+                                    const std::vector<TextEdit> &Edits);
 
 /// \p Shape is set once the reads are recognized (later refusals are about
 /// the launches or the tile's size).

@@ -168,7 +168,7 @@ std::string carriedVariable(const EditContext &Ctx, const StencilPlan &P) {
 /// the body once per row.
 std::string windowText(const StencilPlan &P, const RowNames &N, int64_t Rows,
                        int64_t WR, int64_t WC, const WindowLoads &Loads,
-                       llvm::StringRef Body, llvm::StringRef YT) {
+                       llvm::StringRef Body, llvm::StringRef YT, bool YUsed) {
   return fillTemplate(
       R"(// shared-tiling rows=${Rows}: ${Rows} rows per thread, the input window in registers.
 ${T} ${Win}[${WR}][${WC}];
@@ -183,8 +183,7 @@ for (int ${R} = 0; ${R} < ${WR}; ++${R}) {
 }
 #pragma unroll
 for (int ${F} = 0; ${F} < ${Rows}; ++${F}) {
-  const ${YT} ${Y} = ${YBase} + ${F};
-  ${Body}
+  ${YLine}${Body}
 })",
       {{"Rows", std::to_string(Rows)},
        {"T", P.ElemType},
@@ -200,7 +199,9 @@ for (int ${F} = 0; ${F} < ${Rows}; ++${F}) {
        {"F", N.F},
        {"RowLoads", Loads.PerRow},
        {"Loads", Loads.PerElement},
-       {"Y", P.Y->getNameAsString()},
+       {"YLine", YUsed ? "const " + YT.str() + " " + P.Y->getNameAsString() +
+                             " = " + N.YBase + " + " + N.F + ";\n  "
+                       : std::string()},
        {"Body", Body.str()}});
 }
 
@@ -325,15 +326,11 @@ Expected<std::string> streamedText(const EditContext &Ctx, const Edit &E,
   if (Interior)
     Cond = "true";
   std::string Y = P.Y->getNameAsString(), F = N.F;
-  // The row index, where a statement uses it other than in a read.
-  auto YLine = [&](const Stmt *S) {
-    std::vector<const DeclRefExpr *> Refs;
-    collectRefs(S, P.Y, Refs);
-    bool Used = any_of(Refs, [&](const DeclRefExpr *Ref) {
-      return none_of(P.Reads, [&](const StencilRead &Rd) {
-        return containsStmt(Rd.Access, Ref);
-      });
-    });
+  // The row index, where the loop's body uses it after the edits (other
+  // than in a read, or, in the interior form, a test).
+  auto YLine = [&]() {
+    bool Used =
+        refSurvives(Ctx, LB, P.Y, BSp->Begin.Offset, BSp->End.Offset, Edits);
     return Used ? "const " + YT.str() + " " + Y + " = " + N.YBase + " + " + F +
                       ";\n    "
                 : std::string();
@@ -396,7 +393,7 @@ for (int ${R} = 0; ${R} < ${WR}; ++${R}) {
        {"RowLoads", Loads.PerRow},
        {"Loads", Loads.PerElement},
        {"F", F},
-       {"YLine", YLine(Sh.Loop)},
+       {"YLine", YLine()},
        {"VT", VT},
        {"V", Sh.V->getNameAsString()},
        {"VInit", plusConst(N.R + " - " + F, -Sh.Shift)},
@@ -535,12 +532,18 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
     if (Interior)
       All = interiorEdits(Ctx, P, /*Guard=*/!Stream);
     llvm::append_range(All, Edits);
+    if (Interior) {
+      std::vector<TextEdit> Idle = idleDeclEdits(Ctx, P, Begin, End, All);
+      All.insert(All.begin(), Idle.begin(), Idle.end());
+    }
     if (Stream)
       return streamedText(Ctx, E, P, *Stream, N, Rows, WR, WC, Loads,
                           std::move(All), YT, Interior);
+    bool YUsed =
+        refSurvives(Ctx, P.Kernel.Decl->getBody(), P.Y, Begin, End, All);
     std::string Body = reindent(spliceText(Code, Begin, End, std::move(All)),
                                 2 - int(P.Indent.size()));
-    return windowText(P, N, Rows, WR, WC, Loads, Body, YT);
+    return windowText(P, N, Rows, WR, WC, Loads, Body, YT, YUsed);
   };
   auto Text = RowsText(false);
   if (!Text)

@@ -31,6 +31,9 @@
 #include "../TransformSupport.h"
 #include "SharedTilingInternal.h"
 #include "optiml/Support/TextTemplate.h"
+#include "clang/AST/ParentMapContext.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -164,24 +167,182 @@ std::string interiorCondition(const StencilPlan &P, StringRef YBase,
   return join(Parts, " && ");
 }
 
+namespace {
+
+/// [B, E) widened to its whole lines when nothing else stands on them.
+std::pair<unsigned, unsigned> ownLines(StringRef Code, unsigned B, unsigned E) {
+  size_t LineB = Code.rfind('\n', B ? B - 1 : 0);
+  LineB = LineB == StringRef::npos ? 0 : LineB + 1;
+  size_t LineE = Code.find('\n', E);
+  if (LineE != StringRef::npos &&
+      Code.slice(LineB, B).find_first_not_of(" \t") == StringRef::npos &&
+      Code.slice(E, LineE).find_first_not_of(" \t") == StringRef::npos)
+    return {unsigned(LineB), unsigned(LineE + 1)};
+  return {B, E};
+}
+
+/// Whether the text at \p Off is replaced by one of \p Edits.
+bool replaced(unsigned Off, ArrayRef<TextEdit> Edits) {
+  return any_of(Edits, [&](const TextEdit &T) {
+    return T.Length && Off >= T.Offset && Off < T.Offset + T.Length;
+  });
+}
+
+/// Whether some edit's text names \p Name (as a whole identifier).
+bool named(StringRef Name, ArrayRef<TextEdit> Edits) {
+  auto IsId = [](char C) { return isAlnum(C) || C == '_'; };
+  return any_of(Edits, [&](const TextEdit &T) {
+    StringRef Text = T.Text;
+    for (size_t At = Text.find(Name); At != StringRef::npos;
+         At = Text.find(Name, At + 1))
+      if ((At == 0 || !IsId(Text[At - 1])) &&
+          (At + Name.size() == Text.size() || !IsId(Text[At + Name.size()])))
+        return true;
+    return false;
+  });
+}
+
+/// The `if` whose whole condition \p Cond is.
+const IfStmt *ifOf(const EditContext &Ctx, const Expr *Cond) {
+  for (const DynTypedNode &N : Ctx.AST.getParents(*Cond))
+    if (const auto *If = N.get<IfStmt>(); If && If->getCond() == Cond &&
+                                          !If->getInit() &&
+                                          !If->getConditionVariable())
+      return If;
+  return nullptr;
+}
+
+/// Every reference to a local of \p S, by the offset it is written at
+/// (nothing for a local also referenced from a macro expansion: its uses
+/// cannot all be seen in the text).
+void localRefs(const EditContext &Ctx, const Stmt *S,
+               DenseMap<const VarDecl *, std::vector<unsigned>> &Refs,
+               DenseSet<const VarDecl *> &Unseen) {
+  if (!S)
+    return;
+  if (const auto *DR = dyn_cast<DeclRefExpr>(S))
+    if (const auto *V = dyn_cast<VarDecl>(DR->getDecl());
+        V && V->isLocalVarDecl()) {
+      if (auto Sp = looseExprSpan(Ctx, DR); Sp && DR->getLocation().isFileID())
+        Refs[V].push_back(Sp->Begin.Offset);
+      else
+        Unseen.insert(V);
+    }
+  for (const Stmt *C : S->children())
+    localRefs(Ctx, C, Refs, Unseen);
+}
+
+} // namespace
+
 std::vector<TextEdit> interiorEdits(const EditContext &Ctx,
                                     const StencilPlan &P, bool Guard) {
   std::vector<TextEdit> Edits;
+  auto Taken = [&](unsigned Off) {
+    return any_of(Edits, [&](const TextEdit &T) { return T.Offset == Off; });
+  };
   auto Write = [&](const Expr *Cond, bool Value) {
     auto S = looseExprSpan(Ctx, Cond);
-    if (!S || any_of(Edits, [&](const TextEdit &T) {
-          return T.Offset == S->Begin.Offset;
-        }))
+    if (!S || Taken(S->Begin.Offset))
       return;
     Edits.push_back({S->Begin.Offset, S->End.Offset - S->Begin.Offset,
                      Value ? "true" : "false"});
+  };
+  // `if (c) S` whose c holds becomes `S`; `if (c) continue;` whose c
+  // does not goes (the tests have no side effects, see above).
+  auto Drop = [&](const Expr *Cond, bool Holds) {
+    const IfStmt *If = ifOf(Ctx, Cond);
+    if (!If || If->getElse())
+      return false;
+    auto IS = looseStmtSpan(Ctx, If), TS = looseStmtSpan(Ctx, If->getThen());
+    if (!IS || !TS || TS->Begin.Offset <= IS->Begin.Offset ||
+        Taken(IS->Begin.Offset))
+      return false;
+    if (Holds) {
+      Edits.push_back(
+          {IS->Begin.Offset, TS->Begin.Offset - IS->Begin.Offset, ""});
+      return true;
+    }
+    if (!isa<ContinueStmt>(If->getThen()))
+      return false;
+    auto [B, E] = ownLines(Ctx.Code, IS->Begin.Offset, IS->End.Offset);
+    Edits.push_back({B, E - B, ""});
+    return true;
   };
   if (Guard)
     Write(P.Guard->getCond(), !P.EarlyReturn);
   for (const StencilRead &Rd : P.Reads)
     for (const auto &[Cond, Holds] : Rd.OwnConds)
-      Write(Cond, Holds);
+      if (!Drop(Cond, Holds))
+        Write(Cond, Holds);
   return Edits;
+}
+
+bool refSurvives(const EditContext &Ctx, const Stmt *Root, const VarDecl *V,
+                 unsigned Begin, unsigned End, ArrayRef<TextEdit> Edits) {
+  std::vector<TextEdit> Inside;
+  for (const TextEdit &T : Edits)
+    if (T.Offset >= Begin && T.Offset + T.Length <= End)
+      Inside.push_back(T);
+  DenseMap<const VarDecl *, std::vector<unsigned>> Refs;
+  DenseSet<const VarDecl *> Unseen;
+  localRefs(Ctx, Root, Refs, Unseen);
+  return Unseen.count(V) || any_of(Refs.lookup(V), [&](unsigned Off) {
+           return Off >= Begin && Off < End && !replaced(Off, Inside);
+         });
+}
+
+std::vector<TextEdit> idleDeclEdits(const EditContext &Ctx,
+                                    const StencilPlan &P, unsigned Begin,
+                                    unsigned End,
+                                    const std::vector<TextEdit> &Edits) {
+  DenseMap<const VarDecl *, std::vector<unsigned>> Refs;
+  DenseSet<const VarDecl *> Unseen;
+  localRefs(Ctx, P.Kernel.Decl->getBody(), Refs, Unseen);
+  std::vector<const DeclStmt *> Decls;
+  std::function<void(const Stmt *)> Find = [&](const Stmt *S) {
+    if (!S)
+      return;
+    if (const auto *DS = dyn_cast<DeclStmt>(S))
+      Decls.push_back(DS);
+    for (const Stmt *C : S->children())
+      Find(C);
+  };
+  Find(P.Kernel.Decl->getBody());
+  std::vector<TextEdit> All = Edits, Out;
+  // A declaration goes when each of its locals is read nowhere the
+  // edits leave and its initializer has no side effects; once it has
+  // gone, what only it read may go too.
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    for (const DeclStmt *DS : Decls) {
+      auto S = looseStmtSpan(Ctx, DS);
+      if (!S || S->Begin.Offset < Begin || S->End.Offset > End ||
+          replaced(S->Begin.Offset, All))
+        continue;
+      bool Idle = all_of(DS->decls(), [&](const Decl *D) {
+        const auto *V = dyn_cast<VarDecl>(D);
+        return V && V->isLocalVarDecl() && !V->isStaticLocal() &&
+               !V->getType()->isReferenceType() && !Unseen.count(V) &&
+               !named(V->getName(), All) &&
+               (!V->getInit() || !V->getInit()->HasSideEffects(Ctx.AST)) &&
+               all_of(Refs.lookup(V),
+                      [&](unsigned Off) { return replaced(Off, All); });
+      });
+      // Edits inside it are dropped with it; one that starts inside and
+      // ends outside (none is made so) keeps it.
+      bool Straddled = any_of(All, [&](const TextEdit &T) {
+        return T.Offset >= S->Begin.Offset && T.Offset < S->End.Offset &&
+               (T.Offset + T.Length > S->End.Offset || !T.Length);
+      });
+      if (!Idle || Straddled)
+        continue;
+      auto [B, E] = ownLines(Ctx.Code, S->Begin.Offset, S->End.Offset);
+      All.push_back({B, E - B, ""});
+      Out.push_back(All.back());
+      Changed = true;
+    }
+  }
+  return Out;
 }
 
 } // namespace sharedtiling
