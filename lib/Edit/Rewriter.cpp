@@ -2,6 +2,7 @@
 
 #include "optiml/Edit/Rewriter.h"
 #include "CatalogInternal.h"
+#include "Transforms/TransformSupport.h"
 #include "optiml/Edit/Diff.h"
 #include "optiml/Edit/EditJSON.h"
 #include "optiml/Edit/Transform.h"
@@ -74,8 +75,13 @@ outsideMacroArguments(const EditContext &Ctx, StringRef Target,
 /// function it names (or that holds the loop/launch), and the launch
 /// configurations of that kernel.
 static std::vector<ByteRange>
-allowedRanges(const EditContext &Ctx, StringRef Target, bool AroundLaunches) {
+allowedRanges(const EditContext &Ctx, StringRef Target, bool AroundLaunches,
+              ArrayRef<clang::tooling::Replacement> Idle) {
   std::vector<ByteRange> Allowed;
+  for (const clang::tooling::Replacement &R : Idle)
+    Allowed.push_back({R.getOffset(), R.getOffset() + R.getLength(),
+                       "a declaration the launches' new configurations "
+                       "leave unused"});
   StringRef Fn = kernelOfTarget(Target);
   const clang::FunctionDecl *FD = findFunctionDefinition(Ctx.AST, Fn);
   if (!FD)
@@ -155,6 +161,24 @@ static std::string definingFile(clang::ASTContext &AST, StringRef Fn) {
   return filePath(SM, SM.getFileID(SM.getExpansionLoc(FD->getLocation())));
 }
 
+/// Adds to \p Repls the removal of the host locals that only the launch
+/// configurations it rewrites read (idleLaunchLocals()); returns those
+/// removals, which checkScope() then allows.
+static std::vector<clang::tooling::Replacement>
+addIdleLaunchLocals(const EditContext &Ctx, StringRef Target,
+                    clang::tooling::Replacements &Repls) {
+  std::vector<clang::tooling::Replacement> Idle =
+      idleLaunchLocals(Ctx, kernelOfTarget(Target), Repls);
+  erase_if(Idle, [&](const clang::tooling::Replacement &R) {
+    if (Error Err = Repls.add(R)) {
+      consumeError(std::move(Err));
+      return true;
+    }
+    return false;
+  });
+  return Idle;
+}
+
 /// The checks made on an edit's replacements and on the new text before
 /// anything parses it again: one file, no macro expansion touched, edits
 /// inside the target's ranges, no directive in the new text, the same
@@ -163,7 +187,8 @@ static std::string definingFile(clang::ASTContext &AST, StringRef Fn) {
 static Expected<std::string>
 checkBeforeParsing(StringRef FileName, const EditContext &Ctx, const Edit &E,
                    const clang::tooling::Replacements &Repls,
-                   const CheckOptions &Opts, const Transform *T) {
+                   const CheckOptions &Opts, const Transform *T,
+                   ArrayRef<clang::tooling::Replacement> Idle = {}) {
   StringRef Code = Ctx.Code;
   const ParseConfig &Config = Ctx.Config;
   clang::ASTContext &OldAST = Ctx.AST;
@@ -172,10 +197,11 @@ checkBeforeParsing(StringRef FileName, const EditContext &Ctx, const Edit &E,
     return rejected(E, std::move(Failures), Ctx.FileName);
   Failures =
       checkMacroExpansions(OldAST, outsideMacroArguments(Ctx, E.Target, Repls));
-  append_range(Failures,
-               checkScope(OldAST, Code, Repls,
-                          allowedRanges(Ctx, E.Target,
-                                        T && T->insertsAroundLaunches())));
+  append_range(
+      Failures,
+      checkScope(
+          OldAST, Code, Repls,
+          allowedRanges(Ctx, E.Target, T && T->insertsAroundLaunches(), Idle)));
   auto NewCode = clang::tooling::applyAllReplacements(Code, Repls);
   if (!NewCode)
     return reject(E, "internal",
@@ -392,7 +418,9 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
     return Out;
   }
 
-  auto NewCode = checkBeforeParsing(FileName, Ctx, E, *Repls, Opts, T);
+  std::vector<clang::tooling::Replacement> Idle =
+      addIdleLaunchLocals(Ctx, E.Target, *Repls);
+  auto NewCode = checkBeforeParsing(FileName, Ctx, E, *Repls, Opts, T, Idle);
   if (!NewCode)
     return NewCode.takeError();
 

@@ -11,7 +11,8 @@
 // Every one is recognized; the tiled launches keep the grid's z where the
 // kernel reads blockIdx.z. Sizes have tails (300x200, 33x1000, 77x129) and
 // are aligned (256x512). The edits applied one after another compile with
-// nvcc and the input is left as it was. The program checks each transpose
+// nvcc without a warning (the host's dim3 locals the tiled launches no
+// longer read are removed) and the input is left as it was. The program checks each transpose
 // against the CPU (exactly), so the GPU check (scripts/gpu-edit-family.sh)
 // runs `eval` on the result.
 // REQUIRES: cuda-sdk
@@ -23,7 +24,7 @@
 // RUN:   clang-optiml apply %t/all.cu --edit %t/e.json -o %t/next.cu && mv %t/next.cu %t/all.cu || exit 1; \
 // RUN: done < %t/edits.jsonl
 // RUN: grep -v '^//' %t/all.cu | FileCheck --check-prefix=OUT %s
-// RUN: %if nvcc %{ %nvcc -c -std=c++17 -arch=sm_90 -o %t/all.o %t/all.cu %}
+// RUN: %if nvcc %{ %nvcc -c -std=c++17 -arch=sm_90 -Werror all-warnings -o %t/all.o %t/all.cu %}
 // RUN: cmp %s %t/k.cu
 
 #include <cmath>

@@ -233,6 +233,16 @@ bool sameValueExpr(const clang::Expr *A, const clang::Expr *B);
 const clang::CUDAKernelCallExpr *findLaunchCall(const EditContext &Ctx,
                                                 const LaunchSite &L);
 
+/// Deletions of the declarations (their lines, where nothing else stands
+/// on them) of host locals that \p Repls leaves unused by rewriting the
+/// launch configurations of \p Kernel: locals a rewritten configuration
+/// names, each reference inside replaced text, none named by the new text,
+/// every local of the declaration so, initializers without side effects
+/// (a dim3 of such values included). IdleLaunchLocals.cpp.
+std::vector<clang::tooling::Replacement>
+idleLaunchLocals(const EditContext &Ctx, llvm::StringRef Kernel,
+                 const clang::tooling::Replacements &Repls);
+
 /// The span (text) of \p E, a part of a launch, as written: where no macro
 /// wrote it, or where its tokens are one run of a macro argument written in
 /// the file (a launch through a macro; inside the parentheses the macro's

@@ -1,0 +1,69 @@
+//===- IdleLaunchLocalsTest.cpp - locals a rewritten launch leaves unused -===//
+
+#include "CatalogTesting.h"
+#include "Transforms/TransformSupport.h"
+
+using namespace optiml;
+using namespace optiml::testing_catalog;
+
+namespace {
+
+const char *Program = R"(__global__ void k(float *p, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i] = 0.f;
+}
+dim3 make_block();
+void run(float *p, int n) {
+  int calls = 0;
+  int b = ++calls;
+  dim3 block(b);
+  dim3 grid((n + 31) / 32);
+  k<<<grid, block>>>(p, n);
+  dim3 b2 = make_block();
+  k<<<grid, b2>>>(p, n);
+}
+)";
+
+/// The program with the launches' configurations replaced by \p New1 and
+/// \p New2, and what idleLaunchLocals() then removes, as the lines it
+/// removes.
+std::vector<std::string> removed(const std::string &New1,
+                                 const std::string &New2) {
+  Input In(Program);
+  if (!In.Ctx)
+    return {"error: no input"};
+  clang::tooling::Replacements Repls;
+  size_t At = 0;
+  for (const auto &[Old, New] :
+       {std::pair<std::string, std::string>("grid, block", New1),
+        std::pair<std::string, std::string>("grid, b2", New2)}) {
+    At = In.Code.find(Old, At);
+    EXPECT_NE(At, std::string::npos) << Old;
+    llvm::cantFail(Repls.add(clang::tooling::Replacement(
+        In.FileName, unsigned(At), unsigned(Old.size()), New)));
+  }
+  std::vector<std::string> Out;
+  for (const auto &R : idleLaunchLocals(*In.Ctx, "k", Repls))
+    Out.push_back(In.Code.substr(R.getOffset(), R.getLength()));
+  return Out;
+}
+
+TEST(IdleLaunchLocalsTest, RemovesWhatOnlyTheOldConfigurationsRead) {
+  // grid and block go; b goes once block has (its initializer is
+  // ++calls: it stays); b2's initializer is a call: it stays.
+  EXPECT_EQ(removed("dim3(1), dim3(32)", "dim3(1), dim3(64)"),
+            (std::vector<std::string>{"  dim3 grid((n + 31) / 32);\n",
+                                      "  dim3 block(b);\n"}));
+}
+
+TEST(IdleLaunchLocalsTest, KeepsALocalStillReadOrNamedByTheNewText) {
+  // The second launch still reads grid: only block goes.
+  EXPECT_EQ(removed("dim3(1), dim3(32)", "grid, dim3(64)"),
+            (std::vector<std::string>{"  dim3 block(b);\n"}));
+  // The new text names block: nothing goes but grid, which the second
+  // launch's new text no longer reads.
+  EXPECT_EQ(removed("dim3(1), block", "dim3(2), b2"),
+            (std::vector<std::string>{"  dim3 grid((n + 31) / 32);\n"}));
+}
+
+} // namespace
