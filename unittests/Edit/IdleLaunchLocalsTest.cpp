@@ -66,4 +66,34 @@ TEST(IdleLaunchLocalsTest, KeepsALocalStillReadOrNamedByTheNewText) {
             (std::vector<std::string>{"  dim3 grid((n + 31) / 32);\n"}));
 }
 
+TEST(IdleLaunchLocalsTest, RemovesOneDeclaratorOfSeveral) {
+  // The suite's `int threads = 256, blocks = ...;` after warp-per-row
+  // wrote its launch anew, threads still read by another call.
+  Input In(R"(__global__ void k(float *p, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i] = 0.f;
+}
+void other(int);
+void run(float *p, int n) {
+  int threads = 256, blocks = (n + threads - 1) / threads;
+  k<<<blocks, threads>>>(p, n);
+  other(threads);
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  size_t At = In.Code.find("blocks, threads");
+  clang::tooling::Replacements Repls;
+  llvm::cantFail(Repls.add(clang::tooling::Replacement(
+      In.FileName, unsigned(At), unsigned(strlen("blocks, threads")),
+      "dim3((n + 255) / 256), dim3(256)")));
+  for (const auto &R : idleLaunchLocals(*In.Ctx, "k", Repls))
+    llvm::cantFail(Repls.add(R));
+  auto Out = clang::tooling::applyAllReplacements(In.Code, Repls);
+  ASSERT_TRUE(bool(Out));
+  EXPECT_NE(Out->find("  int threads = 256;\n"
+                      "  k<<<dim3((n + 255) / 256), dim3(256)>>>(p, n);\n"),
+            std::string::npos)
+      << *Out;
+}
+
 } // namespace

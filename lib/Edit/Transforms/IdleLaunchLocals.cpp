@@ -14,6 +14,8 @@
 #include "TransformSupport.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -65,13 +67,29 @@ bool pureInit(const Expr *Init, const ASTContext &AST) {
   return !E->HasSideEffects(AST);
 }
 
+/// The children of \p S where a reference is written: a lambda's explicit
+/// captures and body, not the references its implicit captures make (at
+/// the capture default, standing for the uses in the body).
+SmallVector<const Stmt *, 8> writtenChildren(const Stmt *S) {
+  SmallVector<const Stmt *, 8> Out;
+  if (const auto *LE = dyn_cast<LambdaExpr>(S)) {
+    for (auto [C, Init] : zip(LE->captures(), LE->capture_inits()))
+      if (C.isExplicit())
+        Out.push_back(Init);
+    Out.push_back(LE->getBody());
+    return Out;
+  }
+  append_range(Out, S->children());
+  return Out;
+}
+
 void collectRefs(const Stmt *S, const VarDecl *V,
                  std::vector<const DeclRefExpr *> &Out) {
   if (!S)
     return;
   if (const auto *DR = dyn_cast<DeclRefExpr>(S); DR && DR->getDecl() == V)
     Out.push_back(DR);
-  for (const Stmt *C : S->children())
+  for (const Stmt *C : writtenChildren(S))
     collectRefs(C, V, Out);
 }
 
@@ -82,7 +100,7 @@ void localsIn(const Stmt *S, SetVector<const VarDecl *> &Out) {
     if (const auto *V = dyn_cast<VarDecl>(DR->getDecl());
         V && V->isLocalVarDecl() && !V->isStaticLocal())
       Out.insert(V);
-  for (const Stmt *C : S->children())
+  for (const Stmt *C : writtenChildren(S))
     localsIn(C, Out);
 }
 
@@ -93,17 +111,81 @@ const DeclStmt *declStmtOf(ASTContext &AST, const VarDecl *V) {
   return nullptr;
 }
 
+/// [the name of \p V, the end of its declarator) in the file, or nothing.
+std::optional<std::pair<unsigned, unsigned>>
+declaratorSpan(const EditContext &Ctx, const VarDecl *V) {
+  const SourceManager &SM = Ctx.AST.getSourceManager();
+  SourceLocation B = V->getLocation(), E = V->getEndLoc();
+  if (!B.isFileID() || !E.isFileID() || SM.getFileID(B) != Ctx.file() ||
+      SM.getFileID(E) != Ctx.file())
+    return std::nullopt;
+  E = Lexer::getLocForEndOfToken(E, 0, SM, Ctx.AST.getLangOpts());
+  if (E.isInvalid())
+    return std::nullopt;
+  return std::pair(SM.getFileOffset(B), SM.getFileOffset(E));
+}
+
+/// The removal of the locals \p Gone of \p DS: the whole statement (its
+/// line, where nothing else stands on it) when they are all of it, else
+/// each declarator (`int threads = 256, blocks = ...;` keeps `int threads
+/// = 256;`).
+std::vector<tooling::Replacement>
+removal(const EditContext &Ctx, const DeclStmt *DS,
+        const DenseSet<const VarDecl *> &Gone) {
+  std::vector<const VarDecl *> Vs;
+  for (const Decl *D : DS->decls())
+    Vs.push_back(cast<VarDecl>(D));
+  std::vector<tooling::Replacement> Out;
+  if (all_of(Vs, [&](const VarDecl *V) { return Gone.contains(V); })) {
+    auto S = looseStmtSpan(Ctx, DS);
+    if (!S)
+      return Out;
+    unsigned B = S->Begin.Offset, E = S->End.Offset;
+    StringRef Code = Ctx.Code;
+    size_t LineB = Code.rfind('\n', B ? B - 1 : 0);
+    LineB = LineB == StringRef::npos ? 0 : LineB + 1;
+    size_t LineE = Code.find('\n', E);
+    if (LineE != StringRef::npos &&
+        Code.slice(LineB, B).find_first_not_of(" \t") == StringRef::npos &&
+        Code.slice(E, LineE).find_first_not_of(" \t") == StringRef::npos) {
+      B = LineB;
+      E = LineE + 1;
+    }
+    Out.emplace_back(Ctx.FileName, B, E - B, "");
+    return Out;
+  }
+  std::vector<std::pair<unsigned, unsigned>> Spans;
+  for (const VarDecl *V : Vs) {
+    auto S = declaratorSpan(Ctx, V);
+    if (!S)
+      return {};
+    Spans.push_back(*S);
+  }
+  // Those before the first kept one: from the first's name to the kept
+  // one's; each after it: from the end of the one before it.
+  size_t Kept =
+      find_if(Vs, [&](const VarDecl *V) { return !Gone.contains(V); }) -
+      Vs.begin();
+  if (Kept > 0)
+    Out.emplace_back(Ctx.FileName, Spans[0].first,
+                     Spans[Kept].first - Spans[0].first, "");
+  for (size_t I = Kept + 1; I < Vs.size(); ++I)
+    if (Gone.contains(Vs[I]))
+      Out.emplace_back(Ctx.FileName, Spans[I - 1].second,
+                       Spans[I].second - Spans[I - 1].second, "");
+  return Out;
+}
+
 } // namespace
 
-// Why long: the candidates (the locals the configurations name), then each
-// declaration's every local, reference and initializer.
+// Why long: the candidates (the locals the configurations name), the
+// fixpoint of those that go, then their removal per declaration.
 std::vector<tooling::Replacement>
 idleLaunchLocals(const EditContext &Ctx, StringRef Kernel,
                  const tooling::Replacements &Repls) {
-  std::vector<tooling::Replacement> Out;
   const KernelInfo *K = Ctx.Model.findKernel(Kernel.str());
   if (!K || Repls.empty())
-    return Out;
+    return {};
   SetVector<const VarDecl *> Named;
   for (const LaunchSite &L : K->Launches) {
     if (L.InMacro || L.GridRange.Begin.Offset == 0)
@@ -116,70 +198,58 @@ idleLaunchLocals(const EditContext &Ctx, StringRef Kernel,
     if (Rewritten && Call && Call->getConfig())
       localsIn(Call->getConfig(), Named);
   }
-  // A reference inside a declaration already going goes with it (`block`
-  // in `dim3 grid((n + block.x - 1) / block.x);`).
-  auto Gone = [&](unsigned Off) {
-    return replaced(Off, Repls) ||
-           any_of(Out, [&](const tooling::Replacement &R) {
-             return Off >= R.getOffset() && Off < R.getOffset() + R.getLength();
+  // The locals that go: each reference replaced or inside the declarator
+  // of one that goes (`block` in `dim3 grid((n + block.x - 1) /
+  // block.x);`); what one that goes read may go in turn (`t` of `int t =
+  // 32; dim3 block(t, t);`).
+  DenseSet<const VarDecl *> Gone;
+  std::vector<std::pair<unsigned, unsigned>> GoneSpans;
+  auto Dropped = [&](unsigned Off) {
+    return replaced(Off, Repls) || any_of(GoneSpans, [&](auto S) {
+             return Off >= S.first && Off < S.second;
            });
   };
-  auto Idle = [&](const VarDecl *V, const Stmt *Body) {
-    if (!Named.contains(V) || V->getType()->isReferenceType() ||
+  auto Idle = [&](const VarDecl *V) {
+    const auto *FD = dyn_cast<FunctionDecl>(V->getDeclContext());
+    if (!FD || !FD->getBody() || V->getType()->isReferenceType() ||
         V->getType().isDestructedType() != QualType::DK_none ||
         !pureInit(V->getInit(), Ctx.AST) || named(V->getName(), Repls))
       return false;
     std::vector<const DeclRefExpr *> Refs;
-    collectRefs(Body, V, Refs);
+    collectRefs(FD->getBody(), V, Refs);
     return all_of(Refs, [&](const DeclRefExpr *DR) {
       auto S = looseExprSpan(Ctx, DR);
-      return S && DR->getLocation().isFileID() && Gone(S->Begin.Offset);
+      return S && DR->getLocation().isFileID() && Dropped(S->Begin.Offset);
     });
   };
-  auto Deletion = [&](const DeclStmt *DS,
-                      const VarDecl *V) -> std::optional<tooling::Replacement> {
-    const auto *FD = dyn_cast<FunctionDecl>(V->getDeclContext());
-    if (!FD || !FD->getBody() || !all_of(DS->decls(), [&](const Decl *D) {
-          const auto *DV = dyn_cast<VarDecl>(D);
-          return DV && Idle(DV, FD->getBody());
-        }))
-      return std::nullopt;
-    auto S = looseStmtSpan(Ctx, DS);
-    if (!S || any_of(Repls, [&](const tooling::Replacement &R) {
-          return R.getOffset() < S->End.Offset &&
-                 R.getOffset() + R.getLength() > S->Begin.Offset;
-        }))
-      return std::nullopt;
-    unsigned B = S->Begin.Offset, E = S->End.Offset;
-    StringRef Code = Ctx.Code;
-    size_t LineB = Code.rfind('\n', B ? B - 1 : 0);
-    LineB = LineB == StringRef::npos ? 0 : LineB + 1;
-    size_t LineE = Code.find('\n', E);
-    if (LineE != StringRef::npos &&
-        Code.slice(LineB, B).find_first_not_of(" \t") == StringRef::npos &&
-        Code.slice(E, LineE).find_first_not_of(" \t") == StringRef::npos) {
-      B = LineB;
-      E = LineE + 1;
-    }
-    return tooling::Replacement(Ctx.FileName, B, E - B, "");
-  };
-  DenseSet<const DeclStmt *> Done;
-  // What a declaration that goes read may go in turn (`t` of `int t =
-  // 32; dim3 block(t, t);`).
-  for (size_t Before = SIZE_MAX; Before != Out.size();) {
-    Before = Out.size();
+  for (size_t Before = SIZE_MAX; Before != Gone.size();) {
+    Before = Gone.size();
     for (size_t I = 0; I < Named.size(); ++I) {
       const VarDecl *V = Named[I];
       const DeclStmt *DS = declStmtOf(Ctx.AST, V);
-      if (!DS || Done.contains(DS))
+      auto Span = declaratorSpan(Ctx, V);
+      auto S = DS ? looseStmtSpan(Ctx, DS) : std::nullopt;
+      // Its declaration is the edit's to remove only where the edit
+      // changes nothing else.
+      if (Gone.contains(V) || !Span || !S ||
+          any_of(Repls,
+                 [&](const tooling::Replacement &R) {
+                   return R.getOffset() < S->End.Offset &&
+                          R.getOffset() + R.getLength() > S->Begin.Offset;
+                 }) ||
+          !Idle(V))
         continue;
-      if (std::optional<tooling::Replacement> R = Deletion(DS, V)) {
-        Out.push_back(*R);
-        Done.insert(DS);
-        localsIn(DS, Named);
-      }
+      Gone.insert(V);
+      GoneSpans.push_back(*Span);
+      localsIn(V->getInit(), Named);
     }
   }
+  std::vector<tooling::Replacement> Out;
+  DenseSet<const DeclStmt *> Done;
+  for (const VarDecl *V : Named)
+    if (const DeclStmt *DS = declStmtOf(Ctx.AST, V);
+        Gone.contains(V) && Done.insert(DS).second)
+      append_range(Out, removal(Ctx, DS, Gone));
   return Out;
 }
 
