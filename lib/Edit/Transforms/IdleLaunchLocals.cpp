@@ -34,17 +34,10 @@ bool replaced(unsigned Off, const tooling::Replacements &Repls) {
   });
 }
 
-/// Whether some replacement's text names \p Name (a whole identifier).
+/// Whether some replacement's text names \p Name.
 bool named(StringRef Name, const tooling::Replacements &Repls) {
-  auto IsId = [](char C) { return isAlnum(C) || C == '_'; };
   return any_of(Repls, [&](const tooling::Replacement &R) {
-    StringRef Text = R.getReplacementText();
-    for (size_t At = Text.find(Name); At != StringRef::npos;
-         At = Text.find(Name, At + 1))
-      if ((At == 0 || !IsId(Text[At - 1])) &&
-          (At + Name.size() == Text.size() || !IsId(Text[At + Name.size()])))
-        return true;
-    return false;
+    return namesIdentifier(R.getReplacementText(), Name);
   });
 }
 
@@ -83,14 +76,14 @@ SmallVector<const Stmt *, 8> writtenChildren(const Stmt *S) {
   return Out;
 }
 
-void collectRefs(const Stmt *S, const VarDecl *V,
+void writtenRefs(const Stmt *S, const VarDecl *V,
                  std::vector<const DeclRefExpr *> &Out) {
   if (!S)
     return;
   if (const auto *DR = dyn_cast<DeclRefExpr>(S); DR && DR->getDecl() == V)
     Out.push_back(DR);
   for (const Stmt *C : writtenChildren(S))
-    collectRefs(C, V, Out);
+    writtenRefs(C, V, Out);
 }
 
 void localsIn(const Stmt *S, SetVector<const VarDecl *> &Out) {
@@ -140,17 +133,7 @@ removal(const EditContext &Ctx, const DeclStmt *DS,
     auto S = looseStmtSpan(Ctx, DS);
     if (!S)
       return Out;
-    unsigned B = S->Begin.Offset, E = S->End.Offset;
-    StringRef Code = Ctx.Code;
-    size_t LineB = Code.rfind('\n', B ? B - 1 : 0);
-    LineB = LineB == StringRef::npos ? 0 : LineB + 1;
-    size_t LineE = Code.find('\n', E);
-    if (LineE != StringRef::npos &&
-        Code.slice(LineB, B).find_first_not_of(" \t") == StringRef::npos &&
-        Code.slice(E, LineE).find_first_not_of(" \t") == StringRef::npos) {
-      B = LineB;
-      E = LineE + 1;
-    }
+    auto [B, E] = ownLines(Ctx.Code, S->Begin.Offset, S->End.Offset);
     Out.emplace_back(Ctx.FileName, B, E - B, "");
     return Out;
   }
@@ -216,7 +199,7 @@ idleLaunchLocals(const EditContext &Ctx, StringRef Kernel,
         !pureInit(V->getInit(), Ctx.AST) || named(V->getName(), Repls))
       return false;
     std::vector<const DeclRefExpr *> Refs;
-    collectRefs(FD->getBody(), V, Refs);
+    writtenRefs(FD->getBody(), V, Refs);
     return all_of(Refs, [&](const DeclRefExpr *DR) {
       auto S = looseExprSpan(Ctx, DR);
       return S && DR->getLocation().isFileID() && Dropped(S->Begin.Offset);

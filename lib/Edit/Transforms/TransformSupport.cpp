@@ -33,6 +33,27 @@ namespace optiml {
 //===--- Spans and text
 //----------------------------------------------------===//
 
+std::pair<unsigned, unsigned> ownLines(StringRef Code, unsigned B, unsigned E) {
+  size_t LineB = Code.rfind('\n', B ? B - 1 : 0);
+  LineB = LineB == StringRef::npos ? 0 : LineB + 1;
+  size_t LineE = Code.find('\n', E);
+  if (LineE != StringRef::npos &&
+      Code.slice(LineB, B).find_first_not_of(" \t") == StringRef::npos &&
+      Code.slice(E, LineE).find_first_not_of(" \t") == StringRef::npos)
+    return {unsigned(LineB), unsigned(LineE + 1)};
+  return {B, E};
+}
+
+bool namesIdentifier(StringRef Text, StringRef Name) {
+  auto IsId = [](char C) { return isAlnum(C) || C == '_'; };
+  for (size_t At = Text.find(Name); At != StringRef::npos;
+       At = Text.find(Name, At + 1))
+    if ((At == 0 || !IsId(Text[At - 1])) &&
+        (At + Name.size() == Text.size() || !IsId(Text[At + Name.size()])))
+      return true;
+  return false;
+}
+
 std::string spliceText(StringRef Code, unsigned Begin, unsigned End,
                        std::vector<TextEdit> Edits) {
   stableSort(Edits, [](const TextEdit &A, const TextEdit &B) {

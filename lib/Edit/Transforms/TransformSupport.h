@@ -55,6 +55,15 @@ struct TextEdit {
   std::string Text;
 };
 
+/// [\p B, \p E) of \p Code widened to its whole lines (their line break
+/// included) when nothing else stands on them: what removing a statement
+/// removes.
+std::pair<unsigned, unsigned> ownLines(llvm::StringRef Code, unsigned B,
+                                       unsigned E);
+
+/// Whether \p Text names \p Name as a whole identifier.
+bool namesIdentifier(llvm::StringRef Text, llvm::StringRef Name);
+
 /// The text of [Begin, End) of \p Code with \p Edits (inside the region,
 /// non-overlapping; insertions at one offset keep their order) applied.
 std::string spliceText(llvm::StringRef Code, unsigned Begin, unsigned End,

@@ -764,16 +764,7 @@ rewriteStencil(const EditContext &Ctx, const Edit &E, const StencilPlan &P) {
                         "': a row pointer's declaration "
                         "has no place in the file");
     // Its line too, when it stands alone there.
-    unsigned B = S->Begin.Offset, End = S->End.Offset;
-    size_t LineB = Ctx.Code.rfind('\n', B ? B - 1 : 0) + 1;
-    size_t LineE = Ctx.Code.find('\n', End);
-    if (LineE != StringRef::npos &&
-        Ctx.Code.slice(LineB, B).find_first_not_of(" \t") == StringRef::npos &&
-        Ctx.Code.slice(End, LineE).find_first_not_of(" \t") ==
-            StringRef::npos) {
-      B = LineB;
-      End = LineE + 1;
-    }
+    auto [B, End] = ownLines(Ctx.Code, S->Begin.Offset, S->End.Offset);
     if (Error Err = addReplacement(
             R, tooling::Replacement(Ctx.FileName, B, End - B, ""), E))
       return std::move(Err);

@@ -169,18 +169,6 @@ std::string interiorCondition(const StencilPlan &P, StringRef YBase,
 
 namespace {
 
-/// [B, E) widened to its whole lines when nothing else stands on them.
-std::pair<unsigned, unsigned> ownLines(StringRef Code, unsigned B, unsigned E) {
-  size_t LineB = Code.rfind('\n', B ? B - 1 : 0);
-  LineB = LineB == StringRef::npos ? 0 : LineB + 1;
-  size_t LineE = Code.find('\n', E);
-  if (LineE != StringRef::npos &&
-      Code.slice(LineB, B).find_first_not_of(" \t") == StringRef::npos &&
-      Code.slice(E, LineE).find_first_not_of(" \t") == StringRef::npos)
-    return {unsigned(LineB), unsigned(LineE + 1)};
-  return {B, E};
-}
-
 /// Whether the text at \p Off is replaced by one of \p Edits.
 bool replaced(unsigned Off, ArrayRef<TextEdit> Edits) {
   return any_of(Edits, [&](const TextEdit &T) {
@@ -188,18 +176,10 @@ bool replaced(unsigned Off, ArrayRef<TextEdit> Edits) {
   });
 }
 
-/// Whether some edit's text names \p Name (as a whole identifier).
+/// Whether some edit's text names \p Name.
 bool named(StringRef Name, ArrayRef<TextEdit> Edits) {
-  auto IsId = [](char C) { return isAlnum(C) || C == '_'; };
-  return any_of(Edits, [&](const TextEdit &T) {
-    StringRef Text = T.Text;
-    for (size_t At = Text.find(Name); At != StringRef::npos;
-         At = Text.find(Name, At + 1))
-      if ((At == 0 || !IsId(Text[At - 1])) &&
-          (At + Name.size() == Text.size() || !IsId(Text[At + Name.size()])))
-        return true;
-    return false;
-  });
+  return any_of(
+      Edits, [&](const TextEdit &T) { return namesIdentifier(T.Text, Name); });
 }
 
 /// The `if` whose whole condition \p Cond is.
