@@ -97,10 +97,15 @@ void localsIn(const Stmt *S, SetVector<const VarDecl *> &Out) {
     localsIn(C, Out);
 }
 
+/// The statement declaring \p V, where it stands alone in a block (not a
+/// `for`'s or an `if`'s own declaration, whose removal would take the
+/// header's `;` or condition with it).
 const DeclStmt *declStmtOf(ASTContext &AST, const VarDecl *V) {
   for (const DynTypedNode &N : AST.getParents(*V))
     if (const auto *DS = N.get<DeclStmt>())
-      return DS;
+      for (const DynTypedNode &P : AST.getParents(*DS))
+        if (P.get<CompoundStmt>())
+          return DS;
   return nullptr;
 }
 
