@@ -174,3 +174,39 @@ int main() {
 }
 
 } // namespace
+
+namespace {
+
+TEST(CatalogSharedTilingTest, ColsLoadEachWindowRowAsVectors) {
+  // A streamed stencil whose pitch is its column bound and which reads its
+  // own point: rows 8 with two columns per thread is offered first.
+  Applicability A = prepareOn(sharedTiling(), WeightedFilter, "wf");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  ASSERT_FALSE(A.Suggestions.empty());
+  EXPECT_EQ(A.Suggestions.front().getInt("cols"), int64_t(2));
+  EXPECT_EQ(A.Suggestions.front().getInt("rows"), int64_t(8));
+  std::string Out =
+      applyTo(sharedTiling(), WeightedFilter,
+              makeEdit("shared-tiling", "wf",
+                       {{"rows", int64_t(8)}, {"cols", int64_t(2)}}));
+  // Both sums per row and column; the window row of 2 + 4 values rounded
+  // out to three float2 loads; the grid halved along x, divided by 8 on y.
+  EXPECT_NE(Out.find("float num[8][2];"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("float den[8][2];"), std::string::npos) << Out;
+  EXPECT_NE(
+      Out.find("reinterpret_cast<const float2 *>(&img[gy * W + xBase - 2])"),
+      std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("for (int k = 0; k < 3; ++k)"), std::string::npos) << Out;
+  EXPECT_NE(
+      Out.find(
+          "W % 2 == 0 && reinterpret_cast<size_t>(img) % sizeof(float2) == 0"),
+      std::string::npos)
+      << Out;
+  EXPECT_NE(
+      Out.find("wf<<<dim3((g.x + 1) / 2, (g.y + 7) / 8, g.z), dim3(32, 8)>>>"),
+      std::string::npos)
+      << Out;
+}
+
+} // namespace

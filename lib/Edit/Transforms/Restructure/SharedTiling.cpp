@@ -277,7 +277,15 @@ public:
                 "(TILE / rows); in a 2D stencil each thread computes rows "
                 "consecutive rows from an input window in registers and the "
                 "grids shrink along y; 1, 2, 4 or 8 (default 1)",
-                1, 8)};
+                1, 8),
+            ParamSpec::integer(
+                "cols",
+                "with rows on a 2D stencil that streams its rows: adjacent "
+                "output columns per thread, each window row loaded as "
+                "vectors of cols elements where every bound holds (float, "
+                "int, unsigned, double), and the grids shrink along x; 1, 2 "
+                "or 4 (default 1)",
+                1, 4)};
   }
 
   Applicability prepare(const EditContext &Ctx,
@@ -309,6 +317,12 @@ public:
                     "rows must be 1, 2, 4 or 8 (got " + Twine(Rows) + ")");
     if (Rows != 1 && Micro != 1)
       return reject(E, "params", "rows and micro do not combine");
+    int64_t Cols = E.getInt("cols").value_or(1);
+    if (Cols != 1 && Cols != 2 && Cols != 4)
+      return reject(E, "params",
+                    "cols must be 1, 2 or 4 (got " + Twine(Cols) + ")");
+    if (Cols != 1 && Rows == 1)
+      return reject(E, "params", "cols needs rows (2, 4 or 8)");
     return plan(Ctx, E, Tile, nullptr);
   }
 
@@ -336,6 +350,11 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
   auto M = analyze(Ctx, E, Tile, MatmulShape);
   int64_t Micro = E.getInt("micro").value_or(1);
   int64_t Rows = E.getInt("rows").value_or(1);
+  int64_t Cols = E.getInt("cols").value_or(1);
+  if (M && !A && Cols != 1)
+    return reject(E, "not-applicable",
+                  "kernel '" + E.Target +
+                      "': cols applies to 2D stencils; this is a matmul");
   if (M && !A && Rows != 1)
     return reject(E, "not-applicable",
                   "kernel '" + E.Target +
@@ -384,6 +403,11 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
                       "kernel '" + E.Target +
                           "': micro applies to matmuls that span the grid; "
                           "this product is block-sized (use rows)");
+      if (Cols != 1)
+        return reject(E, "not-applicable",
+                      "kernel '" + E.Target +
+                          "': cols applies to 2D stencils; this is a "
+                          "block-sized product");
       return rewriteBlockProduct(Ctx, E, *BP, Rows);
     }
     int64_t T = BP->Tile;
@@ -426,7 +450,7 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
                         "': rows does not take this stencil yet (" +
                         St->RowsWhy + "); without rows it applies");
     if (!A)
-      return Rows != 1 ? rewriteStencilRows(Ctx, E, *St, Rows)
+      return Rows != 1 ? rewriteStencilRows(Ctx, E, *St, Rows, Cols)
                        : rewriteStencil(Ctx, E, *St);
     A->Applies = true;
     A->Reason = "2D stencil: " + St->Shape + "; its launches use " +
@@ -448,12 +472,22 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
     W.Params["rows"] = R;
     int64_t Window =
         (R + St->HaloYLo + St->HaloYHi) * (1 + St->HaloXLo + St->HaloXHi);
+    // Streamed rows with two columns per thread first, where they apply:
+    // each window row is then loaded as vectors (conv2d on the H100:
+    // 0.26 ms against 0.30 ms for rows 8 alone, by hand; four columns
+    // took 56 registers and were no faster).
     if (!St->RowsWhy.empty()) {
       // Rows are not offered.
     } else if (auto RowsEdit = rewriteStencilRows(Ctx, W, *St, R);
-               RowsEdit && (Streams || Window <= 32))
+               RowsEdit && (Streams || Window <= 32)) {
+      Edit WC = W;
+      WC.Params["cols"] = int64_t(2);
+      if (auto ColsEdit = rewriteStencilRows(Ctx, WC, *St, R, 2); ColsEdit)
+        A->Suggestions.push_back(WC);
+      else
+        consumeError(ColsEdit.takeError());
       A->Suggestions.push_back(W);
-    else if (!RowsEdit)
+    } else if (!RowsEdit)
       consumeError(RowsEdit.takeError());
     A->Suggestions.push_back(E);
     return tooling::Replacements();

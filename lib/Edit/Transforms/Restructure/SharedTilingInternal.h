@@ -421,6 +421,20 @@ llvm::Error addPinAsserts(const EditContext &Ctx, const Edit &E,
 /// The names a rows rewrite adds, fresh in the kernel.
 struct RowNames {
   std::string YBase, Win, R, C, Gy, Gx, Need, F, Yr, Run;
+  std::string XBase, Cx; ///< with cols: the first column, a column's loop
+};
+
+/// The columns of a streamed rows rewrite with cols (SharedTilingCols.cpp):
+/// each thread computes Cols adjacent columns of its rows, and where every
+/// bound holds it loads each window row as whole vectors.
+struct ColsForm {
+  int64_t Cols = 1;
+  int64_t Lo = 0;    ///< the first window column, from the thread's first
+  int64_t Width = 0; ///< window columns (a multiple of the vector's)
+  std::string Loads; ///< the vector loads of window row r into win[]
+  std::string Cond;  ///< their condition: in range, aligned
+  std::string XT, XInit;
+  const clang::DeclStmt *XDecl = nullptr;
 };
 
 /// The loads of one window row: which of the thread's rows need the row
@@ -445,8 +459,10 @@ WindowLoads windowLoads(const StencilPlan &P, const RowNames &N, int64_t Rows,
 /// read: each bound tested at the coordinate where it is tightest (a lower
 /// bound at the least row or column the thread reads, an upper one at the
 /// greatest). Empty when no bound is tested.
+/// With \p Cols, \p X is the first of the thread's Cols columns.
 std::string interiorCondition(const StencilPlan &P, llvm::StringRef YBase,
-                              llvm::StringRef X, int64_t Rows);
+                              llvm::StringRef X, int64_t Rows,
+                              int64_t Cols = 1);
 /// The edits that write, for threads where interiorCondition() holds, what
 /// the bounds tests evaluate to there: each read's own `if` goes (its
 /// statement stays), as does each `if (...) continue;` before it, where the
@@ -480,10 +496,27 @@ llvm::Expected<StencilPlan> analyzeStencil(const EditContext &Ctx,
 llvm::Expected<clang::tooling::Replacements>
 rewriteStencil(const EditContext &Ctx, const Edit &E, const StencilPlan &P);
 /// \p Rows consecutive output rows per thread, the input window in
-/// registers (SharedTilingRows.cpp); the launches' grids shrink along y.
+/// registers (SharedTilingRows.cpp); the launches' grids shrink along y
+/// (and, with \p Cols adjacent columns per thread, along x).
 llvm::Expected<clang::tooling::Replacements>
 rewriteStencilRows(const EditContext &Ctx, const Edit &E, const StencilPlan &P,
-                   int64_t Rows);
+                   int64_t Rows, int64_t Cols = 1);
+/// The upper bound `h` of a guard's `$ < h` (or `$ <= h - 1`, `$ < h - 1`)
+/// on a coordinate, a name; empty when it has none.
+std::string upperBoundName(llvm::ArrayRef<BoundCmp> Guard);
+/// Each launch's grid divided by \p Rows along y and \p Cols along x
+/// (SharedTilingCols.cpp): exact only where its extent along that axis is
+/// ceil(bound / block) for the guard's bound (coveringExtent()).
+llvm::Error shrinkStencilGrids(const EditContext &Ctx, const Edit &E,
+                               const StencilPlan &P, int64_t Rows, int64_t Cols,
+                               clang::tooling::Replacements &Repl);
+/// Whether cols takes the streamed stencil \p P, and its form: the x
+/// index's declaration, the vector loads (names from \p N, \p Fresh);
+/// else why not (SharedTilingCols.cpp).
+llvm::Expected<ColsForm>
+planCols(const EditContext &Ctx, const Edit &E, const StencilPlan &P,
+         int64_t Cols, const RowNames &N,
+         llvm::function_ref<std::string(llvm::StringRef)> Fresh);
 /// Whether rows would stream the input one register row at a time (the
 /// guarded code loops over the window's rows) rather than hold the window.
 bool streamsRows(const EditContext &Ctx, const StencilPlan &P);

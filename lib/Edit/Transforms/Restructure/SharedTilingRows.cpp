@@ -205,6 +205,14 @@ for (int ${F} = 0; ${F} < ${Rows}; ++${F}) {
        {"Body", Body.str()}});
 }
 
+/// A block's text without its braces (the lines between them, trimmed).
+std::string unbraced(StringRef Block) {
+  Block = Block.trim();
+  if (Block.starts_with("{") && Block.ends_with("}"))
+    Block = Block.drop_front().drop_back().trim();
+  return Block.str();
+}
+
 /// The text of [Begin, End) with the edits inside it, lines after the first
 /// moved from column \p From to \p To.
 std::string regionText(StringRef Code, unsigned Begin, unsigned End,
@@ -221,18 +229,20 @@ std::string regionText(StringRef Code, unsigned Begin, unsigned End,
 // Why long: the streamed form's text is three loops over the rows (their
 // start, the window rows, their end) around the three parts of the guarded
 // code, each part regenerated with its variables renamed per row. With
-// \p Interior, the rows' guard is written as the `true` it is there.
-Expected<std::string> streamedText(const EditContext &Ctx, const Edit &E,
-                                   const StencilPlan &P, const StreamShape &Sh,
-                                   const RowNames &N, int64_t Rows, int64_t WR,
-                                   int64_t WC, const WindowLoads &Loads,
-                                   std::vector<TextEdit> Edits,
-                                   llvm::StringRef YT, bool Interior) {
+// \p Interior, the rows' guard is written as the `true` it is there. With
+// \p CF (cols), each part runs once per column, the row's variables are
+// renamed per row and column, and the window row is loaded as vectors.
+Expected<std::string>
+streamedText(const EditContext &Ctx, const Edit &E, const StencilPlan &P,
+             const StreamShape &Sh, const RowNames &N, int64_t Rows, int64_t WR,
+             int64_t WC, const WindowLoads &Loads, std::vector<TextEdit> Edits,
+             llvm::StringRef YT, bool Interior, const ColsForm *CF) {
   auto NotApplicable = [&](const Twine &Why) {
     return reject(E, "not-applicable", "kernel '" + E.Target + "': " + Why);
   };
   StringRef Code = Ctx.Code;
-  // Each row's own variables: `sum` becomes `sum[f]`.
+  // Each row's own variables: `sum` becomes `sum[f]` (`sum[f][cx]`).
+  std::string Idx = "[" + N.F + "]" + (CF ? "[" + N.Cx + "]" : "");
   std::vector<TextEdit> Renames;
   std::vector<const Stmt *> All = Sh.Pre;
   All.push_back(Sh.Loop);
@@ -252,13 +262,14 @@ Expected<std::string> streamedText(const EditContext &Ctx, const Edit &E,
         if (!InRead)
           Renames.push_back({Sp->Begin.Offset,
                              Sp->End.Offset - Sp->Begin.Offset,
-                             D->getNameAsString() + "[" + N.F + "]"});
+                             D->getNameAsString() + Idx});
       }
     }
   std::string Decls;
   for (const VarDecl *D : Sh.PerRow)
     Decls += typeName(D->getType().getUnqualifiedType(), Ctx.AST) + " " +
-             D->getNameAsString() + "[" + std::to_string(Rows) + "];\n";
+             D->getNameAsString() + "[" + std::to_string(Rows) + "]" +
+             (CF ? "[" + std::to_string(CF->Cols) + "]" : "") + ";\n";
   // Pre's declarations become assignments (their initializers renamed).
   for (const Stmt *S : Sh.Pre) {
     const auto *DS = dyn_cast<DeclStmt>(S);
@@ -276,8 +287,7 @@ Expected<std::string> streamedText(const EditContext &Ctx, const Edit &E,
       if (!Init)
         return NotApplicable("the initializer of '" + VD->getName() +
                              "' has no place in the file");
-      Text += (Text.empty() ? "" : " ") + VD->getNameAsString() + "[" + N.F +
-              "] = " +
+      Text += (Text.empty() ? "" : " ") + VD->getNameAsString() + Idx + " = " +
               regionText(Code, Init->Begin.Offset, Init->End.Offset, Renames, 0,
                          0) +
               ";";
@@ -303,20 +313,23 @@ Expected<std::string> streamedText(const EditContext &Ctx, const Edit &E,
     return true;
   };
   std::string Pre, Post, Body;
-  if (!Part(Sh.Pre, 4, Pre) || !Part(Sh.Post, 4, Post))
+  size_t PartIndent = CF ? 6 : 4;
+  if (!Part(Sh.Pre, PartIndent, Pre) || !Part(Sh.Post, PartIndent, Post))
     return NotApplicable("the guarded code has no place in the file");
   const Stmt *LB = Sh.Loop->getBody();
   auto BSp = looseStmtSpan(Ctx, LB);
   if (!BSp)
     return NotApplicable("the loop's body has no place in the file");
   if (isa<CompoundStmt>(LB))
-    Body = regionText(Code, BSp->Begin.Offset, BSp->End.Offset, Edits,
-                      indentationAt(Code, BSp->End.Offset - 1).size(), 4);
+    Body =
+        regionText(Code, BSp->Begin.Offset, BSp->End.Offset, Edits,
+                   indentationAt(Code, BSp->End.Offset - 1).size(), PartIndent);
   else
-    Body = "{\n      " +
+    Body = "{\n" + std::string(PartIndent + 2, ' ') +
            regionText(Code, BSp->Begin.Offset, BSp->End.Offset, Edits,
-                      indentationAt(Code, BSp->Begin.Offset).size(), 6) +
-           "\n    }";
+                      indentationAt(Code, BSp->Begin.Offset).size(),
+                      PartIndent + 2) +
+           "\n" + std::string(PartIndent, ' ') + "}";
 
   std::string Cond = looseExprText(Ctx, P.Guard->getCond());
   if (Cond.empty())
@@ -327,49 +340,76 @@ Expected<std::string> streamedText(const EditContext &Ctx, const Edit &E,
     Cond = "true";
   std::string Y = P.Y->getNameAsString(), F = N.F;
   // The row index, where the loop's body uses it after the edits (other
-  // than in a read, or, in the interior form, a test).
-  auto YLine = [&]() {
-    bool Used =
-        refSurvives(Ctx, LB, P.Y, BSp->Begin.Offset, BSp->End.Offset, Edits);
-    return Used ? "const " + YT.str() + " " + Y + " = " + N.YBase + " + " + F +
-                      ";\n    "
-                : std::string();
+  // than in a read, or, in the interior form, a test); with cols, the
+  // column index likewise.
+  auto Survives = [&](const VarDecl *V) {
+    return refSurvives(Ctx, LB, V, BSp->Begin.Offset, BSp->End.Offset, Edits);
   };
-  bool PostY = any_of(Sh.Post, [&](const Stmt *S) { return mentions(S, P.Y); });
   std::string YDecl =
       "const " + YT.str() + " " + Y + " = " + N.YBase + " + " + F + ";\n  ";
+  std::string YLine = Survives(P.Y) ? YDecl + "  " : std::string();
+  auto Mentions = [&](const std::vector<const Stmt *> &Ss, const VarDecl *V) {
+    return any_of(Ss, [&](const Stmt *S) { return mentions(S, V); });
+  };
+  // Per column: `for (cx ...) { const int x = xBase + cx; Part }`.
+  auto PerColumn = [&](const std::string &Part, bool XUsed,
+                       const std::string &Indent) {
+    if (!CF)
+      return Part;
+    std::string XDecl = XUsed ? "const " + CF->XT + " " +
+                                    P.X->getNameAsString() + " = " + N.XBase +
+                                    " + " + N.Cx + ";\n" + Indent + "  "
+                              : std::string();
+    return "#pragma unroll\n" + Indent + "for (int " + N.Cx + " = 0; " + N.Cx +
+           " < " + std::to_string(CF->Cols) + "; ++" + N.Cx + ") {\n" + Indent +
+           "  " + XDecl + Part + "\n" + Indent + "}";
+  };
+  bool PostY = Mentions(Sh.Post, P.Y);
   // Where the guard is written `true`, the row index only for Pre.
-  bool StartY = !Interior ||
-                any_of(Sh.Pre, [&](const Stmt *S) { return mentions(S, P.Y); });
-  std::string Start = "#pragma unroll\nfor (int " + F + " = 0; " + F + " < " +
-                      std::to_string(Rows) + "; ++" + F + ") {\n  " +
-                      (StartY ? YDecl : std::string()) + N.Run + "[" + F +
-                      "] = " + Cond + ";\n" +
-                      (Sh.Pre.empty() ? std::string()
-                                      : "  if (" + N.Run + "[" + F +
-                                            "]) {\n    " + Pre + "\n  }\n") +
-                      "}";
+  bool StartY = !Interior || Mentions(Sh.Pre, P.Y);
+  std::string Start =
+      "#pragma unroll\nfor (int " + F + " = 0; " + F + " < " +
+      std::to_string(Rows) + "; ++" + F + ") {\n  " +
+      (StartY ? YDecl : std::string()) + N.Run + "[" + F + "] = " + Cond +
+      ";\n" +
+      (Sh.Pre.empty()
+           ? std::string()
+           : "  if (" + N.Run + "[" + F + "]) {\n    " +
+                 PerColumn(Pre, Mentions(Sh.Pre, P.X), "    ") + "\n  }\n") +
+      "}";
   std::string End = Sh.Post.empty()
                         ? std::string()
                         : "\n#pragma unroll\nfor (int " + F + " = 0; " + F +
                               " < " + std::to_string(Rows) + "; ++" + F +
                               ") {\n  " + (PostY ? YDecl : std::string()) +
-                              "if (" + N.Run + "[" + F + "]) {\n    " + Post +
+                              "if (" + N.Run + "[" + F + "]) {\n    " +
+                              PerColumn(Post, Mentions(Sh.Post, P.X), "    ") +
                               "\n  }\n}";
+  // The window row: its elements one by one, or (cols) as vectors.
+  std::string Window = CF ? P.ElemType + " " + N.Win + "[" +
+                                std::to_string(CF->Width) + "];\n  " +
+                                indentLines(CF->Loads, "  ")
+                          : fillTemplate(R"(${RowLoads}
+  ${T} ${Win}[${WC}];
+  #pragma unroll
+  for (int ${C} = 0; ${C} < ${WC}; ++${C}) {
+    ${Loads}
+  })",
+                                         {{"RowLoads", Loads.PerRow},
+                                          {"T", P.ElemType},
+                                          {"Win", N.Win},
+                                          {"WC", std::to_string(WC)},
+                                          {"C", N.C},
+                                          {"Loads", Loads.PerElement}});
   std::string VT = typeName(Sh.V->getType(), Ctx.AST);
   return fillTemplate(
-      R"(// shared-tiling rows=${Rows}: ${Rows} rows per thread, the input streamed through registers one row at a time.
+      R"(// shared-tiling rows=${Rows}${ColsNote}: ${Rows} rows per thread, the input streamed through registers one row at a time.
 bool ${Run}[${Rows}];
 ${Decls}${Start}
 #pragma unroll
 for (int ${R} = 0; ${R} < ${WR}; ++${R}) {
   const ${YT} ${Gy} = ${YBase} + ${R} - ${HY};
-  ${RowLoads}
-  ${T} ${Win}[${WC}];
-  #pragma unroll
-  for (int ${C} = 0; ${C} < ${WC}; ++${C}) {
-    ${Loads}
-  }
+  ${Window}
   #pragma unroll
   for (int ${F} = 0; ${F} < ${Rows}; ++${F}) {
     ${YLine}const ${VT} ${V} = ${VInit};
@@ -377,6 +417,9 @@ for (int ${R} = 0; ${R} < ${WR}; ++${R}) {
   }
 }${End})",
       {{"Rows", std::to_string(Rows)},
+       {"ColsNote", CF ? " cols=" + std::to_string(CF->Cols) +
+                             " (each window row loaded as vectors)"
+                       : std::string()},
        {"Run", N.Run},
        {"Decls", Decls},
        {"Start", Start},
@@ -386,20 +429,18 @@ for (int ${R} = 0; ${R} < ${WR}; ++${R}) {
        {"Gy", N.Gy},
        {"YBase", N.YBase},
        {"HY", std::to_string(P.HaloYLo)},
-       {"T", P.ElemType},
-       {"Win", N.Win},
-       {"WC", std::to_string(WC)},
-       {"C", N.C},
-       {"RowLoads", Loads.PerRow},
-       {"Loads", Loads.PerElement},
+       {"Window", Window},
        {"F", F},
-       {"YLine", YLine()},
+       {"YLine", YLine},
        {"VT", VT},
        {"V", Sh.V->getNameAsString()},
        {"VInit", plusConst(N.R + " - " + F, -Sh.Shift)},
        {"Lo", std::to_string(Sh.Lo)},
        {"Hi", std::to_string(Sh.Hi)},
-       {"Body", Body},
+       {"Body", CF ? "{\n      " +
+                         PerColumn(unbraced(Body), Survives(P.X), "      ") +
+                         "\n    }"
+                   : Body},
        {"End", End}});
 }
 
@@ -414,7 +455,7 @@ bool streamsRows(const EditContext &Ctx, const StencilPlan &P) {
 Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
                                                    const Edit &E,
                                                    const StencilPlan &P,
-                                                   int64_t Rows) {
+                                                   int64_t Rows, int64_t Cols) {
   std::string Name = "kernel '" + E.Target + "'";
   auto NotApplicable = [&](const Twine &Why) {
     return reject(E, "not-applicable", Name + ": " + Why);
@@ -476,10 +517,27 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
   std::string YT = typeName(P.Y->getType(), Ctx.AST),
               XT = typeName(P.X->getType(), Ctx.AST);
   std::string XN = P.X->getNameAsString();
+  // cols: the thread's columns (SharedTilingCols.cpp).
+  std::optional<ColsForm> CF;
+  if (Cols != 1) {
+    if (!Stream)
+      return NotApplicable("cols takes a stencil whose guarded code loops "
+                           "over the rows its reads move along (the streamed "
+                           "form of rows)");
+    N.XBase = Fresh(XN + "Base");
+    N.Cx = Fresh("cx");
+    auto Form = planCols(Ctx, E, P, Cols, N, Fresh);
+    if (!Form)
+      return Form.takeError();
+    CF = std::move(*Form);
+  }
 
   // Reads from the window, the offset loops unrolled.
   unsigned Begin = P.InsertAt, End = LastSpan->End.Offset;
-  std::vector<TextEdit> Edits;
+  // With cols, the interior form's window row starts CF->Lo columns from
+  // the thread's first column: column cx's read at dx is its element
+  // cx + dx - CF->Lo.
+  std::vector<TextEdit> Edits, ColsReads;
   for (const StencilRead &Rd : P.Reads) {
     auto S = looseExprSpan(Ctx, Rd.Access);
     if (!S)
@@ -489,6 +547,12 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
     std::string Col = "[" + offsetText(Rd.DX, P.HaloXLo) + "]";
     Edits.push_back({S->Begin.Offset, S->End.Offset - S->Begin.Offset,
                      N.Win + (Stream ? "" : "[" + Row + "]") + Col});
+    if (CF) {
+      std::string DX = offsetText(Rd.DX, -CF->Lo);
+      ColsReads.push_back({S->Begin.Offset, S->End.Offset - S->Begin.Offset,
+                           N.Win + "[" + N.Cx +
+                               (DX == "0" ? std::string() : " + " + DX) + "]"});
+    }
   }
   for (const ForStmt *L : P.OffsetLoops) {
     if (Stream && L == Stream->Loop)
@@ -508,6 +572,7 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
     Edits.push_back(
         {S->Begin.Offset, 0,
          "#pragma unroll\n" + indentationAt(Code, S->Begin.Offset)});
+    ColsReads.push_back(Edits.back());
   }
   // The guard and the body, once per row: an early return moves on to the
   // next row.
@@ -531,14 +596,15 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
     std::vector<TextEdit> All;
     if (Interior)
       All = interiorEdits(Ctx, P, /*Guard=*/!Stream);
-    llvm::append_range(All, Edits);
+    llvm::append_range(All, CF && Interior ? ColsReads : Edits);
     if (Interior) {
       std::vector<TextEdit> Idle = idleDeclEdits(Ctx, P, Begin, End, All);
       All.insert(All.begin(), Idle.begin(), Idle.end());
     }
     if (Stream)
       return streamedText(Ctx, E, P, *Stream, N, Rows, WR, WC, Loads,
-                          std::move(All), YT, Interior);
+                          std::move(All), YT, Interior,
+                          CF && Interior ? &*CF : nullptr);
     bool YUsed =
         refSurvives(Ctx, P.Kernel.Decl->getBody(), P.Y, Begin, End, All);
     std::string Body = reindent(spliceText(Code, Begin, End, std::move(All)),
@@ -548,8 +614,51 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
   auto Text = RowsText(false);
   if (!Text)
     return Text.takeError();
-  if (std::string Inside = interiorCondition(P, N.YBase, XN, Rows);
-      !Inside.empty()) {
+  // With cols, threads outside the interior (few) compute each of their
+  // outputs as the kernel does, one after another, in loops kept rolled:
+  // unrolled, they raised the interior's registers (conv2d: 104, and 71
+  // with the rows' window per column, against 40 for the interior alone).
+  if (CF) {
+    std::vector<TextEdit> Back;
+    if (P.EarlyReturn) {
+      const Stmt *Then = P.Guard->getThen();
+      if (const auto *CS = dyn_cast<CompoundStmt>(Then))
+        Then = CS->body_front();
+      auto S = looseStmtSpan(Ctx, Then);
+      if (!S)
+        return NotApplicable("the guard's return has no place in the file");
+      Back.push_back(
+          {S->Begin.Offset, S->End.Offset - S->Begin.Offset, "continue;"});
+    }
+    *Text = fillTemplate(
+        R"(// Each output as the kernel computes it.
+#pragma unroll 1
+for (int ${Cx} = 0; ${Cx} < ${Cols}; ++${Cx}) {
+  #pragma unroll 1
+  for (int ${F} = 0; ${F} < ${Rows}; ++${F}) {
+    const ${XT} ${X} = ${XBase} + ${Cx};
+    const ${YT} ${Y} = ${YBase} + ${F};
+    ${Orig}
+  }
+})",
+        {{"Cx", N.Cx},
+         {"Cols", std::to_string(Cols)},
+         {"F", N.F},
+         {"Rows", std::to_string(Rows)},
+         {"XT", XT},
+         {"X", XN},
+         {"XBase", N.XBase},
+         {"YT", YT},
+         {"Y", P.Y->getNameAsString()},
+         {"YBase", N.YBase},
+         {"Orig", reindent(spliceText(Code, Begin, End, std::move(Back)),
+                           4 - int(P.Indent.size()))}});
+  }
+  std::string Inside =
+      interiorCondition(P, N.YBase, CF ? N.XBase : XN, Rows, Cols);
+  if (CF)
+    Inside = Inside.empty() ? CF->Cond : Inside + " && " + CF->Cond;
+  if (!Inside.empty()) {
     auto Fast = RowsText(true);
     if (!Fast)
       return Fast.takeError();
@@ -568,73 +677,26 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
                                                  std::to_string(Rows) + ";"),
                                  E))
     return std::move(Err);
+  if (CF) {
+    auto XSpan = looseStmtSpan(Ctx, CF->XDecl);
+    if (!XSpan)
+      return NotApplicable("the column index has no place in the file");
+    if (Error Err = addReplacement(Repl,
+                                   replaceSpan(Ctx, *XSpan,
+                                               "const " + XT + " " + N.XBase +
+                                                   " = (" + CF->XInit + ") * " +
+                                                   std::to_string(Cols) + ";"),
+                                   E))
+      return std::move(Err);
+  }
   if (Error Err = addReplacement(Repl,
                                  replaceSpan(Ctx, offsetSpan(Begin, End),
                                              indentLines(*Text, P.Indent)),
                                  E))
     return std::move(Err);
 
-  // Each launch's grid: y shrinks by R, and must have covered exactly the
-  // rows below the guard's bound, so that the rows it now adds are skipped.
-  std::string Bound;
-  for (const BoundCmp &B : P.GuardY)
-    if (StringRef Text(B.Text);
-        !B.Lower && (Text.starts_with("$ < ") || Text.starts_with("$ <= "))) {
-      bool Strict = Text.starts_with("$ < ");
-      StringRef T = Text.drop_front(Strict ? 4 : 5).trim();
-      if (T.starts_with("(") && T.ends_with(")"))
-        T = T.drop_front().drop_back().trim();
-      // `$ < h - 1` and `$ <= h - 1` need no more rows than `$ < h`.
-      int64_t Less = 0;
-      if (size_t Minus = T.rfind(" - ");
-          Minus != StringRef::npos &&
-          !T.substr(Minus + 3).getAsInteger(10, Less) && Less >= 0) {
-        T = T.take_front(Minus);
-      } else {
-        Less = 0;
-      }
-      if ((Strict || Less >= 1) &&
-          all_of(T, [](char Ch) { return isAlnum(Ch) || Ch == '_'; }))
-        Bound = T.str();
-    }
-  if (Bound.empty())
-    return NotApplicable("the guard has no upper bound 'y < h' on the row, so "
-                         "the rows the launches cover cannot be shown");
-  for (const LaunchSite &Site : K.Launches) {
-    // The bound as the launch passes it: a parameter's argument, or the
-    // same name (a constant) at the launch.
-    std::string AtLaunch = Bound;
-    for (unsigned I = 0; I < P.Kernel.Decl->getNumParams(); ++I)
-      if (P.Kernel.Decl->getParamDecl(I)->getName() == Bound &&
-          I < Site.Args.size())
-        AtLaunch = Site.Args[I];
-    const VarDecl *Var = nullptr;
-    const Expr *Gy2 = coveringExtent(Ctx, Site, 1, P.BY, AtLaunch, Var);
-    if (!Gy2)
-      return NotApplicable("the grid of " + Site.Id + " ('" + Site.Grid +
-                           "') is not a dim3 whose y extent is ceil(" +
-                           AtLaunch + " / " + Twine(P.BY) +
-                           "), so the rows it covers cannot be shown to be " +
-                           "those below the guard's bound");
-    std::string NewGrid;
-    SourceSpan At;
-    if (Var) {
-      std::string V = Var->getNameAsString();
-      NewGrid = "dim3(" + V + ".x, (" + V + ".y + " + std::to_string(Rows - 1) +
-                ") / " + std::to_string(Rows) + ", " + V + ".z)";
-      At = Site.GridRange;
-    } else {
-      auto S = looseExprSpan(Ctx, Gy2);
-      if (!S)
-        return NotApplicable("the grid of " + Site.Id +
-                             " has no place in "
-                             "the file");
-      NewGrid = ceilDivText(looseExprText(Ctx, Gy2), Rows);
-      At = *S;
-    }
-    if (Error Err = addReplacement(Repl, replaceSpan(Ctx, At, NewGrid), E))
-      return std::move(Err);
-  }
+  if (Error Err = shrinkStencilGrids(Ctx, E, P, Rows, CF ? Cols : 1, Repl))
+    return std::move(Err);
   return Repl;
 }
 

@@ -144,7 +144,7 @@ ${Elem} = ${Need} ? ${In}[${Cast}${Gy} * ${Pitch} + ${Gx}] : ${T}(0);)",
 }
 
 std::string interiorCondition(const StencilPlan &P, StringRef YBase,
-                              StringRef X, int64_t Rows) {
+                              StringRef X, int64_t Rows, int64_t Cols) {
   std::vector<std::string> Parts;
   auto Add = [&](StringRef Cmp, bool Lower, const std::string &Least,
                  const std::string &Greatest) {
@@ -156,13 +156,14 @@ std::string interiorCondition(const StencilPlan &P, StringRef YBase,
   for (const BoundCmp &B : P.GuardY)
     Add(B.Text, B.Lower, First, Last);
   for (const BoundCmp &B : P.GuardX)
-    Add(B.Text, B.Lower, X.str(), X.str());
+    Add(B.Text, B.Lower, X.str(), plusConst(X, Cols - 1));
   for (const StencilRead &Rd : P.Reads) {
     for (const std::string &G : Rd.GuardY)
       Add(G, lowerBound(G), plusConst(YBase, Rd.DY.Lo),
           plusConst(YBase, Rows - 1 + Rd.DY.Hi));
     for (const std::string &G : Rd.GuardX)
-      Add(G, lowerBound(G), plusConst(X, Rd.DX.Lo), plusConst(X, Rd.DX.Hi));
+      Add(G, lowerBound(G), plusConst(X, Rd.DX.Lo),
+          plusConst(X, Cols - 1 + Rd.DX.Hi));
   }
   return join(Parts, " && ");
 }
