@@ -248,6 +248,17 @@ def anytime_table(data, order, checkpoints):
     return lines
 
 
+def read_settings(results):
+    """results/settings.json (what the last `run` on results was asked), or
+    {} when there is none or it cannot be read."""
+    try:
+        with open(os.path.join(results, "settings.json")) as f:
+            s = json.load(f)
+        return s if isinstance(s, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
 def summarize(results, strategies=None, checkpoints=(5, 10, 20, 30)):
     """A markdown table: per program and strategy, the verified speedup over
     seeds (median, min-max), evaluations to reach it, cache use."""
@@ -313,6 +324,12 @@ def summarize(results, strategies=None, checkpoints=(5, 10, 20, 30)):
                      "(median over seeds; before the final check):")
         lines.append("")
         lines.extend(anytime)
+    if read_settings(results).get("shared_gpu"):
+        lines.append("")
+        lines.append("Runs shared a GPU (more at once than GPUs): the searches' own "
+                     "timings, the speedups above included, were disturbed by each "
+                     "other; compare times measured alone (bench/run.py, "
+                     "compare.py variants-time).")
     return "\n".join(lines) + "\n"
 
 
@@ -445,10 +462,14 @@ def cmd_run(a):
     if not os.environ.get("PATH", "").startswith("/usr/local/cuda/bin"):
         os.environ["PATH"] = "/usr/local/cuda/bin:" + os.environ.get("PATH", "")
 
+    # More runs at once than GPUs: they share one, now or in an earlier call
+    # on these results (kept, so that every summary of them says so).
+    have = gpu_count() if a.gpus > 1 else 1
+    shared = a.gpus > have or bool(read_settings(results).get("shared_gpu"))
     with open(os.path.join(results, "settings.json"), "w") as f:
         json.dump({"programs": programs, "strategies": strategies, "seeds": seeds,
                    "budget": a.budget, "time_per_run": a.time_per_run,
-                   "extra": a.extra, "gpus": a.gpus}, f, indent=1)
+                   "extra": a.extra, "gpus": a.gpus, "shared_gpu": shared}, f, indent=1)
     env_txt = os.path.join(results, "env.txt")
     if not os.path.exists(env_txt):
         with open(env_txt, "w") as f:
@@ -505,7 +526,6 @@ def cmd_run(a):
     if a.gpus <= 1:
         work(todo, None)
     else:
-        have = gpu_count()
         if have < a.gpus:
             log(results, "%d runs at once on %d GPU(s): runs share a GPU, so the search "
                 "timings disturb each other (the suite's table times each source alone)"
@@ -712,6 +732,9 @@ def variants_table(results, strategy="mcts"):
             frozenset(["search"]): "Times: the searches' final checks (not timed alone).",
             }.get(frozenset(kinds), "Times: each program alone (variants-time) where its "
                                     "kernel was timed, else the search's final check.")
+    if read_settings(results).get("shared_gpu"):
+        note += (" The searches shared a GPU: their 'verified (search)' speedups were "
+                 "measured beside each other's work and are not results.")
     return "\n".join(lines) + "\n\n" + note + "\n"
 
 
