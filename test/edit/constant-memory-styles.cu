@@ -25,7 +25,13 @@
 // RUN: done < %t/edits.jsonl
 // RUN: grep -v '^//' %t/all.cu | FileCheck --check-prefix=OUT %s
 // RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -o %t/all.o %t/all.cu %}
+// RUN: python3 %inputs/edit/host-run.py %t/k.cu | FileCheck --check-prefix=HOST %s
+// RUN: python3 %inputs/edit/host-run.py %t/all.cu | FileCheck --check-prefix=HOST %s
 // RUN: cmp %s %t/k.cu
+// Its kernels run on the host thread by thread (host-run.py), before the
+// edits and after: every check passes.
+// HOST-NOT: FAIL
+// HOST: {{^PASS$}}
 
 #include <cmath>
 #include <cstdio>

@@ -77,6 +77,12 @@ inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n,
 inline cudaError_t cudaMemset(void *d, int v, size_t n) { memset(d, v, n); return 0; }
 inline cudaError_t cudaGetLastError() { return 0; }
 inline cudaError_t cudaDeviceSynchronize() { return 0; }
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return 0; }
+inline cudaError_t cudaStreamCreate(cudaStream_t *s) { *s = 0; return 0; }
+inline cudaError_t cudaStreamDestroy(cudaStream_t) { return 0; }
+// CUDA's device min and max for integers and floats.
+template <class A, class B> auto min(A a, B b) -> decltype(a < b ? a : b) { return a < b ? a : b; }
+template <class A, class B> auto max(A a, B b) -> decltype(a < b ? b : a) { return a < b ? b : a; }
 template <class T>
 cudaError_t cudaMemcpyToSymbol(T &sym, const void *src, size_t n, size_t off = 0,
                                cudaMemcpyKind = cudaMemcpyHostToDevice) {
