@@ -576,15 +576,21 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
   }
   // The guard and the body, once per row: an early return moves on to the
   // next row.
-  if (!Stream && P.EarlyReturn) {
+  auto ReturnAsContinue = [&]() -> std::optional<TextEdit> {
     const Stmt *Then = P.Guard->getThen();
     if (const auto *CS = dyn_cast<CompoundStmt>(Then))
       Then = CS->body_front();
     auto S = looseStmtSpan(Ctx, Then);
     if (!S)
+      return std::nullopt;
+    return TextEdit{S->Begin.Offset, S->End.Offset - S->Begin.Offset,
+                    "continue;"};
+  };
+  if (!Stream && P.EarlyReturn) {
+    auto C = ReturnAsContinue();
+    if (!C)
       return NotApplicable("the guard's return has no place in the file");
-    Edits.push_back(
-        {S->Begin.Offset, S->End.Offset - S->Begin.Offset, "continue;"});
+    Edits.push_back(*C);
   }
   // The rows as they test every bound, or as they run where every test
   // holds (SharedTilingWindow.cpp); the edits that write the tests' values
@@ -621,14 +627,10 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
   if (CF) {
     std::vector<TextEdit> Back;
     if (P.EarlyReturn) {
-      const Stmt *Then = P.Guard->getThen();
-      if (const auto *CS = dyn_cast<CompoundStmt>(Then))
-        Then = CS->body_front();
-      auto S = looseStmtSpan(Ctx, Then);
-      if (!S)
+      auto C = ReturnAsContinue();
+      if (!C)
         return NotApplicable("the guard's return has no place in the file");
-      Back.push_back(
-          {S->Begin.Offset, S->End.Offset - S->Begin.Offset, "continue;"});
+      Back.push_back(*C);
     }
     *Text = fillTemplate(
         R"(// Each output as the kernel computes it.
