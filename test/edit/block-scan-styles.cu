@@ -27,7 +27,14 @@
 // RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -o %t/all.o %t/all.cu %}
 // RUN: echo '{"kind":"block-scan","target":"local_dim3","params":{"items":4}}' > %t/i.json
 // RUN: not clang-optiml apply %t/k.cu --edit %t/i.json 2>&1 | FileCheck --check-prefix=ITEMS-NOT %s
+// RUN: python3 %inputs/edit/host-run.py %t/k.cu | FileCheck --check-prefix=HOST %s
+// RUN: python3 %inputs/edit/host-run.py %t/all.cu | FileCheck --check-prefix=HOST %s
 // RUN: cmp %s %t/k.cu
+// Its kernels run on the host (host-run.py: a block's threads as fibers
+// where they wait for each other), before the edits and after: every
+// check passes.
+// HOST-NOT: FAIL
+// HOST: {{^PASS$}}
 // ITEMS-NOT: items 4: launch local_dim3/launch0 uses blocks of 64 threads; 4 elements a thread need a multiple of 128
 
 // WHY: block-scan dbuf: prefix sum of 'buf' over 'off' (10 barrier steps at blocks of 1024, double-buffered)
