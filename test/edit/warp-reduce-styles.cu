@@ -31,7 +31,14 @@
 // RUN: done < %t/edits.jsonl
 // RUN: grep -v '^//' %t/all.cu | FileCheck --check-prefix=OUT %s
 // RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -o %t/all.o %t/all.cu %}
+// RUN: python3 %inputs/edit/host-run.py %t/k.cu | FileCheck --check-prefix=HOST %s
+// RUN: python3 %inputs/edit/host-run.py %t/all.cu | FileCheck --check-prefix=HOST %s
 // RUN: cmp %s %t/k.cu
+// Its kernels run on the host (host-run.py: a block's threads as fibers
+// where they wait for each other), before the edits and after: every
+// check passes.
+// HOST-NOT: FAIL
+// HOST: {{^PASS$}}
 
 #include <algorithm>
 #include <climits>

@@ -16,9 +16,10 @@ reached it and a shuffle reading the values its warp's lanes left.
 `__shared__` variables are one per kernel (the blocks do not overlap), and
 atomics are plain read-modify-writes (one thread runs at a time). Built
 with AddressSanitizer where the compiler has it (and the threads are not
-fibers): a read or write outside an allocation fails the run. Refused
-(exit 2): cooperative groups, textures, inline assembly, launches that
-cannot be read. The exit status is the program's; a build that fails
+fibers): a read or write outside an allocation fails the run. Cooperative
+groups: the block's group only (`this_thread_block()`, `sync`). Refused
+(exit 2): tiled partitions and grid groups, textures, inline assembly,
+launches that cannot be read. The exit status is the program's; a build that fails
 prints its errors, exit 2.
 """
 
@@ -293,11 +294,27 @@ template <class F> void optiml_host_launch(dim3 g, dim3 b, size_t smem, F f) {
 #endif
 """
 
+# Cooperative groups: the whole block only.
+COOPERATIVE_GROUPS = r"""
+namespace cooperative_groups {
+struct thread_block {
+  void sync() const { __syncthreads(); }
+  unsigned thread_rank() const {
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  }
+  unsigned size() const { return blockDim.x * blockDim.y * blockDim.z; }
+};
+inline thread_block this_thread_block() { return thread_block(); }
+template <class G> void sync(const G &g) { g.sync(); }
+} // namespace cooperative_groups
+"""
+
 # What the stand-in does not model.
-REFUSED = re.compile(r"\b(cooperative_groups|tex1D\w*|tex2D\w*|tex3D\w*|surf\w+D|asm)\b")
+REFUSED = re.compile(r"\b(tex1D\w*|tex2D\w*|tex3D\w*|surf\w+D|asm|tiled_partition|"
+                     r"this_grid|coalesced_threads)\b")
 # What makes a block's threads fibers.
 WAITS = re.compile(r"\b(__syncthreads|__syncwarp|__shfl\w*_sync|__ballot_sync|__any_sync|"
-                   r"__all_sync)\b")
+                   r"__all_sync|cooperative_groups)\b")
 
 
 def split_top(text, sep=","):
@@ -388,6 +405,8 @@ def main():
         # above has it all), wherever the program includes them from.
         for h in ("cuda_runtime.h", "cuda_runtime_api.h", "cuda.h"):
             open(os.path.join(tmp, h), "w").close()
+        with open(os.path.join(tmp, "cooperative_groups.h"), "w") as f:
+            f.write(COOPERATIVE_GROUPS)
         build = [cxx, "-std=c++17", "-O1", "-g", "-w", "-I", tmp,
                  "-I", os.path.dirname(os.path.abspath(path)), "-o", exe, cpp]
         # AddressSanitizer does not follow fibers' stacks.
