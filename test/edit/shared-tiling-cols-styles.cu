@@ -1,12 +1,13 @@
-// shared-tiling rows with cols on streamed 2D stencils written in eight
+// shared-tiling rows with cols on streamed 2D stencils written in nine
 // styles: the suite's 7x7 filter (an if-block guard, size_t indices); a 5x5
 // box with an early return; a radius template in a namespace over doubles;
 // a 3x3 count over ints; two sums in one declaration with the value in a
 // local and a division after; a vertical 1x5 filter (no column halo); an
 // interior guard without tests on the reads; a 3x3 maximum over unsigned
-// values. Each takes rows with 2 or 4 columns per thread: where every bound
+// values; zero padding written as conditional expressions whose column
+// bounds are on the thread's own x. Each takes rows with 2 or 4 columns per thread: where every bound
 // holds, each window row is loaded as float2/float4, double2, int4 or uint4
-// vectors; elsewhere each output is computed as the kernel does. The eight
+// vectors; elsewhere each output is computed as the kernel does. The nine
 // edits applied one after another compile with nvcc without a warning, and
 // the program, which checks each stencil against the CPU at widths where
 // the vectors run, passes before and after when its kernels run on the host
@@ -36,6 +37,7 @@
 // HOST: PASS vsmooth
 // HOST: PASS inner3
 // HOST: PASS dilate
+// HOST: PASS pad3
 // HOST-NEXT: PASS
 
 // WHY: try {"kind":"shared-tiling","target":"conv","params":{"cols":2,"rows":8}}
@@ -46,6 +48,7 @@
 // WHY: try {"kind":"shared-tiling","target":"vsmooth","params":{"cols":2,"rows":8}}
 // WHY: try {"kind":"shared-tiling","target":"inner3","params":{"cols":2,"rows":8}}
 // WHY: try {"kind":"shared-tiling","target":"dilate","params":{"cols":2,"rows":8}}
+// WHY: try {"kind":"shared-tiling","target":"pad3","params":{"cols":2,"rows":8}}
 
 // OUT: const int xBase = (blockIdx.x * blockDim.x + threadIdx.x) * 2;
 // OUT: const float2 *rowVec = reinterpret_cast<const float2 *>(&in[(size_t)gy * w + xBase - 4]);
@@ -56,6 +59,8 @@
 // OUT: float num[4][2];
 // OUT: t[f1][cx] += win[cx] * (k == 0 ? 0.5f : 0.125f);
 // OUT: const uint4 *rowVec = reinterpret_cast<const uint4 *>(&m[gy * w + xBase - 4]);
+// OUT: xBase - 1 > (0) - 1 && xBase + 2 < w && xBase - 2 >= 0 && xBase + 4 <= w
+// OUT: const float l = true ? win[cx + 1] : 0.f;
 // OUT: conv<<<dim3((grid.x + 1) / 2, (grid.y + 7) / 8, grid.z), threads>>>(h, w, din, dfilt, dout);
 // OUT: box<<<dim3((((width + 31) / 32) + 3) / 4, (((height + 7) / 8) + 3) / 4), dim3(32, 8)>>>(dsrc, ddst, width, height);
 // OUT: img::smooth<1><<<dim3((grid.x + 1) / 2, (grid.y + 7) / 8, grid.z), block>>>(da, db, n, m);
@@ -64,6 +69,7 @@
 // OUT: vsmooth<<<dim3((((w + 31) / 32) + 3) / 4, (((h + 7) / 8) + 7) / 8), dim3(32, 8)>>>(h, w, din, dout);
 // OUT: inner3<<<dim3((g.x + 1) / 2, (g.y + 7) / 8, g.z), dim3(16, 16)>>>(n, du, dv);
 // OUT: dilate<<<dim3((grid.x + 3) / 4, (grid.y + 1) / 2, grid.z), block>>>(dm, dout, h, w);
+// OUT: pad3<<<dim3((grid.x + 1) / 2, (grid.y + 7) / 8, grid.z), block>>>(h, w, din, dout);
 
 #include <cmath>
 #include <cstdio>
@@ -216,6 +222,24 @@ __global__ void dilate(const unsigned *m, unsigned *o, int h, int w) {
         }
       }
     o[y * w + x] = best;
+  }
+}
+
+// 9. Zero padding written as conditional expressions, the column bounds on
+// the thread's own x (`x > 0` for the read at x - 1).
+__global__ void pad3(int h, int w, const float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < w && y < h) {
+    float s = 0.f;
+    for (int dy = -1; dy <= 1; ++dy) {
+      const int yy = y + dy;
+      const float l = (yy >= 0 && yy < h && x > 0) ? in[yy * w + x - 1] : 0.f;
+      const float c = (yy >= 0 && yy < h) ? in[yy * w + x] : 0.f;
+      const float r = (yy >= 0 && yy < h && x + 1 < w) ? in[yy * w + x + 1] : 0.f;
+      s += l - 2.f * c + r;
+    }
+    out[y * w + x] = s;
   }
 }
 
@@ -400,6 +424,20 @@ int main() {
     CHECK(cudaGetLastError());
     expect("dilate", download(dout, want.size()), want);
   }
+  {
+    const int h = 45, w = 64;
+    auto in = values<float>((size_t)h * w, 9);
+    std::vector<float> want((size_t)h * w);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x)
+        want[y * w + x] = window(in, h, w, y, x, -1, 1,
+            [](float s, float v, int, int dx) { return s + (dx == 1 ? -2.f : 1.f) * v; });
+    float *din = upload(in), *dout = upload(std::vector<float>(want.size(), 0.f));
+    dim3 block(16, 16), grid((w + 15) / 16, (h + 15) / 16);
+    pad3<<<grid, block>>>(h, w, din, dout);
+    CHECK(cudaGetLastError());
+    expect("pad3", download(dout, want.size()), want);
+  }
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }
@@ -412,3 +450,4 @@ int main() {
 // EDIT: {"kind":"shared-tiling","target":"vsmooth","params":{"rows":8,"cols":4}}
 // EDIT: {"kind":"shared-tiling","target":"inner3","params":{"rows":8,"cols":2}}
 // EDIT: {"kind":"shared-tiling","target":"dilate","params":{"rows":2,"cols":4}}
+// EDIT: {"kind":"shared-tiling","target":"pad3","params":{"rows":8,"cols":2}}

@@ -9,7 +9,9 @@
 // edges (host-emulate.py, under AddressSanitizer: a vector read outside the
 // input fails). Refused: a stencil without a loop over its rows, a pitch
 // that is not the column bound, a kernel that reads threadIdx beyond its
-// indices, cols other than 2 or 4, cols without rows.
+// indices, cols other than 2 or 4, cols without rows; and any form of the
+// stencil when a read is in the false arm of a conditional expression (it
+// runs when the condition fails, which no bound says).
 // REQUIRES: cuda-sdk
 // RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu
 // RUN: clang-optiml transforms %t/k.cu | FileCheck --check-prefix=WHY %s
@@ -37,6 +39,8 @@
 // RUN: not clang-optiml apply %t/k.cu --edit %t/c3.json 2>&1 | FileCheck --check-prefix=THREE %s
 // RUN: echo '{"kind":"shared-tiling","target":"conv","params":{"cols":2}}' > %t/nr.json
 // RUN: not clang-optiml apply %t/k.cu --edit %t/nr.json 2>&1 | FileCheck --check-prefix=NOROWS %s
+// RUN: echo '{"kind":"shared-tiling","target":"falsearm","params":{"rows":8}}' > %t/f.json
+// RUN: not clang-optiml apply %t/k.cu --edit %t/f.json 2>&1 | FileCheck --check-prefix=FALSEARM %s
 // RUN: cmp %s %t/k.cu
 
 // WHY: shared-tiling conv: 2D stencil
@@ -82,6 +86,7 @@
 // LANE: kernel 'lane': cols 2: 'threadIdx.x' is read at {{[0-9]+}}:{{[0-9]+}}: each of a thread's columns would see the same value
 // THREE: cols must be 1, 2 or 4 (got 3)
 // NOROWS: cols needs rows (2, 4 or 8)
+// FALSEARM: the read 'in[yy * w + x]' is in the false arm of a conditional expression
 
 #include <cstddef>
 #include <cuda_runtime.h>
@@ -162,6 +167,20 @@ __global__ void lane(int h, int w, const float *in, const float *filt,
   }
 }
 
+__global__ void falsearm(int h, int w, const float *in, const float *filt,
+                         float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < w && y < h) {
+    float s = 0.f;
+    for (int dy = -1; dy <= 1; ++dy) {
+      int yy = y + dy;
+      s += (yy < 0 || yy >= h) ? 0.f : in[yy * w + x];
+    }
+    out[y * w + x] = s * filt[0];
+  }
+}
+
 int main() {
   const int h = 512, w = 512;
   float *in, *filt, *out;
@@ -174,6 +193,7 @@ int main() {
   jac<<<grid, block>>>(h, w, in, filt, out);
   pitched<<<grid, block>>>(h, w, w, in, filt, out);
   lane<<<grid, block>>>(h, w, in, filt, out);
+  falsearm<<<grid, block>>>(h, w, in, filt, out);
   cudaDeviceSynchronize();
   return 0;
 }

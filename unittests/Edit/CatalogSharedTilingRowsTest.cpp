@@ -210,3 +210,58 @@ TEST(CatalogSharedTilingTest, ColsLoadEachWindowRowAsVectors) {
 }
 
 } // namespace
+
+namespace {
+
+// Zero padding through conditional expressions: a read in the true arm runs
+// when the condition holds, as under an `if`, and `x > 0` bounds the
+// column of the read at x - 1 from below by -1.
+const char *TernaryPad = R"(#include "cuda_mock.h"
+__global__ void pad3(int h, int w, const float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < w && y < h) {
+    float s = 0.f;
+    for (int dy = -1; dy <= 1; ++dy) {
+      const int yy = y + dy;
+      const float l = (yy >= 0 && yy < h && x > 0) ? in[yy * w + x - 1] : 0.f;
+      const float r = (yy >= 0 && yy < h && x + 1 < w) ? in[yy * w + x + 1] : 0.f;
+      s += l + r;
+    }
+    out[y * w + x] = s;
+  }
+}
+int main() {
+  float *a = 0;
+  int w = 64, h = 64;
+  dim3 g((w + 15) / 16, (h + 15) / 16);
+  pad3<<<g, dim3(16, 16)>>>(h, w, a, a);
+}
+)";
+
+TEST(CatalogSharedTilingTest, ReadsInAConditionalTakeItsBounds) {
+  Applicability A = prepareOn(sharedTiling(), TernaryPad, "pad3");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  std::string Out =
+      applyTo(sharedTiling(), TernaryPad,
+              makeEdit("shared-tiling", "pad3", {{"rows", int64_t(4)}}));
+  // The interior: the left read's bound at the least column it reads, the
+  // right one's at the greatest.
+  EXPECT_NE(Out.find("x - 1 > (0) - 1 && x + 1 < w"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("const float l = true ? win[0] : 0.f;"), std::string::npos)
+      << Out;
+  // A read in the false arm runs when the condition fails: refused.
+  std::string FalseArm = TernaryPad;
+  size_t At =
+      FalseArm.find("(yy >= 0 && yy < h && x > 0) ? in[yy * w + x - 1] : 0.f");
+  ASSERT_NE(At, std::string::npos);
+  FalseArm.replace(At, 55,
+                   "(yy < 0 || yy >= h || x <= 0) ? 0.f : in[yy * w + x - 1]");
+  Applicability B = prepareOn(sharedTiling(), FalseArm, "pad3");
+  EXPECT_FALSE(B.Applies);
+  EXPECT_NE(B.Reason.find("is in the false arm of a conditional expression"),
+            std::string::npos)
+      << B.Reason;
+}
+
+} // namespace

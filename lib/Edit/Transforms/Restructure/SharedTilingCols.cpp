@@ -69,6 +69,20 @@ int64_t roundUp(int64_t V, int64_t M) { return (V + M - 1) / M * M; }
 
 } // namespace
 
+std::string fillIn(StringRef Pattern, StringRef Coord) {
+  std::string S;
+  for (char C : Pattern)
+    S += C == '$' ? Coord.str() : std::string(1, C);
+  return S;
+}
+
+/// `Name`, `Name + 2`, `Name - 1`.
+std::string plusConst(StringRef Name, int64_t C) {
+  if (C == 0)
+    return Name.str();
+  return (Name + (C > 0 ? " + " : " - ") + Twine(C > 0 ? C : -C)).str();
+}
+
 std::string upperBoundName(ArrayRef<BoundCmp> Guard) {
   std::string Bound;
   for (const BoundCmp &B : Guard)

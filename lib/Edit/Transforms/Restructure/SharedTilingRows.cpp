@@ -450,8 +450,9 @@ bool streamsRows(const EditContext &Ctx, const StencilPlan &P) {
   return streamShape(Ctx, P).has_value();
 }
 
-// Why long: the checks the rows need beyond the stencil shape, the loads'
-// text, the reads' edits, either form's text, and each launch's grid.
+// Why long: the checks the rows need beyond the stencil shape, the cols
+// plan, the loads' text, the reads' edits (a second set for cols' vector
+// window), either form's text and cols' edge form, then the launches.
 Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
                                                    const Edit &E,
                                                    const StencilPlan &P,

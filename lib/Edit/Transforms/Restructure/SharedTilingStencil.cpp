@@ -229,20 +229,6 @@ void conjuncts(const Expr *E, BinaryOperatorKind Join,
 
 } // namespace
 
-std::string fillIn(StringRef Pattern, StringRef Coord) {
-  std::string S;
-  for (char C : Pattern)
-    S += C == '$' ? Coord.str() : std::string(1, C);
-  return S;
-}
-
-/// `Name`, `Name + 2`, `Name - 1`.
-std::string plusConst(StringRef Name, int64_t C) {
-  if (C == 0)
-    return Name.str();
-  return (Name + (C > 0 ? " + " : " - ") + Twine(C > 0 ? C : -C)).str();
-}
-
 /// Any `return`, `break`, `continue` or `goto` inside \p St, or null.
 static const Stmt *anyJump(const Stmt *St) {
   if (!St)
@@ -490,20 +476,36 @@ std::string ownGuards(const StencilCtx &S, const IfStmt *If,
   const EditContext &Ctx = S.Ctx;
   const FunctionDecl *FD = S.FD;
   const ArraySubscriptExpr *AS = R.Access;
-  // One comparison C (negated: the read runs when it fails).
+  // One comparison C (negated: the read runs when it fails), of the
+  // read's own row or column plus a constant (`x > 0` for a read at x - 1
+  // bounds its column from below by -1).
   auto Take = [&](const Expr *C, bool Negate) -> std::string {
     const auto *B = dyn_cast<BinaryOperator>(C);
-    auto Same = [&](const Expr *X, const Offset &O, bool Row) {
+    // What \p X is beyond the read's row (column): a constant, if it is.
+    auto Beyond = [&](const Expr *X, const Offset &O,
+                      bool Row) -> std::optional<int64_t> {
       auto Q = polyOf(S, X);
       if (!Q)
-        return false;
+        return std::nullopt;
       Poly Want;
       Want[{Row ? static_cast<const ValueDecl *>(S.Y) : S.X}] = 1;
       if (O.Const)
         Want[{}] = O.Const;
       for (const auto &[V, K2] : O.Vars)
         Want[{V}] = K2;
-      return *Q == Want;
+      int64_t K = 0;
+      if (auto It = Q->find(Monomial()); It != Q->end())
+        K += It->second;
+      if (auto It = Want.find(Monomial()); It != Want.end())
+        K -= It->second;
+      Q->erase(Monomial());
+      Want.erase(Monomial());
+      if (*Q != Want)
+        return std::nullopt;
+      return K;
+    };
+    auto Same = [&](const Expr *X, const Offset &O, bool Row) {
+      return Beyond(X, O, Row).has_value();
     };
     std::string Why;
     std::optional<BoundCmp> BC;
@@ -541,6 +543,16 @@ std::string ownGuards(const StencilCtx &S, const IfStmt *If,
           return ("is guarded by a bound that uses '" + V->getName() +
                   "', declared after the bounds guard")
               .str();
+    // `$ + K op b` is `$ op b - K`.
+    const Offset &O = Row ? R.DY : R.DX;
+    const Expr *Side = Same(B->getLHS(), O, Row) ? B->getLHS() : B->getRHS();
+    if (int64_t K = *Beyond(Side, O, Row); K != 0) {
+      StringRef T(BC->Text);
+      size_t Sp = T.find(' ', 2);
+      BC->Text = (T.take_front(Sp + 1) +
+                  plusConst("(" + T.drop_front(Sp + 1).str() + ")", -K))
+                     .str();
+    }
     if (Negate)
       negateCmp(*BC);
     (Row ? R.GuardY : R.GuardX).push_back(BC->Text);
@@ -563,9 +575,18 @@ std::string ownGuards(const StencilCtx &S, const IfStmt *If,
     }
     if (!Par || Par == If || Par == Body)
       break;
+    // `c ? read : v`: the read runs when c holds, as under an `if`.
     if (const auto *CO = dyn_cast<ConditionalOperator>(Par);
-        CO && CO->getCond() != Child)
-      return std::string("is inside a conditional expression");
+        CO && CO->getCond() != Child) {
+      if (CO->getTrueExpr() != Child)
+        return std::string("is in the false arm of a conditional expression");
+      std::vector<const Expr *> Cs;
+      conjuncts(CO->getCond(), BO_LAnd, Cs);
+      for (const Expr *C : Cs)
+        if (std::string Why = Take(C, false); !Why.empty())
+          return Why;
+      R.OwnConds.push_back({CO->getCond(), true});
+    }
     if (const auto *BO = dyn_cast<BinaryOperator>(Par);
         BO && BO->isLogicalOp() && BO->getRHS() == Child)
       return ("is on the right of '" + BO->getOpcodeStr() + "'").str();
