@@ -17,11 +17,14 @@
 // from the input elements its reads name (a window element holds the
 // element of its column). The vector loads read more than the reads do:
 // whole vectors around the window, which lie in rows the thread reads and
-// in columns from 0 to below the column bound. They are in the array
-// because the original reads all of them: the column bound is the pitch,
-// and a read at the thread's own point (offset 0, 0) makes each thread
-// inside the guard read its own element. The condition also asks for the
-// vectors' alignment: the pitch a multiple of Cols, the array aligned.
+// in columns from 0 to below the column bound, which must be the pitch;
+// each vector holds at least one element the thread itself reads, and the
+// condition asks for their alignment (the pitch a multiple of Cols, the
+// array aligned). Assumed: the array holds whole rows of the pitch for
+// the rows it reads, as an h x pitch image does; a buffer ending inside
+// its last row could be read past its end by up to Cols - 1 elements. A
+// read at the thread's own point (offset 0, 0) is required, so that the
+// columns between the reads are ones the kernel reads too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -150,16 +153,14 @@ Expected<ColsForm> planCols(const EditContext &Ctx, const Edit &E,
   if (!F.XDecl || F.XInit.empty())
     return NotApplicable("the column index has no place in the file");
   F.XT = typeName(P.X->getType(), Ctx.AST);
-  // A thread's columns are told apart only by its column index.
+  // A thread's columns are told apart only by its column index: nothing
+  // but the indices' declarations reads a thread coordinate.
+  std::vector<const Stmt *> Rest = P.Inner;
   for (const Stmt *S : P.Before)
     if (const auto *DS = dyn_cast<DeclStmt>(S);
         S != F.XDecl && !(DS && is_contained(DS->decls(), P.Y)))
-      if (const Expr *D = coordinateUse(S))
-        return NotApplicable("'" + coordinateName(D) + "' is read at " +
-                             where(Ctx, D) +
-                             ": each of a thread's columns would see the same "
-                             "value");
-  for (const Stmt *S : P.Inner)
+      Rest.push_back(S);
+  for (const Stmt *S : Rest)
     if (const Expr *D = coordinateUse(S))
       return NotApplicable("'" + coordinateName(D) + "' is read at " +
                            where(Ctx, D) +
@@ -189,10 +190,7 @@ Expected<ColsForm> planCols(const EditContext &Ctx, const Edit &E,
   std::string VT = VF->type(Cols), Vec = Fresh("rowVec"), K = Fresh("k"),
               V = Fresh("v");
   std::string In = P.In->getNameAsString();
-  std::string Pitch =
-      all_of(Bound, [](char Ch) { return isAlnum(Ch) || Ch == '_'; })
-          ? Bound
-          : "(" + Bound + ")";
+  const std::string &Pitch = Bound; // a name (upperBoundName)
   static const char *Lanes[] = {"x", "y", "z", "w"};
   std::vector<std::string> Moves;
   for (int64_t L = 0; L < Cols; ++L)
@@ -230,13 +228,14 @@ Error shrinkStencilGrids(const EditContext &Ctx, const Edit &E,
   // Each launch's grid: y shrinks by R (x by Cols), and must have covered
   // exactly the rows (columns) below the guard's bound, so that the ones it
   // now adds are skipped.
+  auto NotApplicable = [&](const Twine &Why) {
+    return reject(E, "not-applicable", "kernel '" + E.Target + "': " + Why);
+  };
   std::string YBound = upperBoundName(P.GuardY),
               XBound = Cols != 1 ? upperBoundName(P.GuardX) : std::string();
   if (YBound.empty())
-    return reject(E, "not-applicable",
-                  "kernel '" + E.Target + "': " +
-                      "the guard has no upper bound 'y < h' on the row, so "
-                      "the rows the launches cover cannot be shown");
+    return NotApplicable("the guard has no upper bound 'y < h' on the row, so "
+                         "the rows the launches cover cannot be shown");
   for (const LaunchSite &Site : P.Kernel.Info->Launches) {
     // The bound as the launch passes it: a parameter's argument, or the
     // same name (a constant) at the launch.
@@ -262,13 +261,12 @@ Error shrinkStencilGrids(const EditContext &Ctx, const Edit &E,
       const VarDecl *AV = nullptr;
       const Expr *G = coveringExtent(Ctx, Site, A.Dim, A.Block, A.Bound, AV);
       if (!G || (Var && AV != Var))
-        return reject(E, "not-applicable",
-                      "kernel '" + E.Target + "': " + "the grid of " + Site.Id +
-                          " ('" + Site.Grid + "') is not a dim3 whose " +
-                          A.Name + " extent is ceil(" + A.Bound + " / " +
-                          Twine(A.Block) + "), so the " + A.What +
-                          " it covers cannot be shown to be those below "
-                          "the guard's bound");
+        return NotApplicable("the grid of " + Site.Id + " ('" + Site.Grid +
+                             "') is not a dim3 whose " + A.Name +
+                             " extent is ceil(" + A.Bound + " / " +
+                             Twine(A.Block) + "), so the " + A.What +
+                             " it covers cannot be shown to be those below "
+                             "the guard's bound");
       Var = AV;
       Extents.push_back(G);
     }
@@ -290,9 +288,8 @@ Error shrinkStencilGrids(const EditContext &Ctx, const Edit &E,
     for (size_t I = 0; I < Axes.size(); ++I) {
       auto S = looseExprSpan(Ctx, Extents[I]);
       if (!S)
-        return reject(E, "not-applicable",
-                      "kernel '" + E.Target + "': " + "the grid of " + Site.Id +
-                          " has no place in the file");
+        return NotApplicable("the grid of " + Site.Id +
+                             " has no place in the file");
       std::string NewExtent =
           ceilDivText(looseExprText(Ctx, Extents[I]), Axes[I].By);
       if (Error Err = addReplacement(Repl, replaceSpan(Ctx, *S, NewExtent), E))
