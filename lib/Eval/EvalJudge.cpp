@@ -127,6 +127,7 @@ void judgeSelfCheck(const ProbeResult &Self, ArrayRef<ProbeKernel> Targets,
       Noise.FirstDiffIndex = B.FirstDiffIndex;
       Noise.MaxAbsErr = B.MaxAbsErr;
       Noise.MaxRelErr = B.MaxRelErr;
+      Noise.Scale = B.Scale;
       Noise.Expected = B.Expected;
       Noise.Actual = B.Actual;
       if (B.UnexpectedWrite && !Noise.Mismatches)
@@ -153,6 +154,8 @@ void judgeSelfCheck(const ProbeResult &Self, ArrayRef<ProbeKernel> Targets,
                               .str());
       Calibrated.RelTol = std::max(Calibrated.RelTol, C.Tol.RelTol);
       Calibrated.AbsTol = std::max(Calibrated.AbsTol, C.Tol.AbsTol);
+      Calibrated.ScaleRelTol =
+          std::max(Calibrated.ScaleRelTol, C.Tol.ScaleRelTol);
     }
   }
 }

@@ -118,6 +118,7 @@ Tolerance widenToNoiseCeiling(Tolerance Tol, ArrayRef<ProbeKernel> Targets) {
         Tolerance Ceil = noiseCeiling(T.Kind);
         Tol.RelTol = std::max(Tol.RelTol, Ceil.RelTol);
         Tol.AbsTol = std::max(Tol.AbsTol, Ceil.AbsTol);
+        Tol.ScaleRelTol = std::max(Tol.ScaleRelTol, Ceil.ScaleRelTol);
       }
   return Tol;
 }

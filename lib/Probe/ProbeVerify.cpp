@@ -55,6 +55,7 @@ void compareInto(const Buffer &B, const std::vector<uint8_t> &Expected,
   Check.Actual = R.Actual;
   Check.MaxAbsErr = R.MaxAbsErr;
   Check.MaxRelErr = R.MaxRelErr;
+  Check.Scale = R.Scale;
   if (Off && bufferChanged(E.take_front(Off), A.take_front(Off))) {
     ++Check.Mismatches;
     Check.Detail = "bytes before the argument's pointer differ";
@@ -183,11 +184,12 @@ std::string compareOnDevice(const Buffer &B,
   uint64_t N = (B.Size - Off) / Size;
   DeviceKernels::Comparison Typed, Prefix;
   // The scale comes from the expected values, which the host holds.
+  double Scale = 0;
   Tolerance Tol =
       scaledTolerance(llvm::ArrayRef<uint8_t>(Expected)
                           .drop_front(std::min(Off, Expected.size()))
                           .take_front(N * Size),
-                      T, effectiveTolerance(T.Kind, S.Config.Tol));
+                      T, effectiveTolerance(T.Kind, S.Config.Tol), &Scale);
   std::string Why =
       S.Kernels.compare(Ref + Off, Actual + Off, N, T, Tol, Stream, Typed);
   if (Why.empty() && Off)
@@ -210,6 +212,7 @@ std::string compareOnDevice(const Buffer &B,
   C.Mismatches = Typed.Mismatches;
   C.MaxAbsErr = Typed.MaxAbsErr;
   C.MaxRelErr = Typed.MaxRelErr;
+  C.Scale = Scale;
   if (Typed.FirstDiff) {
     C.FirstDiffIndex = Typed.FirstDiff;
     C.Expected = formatElement(

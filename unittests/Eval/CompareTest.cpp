@@ -277,4 +277,59 @@ TEST(CalibrationTest, MaximaOfDifferentElementsAreNotJudgedTogether) {
   EXPECT_LT(C.Tol.AbsTol + C.Tol.RelTol * 1.0, 0.01);
 }
 
+TEST(CalibrationTest, NoiseNearZeroWidensRelativeToTheBuffersScale) {
+  // A CG program's second product Ap: the dot products before it summed
+  // through atomics in another order, so p moved by about 1e-5 and Ap by
+  // 1.6e-4 where its terms (O(1)) cancel to 5e-5. Per element that is past
+  // the ceiling (abs 1e-4); next to the buffer's largest value (4) it is
+  // noise.
+  std::vector<float> E(64, 1.0f), A(64, 1.0f);
+  E[3] = 4.0f;
+  A[3] = 4.0f;
+  E[17] = 5.0e-5f;
+  A[17] = 2.1e-4f;
+  E[40] = -2.5f;
+  A[40] = -2.50003f;
+  Tolerance Ceiling = noiseCeiling(ElementKind::Float);
+  EXPECT_DOUBLE_EQ(Ceiling.ScaleRelTol, Ceiling.RelTol);
+  EXPECT_EQ(noiseCeiling(ElementKind::SInt).ScaleRelTol, 0);
+  Tolerance PerElement = Ceiling;
+  PerElement.ScaleRelTol = 0;
+  CompareResult Strict =
+      compareBuffers(bytesOf(E), bytesOf(A), Float, PerElement);
+  EXPECT_EQ(Strict.Mismatches, 1u);
+  EXPECT_EQ(Strict.Scale, 0);
+  CompareResult Noise = compareBuffers(bytesOf(E), bytesOf(A), Float, Ceiling);
+  ASSERT_TRUE(Noise.equal());
+  EXPECT_DOUBLE_EQ(Noise.Scale, 4.0);
+
+  Calibration C = calibrate(Float, defaultTolerance(ElementKind::Float), Noise);
+  ASSERT_FALSE(C.Nondeterministic) << C.Reason;
+  EXPECT_DOUBLE_EQ(C.Tol.AbsTol, Ceiling.AbsTol);
+  EXPECT_NEAR(C.Tol.ScaleRelTol, 4 * Noise.MaxAbsErr / 4.0, 1e-9);
+  // A candidate as noisy as the original passes; one off by 0.01 at the
+  // element near zero does not.
+  EXPECT_TRUE(compareBuffers(bytesOf(E), bytesOf(A), Float, C.Tol).equal());
+  std::vector<float> Wrong = A;
+  Wrong[17] = 0.01f;
+  CompareResult R = compareBuffers(bytesOf(E), bytesOf(Wrong), Float, C.Tol);
+  EXPECT_EQ(R.Mismatches, 1u);
+  EXPECT_EQ(*R.FirstDiffIndex, 17u);
+
+  // Beyond the scaled ceiling (0.1% of the largest value), still
+  // nondeterministic.
+  std::vector<float> Far = A;
+  Far[17] = 0.01f;
+  CompareResult FarNoise =
+      compareBuffers(bytesOf(E), bytesOf(Far), Float, Ceiling);
+  EXPECT_EQ(FarNoise.Mismatches, 1u);
+  EXPECT_TRUE(calibrate(Float, defaultTolerance(ElementKind::Float), FarNoise)
+                  .Nondeterministic);
+  // Noise the absolute part holds leaves the scale alone.
+  Noise.MaxAbsErr = 1e-6;
+  EXPECT_EQ(calibrate(Float, defaultTolerance(ElementKind::Float), Noise)
+                .Tol.ScaleRelTol,
+            0);
+}
+
 } // namespace

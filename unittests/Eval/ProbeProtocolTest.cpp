@@ -159,6 +159,7 @@ TEST(ProbeProtocolTest, ResultRoundTripKeepsNonFiniteErrors) {
   B.Actual = "nan";
   B.MaxAbsErr = std::numeric_limits<double>::infinity();
   B.MaxRelErr = 0.5;
+  B.Scale = 4.25;
   L.Buffers.push_back(B);
   BufferCheck Ok;
   L.Buffers.push_back(Ok);
@@ -197,6 +198,8 @@ TEST(ProbeProtocolTest, ResultRoundTripKeepsNonFiniteErrors) {
   EXPECT_EQ(BB.Actual, "nan");
   EXPECT_TRUE(std::isinf(BB.MaxAbsErr));
   EXPECT_DOUBLE_EQ(BB.MaxRelErr, 0.5);
+  EXPECT_DOUBLE_EQ(BB.Scale, 4.25);
+  EXPECT_EQ(BL.Buffers[1].Scale, 0);
   EXPECT_FALSE(BL.Buffers[1].FirstDiffIndex);
   EXPECT_EQ(BL.TimesMs.size(), 2u);
   EXPECT_DOUBLE_EQ(BL.Metrics.at("dram__bytes_read.sum"), 1e9);

@@ -60,7 +60,11 @@ Tolerance defaultTolerance(ElementKind K);
 Tolerance effectiveTolerance(ElementKind K, const Tolerance &Requested);
 
 /// The widest tolerance calibration may reach for a type; a reference that
-/// disagrees with itself beyond it is nondeterministic, not noisy.
+/// disagrees with itself beyond it is nondeterministic, not noisy. Besides
+/// the per-element bounds, a floating-point element may move by RelTol
+/// times the buffer's largest magnitude (ScaleRelTol): a result that
+/// cancels to near zero carries the rounding of its large terms, not of
+/// itself (Ap after a CG step whose dot products summed in another order).
 Tolerance noiseCeiling(ElementKind K);
 
 struct CompareResult {
@@ -72,6 +76,9 @@ struct CompareResult {
   /// Over finite pairs only; NaN/Inf disagreements are counted as
   /// mismatches and do not enter these.
   double MaxAbsErr = 0, MaxRelErr = 0;
+  /// Largest finite |e| of the expected values, when the tolerance scaled
+  /// with it (ScaleRelTol > 0); 0 otherwise.
+  double Scale = 0;
 
   bool equal() const { return !SizeMismatch && Mismatches == 0; }
 };
@@ -91,8 +98,10 @@ CompareResult compareBuffers(llvm::ArrayRef<uint8_t> Expected,
 /// Tol with ScaleRelTol folded into AbsTol for this expected buffer:
 /// AbsTol = max(AbsTol, ScaleRelTol * largest finite |e|) for floating
 /// point (compareBuffers does this itself; the GPU comparison calls it).
+/// \p Largest, when given, receives that largest |e| (0 when Tol did not
+/// scale).
 Tolerance scaledTolerance(llvm::ArrayRef<uint8_t> Expected, ElementType T,
-                          Tolerance Tol);
+                          Tolerance Tol, double *Largest = nullptr);
 
 /// Did the buffer change at all (bitwise)? For the written-buffer and
 /// input-mutation checks, where any change counts.
@@ -111,7 +120,9 @@ struct Calibration {
 };
 
 /// Widens Base so that the reference's own run-to-run noise passes with a
-/// margin of Margin times, but never past noiseCeiling. Noise compares two
+/// margin of Margin times, but never past noiseCeiling; noise beyond the
+/// ceiling's AbsTol (within its ScaleRelTol, Noise.Scale known) widens
+/// ScaleRelTol rather than AbsTol. Noise compares two
 /// reference runs under a tolerance no wider than noiseCeiling (the ceiling
 /// itself is the natural choice): any mismatch there, or an integer that
 /// moved, makes the buffer nondeterministic.

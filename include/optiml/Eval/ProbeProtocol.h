@@ -154,6 +154,9 @@ struct BufferCheck {
   std::optional<uint64_t> FirstDiffIndex; ///< element index
   std::string Expected, Actual;           ///< values at the first difference
   double MaxAbsErr = 0, MaxRelErr = 0;
+  /// Largest finite |expected| when the tolerance scaled with it
+  /// (Tolerance::ScaleRelTol > 0); 0 otherwise.
+  double Scale = 0;
   /// Why a check could not be made, or more about a failed one.
   std::string Detail;
 };

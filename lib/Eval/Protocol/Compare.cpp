@@ -266,11 +266,15 @@ Tolerance noiseCeiling(ElementKind K) {
   Tolerance T = defaultTolerance(K);
   T.RelTol *= 100;
   T.AbsTol *= 100;
+  if (T.RelTol > 0)
+    T.ScaleRelTol = T.RelTol;
   return T;
 }
 
 Tolerance scaledTolerance(llvm::ArrayRef<uint8_t> Expected, ElementType T,
-                          Tolerance Tol) {
+                          Tolerance Tol, double *LargestOut) {
+  if (LargestOut)
+    *LargestOut = 0;
   if (!(Tol.ScaleRelTol > 0) || !T.isFloatingPoint())
     return Tol;
   unsigned Size = std::max(1u, T.Size);
@@ -282,14 +286,16 @@ Tolerance scaledTolerance(llvm::ArrayRef<uint8_t> Expected, ElementType T,
   }
   Tol.AbsTol = std::max(Tol.AbsTol, Tol.ScaleRelTol * Largest);
   Tol.ScaleRelTol = 0;
+  if (LargestOut)
+    *LargestOut = Largest;
   return Tol;
 }
 
 CompareResult compareBuffers(llvm::ArrayRef<uint8_t> Expected,
                              llvm::ArrayRef<uint8_t> Actual, ElementType T,
                              const Tolerance &Requested) {
-  Tolerance Tol = scaledTolerance(Expected, T, Requested);
   CompareResult R;
+  Tolerance Tol = scaledTolerance(Expected, T, Requested, &R.Scale);
   R.SizeMismatch = Expected.size() != Actual.size();
   size_t Bytes = std::min(Expected.size(), Actual.size());
   unsigned Size = std::max(1u, T.Size);
@@ -442,6 +448,12 @@ Calibration calibrate(ElementType T, const Tolerance &Base,
       std::max(Base.AbsTol, std::min(Margin * Noise.MaxAbsErr, Ceiling.AbsTol));
   C.Tol.RelTol =
       std::max(Base.RelTol, std::min(Margin * Noise.MaxRelErr, Ceiling.RelTol));
+  // Noise the absolute ceiling cannot hold passed under the scaled one: it
+  // is widened relative to the buffer's largest magnitude.
+  if (Margin * Noise.MaxAbsErr > C.Tol.AbsTol && Noise.Scale > 0)
+    C.Tol.ScaleRelTol = std::max(
+        Base.ScaleRelTol,
+        std::min(Margin * Noise.MaxAbsErr / Noise.Scale, Ceiling.ScaleRelTol));
   return C;
 }
 

@@ -220,6 +220,8 @@ json toJSON(const BufferCheck &B) {
     J["expected"] = B.Expected;
     J["actual"] = B.Actual;
   }
+  if (B.Scale > 0)
+    J["scale"] = number(B.Scale);
   if (!B.Detail.empty())
     J["detail"] = B.Detail;
   return J;
@@ -238,6 +240,8 @@ BufferCheck readBuffer(const json &J, const std::string &Where) {
   field(J, "mismatches", B.Mismatches, Where);
   field(J, "maxAbsErr", B.MaxAbsErr, Where);
   field(J, "maxRelErr", B.MaxRelErr, Where);
+  if (J.contains("scale"))
+    field(J, "scale", B.Scale, Where);
   if (J.contains("firstDiffIndex") && !J["firstDiffIndex"].is_null()) {
     uint64_t Index = 0;
     field(J, "firstDiffIndex", Index, Where);
