@@ -45,6 +45,7 @@ static std::vector<std::unique_ptr<Transform>> makeCatalog() {
   C.push_back(createConstantMemoryTransform());
   C.push_back(createVectorizeStencilTransform());
   C.push_back(createCompileFlagsTransform());
+  C.push_back(createSpecializeTransform());
   C.push_back(createReplaceFunctionTransform());
   C.push_back(createAddDeviceFunctionTransform());
   return C;

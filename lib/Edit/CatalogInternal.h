@@ -44,6 +44,7 @@ std::unique_ptr<Transform> createSharedTilingTransform(); // catalog helper
 std::unique_ptr<Transform> createWarpReduceTransform();   // catalog helper
 std::unique_ptr<Transform> createCoarsenTransform();      // catalog helper
 std::unique_ptr<Transform> createCompileFlagsTransform();
+std::unique_ptr<Transform> createSpecializeTransform();
 std::unique_ptr<Transform> createReplaceFunctionTransform();
 std::unique_ptr<Transform> createAddDeviceFunctionTransform();
 // Restructuring transforms (who does what: warps per item, private copies,

@@ -282,7 +282,7 @@ Error shrinkStencilGrids(const EditContext &Ctx, const Edit &E,
           "dim3(" + Div("x", Cols) + ", " + Div("y", Rows) + ", " + V + ".z)";
       if (Error Err = addReplacement(
               Repl, replaceSpan(Ctx, Site.GridRange, NewGrid), E))
-        return std::move(Err);
+        return Err;
       continue;
     }
     for (size_t I = 0; I < Axes.size(); ++I) {
@@ -293,7 +293,7 @@ Error shrinkStencilGrids(const EditContext &Ctx, const Edit &E,
       std::string NewExtent =
           ceilDivText(looseExprText(Ctx, Extents[I]), Axes[I].By);
       if (Error Err = addReplacement(Repl, replaceSpan(Ctx, *S, NewExtent), E))
-        return std::move(Err);
+        return Err;
     }
   }
   return Error::success();
