@@ -41,6 +41,7 @@ double catalogPrior(StringRef Kind, const KernelInfo &K, StringRef Bound,
                  .Case("warp-reduce", 0.5)
                  .Case("coarsen", 0.4)
                  .Case("compile-flags", 0.2)
+                 .Case("specialize", 0.3)
                  // Restructuring transforms apply only when their pattern
                  // was recognized, which is itself strong evidence.
                  .Case("transpose-through-shared", 0.5)
@@ -90,8 +91,8 @@ double catalogPrior(StringRef Kind, const KernelInfo &K, StringRef Bound,
   if (Bound == "memory-bound" &&
       (Kind == "read-only-cache" || Kind == "restrict-const"))
     Boost(1.5, "memory-bound: read-only path and no aliasing");
-  if (Bound == "compute-bound" &&
-      (Kind == "fast-math" || Kind == "unroll" || Kind == "hoist"))
+  if (Bound == "compute-bound" && (Kind == "fast-math" || Kind == "unroll" ||
+                                   Kind == "hoist" || Kind == "specialize"))
     Boost(2, "compute-bound: fewer instructions");
   if (Bound == "compute-bound" && !K.MathCalls.empty() && Kind == "fast-math")
     Boost(1.5, "math intrinsics in a compute-bound kernel");
