@@ -515,12 +515,26 @@ PointerUses analyzePointerParam(clang::ASTContext &Ctx,
     // Is the element read or written?
     const clang::Stmt *EP = parentSkippingCasts(Ctx, Elem, Child);
     bool Read = false;
+    // An arm of a conditional whose arms are both lvalues is an lvalue
+    // too (`best = m[i] > best ? m[i] : best`): the element is read where
+    // the conditional's value is.
     bool ViaLValueToRValue = false;
-    {
-      auto Ps = Ctx.getParents(*Elem);
-      if (!Ps.empty())
-        if (const auto *IC = Ps[0].get<clang::ImplicitCastExpr>())
-          ViaLValueToRValue = IC->getCastKind() == clang::CK_LValueToRValue;
+    for (const clang::Expr *Cur = Elem;;) {
+      auto Ps = Ctx.getParents(*Cur);
+      if (Ps.empty())
+        break;
+      if (const auto *PE = Ps[0].get<clang::ParenExpr>()) {
+        Cur = PE;
+        continue;
+      }
+      if (const auto *CO = Ps[0].get<clang::ConditionalOperator>();
+          CO && CO->getCond() != Cur && CO->isGLValue()) {
+        Cur = CO;
+        continue;
+      }
+      if (const auto *IC = Ps[0].get<clang::ImplicitCastExpr>())
+        ViaLValueToRValue = IC->getCastKind() == clang::CK_LValueToRValue;
+      break;
     }
     if (ViaLValueToRValue) {
       Read = true;

@@ -3,7 +3,9 @@
 // element type that depends on a template parameter is taken from the
 // instantiations in the file: each must have an __ldg overload (float and
 // double do; a struct does not), and a template never instantiated is
-// refused.
+// refused. A load in an arm of a conditional whose arms are both lvalues
+// (`best = m[i] > best ? m[i] : best`) is a load; the same conditional
+// assigned to is a write.
 // RUN: cp %s %t.cu
 // RUN: echo '{"kind":"read-only-cache","target":"stencil"}' > %t.json
 // RUN: clang-optiml apply %t.cu --edit %t.json -o %t.out.cu -- %mock_args
@@ -19,6 +21,12 @@
 // RUN: not clang-optiml apply %t.cu --edit %t.5.json -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=TSTRUCT %s
 // RUN: echo '{"kind":"read-only-cache","target":"tclear"}' > %t.6.json
 // RUN: not clang-optiml apply %t.cu --edit %t.6.json -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=TDISCARDED %s
+// RUN: echo '{"kind":"read-only-cache","target":"runmax"}' > %t.7.json
+// RUN: clang-optiml apply %t.cu --edit %t.7.json -o %t.max.cu -- %mock_args
+// RUN: FileCheck --match-full-lines --check-prefix=MAX %s < %t.max.cu
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -I%inputs %t.max.cu -o %t.max.o %}
+// RUN: echo '{"kind":"read-only-cache","target":"pickwrite"}' > %t.8.json
+// RUN: not clang-optiml apply %t.cu --edit %t.8.json -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=PICK %s
 // RUN: echo '{"kind":"read-only-cache","target":"inplace"}' > %t.3.json
 // RUN: not clang-optiml apply %t.cu --edit %t.3.json -- %mock_args 2>&1 | FileCheck --match-full-lines --check-prefix=WRITTEN %s
 
@@ -53,6 +61,19 @@ __global__ void tpoints(const T *in, T *out) { out[threadIdx.x] = in[threadIdx.x
 
 __global__ void inplace(float *p) { p[threadIdx.x] = p[threadIdx.x] * 2; }
 
+__global__ void runmax(const float *m, float *out, int n) {
+  float best = -1e30f;
+  for (int i = threadIdx.x; i < n; i += 32)
+    best = m[i] > best ? m[i] : (best);
+  out[threadIdx.x] = best;
+}
+
+__global__ void pickwrite(float *m, float *out, int n) {
+  float spare = 0;
+  (n > 4 ? m[threadIdx.x] : spare) = 1.f;
+  out[threadIdx.x] = spare;
+}
+
 void run(float *a, float *b, int *c, double *d, Point *p) {
   stencil<<<1, 32>>>(a, b, c, 32);
   tcopy<<<1, 32>>>(a, b);
@@ -61,6 +82,8 @@ void run(float *a, float *b, int *c, double *d, Point *p) {
   tpoints<<<1, 32>>>(a, b);
   tpoints<<<1, 32>>>(p, p);
   inplace<<<1, 32>>>(a);
+  runmax<<<1, 32>>>(a, b, 32);
+  pickwrite<<<1, 32>>>(a, b, 32);
 }
 
 // OUT:      __global__ void stencil(const float *in, float *out, const int *idx, int n) {
@@ -72,3 +95,5 @@ void run(float *a, float *b, int *c, double *d, Point *p) {
 // TSTRUCT: clang-optiml: error: read-only-cache tpoints rejected: [not-applicable] no read-only loads to route through __ldg: 'in': element type 'const T' is 'const Point' in tpoints<Point>, which has no __ldg overload; 'out': element type 'T' is 'Point' in tpoints<Point>, which has no __ldg overload
 // WRITTEN: clang-optiml: error: read-only-cache inplace rejected: [not-applicable] no read-only loads to route through __ldg: 'p' is written (or an element is passed by reference or its address taken) at {{[0-9]+}}:37
 // TDISCARDED: clang-optiml: error: read-only-cache tclear rejected: [not-applicable] no read-only loads to route through __ldg: 'in' has uses that are not compiled in tclear<float> (a discarded 'if constexpr' branch); they cannot be followed; 'out' is written (or an element is passed by reference or its address taken) at {{[0-9]+}}:3 in tclear<float>
+// MAX:     best = __ldg(&m[i]) > best ? __ldg(&m[i]) : (best);
+// PICK: clang-optiml: error: read-only-cache pickwrite rejected: [not-applicable] no read-only loads to route through __ldg: 'm' is written (or an element is passed by reference or its address taken) at {{[0-9]+}}:12; 'out' is written (or an element is passed by reference or its address taken) at {{[0-9]+}}:3

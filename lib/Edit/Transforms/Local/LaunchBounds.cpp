@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
+#include "../TransformSupport.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
@@ -52,9 +53,29 @@ std::optional<int64_t> constantBlockSize(ASTContext &Ctx, const LaunchSite &L) {
       return std::nullopt;
     return R.Val.getInt().getExtValue();
   };
-  // dim3(x, y, z) or an integer converted to dim3.
-  while (const auto *M = dyn_cast<MaterializeTemporaryExpr>(Block))
-    Block = M->getSubExpr()->IgnoreImplicit();
+  // dim3(x, y, z) or an integer converted to dim3, also held in a local
+  // never written after its initializer (`dim3 threads(8, 8, 8);`).
+  while (true) {
+    if (const auto *M = dyn_cast<MaterializeTemporaryExpr>(Block)) {
+      Block = M->getSubExpr()->IgnoreImplicit();
+      continue;
+    }
+    // dim3(256): a functional cast around the converting constructor.
+    if (const auto *F = dyn_cast<CXXFunctionalCastExpr>(Block)) {
+      Block = F->getSubExpr()->IgnoreImplicit();
+      continue;
+    }
+    const auto *C = dyn_cast<CXXConstructExpr>(Block);
+    const Expr *Ref = C && C->getNumArgs() == 1 && C->getConstructor() &&
+                              C->getConstructor()->isCopyOrMoveConstructor()
+                          ? C->getArg(0)->IgnoreImplicit()
+                          : Block;
+    const auto *DR = dyn_cast<DeclRefExpr>(Ref);
+    const auto *V = DR ? dyn_cast<VarDecl>(DR->getDecl()) : nullptr;
+    if (!V || !V->hasInit() || V->getType()->isReferenceType() || !stableVar(V))
+      break;
+    Block = V->getInit()->IgnoreImplicit();
+  }
   if (const auto *C = dyn_cast<CXXConstructExpr>(Block)) {
     int64_t Threads = 1;
     for (const Expr *A : C->arguments()) {
