@@ -32,6 +32,17 @@ namespace optiml {
 //===--- Launch sites
 //------------------------------------------------------===//
 
+const FunctionDecl *lambdaOwner(const FunctionDecl *Caller, const VarDecl *V) {
+  const auto *M = dyn_cast_or_null<CXXMethodDecl>(Caller);
+  while (M && M->getParent()->isLambda()) {
+    const DeclContext *DC = M->getParent()->getDeclContext();
+    if (DC == V->getDeclContext())
+      return dyn_cast<FunctionDecl>(DC);
+    M = dyn_cast<CXXMethodDecl>(DC);
+  }
+  return nullptr;
+}
+
 const CUDAKernelCallExpr *findLaunchCall(const EditContext &Ctx,
                                          const LaunchSite &L) {
   struct Finder : RecursiveASTVisitor<Finder> {

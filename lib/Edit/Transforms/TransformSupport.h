@@ -238,6 +238,14 @@ bool sameValueExpr(const clang::Expr *A, const clang::Expr *B);
 //===--- Launch sites
 //------------------------------------------------------===//
 
+/// The function that declares \p V when \p Caller is the call operator of
+/// a lambda written inside it (lambdas nested in lambdas included), or
+/// null: a launch in `[&] { k<<<blocks, threads>>>(a, b); }` (a timing
+/// harness) reads the variables of the function around it, whose body holds
+/// their writes and allocations.
+const clang::FunctionDecl *lambdaOwner(const clang::FunctionDecl *Caller,
+                                       const clang::VarDecl *V);
+
 /// The launch expression a launch site of the model names, or null.
 const clang::CUDAKernelCallExpr *findLaunchCall(const EditContext &Ctx,
                                                 const LaunchSite &L);

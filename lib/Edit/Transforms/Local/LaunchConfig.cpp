@@ -105,6 +105,47 @@ struct Dims {
   bool IsInt = false; ///< an integer, not a dim3
 };
 
+/// The function whose body holds every write of \p V as seen from a
+/// launch in \p Caller: \p Caller itself, or the function a lambda
+/// \p Caller belongs to declares \p V in; null for anything else.
+const FunctionDecl *ownerOf(const FunctionDecl *Caller, const VarDecl *V) {
+  if (!Caller)
+    return nullptr;
+  if (V->getDeclContext() == Caller)
+    return Caller;
+  return lambdaOwner(Caller, V);
+}
+
+/// A variable of \p Owner that \p E names and the lambda \p Caller could
+/// not read if the launch named it: no default capture, not in the
+/// capture list, and not a constant (which needs no capture).
+const VarDecl *uncapturedLocal(const FunctionDecl *Caller,
+                               const FunctionDecl *Owner, const Expr *E,
+                               const ASTContext &AST) {
+  const CXXRecordDecl *L = cast<CXXMethodDecl>(Caller)->getParent();
+  if (L->getLambdaCaptureDefault() != LCD_None)
+    return nullptr;
+  auto Captured = [&](const VarDecl *V) {
+    return llvm::any_of(L->captures(), [&](const LambdaCapture &C) {
+      return C.capturesVariable() && C.getCapturedVar() == V;
+    });
+  };
+  std::vector<const Stmt *> Work = {E};
+  while (!Work.empty()) {
+    const Stmt *S = Work.back();
+    Work.pop_back();
+    if (!S)
+      continue;
+    if (const auto *DR = dyn_cast<DeclRefExpr>(S))
+      if (const auto *V = dyn_cast<VarDecl>(DR->getDecl());
+          V && V->getDeclContext() == Owner &&
+          !V->isUsableInConstantExpressions(AST) && !Captured(V))
+        return V;
+    append_range(Work, S->children());
+  }
+  return nullptr;
+}
+
 Expected<Dims> configDims(const EditContext &Ctx, const Edit &E,
                           const Expr *Arg, const FunctionDecl *Caller,
                           StringRef What) {
@@ -118,12 +159,27 @@ Expected<Dims> configDims(const EditContext &Ctx, const Edit &E,
                    [](const Expr *X) { return isa<CXXDefaultArgExpr>(X); }))
     A = CE->getArg(0)->IgnoreParenImpCasts();
   if (const auto *VD = dyn_cast_or_null<VarDecl>(referencedDecl(A))) {
-    if (!VD->isLocalVarDecl() || !VD->hasInit() || !Caller ||
-        !Caller->getBody() || VD->getDeclContext() != Caller)
+    // A launch in a lambda (`[&] { k<<<grid, block>>>(...); }`, a timing
+    // harness) reads the variables of the function around it.
+    const FunctionDecl *Owner = Caller;
+    if (VD->isLocalVarDecl() && Caller && VD->getDeclContext() != Caller)
+      if (const FunctionDecl *Around = lambdaOwner(Caller, VD))
+        Owner = Around;
+    if (!VD->isLocalVarDecl() || !VD->hasInit() || !Owner ||
+        !Owner->getBody() || VD->getDeclContext() != Owner)
       return reject(E, "not-applicable",
                     "the " + What + " '" + VD->getName() +
                         "' is not a local variable of '" +
                         (Caller ? Caller->getNameAsString() : "?") + "'");
+    if (Owner != Caller)
+      if (const VarDecl *L =
+              uncapturedLocal(Caller, Owner, VD->getInit(), Ctx.AST))
+        return reject(E, "not-applicable",
+                      "the " + What + " variable '" + VD->getName() +
+                          "' is computed from '" + L->getName() +
+                          "', which the lambda around the launch does not "
+                          "capture");
+    Caller = Owner;
     // The variable itself is never changed (the launch gets the new
     // configuration written out), so its other uses keep their value; it
     // only has to hold its initializer at the launch.
@@ -191,10 +247,10 @@ std::optional<int64_t> launchValue(const Expr *E, const FunctionDecl *Caller,
       E, AST,
       [&](const Expr *X, LaunchFoldNext Next) -> std::optional<int64_t> {
         const auto *VD = dyn_cast_or_null<VarDecl>(referencedDecl(X));
-        if (!VD || !Caller || !Caller->getBody() || !VD->isLocalVarDecl() ||
-            !VD->hasInit() || VD->getDeclContext() != Caller ||
-            !VD->getType()->isIntegerType() ||
-            writtenVars(Caller->getBody()).contains(VD))
+        const FunctionDecl *Owner = VD ? ownerOf(Caller, VD) : nullptr;
+        if (!VD || !Owner || !Owner->getBody() || !VD->isLocalVarDecl() ||
+            !VD->hasInit() || !VD->getType()->isIntegerType() ||
+            writtenVars(Owner->getBody()).contains(VD))
           return std::nullopt;
         return Next(VD->getInit());
       });
@@ -391,6 +447,39 @@ std::string coordinateUseProblem(const EditContext &Ctx,
   return "";
 }
 
+/// Why the kernel's work may depend on more than its guarded global
+/// indices (shared memory, barriers, warp primitives, a launch bound that
+/// is not a number, macros that name variables), or "". Sets
+/// \p LaunchBound from its __launch_bounds__.
+std::string kernelShapeProblem(const EditContext &Ctx, const KernelInfo &KI,
+                               const FunctionDecl *FD, const std::string &KName,
+                               std::optional<int64_t> &LaunchBound) {
+  if (!KI.Shared.empty())
+    return KName + " uses the __shared__ array '" + KI.Shared.front().Name +
+           "', which is sized and shared per block";
+  if (!KI.Syncthreads.empty())
+    return KName + " synchronizes the threads of a block";
+  if (!KI.WarpPrimitives.empty())
+    return KName + " uses warp primitives ('" + KI.WarpPrimitives.front().Name +
+           "')";
+  if (!KI.LaunchBounds.empty()) {
+    int64_t V;
+    if (StringRef(KI.LaunchBounds.front()).trim().getAsInteger(10, V))
+      return KName + " declares __launch_bounds__(" + KI.LaunchBounds.front() +
+             "), which is not a number";
+    LaunchBound = V;
+  }
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(FD->getBody());
+  // The body is read, not rewritten: macros that stand for constants
+  // (`#define C0 0.4f`) hide no thread coordinate from the analysis.
+  if (!Body)
+    return KName + " has no body";
+  if (!onlyConstantMacros(Body, Ctx.AST))
+    return KName + " is written with macros that name "
+                   "variables or call functions";
+  return "";
+}
+
 Expected<LaunchConfigTransform::Plan>
 LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
   auto L = resolveLaunch(Ctx, E, E.Target);
@@ -411,26 +500,10 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
     return NotApplicable(macroBlockProblem(*L->Info));
 
   // The kernel: work that depends on guarded global indices only.
-  if (!KI.Shared.empty())
-    return NotApplicable(KName + " uses the __shared__ array '" +
-                         KI.Shared.front().Name +
-                         "', which is sized and shared per block");
-  if (!KI.Syncthreads.empty())
-    return NotApplicable(KName + " synchronizes the threads of a block");
-  if (!KI.WarpPrimitives.empty())
-    return NotApplicable(KName + " uses warp primitives ('" +
-                         KI.WarpPrimitives.front().Name + "')");
-  if (!KI.LaunchBounds.empty()) {
-    int64_t V;
-    if (StringRef(KI.LaunchBounds.front()).trim().getAsInteger(10, V))
-      return NotApplicable(KName + " declares __launch_bounds__(" +
-                           KI.LaunchBounds.front() +
-                           "), which is not a number");
-    P.LaunchBound = V;
-  }
-  const auto *Body = dyn_cast_or_null<CompoundStmt>(FD->getBody());
-  if (!Body || containsMacro(Body))
-    return NotApplicable(KName + " has no body or is written with macros");
+  if (std::string Why = kernelShapeProblem(Ctx, KI, FD, KName, P.LaunchBound);
+      !Why.empty())
+    return NotApplicable(Why);
+  const auto *Body = cast<CompoundStmt>(FD->getBody());
   std::array<KernelIndex, 2> Idx;
   SmallVector<const Stmt *, 8> Stmts(Body->body_begin(), Body->body_end());
   size_t At = 0;
@@ -565,9 +638,12 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
                  !Arg->HasSideEffects(Ctx.AST)) ||
                 (AV && NV && *AV == *NV);
     if (const auto *VD = dyn_cast_or_null<VarDecl>(referencedDecl(Arg));
-        Same && !AV && VD && Caller && Caller->getBody() &&
-        writtenVars(Caller->getBody()).contains(VD))
-      Same = false;
+        Same && !AV && VD) {
+      const FunctionDecl *Owner = ownerOf(Caller, VD);
+      if (!Owner || !Owner->getBody() ||
+          writtenVars(Owner->getBody()).contains(VD))
+        Same = false;
+    }
     if (!Same) {
       Why("the grid's " + DimS + " dimension is sized from '" + NumText +
           "' but the kernel's " + DimS + " index is bounded by '" +

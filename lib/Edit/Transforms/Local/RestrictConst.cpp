@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
+#include "../TransformSupport.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -121,10 +122,15 @@ std::string restrictBlocker(const EditContext &Ctx, const KernelInfo &K,
       if (is_contained(Seen, V))
         return L.Id + " passes '" + V->getName().str() +
                "' for two pointer parameters (they alias)";
-      if (!filledByCudaMalloc(Caller->getBody(), V))
+      // In a lambda (a timing harness), the function around it allocates.
+      const FunctionDecl *Owner = Caller;
+      if (V->getDeclContext() != Caller)
+        if (const FunctionDecl *Around = lambdaOwner(Caller, V))
+          Owner = Around;
+      if (!Owner->getBody() || !filledByCudaMalloc(Owner->getBody(), V))
         return L.Id + " passes '" + V->getName().str() + "' for '" + Param +
                "', which is not allocated by cudaMalloc in '" +
-               Caller->getNameAsString() + "'";
+               Owner->getNameAsString() + "'";
       Seen.push_back(V);
     }
   }
