@@ -109,6 +109,8 @@ def compare_run(a, programs, strategies, seeds, budget):
         argv += ["--deadline", str(a.deadline)]
     if a.stop_at:
         argv += ["--stop-at", str(a.stop_at)]
+    if a.rerun:
+        argv += ["--rerun", a.rerun]
     return Step("search", argv)
 
 
@@ -799,6 +801,11 @@ def parse(argv):
     ap.add_argument("--time", help="optimize, llm: optimize --time per program")
     ap.add_argument("--extra", help="more optimize flags (column, strategies, optimize)")
     ap.add_argument("--gpus", type=int, default=1, help="column, strategies, variants: runs at once")
+    ap.add_argument("--rerun", default="",
+                    help="column, strategies, variants: comma-separated searches (a suite "
+                         "program, or program.variant) to run again from scratch after a "
+                         "change to the tool; their old runs move to <state>/superseded/. "
+                         "Give it in one call only: a later call with it starts them over again")
     ap.add_argument("--jobs", type=int, default=16, help="suite: parallel compilations")
     ap.add_argument("--deadline", type=float, default=0,
                     help="start nothing new after this many seconds (where the script can)")
