@@ -75,6 +75,76 @@ TEST(CatalogLaunchConfigTest, Dim3VariablesOf2DLaunch) {
 )");
 }
 
+TEST(CatalogLaunchConfigTest, ThreeDStencilWithShiftedBounds) {
+  std::string Kernel =
+      R"(__global__ void st(int n, const float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  int z = blockIdx.z * blockDim.z + threadIdx.z;
+  if (x > 0 && x < n - 1 && y > 0 && y <= n - 2 && z > 0 && z < n - 1)
+    out[(z * n + y) * n + x] = in[(z * n + y) * n + x - 1];
+}
+)";
+  std::string Src = Kernel + R"(void run(const float *in, float *out, int n) {
+  dim3 t(8, 8, 8), b((n + 7) / 8, (n + 7) / 8, (n + 7) / 8);
+  st<<<b, t>>>(n, in, out);
+}
+)";
+  Applicability A = prepareOn(launchConfig(), Src, "st/launch0");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  EXPECT_NE(A.Reason.find("'y <= n - 2'"), std::string::npos) << A.Reason;
+  ASSERT_EQ(A.Suggestions.size(), 3u);
+  for (const Edit &S : A.Suggestions)
+    EXPECT_TRUE(S.getInt("block_z").has_value());
+  EXPECT_EQ(applyTo(launchConfig(), Src,
+                    makeEdit("launch-config", "st/launch0",
+                             {{"block_x", int64_t(16)},
+                              {"block_y", int64_t(8)},
+                              {"block_z", int64_t(4)}})),
+            Kernel + R"(void run(const float *in, float *out, int n) {
+  dim3 t(8, 8, 8), b((n + 7) / 8, (n + 7) / 8, (n + 7) / 8);
+  st<<<dim3((n + 15) / 16, (n + 7) / 8, (n + 3) / 4), dim3(16, 8, 4)>>>(n, in, out);
+}
+)");
+  // A z dimension above 64 is refused.
+  EXPECT_NE(applyTo(launchConfig(), Src,
+                    makeEdit("launch-config", "st/launch0",
+                             {{"block_x", int64_t(1)},
+                              {"block_y", int64_t(1)},
+                              {"block_z", int64_t(128)}}))
+                .rfind("error: ", 0),
+            std::string::npos);
+}
+
+TEST(CatalogLaunchConfigTest, RefusesBoundsThatLetThreadsThrough) {
+  // Each guard lets an index at or past the grid's size through for some
+  // n: the threads past the data would do work.
+  const char *Guards[] = {
+      "i < n - 1u",   // unsigned: wraps for n = 0
+      "i <= n",       // index n itself
+      "i < n - (-1)", // a negative constant
+      "i <= n - 0",   // inclusive with nothing subtracted
+      "i < n - m",    // not a constant
+  };
+  for (const char *G : Guards) {
+    std::string Src =
+        std::string("__global__ void k(float *x, int n, int m) {\n"
+                    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                    "  if (") +
+        G +
+        ") x[i] = 0;\n}\n"
+        "void run(float *x, int n) { k<<<(n + 255) / 256, 256>>>(x, n, 1); "
+        "}\n";
+    EXPECT_FALSE(prepareOn(launchConfig(), Src, "k/launch0").Applies) << G;
+    std::string Out = applyTo(
+        launchConfig(), Src,
+        makeEdit("launch-config", "k/launch0", {{"block", int64_t(128)}}));
+    EXPECT_NE(Out.find("guarded at once by a parameter bound"),
+              std::string::npos)
+        << G << ": " << Out;
+  }
+}
+
 TEST(CatalogLaunchConfigTest, RefusesWhatItCannotShow) {
   struct Case {
     std::string Src;

@@ -1,11 +1,14 @@
 //===- LaunchConfig.cpp - Change a launch's block, keep the grid covering -===//
 //
-// A launch `k<<<G, B>>>(...)` gets a new block size in x (and y). Shown
+// A launch `k<<<G, B>>>(...)` gets a new block size in x, y and z. Shown
 // safe only when the kernel's work depends on the global indices alone:
 //   - every thread coordinate appears only in top-level index declarations
 //     `i = blockIdx.D * blockDim.D + threadIdx.D`,
 //   - those indices are guarded at once (`if (i < n && j < m) body`, or
-//     `if (i >= n || j >= m) return;`) with bounds that are parameters,
+//     `if (i >= n || j >= m) return;`) with bounds that are parameters or
+//     a parameter less a constant in signed arithmetic (`i < n - 1`: the
+//     rows past it do nothing either way); other terms of the guard
+//     (`i > 0`) only narrow it,
 //   - no shared memory, barriers or warp primitives, no __launch_bounds__
 //     below the new block,
 // and when each changed grid dimension is `(E + B - 1) / B` over the old
@@ -258,8 +261,38 @@ std::optional<int64_t> launchValue(const Expr *E, const FunctionDecl *Caller,
 
 struct KernelIndex {
   const VarDecl *V = nullptr;
-  const ParmVarDecl *Bound = nullptr; ///< guarded `V < Bound`
+  const ParmVarDecl *Bound = nullptr; ///< guarded `V < Bound - Less`
+  int64_t Less = 0;
+  bool Inclusive = false; ///< written `V <= Bound - Less` (Less >= 1)
 };
+
+/// The parameter \p Bd stands for as an index's upper bound, with what it
+/// subtracts: `n` (exclusive), `n - c` with c >= 0 (c >= 1 when
+/// \p Inclusive) in a signed comparison \p Cmp, so that every index the
+/// guard lets through is below the parameter; nothing otherwise.
+std::optional<std::pair<const ParmVarDecl *, int64_t>>
+boundParam(const Expr *Bd, bool Inclusive, const BinaryOperator *Cmp,
+           const ASTContext &AST) {
+  if (!Bd)
+    return std::nullopt;
+  const Expr *X = Bd->IgnoreParenImpCasts();
+  int64_t Less = 0;
+  if (const auto *Sub = dyn_cast<BinaryOperator>(X);
+      Sub && Sub->getOpcode() == BO_Sub) {
+    // Unsigned, `n - 2` wraps for n < 2 and lets every thread through.
+    std::optional<int64_t> C = intValue(Sub->getRHS(), AST);
+    if (!C || !Sub->getType()->isSignedIntegerType() ||
+        !Cmp->getLHS()->getType()->isSignedIntegerType() ||
+        !Cmp->getRHS()->getType()->isSignedIntegerType())
+      return std::nullopt;
+    Less = *C;
+    X = Sub->getLHS()->IgnoreParenImpCasts();
+  }
+  const auto *PV = dyn_cast_or_null<ParmVarDecl>(referencedDecl(X));
+  if (!PV || Less < (Inclusive ? 1 : 0))
+    return std::nullopt;
+  return std::make_pair(PV, Less);
+}
 
 class LaunchConfigTransform : public Transform {
 public:
@@ -274,7 +307,8 @@ public:
                                "threads per block in x (one-dimensional form)",
                                1, 1024),
             ParamSpec::integer("block_x", "threads per block in x", 1, 1024),
-            ParamSpec::integer("block_y", "threads per block in y", 1, 1024)};
+            ParamSpec::integer("block_y", "threads per block in y", 1, 1024),
+            ParamSpec::integer("block_z", "threads per block in z", 1, 64)};
   }
 
   Applicability prepare(const EditContext &Ctx,
@@ -287,24 +321,33 @@ public:
     A.Reason = "the kernel's work depends on its guarded global indices only "
                "and the grid is sized from the block (" +
                join(Plan->Explain, "; ") + ")";
-    bool TwoD = Plan->Old[1].has_value() && *Plan->Old[1] > 1;
-    std::vector<std::pair<int64_t, int64_t>> Options =
-        TwoD ? std::vector<std::pair<int64_t, int64_t>>{{32, 8},
-                                                        {16, 16},
-                                                        {32, 32}}
-             : std::vector<std::pair<int64_t, int64_t>>{
-                   {128, 1}, {256, 1}, {512, 1}};
-    for (auto [X, Y] : Options) {
-      if (X == Plan->Old[0] && Y == Plan->Old[1].value_or(1))
+    // The shapes offered keep the block's dimensionality; a 3D block is
+    // offered only where its z dimension can change too.
+    bool ThreeD = Plan->Old[2].value_or(1) > 1 && Plan->Grid[2];
+    bool TwoD = !ThreeD && Plan->Old[1].value_or(1) > 1;
+    using Shape = std::array<int64_t, 3>;
+    std::vector<Shape> Options =
+        ThreeD ? std::vector<Shape>{{32, 4, 4}, {16, 8, 4}, {32, 8, 2}}
+        : TwoD ? std::vector<Shape>{{32, 8, 1}, {16, 16, 1}, {32, 32, 1}}
+               : std::vector<Shape>{{128, 1, 1}, {256, 1, 1}, {512, 1, 1}};
+    for (const Shape &O : Options) {
+      if (O[0] == Plan->Old[0] && O[1] == Plan->Old[1].value_or(1) &&
+          O[2] == Plan->Old[2].value_or(1))
+        continue;
+      if (!ThreeD && O[0] * O[1] * Plan->Old[2].value_or(1) > 1024)
         continue;
       Edit S = E;
-      if (TwoD) {
-        S.Params["block_x"] = X;
-        S.Params["block_y"] = Y;
+      if (ThreeD) {
+        S.Params["block_x"] = O[0];
+        S.Params["block_y"] = O[1];
+        S.Params["block_z"] = O[2];
+      } else if (TwoD) {
+        S.Params["block_x"] = O[0];
+        S.Params["block_y"] = O[1];
       } else {
-        S.Params["block"] = X;
+        S.Params["block"] = O[0];
       }
-      if (Plan->LaunchBound && X * Y > *Plan->LaunchBound)
+      if (Plan->LaunchBound && O[0] * O[1] * O[2] > *Plan->LaunchBound)
         continue;
       A.Suggestions.push_back(S);
     }
@@ -313,20 +356,27 @@ public:
 
   Expected<tooling::Replacements> apply(const EditContext &Ctx,
                                         const Edit &E) const override {
-    std::optional<int64_t> BX = E.getInt("block_x"), BY = E.getInt("block_y");
+    std::optional<int64_t> BX = E.getInt("block_x"), BY = E.getInt("block_y"),
+                           BZ = E.getInt("block_z");
     if (auto B = E.getInt("block")) {
       if (BX && *BX != *B)
         return reject(E, "params", "give either block or block_x, not both");
       BX = B;
     }
-    if (!BX && !BY)
-      return reject(E, "params", "give block (or block_x and/or block_y)");
+    if (!BX && !BY && !BZ)
+      return reject(E, "params",
+                    "give block (or block_x, block_y and/or block_z)");
     auto Plan = analyze(Ctx, E);
     if (!Plan)
       return Plan.takeError();
-    std::array<std::optional<int64_t>, 2> New{BX, BY};
-    int64_t Total = New[0].value_or(*Plan->Old[0]) *
-                    New[1].value_or(Plan->Old[1].value_or(1)) * Plan->OldZ;
+    std::array<std::optional<int64_t>, 3> New{BX, BY, BZ};
+    int64_t Total = 1;
+    for (int D = 0; D < 3; ++D)
+      Total *= New[D].value_or(Plan->Old[D].value_or(1));
+    if (New[2].value_or(1) > 64)
+      return reject(E, "params",
+                    "a block's z dimension is at most 64 (asked " +
+                        Twine(*New[2]) + ")");
     if (Total > 1024)
       return reject(E, "params",
                     "a block of " + Twine(Total) +
@@ -349,10 +399,10 @@ public:
         GText[D] = spelledText(Ctx, Plan->GridDims.D[D]);
     }
     tooling::Replacements R;
-    for (int D = 0; D < 2; ++D) {
-      if (!New[D] || New[D] == Plan->Old[D])
+    for (int D = 0; D < 3; ++D) {
+      if (!New[D] || New[D] == Plan->Old[D].value_or(1))
         continue;
-      char Dim = "xy"[D];
+      char Dim = "xyz"[D];
       if (!Plan->Block.D[D])
         return reject(E, "not-applicable",
                       "the block of " + E.Target + " has no " + Twine(Dim) +
@@ -410,10 +460,10 @@ private:
     ResolvedLaunch Launch;
     ResolvedKernel Kernel;
     Dims Block, GridDims;
-    std::array<std::optional<int64_t>, 2> Old; ///< block x, y (y: if written)
-    int64_t OldZ = 1;
-    std::array<std::optional<GridDim>, 2> Grid; ///< rewritable dims
-    std::array<std::string, 2> WhyNotGrid;
+    /// The block in x, y, z (y and z: where written).
+    std::array<std::optional<int64_t>, 3> Old;
+    std::array<std::optional<GridDim>, 3> Grid; ///< rewritable dims
+    std::array<std::string, 3> WhyNotGrid;
     std::optional<int64_t> LaunchBound;
     std::vector<std::string> Explain;
   };
@@ -504,7 +554,7 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
       !Why.empty())
     return NotApplicable(Why);
   const auto *Body = cast<CompoundStmt>(FD->getBody());
-  std::array<KernelIndex, 2> Idx;
+  std::array<KernelIndex, 3> Idx;
   SmallVector<const Stmt *, 8> Stmts(Body->body_begin(), Body->body_end());
   size_t At = 0;
   DenseSet<const ValueDecl *> Written = writtenVars(Body);
@@ -515,8 +565,8 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
                             : nullptr;
     auto Dim =
         VD && VD->hasInit() ? linearIndexDim(VD->getInit()) : std::nullopt;
-    if (!Dim || (*Dim != 'x' && *Dim != 'y') || Idx[*Dim - 'x'].V ||
-        Written.contains(VD))
+    if (!Dim || (*Dim != 'x' && *Dim != 'y' && *Dim != 'z') ||
+        Idx[*Dim - 'x'].V || Written.contains(VD))
       break;
     Idx[*Dim - 'x'].V = VD;
   }
@@ -562,15 +612,27 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
       for (KernelIndex &K : Idx) {
         if (!K.V)
           continue;
+        // The index on the left: `i < b` (`i >= b` for an early return),
+        // or `i <= b` (`i > b`); on the right, the mirror images.
         const Expr *Bd = nullptr;
-        if (refersTo(B->getLHS(), K.V) && Op == (EarlyReturn ? BO_GE : BO_LT))
+        bool Inclusive = false;
+        if (refersTo(B->getLHS(), K.V)) {
           Bd = B->getRHS();
-        else if (refersTo(B->getRHS(), K.V) &&
-                 Op == (EarlyReturn ? BO_LE : BO_GT))
+          Inclusive = Op == (EarlyReturn ? BO_GT : BO_LE);
+          if (!Inclusive && Op != (EarlyReturn ? BO_GE : BO_LT))
+            Bd = nullptr;
+        } else if (refersTo(B->getRHS(), K.V)) {
           Bd = B->getLHS();
-        if (const auto *PV = dyn_cast_or_null<ParmVarDecl>(referencedDecl(Bd));
-            PV && !Written.contains(PV))
-          K.Bound = PV;
+          Inclusive = Op == (EarlyReturn ? BO_LT : BO_GE);
+          if (!Inclusive && Op != (EarlyReturn ? BO_LE : BO_GT))
+            Bd = nullptr;
+        }
+        if (auto PB = boundParam(Bd, Inclusive, B, Ctx.AST);
+            PB && !Written.contains(PB->first)) {
+          K.Bound = PB->first;
+          K.Less = PB->second;
+          K.Inclusive = Inclusive;
+        }
       }
     }
   }
@@ -590,29 +652,28 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
     if (!V)
       return NotApplicable("the block of " + E.Target + " ('" + L->Info->Block +
                            "') is not a constant");
-    if (D < 2)
+    if (D == 0 || P.Block.D[D])
       P.Old[D] = V;
-    else
-      P.OldZ = *V;
   }
   auto G = configDims(Ctx, E, Call->getConfig()->getArg(0), Caller, "grid");
   if (!G)
     return G.takeError();
   P.GridDims = *G;
-  for (int D = 0; D < 2; ++D) {
-    char Dim = "xy"[D];
+  for (int D = 0; D < 3; ++D) {
+    char Dim = "xyz"[D];
     std::string DimS(1, Dim);
     const Expr *GE = P.GridDims.D[D];
+    int64_t OldB = P.Old[D].value_or(1);
     auto Why = [&](const Twine &T) { P.WhyNotGrid[D] = T.str(); };
     std::optional<CeilDiv> C =
         GE ? matchCeilDiv(
                  GE,
                  [&](const Expr *X) { return launchValue(X, Caller, Ctx.AST); })
            : std::nullopt;
-    if (!C || C->Divisor != *P.Old[D]) {
+    if (!C || C->Divisor != OldB) {
       Why("the grid's " + DimS + " dimension ('" +
           (GE ? spelledText(Ctx, GE) : std::string("1")) + "') is not (E + " +
-          std::to_string(*P.Old[D] - 1) + ") / " + std::to_string(*P.Old[D]) +
+          std::to_string(OldB - 1) + ") / " + std::to_string(OldB) +
           " over the block");
       continue;
     }
@@ -655,10 +716,12 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
     GD.C = *C;
     P.Grid[D] = GD;
     P.Explain.push_back(std::string(1, Dim) + ": '" + spelledText(Ctx, GE) +
-                        "' covers '" + K.V->getName().str() + " < " +
-                        K.Bound->getName().str() + "'");
+                        "' covers '" + K.V->getName().str() +
+                        (K.Inclusive ? " <= " : " < ") +
+                        K.Bound->getName().str() +
+                        (K.Less ? " - " + std::to_string(K.Less) : "") + "'");
   }
-  if (!P.Grid[0] && !P.Grid[1])
+  if (!P.Grid[0] && !P.Grid[1] && !P.Grid[2])
     return NotApplicable(P.WhyNotGrid[0]);
   return P;
 }

@@ -1,0 +1,240 @@
+// launch-config on stencils (issue 20): 3D blocks (block_z) and guards
+// whose bound is a parameter less a constant (`x < n - 1`, `j <= n - 2`,
+// `i >= n - 1` before a return), with lower bounds beside them. A 3D
+// 7-point stencil launched through dim3 variables in a timing lambda
+// becomes 16x8x4; a 2D Jacobi sweep with an early return becomes 32x8; a
+// 3D box whose block changes in z only. The program checks every output
+// (the border too, which no thread may write) against the CPU, on odd
+// sizes so that the last blocks are partial; it passes before and after
+// on the host, thread by thread, and the result compiles with nvcc. The
+// suggestions keep the block's dimensionality. Look-alikes refused with
+// their reasons: an unsigned `n - 1` (wraps for n = 0 and lets every
+// thread through), `x <= n`, and a 3D kernel whose z index is not
+// guarded. The input file is left as it was.
+// REQUIRES: cuda-sdk
+// RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu && cp %s %t/all.cu
+// RUN: clang-optiml transforms -v %t/k.cu | FileCheck --check-prefix=WHY %s
+// RUN: python3 %inputs/edit/host-run.py %t/k.cu | FileCheck --check-prefix=HOST %s
+// RUN: echo '{"kind":"launch-config","target":"zfree/launch0","params":{"block_z":4}}' > %t/z.json
+// RUN: not clang-optiml apply %t/k.cu --edit %t/z.json -o %t/z.cu 2>&1 | FileCheck --check-prefix=ZFREE %s
+// RUN: test ! -e %t/z.cu
+// RUN: sed -n 's|^// EDIT: ||p' %s > %t/edits.jsonl
+// RUN: while read -r e; do \
+// RUN:   echo "$e" > %t/e.json && \
+// RUN:   clang-optiml apply %t/all.cu --edit %t/e.json -o %t/next.cu && mv %t/next.cu %t/all.cu || exit 1; \
+// RUN: done < %t/edits.jsonl
+// RUN: grep -v '^//' %t/all.cu | FileCheck --check-prefix=OUT %s
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -Werror all-warnings -o %t/all.o %t/all.cu %}
+// RUN: python3 %inputs/edit/host-run.py %t/all.cu | FileCheck --check-prefix=HOST %s
+// RUN: cmp %s %t/k.cu
+
+// HOST-NOT: FAIL
+// HOST: PASS stencil7
+// HOST: PASS jacobi
+// HOST: PASS box
+// HOST: PASS unsigned
+// HOST: PASS inclusive
+// HOST: PASS zfree
+// HOST-NEXT: PASS
+
+// WHY: launch-config stencil7/launch0: {{.*}}(x: '(n + 7) / 8' covers 'x < n - 1'; y: '(n + 7) / 8' covers 'y < n - 1'; z: '(n + 7) / 8' covers 'z < n - 1')
+// WHY-NEXT: {{.*}}param block
+// WHY: try {"kind":"launch-config","target":"stencil7/launch0","params":{"block_x":32,"block_y":4,"block_z":4}}
+// WHY-NEXT: try {"kind":"launch-config","target":"stencil7/launch0","params":{"block_x":16,"block_y":8,"block_z":4}}
+// WHY-NEXT: try {"kind":"launch-config","target":"stencil7/launch0","params":{"block_x":32,"block_y":8,"block_z":2}}
+// WHY: launch-config jacobi/launch0: {{.*}}(x: '(n + 15) / 16' covers 'j <= n - 2'; y: '(n + 15) / 16' covers 'i < n - 1')
+// WHY: try {"kind":"launch-config","target":"jacobi/launch0","params":{"block_x":32,"block_y":8}}
+// WHY: launch-config box/launch0: {{.*}}z: '(d + 1) / 2' covers 'z < d - 1'
+// WHY: not launch-config unsigned_/launch0: kernel 'unsigned_' has no global x index 'blockIdx.x * blockDim.x + threadIdx.x' guarded at once by a parameter bound; the threads past the data might do work
+// WHY: not launch-config inclusive/launch0: kernel 'inclusive' has no global x index 'blockIdx.x * blockDim.x + threadIdx.x' guarded at once by a parameter bound; the threads past the data might do work
+// ZFREE: clang-optiml: error: launch-config zfree/launch0 rejected: [not-applicable] kernel 'zfree' has no global z index 'blockIdx.z * blockDim.z + threadIdx.z' guarded at once by a parameter bound; the threads past the data might do work
+
+// EDIT: {"kind":"launch-config","target":"stencil7/launch0","params":{"block_x":16,"block_y":8,"block_z":4}}
+// EDIT: {"kind":"launch-config","target":"jacobi/launch0","params":{"block_x":32,"block_y":8}}
+// EDIT: {"kind":"launch-config","target":"box/launch0","params":{"block_z":8}}
+
+// OUT: bench([&] { stencil7<<<dim3((n + 15) / 16, (n + 7) / 8, (n + 3) / 4), dim3(16, 8, 4)>>>(n, din, dout); });
+// OUT: jacobi<<<dim3((n + 31) / 32, (n + 7) / 8), dim3(32, 8)>>>(n, da, db);
+// OUT: box<<<dim3((w + 31) / 32, (h + 3) / 4, (d + 7) / 8), dim3(32, 4, 8)>>>(w, h, d, din, dout);
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <cuda_runtime.h>
+
+
+#define CHECK(call)                                                            \
+  do {                                                                         \
+    cudaError_t e_ = (call);                                                   \
+    if (e_ != cudaSuccess) {                                                   \
+      fprintf(stderr, "CUDA error %s at line %d\n", cudaGetErrorString(e_),    \
+              __LINE__);                                                       \
+      exit(2);                                                                 \
+    }                                                                          \
+  } while (0)
+
+
+#define C0 0.4f
+#define C1 0.1f
+
+// The 3D 7-point stencil, interior points only.
+__global__ void stencil7(int n, const float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  int z = blockIdx.z * blockDim.z + threadIdx.z;
+  if (x > 0 && x < n - 1 && y > 0 && y < n - 1 && z > 0 && z < n - 1) {
+    size_t c = ((size_t)z * n + y) * n + x;
+    size_t sy = n, sz = (size_t)n * n;
+    out[c] = C0 * in[c] + C1 * (in[c - 1] + in[c + 1] + in[c - sy] +
+                                in[c + sy] + in[c - sz] + in[c + sz]);
+  }
+}
+
+// A Jacobi sweep with an early return; the bound on j is inclusive and
+// written on the other side of the comparison.
+__global__ void jacobi(int n, const float *in, float *out) {
+  int j = blockIdx.x * blockDim.x + threadIdx.x;
+  int i = blockIdx.y * blockDim.y + threadIdx.y;
+  if (i < 1 || i >= n - 1 || j < 1 || n - 2 < j)
+    return;
+  out[i * n + j] = 0.25f * (in[(i - 1) * n + j] + in[(i + 1) * n + j] +
+                            in[i * n + j - 1] + in[i * n + j + 1]);
+}
+
+// A box average over z neighbours; the block changes in z only.
+__global__ void box(int w, int h, int d, const float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  int z = blockIdx.z * blockDim.z + threadIdx.z;
+  if (x < w && y < h && z > 0 && z < d - 1) {
+    size_t c = ((size_t)z * h + y) * w + x, s = (size_t)w * h;
+    out[c] = (in[c - s] + in[c] + in[c + s]) / 3.f;
+  }
+}
+
+// Look-alikes. An unsigned bound less a constant.
+__global__ void unsigned_(unsigned n, const float *in, float *out) {
+  unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
+  if (x > 0 && x < n - 1)
+    out[x] = in[x - 1] + in[x + 1];
+}
+// A bound that lets index n through (the grid covers it only when n is
+// not a multiple of the block).
+__global__ void inclusive(int n, const float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  if (x <= n)
+    out[x] = in[x] * 2.f;
+}
+// A 3D kernel whose z index is not guarded.
+__global__ void zfree(int n, const float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  int z = blockIdx.z * blockDim.z + threadIdx.z;
+  if (x < n && y < n)
+    out[((size_t)z * n + y) * n + x] = in[((size_t)z * n + y) * n + x] + 1.f;
+}
+
+template <typename T> T *upload(const std::vector<T> &h) {
+  T *d = nullptr;
+  CHECK(cudaMalloc(&d, h.size() * sizeof(T)));
+  CHECK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+template <typename T> std::vector<T> download(const T *d, size_t n) {
+  std::vector<T> h(n);
+  CHECK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  return h;
+}
+static int failures = 0;
+void expect(const char *name, const std::vector<float> &got,
+            const std::vector<float> &want) {
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    worst = std::max(worst, std::fabs((double)got[i] - (double)want[i]));
+  bool ok = got.size() == want.size() && worst < 1e-4;
+  printf("%s %s (worst error %.2e)\n", ok ? "PASS" : "FAIL", name, worst);
+  failures += !ok;
+}
+std::vector<float> values(size_t n, unsigned seed) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = (float)((int)((i * 2654435761u + seed * 40503u) >> 9) % 19 - 9) / 8;
+  return v;
+}
+template <typename F> void bench(F op) { op(); }
+
+int main() {
+  {
+    const int n = 19;
+    auto in = values(n * n * n, 1);
+    std::vector<float> want(in.size(), -1.f);
+    for (int z = 1; z < n - 1; ++z)
+      for (int y = 1; y < n - 1; ++y)
+        for (int x = 1; x < n - 1; ++x) {
+          size_t c = ((size_t)z * n + y) * n + x, sy = n, sz = n * n;
+          want[c] = C0 * in[c] + C1 * (in[c - 1] + in[c + 1] + in[c - sy] +
+                                       in[c + sy] + in[c - sz] + in[c + sz]);
+        }
+    float *din = upload(in), *dout = upload(std::vector<float>(in.size(), -1.f));
+    dim3 threads(8, 8, 8), blocks((n + 7) / 8, (n + 7) / 8, (n + 7) / 8);
+    bench([&] { stencil7<<<blocks, threads>>>(n, din, dout); });
+    expect("stencil7", download(dout, in.size()), want);
+  }
+  {
+    const int n = 45;
+    auto a = values(n * n, 2);
+    std::vector<float> want(a.size(), -1.f);
+    for (int i = 1; i < n - 1; ++i)
+      for (int j = 1; j < n - 1; ++j)
+        want[i * n + j] = 0.25f * (a[(i - 1) * n + j] + a[(i + 1) * n + j] +
+                                   a[i * n + j - 1] + a[i * n + j + 1]);
+    float *da = upload(a), *db = upload(std::vector<float>(a.size(), -1.f));
+    dim3 threads(16, 16), blocks((n + 15) / 16, (n + 15) / 16);
+    jacobi<<<blocks, threads>>>(n, da, db);
+    expect("jacobi", download(db, a.size()), want);
+  }
+  {
+    const int w = 37, h = 9, d = 13;
+    auto in = values(w * h * d, 3);
+    std::vector<float> want(in.size(), -1.f);
+    for (int z = 1; z < d - 1; ++z)
+      for (size_t c = (size_t)z * w * h; c < (size_t)(z + 1) * w * h; ++c)
+        want[c] = (in[c - w * h] + in[c] + in[c + w * h]) / 3.f;
+    float *din = upload(in), *dout = upload(std::vector<float>(in.size(), -1.f));
+    box<<<dim3((w + 31) / 32, (h + 3) / 4, (d + 1) / 2), dim3(32, 4, 2)>>>(w, h, d, din, dout);
+    expect("box", download(dout, in.size()), want);
+  }
+  {
+    const unsigned n = 300;
+    auto in = values(n, 4);
+    std::vector<float> want(n, 0.f);
+    for (unsigned x = 1; x + 1 < n; ++x)
+      want[x] = in[x - 1] + in[x + 1];
+    float *din = upload(in), *dout = upload(std::vector<float>(n, 0.f));
+    unsigned_<<<(n + 255) / 256, 256>>>(n, din, dout);
+    expect("unsigned", download(dout, n), want);
+  }
+  {
+    const int n = 300; // n + 1 elements
+    auto in = values(n + 1, 5);
+    std::vector<float> want(n + 1);
+    for (int x = 0; x <= n; ++x)
+      want[x] = in[x] * 2.f;
+    float *din = upload(in), *dout = upload(std::vector<float>(n + 1, 0.f));
+    inclusive<<<(n + 255) / 256, 256>>>(n, din, dout);
+    expect("inclusive", download(dout, n + 1), want);
+  }
+  {
+    const int n = 8;
+    auto in = values(n * n * n, 6);
+    std::vector<float> want(in.size());
+    for (size_t c = 0; c < in.size(); ++c)
+      want[c] = in[c] + 1.f;
+    float *din = upload(in), *dout = upload(std::vector<float>(in.size(), 0.f));
+    zfree<<<dim3((n + 7) / 8, (n + 7) / 8, (n + 7) / 8), dim3(8, 8, 8)>>>(n, din, dout);
+    expect("zfree", download(dout, in.size()), want);
+  }
+  printf("%s\n", failures ? "FAIL" : "PASS");
+  return failures != 0;
+}
