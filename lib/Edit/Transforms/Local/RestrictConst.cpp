@@ -45,27 +45,94 @@ const CUDAKernelCallExpr *findLaunch(ASTContext &Ctx, FileID In,
   return F.Found;
 }
 
-/// Whether \p Body calls cudaMalloc with `&V` (possibly cast) as its first
-/// argument.
-bool filledByCudaMalloc(const Stmt *Body, const VarDecl *V) {
-  struct Finder : RecursiveASTVisitor<Finder> {
-    const VarDecl *V;
-    bool Found = false;
+/// The variable `&V` names as a call's argument (through casts), or null.
+const VarDecl *addressOfVar(const Expr *A) {
+  const auto *U = dyn_cast<UnaryOperator>(A->IgnoreParenCasts());
+  if (!U || U->getOpcode() != UO_AddrOf)
+    return nullptr;
+  const auto *D = dyn_cast<DeclRefExpr>(U->getSubExpr()->IgnoreParenImpCasts());
+  return D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
+}
+
+/// The local pointers of \p Body that hold their own cudaMalloc
+/// allocation wherever they are read: each is filled by `cudaMalloc(&V,
+/// ...)` and changed only by another such call or by `swap(V, W)` with W
+/// one of them too (a ping-pong pair stays two allocations). Any other
+/// write (`V = W`, `V += 32`, `&V` handed elsewhere, a non-const reference)
+/// could make two of them alias. Lambdas in \p Body are looked into.
+DenseSet<const VarDecl *> ownAllocations(const Stmt *Body) {
+  struct Sites : RecursiveASTVisitor<Sites> {
+    DenseSet<const VarDecl *> Filled, Bad;
+    std::vector<std::pair<const VarDecl *, const VarDecl *>> Swaps;
+    // The expressions a cudaMalloc or swap call accounts for.
+    DenseSet<const Expr *> Allowed;
+    static const VarDecl *local(const Expr *E) {
+      const auto *D = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+      const auto *V = D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
+      return V && V->isLocalVarDecl() ? V : nullptr;
+    }
+    static const VarDecl *rootVar(const Expr *E) {
+      return dyn_cast_or_null<VarDecl>(
+          referencedDecl(E->IgnoreParenImpCasts()));
+    }
     bool VisitCallExpr(CallExpr *C) {
       const FunctionDecl *F = C->getDirectCallee();
-      if (!F || F->getName() != "cudaMalloc" || C->getNumArgs() < 1)
+      if (F && F->getName() == "cudaMalloc" && C->getNumArgs() >= 1)
+        if (const VarDecl *V = addressOfVar(C->getArg(0))) {
+          Filled.insert(V);
+          Allowed.insert(C->getArg(0)->IgnoreParenCasts());
+          return true;
+        }
+      if (F && F->getName() == "swap" && C->getNumArgs() == 2)
+        if (const VarDecl *A = local(C->getArg(0)))
+          if (const VarDecl *B = local(C->getArg(1))) {
+            Swaps.push_back({A, B});
+            Allowed.insert(C->getArg(0));
+            Allowed.insert(C->getArg(1));
+            return true;
+          }
+      if (!F)
         return true;
-      const Expr *A = C->getArg(0)->IgnoreParenCasts();
-      if (const auto *U = dyn_cast<UnaryOperator>(A))
-        if (U->getOpcode() == UO_AddrOf)
-          if (const auto *D =
-                  dyn_cast<DeclRefExpr>(U->getSubExpr()->IgnoreParenImpCasts()))
-            Found |= D->getDecl() == V;
+      for (unsigned I = 0; I < C->getNumArgs() && I < F->getNumParams(); ++I) {
+        QualType T = F->getParamDecl(I)->getType();
+        if (T->isReferenceType() && !T.getNonReferenceType().isConstQualified())
+          if (const VarDecl *V = rootVar(C->getArg(I)))
+            Bad.insert(V);
+      }
       return true;
     }
-  } F{{}, V};
-  F.TraverseStmt(const_cast<Stmt *>(Body));
-  return F.Found;
+    bool VisitBinaryOperator(BinaryOperator *B) {
+      if (B->isAssignmentOp())
+        if (const VarDecl *V = rootVar(B->getLHS()))
+          Bad.insert(V);
+      return true;
+    }
+    bool VisitUnaryOperator(UnaryOperator *U) {
+      if ((U->isIncrementDecrementOp() || U->getOpcode() == UO_AddrOf) &&
+          !Allowed.contains(U))
+        if (const VarDecl *V = rootVar(U->getSubExpr()))
+          Bad.insert(V);
+      return true;
+    }
+  } S;
+  // Calls are visited before their arguments (pre-order), so the `&V` a
+  // cudaMalloc takes is known to be allowed when it is reached.
+  S.TraverseStmt(const_cast<Stmt *>(Body));
+  DenseSet<const VarDecl *> Own;
+  for (const VarDecl *V : S.Filled)
+    if (!S.Bad.contains(V) && V->getType()->isPointerType())
+      Own.insert(V);
+  // A swap with anything else lets an alias in: drop both, until stable.
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    for (auto [A, B] : S.Swaps)
+      if (Own.contains(A) != Own.contains(B)) {
+        Own.erase(A);
+        Own.erase(B);
+        Changed = true;
+      }
+  }
+  return Own;
 }
 
 struct Plan {
@@ -127,10 +194,12 @@ std::string restrictBlocker(const EditContext &Ctx, const KernelInfo &K,
       if (V->getDeclContext() != Caller)
         if (const FunctionDecl *Around = lambdaOwner(Caller, V))
           Owner = Around;
-      if (!Owner->getBody() || !filledByCudaMalloc(Owner->getBody(), V))
+      if (!Owner->getBody() || !ownAllocations(Owner->getBody()).contains(V))
         return L.Id + " passes '" + V->getName().str() + "' for '" + Param +
-               "', which is not allocated by cudaMalloc in '" +
-               Owner->getNameAsString() + "'";
+               "', which is not its own cudaMalloc allocation in '" +
+               Owner->getNameAsString() +
+               "' (allocated there and changed only by cudaMalloc or a swap "
+               "with another)";
       Seen.push_back(V);
     }
   }
