@@ -84,9 +84,8 @@ const Expr *configExtent(const Expr *A, unsigned Dim, bool &Via, bool &One) {
   return nullptr;
 }
 
-/// The value of \p E at a launch (foldLaunchInteger()): a stable integer
-/// variable stands for its initializer, `v.x` (y, z) of a stable `dim3`
-/// variable for that extent, a cast to a wide integer for its operand.
+} // namespace
+
 std::optional<int64_t> launchTimeValue(const Expr *E, const ASTContext &AST) {
   return foldLaunchInteger(
       E, AST,
@@ -113,6 +112,8 @@ std::optional<int64_t> launchTimeValue(const Expr *E, const ASTContext &AST) {
         return Next(V->getInit());
       });
 }
+
+namespace {
 
 /// A grid that is ceil(Numerator / Divisor).
 struct GridCeil {

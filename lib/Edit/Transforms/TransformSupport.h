@@ -312,6 +312,13 @@ std::optional<int64_t> foldLaunchInteger(const clang::Expr *E,
                                          const clang::ASTContext &AST,
                                          LaunchFoldLeaf Leaf);
 
+/// The value of \p E at a launch (foldLaunchInteger()): a stable integer
+/// variable (stableVar()) stands for its initializer, `v.x` (y, z) of a
+/// stable `dim3` variable for that extent, a cast to a wide integer for its
+/// operand. Defined in GridCoverage.cpp.
+std::optional<int64_t> launchTimeValue(const clang::Expr *E,
+                                       const clang::ASTContext &AST);
+
 /// Text of \p G's value divided by \p K, rounded up, written the readable
 /// way: `(n + 1023) / 1024` for `(n + 255) / 256`, else `(G + K - 1) / K`.
 std::string ceilDivGridText(const EditContext &Ctx, const GridExpr &G,

@@ -47,11 +47,13 @@ std::optional<int64_t> constantBlockSize(ASTContext &Ctx, const LaunchSite &L) {
   const Expr *Block = F.Found->getConfig()->getArg(1)->IgnoreImplicit();
   if (Block->isValueDependent())
     return std::nullopt;
+  // A constant expression, or one over integer locals never written after
+  // their initializers (`int threads = 256;`, read by a launch in a lambda
+  // too: the lambda's body is part of the function that declares them).
   auto Eval = [&](const Expr *E) -> std::optional<int64_t> {
-    Expr::EvalResult R;
-    if (E->isValueDependent() || !E->EvaluateAsInt(R, Ctx))
+    if (E->isValueDependent())
       return std::nullopt;
-    return R.Val.getInt().getExtValue();
+    return launchTimeValue(E, Ctx);
   };
   // dim3(x, y, z) or an integer converted to dim3, also held in a local
   // never written after its initializer (`dim3 threads(8, 8, 8);`).

@@ -421,6 +421,8 @@ public:
           "(" + Num + " + " + std::to_string(*New[D] - 1) + ") / " + NB;
       BText[D] = NB;
       GText[D] = GridText;
+      if (Plan->Grid[D]->InCast)
+        GridText = "(" + GridText + ")";
       BChanged = GChanged = true;
       if (Plan->Block.Via.empty())
         if (Error Err = addReplacement(R, replaceSpan(Ctx, *BSpan, NB), E))
@@ -455,6 +457,7 @@ private:
   struct GridDim {
     const Expr *E = nullptr;
     CeilDiv C;
+    bool InCast = false; ///< E is the operand of `(unsigned)(...)`
   };
   struct Plan {
     ResolvedLaunch Launch;
@@ -663,6 +666,18 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
     char Dim = "xyz"[D];
     std::string DimS(1, Dim);
     const Expr *GE = P.GridDims.D[D];
+    // `(unsigned)((n + 255) / 256)`: a cast to an integer of 32 bits or
+    // more changes nothing the launch's own conversion to dim3's unsigned
+    // would not.
+    bool InCast = false;
+    while (GE) {
+      const auto *Cast = dyn_cast<ExplicitCastExpr>(GE->IgnoreParens());
+      if (!Cast || !Cast->getType()->isIntegerType() ||
+          Ctx.AST.getIntWidth(Cast->getType()) < 32)
+        break;
+      GE = Cast->getSubExpr();
+      InCast = true;
+    }
     int64_t OldB = P.Old[D].value_or(1);
     auto Why = [&](const Twine &T) { P.WhyNotGrid[D] = T.str(); };
     std::optional<CeilDiv> C =
@@ -714,6 +729,7 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
     GridDim GD;
     GD.E = GE;
     GD.C = *C;
+    GD.InCast = InCast;
     P.Grid[D] = GD;
     P.Explain.push_back(std::string(1, Dim) + ": '" + spelledText(Ctx, GE) +
                         "' covers '" + K.V->getName().str() +
