@@ -533,51 +533,14 @@ std::string kernelShapeProblem(const EditContext &Ctx, const KernelInfo &KI,
   return "";
 }
 
-Expected<LaunchConfigTransform::Plan>
-LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
-  auto L = resolveLaunch(Ctx, E, E.Target);
-  if (!L)
-    return L.takeError();
-  Plan P;
-  P.Launch = *L;
-  P.Kernel = L->Kernel;
-  const KernelInfo &KI = *L->Kernel.Info;
-  const FunctionDecl *FD = L->Kernel.Decl;
-  std::string KName = "kernel '" + KI.Name + "'";
-  auto NotApplicable = [&](const Twine &Why) {
-    return reject(E, "not-applicable", Why);
-  };
-  if (L->Info->InMacro && !L->Info->GridInPlace)
-    return NotApplicable(macroGridProblem(*L->Info));
-  if (L->Info->InMacro && !L->Info->BlockInPlace)
-    return NotApplicable(macroBlockProblem(*L->Info));
-
-  // The kernel: work that depends on guarded global indices only.
-  if (std::string Why = kernelShapeProblem(Ctx, KI, FD, KName, P.LaunchBound);
-      !Why.empty())
-    return NotApplicable(Why);
-  const auto *Body = cast<CompoundStmt>(FD->getBody());
-  std::array<KernelIndex, 3> Idx;
-  SmallVector<const Stmt *, 8> Stmts(Body->body_begin(), Body->body_end());
-  size_t At = 0;
-  DenseSet<const ValueDecl *> Written = writtenVars(Body);
-  for (; At < Stmts.size(); ++At) {
-    const auto *DS = dyn_cast<DeclStmt>(Stmts[At]);
-    const VarDecl *VD = DS && DS->isSingleDecl()
-                            ? dyn_cast<VarDecl>(DS->getSingleDecl())
-                            : nullptr;
-    auto Dim =
-        VD && VD->hasInit() ? linearIndexDim(VD->getInit()) : std::nullopt;
-    if (!Dim || (*Dim != 'x' && *Dim != 'y' && *Dim != 'z') ||
-        Idx[*Dim - 'x'].V || Written.contains(VD))
-      break;
-    Idx[*Dim - 'x'].V = VD;
-  }
-  if (std::string Why =
-          coordinateUseProblem(Ctx, ArrayRef(Stmts).drop_front(At));
-      !Why.empty())
-    return NotApplicable(KName + Why);
-  // The guard, at once.
+/// Reads the guard right after a kernel's global indices (the statement
+/// at \p At): `if (<conjunction>) body` as the last statement, or
+/// `if (<disjunction>) return;`. Sets each index's bound from the terms
+/// that bound it (boundParam()); returns whether the guard has one of
+/// those shapes.
+bool readGuard(const EditContext &Ctx, ArrayRef<const Stmt *> Stmts, size_t At,
+               std::array<KernelIndex, 3> &Idx,
+               const DenseSet<const ValueDecl *> &Written) {
   const auto *If = At < Stmts.size() ? dyn_cast<IfStmt>(Stmts[At]) : nullptr;
   bool Guarded = If && !If->getElse() && !If->getInit();
   bool EarlyReturn = false;
@@ -639,6 +602,55 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
       }
     }
   }
+  return Guarded;
+}
+
+Expected<LaunchConfigTransform::Plan>
+LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
+  auto L = resolveLaunch(Ctx, E, E.Target);
+  if (!L)
+    return L.takeError();
+  Plan P;
+  P.Launch = *L;
+  P.Kernel = L->Kernel;
+  const KernelInfo &KI = *L->Kernel.Info;
+  const FunctionDecl *FD = L->Kernel.Decl;
+  std::string KName = "kernel '" + KI.Name + "'";
+  auto NotApplicable = [&](const Twine &Why) {
+    return reject(E, "not-applicable", Why);
+  };
+  if (L->Info->InMacro && !L->Info->GridInPlace)
+    return NotApplicable(macroGridProblem(*L->Info));
+  if (L->Info->InMacro && !L->Info->BlockInPlace)
+    return NotApplicable(macroBlockProblem(*L->Info));
+
+  // The kernel: work that depends on guarded global indices only.
+  if (std::string Why = kernelShapeProblem(Ctx, KI, FD, KName, P.LaunchBound);
+      !Why.empty())
+    return NotApplicable(Why);
+  const auto *Body = cast<CompoundStmt>(FD->getBody());
+  std::array<KernelIndex, 3> Idx;
+  SmallVector<const Stmt *, 8> Stmts(Body->body_begin(), Body->body_end());
+  size_t At = 0;
+  DenseSet<const ValueDecl *> Written = writtenVars(Body);
+  for (; At < Stmts.size(); ++At) {
+    const auto *DS = dyn_cast<DeclStmt>(Stmts[At]);
+    const VarDecl *VD = DS && DS->isSingleDecl()
+                            ? dyn_cast<VarDecl>(DS->getSingleDecl())
+                            : nullptr;
+    auto Dim =
+        VD && VD->hasInit() ? linearIndexDim(VD->getInit()) : std::nullopt;
+    if (!Dim || (*Dim != 'x' && *Dim != 'y' && *Dim != 'z') ||
+        Idx[*Dim - 'x'].V || Written.contains(VD))
+      break;
+    Idx[*Dim - 'x'].V = VD;
+  }
+  if (std::string Why =
+          coordinateUseProblem(Ctx, ArrayRef(Stmts).drop_front(At));
+      !Why.empty())
+    return NotApplicable(KName + Why);
+  // The guard, at once.
+  bool Guarded = readGuard(Ctx, Stmts, At, Idx, Written);
 
   // The launch configuration.
   const CUDAKernelCallExpr *Call = findLaunchCall(Ctx, *L->Info);
