@@ -66,24 +66,21 @@ struct SpecPlan {
 /// divisor (what a constant turns into unrolling and shifts).
 struct Decides : RecursiveASTVisitor<Decides> {
   const ValueDecl *P;
-  std::string Loop, Divisor;
+  bool Loop = false, Divisor = false;
   explicit Decides(const ValueDecl *P) : P(P) {}
-  void loop(const Stmt *Header, const Stmt *S) {
-    if (Header && Loop.empty() && mentions(Header, P))
-      Loop = S->getStmtClassName();
-  }
+  void loop(const Stmt *Header) { Loop |= Header && mentions(Header, P); }
   bool VisitForStmt(ForStmt *F) {
-    loop(F->getCond(), F);
-    loop(F->getInc(), F);
-    loop(F->getInit(), F);
+    loop(F->getCond());
+    loop(F->getInc());
+    loop(F->getInit());
     return true;
   }
   bool VisitWhileStmt(WhileStmt *W) {
-    loop(W->getCond(), W);
+    loop(W->getCond());
     return true;
   }
   bool VisitDoStmt(DoStmt *D) {
-    loop(D->getCond(), D);
+    loop(D->getCond());
     return true;
   }
   bool VisitBinaryOperator(BinaryOperator *B) {
@@ -91,7 +88,7 @@ struct Decides : RecursiveASTVisitor<Decides> {
     if ((K == BO_Div || K == BO_Rem || K == BO_DivAssign ||
          K == BO_RemAssign) &&
         mentions(B->getRHS(), P))
-      Divisor = "divisor";
+      Divisor = true;
     return true;
   }
 };
@@ -213,9 +210,9 @@ protected:
       P.Values.push_back(*Why);
       Decides U(D);
       U.TraverseStmt(const_cast<CompoundStmt *>(Body));
-      if (!U.Loop.empty())
+      if (U.Loop)
         Decisions.push_back("'" + D->getNameAsString() + "' bounds a loop");
-      else if (!U.Divisor.empty())
+      else if (U.Divisor)
         Decisions.push_back("'" + D->getNameAsString() + "' is a divisor");
     }
     if (P.Values.empty())
