@@ -128,10 +128,17 @@ TEST(CatalogVectorizeTest, RefusesNearMisses) {
   } Cases[] = {
       {R"(__global__ void k(const float *x, float *y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = x[i + 1];
+  if (i < n) y[i + 1] = x[i];
 }
 )",
-       "access 'x[i + 1]' is not at the thread's own element 'i'"},
+       "access 'y[i + 1]' is not at the thread's own element 'i' (it is "
+       "written)"},
+      {R"(__global__ void k(float *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = y[n - 1 - i];
+}
+)",
+       "'y' is read at another element than the thread's own and written"},
       {R"(__global__ void k(const long long *x, long long *y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = x[i];

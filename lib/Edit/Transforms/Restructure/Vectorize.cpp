@@ -138,11 +138,10 @@ struct MapWalker : AccessWalker<MapWalker> {
       return blockRead(A, Write, Text,
                        {Param->getFunctionScopeIndex(),
                         Field ? Field->getFieldIndex() + 1 : 0});
-    if (!refersTo(A->getIdx(), M.Index)) {
-      fail("access '" + Text + "' is not at the thread's own element '" +
-           M.IndexName + "'");
-      return false;
-    }
+    if (!refersTo(A->getIdx(), M.Index))
+      return laneRead(A, Read, Write, Text,
+                      {Param->getFunctionScopeIndex(),
+                       Field ? Field->getFieldIndex() + 1 : 0});
     QualType T = Ptr->getPointeeType();
     bool Dependent = T->isDependentType();
     std::string Name = exprText(Ctx, cast<Expr>(A->getBase()));
@@ -185,6 +184,70 @@ struct MapWalker : AccessWalker<MapWalker> {
     Uses->push_back(
         {Span->Begin.Offset, Span->End.Offset - Span->Begin.Offset, Key});
     return true;
+  }
+  /// `bias[i % cols]`: a read at another index, kept as a scalar read in
+  /// each lane's copy of the body, where the index names that lane's
+  /// element. Only for arrays the body never writes (walkMapBody() checks
+  /// once every access is known), at an index without side effects made of
+  /// the element index, scalar parameters, the body's own locals and
+  /// constants.
+  bool laneRead(ArraySubscriptExpr *A, bool Read, bool Write, StringRef Text,
+                ArrayKey Key) {
+    std::string Why;
+    if (Write || !Read)
+      Why = "it is written";
+    else if (A->getIdx()->HasSideEffects(Ctx.AST))
+      Why = "its index has side effects";
+    else if (const ValueDecl *V = foreignName(A->getIdx()))
+      Why = "its index reads '" + V->getNameAsString() +
+            "', which is neither the element index, a scalar parameter, a "
+            "local of the body nor a constant";
+    if (!Why.empty()) {
+      fail("access '" + Text + "' is not at the thread's own element '" +
+           M.IndexName + "' (" + Why + ")");
+      return false;
+    }
+    Plan.LaneReads.insert(Key);
+    return TraverseStmt(A->getIdx());
+  }
+  /// A variable \p E names that a lane's copy of the body could not
+  /// recompute for its element, or null.
+  const ValueDecl *foreignName(const Expr *E) const {
+    std::vector<const Stmt *> Work = {E};
+    while (!Work.empty()) {
+      const Stmt *S = Work.back();
+      Work.pop_back();
+      if (!S)
+        continue;
+      // `lut[idx[i]]`: an array read inside the index is an access of its
+      // own (access() judges it); only its index is looked into here.
+      if (const auto *A = dyn_cast<ArraySubscriptExpr>(S)) {
+        Work.push_back(A->getIdx());
+        continue;
+      }
+      if (const auto *DR = dyn_cast<DeclRefExpr>(S)) {
+        const ValueDecl *D = DR->getDecl();
+        const auto *V = dyn_cast<VarDecl>(D);
+        bool Fine = isa<EnumConstantDecl, FunctionDecl>(D) || D == M.Index ||
+                    (V && V->isUsableInConstantExpressions(Ctx.AST)) ||
+                    (isa_and_nonnull<ParmVarDecl>(V) &&
+                     !V->getType()->isPointerType() &&
+                     !V->getType()->isReferenceType()) ||
+                    (V && V->isLocalVarDecl() && declaredInBody(V));
+        if (!Fine)
+          return D;
+      }
+      append_range(Work, S->children());
+    }
+    return nullptr;
+  }
+  bool declaredInBody(const VarDecl *V) const {
+    SourceLocation L = V->getLocation();
+    const SourceManager &SM = Ctx.AST.getSourceManager();
+    return any_of(M.Body, [&](const Stmt *S) {
+      return !SM.isBeforeInTranslationUnit(L, S->getBeginLoc()) &&
+             SM.isBeforeInTranslationUnit(L, S->getEndLoc());
+    });
   }
   /// `bias[blockIdx.x]` in the form that keeps the blocks: a read at an
   /// index that is the same for the whole block (keepBlockUniform()), kept
@@ -340,6 +403,17 @@ std::string walkMapBody(const EditContext &Ctx, VectorizePlan &Plan) {
     if (!Walk.TraverseStmt(const_cast<Stmt *>(S)) || !Walk.Problem.empty())
       return Walk.Problem;
   }
+  // A lane reading an element another lane's vector store writes would
+  // see it before the store (the original's threads raced for it).
+  for (const ArrayKey &K : Plan.LaneReads)
+    if (auto It = Plan.Arrays.find(K);
+        It != Plan.Arrays.end() && It->second.Written)
+      return "'" + It->second.Text +
+             "' is read at another element than the thread's own and "
+             "written: a lane would read what another lane's store writes";
+  if (Plan.Arrays.empty())
+    return "no access is at the thread's own element '" + Plan.Map.IndexName +
+           "': nothing to load or store as vectors";
   return "";
 }
 
@@ -444,6 +518,25 @@ public:
     A.Reason = "map kernel: every global access is at the thread's own "
                "element (" +
                arrayNames(*Plan) + ")";
+    if (!Plan->LaneReads.empty()) {
+      std::vector<std::string> Names;
+      for (const ArrayKey &K : Plan->LaneReads) {
+        const FunctionDecl *FD = Plan->Kernel.Decl;
+        const ParmVarDecl *P = FD->getParamDecl(K.first);
+        std::string N = P->getNameAsString();
+        if (K.second)
+          if (const auto *RD = P->getType()->getAsRecordDecl())
+            N += "." +
+                 std::next(RD->field_begin(), K.second - 1)->getNameAsString();
+        Names.push_back("'" + N + "'");
+      }
+      A.Reason = "map kernel: every global access is at the thread's own "
+                 "element (" +
+                 arrayNames(*Plan) +
+                 ") or a read each element makes at "
+                 "its own index (" +
+                 join(Names, ", ") + ")";
+    }
     if (Plan->Rows)
       A.Reason = rowMapReason(Ctx, *Plan->Rows, arrayNames(*Plan));
     if (!Plan->VectorInstantiations.empty()) {

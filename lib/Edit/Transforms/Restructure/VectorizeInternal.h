@@ -197,6 +197,9 @@ struct VectorizePlan {
   /// Grids that are a local dim3 variable: the launch's span and its text.
   std::vector<std::pair<SourceSpan, std::string>> GridVars;
   bool NeedsScope = false; ///< the body declares locals
+  /// Arrays read at another index than the element's (`bias[i % cols]`):
+  /// each lane's copy of the body reads them as written, with its index.
+  std::set<ArrayKey> LaneReads;
   /// Dependent element types: `std::is_same<T, float>::value`, one per
   /// written type, and the instantiations that take the vector path.
   std::vector<std::string> TypeGuards;
