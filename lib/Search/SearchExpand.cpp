@@ -241,7 +241,7 @@ void Searcher::startPrefetch(
 }
 
 Expected<std::optional<unsigned>> Searcher::expand(unsigned Parent,
-                                                   size_t Index) {
+                                                   size_t Index, bool Only) {
   while (!Nodes[Parent].Untried.empty()) {
     if (!haveBudget())
       return std::nullopt;
@@ -295,6 +295,8 @@ Expected<std::optional<unsigned>> Searcher::expand(unsigned Parent,
       // Free: no evaluation spent, never selected.
       if (auto Err = record(Id))
         return std::move(Err);
+      if (Only)
+        return std::nullopt;
       continue;
     }
     ByKey[Nodes[Id].Key] = Id;

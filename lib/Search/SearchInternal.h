@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,9 +73,17 @@ private:
   llvm::Error ensureProposed(unsigned Id);
   /// Tries untried actions of \p Parent (the one at \p Index first) until
   /// one yields a new program, which is evaluated. Returns its id, or none
-  /// when every remaining action was rejected or a duplicate.
-  llvm::Expected<std::optional<unsigned>> expand(unsigned Parent,
-                                                 size_t Index = 0);
+  /// when every remaining action was rejected or a duplicate. With \p Only,
+  /// tries the one at \p Index alone.
+  llvm::Expected<std::optional<unsigned>>
+  expand(unsigned Parent, size_t Index = 0, bool Only = false);
+  /// MCTS's combination step: the best program's first edit tried after
+  /// another first edit that is faster than the original on its own (each
+  /// pair once). The tree follows the best branch, so an edit that only
+  /// applies before the best one (a block shape before a vectorizing
+  /// rewrite that no longer reads it) would otherwise never be tried with
+  /// it. Whether an evaluation was spent.
+  llvm::Expected<bool> tryCombination();
   llvm::Expected<unsigned> evaluateNode(unsigned Id);
   ApplyOutcome applyCached(unsigned Parent, const Edit &Ed);
   /// Applies (and has built) ahead the edits most likely expanded next.
@@ -129,6 +138,8 @@ private:
   int Best = 0;
   double BestSpeedup = 1;
   std::vector<std::pair<unsigned, double>> Curve;
+  /// Combinations tried: a root child and the edit tried after it.
+  std::set<std::pair<unsigned, std::string>> Combined;
   std::string StopReason;
   bool Stopped = false;
   Clock::time_point Start = Clock::now();

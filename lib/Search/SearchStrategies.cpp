@@ -29,8 +29,47 @@ using namespace llvm;
 namespace optiml {
 namespace search {
 
+Expected<bool> Searcher::tryCombination() {
+  if (Best <= 0 || Nodes[Best].Path.empty())
+    return false;
+  std::string First = editKey(Nodes[Best].Path.front());
+  std::vector<unsigned> Faster;
+  for (unsigned C : Nodes[0].Children) {
+    const SearchNode &N = Nodes[C];
+    if (N.Status == NodeStatus::Evaluated && N.expandable() &&
+        N.Depth < O.MaxDepth && N.Reward.Speed.Cmp == Comparison::Faster &&
+        N.Step && editKey(*N.Step) != First)
+      Faster.push_back(C);
+  }
+  stableSort(Faster, [&](unsigned L, unsigned R) {
+    return Nodes[L].Reward.Total > Nodes[R].Reward.Total;
+  });
+  for (unsigned C : Faster) {
+    if (!Combined.insert({C, First}).second)
+      continue;
+    if (auto Err = ensureProposed(C))
+      return std::move(Err);
+    const std::vector<Action> &U = Nodes[C].Untried;
+    auto It = llvm::find_if(
+        U, [&](const Action &A) { return editKey(A.E) == First; });
+    if (It == U.end())
+      continue;
+    auto New = expand(C, It - U.begin(), /*Only=*/true);
+    if (!New)
+      return New.takeError();
+    if (*New)
+      return true;
+  }
+  return false;
+}
+
 Error Searcher::runMcts() {
   while (haveBudget()) {
+    auto Combo = tryCombination();
+    if (!Combo)
+      return Combo.takeError();
+    if (*Combo)
+      continue;
     unsigned Id = 0;
     bool Evaluated = false;
     while (!Evaluated && haveBudget()) {

@@ -154,6 +154,30 @@ TEST(SearchTest, RegressionsBeyondNoiseAreNotExpanded) {
   EXPECT_EQ(R.Evaluations, 3u);
 }
 
+// 'l' (a block shape, 1.16x alone) is offered only before 'v' (a
+// vectorizing rewrite, 1.7x alone), and edits within noise ('u', 'r',
+// 'h') are offered only after 'v', as unrolls of the loops it writes:
+// MCTS alone spends the budget on 'v''s branch. The combination step
+// tries 'v' after 'l' as soon as 'l' is faster on its own.
+TEST(SearchTest, MctsCombinesAFasterEditThatOnlyAppliesBeforeTheBest) {
+  Fixture F("vlurh");
+  F.W.Factor = {{'v', 1.7}, {'l', 1.16}};
+  F.Pol.NotAfter = {{'l', 'v'}};
+  F.Pol.OnlyAfter = {{'u', 'v'}, {'r', 'v'}, {'h', 'v'}};
+  F.Pol.Priors = {{'v', 1.0}, {'l', 0.5}};
+  F.O.Budget = 8;
+  auto R = F.run();
+  std::string Best = lettersOf(R, R.Best);
+  EXPECT_NE(Best.find('l'), std::string::npos) << Best;
+  EXPECT_NE(Best.find('v'), std::string::npos) << Best;
+  unsigned FoundAt = 0;
+  for (const SearchNode &N : R.Nodes)
+    if (letters(N.Source) == "lv")
+      FoundAt = N.Evaluation;
+  EXPECT_GT(FoundAt, 0u);
+  EXPECT_LE(FoundAt, 4u);
+}
+
 TEST(SearchTest, RejectedEditsAreJournaledButCostNoEvaluation) {
   Fixture F("!a");
   F.O.Budget = 5;

@@ -87,6 +87,14 @@ public:
     for (char C : Alphabet) {
       if (Have.find(C) != std::string::npos)
         continue;
+      // Not offered once the letter it must precede is applied, nor before
+      // the letter it must follow.
+      if (auto It = NotAfter.find(C);
+          It != NotAfter.end() && Have.find(It->second) != std::string::npos)
+        continue;
+      if (auto It = OnlyAfter.find(C);
+          It != OnlyAfter.end() && Have.find(It->second) == std::string::npos)
+        continue;
       Action A;
       A.E = edit(C);
       auto It = Priors.find(C);
@@ -98,6 +106,9 @@ public:
   }
   std::string Alphabet;
   std::map<char, double> Priors;
+  /// Letters offered only before another ('l' before 'v'), or only after
+  /// one ('u' after 'v').
+  std::map<char, char> NotAfter, OnlyAfter;
   unsigned Calls = 0;
 };
 
