@@ -72,6 +72,7 @@ __global__ void jacobi(int n, const float* in, float* out) {
   int j0 = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
   bool ok[4];
+  #pragma unroll
   for (int w = 0; w < 4; ++w) {
     int j = j0 + w;
     ok[w] = i > 0 && i < n - 1 && j > 0 && j < n - 1;
@@ -130,6 +131,7 @@ __global__ void jacobi(int n, const float* in, float* out) {
           (&out[i * n + j])[3] = o.w;
       }
     } else {
+      #pragma unroll
       for (int w = 0; w < 4; ++w) {
         int j = j0 + w;
         if (i > 0 && i < n - 1 && j > 0 && j < n - 1)

@@ -74,6 +74,7 @@ __global__ void stencil(int n, const float* in, float* out) {
   int y = blockIdx.y * blockDim.y + threadIdx.y;
   int z = blockIdx.z * blockDim.z + threadIdx.z;
   bool ok[4];
+  #pragma unroll
   for (int w = 0; w < 4; ++w) {
     int x = x0 + w;
     ok[w] = x > 0 && x < n - 1 && y > 0 && y < n - 1 && z > 0 && z < n - 1;
@@ -154,6 +155,7 @@ __global__ void stencil(int n, const float* in, float* out) {
           (&out[c])[3] = o.w;
       }
     } else {
+      #pragma unroll
       for (int w = 0; w < 4; ++w) {
         int x = x0 + w;
         if (x > 0 && x < n - 1 && y > 0 && y < n - 1 && z > 0 && z < n - 1) {

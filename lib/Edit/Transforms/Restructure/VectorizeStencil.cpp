@@ -819,6 +819,7 @@ VectorizeStencil::rewrite(const EditContext &Ctx, const Edit &E,
 
   std::string Text = fillTemplate(
       R"(bool ${Ok}[${Width}];
+${I}#pragma unroll
 ${I}for (int ${W} = 0; ${W} < ${Width}; ++${W}) {
 ${I}  ${XHead} = ${X0} + ${W};
 ${I}  ${Ok}[${W}] = ${Cond};
@@ -833,6 +834,7 @@ ${I}      *reinterpret_cast<${OutVec} *>(&${Store}) = ${O};
 ${I}    } else {
 ${Partial}${I}    }
 ${I}  } else {
+${I}    #pragma unroll
 ${I}    for (int ${W} = 0; ${W} < ${Width}; ++${W}) {
 ${I}      ${XHead} = ${X0} + ${W};
 ${I}      ${Original}
