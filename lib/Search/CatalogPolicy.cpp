@@ -146,6 +146,10 @@ Expected<std::vector<Action>> CatalogPolicy::propose(const PolicyContext &Ctx) {
         continue;
       std::string Why;
       double Base = catalogPrior(C.T->kind(), K, Bound, Occ, &Why);
+      if (C.A.PriorScale > 0 && C.A.PriorScale != 1) {
+        Base *= C.A.PriorScale;
+        Why += (Why.empty() ? "" : "; ") + C.A.PriorWhy;
+      }
       // Suggestions come best first: decay their priors with rank.
       double Rank = 1;
       for (Edit &E : C.A.Suggestions) {

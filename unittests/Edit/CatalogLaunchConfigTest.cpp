@@ -26,6 +26,7 @@ TEST(CatalogLaunchConfigTest, RescalesCeilDivGrid) {
   Applicability A = prepareOn(launchConfig(), Src, "scale/launch0");
   EXPECT_TRUE(A.Applies) << A.Reason;
   EXPECT_EQ(A.Suggestions.size(), 2u); // 128 and 512; 256 is the current
+  EXPECT_EQ(A.PriorScale, 1);          // one row per warp already
   EXPECT_EQ(applyTo(launchConfig(), Src,
                     makeEdit("launch-config", "scale/launch0",
                              {{"block", int64_t(128)}})),
@@ -96,6 +97,10 @@ TEST(CatalogLaunchConfigTest, ThreeDStencilWithShiftedBounds) {
   ASSERT_EQ(A.Suggestions.size(), 3u);
   for (const Edit &S : A.Suggestions)
     EXPECT_TRUE(S.getInt("block_z").has_value());
+  // 8 threads wide: a warp reads four row segments; tried early.
+  EXPECT_EQ(A.PriorScale, 2);
+  EXPECT_NE(A.PriorWhy.find("blocks 8 threads wide"), std::string::npos)
+      << A.PriorWhy;
   EXPECT_EQ(applyTo(launchConfig(), Src,
                     makeEdit("launch-config", "st/launch0",
                              {{"block_x", int64_t(16)},

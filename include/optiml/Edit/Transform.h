@@ -54,6 +54,10 @@ struct Applicability {
   std::string Reason;
   /// Concrete edits worth trying (with parameters), best first.
   std::vector<Edit> Suggestions;
+  /// How much more than usual the transform's own analysis expects of its
+  /// suggestions here (a search scales its prior by it), and why.
+  double PriorScale = 1;
+  std::string PriorWhy;
 };
 
 class Transform {

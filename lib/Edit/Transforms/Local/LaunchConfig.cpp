@@ -321,6 +321,18 @@ public:
     A.Reason = "the kernel's work depends on its guarded global indices only "
                "and the grid is sized from the block (" +
                join(Plan->Explain, "; ") + ")";
+    // A block narrower than a warp in x makes each warp read several short
+    // row segments (8 floats: 32 bytes) where a warp-wide block reads whole
+    // 128-byte lines: worth trying early.
+    int64_t OldX = Plan->Old[0].value_or(1);
+    bool Multi = Plan->Old[1].value_or(1) > 1 || Plan->Old[2].value_or(1) > 1;
+    if (Multi && OldX < 32) {
+      A.PriorScale = 2;
+      A.PriorWhy = "blocks " + std::to_string(OldX) +
+                   " threads wide: each warp reads " +
+                   std::to_string(32 / std::max<int64_t>(OldX, 1)) +
+                   " short row segments";
+    }
     // The shapes offered keep the block's dimensionality; a 3D block is
     // offered only where its z dimension can change too.
     bool ThreeD = Plan->Old[2].value_or(1) > 1 && Plan->Grid[2];
