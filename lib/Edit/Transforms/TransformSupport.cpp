@@ -867,21 +867,26 @@ bool stableVar(const VarDecl *V) {
   return Fn && Fn->getBody() && !writtenVars(Fn->getBody()).contains(V);
 }
 
-bool stableExpr(const Expr *E, const ASTContext &AST) {
-  if (E->HasSideEffects(AST))
-    return false;
-  std::vector<const Stmt *> Work = {E};
+const DeclRefExpr *findDeclRef(const Stmt *S,
+                               function_ref<bool(const DeclRefExpr *)> Match) {
+  std::vector<const Stmt *> Work = {S};
   while (!Work.empty()) {
-    const Stmt *S = Work.back();
+    const Stmt *X = Work.back();
     Work.pop_back();
-    if (!S)
+    if (!X)
       continue;
-    if (const auto *DR = dyn_cast<DeclRefExpr>(S))
-      if (const auto *V = dyn_cast<VarDecl>(DR->getDecl()); V && !stableVar(V))
-        return false;
-    append_range(Work, S->children());
+    if (const auto *DR = dyn_cast<DeclRefExpr>(X); DR && Match(DR))
+      return DR;
+    append_range(Work, X->children());
   }
-  return true;
+  return nullptr;
+}
+
+bool stableExpr(const Expr *E, const ASTContext &AST) {
+  return !E->HasSideEffects(AST) && !findDeclRef(E, [](const DeclRefExpr *DR) {
+    const auto *V = dyn_cast<VarDecl>(DR->getDecl());
+    return V && !stableVar(V);
+  });
 }
 
 bool sameValueExpr(const Expr *A, const Expr *B) {

@@ -224,6 +224,12 @@ bool isBlockUniform(const clang::Expr *E, const clang::FunctionDecl *Kernel);
 /// and initialized, or a local variable or parameter its function never
 /// writes (writtenVars()).
 bool stableVar(const clang::VarDecl *V);
+
+/// The first reference in \p S (depth first, through every child) that
+/// \p Match accepts, or null.
+const clang::DeclRefExpr *
+findDeclRef(const clang::Stmt *S,
+            llvm::function_ref<bool(const clang::DeclRefExpr *)> Match);
 /// \p E has no side effects and reads only stable variables: computed
 /// apart from a launch (a grid variable, a struct's initializer), it has
 /// the value it would have at the launch.

@@ -133,20 +133,12 @@ const VarDecl *uncapturedLocal(const FunctionDecl *Caller,
       return C.capturesVariable() && C.getCapturedVar() == V;
     });
   };
-  std::vector<const Stmt *> Work = {E};
-  while (!Work.empty()) {
-    const Stmt *S = Work.back();
-    Work.pop_back();
-    if (!S)
-      continue;
-    if (const auto *DR = dyn_cast<DeclRefExpr>(S))
-      if (const auto *V = dyn_cast<VarDecl>(DR->getDecl());
-          V && V->getDeclContext() == Owner &&
-          !V->isUsableInConstantExpressions(AST) && !Captured(V))
-        return V;
-    append_range(Work, S->children());
-  }
-  return nullptr;
+  const DeclRefExpr *R = findDeclRef(E, [&](const DeclRefExpr *DR) {
+    const auto *V = dyn_cast<VarDecl>(DR->getDecl());
+    return V && V->getDeclContext() == Owner &&
+           !V->isUsableInConstantExpressions(AST) && !Captured(V);
+  });
+  return R ? cast<VarDecl>(R->getDecl()) : nullptr;
 }
 
 Expected<Dims> configDims(const EditContext &Ctx, const Edit &E,

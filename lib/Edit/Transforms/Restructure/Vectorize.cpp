@@ -213,33 +213,19 @@ struct MapWalker : AccessWalker<MapWalker> {
   /// A variable \p E names that a lane's copy of the body could not
   /// recompute for its element, or null.
   const ValueDecl *foreignName(const Expr *E) const {
-    std::vector<const Stmt *> Work = {E};
-    while (!Work.empty()) {
-      const Stmt *S = Work.back();
-      Work.pop_back();
-      if (!S)
-        continue;
-      // `lut[idx[i]]`: an array read inside the index is an access of its
-      // own (access() judges it); only its index is looked into here.
-      if (const auto *A = dyn_cast<ArraySubscriptExpr>(S)) {
-        Work.push_back(A->getIdx());
-        continue;
-      }
-      if (const auto *DR = dyn_cast<DeclRefExpr>(S)) {
-        const ValueDecl *D = DR->getDecl();
-        const auto *V = dyn_cast<VarDecl>(D);
-        bool Fine = isa<EnumConstantDecl, FunctionDecl>(D) || D == M.Index ||
-                    (V && V->isUsableInConstantExpressions(Ctx.AST)) ||
-                    (isa_and_nonnull<ParmVarDecl>(V) &&
-                     !V->getType()->isPointerType() &&
-                     !V->getType()->isReferenceType()) ||
-                    (V && V->isLocalVarDecl() && declaredInBody(V));
-        if (!Fine)
-          return D;
-      }
-      append_range(Work, S->children());
-    }
-    return nullptr;
+    // Parameters are the same in every lane; how a pointer parameter is
+    // used inside the index (`lut[idx[i]]`: an access of its own) is
+    // judged when the index is walked.
+    const DeclRefExpr *R = findDeclRef(E, [&](const DeclRefExpr *DR) {
+      const ValueDecl *D = DR->getDecl();
+      const auto *V = dyn_cast<VarDecl>(D);
+      return !(isa<EnumConstantDecl, FunctionDecl>(D) || D == M.Index ||
+               (V && V->isUsableInConstantExpressions(Ctx.AST)) ||
+               (isa_and_nonnull<ParmVarDecl>(V) &&
+                !V->getType()->isReferenceType()) ||
+               (V && V->isLocalVarDecl() && declaredInBody(V)));
+    });
+    return R ? R->getDecl() : nullptr;
   }
   bool declaredInBody(const VarDecl *V) const {
     SourceLocation L = V->getLocation();
