@@ -10,7 +10,11 @@
 // suggestions keep the block's dimensionality. Look-alikes refused with
 // their reasons: an unsigned `n - 1` (wraps for n = 0 and lets every
 // thread through), `x <= n`, and a 3D kernel whose z index is not
-// guarded. The input file is left as it was.
+// guarded. Coarsened kernels, whose thread covers 4 points along x: the
+// 7-point stencil after vectorize-stencil (its grid in x divided by 32, y
+// and z read from the dim3 variable) becomes 16x8x4; a hand-written 2D
+// kernel of 4 points a thread becomes 32x8. The input file is left as it
+// was.
 // REQUIRES: cuda-sdk
 // RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu && cp %s %t/all.cu
 // RUN: clang-optiml transforms -v %t/k.cu | FileCheck --check-prefix=WHY %s
@@ -35,6 +39,8 @@
 // HOST: PASS unsigned
 // HOST: PASS inclusive
 // HOST: PASS zfree
+// HOST: PASS stencil7v
+// HOST: PASS rows4
 // HOST-NEXT: PASS
 
 // WHY: launch-config stencil7/launch0: {{.*}}(x: '(n + 7) / 8' covers 'x < n - 1'; y: '(n + 7) / 8' covers 'y < n - 1'; z: '(n + 7) / 8' covers 'z < n - 1')
@@ -45,6 +51,8 @@
 // WHY: launch-config jacobi/launch0: {{.*}}(x: '(n + 15) / 16' covers 'j <= n - 2'; y: '(n + 15) / 16' covers 'i < n - 1')
 // WHY: try {"kind":"launch-config","target":"jacobi/launch0","params":{"block_x":32,"block_y":8}}
 // WHY: launch-config box/launch0: {{.*}}z: '(d + 1) / 2' covers 'z < d - 1'
+// WHY: launch-config rows4/launch0: {{.*}}(x: '(w + 63) / 64' covers 'x0 < w' (4 points a thread); y: '(h + 7) / 8' covers 'y < h')
+// WHY: try {"kind":"launch-config","target":"rows4/launch0","params":{"block_x":16,"block_y":16}}
 // WHY: not launch-config unsigned_/launch0: kernel 'unsigned_' has no global x index 'blockIdx.x * blockDim.x + threadIdx.x' guarded at once by a parameter bound; the threads past the data might do work
 // WHY: not launch-config inclusive/launch0: kernel 'inclusive' has no global x index 'blockIdx.x * blockDim.x + threadIdx.x' guarded at once by a parameter bound; the threads past the data might do work
 // ZFREE: clang-optiml: error: launch-config zfree/launch0 rejected: [not-applicable] kernel 'zfree' has no global z index 'blockIdx.z * blockDim.z + threadIdx.z' guarded at once by a parameter bound; the threads past the data might do work
@@ -52,10 +60,15 @@
 // EDIT: {"kind":"launch-config","target":"stencil7/launch0","params":{"block_x":16,"block_y":8,"block_z":4}}
 // EDIT: {"kind":"launch-config","target":"jacobi/launch0","params":{"block_x":32,"block_y":8}}
 // EDIT: {"kind":"launch-config","target":"box/launch0","params":{"block_z":8}}
+// EDIT: {"kind":"vectorize-stencil","target":"stencil7v"}
+// EDIT: {"kind":"launch-config","target":"stencil7v/launch0","params":{"block_x":16,"block_y":8,"block_z":4}}
+// EDIT: {"kind":"launch-config","target":"rows4/launch0","params":{"block_x":32,"block_y":8}}
 
 // OUT: bench([&] { stencil7<<<dim3((n + 15) / 16, (n + 7) / 8, (n + 3) / 4), dim3(16, 8, 4)>>>(n, din, dout); });
 // OUT: jacobi<<<dim3((n + 31) / 32, (n + 7) / 8), dim3(32, 8)>>>(n, da, db);
 // OUT: box<<<dim3((w + 31) / 32, (h + 3) / 4, (d + 7) / 8), dim3(32, 4, 8)>>>(w, h, d, din, dout);
+// OUT: bench([&] { stencil7v<<<dim3((n + 63) / 64, blocks.y, (n + 3) / 4), dim3(16, 8, 4)>>>(n, din, dout); });
+// OUT: rows4<<<dim3((w + 127) / 128, (h + 7) / 8), dim3(32, 8)>>>(w, h, din, dout);
 
 #include <cmath>
 #include <cstdio>
@@ -110,6 +123,30 @@ __global__ void box(int w, int h, int d, const float *in, float *out) {
   if (x < w && y < h && z > 0 && z < d - 1) {
     size_t c = ((size_t)z * h + y) * w + x, s = (size_t)w * h;
     out[c] = (in[c - s] + in[c] + in[c + s]) / 3.f;
+  }
+}
+
+// The same stencil, to be vectorized first (4 points a thread along x).
+__global__ void stencil7v(int n, const float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  int z = blockIdx.z * blockDim.z + threadIdx.z;
+  if (x > 0 && x < n - 1 && y > 0 && y < n - 1 && z > 0 && z < n - 1) {
+    size_t c = ((size_t)z * n + y) * n + x;
+    size_t sy = n, sz = (size_t)n * n;
+    out[c] = C0 * in[c] + C1 * (in[c - 1] + in[c + 1] + in[c - sy] +
+                                in[c + sy] + in[c - sz] + in[c + sz]);
+  }
+}
+
+// Coarsened by hand: each thread scales 4 consecutive points of a row.
+__global__ void rows4(int w, int h, const float *in, float *out) {
+  int x0 = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (y < h && x0 < w) {
+    for (int k = 0; k < 4; ++k)
+      if (x0 + k < w)
+        out[(size_t)y * w + x0 + k] = 3.f * in[(size_t)y * w + x0 + k] + k;
   }
 }
 
@@ -234,6 +271,33 @@ int main() {
     float *din = upload(in), *dout = upload(std::vector<float>(in.size(), 0.f));
     zfree<<<dim3((n + 7) / 8, (n + 7) / 8, (n + 7) / 8), dim3(8, 8, 8)>>>(n, din, dout);
     expect("zfree", download(dout, in.size()), want);
+  }
+  {
+    const int n = 21;
+    auto in = values(n * n * n, 7);
+    std::vector<float> want(in.size(), -1.f);
+    for (int z = 1; z < n - 1; ++z)
+      for (int y = 1; y < n - 1; ++y)
+        for (int x = 1; x < n - 1; ++x) {
+          size_t c = ((size_t)z * n + y) * n + x, sy = n, sz = n * n;
+          want[c] = C0 * in[c] + C1 * (in[c - 1] + in[c + 1] + in[c - sy] +
+                                       in[c + sy] + in[c - sz] + in[c + sz]);
+        }
+    float *din = upload(in), *dout = upload(std::vector<float>(in.size(), -1.f));
+    dim3 threads(8, 8, 8), blocks((n + 7) / 8, (n + 7) / 8, (n + 7) / 8);
+    bench([&] { stencil7v<<<blocks, threads>>>(n, din, dout); });
+    expect("stencil7v", download(dout, in.size()), want);
+  }
+  {
+    const int w = 141, h = 19;
+    auto in = values(w * h, 8);
+    std::vector<float> want(in.size());
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x)
+        want[(size_t)y * w + x] = 3.f * in[(size_t)y * w + x] + x % 4;
+    float *din = upload(in), *dout = upload(std::vector<float>(in.size(), -1.f));
+    rows4<<<dim3((w + 63) / 64, (h + 7) / 8), dim3(16, 8)>>>(w, h, din, dout);
+    expect("rows4", download(dout, in.size()), want);
   }
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures != 0;

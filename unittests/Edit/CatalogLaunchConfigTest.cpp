@@ -121,6 +121,94 @@ TEST(CatalogLaunchConfigTest, ThreeDStencilWithShiftedBounds) {
             std::string::npos);
 }
 
+TEST(CatalogLaunchConfigTest, CoarsenedIndexAndDim3Components) {
+  // Each thread covers 4 points along x from x0 (a vectorized or hand-
+  // coarsened kernel); the launch divides the x grid by 8 * 4 and reads
+  // y from the grid variable's component.
+  std::string Kernel =
+      R"(__global__ void k(int n, int m, const float *in, float *out) {
+  int x0 = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (y < m && x0 < n) {
+    for (int w = 0; w < 4; ++w) {
+      int x = x0 + w;
+      if (x < n)
+        out[y * n + x] = 2.0f * in[y * n + x];
+    }
+  }
+}
+)";
+  std::string Src =
+      Kernel + R"(void run(const float *in, float *out, int n, int m) {
+  dim3 t(8, 8), b((n + 7) / 8, (m + 7) / 8);
+  k<<<dim3((n + 31) / 32, b.y), t>>>(n, m, in, out);
+}
+)";
+  Applicability A = prepareOn(launchConfig(), Src, "k/launch0");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  EXPECT_NE(A.Reason.find("'x0 < n' (4 points a thread)"), std::string::npos)
+      << A.Reason;
+  EXPECT_NE(A.Reason.find("'b.y' covers 'y < m'"), std::string::npos)
+      << A.Reason;
+  // 8 threads of 4 points: 32 points, a warp's row segment is whole.
+  EXPECT_EQ(A.PriorScale, 1);
+  ASSERT_FALSE(A.Suggestions.empty());
+  EXPECT_EQ(A.Suggestions.front().getInt("block_x"), 16);
+  EXPECT_EQ(
+      applyTo(launchConfig(), Src,
+              makeEdit("launch-config", "k/launch0",
+                       {{"block_x", int64_t(16)}, {"block_y", int64_t(16)}})),
+      Kernel + R"(void run(const float *in, float *out, int n, int m) {
+  dim3 t(8, 8), b((n + 7) / 8, (m + 7) / 8);
+  k<<<dim3((n + 63) / 64, (m + 15) / 16), dim3(16, 16)>>>(n, m, in, out);
+}
+)");
+}
+
+TEST(CatalogLaunchConfigTest, RefusesCoarsenedIndicesItCannotFollow) {
+  auto Kernel = [](const char *Index) {
+    return std::string("__global__ void k(float *x, int n, int s) {\n"
+                       "  int i = ") +
+           Index +
+           ";\n"
+           "  if (i < n)\n"
+           "    for (int w = 0; w < 2 && i + w < n; ++w)\n"
+           "      x[i + w] = 0.f;\n"
+           "}\n";
+  };
+  // The grid was not divided by the 2 points a thread covers.
+  std::string Src = Kernel("(blockIdx.x * blockDim.x + threadIdx.x) * 2") +
+                    "void run(float *x, int n) {\n"
+                    "  k<<<(n + 255) / 256, 256>>>(x, n, 2);\n"
+                    "}\n";
+  Applicability A = prepareOn(launchConfig(), Src, "k/launch0");
+  EXPECT_FALSE(A.Applies);
+  EXPECT_NE(A.Reason.find("times the 2 points a thread covers"),
+            std::string::npos)
+      << A.Reason;
+  // A stride that is not a constant.
+  Src = Kernel("(blockIdx.x * blockDim.x + threadIdx.x) * s") +
+        "void run(float *x, int n) {\n"
+        "  k<<<(n + 511) / 512, 256>>>(x, n, 2);\n"
+        "}\n";
+  A = prepareOn(launchConfig(), Src, "k/launch0");
+  EXPECT_FALSE(A.Applies);
+  EXPECT_NE(A.Reason.find("outside a global index"), std::string::npos)
+      << A.Reason;
+  // The grid variable whose component is read changes before the launch.
+  Src = Kernel("blockIdx.x * blockDim.x + threadIdx.x") +
+        "void run(float *x, int n) {\n"
+        "  dim3 g((n + 255) / 256);\n"
+        "  g.x += 1;\n"
+        "  k<<<g.x, 256>>>(x, n, 2);\n"
+        "}\n";
+  A = prepareOn(launchConfig(), Src, "k/launch0");
+  EXPECT_FALSE(A.Applies);
+  EXPECT_NE(A.Reason.find("'g' is assigned after its declaration"),
+            std::string::npos)
+      << A.Reason;
+}
+
 TEST(CatalogLaunchConfigTest, RefusesBoundsThatLetThreadsThrough) {
   // Each guard lets an index at or past the grid's size through for some
   // n: the threads past the data would do work.

@@ -71,71 +71,73 @@ static const int ITERS = 10;   // sweeps per solve (even, so the result ends in 
 __global__ void jacobi(int n, const float* in, float* out) {
   int j0 = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
   int i = blockIdx.y * blockDim.y + threadIdx.y;
-  bool ok[4];
-  #pragma unroll
-  for (int w = 0; w < 4; ++w) {
-    int j = j0 + w;
-    ok[w] = i > 0 && i < n - 1 && j > 0 && j < n - 1;
-  }
-  const bool all = ok[0] && ok[1] && ok[2] && ok[3];
-  if (ok[0] || ok[1] || ok[2] || ok[3]) {
-    int j = j0;
-    if (reinterpret_cast<unsigned long long>(&out[i * n + j]) % 16 == 0 &&
-        reinterpret_cast<unsigned long long>(&in[(i - 1) * n + j]) % 16 == 0 &&
-        reinterpret_cast<unsigned long long>(&in[(i + 1) * n + j]) % 16 == 0 &&
-        reinterpret_cast<unsigned long long>(&in[i * n + j]) % 16 == 0) {
-      float4 r0v0;
-      if (all)
-        r0v0 = __ldg(reinterpret_cast<const float4 *>(&in[(i - 1) * n + j]));
-      else {
-        r0v0.x = (ok[0]) ? __ldg(&in[(i - 1) * n + j]) : float();
-        r0v0.y = (ok[1]) ? __ldg(&in[(i - 1) * n + j + 1]) : float();
-        r0v0.z = (ok[2]) ? __ldg(&in[(i - 1) * n + j + 2]) : float();
-        r0v0.w = (ok[3]) ? __ldg(&in[(i - 1) * n + j + 3]) : float();
-      }
-      float4 r1v0;
-      if (all)
-        r1v0 = __ldg(reinterpret_cast<const float4 *>(&in[(i + 1) * n + j]));
-      else {
-        r1v0.x = (ok[0]) ? __ldg(&in[(i + 1) * n + j]) : float();
-        r1v0.y = (ok[1]) ? __ldg(&in[(i + 1) * n + j + 1]) : float();
-        r1v0.z = (ok[2]) ? __ldg(&in[(i + 1) * n + j + 2]) : float();
-        r1v0.w = (ok[3]) ? __ldg(&in[(i + 1) * n + j + 3]) : float();
-      }
-      const float r2sm1 = (ok[0]) ? __ldg(&in[i * n + j - 1]) : float();
-      float4 r2v0;
-      if (all)
-        r2v0 = __ldg(reinterpret_cast<const float4 *>(&in[i * n + j]));
-      else {
-        r2v0.x = (ok[1]) ? __ldg(&in[i * n + j]) : float();
-        r2v0.y = (ok[2] || ok[0]) ? __ldg(&in[i * n + j + 1]) : float();
-        r2v0.z = (ok[3] || ok[1]) ? __ldg(&in[i * n + j + 2]) : float();
-        r2v0.w = (ok[2]) ? __ldg(&in[i * n + j + 3]) : float();
-      }
-      const float r2s4 = (ok[3]) ? __ldg(&in[i * n + j + 4]) : float();
-      float4 o;
-      o.x = ok[0] ? (0.25f * (r0v0.x + r1v0.x + r2sm1 + r2v0.y)) : float();
-      o.y = ok[1] ? (0.25f * (r0v0.y + r1v0.y + r2v0.x + r2v0.z)) : float();
-      o.z = ok[2] ? (0.25f * (r0v0.z + r1v0.z + r2v0.y + r2v0.w)) : float();
-      o.w = ok[3] ? (0.25f * (r0v0.w + r1v0.w + r2v0.z + r2s4)) : float();
-      if (all) {
-        *reinterpret_cast<float4 *>(&out[i * n + j]) = o;
+  if (i > 0 && i < n - 1 && j0 < n - 1) {
+    bool ok[4];
+    #pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      int j = j0 + w;
+      ok[w] = i > 0 && i < n - 1 && j > 0 && j < n - 1;
+    }
+    const bool all = ok[0] && ok[1] && ok[2] && ok[3];
+    if (ok[0] || ok[1] || ok[2] || ok[3]) {
+      int j = j0;
+      if (reinterpret_cast<unsigned long long>(&out[i * n + j]) % 16 == 0 &&
+          reinterpret_cast<unsigned long long>(&in[(i - 1) * n + j]) % 16 == 0 &&
+          reinterpret_cast<unsigned long long>(&in[(i + 1) * n + j]) % 16 == 0 &&
+          reinterpret_cast<unsigned long long>(&in[i * n + j]) % 16 == 0) {
+        float4 r0v0;
+        if (all)
+          r0v0 = __ldg(reinterpret_cast<const float4 *>(&in[(i - 1) * n + j]));
+        else {
+          r0v0.x = (ok[0]) ? __ldg(&in[(i - 1) * n + j]) : float();
+          r0v0.y = (ok[1]) ? __ldg(&in[(i - 1) * n + j + 1]) : float();
+          r0v0.z = (ok[2]) ? __ldg(&in[(i - 1) * n + j + 2]) : float();
+          r0v0.w = (ok[3]) ? __ldg(&in[(i - 1) * n + j + 3]) : float();
+        }
+        float4 r1v0;
+        if (all)
+          r1v0 = __ldg(reinterpret_cast<const float4 *>(&in[(i + 1) * n + j]));
+        else {
+          r1v0.x = (ok[0]) ? __ldg(&in[(i + 1) * n + j]) : float();
+          r1v0.y = (ok[1]) ? __ldg(&in[(i + 1) * n + j + 1]) : float();
+          r1v0.z = (ok[2]) ? __ldg(&in[(i + 1) * n + j + 2]) : float();
+          r1v0.w = (ok[3]) ? __ldg(&in[(i + 1) * n + j + 3]) : float();
+        }
+        const float r2sm1 = (ok[0]) ? __ldg(&in[i * n + j - 1]) : float();
+        float4 r2v0;
+        if (all)
+          r2v0 = __ldg(reinterpret_cast<const float4 *>(&in[i * n + j]));
+        else {
+          r2v0.x = (ok[1]) ? __ldg(&in[i * n + j]) : float();
+          r2v0.y = (ok[2] || ok[0]) ? __ldg(&in[i * n + j + 1]) : float();
+          r2v0.z = (ok[3] || ok[1]) ? __ldg(&in[i * n + j + 2]) : float();
+          r2v0.w = (ok[2]) ? __ldg(&in[i * n + j + 3]) : float();
+        }
+        const float r2s4 = (ok[3]) ? __ldg(&in[i * n + j + 4]) : float();
+        float4 o;
+        o.x = ok[0] ? (0.25f * (r0v0.x + r1v0.x + r2sm1 + r2v0.y)) : float();
+        o.y = ok[1] ? (0.25f * (r0v0.y + r1v0.y + r2v0.x + r2v0.z)) : float();
+        o.z = ok[2] ? (0.25f * (r0v0.z + r1v0.z + r2v0.y + r2v0.w)) : float();
+        o.w = ok[3] ? (0.25f * (r0v0.w + r1v0.w + r2v0.z + r2s4)) : float();
+        if (all) {
+          *reinterpret_cast<float4 *>(&out[i * n + j]) = o;
+        } else {
+          if (ok[0])
+            (&out[i * n + j])[0] = o.x;
+          if (ok[1])
+            (&out[i * n + j])[1] = o.y;
+          if (ok[2])
+            (&out[i * n + j])[2] = o.z;
+          if (ok[3])
+            (&out[i * n + j])[3] = o.w;
+        }
       } else {
-        if (ok[0])
-          (&out[i * n + j])[0] = o.x;
-        if (ok[1])
-          (&out[i * n + j])[1] = o.y;
-        if (ok[2])
-          (&out[i * n + j])[2] = o.z;
-        if (ok[3])
-          (&out[i * n + j])[3] = o.w;
-      }
-    } else {
-      #pragma unroll
-      for (int w = 0; w < 4; ++w) {
-        int j = j0 + w;
-        if (i > 0 && i < n - 1 && j > 0 && j < n - 1)
-          out[i * n + j] = 0.25f * (in[(i - 1) * n + j] + in[(i + 1) * n + j] + in[i * n + j - 1] + in[i * n + j + 1]);
+        #pragma unroll
+        for (int w = 0; w < 4; ++w) {
+          int j = j0 + w;
+          if (i > 0 && i < n - 1 && j > 0 && j < n - 1)
+            out[i * n + j] = 0.25f * (in[(i - 1) * n + j] + in[(i + 1) * n + j] + in[i * n + j - 1] + in[i * n + j + 1]);
+        }
       }
     }
   }

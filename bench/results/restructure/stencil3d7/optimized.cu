@@ -73,95 +73,97 @@ __global__ void stencil(int n, const float* in, float* out) {
   int x0 = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
   int y = blockIdx.y * blockDim.y + threadIdx.y;
   int z = blockIdx.z * blockDim.z + threadIdx.z;
-  bool ok[4];
-  #pragma unroll
-  for (int w = 0; w < 4; ++w) {
-    int x = x0 + w;
-    ok[w] = x > 0 && x < n - 1 && y > 0 && y < n - 1 && z > 0 && z < n - 1;
-  }
-  const bool all = ok[0] && ok[1] && ok[2] && ok[3];
-  if (ok[0] || ok[1] || ok[2] || ok[3]) {
-    int x = x0;
-    size_t c = ((size_t)z * n + y) * n + x;
-    size_t sy = n, sz = (size_t)n * n;
-    if (reinterpret_cast<unsigned long long>(&out[c]) % 16 == 0 &&
-        reinterpret_cast<unsigned long long>(&in[c]) % 16 == 0 &&
-        reinterpret_cast<unsigned long long>(&in[c - sy]) % 16 == 0 &&
-        reinterpret_cast<unsigned long long>(&in[c + sy]) % 16 == 0 &&
-        reinterpret_cast<unsigned long long>(&in[c - sz]) % 16 == 0 &&
-        reinterpret_cast<unsigned long long>(&in[c + sz]) % 16 == 0) {
-      const float r0sm1 = (ok[0]) ? __ldg(&in[c - 1]) : float();
-      float4 r0v0;
-      if (all)
-        r0v0 = __ldg(reinterpret_cast<const float4 *>(&in[c]));
-      else {
-        r0v0.x = (ok[1] || ok[0]) ? __ldg(&in[c]) : float();
-        r0v0.y = (ok[2] || ok[1] || ok[0]) ? __ldg(&in[c + 1]) : float();
-        r0v0.z = (ok[3] || ok[2] || ok[1]) ? __ldg(&in[c + 2]) : float();
-        r0v0.w = (ok[3] || ok[2]) ? __ldg(&in[c + 3]) : float();
-      }
-      const float r0s4 = (ok[3]) ? __ldg(&in[c + 4]) : float();
-      float4 r1v0;
-      if (all)
-        r1v0 = __ldg(reinterpret_cast<const float4 *>(&in[c - sy]));
-      else {
-        r1v0.x = (ok[0]) ? __ldg(&in[c - sy]) : float();
-        r1v0.y = (ok[1]) ? __ldg(&in[c - sy + 1]) : float();
-        r1v0.z = (ok[2]) ? __ldg(&in[c - sy + 2]) : float();
-        r1v0.w = (ok[3]) ? __ldg(&in[c - sy + 3]) : float();
-      }
-      float4 r2v0;
-      if (all)
-        r2v0 = __ldg(reinterpret_cast<const float4 *>(&in[c + sy]));
-      else {
-        r2v0.x = (ok[0]) ? __ldg(&in[c + sy]) : float();
-        r2v0.y = (ok[1]) ? __ldg(&in[c + sy + 1]) : float();
-        r2v0.z = (ok[2]) ? __ldg(&in[c + sy + 2]) : float();
-        r2v0.w = (ok[3]) ? __ldg(&in[c + sy + 3]) : float();
-      }
-      float4 r3v0;
-      if (all)
-        r3v0 = __ldg(reinterpret_cast<const float4 *>(&in[c - sz]));
-      else {
-        r3v0.x = (ok[0]) ? __ldg(&in[c - sz]) : float();
-        r3v0.y = (ok[1]) ? __ldg(&in[c - sz + 1]) : float();
-        r3v0.z = (ok[2]) ? __ldg(&in[c - sz + 2]) : float();
-        r3v0.w = (ok[3]) ? __ldg(&in[c - sz + 3]) : float();
-      }
-      float4 r4v0;
-      if (all)
-        r4v0 = __ldg(reinterpret_cast<const float4 *>(&in[c + sz]));
-      else {
-        r4v0.x = (ok[0]) ? __ldg(&in[c + sz]) : float();
-        r4v0.y = (ok[1]) ? __ldg(&in[c + sz + 1]) : float();
-        r4v0.z = (ok[2]) ? __ldg(&in[c + sz + 2]) : float();
-        r4v0.w = (ok[3]) ? __ldg(&in[c + sz + 3]) : float();
-      }
-      float4 o;
-      o.x = ok[0] ? (C0 * r0v0.x + C1 * (r0sm1 + r0v0.y + r1v0.x + r2v0.x + r3v0.x + r4v0.x)) : float();
-      o.y = ok[1] ? (C0 * r0v0.y + C1 * (r0v0.x + r0v0.z + r1v0.y + r2v0.y + r3v0.y + r4v0.y)) : float();
-      o.z = ok[2] ? (C0 * r0v0.z + C1 * (r0v0.y + r0v0.w + r1v0.z + r2v0.z + r3v0.z + r4v0.z)) : float();
-      o.w = ok[3] ? (C0 * r0v0.w + C1 * (r0v0.z + r0s4 + r1v0.w + r2v0.w + r3v0.w + r4v0.w)) : float();
-      if (all) {
-        *reinterpret_cast<float4 *>(&out[c]) = o;
+  if (x0 < n - 1 && y > 0 && y < n - 1 && z > 0 && z < n - 1) {
+    bool ok[4];
+    #pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      int x = x0 + w;
+      ok[w] = x > 0 && x < n - 1 && y > 0 && y < n - 1 && z > 0 && z < n - 1;
+    }
+    const bool all = ok[0] && ok[1] && ok[2] && ok[3];
+    if (ok[0] || ok[1] || ok[2] || ok[3]) {
+      int x = x0;
+      size_t c = ((size_t)z * n + y) * n + x;
+      size_t sy = n, sz = (size_t)n * n;
+      if (reinterpret_cast<unsigned long long>(&out[c]) % 16 == 0 &&
+          reinterpret_cast<unsigned long long>(&in[c]) % 16 == 0 &&
+          reinterpret_cast<unsigned long long>(&in[c - sy]) % 16 == 0 &&
+          reinterpret_cast<unsigned long long>(&in[c + sy]) % 16 == 0 &&
+          reinterpret_cast<unsigned long long>(&in[c - sz]) % 16 == 0 &&
+          reinterpret_cast<unsigned long long>(&in[c + sz]) % 16 == 0) {
+        const float r0sm1 = (ok[0]) ? __ldg(&in[c - 1]) : float();
+        float4 r0v0;
+        if (all)
+          r0v0 = __ldg(reinterpret_cast<const float4 *>(&in[c]));
+        else {
+          r0v0.x = (ok[1] || ok[0]) ? __ldg(&in[c]) : float();
+          r0v0.y = (ok[2] || ok[1] || ok[0]) ? __ldg(&in[c + 1]) : float();
+          r0v0.z = (ok[3] || ok[2] || ok[1]) ? __ldg(&in[c + 2]) : float();
+          r0v0.w = (ok[3] || ok[2]) ? __ldg(&in[c + 3]) : float();
+        }
+        const float r0s4 = (ok[3]) ? __ldg(&in[c + 4]) : float();
+        float4 r1v0;
+        if (all)
+          r1v0 = __ldg(reinterpret_cast<const float4 *>(&in[c - sy]));
+        else {
+          r1v0.x = (ok[0]) ? __ldg(&in[c - sy]) : float();
+          r1v0.y = (ok[1]) ? __ldg(&in[c - sy + 1]) : float();
+          r1v0.z = (ok[2]) ? __ldg(&in[c - sy + 2]) : float();
+          r1v0.w = (ok[3]) ? __ldg(&in[c - sy + 3]) : float();
+        }
+        float4 r2v0;
+        if (all)
+          r2v0 = __ldg(reinterpret_cast<const float4 *>(&in[c + sy]));
+        else {
+          r2v0.x = (ok[0]) ? __ldg(&in[c + sy]) : float();
+          r2v0.y = (ok[1]) ? __ldg(&in[c + sy + 1]) : float();
+          r2v0.z = (ok[2]) ? __ldg(&in[c + sy + 2]) : float();
+          r2v0.w = (ok[3]) ? __ldg(&in[c + sy + 3]) : float();
+        }
+        float4 r3v0;
+        if (all)
+          r3v0 = __ldg(reinterpret_cast<const float4 *>(&in[c - sz]));
+        else {
+          r3v0.x = (ok[0]) ? __ldg(&in[c - sz]) : float();
+          r3v0.y = (ok[1]) ? __ldg(&in[c - sz + 1]) : float();
+          r3v0.z = (ok[2]) ? __ldg(&in[c - sz + 2]) : float();
+          r3v0.w = (ok[3]) ? __ldg(&in[c - sz + 3]) : float();
+        }
+        float4 r4v0;
+        if (all)
+          r4v0 = __ldg(reinterpret_cast<const float4 *>(&in[c + sz]));
+        else {
+          r4v0.x = (ok[0]) ? __ldg(&in[c + sz]) : float();
+          r4v0.y = (ok[1]) ? __ldg(&in[c + sz + 1]) : float();
+          r4v0.z = (ok[2]) ? __ldg(&in[c + sz + 2]) : float();
+          r4v0.w = (ok[3]) ? __ldg(&in[c + sz + 3]) : float();
+        }
+        float4 o;
+        o.x = ok[0] ? (C0 * r0v0.x + C1 * (r0sm1 + r0v0.y + r1v0.x + r2v0.x + r3v0.x + r4v0.x)) : float();
+        o.y = ok[1] ? (C0 * r0v0.y + C1 * (r0v0.x + r0v0.z + r1v0.y + r2v0.y + r3v0.y + r4v0.y)) : float();
+        o.z = ok[2] ? (C0 * r0v0.z + C1 * (r0v0.y + r0v0.w + r1v0.z + r2v0.z + r3v0.z + r4v0.z)) : float();
+        o.w = ok[3] ? (C0 * r0v0.w + C1 * (r0v0.z + r0s4 + r1v0.w + r2v0.w + r3v0.w + r4v0.w)) : float();
+        if (all) {
+          *reinterpret_cast<float4 *>(&out[c]) = o;
+        } else {
+          if (ok[0])
+            (&out[c])[0] = o.x;
+          if (ok[1])
+            (&out[c])[1] = o.y;
+          if (ok[2])
+            (&out[c])[2] = o.z;
+          if (ok[3])
+            (&out[c])[3] = o.w;
+        }
       } else {
-        if (ok[0])
-          (&out[c])[0] = o.x;
-        if (ok[1])
-          (&out[c])[1] = o.y;
-        if (ok[2])
-          (&out[c])[2] = o.z;
-        if (ok[3])
-          (&out[c])[3] = o.w;
-      }
-    } else {
-      #pragma unroll
-      for (int w = 0; w < 4; ++w) {
-        int x = x0 + w;
-        if (x > 0 && x < n - 1 && y > 0 && y < n - 1 && z > 0 && z < n - 1) {
-          size_t c = ((size_t)z * n + y) * n + x;
-          size_t sy = n, sz = (size_t)n * n;
-          out[c] = C0 * in[c] + C1 * (in[c - 1] + in[c + 1] + in[c - sy] + in[c + sy] + in[c - sz] + in[c + sz]);
+        #pragma unroll
+        for (int w = 0; w < 4; ++w) {
+          int x = x0 + w;
+          if (x > 0 && x < n - 1 && y > 0 && y < n - 1 && z > 0 && z < n - 1) {
+            size_t c = ((size_t)z * n + y) * n + x;
+            size_t sy = n, sz = (size_t)n * n;
+            out[c] = C0 * in[c] + C1 * (in[c - 1] + in[c + 1] + in[c - sy] + in[c + sy] + in[c - sz] + in[c + sz]);
+          }
         }
       }
     }

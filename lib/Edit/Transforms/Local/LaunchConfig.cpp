@@ -14,8 +14,13 @@
 // and when each changed grid dimension is `(E + B - 1) / B` over the old
 // block B with E the very argument the launch passes for that index's
 // bound: then both launches run every index below the bound exactly once,
-// and the rest do nothing. Grids and blocks held in local variables are
-// rewritten where they are declared when this launch is their only use.
+// and the rest do nothing. A coarsened index `i = (<global index>) * K`
+// (each thread covers K points from i) needs `(E + K*B - 1) / (K*B)`: the
+// threads both grids run below E / K are the same, and those past it start
+// at or past the bound. A grid dimension may be read from a local dim3's
+// component (`blocks.y`) under the same rules as the variable itself.
+// The launch gets the new configuration written out; the local variables
+// it came through are left as they were.
 //
 //===----------------------------------------------------------------------===//
 
@@ -221,6 +226,29 @@ Expected<Dims> configDims(const EditContext &Ctx, const Edit &E,
                     spelledText(Ctx, Arg) + "')");
 }
 
+/// The component \p GE names when it is `v.x`, `v.y` or `v.z` of a local
+/// dim3 `v` whose initializer configDims() reads (written out at the
+/// launch, it means the same); null when \p GE is something else; an
+/// error when `v` is not such a variable.
+Expected<const Expr *> dim3Component(const EditContext &Ctx, const Edit &E,
+                                     const Expr *GE,
+                                     const FunctionDecl *Caller) {
+  const auto *M = dyn_cast<MemberExpr>(GE->IgnoreParenImpCasts());
+  if (!M || M->isArrow() || !M->getMemberDecl()->getIdentifier())
+    return nullptr;
+  StringRef Name = M->getMemberDecl()->getName();
+  int D = Name == "x" ? 0 : Name == "y" ? 1 : Name == "z" ? 2 : -1;
+  const Expr *Base = M->getBase()->IgnoreParenImpCasts();
+  if (D < 0 || !isa_and_nonnull<VarDecl>(referencedDecl(Base)))
+    return nullptr;
+  auto Dims = configDims(Ctx, E, Base, Caller, "grid");
+  if (!Dims)
+    return Dims.takeError();
+  if (Dims->IsInt || !Dims->D[D])
+    return nullptr;
+  return Dims->D[D];
+}
+
 const FunctionDecl *enclosingFunction(ASTContext &AST, const Stmt *S) {
   DynTypedNode N = DynTypedNode::create(*S);
   while (true) {
@@ -253,10 +281,35 @@ std::optional<int64_t> launchValue(const Expr *E, const FunctionDecl *Caller,
 
 struct KernelIndex {
   const VarDecl *V = nullptr;
+  /// Points a thread covers along the index: `i = (<global index>) * 4`
+  /// (a coarsened kernel, each thread at i .. i + 3).
+  int64_t Scale = 1;
   const ParmVarDecl *Bound = nullptr; ///< guarded `V < Bound - Less`
   int64_t Less = 0;
   bool Inclusive = false; ///< written `V <= Bound - Less` (Less >= 1)
 };
+
+/// The dimension of a global index \p E, `blockIdx.D * blockDim.D +
+/// threadIdx.D`, or of one times a positive integer constant (\p Scale:
+/// each thread covers Scale points from there on).
+std::optional<char> scaledIndexDim(const Expr *E, const ASTContext &AST,
+                                   int64_t &Scale) {
+  Scale = 1;
+  if (auto D = linearIndexDim(E))
+    return D;
+  const auto *Mul = dyn_cast<BinaryOperator>(E->IgnoreParenImpCasts());
+  if (!Mul || Mul->getOpcode() != BO_Mul)
+    return std::nullopt;
+  for (int Swap = 0; Swap < 2; ++Swap) {
+    auto D = linearIndexDim(Swap ? Mul->getRHS() : Mul->getLHS());
+    auto C = intValue(Swap ? Mul->getLHS() : Mul->getRHS(), AST);
+    if (D && C && *C >= 1 && *C <= 64) {
+      Scale = *C;
+      return D;
+    }
+  }
+  return std::nullopt;
+}
 
 /// The parameter \p Bd stands for as an index's upper bound, with what it
 /// subtracts: `n` (exclusive), `n - c` with c >= 0 (c >= 1 when
@@ -316,24 +369,36 @@ public:
     // A block narrower than a warp in x makes each warp read several short
     // row segments (8 floats: 32 bytes) where a warp-wide block reads whole
     // 128-byte lines: worth trying early.
+    // (A coarsened kernel's thread covers Scale points along x.)
     int64_t OldX = Plan->Old[0].value_or(1);
+    int64_t Scale = Plan->Grid[0] ? Plan->Grid[0]->Scale : 1;
     bool Multi = Plan->Old[1].value_or(1) > 1 || Plan->Old[2].value_or(1) > 1;
-    if (Multi && OldX < 32) {
+    if (Multi && OldX * Scale < 32) {
       A.PriorScale = 2;
-      A.PriorWhy = "blocks " + std::to_string(OldX) +
-                   " threads wide: each warp reads " +
-                   std::to_string(32 / std::max<int64_t>(OldX, 1)) +
+      A.PriorWhy = "blocks " +
+                   (Scale > 1 ? std::to_string(OldX * Scale) + " points (" +
+                                    std::to_string(OldX) + " threads of " +
+                                    std::to_string(Scale) + ")"
+                              : std::to_string(OldX) + " threads") +
+                   " wide: each warp reads " +
+                   std::to_string(32 / std::max<int64_t>(OldX * Scale, 1)) +
                    " short row segments";
     }
     // The shapes offered keep the block's dimensionality; a 3D block is
-    // offered only where its z dimension can change too.
+    // offered only where its z dimension can change too. Threads that
+    // cover several points along x get narrower blocks, a warp still
+    // spanning 64 points or more of a row.
     bool ThreeD = Plan->Old[2].value_or(1) > 1 && Plan->Grid[2];
     bool TwoD = !ThreeD && Plan->Old[1].value_or(1) > 1;
+    bool Wide = Scale > 1;
     using Shape = std::array<int64_t, 3>;
     std::vector<Shape> Options =
-        ThreeD ? std::vector<Shape>{{32, 4, 4}, {16, 8, 4}, {32, 8, 2}}
-        : TwoD ? std::vector<Shape>{{32, 8, 1}, {16, 16, 1}, {32, 32, 1}}
-               : std::vector<Shape>{{128, 1, 1}, {256, 1, 1}, {512, 1, 1}};
+        ThreeD ? (Wide ? std::vector<Shape>{{16, 8, 4}, {32, 4, 4}, {16, 4, 8}}
+                       : std::vector<Shape>{{32, 4, 4}, {16, 8, 4}, {32, 8, 2}})
+        : TwoD
+            ? (Wide ? std::vector<Shape>{{16, 16, 1}, {32, 8, 1}, {16, 8, 1}}
+                    : std::vector<Shape>{{32, 8, 1}, {16, 16, 1}, {32, 32, 1}})
+            : std::vector<Shape>{{128, 1, 1}, {256, 1, 1}, {512, 1, 1}};
     for (const Shape &O : Options) {
       if (O[0] == Plan->Old[0] && O[1] == Plan->Old[1].value_or(1) &&
           O[2] == Plan->Old[2].value_or(1))
@@ -420,9 +485,10 @@ public:
                       "the launch configuration of " + E.Target +
                           " is written with a macro");
       std::string NB = std::to_string(*New[D]);
+      int64_t Span = *New[D] * Plan->Grid[D]->Scale;
       std::string Num = spelledText(Ctx, Plan->Grid[D]->C.Numerator);
-      std::string GridText =
-          "(" + Num + " + " + std::to_string(*New[D] - 1) + ") / " + NB;
+      std::string GridText = "(" + Num + " + " + std::to_string(Span - 1) +
+                             ") / " + std::to_string(Span);
       BText[D] = NB;
       GText[D] = GridText;
       if (Plan->Grid[D]->InCast)
@@ -462,6 +528,7 @@ private:
     const Expr *E = nullptr;
     CeilDiv C;
     bool InCast = false; ///< E is the operand of `(unsigned)(...)`
+    int64_t Scale = 1;   ///< points a thread covers (KernelIndex::Scale)
   };
   struct Plan {
     ResolvedLaunch Launch;
@@ -642,12 +709,15 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
     const VarDecl *VD = DS && DS->isSingleDecl()
                             ? dyn_cast<VarDecl>(DS->getSingleDecl())
                             : nullptr;
-    auto Dim =
-        VD && VD->hasInit() ? linearIndexDim(VD->getInit()) : std::nullopt;
+    int64_t Scale = 1;
+    auto Dim = VD && VD->hasInit()
+                   ? scaledIndexDim(VD->getInit(), Ctx.AST, Scale)
+                   : std::nullopt;
     if (!Dim || (*Dim != 'x' && *Dim != 'y' && *Dim != 'z') ||
         Idx[*Dim - 'x'].V || Written.contains(VD))
       break;
     Idx[*Dim - 'x'].V = VD;
+    Idx[*Dim - 'x'].Scale = Scale;
   }
   if (std::string Why =
           coordinateUseProblem(Ctx, ArrayRef(Stmts).drop_front(At));
@@ -694,21 +764,35 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
       GE = Cast->getSubExpr();
       InCast = true;
     }
-    int64_t OldB = P.Old[D].value_or(1);
+    const KernelIndex &K = Idx[D];
+    int64_t OldB = P.Old[D].value_or(1), Scale = K.V ? K.Scale : 1;
     auto Why = [&](const Twine &T) { P.WhyNotGrid[D] = T.str(); };
+    // `blocks.y` of a local `dim3 blocks(..., (n + 7) / 8)`: its component.
+    const Expr *Sized = GE;
+    if (Expected<const Expr *> M =
+            GE ? dim3Component(Ctx, E, GE, Caller) : nullptr;
+        !M) {
+      Why(toString(M.takeError()));
+      continue;
+    } else if (*M) {
+      Sized = *M;
+    }
     std::optional<CeilDiv> C =
-        GE ? matchCeilDiv(
-                 GE,
-                 [&](const Expr *X) { return launchValue(X, Caller, Ctx.AST); })
-           : std::nullopt;
-    if (!C || C->Divisor != OldB) {
+        Sized ? matchCeilDiv(Sized,
+                             [&](const Expr *X) {
+                               return launchValue(X, Caller, Ctx.AST);
+                             })
+              : std::nullopt;
+    if (!C || C->Divisor != OldB * Scale) {
       Why("the grid's " + DimS + " dimension ('" +
           (GE ? spelledText(Ctx, GE) : std::string("1")) + "') is not (E + " +
-          std::to_string(OldB - 1) + ") / " + std::to_string(OldB) +
-          " over the block");
+          std::to_string(OldB * Scale - 1) + ") / " +
+          std::to_string(OldB * Scale) + " over the block" +
+          (Scale > 1 ? " times the " + std::to_string(Scale) +
+                           " points a thread covers"
+                     : ""));
       continue;
     }
-    const KernelIndex &K = Idx[D];
     if (!K.V || !Guarded || !K.Bound) {
       Why(KName + " has no global " + DimS + " index 'blockIdx." + DimS +
           " * blockDim." + DimS + " + threadIdx." + DimS +
@@ -746,12 +830,14 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
     GD.E = GE;
     GD.C = *C;
     GD.InCast = InCast;
+    GD.Scale = Scale;
     P.Grid[D] = GD;
-    P.Explain.push_back(std::string(1, Dim) + ": '" + spelledText(Ctx, GE) +
-                        "' covers '" + K.V->getName().str() +
-                        (K.Inclusive ? " <= " : " < ") +
-                        K.Bound->getName().str() +
-                        (K.Less ? " - " + std::to_string(K.Less) : "") + "'");
+    P.Explain.push_back(
+        std::string(1, Dim) + ": '" + spelledText(Ctx, GE) + "' covers '" +
+        K.V->getName().str() + (K.Inclusive ? " <= " : " < ") +
+        K.Bound->getName().str() +
+        (K.Less ? " - " + std::to_string(K.Less) : "") + "'" +
+        (Scale > 1 ? " (" + std::to_string(Scale) + " points a thread)" : ""));
   }
   if (!P.Grid[0] && !P.Grid[1] && !P.Grid[2])
     return NotApplicable(P.WhyNotGrid[0]);

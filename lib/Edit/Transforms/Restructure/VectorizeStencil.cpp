@@ -214,6 +214,77 @@ Applicability VectorizeStencil::prepare(const EditContext &Ctx,
   return A;
 }
 
+/// The terms of \p P's guard: the operands of its `&&` (of its `||` for an
+/// early return), each as written (parentheses kept).
+std::vector<const Expr *> guardTerms(const Plan &P) {
+  std::vector<const Expr *> Terms;
+  BinaryOperatorKind Join = P.EarlyReturn ? BO_LOr : BO_LAnd;
+  std::function<void(const Expr *)> Split = [&](const Expr *C) {
+    const auto *B = dyn_cast<BinaryOperator>(C->IgnoreParenImpCasts());
+    if (B && B->getOpcode() == Join) {
+      Split(B->getLHS());
+      Split(B->getRHS());
+    } else {
+      Terms.push_back(C);
+    }
+  };
+  Split(P.Guard->getCond());
+  return Terms;
+}
+
+/// The bound one term of \p P's guard sets on x from above: `x < B`
+/// (`x >= B` before an early return), or with \p Inclusive set, `x <= B`
+/// (`x > B`); null when the term sets none.
+const Expr *upperBound(const Expr *T, const Plan &P, bool &Inclusive) {
+  if (const Expr *B = sharedtiling::boundOf(T, P.X, !P.EarlyReturn)) {
+    Inclusive = false;
+    return B;
+  }
+  const auto *B = dyn_cast<BinaryOperator>(T->IgnoreParenImpCasts());
+  if (!B)
+    return nullptr;
+  BinaryOperatorKind Op = B->getOpcode();
+  bool Guarded = !P.EarlyReturn;
+  Inclusive = true;
+  if (refersTo(B->getLHS(), P.X) && Op == (Guarded ? BO_LE : BO_GT))
+    return B->getRHS();
+  if (refersTo(B->getRHS(), P.X) && Op == (Guarded ? BO_GE : BO_LT))
+    return B->getLHS();
+  Inclusive = false;
+  return nullptr;
+}
+
+/// The guard of the W points as a whole, a condition every point that
+/// runs also meets: the terms of the original guard that do not mention x
+/// as written, and x's upper bound on the first point (`x0 < n - 1`: the
+/// others lie above it). Negated for an early return (`y >= m || x0 >= n`
+/// returns). It spells out, before any per-point test, that the threads
+/// past the bound do nothing: the bounds a block-size change relies on
+/// (launch-config) stay readable.
+std::string outerGuard(const EditContext &Ctx, const Plan &P, StringRef X0) {
+  std::vector<std::string> Kept;
+  for (const Expr *T : guardTerms(P)) {
+    bool Inclusive = false;
+    if (upperBound(T, P, Inclusive) == P.Bound) {
+      // Arithmetic binds tighter than a comparison; anything else is
+      // parenthesized.
+      const auto *BO = dyn_cast<BinaryOperator>(P.Bound->IgnoreImpCasts());
+      std::string B = looseExprText(Ctx, P.Bound);
+      if (B.empty())
+        continue;
+      if (!(BO && (BO->isAdditiveOp() || BO->isMultiplicativeOp())))
+        B = parenthesize(B);
+      const char *Op = P.EarlyReturn ? (Inclusive ? " > " : " >= ")
+                                     : (Inclusive ? " <= " : " < ");
+      Kept.push_back((X0 + Op + B).str());
+    } else if (std::string Text = looseExprText(Ctx, T);
+               !mentions(T, P.X) && !Text.empty()) {
+      Kept.push_back(Text);
+    }
+  }
+  return join(Kept, P.EarlyReturn ? " || " : " && ");
+}
+
 Error VectorizeStencil::shape(const EditContext &Ctx, const Edit &E,
                               Plan &P) const {
   auto NotApplicable = [&](const Twine &Why) {
@@ -297,31 +368,11 @@ Error VectorizeStencil::shape(const EditContext &Ctx, const Edit &E,
   const Expr *Cond = P.Guard->getCond();
   if (mayHaveSideEffects(Cond, Ctx.AST) || readsOrWritesMemory(Cond, nullptr))
     return NotApplicable("the guard reads memory or has side effects");
-  std::function<const Expr *(const Expr *)> Upper = [&](const Expr *C) {
-    C = C->IgnoreParenImpCasts();
-    if (const auto *B = dyn_cast<BinaryOperator>(C);
-        B && B->getOpcode() == (P.EarlyReturn ? BO_LOr : BO_LAnd)) {
-      const Expr *L = Upper(B->getLHS());
-      return L ? L : Upper(B->getRHS());
+  for (const Expr *T : guardTerms(P))
+    if (const Expr *B = upperBound(T, P, P.BoundInclusive)) {
+      P.Bound = B;
+      break;
     }
-    if (const Expr *B = sharedtiling::boundOf(C, P.X, !P.EarlyReturn))
-      return B;
-    // `x <= e` (`if (x > e) return;`): x below e + 1.
-    const auto *B = dyn_cast<BinaryOperator>(C);
-    if (!B)
-      return static_cast<const Expr *>(nullptr);
-    BinaryOperatorKind Op = B->getOpcode();
-    bool Guarded = !P.EarlyReturn;
-    const Expr *Bound = nullptr;
-    if (refersTo(B->getLHS(), P.X) && Op == (Guarded ? BO_LE : BO_GT))
-      Bound = B->getRHS();
-    else if (refersTo(B->getRHS(), P.X) && Op == (Guarded ? BO_GE : BO_LT))
-      Bound = B->getLHS();
-    if (Bound)
-      P.BoundInclusive = true;
-    return Bound;
-  };
-  P.Bound = Upper(Cond);
   if (!P.Bound)
     return NotApplicable("the guard has no upper bound on '" + P.X->getName() +
                          "' ('" + P.X->getName() + " < n')");
@@ -712,7 +763,11 @@ VectorizeStencil::rewrite(const EditContext &Ctx, const Edit &E,
   std::string O = freshName(KernelText, "o");
   std::string R = freshName(KernelText, "r");
   std::string Width = std::to_string(P.Width);
-  std::string Indent = indentationAt(Ctx.Code, P.RegionBegin);
+  std::string Indent0 = indentationAt(Ctx.Code, P.RegionBegin);
+  // An if-block guard wraps the rewritten points (outerGuard()).
+  std::string Outer = outerGuard(Ctx, P, X0);
+  bool Wrap = !Outer.empty() && !P.EarlyReturn;
+  std::string Indent = Indent0 + (Wrap ? "  " : "");
   const std::string &XHead = P.XHead;
   std::string XType = typeName(P.X->getType(), Ctx.AST);
 
@@ -859,7 +914,13 @@ ${I}})",
        {"Lanes", LaneText},
        {"Partial", Partial},
        {"Store", Store},
-       {"Original", indentLines(Original, "      ")}});
+       {"Original",
+        indentLines(Original,
+                    std::string(Indent.size() - Indent0.size() + 6, ' '))}});
+  if (!Outer.empty() && P.EarlyReturn)
+    Text = "if (" + Outer + ") return;\n" + Indent0 + Text;
+  else if (Wrap)
+    Text = "if (" + Outer + ") {\n" + Indent + Text + "\n" + Indent0 + "}";
 
   tooling::Replacements Repls;
   std::string NewX = XType + " " + X0 + " = (" + P.XInit + ") * " + Width + ";";
