@@ -1,6 +1,7 @@
 //===- EvalAdapter.cpp - CandidateEvaluator over the Eval library ---------===//
 
 #include "optiml/Search/EvalAdapter.h"
+#include "optiml/Eval/DeviceCode.h"
 #include "optiml/Search/Search.h"
 #include "optiml/Support/FileUtil.h"
 #include "optiml/Support/Process.h"
@@ -387,28 +388,84 @@ Expected<Remeasurement> GpuEvaluator::remeasure(const CandidateSpec &C,
   return Out;
 }
 
+BuildRequest GpuEvaluator::request(const CandidateSpec &C) const {
+  BuildRequest R;
+  R.SourcePath = Opts.OriginalPath;
+  R.Source = C.Source;
+  R.ExtraFlags = C.ExtraNvccFlags;
+  return R;
+}
+
+static bool ready(const std::shared_future<void> &F) {
+  return F.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
 void GpuEvaluator::prefetch(ArrayRef<CandidateSpec> Next) {
   std::vector<BuildRequest> Reqs;
+  std::vector<std::string> Keys;
   for (const CandidateSpec &C : Next) {
-    BuildRequest R;
-    R.SourcePath = Opts.OriginalPath;
-    R.Source = C.Source;
-    R.ExtraFlags = C.ExtraNvccFlags;
-    Reqs.push_back(std::move(R));
+    Reqs.push_back(request(C));
+    Keys.push_back(B.cacheKey(Reqs.back(), C.Source));
   }
   // Finished prefetches are dropped; the builder is thread-safe.
   std::lock_guard<std::mutex> Lock(PendingMutex);
-  Pending.erase(std::remove_if(Pending.begin(), Pending.end(),
-                               [](std::future<void> &F) {
-                                 return F.wait_for(std::chrono::seconds(0)) ==
-                                        std::future_status::ready;
-                               }),
+  Pending.erase(std::remove_if(Pending.begin(), Pending.end(), ready),
                 Pending.end());
-  Pending.push_back(std::async(std::launch::async, [this, Reqs] {
-    for (auto &R : B.buildAll(Reqs))
-      if (!R)
-        consumeError(R.takeError());
-  }));
+  for (auto It = Building.begin(); It != Building.end();)
+    It = ready(It->second) ? Building.erase(It) : std::next(It);
+  std::shared_future<void> F = std::async(std::launch::async, [this, Reqs] {
+                                 for (auto &R : B.buildAll(Reqs))
+                                   if (!R)
+                                     consumeError(R.takeError());
+                               }).share();
+  Pending.push_back(F);
+  for (const std::string &K : Keys)
+    Building[K] = F;
+}
+
+std::optional<std::string> GpuEvaluator::codeKey(const CandidateSpec &C) {
+  // Without the cache, evaluate() would build the candidate a second time.
+  if (!B.options().UseCache)
+    return std::nullopt;
+  if (!Cuobjdump)
+    Cuobjdump = findCuobjdump(B.nvccPath());
+  if (Cuobjdump->empty())
+    return std::nullopt;
+  std::optional<std::string> Host = hostProgramText(C.Source);
+  if (!Host)
+    return std::nullopt;
+  BuildRequest R = request(C);
+  // The original is built from its file (evaluateOriginal's build).
+  if (C.ExtraNvccFlags.empty()) {
+    auto Text = readFile(Opts.OriginalPath);
+    if (Text && *Text == C.Source)
+      R.Source.clear();
+    else if (!Text)
+      consumeError(Text.takeError());
+  }
+  // A prefetch of this build under way is waited for, not repeated.
+  std::shared_future<void> InFlight;
+  {
+    std::lock_guard<std::mutex> Lock(PendingMutex);
+    auto It = Building.find(B.cacheKey(R, C.Source));
+    if (It != Building.end())
+      InFlight = It->second;
+  }
+  if (InFlight.valid())
+    InFlight.wait();
+  auto Built = B.build(R);
+  if (!Built) {
+    consumeError(Built.takeError());
+    return std::nullopt;
+  }
+  if (!Built->Succeeded)
+    return std::nullopt;
+  auto Code = deviceCode(*Cuobjdump, Built->Binary);
+  if (!Code) {
+    consumeError(Code.takeError());
+    return std::nullopt;
+  }
+  return compiledCodeKey(*Code, *Host, C.ExtraNvccFlags);
 }
 
 std::string GpuEvaluator::describe() const {

@@ -214,6 +214,12 @@ std::string nodeToJSON(const SearchNode &N) {
             {"first_measured_ms", N.FirstMeasuredMs},
             {"outcome", outcomeToJ(N.Outcome)},
             {"reward", rewardToJ(N.Reward)}};
+  // Only when there is one: journals stay as they were for evaluators that
+  // give no compiled-code key.
+  if (!N.CodeKey.empty())
+    J["code_key"] = N.CodeKey;
+  if (N.SameCode)
+    J["same_code"] = true;
   return J.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -251,6 +257,9 @@ Expected<SearchNode> nodeFromJSON(StringRef Line) {
     N.FirstMeasuredMs = J.at("first_measured_ms").get<double>();
     N.Outcome = outcomeFromJ(J.at("outcome"));
     N.Reward = rewardFromJ(J.at("reward"));
+    // Absent from journals written before compiled-code keys.
+    N.CodeKey = J.value("code_key", std::string());
+    N.SameCode = J.value("same_code", false);
     return N;
   } catch (const json::exception &E) {
     return createStringError("malformed journal node: %s", E.what());
@@ -354,6 +363,7 @@ Error JournalWriter::writeFinal(const SearchResult &R) {
             {"conclusion", R.Conclusion},
             {"stop_reason", R.StopReason},
             {"evaluations_cached", R.EvaluationsCached},
+            {"same_code_skipped", R.SameCodeSkipped},
             {"best_evaluation", R.BestEvaluation}};
   if (R.Final) {
     J["final_original"] = timingToJ(R.Final->Original);
@@ -387,6 +397,7 @@ std::string summaryToJSON(const SearchResult &R, const JournalHeader &H,
             {"evaluations", R.Evaluations},
             {"evaluations_this_run", R.EvaluationsThisRun},
             {"evaluations_cached", R.EvaluationsCached},
+            {"same_code_skipped", R.SameCodeSkipped},
             {"stop_reason", R.StopReason},
             {"seconds", R.Seconds},
             {"best_speedup_search", R.BestSpeedup},
@@ -461,6 +472,11 @@ static std::string checkNode(const SearchNode &N,
     return formatv("node {0} duplicates node {1}, which is not an earlier "
                    "node (0 to {2})",
                    N.Id, N.DuplicateOf, N.Id - 1)
+        .str();
+  if (N.SameCode && N.Status != NodeStatus::Duplicate)
+    return formatv("node {0} is marked \"same_code\" but its status is "
+                   "\"{1}\", not \"duplicate\"",
+                   N.Id, toString(N.Status))
         .str();
   return "";
 }

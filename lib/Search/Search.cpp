@@ -255,8 +255,13 @@ Error Searcher::init() {
               : "or pick a deterministic harness");
   }
   Root.Reward.Expandable = true;
+  // An edit that compiles to the original's code is its duplicate.
+  if (std::optional<std::string> Code = E.codeKey(spec(Root)))
+    Root.CodeKey = std::move(*Code);
   Nodes.push_back(std::move(Root));
   ByKey[Nodes[0].Key] = 0;
+  if (!Nodes[0].CodeKey.empty())
+    ByCode[Nodes[0].CodeKey] = 0;
   backup(0, 0);
   if (J) {
     JournalHeader H;
@@ -301,8 +306,15 @@ Error Searcher::resume(JournalContents &JC) {
         N.Path.push_back(*N.Step);
     }
     if (N.Status == NodeStatus::Original || N.Status == NodeStatus::Evaluated ||
-        N.Status == NodeStatus::Failed)
+        N.Status == NodeStatus::Failed) {
       ByKey.emplace(N.Key, N.Id);
+      if (!N.CodeKey.empty())
+        ByCode.emplace(N.CodeKey, N.Id);
+    }
+    if (N.Status == NodeStatus::Duplicate && N.SameCode) {
+      ByKey.emplace(N.Key, N.DuplicateOf);
+      ++SameCodeSkipped;
+    }
   }
   // Replay the backups in the order the nodes were made: the statistics
   // come out exactly as the killed run had them.
@@ -352,6 +364,7 @@ void Searcher::progress(StringRef Current, bool Phase) {
   Pr.Budget = O.Budget;
   Pr.BestSpeedup = BestSpeedup;
   Pr.Current = Current.str();
+  Pr.SameCodeSkipped = SameCodeSkipped;
   Pr.ElapsedSeconds = elapsed();
   if (EvalsThisRun) {
     double Per = Pr.ElapsedSeconds / EvalsThisRun;
@@ -485,6 +498,13 @@ Expected<SearchResult> Searcher::run() {
   for (const SearchNode &N : Nodes)
     if (N.Evaluation && N.Outcome.Cached)
       ++R.EvaluationsCached;
+  R.SameCodeSkipped = SameCodeSkipped;
+  if (SameCodeSkipped)
+    note(formatv("{0} candidate{1} not evaluated: {2} to the same code as a "
+                 "program already measured",
+                 SameCodeSkipped, SameCodeSkipped == 1 ? " was" : "s were",
+                 SameCodeSkipped == 1 ? "it compiles" : "they compile")
+             .str());
   R.BestEvaluation = Nodes[R.Best].Evaluation;
   R.BestSpeedup = BestSpeedup;
   R.Curve = Curve;

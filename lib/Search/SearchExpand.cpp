@@ -55,7 +55,9 @@ Error Searcher::ensureProposed(unsigned Id) {
       Res = "rejected: " + C.RejectReason;
       break;
     case NodeStatus::Duplicate:
-      Res = "same program as node " + std::to_string(C.DuplicateOf);
+      Res = (C.SameCode ? "same compiled code as node "
+                        : "same program as node ") +
+            std::to_string(C.DuplicateOf);
       break;
     case NodeStatus::Failed:
       Res = "failed: " + C.Outcome.Failure;
@@ -290,6 +292,9 @@ Expected<std::optional<unsigned>> Searcher::expand(unsigned Parent,
     unsigned Id = N.Id;
     Nodes[Parent].Children.push_back(Id);
     Nodes.push_back(std::move(N));
+    if (Nodes[Id].Status != NodeStatus::Rejected &&
+        Nodes[Id].Status != NodeStatus::Duplicate)
+      checkCompiledCode(Id);
     if (Nodes[Id].Status == NodeStatus::Rejected ||
         Nodes[Id].Status == NodeStatus::Duplicate) {
       // Free: no evaluation spent, never selected.
@@ -300,6 +305,8 @@ Expected<std::optional<unsigned>> Searcher::expand(unsigned Parent,
       continue;
     }
     ByKey[Nodes[Id].Key] = Id;
+    if (!Nodes[Id].CodeKey.empty())
+      ByCode.emplace(Nodes[Id].CodeKey, Id);
     if (O.Strat == Strategy::Random)
       prefetchRandom(Id);
     else
@@ -310,6 +317,32 @@ Expected<std::optional<unsigned>> Searcher::expand(unsigned Parent,
     return std::optional<unsigned>(Id);
   }
   return std::nullopt;
+}
+
+void Searcher::checkCompiledCode(unsigned Id) {
+  // Built here (the evaluation then reuses the build): two programs that
+  // compile alike measure alike, and the second would spend an evaluation.
+  progress("compiling " + Nodes[Id].Summary);
+  std::optional<std::string> Key = E.codeKey(spec(Nodes[Id]));
+  if (!Key)
+    return;
+  SearchNode &N = Nodes[Id];
+  N.CodeKey = std::move(*Key);
+  auto Same = ByCode.find(N.CodeKey);
+  if (Same == ByCode.end())
+    return;
+  N.Status = NodeStatus::Duplicate;
+  N.DuplicateOf = Same->second;
+  N.SameCode = true;
+  N.Source.clear();
+  // Reached again by another path, this program is a plain duplicate.
+  ByKey.emplace(N.Key, Same->second);
+  ++SameCodeSkipped;
+  progress(formatv("skipped {0}: same compiled code as node {1} ({2} "
+                   "skipped so far)",
+                   N.Summary, N.DuplicateOf, SameCodeSkipped)
+               .str(),
+           /*Phase=*/true);
 }
 
 Expected<unsigned> Searcher::evaluateNode(unsigned Id) {

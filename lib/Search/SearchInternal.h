@@ -85,6 +85,10 @@ private:
   /// it. Whether an evaluation was spent.
   llvm::Expected<bool> tryCombination();
   llvm::Expected<unsigned> evaluateNode(unsigned Id);
+  /// Asks the evaluator for the new node's compiled-code key; when an
+  /// evaluated node has it, the node becomes that node's duplicate
+  /// (SameCode) and is not evaluated.
+  void checkCompiledCode(unsigned Id);
   ApplyOutcome applyCached(unsigned Parent, const Edit &Ed);
   /// Applies (and has built) ahead the edits most likely expanded next.
   void prefetchAfter(unsigned Parent);
@@ -126,6 +130,9 @@ private:
   std::optional<FileLock> Lock;
   std::vector<SearchNode> Nodes;
   std::map<std::string, unsigned> ByKey;
+  /// Compiled-code keys of the original and the evaluated nodes.
+  std::map<std::string, unsigned> ByCode;
+  unsigned SameCodeSkipped = 0;
   /// Edits applied ahead of their expansion (prefetchAfter), by parent and
   /// edit; with a concurrent applier they may still be running.
   std::map<std::pair<unsigned, std::string>, std::shared_future<ApplyOutcome>>

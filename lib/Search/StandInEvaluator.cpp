@@ -47,6 +47,27 @@ void StandInEvaluator::set(StringRef Source, Script S,
   Table[sourceKey(Source, Flags)] = std::move(S);
 }
 
+void StandInEvaluator::setCodeKey(StringRef Source, StringRef Key,
+                                  ArrayRef<std::string> Flags) {
+  std::lock_guard<std::mutex> L(Mu);
+  CodeKeys[sourceKey(Source, Flags)] = Key.str();
+}
+
+std::optional<std::string> StandInEvaluator::codeKey(const CandidateSpec &C) {
+  std::string Key = sourceKey(C.Source, C.ExtraNvccFlags);
+  std::lock_guard<std::mutex> L(Mu);
+  CodeKeyCalls.push_back(Key);
+  auto It = CodeKeys.find(Key);
+  if (It == CodeKeys.end())
+    return std::nullopt;
+  return It->second;
+}
+
+std::vector<std::string> StandInEvaluator::codeKeyCalls() const {
+  std::lock_guard<std::mutex> L(Mu);
+  return CodeKeyCalls;
+}
+
 std::vector<std::string> StandInEvaluator::calls() const {
   std::lock_guard<std::mutex> L(Mu);
   return Calls;

@@ -129,6 +129,16 @@ public:
   /// background (the GPU still runs one candidate at a time). May be called
   /// from a thread other than the one evaluating.
   virtual void prefetch(llvm::ArrayRef<CandidateSpec> Next) {}
+  /// The candidate's compiled-code key (compiledCodeKey in Search.h): equal
+  /// for two candidates that compile to the same machine code, launched by
+  /// the same host program. The search asks before it evaluates a new
+  /// program, and does not evaluate one whose key an evaluated node has.
+  /// Building the candidate for it must be the build evaluate() then uses.
+  /// None when the evaluator cannot tell (the default; the candidate does
+  /// not build, no cuobjdump): the candidate is evaluated.
+  virtual std::optional<std::string> codeKey(const CandidateSpec &C) {
+    return std::nullopt;
+  }
   /// "stand-in (scripted)", "GPU 0: NVIDIA H200".
   virtual std::string describe() const = 0;
   /// Which launches are verified; final once evaluateOriginal() returned (it
@@ -172,17 +182,24 @@ public:
   void setCallLog(std::string Path) { CallLog = std::move(Path); }
   /// Sleep this long in every evaluation (to kill a run mid-evaluation).
   void setDelayMs(unsigned Ms) { DelayMs = Ms; }
+  /// codeKey() of \p Source with \p Flags (by its program key); programs
+  /// with no key scripted have none.
+  void setCodeKey(llvm::StringRef Source, llvm::StringRef Key,
+                  llvm::ArrayRef<std::string> Flags = {});
 
   llvm::Expected<EvalOutcome>
   evaluateOriginal(const CandidateSpec &Original) override;
   llvm::Expected<EvalOutcome> evaluate(const CandidateSpec &C) override;
   llvm::Expected<Remeasurement>
   remeasure(const CandidateSpec &C, const RemeasureOptions &Opts) override;
+  std::optional<std::string> codeKey(const CandidateSpec &C) override;
   std::string describe() const override { return "stand-in (scripted)"; }
 
   /// Keys of every evaluate()/evaluateOriginal() call, in order.
   std::vector<std::string> calls() const;
   unsigned remeasureCalls() const { return Remeasures; }
+  /// Program keys of every codeKey() call, in order.
+  std::vector<std::string> codeKeyCalls() const;
 
 private:
   Script lookup(const CandidateSpec &C);
@@ -192,6 +209,8 @@ private:
   uint64_t Seed;
   double NoisePct;
   std::map<std::string, Script> Table;
+  std::map<std::string, std::string> CodeKeys;
+  std::vector<std::string> CodeKeyCalls;
   std::function<Script(llvm::StringRef)> Fallback;
   Timing OriginalTime;
   std::string CallLog;

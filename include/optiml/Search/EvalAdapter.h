@@ -14,6 +14,7 @@
 #include "optiml/Search/CandidateEvaluator.h"
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 
@@ -66,6 +67,13 @@ public:
                                           const RemeasureOptions &RO) override;
   /// Builds in the background (the builder's cache serves them later).
   void prefetch(llvm::ArrayRef<CandidateSpec> Next) override;
+  /// Builds the candidate as evaluate() does (waiting for its prefetch, if
+  /// one is under way; the builder's cache then serves evaluate()), and
+  /// keys its device code (`cuobjdump -elf`, normalizeDeviceDump) with its
+  /// host program (hostProgramText) and extra flags. None when the
+  /// candidate does not build, cuobjdump is not beside nvcc or in PATH, or
+  /// the builder keeps no cache (evaluate() would build it again).
+  std::optional<std::string> codeKey(const CandidateSpec &C) override;
   std::string describe() const override;
   VerificationScope verification() const override {
     return {Opts.Eval.VerifyLast, Opts.LastDropped};
@@ -87,10 +95,16 @@ private:
   llvm::Error ensureReference();
   llvm::Error dropNoisyLast(const EvalInput &In, EvalOptions &EO);
   llvm::Error retime(unsigned Replays);
+  /// How evaluate() asks the builder for \p C.
+  BuildRequest request(const CandidateSpec &C) const;
   Builder &B;
   GpuEvaluatorOptions Opts;
   std::mutex PendingMutex; ///< prefetch() may come from several threads
-  std::vector<std::future<void>> Pending;
+  std::vector<std::shared_future<void>> Pending;
+  /// Prefetches under way, by the builder's key of each of their builds.
+  std::map<std::string, std::shared_future<void>> Building;
+  /// cuobjdump's path once looked for (empty: there is none).
+  std::optional<std::string> Cuobjdump;
   std::optional<OriginalReference> Ref;
   /// The reference's run directory, removed with the evaluator.
   bool OwnRefDir = false;

@@ -68,6 +68,11 @@ public:
   llvm::Expected<Remeasurement>
   remeasure(const CandidateSpec &C, const RemeasureOptions &Opts) override;
   void prefetch(llvm::ArrayRef<CandidateSpec> Next) override;
+  /// The inner evaluator's, for every candidate, cached or not: which
+  /// candidates are evaluated does not depend on what the cache holds.
+  std::optional<std::string> codeKey(const CandidateSpec &C) override {
+    return Inner.codeKey(C);
+  }
   std::string describe() const override;
   VerificationScope verification() const override {
     return Inner.verification();

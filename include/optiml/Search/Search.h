@@ -10,9 +10,11 @@
 //   beam   keep the best K states of each depth;
 //   random a random untried action of a random expandable state.
 // Shared by all: a transposition table keyed by the normalized program, so
-// no program is evaluated twice; every new node evaluated once; guardrails
-// (Reward.h); a journal appended as nodes are made (Journal.h) from which a
-// killed run resumes; the best candidate re-measured before it is reported.
+// no program is evaluated twice, and one keyed by the compiled code (where
+// the evaluator can tell it), so no two programs that compile alike are;
+// every new node evaluated once; guardrails (Reward.h); a journal appended
+// as nodes are made (Journal.h) from which a killed run resumes; the best
+// candidate re-measured before it is reported.
 //
 //===----------------------------------------------------------------------===//
 #ifndef OPTIML_SEARCH_SEARCH_H
@@ -42,12 +44,30 @@ std::string normalizeSource(llvm::StringRef Source);
 std::string sourceKey(llvm::StringRef Source,
                       llvm::ArrayRef<std::string> Flags = {});
 
+/// The host program of \p Source: its normalized text (normalizeSource)
+/// with every __global__ function definition, signature and body, taken
+/// out; what is left is compiled for the host alone (plus the device code of
+/// __device__ functions and variables, which stay). None when that cannot be
+/// said safely: a raw string literal (the normalizer does not read them) or
+/// unbalanced braces. A definition whose body holds a preprocessing
+/// directive stays whole.
+std::optional<std::string> hostProgramText(llvm::StringRef Source);
+/// A candidate's compiled-code key: SHA-256 (hex, 16 digits) of its
+/// device code (normalizeDeviceDump of what nvcc built), its host program
+/// (hostProgramText) and its extra nvcc flags. Equal keys: the same
+/// machine code of every kernel, launched by the same host program.
+std::string compiledCodeKey(llvm::StringRef DeviceCode,
+                            llvm::StringRef HostText,
+                            llvm::ArrayRef<std::string> Flags);
+
 enum class NodeStatus {
   Original,  ///< the root
   Evaluated, ///< compiled, verified, timed
   Failed,    ///< did not compile, verify, or run
   Rejected,  ///< the edit failed its checks: never evaluated
-  Duplicate, ///< the program is already in the tree: never evaluated
+  /// The program is already in the tree, or (SameCode) compiles to the
+  /// same code as an evaluated one: never evaluated.
+  Duplicate,
 };
 const char *toString(NodeStatus S);
 
@@ -69,6 +89,12 @@ struct SearchNode {
   std::vector<CheckFailure> Checks;
   std::string RejectReason;
   int DuplicateOf = -1;
+  /// The compiled-code key (CandidateEvaluator::codeKey); empty when the
+  /// evaluator gives none.
+  std::string CodeKey;
+  /// A duplicate whose source differs from DuplicateOf's but whose compiled
+  /// code (CodeKey) is the same.
+  bool SameCode = false;
 
   EvalOutcome Outcome;
   RewardBreakdown Reward;
@@ -105,6 +131,9 @@ struct SearchProgress {
   std::string Current; ///< summary of the edit being evaluated
   double ElapsedSeconds = 0;
   double EtaSeconds = -1; ///< -1: unknown
+  /// Candidates skipped so far as the same compiled code as an evaluated
+  /// node (no evaluation spent).
+  unsigned SameCodeSkipped = 0;
   /// A phase of its own rather than one evaluation (measuring the
   /// original, re-measuring a suspicious speedup, the final check): a log
   /// shows each, since they can take minutes.
@@ -162,6 +191,9 @@ struct SearchResult {
   unsigned EvaluationsThisRun = 0;
   /// Evaluations served from the evaluation cache (counted in Evaluations).
   unsigned EvaluationsCached = 0;
+  /// Candidates not evaluated because they compile to the same code as an
+  /// evaluated node (SearchNode::SameCode), resumed runs' included.
+  unsigned SameCodeSkipped = 0;
   /// The evaluation (1-based) that found the reported best; 0: none.
   unsigned BestEvaluation = 0;
   int Best = 0; ///< node id; 0 (the original) when nothing beat it
