@@ -5,6 +5,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include <set>
 
 using namespace llvm;
 
@@ -20,19 +21,26 @@ std::string findCuobjdump(StringRef NvccPath) {
   return findProgram("cuobjdump");
 }
 
-/// A section's dump starts at column 0 with its name (".text.k",
-/// ".section .symtab"); the name, or empty for any other line.
-static StringRef sectionName(StringRef Line) {
+/// The name of the section whose dump \p Line starts (".text.k",
+/// ".section .symtab", ".section .rela.k\tRELA"), one of \p Names (the
+/// section table's); empty for any other line. A dumped section's own text
+/// (the PTX of .nv_debug_ptx_txt: ".version 9.0", ".section\t.debug_str")
+/// starts no section.
+static StringRef sectionStart(StringRef Line,
+                              const std::set<std::string> &Names) {
   if (!Line.starts_with("."))
     return "";
   Line.consume_front(".section ");
-  return Line.take_until([](char C) { return C == ' ' || C == '\t'; });
+  StringRef Name =
+      Line.take_until([](char C) { return C == ' ' || C == '\t'; });
+  return Names.count(Name.str()) ? Name : StringRef();
 }
 
 std::string normalizeDeviceDump(StringRef Dump) {
   std::string Out;
   SmallVector<StringRef, 0> Lines;
   Dump.split(Lines, '\n');
+  std::set<std::string> Names; // the current ELF's sections
   bool InTable = false, SkipSection = false, SkipAttribute = false;
   for (StringRef Raw : Lines) {
     StringRef Line = Raw.rtrim(" \t\r");
@@ -41,26 +49,29 @@ std::string normalizeDeviceDump(StringRef Dump) {
       InTable = SkipAttribute = false;
       continue;
     }
-    // A section, or the next fatbin entry, starts (data lines at column 0,
-    // "0x0000...", do not).
-    bool Starts = Line.starts_with(".") || Line.starts_with("Fatbin ") ||
-                  Line.contains("-bit ELF:");
-    if (Starts) {
-      StringRef Name = sectionName(Line);
+    // The section table: offsets and sizes move with the notes' lengths;
+    // only the names are kept, to find where each section's dump starts.
+    if (InTable) {
+      if (!Trimmed.starts_with("Index "))
+        Names.insert(Trimmed.rsplit(' ').second.str());
+      continue;
+    }
+    bool Entry = Line.starts_with("Fatbin ") || Line.contains("-bit ELF:");
+    if (Entry)
+      Names.clear();
+    StringRef Name = sectionStart(Line, Names);
+    if (Entry || !Name.empty()) {
       // Notes name the tools and their command lines, debug sections the
       // source files; neither is code.
-      SkipSection = Name.starts_with(".note") || Name.contains("debug") ||
-                    Name.contains("nv_debug");
-      SkipAttribute = InTable = false;
+      SkipSection = Name.starts_with(".note") || Name.contains("debug");
+      SkipAttribute = false;
     }
     if (SkipSection)
       continue;
     if (Line == "Sections:") {
-      InTable = true; // offsets and sizes move with the notes' lengths
+      InTable = true;
       continue;
     }
-    if (InTable)
-      continue;
     // The fatbin's header: the source's name, ptxas's options.
     if (Trimmed.starts_with("identifier =") ||
         Trimmed.starts_with("ptxasOptions ="))

@@ -20,12 +20,19 @@ std::string dump(const std::string &Identifier, const std::string &Ptxas,
     S += "identifier = " + Identifier + "\n";
   S += "\n64-bit ELF: type=ET_EXEC, ABI=8, sm=90, toolkit=13.0, "
        "flags=0x6005a04\nSections:\nIndex Offset   Size ES Align Type Flags "
-       "Link Info Name\n    5    458     " +
+       "Link Info Name\n    4    3f0     68  0  1 PROGBITS 0 0 0 "
+       ".debug_frame\n    5    458     " +
        InfoSize +
-       "  0  4 NOTE  2000000    0        0 .note.nv.tkinfo\n\n"
+       "  0  4 NOTE  2000000    0        0 .note.nv.tkinfo\n"
+       "    6    500     90  0  1 PROGBITS 0 0 0 .nv_debug_ptx_txt\n"
+       "    7    590     24  0  4 CUDA_INFO 0 3 0 .nv.info\n"
+       "    9    5b4     78  0  4 CUDA_INFO 40 3 c .nv.info._Z5scaleiPKfPf\n"
+       "    c    680    200  0 80 PROGBITS 6 3 8 .text._Z5scaleiPKfPf\n\n"
        ".section .note.nv.tkinfo\nEntry: 1\n\tTool Name: ptxas\n"
        "\tTool Command Line Arguments: " +
-       Command +
+       Command + "\n\n.section .nv_debug_ptx_txt\n.version 9.0\n.file 1 \"" +
+       Identifier +
+       "\"\n.section\t.debug_str\n{\n}\n"
        "\n\n.nv.info._Z5scaleiPKfPf\n\t<0x1>\n\tAttribute:\t"
        "EIATTR_CUDA_API_VERSION\n\tFormat:\tEIFMT_SVAL\n\tValue:\t0x82 \n"
        "\t<0x2>\n\tAttribute:\tEIATTR_MAXREG_COUNT\n\tFormat:\tEIFMT_HVAL\n"
@@ -69,6 +76,8 @@ TEST(DeviceCodeTest, WhatNamesTheBuildIsLeftOut) {
   EXPECT_EQ(A.find("tmp"), std::string::npos);
   EXPECT_EQ(A.find("ptxas"), std::string::npos);
   EXPECT_EQ(A.find("debug"), std::string::npos);
+  // The PTX a debug section holds starts no section of its own.
+  EXPECT_EQ(A.find(".version"), std::string::npos);
   // The code itself and the register count are kept.
   EXPECT_NE(A.find("0xff017b82 0x00000a00 0x00000800 0x000fe200"),
             std::string::npos);

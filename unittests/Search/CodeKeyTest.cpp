@@ -105,8 +105,12 @@ TEST_F(CodeKeyTest, NoOpEditsInOtherFoldersGetTheOriginalsKey) {
   auto Local = B.key(replaced(Original, "y[i] = 2.0f * __ldg(&x[i]);",
                               "{ float two = 2.0f; y[i] = two * "
                               "__ldg(&x[i]); }"));
+  // Launch bounds the launch keeps within, the register count unchanged.
+  auto Bounds = B.key(replaced(Original, "__global__ void scale",
+                               "__global__ void __launch_bounds__(512) scale"));
   EXPECT_EQ(Restrict, Orig);
   EXPECT_EQ(Local, Orig);
+  EXPECT_EQ(Bounds, Orig);
   // A candidate's text built like the original's file gets its key too.
   EXPECT_EQ(B.key(Original), Orig);
 }
@@ -125,6 +129,15 @@ TEST_F(CodeKeyTest, RealChangesGetOtherKeys) {
   EXPECT_NE(*Constant, *Orig);
   EXPECT_NE(*Launch, *Orig);
   EXPECT_NE(*Flags, *Orig);
+  // Another string in a kernel: the same instructions, other device data
+  // (the source text outside kernels is the same too).
+  std::string Print = replaced(Original, "y[i] = 2.0f * __ldg(&x[i]);",
+                               "y[i] = 2.0f * __ldg(&x[i]);\n  if (i == 0)\n"
+                               "    printf(\"first %f\\n\", y[0]);");
+  auto Lower = A.key(Print);
+  auto Upper = A.key(replaced(Print, "first", "FIRST"));
+  ASSERT_TRUE(Lower && Upper);
+  EXPECT_NE(*Lower, *Upper);
   // What does not build has no key (it is evaluated, and fails there).
   EXPECT_FALSE(A.key(replaced(Original, "2.0f *", "2.0f * undeclared *")));
 }
