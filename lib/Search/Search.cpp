@@ -150,10 +150,15 @@ std::string Searcher::resumeNote(StringRef Path) const {
   std::string Best = BestSpeedup > 1
                          ? formatv("; best so far {0:F2}x", BestSpeedup).str()
                          : "; nothing faster yet";
+  std::string Same =
+      SameCodeSkipped
+          ? formatv(", {0} skipped as the same compiled code", SameCodeSkipped)
+                .str()
+          : "";
   return formatv("resuming the search in {0}: {1} evaluation{2}{3} already "
-                 "made ({4} verified, {5} failed){6}",
+                 "made ({4} verified, {5} failed{6}){7}",
                  Path, Evals, Evals == 1 ? "" : "s", Budget, Verified, Failed,
-                 Best)
+                 Same, Best)
       .str();
 }
 

@@ -178,6 +178,11 @@ TEST(SameCodeTest, JournaledAndReplayedWithoutEvaluation) {
   EXPECT_EQ(R2.SameCodeSkipped, 3u);
   EXPECT_EQ(R2.Evaluations, 4u);
   EXPECT_EQ(R2.EvaluationsThisRun, 2u);
+  ASSERT_FALSE(S2.Notes.empty());
+  EXPECT_NE(S2.Notes.front().find("(2 verified, 0 failed, 2 skipped as the "
+                                  "same compiled code)"),
+            std::string::npos)
+      << S2.Notes.front();
   (void)sys::fs::remove_directories(D);
 }
 
