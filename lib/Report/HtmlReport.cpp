@@ -128,7 +128,9 @@ static std::string speedText(const SearchNode &N) {
   case NodeStatus::Rejected:
     return "rejected by the checks: " + N.RejectReason;
   case NodeStatus::Duplicate:
-    return "same program as node " + std::to_string(N.DuplicateOf);
+    return (N.SameCode ? "same compiled code as node "
+                       : "same program as node ") +
+           std::to_string(N.DuplicateOf);
   }
   return "";
 }

@@ -67,6 +67,26 @@ TEST(ReportTest, HtmlHasTreeCurveDiffAndEvidence) {
   EXPECT_EQ(H.find("<link"), std::string::npos);
 }
 
+TEST(ReportTest, DuplicatesSayWhyTheyWereNotEvaluated) {
+  SearchResult R = sample();
+  for (bool SameCode : {false, true}) {
+    SearchNode D;
+    D.Id = static_cast<unsigned>(R.Nodes.size());
+    D.Parent = 1;
+    D.Depth = 2;
+    D.Status = NodeStatus::Duplicate;
+    D.Summary = SameCode ? "restrict-const <k>" : "unroll <k>";
+    D.DuplicateOf = 1;
+    D.SameCode = SameCode;
+    R.Nodes[1].Children.push_back(D.Id);
+    R.Nodes.push_back(D);
+  }
+  std::string H = renderHtmlReport(
+      R, {"k.cu", "clang-optiml optimize k.cu", "mcts", "catalog", "stand-in"});
+  EXPECT_NE(H.find("same program as node 1"), std::string::npos) << H;
+  EXPECT_NE(H.find("same compiled code as node 1"), std::string::npos) << H;
+}
+
 TEST(ReportTest, MetricChangesAreSortedAndFiltered) {
   EvalOutcome A, B;
   A.Metrics = {{"m1", 100}, {"m2", 100}, {"m3", 100}};
