@@ -105,7 +105,8 @@ void JsonEventWriter::progress(const SearchProgress &P) {
                  {"current", P.Current},
                  {"elapsed", P.ElapsedSeconds},
                  {"eta", P.EtaSeconds},
-                 {"phase", P.Phase}});
+                 {"phase", P.Phase},
+                 {"same_code_skipped", P.SameCodeSkipped}});
 }
 
 void JsonEventWriter::outcome(const SessionOutcome &O) {
@@ -155,6 +156,7 @@ std::optional<SessionEvent> parseSessionEvent(StringRef Line) {
     E.Progress.ElapsedSeconds = num(J, "elapsed", 0);
     E.Progress.EtaSeconds = num(J, "eta", -1);
     E.Progress.Phase = flag(J, "phase");
+    E.Progress.SameCodeSkipped = count(J, "same_code_skipped");
   } else if (E.Kind == "outcome") {
     SessionOutcome &O = E.Outcome;
     O.Improved = flag(J, "improved");

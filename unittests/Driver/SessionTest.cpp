@@ -210,6 +210,7 @@ TEST(SessionEventsTest, EveryEventIsOneLineReadBackAsWritten) {
   P.BestSpeedup = 2.5;
   P.Current = "unroll k/loop0";
   P.EtaSeconds = 75;
+  P.SameCodeSkipped = 2;
   W.progress(P);
   W.message("line one\nline two");
   W.searchFailed(createStringError("k.cu does not build"));
@@ -235,6 +236,7 @@ TEST(SessionEventsTest, EveryEventIsOneLineReadBackAsWritten) {
   ASSERT_TRUE(E1);
   EXPECT_EQ(E1->Kind, "progress");
   EXPECT_EQ(progressLine(E1->Progress), progressLine(P));
+  EXPECT_EQ(E1->Progress.SameCodeSkipped, 2u);
   EXPECT_EQ(progressLine(P), "[3/12] best 2.50x  eta 1m15s  unroll k/loop0");
   auto E2 = parseSessionEvent(Lines[2]);
   ASSERT_TRUE(E2);
