@@ -13,8 +13,9 @@
 // guarded. Coarsened kernels, whose thread covers 4 points along x: the
 // 7-point stencil after vectorize-stencil (its grid in x divided by 32, y
 // and z read from the dim3 variable) becomes 16x8x4; a hand-written 2D
-// kernel of 4 points a thread becomes 32x8. The input file is left as it
-// was.
+// kernel of 4 points a thread becomes 32x8. A forward difference whose
+// one-term early return bounds `i + 1` becomes 128 wide. The input file is
+// left as it was.
 // REQUIRES: cuda-sdk
 // RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu && cp %s %t/all.cu
 // RUN: clang-optiml transforms -v %t/k.cu | FileCheck --check-prefix=WHY %s
@@ -41,6 +42,7 @@
 // HOST: PASS zfree
 // HOST: PASS stencil7v
 // HOST: PASS rows4
+// HOST: PASS diff1
 // HOST-NEXT: PASS
 
 // WHY: launch-config stencil7/launch0: {{.*}}(x: '(n + 7) / 8' covers 'x < n - 1'; y: '(n + 7) / 8' covers 'y < n - 1'; z: '(n + 7) / 8' covers 'z < n - 1')
@@ -53,6 +55,7 @@
 // WHY: launch-config box/launch0: {{.*}}z: '(d + 1) / 2' covers 'z < d - 1'
 // WHY: launch-config rows4/launch0: {{.*}}(x: '(w + 63) / 64' covers 'x0 < w' (4 points a thread); y: '(h + 7) / 8' covers 'y < h')
 // WHY: try {"kind":"launch-config","target":"rows4/launch0","params":{"block_x":16,"block_y":16}}
+// WHY: launch-config diff1/launch0: {{.*}}(x: '(n + 255) / 256' covers 'i < n - 1')
 // WHY: not launch-config unsigned_/launch0: kernel 'unsigned_' has no global x index 'blockIdx.x * blockDim.x + threadIdx.x' guarded at once by a parameter bound; the threads past the data might do work
 // WHY: not launch-config inclusive/launch0: kernel 'inclusive' has no global x index 'blockIdx.x * blockDim.x + threadIdx.x' guarded at once by a parameter bound; the threads past the data might do work
 // ZFREE: clang-optiml: error: launch-config zfree/launch0 rejected: [not-applicable] kernel 'zfree' has no global z index 'blockIdx.z * blockDim.z + threadIdx.z' guarded at once by a parameter bound; the threads past the data might do work
@@ -63,12 +66,14 @@
 // EDIT: {"kind":"vectorize-stencil","target":"stencil7v"}
 // EDIT: {"kind":"launch-config","target":"stencil7v/launch0","params":{"block_x":16,"block_y":8,"block_z":4}}
 // EDIT: {"kind":"launch-config","target":"rows4/launch0","params":{"block_x":32,"block_y":8}}
+// EDIT: {"kind":"launch-config","target":"diff1/launch0","params":{"block":128}}
 
 // OUT: bench([&] { stencil7<<<dim3((n + 15) / 16, (n + 7) / 8, (n + 3) / 4), dim3(16, 8, 4)>>>(n, din, dout); });
 // OUT: jacobi<<<dim3((n + 31) / 32, (n + 7) / 8), dim3(32, 8)>>>(n, da, db);
 // OUT: box<<<dim3((w + 31) / 32, (h + 3) / 4, (d + 7) / 8), dim3(32, 4, 8)>>>(w, h, d, din, dout);
 // OUT: bench([&] { stencil7v<<<dim3((n + 63) / 64, blocks.y, (n + 3) / 4), dim3(16, 8, 4)>>>(n, din, dout); });
 // OUT: rows4<<<dim3((w + 127) / 128, (h + 7) / 8), dim3(32, 8)>>>(w, h, din, dout);
+// OUT: diff1<<<(n + 127) / 128, 128>>>(n, din, dout);
 
 #include <cmath>
 #include <cstdio>
@@ -148,6 +153,14 @@ __global__ void rows4(int w, int h, const float *in, float *out) {
       if (x0 + k < w)
         out[(size_t)y * w + x0 + k] = 3.f * in[(size_t)y * w + x0 + k] + k;
   }
+}
+
+// A forward difference: one early-return term bounds i + 1.
+__global__ void diff1(int n, const float *in, float *out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i + 1 >= n)
+    return;
+  out[i] = in[i + 1] - in[i];
 }
 
 // Look-alikes. An unsigned bound less a constant.
@@ -298,6 +311,16 @@ int main() {
     float *din = upload(in), *dout = upload(std::vector<float>(in.size(), -1.f));
     rows4<<<dim3((w + 63) / 64, (h + 7) / 8), dim3(16, 8)>>>(w, h, din, dout);
     expect("rows4", download(dout, in.size()), want);
+  }
+  {
+    const int n = 1000;
+    auto in = values(n, 9);
+    std::vector<float> want(n, -1.f);
+    for (int i = 0; i + 1 < n; ++i)
+      want[i] = in[i + 1] - in[i];
+    float *din = upload(in), *dout = upload(std::vector<float>(n, -1.f));
+    diff1<<<(n + 255) / 256, 256>>>(n, din, dout);
+    expect("diff1", download(dout, n), want);
   }
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures != 0;

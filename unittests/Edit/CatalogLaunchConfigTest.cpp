@@ -209,6 +209,41 @@ TEST(CatalogLaunchConfigTest, RefusesCoarsenedIndicesItCannotFollow) {
       << A.Reason;
 }
 
+TEST(CatalogLaunchConfigTest, IndexPlusConstantBounds) {
+  // `i + c < n` (c >= 0, signed) keeps every index below n - c.
+  const char *Guards[] = {"i > 0 && i + 1 < n", "1 + i < n", "i + 1 <= n",
+                          "n > i + 2"};
+  for (const char *G : Guards) {
+    std::string Src =
+        std::string("__global__ void k(float *x, int n) {\n"
+                    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                    "  if (") +
+        G +
+        ") x[i] = 0;\n}\n"
+        "void run(float *x, int n) { k<<<(n + 255) / 256, 256>>>(x, n); }\n";
+    Applicability A = prepareOn(launchConfig(), Src, "k/launch0");
+    EXPECT_TRUE(A.Applies) << G << ": " << A.Reason;
+    EXPECT_NE(applyTo(launchConfig(), Src,
+                      makeEdit("launch-config", "k/launch0",
+                               {{"block", int64_t(128)}}))
+                  .find("k<<<(n + 127) / 128, 128>>>(x, n);"),
+              std::string::npos)
+        << G;
+  }
+  // The early-return form.
+  std::string Src =
+      "__global__ void k(float *x, int n) {\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i + 2 >= n)\n"
+      "    return;\n"
+      "  x[i + 1] = 0;\n}\n"
+      "void run(float *x, int n) { k<<<(n + 255) / 256, 256>>>(x, "
+      "n); }\n";
+  Applicability A = prepareOn(launchConfig(), Src, "k/launch0");
+  EXPECT_TRUE(A.Applies) << A.Reason;
+  EXPECT_NE(A.Reason.find("covers 'i < n - 2'"), std::string::npos) << A.Reason;
+}
+
 TEST(CatalogLaunchConfigTest, RefusesBoundsThatLetThreadsThrough) {
   // Each guard lets an index at or past the grid's size through for some
   // n: the threads past the data would do work.
@@ -218,6 +253,10 @@ TEST(CatalogLaunchConfigTest, RefusesBoundsThatLetThreadsThrough) {
       "i < n - (-1)", // a negative constant
       "i <= n - 0",   // inclusive with nothing subtracted
       "i < n - m",    // not a constant
+      "i - 1 < n",    // index n itself
+      "i + 0 <= n",   // inclusive with nothing added
+      "i + (-2) < n", // a negative constant
+      "i + 1u < n",   // unsigned: wraps at the top
   };
   for (const char *G : Guards) {
     std::string Src =

@@ -6,9 +6,9 @@
 //     `i = blockIdx.D * blockDim.D + threadIdx.D`,
 //   - those indices are guarded at once (`if (i < n && j < m) body`, or
 //     `if (i >= n || j >= m) return;`) with bounds that are parameters or
-//     a parameter less a constant in signed arithmetic (`i < n - 1`: the
-//     rows past it do nothing either way); other terms of the guard
-//     (`i > 0`) only narrow it,
+//     a parameter less a constant in signed arithmetic (`i < n - 1`, or
+//     `i + 1 < n`: the rows past it do nothing either way); other terms
+//     of the guard (`i > 0`) only narrow it,
 //   - no shared memory, barriers or warp primitives, no __launch_bounds__
 //     below the new block,
 // and when each changed grid dimension is `(E + B - 1) / B` over the old
@@ -289,6 +289,23 @@ struct KernelIndex {
   bool Inclusive = false; ///< written `V <= Bound - Less` (Less >= 1)
 };
 
+/// What \p E adds to the index \p V: 0 for `V` itself, c for `V + c` or
+/// `c + V` with c a constant of at least 0; nothing for anything else.
+std::optional<int64_t> indexPlus(const Expr *E, const VarDecl *V,
+                                 const ASTContext &AST) {
+  if (refersTo(E, V))
+    return 0;
+  const auto *Add = dyn_cast<BinaryOperator>(E->IgnoreParenImpCasts());
+  if (!Add || Add->getOpcode() != BO_Add)
+    return std::nullopt;
+  for (int Swap = 0; Swap < 2; ++Swap)
+    if (refersTo(Swap ? Add->getRHS() : Add->getLHS(), V))
+      if (auto C = intValue(Swap ? Add->getLHS() : Add->getRHS(), AST);
+          C && *C >= 0)
+        return C;
+  return std::nullopt;
+}
+
 /// The dimension of a global index \p E, `blockIdx.D * blockDim.D +
 /// threadIdx.D`, or of one times a positive integer constant (\p Scale:
 /// each thread covers Scale points from there on).
@@ -317,8 +334,13 @@ std::optional<char> scaledIndexDim(const Expr *E, const ASTContext &AST,
 /// guard lets through is below the parameter; nothing otherwise.
 std::optional<std::pair<const ParmVarDecl *, int64_t>>
 boundParam(const Expr *Bd, bool Inclusive, const BinaryOperator *Cmp,
-           const ASTContext &AST) {
+           const ASTContext &AST, int64_t Offset = 0) {
   if (!Bd)
+    return std::nullopt;
+  bool Signed = Cmp->getLHS()->getType()->isSignedIntegerType() &&
+                Cmp->getRHS()->getType()->isSignedIntegerType();
+  // `i + 1 < n` in unsigned arithmetic wraps at the top.
+  if (Offset > 0 && !Signed)
     return std::nullopt;
   const Expr *X = Bd->IgnoreParenImpCasts();
   int64_t Less = 0;
@@ -326,17 +348,15 @@ boundParam(const Expr *Bd, bool Inclusive, const BinaryOperator *Cmp,
       Sub && Sub->getOpcode() == BO_Sub) {
     // Unsigned, `n - 2` wraps for n < 2 and lets every thread through.
     std::optional<int64_t> C = intValue(Sub->getRHS(), AST);
-    if (!C || !Sub->getType()->isSignedIntegerType() ||
-        !Cmp->getLHS()->getType()->isSignedIntegerType() ||
-        !Cmp->getRHS()->getType()->isSignedIntegerType())
+    if (!C || !Sub->getType()->isSignedIntegerType() || !Signed)
       return std::nullopt;
     Less = *C;
     X = Sub->getLHS()->IgnoreParenImpCasts();
   }
   const auto *PV = dyn_cast_or_null<ParmVarDecl>(referencedDecl(X));
-  if (!PV || Less < (Inclusive ? 1 : 0))
+  if (!PV || Less < 0 || Less + Offset < (Inclusive ? 1 : 0))
     return std::nullopt;
-  return std::make_pair(PV, Less);
+  return std::make_pair(PV, Less + Offset);
 }
 
 class LaunchConfigTransform : public Transform {
@@ -618,8 +638,12 @@ bool readGuard(const EditContext &Ctx, ArrayRef<const Stmt *> Stmts, size_t At,
   if (Guarded) {
     SmallVector<const Expr *, 2> Terms;
     const Expr *C = If->getCond()->IgnoreParens();
-    const auto *Top = dyn_cast<BinaryOperator>(C);
-    EarlyReturn = Top && Top->getOpcode() == BO_LOr;
+    // `if (<outside>) return;`, one term or several joined by `||`.
+    const Stmt *Then = If->getThen();
+    if (const auto *CS = dyn_cast<CompoundStmt>(Then); CS && CS->size() == 1)
+      Then = CS->body_front();
+    const auto *Ret = dyn_cast<ReturnStmt>(Then);
+    EarlyReturn = Ret && !Ret->getRetValue();
     BinaryOperatorKind Join = EarlyReturn ? BO_LOr : BO_LAnd;
     std::function<void(const Expr *)> Split = [&](const Expr *X) {
       X = X->IgnoreParens();
@@ -632,15 +656,8 @@ bool readGuard(const EditContext &Ctx, ArrayRef<const Stmt *> Stmts, size_t At,
       }
     };
     Split(C);
-    if (EarlyReturn) {
-      const Stmt *T = If->getThen();
-      if (const auto *CS = dyn_cast<CompoundStmt>(T); CS && CS->size() == 1)
-        T = CS->body_front();
-      const auto *R = dyn_cast<ReturnStmt>(T);
-      Guarded = R && !R->getRetValue();
-    } else {
+    if (!EarlyReturn)
       Guarded = At + 1 == Stmts.size();
-    }
     for (const Expr *T : Terms) {
       const auto *B = dyn_cast<BinaryOperator>(T->IgnoreParenImpCasts());
       if (!B)
@@ -651,20 +668,24 @@ bool readGuard(const EditContext &Ctx, ArrayRef<const Stmt *> Stmts, size_t At,
           continue;
         // The index on the left: `i < b` (`i >= b` for an early return),
         // or `i <= b` (`i > b`); on the right, the mirror images.
+        // `i + c` (c >= 0) stands for i below a bound less c.
         const Expr *Bd = nullptr;
         bool Inclusive = false;
-        if (refersTo(B->getLHS(), K.V)) {
+        int64_t Offset = 0;
+        if (auto L = indexPlus(B->getLHS(), K.V, Ctx.AST)) {
           Bd = B->getRHS();
+          Offset = *L;
           Inclusive = Op == (EarlyReturn ? BO_GT : BO_LE);
           if (!Inclusive && Op != (EarlyReturn ? BO_GE : BO_LT))
             Bd = nullptr;
-        } else if (refersTo(B->getRHS(), K.V)) {
+        } else if (auto R = indexPlus(B->getRHS(), K.V, Ctx.AST)) {
           Bd = B->getLHS();
+          Offset = *R;
           Inclusive = Op == (EarlyReturn ? BO_LT : BO_GE);
           if (!Inclusive && Op != (EarlyReturn ? BO_LE : BO_GT))
             Bd = nullptr;
         }
-        if (auto PB = boundParam(Bd, Inclusive, B, Ctx.AST);
+        if (auto PB = boundParam(Bd, Inclusive, B, Ctx.AST, Offset);
             PB && !Written.contains(PB->first)) {
           K.Bound = PB->first;
           K.Less = PB->second;
