@@ -181,6 +181,39 @@ __global__ void k(int n, float *y) {
   EXPECT_EQ(Fold("d8", Stable), std::nullopt);
 }
 
+TEST(TransformSupportTest, SplitJoinedKeepsTermsAsWritten) {
+  Input In(R"(__global__ void k(int n, int m, float *y) {
+  int x = threadIdx.x;
+  if (x > 0 && (x < n - 1) && (n > 2 || m > 2) && ((m > 1 && n > 1)))
+    y[x] = 1.0f;
+  if (x >= n || (m < 1)) return;
+  if (x < n) y[x] = 2.0f;
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  auto Body = bodyOf(In, "k");
+  ASSERT_EQ(Body.size(), 4u);
+  auto Terms = [&](const clang::Stmt *S, clang::BinaryOperatorKind Join) {
+    std::vector<std::string> Out;
+    for (const clang::Expr *T :
+         splitJoined(llvm::cast<clang::IfStmt>(S)->getCond(), Join))
+      Out.push_back(exprText(*In.Ctx, T));
+    return Out;
+  };
+  // Left to right; a parenthesized chain of the same operator is split
+  // through its parentheses, one of the other operator stays one term.
+  EXPECT_EQ(Terms(Body[1], clang::BO_LAnd),
+            (std::vector<std::string>{"x > 0", "(x < n - 1)",
+                                      "(n > 2 || m > 2)", "m > 1", "n > 1"}));
+  EXPECT_EQ(Terms(Body[2], clang::BO_LOr),
+            (std::vector<std::string>{"x >= n", "(m < 1)"}));
+  // Split by the other operator, the condition is one term.
+  EXPECT_EQ(Terms(Body[2], clang::BO_LAnd),
+            (std::vector<std::string>{"x >= n || (m < 1)"}));
+  EXPECT_EQ(Terms(Body[3], clang::BO_LAnd),
+            (std::vector<std::string>{"x < n"}));
+}
+
 TEST(TransformSupportTest, TextHelpers) {
   EXPECT_EQ(freshName("int i, i1; float i2x;", "i"), "i2");
   EXPECT_EQ(freshName("int tile_;", "tile"), "tile");

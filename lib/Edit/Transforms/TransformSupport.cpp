@@ -411,6 +411,23 @@ bool mentions(const Stmt *S, const ValueDecl *D) {
   return false;
 }
 
+SmallVector<const Expr *, 4> splitJoined(const Expr *E,
+                                         BinaryOperatorKind Join) {
+  SmallVector<const Expr *, 4> Terms;
+  SmallVector<const Expr *, 8> Work{E};
+  while (!Work.empty()) {
+    const Expr *X = Work.pop_back_val();
+    if (const auto *B = dyn_cast<BinaryOperator>(X->IgnoreParenImpCasts());
+        B && B->getOpcode() == Join) {
+      Work.push_back(B->getRHS()); // the left operand first
+      Work.push_back(B->getLHS());
+    } else {
+      Terms.push_back(X);
+    }
+  }
+  return Terms;
+}
+
 bool mentionsBuiltin(const Stmt *S, StringRef Var) {
   if (!S)
     return false;

@@ -17,9 +17,11 @@
 #define OPTIML_LIB_EDIT_TRANSFORMS_TRANSFORMSUPPORT_H
 
 #include "optiml/Edit/Transform.h"
+#include "clang/AST/OperationKinds.h"
 #include "clang/AST/Type.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include <optional>
 #include <string>
@@ -142,6 +144,12 @@ const clang::ValueDecl *declOf(const clang::Expr *E);
 bool refersTo(const clang::Expr *E, const clang::ValueDecl *D);
 /// \p S mentions \p D anywhere.
 bool mentions(const clang::Stmt *S, const clang::ValueDecl *D);
+/// The operands of a chain of \p Join (`a && b && c` for BO_LAnd, the
+/// terms of a guard; BO_LOr for an early return's), left to right, each as
+/// written (parentheses kept: `(a || b)` stays one term); \p E alone when it
+/// is no such chain.
+llvm::SmallVector<const clang::Expr *, 4>
+splitJoined(const clang::Expr *E, clang::BinaryOperatorKind Join);
 /// \p S mentions threadIdx/blockIdx/blockDim/gridDim (any dimension) when
 /// \p Var is empty, or the named one.
 bool mentionsBuiltin(const clang::Stmt *S, llvm::StringRef Var = "");

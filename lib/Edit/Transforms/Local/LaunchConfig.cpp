@@ -636,26 +636,13 @@ bool readGuard(const EditContext &Ctx, ArrayRef<const Stmt *> Stmts, size_t At,
   bool Guarded = If && !If->getElse() && !If->getInit();
   bool EarlyReturn = false;
   if (Guarded) {
-    SmallVector<const Expr *, 2> Terms;
-    const Expr *C = If->getCond()->IgnoreParens();
     // `if (<outside>) return;`, one term or several joined by `||`.
     const Stmt *Then = If->getThen();
     if (const auto *CS = dyn_cast<CompoundStmt>(Then); CS && CS->size() == 1)
       Then = CS->body_front();
     const auto *Ret = dyn_cast<ReturnStmt>(Then);
     EarlyReturn = Ret && !Ret->getRetValue();
-    BinaryOperatorKind Join = EarlyReturn ? BO_LOr : BO_LAnd;
-    std::function<void(const Expr *)> Split = [&](const Expr *X) {
-      X = X->IgnoreParens();
-      if (const auto *B = dyn_cast<BinaryOperator>(X);
-          B && B->getOpcode() == Join) {
-        Split(B->getLHS());
-        Split(B->getRHS());
-      } else {
-        Terms.push_back(X);
-      }
-    };
-    Split(C);
+    auto Terms = splitJoined(If->getCond(), EarlyReturn ? BO_LOr : BO_LAnd);
     if (!EarlyReturn)
       Guarded = At + 1 == Stmts.size();
     for (const Expr *T : Terms) {

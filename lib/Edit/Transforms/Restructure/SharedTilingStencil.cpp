@@ -214,19 +214,6 @@ std::optional<BoundCmp> boundCmp(const EditContext &Ctx,
   return C;
 }
 
-/// Splits a && chain (or, negated, a || chain) into its comparisons.
-void conjuncts(const Expr *E, BinaryOperatorKind Join,
-               std::vector<const Expr *> &Out) {
-  E = E->IgnoreParenImpCasts();
-  if (const auto *B = dyn_cast<BinaryOperator>(E);
-      B && B->getOpcode() == Join) {
-    conjuncts(B->getLHS(), Join, Out);
-    conjuncts(B->getRHS(), Join, Out);
-    return;
-  }
-  Out.push_back(E);
-}
-
 } // namespace
 
 /// Any `return`, `break`, `continue` or `goto` inside \p St, or null.
@@ -580,10 +567,9 @@ std::string ownGuards(const StencilCtx &S, const IfStmt *If,
         CO && CO->getCond() != Child) {
       if (CO->getTrueExpr() != Child)
         return std::string("is in the false arm of a conditional expression");
-      std::vector<const Expr *> Cs;
-      conjuncts(CO->getCond(), BO_LAnd, Cs);
-      for (const Expr *C : Cs)
-        if (std::string Why = Take(C, false); !Why.empty())
+      for (const Expr *C : splitJoined(CO->getCond(), BO_LAnd))
+        if (std::string Why = Take(C->IgnoreParenImpCasts(), false);
+            !Why.empty())
           return Why;
       R.OwnConds.push_back({CO->getCond(), true});
     }
@@ -593,10 +579,9 @@ std::string ownGuards(const StencilCtx &S, const IfStmt *If,
     if (const auto *PI = dyn_cast<IfStmt>(Par)) {
       if (PI->getCond() == Child || PI->getElse() == Child)
         return std::string("is in the condition or the else branch of an if");
-      std::vector<const Expr *> Cs;
-      conjuncts(PI->getCond(), BO_LAnd, Cs);
-      for (const Expr *C : Cs)
-        if (std::string Why = Take(C, false); !Why.empty())
+      for (const Expr *C : splitJoined(PI->getCond(), BO_LAnd))
+        if (std::string Why = Take(C->IgnoreParenImpCasts(), false);
+            !Why.empty())
           return Why;
       R.OwnConds.push_back({PI->getCond(), true});
     }
@@ -606,10 +591,9 @@ std::string ownGuards(const StencilCtx &S, const IfStmt *If,
         if (Sib == Child)
           break;
         if (const IfStmt *CI = continueGuard(Sib)) {
-          std::vector<const Expr *> Ds;
-          conjuncts(CI->getCond(), BO_LOr, Ds);
-          for (const Expr *D : Ds)
-            if (std::string Why = Take(D, true); !Why.empty())
+          for (const Expr *D : splitJoined(CI->getCond(), BO_LOr))
+            if (std::string Why = Take(D->IgnoreParenImpCasts(), true);
+                !Why.empty())
               return Why;
           R.OwnConds.push_back({CI->getCond(), false});
         }
@@ -700,9 +684,9 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
   bool EarlyReturn = isBareReturn(If->getThen());
   if (!EarlyReturn && At + 1 != Stmts.size())
     return NotApplicable("the guard is not the last statement of the kernel");
-  std::vector<const Expr *> Parts;
-  conjuncts(If->getCond(), EarlyReturn ? BO_LOr : BO_LAnd, Parts);
-  for (const Expr *Part : Parts) {
+  for (const Expr *Part :
+       splitJoined(If->getCond(), EarlyReturn ? BO_LOr : BO_LAnd)) {
+    Part = Part->IgnoreParenImpCasts();
     const auto *B = dyn_cast<BinaryOperator>(Part);
     std::string Why;
     auto IsX = [&](const Expr *X) { return refersTo(X, S.X); };

@@ -216,20 +216,8 @@ Applicability VectorizeStencil::prepare(const EditContext &Ctx,
 
 /// The terms of \p P's guard: the operands of its `&&` (of its `||` for an
 /// early return), each as written (parentheses kept).
-std::vector<const Expr *> guardTerms(const Plan &P) {
-  std::vector<const Expr *> Terms;
-  BinaryOperatorKind Join = P.EarlyReturn ? BO_LOr : BO_LAnd;
-  std::function<void(const Expr *)> Split = [&](const Expr *C) {
-    const auto *B = dyn_cast<BinaryOperator>(C->IgnoreParenImpCasts());
-    if (B && B->getOpcode() == Join) {
-      Split(B->getLHS());
-      Split(B->getRHS());
-    } else {
-      Terms.push_back(C);
-    }
-  };
-  Split(P.Guard->getCond());
-  return Terms;
+SmallVector<const Expr *, 4> guardTerms(const Plan &P) {
+  return splitJoined(P.Guard->getCond(), P.EarlyReturn ? BO_LOr : BO_LAnd);
 }
 
 /// The bound one term of \p P's guard sets on x from above: `x < B`
