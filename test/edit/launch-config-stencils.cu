@@ -14,7 +14,8 @@
 // 7-point stencil after vectorize-stencil (its grid in x divided by 32, y
 // and z read from the dim3 variable) becomes 16x8x4; a hand-written 2D
 // kernel of 4 points a thread becomes 32x8. A forward difference whose
-// one-term early return bounds `i + 1` becomes 128 wide. The input file is
+// one-term early return bounds `i + 1` becomes 128 wide; a 2D map whose
+// grid is sized `w / 16 + (w % 16 != 0)` becomes 32x8. The input file is
 // left as it was.
 // REQUIRES: cuda-sdk
 // RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu && cp %s %t/all.cu
@@ -43,6 +44,7 @@
 // HOST: PASS stencil7v
 // HOST: PASS rows4
 // HOST: PASS diff1
+// HOST: PASS rem2d
 // HOST-NEXT: PASS
 
 // WHY: launch-config stencil7/launch0: {{.*}}(x: '(n + 7) / 8' covers 'x < n - 1'; y: '(n + 7) / 8' covers 'y < n - 1'; z: '(n + 7) / 8' covers 'z < n - 1')
@@ -56,6 +58,7 @@
 // WHY: launch-config rows4/launch0: {{.*}}(x: '(w + 63) / 64' covers 'x0 < w' (4 points a thread); y: '(h + 7) / 8' covers 'y < h')
 // WHY: try {"kind":"launch-config","target":"rows4/launch0","params":{"block_x":16,"block_y":16}}
 // WHY: launch-config diff1/launch0: {{.*}}(x: '(n + 255) / 256' covers 'i < n - 1')
+// WHY: launch-config rem2d/launch0: {{.*}}(x: 'w / 16 + (w % 16 != 0)' covers 'x < w'; y: 'h / 16 + (h % 16 > 0)' covers 'y < h')
 // WHY: not launch-config unsigned_/launch0: kernel 'unsigned_' has no global x index 'blockIdx.x * blockDim.x + threadIdx.x' guarded at once by a parameter bound; the threads past the data might do work
 // WHY: not launch-config inclusive/launch0: kernel 'inclusive' has no global x index 'blockIdx.x * blockDim.x + threadIdx.x' guarded at once by a parameter bound; the threads past the data might do work
 // ZFREE: clang-optiml: error: launch-config zfree/launch0 rejected: [not-applicable] kernel 'zfree' has no global z index 'blockIdx.z * blockDim.z + threadIdx.z' guarded at once by a parameter bound; the threads past the data might do work
@@ -67,6 +70,7 @@
 // EDIT: {"kind":"launch-config","target":"stencil7v/launch0","params":{"block_x":16,"block_y":8,"block_z":4}}
 // EDIT: {"kind":"launch-config","target":"rows4/launch0","params":{"block_x":32,"block_y":8}}
 // EDIT: {"kind":"launch-config","target":"diff1/launch0","params":{"block":128}}
+// EDIT: {"kind":"launch-config","target":"rem2d/launch0","params":{"block_x":32,"block_y":8}}
 
 // OUT: bench([&] { stencil7<<<dim3((n + 15) / 16, (n + 7) / 8, (n + 3) / 4), dim3(16, 8, 4)>>>(n, din, dout); });
 // OUT: jacobi<<<dim3((n + 31) / 32, (n + 7) / 8), dim3(32, 8)>>>(n, da, db);
@@ -74,6 +78,7 @@
 // OUT: bench([&] { stencil7v<<<dim3((n + 63) / 64, blocks.y, (n + 3) / 4), dim3(16, 8, 4)>>>(n, din, dout); });
 // OUT: rows4<<<dim3((w + 127) / 128, (h + 7) / 8), dim3(32, 8)>>>(w, h, din, dout);
 // OUT: diff1<<<(n + 127) / 128, 128>>>(n, din, dout);
+// OUT: rem2d<<<dim3((w + 31) / 32, (h + 7) / 8), dim3(32, 8)>>>(w, h, din, dout);
 
 #include <cmath>
 #include <cstdio>
@@ -161,6 +166,15 @@ __global__ void diff1(int n, const float *in, float *out) {
   if (i + 1 >= n)
     return;
   out[i] = in[i + 1] - in[i];
+}
+
+// A 2D map whose grid is sized `w / 16 + (w % 16 != 0)`, the remainder's
+// test spelled two ways.
+__global__ void rem2d(int w, int h, const float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < w && y < h)
+    out[y * w + x] = 2.f * in[y * w + x] + 1.f;
 }
 
 // Look-alikes. An unsigned bound less a constant.
@@ -321,6 +335,17 @@ int main() {
     float *din = upload(in), *dout = upload(std::vector<float>(n, -1.f));
     diff1<<<(n + 255) / 256, 256>>>(n, din, dout);
     expect("diff1", download(dout, n), want);
+  }
+  {
+    const int w = 75, h = 37;
+    auto in = values(w * h, 10);
+    std::vector<float> want(w * h);
+    for (int i = 0; i < w * h; ++i)
+      want[i] = 2.f * in[i] + 1.f;
+    float *din = upload(in), *dout = upload(std::vector<float>(w * h, -1.f));
+    dim3 grid(w / 16 + (w % 16 != 0), h / 16 + (h % 16 > 0)), block(16, 16);
+    rem2d<<<grid, block>>>(w, h, din, dout);
+    expect("rem2d", download(dout, w * h), want);
   }
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures != 0;

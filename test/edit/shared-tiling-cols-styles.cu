@@ -38,6 +38,9 @@
 // HOST: PASS inner3
 // HOST: PASS dilate
 // HOST: PASS pad3
+// HOST: PASS rowconv
+// HOST: PASS lap3
+// HOST: PASS lap3
 // HOST-NEXT: PASS
 
 // WHY: try {"kind":"shared-tiling","target":"conv","params":{"cols":2,"rows":8}}
@@ -49,6 +52,8 @@
 // WHY: try {"kind":"shared-tiling","target":"inner3","params":{"cols":2,"rows":8}}
 // WHY: try {"kind":"shared-tiling","target":"dilate","params":{"cols":2,"rows":8}}
 // WHY: try {"kind":"shared-tiling","target":"pad3","params":{"cols":2,"rows":8}}
+// WHY: try {"kind":"shared-tiling","target":"rowconv","params":{"cols":2,"rows":8}}
+// WHY: try {"kind":"shared-tiling","target":"lap3","params":{"cols":2,"rows":8}}
 
 // OUT: const int xBase = (blockIdx.x * blockDim.x + threadIdx.x) * 2;
 // OUT: const float2 *rowVec = reinterpret_cast<const float2 *>(&in[(size_t)gy * w + xBase - 4]);
@@ -241,6 +246,54 @@ __global__ void pad3(int h, int w, const float *in, float *out) {
     }
     out[y * w + x] = s;
   }
+}
+
+// 10. Row pointers into the image and the filter, `continue` past the rows
+// outside the image, constexpr sizes (the pitch is a constant), and a grid
+// sized `W / 32 + (W % 32 != 0)`.
+constexpr int RH = 45, RW = 96;
+__global__ void rowconv(const float *image, const float *weights,
+                        float *result) {
+  int col = threadIdx.x + blockIdx.x * blockDim.x;
+  int row = threadIdx.y + blockIdx.y * blockDim.y;
+  if (row < RH && col < RW) {
+    float sum = 0.0f;
+    for (int ky = 0; ky < K; ++ky) {
+      int iy = row - RAD + ky;
+      if (iy < 0 || iy >= RH)
+        continue;
+      const float *src = image + (size_t)iy * RW;
+      const float *wrow = weights + ky * K;
+      for (int kx = 0; kx < K; ++kx) {
+        int ix = col - RAD + kx;
+        if (ix >= 0 && ix < RW)
+          sum += src[ix] * wrow[kx];
+      }
+    }
+    result[(size_t)row * RW + col] = sum;
+  }
+}
+
+// 11. A pointer to the thread's own row declared before the loop, the
+// neighbours read through it at pitch offsets, `continue` past the rows and
+// the columns outside the image, and a grid sized `h / 16 + (h % 16 > 0)`.
+__global__ void lap3(const float *in, float *out, int h, int w) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (y >= h || x >= w)
+    return;
+  const float *mid = in + (size_t)y * w;
+  float s = 0.f;
+  for (int dy = -1; dy <= 1; ++dy) {
+    if (y + dy < 0 || y + dy >= h)
+      continue;
+    for (int dx = -1; dx <= 1; ++dx) {
+      if (x + dx < 0 || x + dx >= w)
+        continue;
+      s += (dx == 0 && dy == 0 ? -8.f : 1.f) * mid[dy * w + x + dx];
+    }
+  }
+  out[(size_t)y * w + x] = s;
 }
 
 template <typename T> T *upload(const std::vector<T> &h) {
@@ -438,6 +491,36 @@ int main() {
     CHECK(cudaGetLastError());
     expect("pad3", download(dout, want.size()), want);
   }
+  {
+    auto in = values<float>((size_t)RH * RW, 10), filt = values<float>(K * K, 11);
+    std::vector<float> want((size_t)RH * RW);
+    for (int y = 0; y < RH; ++y)
+      for (int x = 0; x < RW; ++x)
+        want[(size_t)y * RW + x] = window(in, RH, RW, y, x, -RAD, RAD,
+            [&](float s, float v, int ky, int kx) { return s + v * filt[ky * K + kx]; });
+    float *din = upload(in), *dfilt = upload(filt),
+          *dout = upload(std::vector<float>(want.size(), 0.f));
+    dim3 block(32, 4);
+    dim3 grid(RW / 32 + (RW % 32 != 0), RH / 4 + (RH % 4 != 0));
+    rowconv<<<grid, block>>>(din, dfilt, dout);
+    CHECK(cudaGetLastError());
+    expect("rowconv", download(dout, want.size()), want);
+  }
+  for (int w : {64, 61}) {
+    const int h = 37;
+    auto in = values<float>((size_t)h * w, 12);
+    std::vector<float> want((size_t)h * w);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x)
+        want[(size_t)y * w + x] = window(in, h, w, y, x, -1, 1,
+            [](float s, float v, int dy, int dx) {
+              return s + (dx == 1 && dy == 1 ? -8.f : 1.f) * v; });
+    float *din = upload(in), *dout = upload(std::vector<float>(want.size(), 0.f));
+    dim3 grid(w / 16 + (w % 16 != 0), h / 16 + (h % 16 > 0)), block(16, 16);
+    lap3<<<grid, block>>>(din, dout, h, w);
+    CHECK(cudaGetLastError());
+    expect("lap3", download(dout, want.size()), want);
+  }
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }
@@ -451,3 +534,5 @@ int main() {
 // EDIT: {"kind":"shared-tiling","target":"inner3","params":{"rows":8,"cols":2}}
 // EDIT: {"kind":"shared-tiling","target":"dilate","params":{"rows":2,"cols":4}}
 // EDIT: {"kind":"shared-tiling","target":"pad3","params":{"rows":8,"cols":2}}
+// EDIT: {"kind":"shared-tiling","target":"rowconv","params":{"rows":8,"cols":2}}
+// EDIT: {"kind":"shared-tiling","target":"lap3","params":{"rows":4,"cols":4}}

@@ -214,6 +214,61 @@ TEST(TransformSupportTest, SplitJoinedKeepsTermsAsWritten) {
             (std::vector<std::string>{"x < n"}));
 }
 
+TEST(TransformSupportTest,
+     MatchCeilDivReadsTheRemainderFormsAndExactQuotients) {
+  Input In(R"(constexpr int H = 1024, M = 1001;
+__global__ void k(int n, int m, float *y) {
+  int a0 = (n + 127) / 128;
+  int a1 = n / 128 + (n % 128 != 0);
+  int a2 = (n % 128 > 0) + n / 128;
+  int a3 = n / 128 + (n % 128 ? 1 : 0);
+  int a4 = n / 128 + !!(n % 128);
+  int a5 = n / 128 + (0 != n % 128);
+  int a6 = H / 8 + (H % 8 != 0);
+  int a7 = H / 8;
+  int r0 = n / 128 + (m % 128 != 0);
+  int r1 = n / 128 + (n % 64 != 0);
+  int r2 = n++ / 128 + (n++ % 128 != 0);
+  int r3 = (n - 1) / 128 + 1;
+  int r4 = n / 128 + (n % 128 == 0);
+  int r5 = M / 8;
+  int r6 = n / 128;
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  const clang::ASTContext &AST = In.TU.AST->getASTContext();
+  auto Value = [&](const clang::Expr *X) {
+    return intValue(X->IgnoreParenImpCasts(), AST);
+  };
+  std::map<std::string, std::optional<CeilDiv>> C;
+  for (const clang::Stmt *S : bodyOf(In, "k"))
+    if (const auto *DS = llvm::dyn_cast<clang::DeclStmt>(S))
+      for (const clang::Decl *D : DS->decls())
+        if (const auto *VD = llvm::dyn_cast<clang::VarDecl>(D))
+          C[VD->getNameAsString()] = matchCeilDiv(VD->getInit(), Value);
+  for (const char *Name : {"a0", "a1", "a2", "a3", "a4", "a5"}) {
+    SCOPED_TRACE(Name);
+    ASSERT_TRUE(C[Name]);
+    EXPECT_EQ(C[Name]->Divisor, 128);
+    EXPECT_EQ(exprText(*In.Ctx, C[Name]->Numerator), "n");
+  }
+  // A constant numerator: the remainder form, and an exact quotient.
+  for (const char *Name : {"a6", "a7"}) {
+    SCOPED_TRACE(Name);
+    ASSERT_TRUE(C[Name]);
+    EXPECT_EQ(C[Name]->Divisor, 8);
+    EXPECT_EQ(exprText(*In.Ctx, C[Name]->Numerator), "H");
+  }
+  // Different numerators or divisors, a numerator with side effects (read
+  // twice as written, once rewritten), `(n - 1) / B + 1` (one block for
+  // n = 0), the remainder's test inverted, a constant that is not a
+  // multiple, and a floor division of an unknown value.
+  for (const char *Name : {"r0", "r1", "r2", "r3", "r4", "r5", "r6"}) {
+    SCOPED_TRACE(Name);
+    EXPECT_FALSE(C[Name]);
+  }
+}
+
 TEST(TransformSupportTest, TextHelpers) {
   EXPECT_EQ(freshName("int i, i1; float i2x;", "i"), "i2");
   EXPECT_EQ(freshName("int tile_;", "tile"), "tile");

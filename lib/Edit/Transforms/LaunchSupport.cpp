@@ -164,6 +164,81 @@ std::optional<GridExpr> grid1D(const EditContext &Ctx, const LaunchSite &L,
   return G;
 }
 
+/// \p E computes a value from variables, constants and arithmetic alone:
+/// written twice, it is read twice with no other effect.
+static bool plainArithmetic(const Expr *E) {
+  E = E->IgnoreParenCasts();
+  if (isa<DeclRefExpr, IntegerLiteral, UnaryExprOrTypeTraitExpr>(E))
+    return true;
+  if (const auto *M = dyn_cast<MemberExpr>(E))
+    return plainArithmetic(M->getBase());
+  if (const auto *U = dyn_cast<UnaryOperator>(E))
+    return (U->getOpcode() == UO_Minus || U->getOpcode() == UO_Plus) &&
+           plainArithmetic(U->getSubExpr());
+  if (const auto *B = dyn_cast<BinaryOperator>(E))
+    return (B->isAdditiveOp() || B->isMultiplicativeOp() || B->isShiftOp()) &&
+           plainArithmetic(B->getLHS()) && plainArithmetic(B->getRHS());
+  return false;
+}
+
+/// `E / B + (E % B != 0)`: ceil(E / B) for E >= 0, with the remainder's
+/// test written `E % B != 0`, `E % B > 0`, `0 != E % B`, `0 < E % B`,
+/// `E % B ? 1 : 0`
+/// or `!!(E % B)`, on either side of the `+`. Both E's must be the same
+/// plain arithmetic (read twice, as written), B the same constant.
+static std::optional<CeilDiv>
+ceilDivByRemainder(const BinaryOperator *Add,
+                   function_ref<std::optional<int64_t>(const Expr *)> Lit) {
+  auto AsOp = [](const Expr *X, BinaryOperatorKind Op) {
+    const auto *B = dyn_cast<BinaryOperator>(X->IgnoreParenImpCasts());
+    return B && B->getOpcode() == Op ? B : nullptr;
+  };
+  // The remainder E % B a test of it is made of, or null.
+  auto Remainder = [&](const Expr *T) -> const BinaryOperator * {
+    T = T->IgnoreParenImpCasts();
+    if (const auto *C = dyn_cast<ConditionalOperator>(T))
+      return Lit(C->getTrueExpr()) == 1 && Lit(C->getFalseExpr()) == 0
+                 ? AsOp(C->getCond(), BO_Rem)
+                 : nullptr;
+    if (const auto *N = dyn_cast<UnaryOperator>(T);
+        N && N->getOpcode() == UO_LNot)
+      if (const auto *N2 =
+              dyn_cast<UnaryOperator>(N->getSubExpr()->IgnoreParenImpCasts());
+          N2 && N2->getOpcode() == UO_LNot)
+        return AsOp(N2->getSubExpr(), BO_Rem);
+    const auto *Cmp = dyn_cast<BinaryOperator>(T);
+    if (!Cmp)
+      return nullptr;
+    // The remainder's side first: a constant E % B folds to a value too.
+    BinaryOperatorKind Op = Cmp->getOpcode();
+    if (const auto *R = AsOp(Cmp->getLHS(), BO_Rem);
+        R && (Op == BO_NE || Op == BO_GT) && Lit(Cmp->getRHS()) == 0)
+      return R;
+    if (const auto *R = AsOp(Cmp->getRHS(), BO_Rem);
+        R && (Op == BO_NE || Op == BO_LT) && Lit(Cmp->getLHS()) == 0)
+      return R;
+    return nullptr;
+  };
+  for (int Side = 0; Side < 2; ++Side) {
+    const BinaryOperator *Quot =
+        AsOp(Side ? Add->getRHS() : Add->getLHS(), BO_Div);
+    const BinaryOperator *Rem = Remainder(Side ? Add->getLHS() : Add->getRHS());
+    if (!Quot || !Rem)
+      continue;
+    std::optional<int64_t> B = Lit(Quot->getRHS());
+    if (!B || *B < 1 || Lit(Rem->getRHS()) != B ||
+        !plainArithmetic(Quot->getLHS()) ||
+        !sameValueExpr(Quot->getLHS(), Rem->getLHS()))
+      return std::nullopt;
+    CeilDiv C;
+    C.Numerator = Quot->getLHS();
+    C.Divisor = *B;
+    C.DivisorExpr = Quot->getRHS();
+    return C;
+  }
+  return std::nullopt;
+}
+
 std::optional<CeilDiv>
 matchCeilDiv(const Expr *E,
              function_ref<std::optional<int64_t>(const Expr *)> Value) {
@@ -175,44 +250,52 @@ matchCeilDiv(const Expr *E,
     return std::nullopt;
   };
   const auto *Div = dyn_cast<BinaryOperator>(E->IgnoreParenImpCasts());
+  if (Div && Div->getOpcode() == BO_Add)
+    return ceilDivByRemainder(Div, Lit);
   if (!Div || Div->getOpcode() != BO_Div)
     return std::nullopt;
   std::optional<int64_t> DV = Lit(Div->getRHS());
   if (!DV)
     return std::nullopt;
   int64_t B = *DV;
-  const auto *Num =
-      dyn_cast<BinaryOperator>(Div->getLHS()->IgnoreParenImpCasts());
-  if (!Num)
-    return std::nullopt;
+  // The numerator of one of the spelled forms, or null.
+  auto Spelled = [&]() -> const Expr * {
+    const auto *Num =
+        dyn_cast<BinaryOperator>(Div->getLHS()->IgnoreParenImpCasts());
+    if (!Num)
+      return nullptr;
+    // (E + B - 1) parses as ((E + B) - 1).
+    if (Num->getOpcode() == BO_Sub && Lit(Num->getRHS()) == 1) {
+      const auto *Add =
+          dyn_cast<BinaryOperator>(Num->getLHS()->IgnoreParenImpCasts());
+      return Add && Add->getOpcode() == BO_Add && Lit(Add->getRHS()) == B
+                 ? Add->getLHS()
+                 : nullptr;
+    }
+    if (Num->getOpcode() != BO_Add)
+      return nullptr;
+    // (E + (B - 1)) and (E + B') with B' == B - 1.
+    const Expr *R = Num->getRHS()->IgnoreParenImpCasts();
+    if (Lit(R) == B - 1)
+      return Num->getLHS();
+    if (const auto *Sub = dyn_cast<BinaryOperator>(R);
+        Sub && Sub->getOpcode() == BO_Sub && Lit(Sub->getLHS()) == B &&
+        Lit(Sub->getRHS()) == 1)
+      return Num->getLHS();
+    return nullptr;
+  };
   CeilDiv C;
   C.Divisor = B;
   C.DivisorExpr = Div->getRHS();
-  // (E + B - 1) parses as ((E + B) - 1).
-  if (Num->getOpcode() == BO_Sub && Lit(Num->getRHS()) == 1) {
-    const auto *Add =
-        dyn_cast<BinaryOperator>(Num->getLHS()->IgnoreParenImpCasts());
-    if (Add && Add->getOpcode() == BO_Add && Lit(Add->getRHS()) == B) {
-      C.Numerator = Add->getLHS();
-      return C;
-    }
+  C.Numerator = Spelled();
+  // `E / B` where E is a known multiple of B (`H / 8` with a constexpr
+  // H = 1024): ceil(E / B) exactly.
+  if (auto NV = Lit(Div->getLHS());
+      !C.Numerator && NV && B > 0 && *NV >= 0 && *NV % B == 0)
+    C.Numerator = Div->getLHS();
+  if (!C.Numerator)
     return std::nullopt;
-  }
-  if (Num->getOpcode() != BO_Add)
-    return std::nullopt;
-  // (E + (B - 1)) and (E + B') with B' == B - 1.
-  const Expr *R = Num->getRHS()->IgnoreParenImpCasts();
-  if (Lit(R) == B - 1) {
-    C.Numerator = Num->getLHS();
-    return C;
-  }
-  if (const auto *Sub = dyn_cast<BinaryOperator>(R);
-      Sub && Sub->getOpcode() == BO_Sub && Lit(Sub->getLHS()) == B &&
-      Lit(Sub->getRHS()) == 1) {
-    C.Numerator = Num->getLHS();
-    return C;
-  }
-  return std::nullopt;
+  return C;
 }
 
 /// foldLaunchInteger() at \p Depth steps from the expression asked about.

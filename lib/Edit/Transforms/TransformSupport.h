@@ -295,7 +295,9 @@ std::optional<GridExpr> grid1D(const EditContext &Ctx, const LaunchSite &L,
                                std::string &WhyNot);
 
 /// `(E + B - 1) / B`, `(E + (B - 1)) / B` and `(E + B') / B` with B' = B-1
-/// literal: E's text and the literal B.
+/// literal, `E / B + (E % B != 0)` (the remainder's test spelled any of
+/// the usual ways; E plain arithmetic), and `E / B` where E is known (\p
+/// Value) to be a multiple of B: E's text and the literal B.
 struct CeilDiv {
   const clang::Expr *Numerator = nullptr; ///< E
   int64_t Divisor = 0;

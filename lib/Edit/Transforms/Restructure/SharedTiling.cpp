@@ -444,11 +444,6 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
                       "': micro applies to products; this kernel is a 2D "
                       "stencil");
   if (St) {
-    if (Rows != 1 && !St->RowsWhy.empty())
-      return reject(E, "not-applicable",
-                    "kernel '" + E.Target +
-                        "': rows does not take this stencil yet (" +
-                        St->RowsWhy + "); without rows it applies");
     if (!A)
       return Rows != 1 ? rewriteStencilRows(Ctx, E, *St, Rows, Cols)
                        : rewriteStencil(Ctx, E, *St);
@@ -476,10 +471,8 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
     // each window row is then loaded as vectors (conv2d on the H100:
     // 0.26 ms against 0.30 ms for rows 8 alone, by hand; four columns
     // took 56 registers and were no faster).
-    if (!St->RowsWhy.empty()) {
-      // Rows are not offered.
-    } else if (auto RowsEdit = rewriteStencilRows(Ctx, W, *St, R);
-               RowsEdit && (Streams || Window <= 32)) {
+    if (auto RowsEdit = rewriteStencilRows(Ctx, W, *St, R);
+        RowsEdit && (Streams || Window <= 32)) {
       Edit WC = W;
       WC.Params["cols"] = int64_t(2);
       if (auto ColsEdit = rewriteStencilRows(Ctx, WC, *St, R, 2); ColsEdit)

@@ -348,9 +348,6 @@ struct StencilPlan {
   std::vector<const clang::Stmt *> Inner;  ///< the guarded statements
   /// The loops whose variables the reads' offsets use.
   std::vector<const clang::ForStmt *> OffsetLoops;
-  /// Why the rows form does not take this stencil (reads through row
-  /// pointers, a `continue`, a constant pitch), or empty.
-  std::string RowsWhy;
   /// Row pointers into the staged array read only where it is staged: the
   /// rewrite removes them.
   std::vector<const clang::DeclStmt *> DeadAliases;

@@ -241,13 +241,35 @@ streamedText(const EditContext &Ctx, const Edit &E, const StencilPlan &P,
     return reject(E, "not-applicable", "kernel '" + E.Target + "': " + Why);
   };
   StringRef Code = Ctx.Code;
+  // Pre's declarations the edits remove (a row pointer whose every read
+  // became a window read, idleDeclEdits): neither kept per row nor written.
+  std::vector<const Stmt *> PreKept;
+  DenseSet<const VarDecl *> Gone;
+  for (const Stmt *S : Sh.Pre) {
+    auto Sp = looseStmtSpan(Ctx, S);
+    bool Removed =
+        isa<DeclStmt>(S) && Sp && any_of(Edits, [&](const TextEdit &T) {
+          return T.Text.empty() && T.Offset <= Sp->Begin.Offset &&
+                 T.Offset + T.Length >= Sp->End.Offset;
+        });
+    if (!Removed) {
+      PreKept.push_back(S);
+      continue;
+    }
+    for (const Decl *D : cast<DeclStmt>(S)->decls())
+      Gone.insert(cast<VarDecl>(D));
+  }
+  std::vector<const VarDecl *> PerRow;
+  for (const VarDecl *D : Sh.PerRow)
+    if (!Gone.contains(D))
+      PerRow.push_back(D);
   // Each row's own variables: `sum` becomes `sum[f]` (`sum[f][cx]`).
   std::string Idx = "[" + N.F + "]" + (CF ? "[" + N.Cx + "]" : "");
   std::vector<TextEdit> Renames;
-  std::vector<const Stmt *> All = Sh.Pre;
+  std::vector<const Stmt *> All = PreKept;
   All.push_back(Sh.Loop);
   llvm::append_range(All, Sh.Post);
-  for (const VarDecl *D : Sh.PerRow)
+  for (const VarDecl *D : PerRow)
     for (const Stmt *S : All) {
       std::vector<const DeclRefExpr *> Refs;
       collectRefs(S, D, Refs);
@@ -266,12 +288,12 @@ streamedText(const EditContext &Ctx, const Edit &E, const StencilPlan &P,
       }
     }
   std::string Decls;
-  for (const VarDecl *D : Sh.PerRow)
+  for (const VarDecl *D : PerRow)
     Decls += typeName(D->getType().getUnqualifiedType(), Ctx.AST) + " " +
              D->getNameAsString() + "[" + std::to_string(Rows) + "]" +
              (CF ? "[" + std::to_string(CF->Cols) + "]" : "") + ";\n";
   // Pre's declarations become assignments (their initializers renamed).
-  for (const Stmt *S : Sh.Pre) {
+  for (const Stmt *S : PreKept) {
     const auto *DS = dyn_cast<DeclStmt>(S);
     if (!DS)
       continue;
@@ -314,7 +336,7 @@ streamedText(const EditContext &Ctx, const Edit &E, const StencilPlan &P,
   };
   std::string Pre, Post, Body;
   size_t PartIndent = CF ? 6 : 4;
-  if (!Part(Sh.Pre, PartIndent, Pre) || !Part(Sh.Post, PartIndent, Post))
+  if (!Part(PreKept, PartIndent, Pre) || !Part(Sh.Post, PartIndent, Post))
     return NotApplicable("the guarded code has no place in the file");
   const Stmt *LB = Sh.Loop->getBody();
   auto BSp = looseStmtSpan(Ctx, LB);
@@ -366,16 +388,16 @@ streamedText(const EditContext &Ctx, const Edit &E, const StencilPlan &P,
   };
   bool PostY = Mentions(Sh.Post, P.Y);
   // Where the guard is written `true`, the row index only for Pre.
-  bool StartY = !Interior || Mentions(Sh.Pre, P.Y);
+  bool StartY = !Interior || Mentions(PreKept, P.Y);
   std::string Start =
       "#pragma unroll\nfor (int " + F + " = 0; " + F + " < " +
       std::to_string(Rows) + "; ++" + F + ") {\n  " +
       (StartY ? YDecl : std::string()) + N.Run + "[" + F + "] = " + Cond +
       ";\n" +
-      (Sh.Pre.empty()
+      (PreKept.empty()
            ? std::string()
            : "  if (" + N.Run + "[" + F + "]) {\n    " +
-                 PerColumn(Pre, Mentions(Sh.Pre, P.X), "    ") + "\n  }\n") +
+                 PerColumn(Pre, Mentions(PreKept, P.X), "    ") + "\n  }\n") +
       "}";
   std::string End = Sh.Post.empty()
                         ? std::string()
@@ -604,10 +626,10 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
     if (Interior)
       All = interiorEdits(Ctx, P, /*Guard=*/!Stream);
     llvm::append_range(All, CF && Interior ? ColsReads : Edits);
-    if (Interior) {
-      std::vector<TextEdit> Idle = idleDeclEdits(Ctx, P, Begin, End, All);
-      All.insert(All.begin(), Idle.begin(), Idle.end());
-    }
+    // Declarations only the replaced reads (or, in the interior form, the
+    // tests) read go: a row pointer into the input, an index.
+    std::vector<TextEdit> Idle = idleDeclEdits(Ctx, P, Begin, End, All);
+    All.insert(All.begin(), Idle.begin(), Idle.end());
     if (Stream)
       return streamedText(Ctx, E, P, *Stream, N, Rows, WR, WC, Loads,
                           std::move(All), YT, Interior,

@@ -442,16 +442,6 @@ static std::string constantText(const EditContext &Ctx,
   return Found.empty() ? std::to_string(V) : Found;
 }
 
-/// The first `continue` in \p St, or null.
-static const Stmt *findContinue(const Stmt *St) {
-  if (!St || isa<ContinueStmt>(St))
-    return St;
-  for (const Stmt *C : St->children())
-    if (const Stmt *F = findContinue(C))
-      return F;
-  return nullptr;
-}
-
 /// The bounds the read \p R takes from what encloses it in the guarded
 /// code (into R.GuardY, R.GuardX): the `if`s around it and the
 /// `if (...) continue;` before it in a constant loop's body, each part a
@@ -865,15 +855,12 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
   // The index type, or a row pointer's offset type, when wider than int.
   QualType IT = P.Reads.front().Access->getIdx()->IgnoreImpCasts()->getType();
   for (const StencilRead &R : P.Reads)
-    if (const PointerAlias *A = aliasOf(R.Access, Aliases)) {
-      P.RowsWhy = "the reads go through the row pointer '" +
-                  A->Var->getNameAsString() + "'";
+    if (const PointerAlias *A = aliasOf(R.Access, Aliases))
       for (const Expr *O : A->Offsets)
         if (QualType T = O->IgnoreImpCasts()->getType();
             T->isIntegerType() &&
             Ctx.AST.getTypeSize(T) > Ctx.AST.getTypeSize(IT))
           IT = T;
-    }
   if (Ctx.AST.getTypeSize(IT) > Ctx.AST.getTypeSize(Ctx.AST.IntTy))
     P.IndexCast = "(" + typeName(IT, Ctx.AST) + ")";
   // Row pointers whose reads all become tile reads go.
@@ -887,11 +874,6 @@ Expected<StencilPlan> analyzeStencil(const EditContext &Ctx, const Edit &E,
         }))
       P.DeadAliases.push_back(A.Decl);
   }
-  if (ConstPitch)
-    P.RowsWhy = "the pitch is the constant " + P.Pitch;
-  for (const Stmt *St : Inner)
-    if (const Stmt *C = findContinue(St))
-      P.RowsWhy = "the guarded code continues at " + where(Ctx, C);
   for (const StencilRead &R : P.Reads) {
     P.HaloYLo = std::max(P.HaloYLo, -R.DY.Lo);
     P.HaloYHi = std::max(P.HaloYHi, R.DY.Hi);
