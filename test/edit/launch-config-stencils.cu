@@ -15,8 +15,9 @@
 // and z read from the dim3 variable) becomes 16x8x4; a hand-written 2D
 // kernel of 4 points a thread becomes 32x8. A forward difference whose
 // one-term early return bounds `i + 1` becomes 128 wide; a 2D map whose
-// grid is sized `w / 16 + (w % 16 != 0)` becomes 32x8. The input file is
-// left as it was.
+// grid is sized `w / 16 + (w % 16 != 0)` becomes 32x8; a kernel bounded
+// by a constexpr and a macro becomes 32x4. The input file is left as it
+// was.
 // REQUIRES: cuda-sdk
 // RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu && cp %s %t/all.cu
 // RUN: clang-optiml transforms -v %t/k.cu | FileCheck --check-prefix=WHY %s
@@ -45,6 +46,7 @@
 // HOST: PASS rows4
 // HOST: PASS diff1
 // HOST: PASS rem2d
+// HOST: PASS csize
 // HOST-NEXT: PASS
 
 // WHY: launch-config stencil7/launch0: {{.*}}(x: '(n + 7) / 8' covers 'x < n - 1'; y: '(n + 7) / 8' covers 'y < n - 1'; z: '(n + 7) / 8' covers 'z < n - 1')
@@ -59,6 +61,7 @@
 // WHY: try {"kind":"launch-config","target":"rows4/launch0","params":{"block_x":16,"block_y":16}}
 // WHY: launch-config diff1/launch0: {{.*}}(x: '(n + 255) / 256' covers 'i < n - 1')
 // WHY: launch-config rem2d/launch0: {{.*}}(x: 'w / 16 + (w % 16 != 0)' covers 'x < w'; y: 'h / 16 + (h % 16 > 0)' covers 'y < h')
+// WHY: launch-config csize/launch0: {{.*}}(x: '(CW + 15) / 16' covers 'x < CW'; y: '(ch + 15) / 16' covers 'y < CH - 1')
 // WHY: not launch-config unsigned_/launch0: kernel 'unsigned_' has no global x index 'blockIdx.x * blockDim.x + threadIdx.x' guarded at once by a parameter bound; the threads past the data might do work
 // WHY: not launch-config inclusive/launch0: kernel 'inclusive' has no global x index 'blockIdx.x * blockDim.x + threadIdx.x' guarded at once by a parameter bound; the threads past the data might do work
 // ZFREE: clang-optiml: error: launch-config zfree/launch0 rejected: [not-applicable] kernel 'zfree' has no global z index 'blockIdx.z * blockDim.z + threadIdx.z' guarded at once by a parameter bound; the threads past the data might do work
@@ -71,6 +74,7 @@
 // EDIT: {"kind":"launch-config","target":"rows4/launch0","params":{"block_x":32,"block_y":8}}
 // EDIT: {"kind":"launch-config","target":"diff1/launch0","params":{"block":128}}
 // EDIT: {"kind":"launch-config","target":"rem2d/launch0","params":{"block_x":32,"block_y":8}}
+// EDIT: {"kind":"launch-config","target":"csize/launch0","params":{"block_x":32,"block_y":4}}
 
 // OUT: bench([&] { stencil7<<<dim3((n + 15) / 16, (n + 7) / 8, (n + 3) / 4), dim3(16, 8, 4)>>>(n, din, dout); });
 // OUT: jacobi<<<dim3((n + 31) / 32, (n + 7) / 8), dim3(32, 8)>>>(n, da, db);
@@ -79,6 +83,7 @@
 // OUT: rows4<<<dim3((w + 127) / 128, (h + 7) / 8), dim3(32, 8)>>>(w, h, din, dout);
 // OUT: diff1<<<(n + 127) / 128, 128>>>(n, din, dout);
 // OUT: rem2d<<<dim3((w + 31) / 32, (h + 7) / 8), dim3(32, 8)>>>(w, h, din, dout);
+// OUT: csize<<<dim3((CW + 31) / 32, (ch + 3) / 4), dim3(32, 4)>>>(din, dout);
 
 #include <cmath>
 #include <cstdio>
@@ -175,6 +180,17 @@ __global__ void rem2d(int w, int h, const float *in, float *out) {
   int y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x < w && y < h)
     out[y * w + x] = 2.f * in[y * w + x] + 1.f;
+}
+
+// Sizes known when compiling: the guard's bounds are a constexpr and a
+// macro, the grid sized from them.
+constexpr int CW = 75;
+#define CH 37
+__global__ void csize(const float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < CW && y < CH - 1)
+    out[y * CW + x] = in[(y + 1) * CW + x] - in[y * CW + x];
 }
 
 // Look-alikes. An unsigned bound less a constant.
@@ -346,6 +362,17 @@ int main() {
     dim3 grid(w / 16 + (w % 16 != 0), h / 16 + (h % 16 > 0)), block(16, 16);
     rem2d<<<grid, block>>>(w, h, din, dout);
     expect("rem2d", download(dout, w * h), want);
+  }
+  {
+    auto in = values(CW * CH, 11);
+    std::vector<float> want(CW * CH, -1.f);
+    for (int y = 0; y + 1 < CH; ++y)
+      for (int x = 0; x < CW; ++x)
+        want[y * CW + x] = in[(y + 1) * CW + x] - in[y * CW + x];
+    float *din = upload(in), *dout = upload(std::vector<float>(CW * CH, -1.f));
+    const int ch = CH;
+    csize<<<dim3((CW + 15) / 16, (ch + 15) / 16), dim3(16, 16)>>>(din, dout);
+    expect("csize", download(dout, CW * CH), want);
   }
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures != 0;

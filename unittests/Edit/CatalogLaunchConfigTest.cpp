@@ -244,6 +244,62 @@ TEST(CatalogLaunchConfigTest, IndexPlusConstantBounds) {
   EXPECT_NE(A.Reason.find("covers 'i < n - 2'"), std::string::npos) << A.Reason;
 }
 
+TEST(CatalogLaunchConfigTest, ConstantBounds) {
+  // Sizes known when compiling (a constexpr, a macro, a literal): the
+  // grid's E, known at the launch, must reach the first index the guard
+  // stops.
+  struct Case {
+    const char *Index, *Guard, *Grid;
+    bool Applies;
+  };
+  const Case Cases[] = {
+      {"int", "i < N", "(N + 255) / 256", true},
+      {"int", "i < LEN", "(5000 + 255) / 256", true},
+      {"int", "i < 4096", "4096 / 256", true},
+      {"int", "i + 1 < N - 1", "N / 256 + (N % 256 != 0)", true},
+      {"int", "i <= N - 1", "(N + 255) / 256", true},
+      {"int", "i < M", "(N + 255) / 256", true}, // the grid reaches past M
+      {"unsigned", "i < N", "(N + 255) / 256", true},
+      // The grid stops short of the bound: a wider block could drop the
+      // last indices the guard lets through.
+      {"int", "i < N", "(M + 255) / 256", false},
+      {"int", "i <= N", "(N + 255) / 256", false},
+      {"unsigned", "i + 1 < N", "(N + 255) / 256", false}, // wraps at the top
+      {"int", "i < g", "(N + 255) / 256", false}, // a variable of the device
+      // A macro in the grid: its text cannot be rescaled in place.
+      {"int", "i < LEN", "(LEN + 255) / 256", false},
+  };
+  for (const Case &C : Cases) {
+    std::string Src = std::string("constexpr int N = 4096, M = 4000;\n"
+                                  "#define LEN 5000\n"
+                                  "__device__ int g;\n"
+                                  "__global__ void k(float *x) {\n  ") +
+                      C.Index +
+                      " i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                      "  if (" +
+                      C.Guard +
+                      ") x[i] = 0;\n}\n"
+                      "void run(float *x) { k<<<" +
+                      C.Grid + ", 256>>>(x); }\n";
+    Applicability A = prepareOn(launchConfig(), Src, "k/launch0");
+    EXPECT_EQ(A.Applies, C.Applies)
+        << C.Guard << " / " << C.Grid << ": " << A.Reason;
+  }
+  std::string Src = "constexpr int N = 4096;\n"
+                    "__global__ void k(float *x) {\n"
+                    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                    "  if (i < N) x[i] = 0;\n}\n"
+                    "void run(float *x) { k<<<N / 256 + (N % 256 != 0), "
+                    "256>>>(x); }\n";
+  Applicability A = prepareOn(launchConfig(), Src, "k/launch0");
+  EXPECT_NE(A.Reason.find("covers 'i < N'"), std::string::npos) << A.Reason;
+  EXPECT_NE(
+      applyTo(launchConfig(), Src,
+              makeEdit("launch-config", "k/launch0", {{"block", int64_t(128)}}))
+          .find("k<<<(N + 127) / 128, 128>>>(x);"),
+      std::string::npos);
+}
+
 TEST(CatalogLaunchConfigTest, RefusesBoundsThatLetThreadsThrough) {
   // Each guard lets an index at or past the grid's size through for some
   // n: the threads past the data would do work.

@@ -287,6 +287,10 @@ struct KernelIndex {
   const ParmVarDecl *Bound = nullptr; ///< guarded `V < Bound - Less`
   int64_t Less = 0;
   bool Inclusive = false; ///< written `V <= Bound - Less` (Less >= 1)
+  /// Or a constant bound (`V < N` with a constexpr N, a macro, a literal):
+  /// the first index the guard stops, every index it lets through below.
+  std::optional<int64_t> ConstBound;
+  std::string BoundText; ///< the constant bound as written
 };
 
 /// What \p E adds to the index \p V: 0 for `V` itself, c for `V + c` or
@@ -357,6 +361,25 @@ boundParam(const Expr *Bd, bool Inclusive, const BinaryOperator *Cmp,
   if (!PV || Less < 0 || Less + Offset < (Inclusive ? 1 : 0))
     return std::nullopt;
   return std::make_pair(PV, Less + Offset);
+}
+
+/// A constant upper bound \p Bd on an index (`i < N` with N a constexpr, a
+/// macro or a literal; `i + 1 < N - 1`): the first index the guard stops,
+/// so that every index it lets through is below it. Nothing when \p Bd is
+/// not a constant, or is negative (or the index is offset) in an unsigned
+/// comparison \p Cmp.
+std::optional<int64_t> constantBound(const Expr *Bd, bool Inclusive,
+                                     const BinaryOperator *Cmp,
+                                     const ASTContext &AST,
+                                     int64_t Offset = 0) {
+  if (!Bd)
+    return std::nullopt;
+  bool Signed = Cmp->getLHS()->getType()->isSignedIntegerType() &&
+                Cmp->getRHS()->getType()->isSignedIntegerType();
+  std::optional<int64_t> V = intValue(Bd, AST);
+  if (!V || (!Signed && (Offset > 0 || *V < 0)))
+    return std::nullopt;
+  return std::max<int64_t>(0, *V - Offset + (Inclusive ? 1 : 0));
 }
 
 class LaunchConfigTransform : public Transform {
@@ -437,6 +460,13 @@ public:
         S.Params["block"] = O[0];
       }
       if (Plan->LaunchBound && O[0] * O[1] * O[2] > *Plan->LaunchBound)
+        continue;
+      // A dimension whose grid cannot be rescaled keeps its block.
+      bool Reachable = true;
+      for (int D = 0; D < 3; ++D)
+        if (O[D] != Plan->Old[D].value_or(1) && !Plan->Grid[D])
+          Reachable = false;
+      if (!Reachable)
         continue;
       A.Suggestions.push_back(S);
     }
@@ -677,6 +707,9 @@ bool readGuard(const EditContext &Ctx, ArrayRef<const Stmt *> Stmts, size_t At,
           K.Bound = PB->first;
           K.Less = PB->second;
           K.Inclusive = Inclusive;
+        } else if (auto CB = constantBound(Bd, Inclusive, B, Ctx.AST, Offset)) {
+          K.ConstBound = CB;
+          K.BoundText = looseExprText(Ctx, B);
         }
       }
     }
@@ -801,11 +834,48 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
                      : ""));
       continue;
     }
-    if (!K.V || !Guarded || !K.Bound) {
+    if (spelledText(Ctx, GE).empty() ||
+        spelledText(Ctx, C->Numerator).empty()) {
+      Why("the grid's " + DimS +
+          " dimension is written with a macro; its text cannot be rescaled "
+          "in place");
+      continue;
+    }
+    if (!K.V || !Guarded || (!K.Bound && !K.ConstBound)) {
       Why(KName + " has no global " + DimS + " index 'blockIdx." + DimS +
           " * blockDim." + DimS + " + threadIdx." + DimS +
           "' guarded at once by a parameter bound; the threads past the "
           "data might do work");
+      continue;
+    }
+    auto Explain = [&](const std::string &Covered) {
+      P.Explain.push_back(
+          std::string(1, Dim) + ": '" + spelledText(Ctx, GE) + "' covers '" +
+          Covered + "'" +
+          (Scale > 1 ? " (" + std::to_string(Scale) + " points a thread)"
+                     : ""));
+    };
+    auto Take = [&] {
+      GridDim GD;
+      GD.E = GE;
+      GD.C = *C;
+      GD.InCast = InCast;
+      GD.Scale = Scale;
+      P.Grid[D] = GD;
+    };
+    // A constant bound: the grid's E (known at the launch) must reach it,
+    // so that the old grid's threads past E do nothing.
+    if (!K.Bound) {
+      auto NV = launchValue(C->Numerator, Caller, Ctx.AST);
+      if (!NV || *NV < *K.ConstBound) {
+        Why("the grid's " + DimS + " dimension is sized from '" +
+            spelledText(Ctx, C->Numerator) + "', not from at least the " +
+            std::to_string(*K.ConstBound) + " values of the kernel's " + DimS +
+            " index that '" + K.BoundText + "' lets through");
+        continue;
+      }
+      Take();
+      Explain(K.BoundText);
       continue;
     }
     unsigned PI = K.Bound->getFunctionScopeIndex();
@@ -834,18 +904,10 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
           K.Bound->getName() + "' = '" + ArgText + "'");
       continue;
     }
-    GridDim GD;
-    GD.E = GE;
-    GD.C = *C;
-    GD.InCast = InCast;
-    GD.Scale = Scale;
-    P.Grid[D] = GD;
-    P.Explain.push_back(
-        std::string(1, Dim) + ": '" + spelledText(Ctx, GE) + "' covers '" +
-        K.V->getName().str() + (K.Inclusive ? " <= " : " < ") +
-        K.Bound->getName().str() +
-        (K.Less ? " - " + std::to_string(K.Less) : "") + "'" +
-        (Scale > 1 ? " (" + std::to_string(Scale) + " points a thread)" : ""));
+    Take();
+    Explain(K.V->getName().str() + (K.Inclusive ? " <= " : " < ") +
+            K.Bound->getName().str() +
+            (K.Less ? " - " + std::to_string(K.Less) : ""));
   }
   if (!P.Grid[0] && !P.Grid[1] && !P.Grid[2])
     return NotApplicable(P.WhyNotGrid[0]);
