@@ -16,8 +16,9 @@
 // kernel of 4 points a thread becomes 32x8. A forward difference whose
 // one-term early return bounds `i + 1` becomes 128 wide; a 2D map whose
 // grid is sized `w / 16 + (w % 16 != 0)` becomes 32x8; a kernel bounded
-// by a constexpr and a macro becomes 32x4. The input file is left as it
-// was.
+// by a constexpr and a macro becomes 32x4, one by a template parameter
+// (read in the instantiation launched) 128 wide. The input file is left as
+// it was.
 // REQUIRES: cuda-sdk
 // RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu && cp %s %t/all.cu
 // RUN: clang-optiml transforms -v %t/k.cu | FileCheck --check-prefix=WHY %s
@@ -47,6 +48,7 @@
 // HOST: PASS diff1
 // HOST: PASS rem2d
 // HOST: PASS csize
+// HOST: PASS tshift
 // HOST-NEXT: PASS
 
 // WHY: launch-config stencil7/launch0: {{.*}}(x: '(n + 7) / 8' covers 'x < n - 1'; y: '(n + 7) / 8' covers 'y < n - 1'; z: '(n + 7) / 8' covers 'z < n - 1')
@@ -62,6 +64,7 @@
 // WHY: launch-config diff1/launch0: {{.*}}(x: '(n + 255) / 256' covers 'i < n - 1')
 // WHY: launch-config rem2d/launch0: {{.*}}(x: 'w / 16 + (w % 16 != 0)' covers 'x < w'; y: 'h / 16 + (h % 16 > 0)' covers 'y < h')
 // WHY: launch-config csize/launch0: {{.*}}(x: '(CW + 15) / 16' covers 'x < CW'; y: '(ch + 15) / 16' covers 'y < CH - 1')
+// WHY: launch-config tshift/launch0: {{.*}}(x: '(1000 + 255) / 256' covers 'i < Len - 1')
 // WHY: not launch-config unsigned_/launch0: kernel 'unsigned_' has no global x index 'blockIdx.x * blockDim.x + threadIdx.x' guarded at once by a parameter bound; the threads past the data might do work
 // WHY: not launch-config inclusive/launch0: kernel 'inclusive' has no global x index 'blockIdx.x * blockDim.x + threadIdx.x' guarded at once by a parameter bound; the threads past the data might do work
 // ZFREE: clang-optiml: error: launch-config zfree/launch0 rejected: [not-applicable] kernel 'zfree' has no global z index 'blockIdx.z * blockDim.z + threadIdx.z' guarded at once by a parameter bound; the threads past the data might do work
@@ -75,6 +78,7 @@
 // EDIT: {"kind":"launch-config","target":"diff1/launch0","params":{"block":128}}
 // EDIT: {"kind":"launch-config","target":"rem2d/launch0","params":{"block_x":32,"block_y":8}}
 // EDIT: {"kind":"launch-config","target":"csize/launch0","params":{"block_x":32,"block_y":4}}
+// EDIT: {"kind":"launch-config","target":"tshift/launch0","params":{"block":128}}
 
 // OUT: bench([&] { stencil7<<<dim3((n + 15) / 16, (n + 7) / 8, (n + 3) / 4), dim3(16, 8, 4)>>>(n, din, dout); });
 // OUT: jacobi<<<dim3((n + 31) / 32, (n + 7) / 8), dim3(32, 8)>>>(n, da, db);
@@ -84,6 +88,7 @@
 // OUT: diff1<<<(n + 127) / 128, 128>>>(n, din, dout);
 // OUT: rem2d<<<dim3((w + 31) / 32, (h + 7) / 8), dim3(32, 8)>>>(w, h, din, dout);
 // OUT: csize<<<dim3((CW + 31) / 32, (ch + 3) / 4), dim3(32, 4)>>>(din, dout);
+// OUT: tshift<1000><<<(1000 + 127) / 128, 128>>>(din, dout);
 
 #include <cmath>
 #include <cstdio>
@@ -191,6 +196,13 @@ __global__ void csize(const float *in, float *out) {
   int y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x < CW && y < CH - 1)
     out[y * CW + x] = in[(y + 1) * CW + x] - in[y * CW + x];
+}
+
+// A size that is a template parameter, read in the instantiation launched.
+template <int Len> __global__ void tshift(const float *in, float *out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < Len - 1)
+    out[i] = in[i + 1];
 }
 
 // Look-alikes. An unsigned bound less a constant.
@@ -373,6 +385,15 @@ int main() {
     const int ch = CH;
     csize<<<dim3((CW + 15) / 16, (ch + 15) / 16), dim3(16, 16)>>>(din, dout);
     expect("csize", download(dout, CW * CH), want);
+  }
+  {
+    auto in = values(1000, 12);
+    std::vector<float> want(1000, -1.f);
+    for (int i = 0; i + 1 < 1000; ++i)
+      want[i] = in[i + 1];
+    float *din = upload(in), *dout = upload(std::vector<float>(1000, -1.f));
+    tshift<1000><<<(1000 + 255) / 256, 256>>>(din, dout);
+    expect("tshift", download(dout, 1000), want);
   }
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures != 0;

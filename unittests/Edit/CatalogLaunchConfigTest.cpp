@@ -300,6 +300,33 @@ TEST(CatalogLaunchConfigTest, ConstantBounds) {
       std::string::npos);
 }
 
+TEST(CatalogLaunchConfigTest, TemplateParameterBounds) {
+  // A size that is a template parameter is read per launch, in the
+  // instantiation the launch calls: launch0's grid reaches Dim - 1 = 4095,
+  // launch1's (4096 threads for Dim = 8192) does not.
+  std::string Src = "template <typename T, int Dim>\n"
+                    "__global__ void k(T *x) {\n"
+                    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                    "  if (i < Dim - 1) x[i] = 0;\n}\n"
+                    "void run(float *x) {\n"
+                    "  k<float, 4096><<<(4096 + 255) / 256, 256>>>(x);\n"
+                    "  k<float, 8192><<<(4096 + 255) / 256, 256>>>(x);\n}\n";
+  Applicability A = prepareOn(launchConfig(), Src, "k/launch0");
+  EXPECT_TRUE(A.Applies) << A.Reason;
+  EXPECT_NE(A.Reason.find("covers 'i < Dim - 1'"), std::string::npos)
+      << A.Reason;
+  EXPECT_NE(
+      applyTo(launchConfig(), Src,
+              makeEdit("launch-config", "k/launch0", {{"block", int64_t(128)}}))
+          .find("k<float, 4096><<<(4096 + 127) / 128, 128>>>(x);"),
+      std::string::npos);
+  Applicability B = prepareOn(launchConfig(), Src, "k/launch1");
+  EXPECT_FALSE(B.Applies);
+  EXPECT_NE(B.Reason.find("not from at least the 8191 values"),
+            std::string::npos)
+      << B.Reason;
+}
+
 TEST(CatalogLaunchConfigTest, RefusesBoundsThatLetThreadsThrough) {
   // Each guard lets an index at or past the grid's size through for some
   // n: the threads past the data would do work.

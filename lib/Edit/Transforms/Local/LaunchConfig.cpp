@@ -291,6 +291,15 @@ struct KernelIndex {
   /// the first index the guard stops, every index it lets through below.
   std::optional<int64_t> ConstBound;
   std::string BoundText; ///< the constant bound as written
+  /// Or a bound made of the kernel template's integer parameters (`V <
+  /// Dim - 1` in a `template <int Dim>` kernel): read per launch, with the
+  /// instantiation it launches (constantBound() then).
+  struct {
+    const Expr *Bd = nullptr;
+    const BinaryOperator *Cmp = nullptr;
+    bool Inclusive = false;
+    int64_t Offset = 0;
+  } TemplateBound;
 };
 
 /// What \p E adds to the index \p V: 0 for `V` itself, c for `V + c` or
@@ -366,20 +375,58 @@ boundParam(const Expr *Bd, bool Inclusive, const BinaryOperator *Cmp,
 /// A constant upper bound \p Bd on an index (`i < N` with N a constexpr, a
 /// macro or a literal; `i + 1 < N - 1`): the first index the guard stops,
 /// so that every index it lets through is below it. Nothing when \p Bd is
-/// not a constant, or is negative (or the index is offset) in an unsigned
-/// comparison \p Cmp.
-std::optional<int64_t> constantBound(const Expr *Bd, bool Inclusive,
-                                     const BinaryOperator *Cmp,
-                                     const ASTContext &AST,
-                                     int64_t Offset = 0) {
+/// not a constant (\p Value, default intValue()), or is negative (or the
+/// index is offset) in an unsigned comparison \p Cmp.
+std::optional<int64_t>
+constantBound(const Expr *Bd, bool Inclusive, const BinaryOperator *Cmp,
+              const ASTContext &AST, int64_t Offset = 0,
+              function_ref<std::optional<int64_t>(const Expr *)> Value = {}) {
   if (!Bd)
     return std::nullopt;
   bool Signed = Cmp->getLHS()->getType()->isSignedIntegerType() &&
                 Cmp->getRHS()->getType()->isSignedIntegerType();
-  std::optional<int64_t> V = intValue(Bd, AST);
+  std::optional<int64_t> V = Value ? Value(Bd) : intValue(Bd, AST);
   if (!V || (!Signed && (Offset > 0 || *V < 0)))
     return std::nullopt;
   return std::max<int64_t>(0, *V - Offset + (Inclusive ? 1 : 0));
+}
+
+/// \p E is integer arithmetic over constants and the integer template
+/// parameters of the kernel, at least one of them.
+bool templateArithmetic(const Expr *E, const ASTContext &AST) {
+  bool Seen = false;
+  std::function<bool(const Expr *)> Walk = [&](const Expr *X) {
+    X = X->IgnoreParenImpCasts();
+    if (const auto *DR = dyn_cast<DeclRefExpr>(X);
+        DR && isa<NonTypeTemplateParmDecl>(DR->getDecl()))
+      return Seen = true;
+    if (const auto *B = dyn_cast<BinaryOperator>(X))
+      return (B->isAdditiveOp() || B->getOpcode() == BO_Mul) &&
+             Walk(B->getLHS()) && Walk(B->getRHS());
+    return !X->isValueDependent() && intValue(X, AST).has_value();
+  };
+  return Walk(E) && Seen;
+}
+
+/// The value of \p E, integer arithmetic over the kernel template's
+/// parameters, in the instantiation \p Callee that a launch calls.
+std::optional<int64_t> instantiatedValue(const Expr *E,
+                                         const FunctionDecl *Callee,
+                                         const ASTContext &AST) {
+  const TemplateArgumentList *Args =
+      Callee ? Callee->getTemplateSpecializationArgs() : nullptr;
+  if (!Args)
+    return std::nullopt;
+  return foldLaunchInteger(
+      E, AST, [&](const Expr *X, LaunchFoldNext) -> std::optional<int64_t> {
+        const auto *DR = dyn_cast<DeclRefExpr>(X);
+        const auto *P =
+            DR ? dyn_cast<NonTypeTemplateParmDecl>(DR->getDecl()) : nullptr;
+        if (!P || P->getDepth() != 0 || P->getIndex() >= Args->size() ||
+            Args->get(P->getIndex()).getKind() != TemplateArgument::Integral)
+          return std::nullopt;
+        return Args->get(P->getIndex()).getAsIntegral().getSExtValue();
+      });
 }
 
 class LaunchConfigTransform : public Transform {
@@ -710,6 +757,9 @@ bool readGuard(const EditContext &Ctx, ArrayRef<const Stmt *> Stmts, size_t At,
         } else if (auto CB = constantBound(Bd, Inclusive, B, Ctx.AST, Offset)) {
           K.ConstBound = CB;
           K.BoundText = looseExprText(Ctx, B);
+        } else if (Bd && templateArithmetic(Bd, Ctx.AST)) {
+          K.TemplateBound = {Bd, B, Inclusive, Offset};
+          K.BoundText = looseExprText(Ctx, B);
         }
       }
     }
@@ -841,7 +891,15 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
           "in place");
       continue;
     }
-    if (!K.V || !Guarded || (!K.Bound && !K.ConstBound)) {
+    // A template parameter's bound, in the instantiation this launch calls.
+    std::optional<int64_t> ConstBound = K.ConstBound;
+    if (!K.Bound && !ConstBound && K.TemplateBound.Bd)
+      ConstBound = constantBound(
+          K.TemplateBound.Bd, K.TemplateBound.Inclusive, K.TemplateBound.Cmp,
+          Ctx.AST, K.TemplateBound.Offset, [&](const Expr *X) {
+            return instantiatedValue(X, Call->getDirectCallee(), Ctx.AST);
+          });
+    if (!K.V || !Guarded || (!K.Bound && !ConstBound)) {
       Why(KName + " has no global " + DimS + " index 'blockIdx." + DimS +
           " * blockDim." + DimS + " + threadIdx." + DimS +
           "' guarded at once by a parameter bound; the threads past the "
@@ -867,10 +925,10 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
     // so that the old grid's threads past E do nothing.
     if (!K.Bound) {
       auto NV = launchValue(C->Numerator, Caller, Ctx.AST);
-      if (!NV || *NV < *K.ConstBound) {
+      if (!NV || *NV < *ConstBound) {
         Why("the grid's " + DimS + " dimension is sized from '" +
             spelledText(Ctx, C->Numerator) + "', not from at least the " +
-            std::to_string(*K.ConstBound) + " values of the kernel's " + DimS +
+            std::to_string(*ConstBound) + " values of the kernel's " + DimS +
             " index that '" + K.BoundText + "' lets through");
         continue;
       }
