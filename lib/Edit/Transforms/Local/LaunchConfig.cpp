@@ -767,6 +767,32 @@ bool readGuard(const EditContext &Ctx, ArrayRef<const Stmt *> Stmts, size_t At,
   return Guarded;
 }
 
+/// The global indices \p Stmts declare first, one per dimension, never
+/// written again (`int i = blockIdx.x * blockDim.x + threadIdx.x;`, or
+/// coarsened, `* 4`), into \p Idx; returns the index of the first other
+/// statement.
+size_t readIndices(const EditContext &Ctx, ArrayRef<const Stmt *> Stmts,
+                   const DenseSet<const ValueDecl *> &Written,
+                   std::array<KernelIndex, 3> &Idx) {
+  size_t At = 0;
+  for (; At < Stmts.size(); ++At) {
+    const auto *DS = dyn_cast<DeclStmt>(Stmts[At]);
+    const VarDecl *VD = DS && DS->isSingleDecl()
+                            ? dyn_cast<VarDecl>(DS->getSingleDecl())
+                            : nullptr;
+    int64_t Scale = 1;
+    auto Dim = VD && VD->hasInit()
+                   ? scaledIndexDim(VD->getInit(), Ctx.AST, Scale)
+                   : std::nullopt;
+    if (!Dim || (*Dim != 'x' && *Dim != 'y' && *Dim != 'z') ||
+        Idx[*Dim - 'x'].V || Written.contains(VD))
+      break;
+    Idx[*Dim - 'x'].V = VD;
+    Idx[*Dim - 'x'].Scale = Scale;
+  }
+  return At;
+}
+
 Expected<LaunchConfigTransform::Plan>
 LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
   auto L = resolveLaunch(Ctx, E, E.Target);
@@ -793,23 +819,8 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
   const auto *Body = cast<CompoundStmt>(FD->getBody());
   std::array<KernelIndex, 3> Idx;
   SmallVector<const Stmt *, 8> Stmts(Body->body_begin(), Body->body_end());
-  size_t At = 0;
   DenseSet<const ValueDecl *> Written = writtenVars(Body);
-  for (; At < Stmts.size(); ++At) {
-    const auto *DS = dyn_cast<DeclStmt>(Stmts[At]);
-    const VarDecl *VD = DS && DS->isSingleDecl()
-                            ? dyn_cast<VarDecl>(DS->getSingleDecl())
-                            : nullptr;
-    int64_t Scale = 1;
-    auto Dim = VD && VD->hasInit()
-                   ? scaledIndexDim(VD->getInit(), Ctx.AST, Scale)
-                   : std::nullopt;
-    if (!Dim || (*Dim != 'x' && *Dim != 'y' && *Dim != 'z') ||
-        Idx[*Dim - 'x'].V || Written.contains(VD))
-      break;
-    Idx[*Dim - 'x'].V = VD;
-    Idx[*Dim - 'x'].Scale = Scale;
-  }
+  size_t At = readIndices(Ctx, Stmts, Written, Idx);
   if (std::string Why =
           coordinateUseProblem(Ctx, ArrayRef(Stmts).drop_front(At));
       !Why.empty())
