@@ -287,19 +287,17 @@ struct KernelIndex {
   const ParmVarDecl *Bound = nullptr; ///< guarded `V < Bound - Less`
   int64_t Less = 0;
   bool Inclusive = false; ///< written `V <= Bound - Less` (Less >= 1)
-  /// Or a constant bound (`V < N` with a constexpr N, a macro, a literal):
-  /// the first index the guard stops, every index it lets through below.
-  std::optional<int64_t> ConstBound;
-  std::string BoundText; ///< the constant bound as written
-  /// Or a bound made of the kernel template's integer parameters (`V <
-  /// Dim - 1` in a `template <int Dim>` kernel): read per launch, with the
-  /// instantiation it launches (constantBound() then).
+  /// Or a bound known when compiling (`V < N` with a constexpr N, a macro,
+  /// a literal, or the kernel template's integer parameters, `V < Dim - 1`):
+  /// the comparison, read per launch by constantBound() (a template's
+  /// parameters in the instantiation the launch calls).
   struct {
     const Expr *Bd = nullptr;
     const BinaryOperator *Cmp = nullptr;
     bool Inclusive = false;
     int64_t Offset = 0;
-  } TemplateBound;
+  } ConstGuard;
+  std::string BoundText; ///< that comparison as written
 };
 
 /// What \p E adds to the index \p V: 0 for `V` itself, c for `V + c` or
@@ -754,11 +752,9 @@ bool readGuard(const EditContext &Ctx, ArrayRef<const Stmt *> Stmts, size_t At,
           K.Bound = PB->first;
           K.Less = PB->second;
           K.Inclusive = Inclusive;
-        } else if (auto CB = constantBound(Bd, Inclusive, B, Ctx.AST, Offset)) {
-          K.ConstBound = CB;
-          K.BoundText = looseExprText(Ctx, B);
-        } else if (Bd && templateArithmetic(Bd, Ctx.AST)) {
-          K.TemplateBound = {Bd, B, Inclusive, Offset};
+        } else if (constantBound(Bd, Inclusive, B, Ctx.AST, Offset) ||
+                   (Bd && templateArithmetic(Bd, Ctx.AST))) {
+          K.ConstGuard = {Bd, B, Inclusive, Offset};
           K.BoundText = looseExprText(Ctx, B);
         }
       }
@@ -902,12 +898,15 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
           "in place");
       continue;
     }
-    // A template parameter's bound, in the instantiation this launch calls.
-    std::optional<int64_t> ConstBound = K.ConstBound;
-    if (!K.Bound && !ConstBound && K.TemplateBound.Bd)
+    // A bound known when compiling; a template's parameters in the
+    // instantiation this launch calls.
+    std::optional<int64_t> ConstBound;
+    if (!K.Bound && K.ConstGuard.Bd)
       ConstBound = constantBound(
-          K.TemplateBound.Bd, K.TemplateBound.Inclusive, K.TemplateBound.Cmp,
-          Ctx.AST, K.TemplateBound.Offset, [&](const Expr *X) {
+          K.ConstGuard.Bd, K.ConstGuard.Inclusive, K.ConstGuard.Cmp, Ctx.AST,
+          K.ConstGuard.Offset, [&](const Expr *X) {
+            if (auto V = intValue(X, Ctx.AST))
+              return V;
             return instantiatedValue(X, Call->getDirectCallee(), Ctx.AST);
           });
     if (!K.V || !Guarded || (!K.Bound && !ConstBound)) {
