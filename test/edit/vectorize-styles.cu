@@ -699,7 +699,7 @@ static void blocks() {
     off[i + 1] += sums[i / SCAN_B - 1];
   int *dout = upload(out), *dsums = upload(sums);
   chunk_add<<<nb, SCAN_B>>>(dout, dsums, n);
-// OUT: chunk_add<<<nb, (SCAN_B) / 4>>>(dout, dsums, n);
+// OUT: chunk_add<<<nb, SCAN_B / 4>>>(dout, dsums, n);
   CHECK(cudaGetLastError());
   expect("chunk_add", download(dout, n), want);
   CHECK(cudaMemcpy(dout, out.data(), n * sizeof(int), cudaMemcpyHostToDevice));

@@ -266,8 +266,10 @@ TEST(CatalogLaunchConfigTest, ConstantBounds) {
       {"int", "i <= N", "(N + 255) / 256", false},
       {"unsigned", "i + 1 < N", "(N + 255) / 256", false}, // wraps at the top
       {"int", "i < g", "(N + 255) / 256", false}, // a variable of the device
-      // A macro in the grid: its text cannot be rescaled in place.
-      {"int", "i < LEN", "(LEN + 255) / 256", false},
+      // A constant macro in the grid and the guard: its text is what the
+      // compiler saw, rescaled in place.
+      {"int", "i < LEN", "(LEN + 255) / 256", true},
+      {"int", "i < LEN", "LEN / 256", false}, // 19 blocks: stops short
   };
   for (const Case &C : Cases) {
     std::string Src = std::string("constexpr int N = 4096, M = 4000;\n"

@@ -854,7 +854,7 @@ __global__ void add_offsets(int *out, const int *sums, int n) {
   }
 }
 void run(int *o, const int *s, int n) {
-  add_offsets<<<(n + B - 1) / B, (B) / 2>>>(o, s, n);
+  add_offsets<<<(n + B - 1) / B, B / 2>>>(o, s, n);
 }
 )");
 }

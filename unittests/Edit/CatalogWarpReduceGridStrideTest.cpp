@@ -177,8 +177,8 @@ TEST(CatalogWarpReduceGridStrideTest, GridWrittenWithMacroIsCappedAsWritten) {
       tree("  s[tid] = (i < n) ? x[i] : 0.f;", "atomicAdd(out, s[0]);",
            "k<<<(n + BLOCK - 1) / BLOCK, BLOCK>>>(x, w, out, n);");
   std::string Out = applyTo(warpReduce(), Src, gridStride("k"));
-  EXPECT_NE(Out.find("k<<<((n + BLOCK - 1) / BLOCK) < 1056 ? ((n + BLOCK - "
-                     "1) / BLOCK) : 1056, BLOCK>>>(x, w, out, n);"),
+  EXPECT_NE(Out.find("k<<<(n + BLOCK - 1) / BLOCK < 1056 ? (n + BLOCK - 1) "
+                     "/ BLOCK : 1056, BLOCK>>>(x, w, out, n);"),
             std::string::npos)
       << Out;
 }

@@ -99,6 +99,9 @@ static const Expr *dim3X(const Expr *A, const ASTContext &AST, bool &Is1D) {
 
 std::optional<SourceSpan> spelledSpan(const EditContext &Ctx, const Expr *E) {
   const SourceManager &SM = Ctx.AST.getSourceManager();
+  if (containsMacro(E))
+    if (auto S = constantMacroSpan(Ctx, E))
+      return S;
   // Parentheses a macro's body puts around an argument (`k<<<(g), (b)>>>`)
   // stay where they are: the argument inside is what is written.
   auto FromBody = [&](SourceLocation L) {
@@ -123,6 +126,9 @@ std::optional<SourceSpan> spelledSpan(const EditContext &Ctx, const Expr *E) {
 }
 
 std::string spelledText(const EditContext &Ctx, const Expr *E) {
+  if (containsMacro(E))
+    if (std::string T = constantMacroText(Ctx, E); !T.empty())
+      return T;
   auto S = spelledSpan(Ctx, E);
   return S ? Ctx.Code.slice(S->Begin.Offset, S->End.Offset).str() : "";
 }
@@ -153,7 +159,8 @@ std::optional<GridExpr> grid1D(const EditContext &Ctx, const LaunchSite &L,
                 Span->Begin.Offset >= L.GridRange.Begin.Offset &&
                 Span->End.Offset <= L.GridRange.End.Offset;
   if (!Span || isa<CXXDefaultArgExpr>(X) ||
-      (L.InMacro ? !Inside : containsMacro(X))) {
+      (L.InMacro ? !Inside
+                 : containsMacro(X) && !constantMacroSpan(Ctx, X))) {
     WhyNot = "the grid of " + L.Id + " cannot be rewritten in place";
     return std::nullopt;
   }

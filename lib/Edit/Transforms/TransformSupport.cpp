@@ -179,6 +179,41 @@ bool onlyConstantMacros(const Stmt *S, const ASTContext &AST) {
       S->children(), [&](const Stmt *C) { return onlyConstantMacros(C, AST); });
 }
 
+std::optional<SourceSpan> constantMacroSpan(const EditContext &Ctx,
+                                            const Stmt *S) {
+  if (!S || !onlyConstantMacros(S, Ctx.AST))
+    return std::nullopt;
+  const SourceManager &SM = Ctx.AST.getSourceManager();
+  const LangOptions &LO = Ctx.AST.getLangOpts();
+  // onlyConstantMacros() has each end at an edge of its expansion; that
+  // expansion must be written in the file itself.
+  auto InFile = [&](SourceLocation L, bool Start) {
+    if (L.isFileID())
+      return true;
+    SourceLocation At;
+    bool Edge = Start ? Lexer::isAtStartOfMacroExpansion(L, SM, LO, &At)
+                      : Lexer::isAtEndOfMacroExpansion(L, SM, LO, &At);
+    return Edge && At.isFileID();
+  };
+  SourceRange R = S->getSourceRange();
+  if (!InFile(R.getBegin(), true) || !InFile(R.getEnd(), false))
+    return std::nullopt;
+  return fileSpan(SM, LO, R, Ctx.file());
+}
+
+std::string constantMacroText(const EditContext &Ctx, const Stmt *S) {
+  auto Sp = constantMacroSpan(Ctx, S);
+  if (!Sp)
+    return "";
+  std::string T = Ctx.Code.slice(Sp->Begin.Offset, Sp->End.Offset).str();
+  const SourceManager &SM = Ctx.AST.getSourceManager();
+  SourceLocation B = S->getBeginLoc(), E = S->getEndLoc();
+  if (B.isMacroID() && E.isMacroID() && B != E &&
+      SM.getExpansionLoc(B) == SM.getExpansionLoc(E))
+    T = "(" + T + ")";
+  return T;
+}
+
 std::string parenthesize(StringRef Text) {
   Text = Text.trim();
   bool Simple = !Text.empty() && llvm::all_of(Text, [](char C) {
@@ -254,8 +289,9 @@ std::optional<SourceSpan> looseExprSpan(const EditContext &Ctx, const Stmt *S) {
     return std::nullopt;
   const SourceManager &SM = Ctx.AST.getSourceManager();
   SourceRange R = S->getSourceRange();
+  // An end in a macro: only a constant one, at its edge (`x < W`).
   if (R.getBegin().isMacroID() || R.getEnd().isMacroID())
-    return std::nullopt;
+    return constantMacroSpan(Ctx, S);
   auto FS = fileSpan(SM, Ctx.AST.getLangOpts(), R, Ctx.file());
   if (!FS)
     return std::nullopt;
@@ -285,6 +321,8 @@ std::optional<SourceSpan> looseStmtSpan(const EditContext &Ctx, const Stmt *S) {
 }
 
 std::string looseExprText(const EditContext &Ctx, const Stmt *S) {
+  if (S && (S->getBeginLoc().isMacroID() || S->getEndLoc().isMacroID()))
+    return constantMacroText(Ctx, S);
   auto Sp = looseExprSpan(Ctx, S);
   if (!Sp)
     return "";

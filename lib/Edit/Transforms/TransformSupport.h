@@ -86,14 +86,16 @@ std::string stmtText(const EditContext &Ctx, const clang::Stmt *S);
 /// stops before it (only the end offset moves).
 SourceSpan withSemicolon(const EditContext &Ctx, SourceSpan Sp);
 /// The span of an expression or statement whose two ends are written in the
-/// main file (macros inside it are allowed), without a trailing `;`.
+/// main file (macros inside it are allowed), or end in constant macros at
+/// their edges (constantMacroSpan(): `x < W`), without a trailing `;`.
 std::optional<SourceSpan> looseExprSpan(const EditContext &Ctx,
                                         const clang::Stmt *S);
 /// looseExprSpan() plus the `;` that ends a statement, unless the range
 /// already ends in `;` or `}`.
 std::optional<SourceSpan> looseStmtSpan(const EditContext &Ctx,
                                         const clang::Stmt *S);
-/// The text of looseExprSpan() (empty without one).
+/// The text of looseExprSpan() (empty without one); constantMacroText()'s
+/// where an end is in a macro.
 std::string looseExprText(const EditContext &Ctx, const clang::Stmt *S);
 
 /// True if \p S or anything in it was written inside a macro expansion.
@@ -107,6 +109,20 @@ bool containsMacro(const clang::Stmt *S);
 /// containsMacro(), macros in a declaration's specifiers (`__shared__`, a
 /// macro type) are allowed; its name and initializer are checked.
 bool onlyConstantMacros(const clang::Stmt *S, const clang::ASTContext &AST);
+
+/// The span of \p S as written where every macro inside it is a constant
+/// (onlyConstantMacros(): `y * W`, `(N + 255) / 256`, `N` alone, with
+/// `#define W 1024`) and each end is written in the file or is the edge of
+/// an expansion written there (not inside another macro's argument): the
+/// text, read again in the same function, is what the compiler saw.
+/// Nothing otherwise.
+std::optional<SourceSpan> constantMacroSpan(const EditContext &Ctx,
+                                            const clang::Stmt *S);
+/// The text of constantMacroSpan() (empty without one); a macro written
+/// alone whose expansion is more than one token comes in parentheses, so
+/// that it stays one value in any text it is put into (`#define N 1000 +
+/// 24`, then `N / 4`).
+std::string constantMacroText(const EditContext &Ctx, const clang::Stmt *S);
 
 /// \p Text, wrapped in parentheses unless it is one token or already
 /// parenthesized as a whole.

@@ -755,7 +755,7 @@ bool readGuard(const EditContext &Ctx, ArrayRef<const Stmt *> Stmts, size_t At,
         } else if (constantBound(Bd, Inclusive, B, Ctx.AST, Offset) ||
                    (Bd && templateArithmetic(Bd, Ctx.AST))) {
           K.ConstGuard = {Bd, B, Inclusive, Offset};
-          K.BoundText = looseExprText(Ctx, B);
+          K.BoundText = spelledText(Ctx, B);
         }
       }
     }

@@ -132,7 +132,8 @@ private:
                         "' uses 2D thread or block indices; grid-stride "
                         "handles one-dimensional kernels");
     std::string Why;
-    auto P = matchMapPattern(Ctx, K->Decl, Why);
+    auto P = matchMapPattern(Ctx, K->Decl, Why, /*IndexByMeaning=*/false,
+                             /*ConstantMacros=*/true);
     if (!P)
       return reject(E, "not-applicable", "kernel '" + E.Target + "': " + Why);
     if (std::string Problem = elementwiseBodyProblem(Ctx, *P); !Problem.empty())

@@ -317,9 +317,8 @@ private:
 /// macro ends it, as in `y < ROWS`); else looseExprSpan()'s.
 std::optional<SourceSpan> writtenSpan(const EditContext &Ctx,
                                       const clang::Stmt *S) {
-  if (S && onlyConstantMacros(S, Ctx.AST))
-    return fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
-                    S->getSourceRange(), Ctx.file());
+  if (auto Sp = constantMacroSpan(Ctx, S))
+    return Sp;
   return looseExprSpan(Ctx, S);
 }
 /// writtenSpan() with the `;` that ends a statement.
