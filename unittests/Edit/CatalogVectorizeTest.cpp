@@ -277,7 +277,7 @@ void run(const float *x, float *y) { k<<<16, 64>>>(x, y); }
       findKernelDecl(In.TU.AST->getASTContext(), "k");
   std::string Why;
   EXPECT_FALSE(matchMapPattern(*In.Ctx, FD, Why, true));
-  EXPECT_EQ(Why, "the guard 'if ()' is written with a macro");
+  EXPECT_EQ(Why, "the guard 'if (i < N)' is written with a macro");
   auto P = matchMapPattern(*In.Ctx, FD, Why, true, /*ConstantMacros=*/true);
   ASSERT_TRUE(P) << Why;
   EXPECT_EQ(P->BoundText, "N");

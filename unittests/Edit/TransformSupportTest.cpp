@@ -55,6 +55,47 @@ __global__ void k(int n, float *y) {
   EXPECT_EQ(spanText(In, looseStmtSpan(*In.Ctx, Body[1])), "y[1] = 3.0f;");
 }
 
+TEST(TransformSupportTest, ConstantMacroTextIsWhatTheCompilerSaw) {
+  Input In(R"(#define N 3000
+#define HALF 1500 + 1
+#define AT(i) y[(i)]
+__global__ void k(int n, float *y) {
+  int a = (N + 255) / 256;
+  int b = HALF;
+  int c = N;
+  int d = HALF / 4;
+  y[0] = AT(n) + 1.0f;
+  int e = n * N;
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  auto Body = bodyOf(In, "k");
+  ASSERT_EQ(Body.size(), 6u);
+  auto Init = [&](size_t I) {
+    return llvm::cast<clang::VarDecl>(
+               llvm::cast<clang::DeclStmt>(Body[I])->getSingleDecl())
+        ->getInit();
+  };
+  // Constants inside, at the ends, or alone: the text as written.
+  EXPECT_EQ(constantMacroText(*In.Ctx, Init(0)), "(N + 255) / 256");
+  EXPECT_EQ(exprText(*In.Ctx, Init(0)), "(N + 255) / 256");
+  EXPECT_EQ(constantMacroText(*In.Ctx, Init(5)), "n * N");
+  EXPECT_EQ(looseExprText(*In.Ctx, Init(5)), "n * N");
+  EXPECT_EQ(constantMacroText(*In.Ctx, Init(2)), "N");
+  // A macro of several tokens alone stays one value in other text.
+  EXPECT_EQ(constantMacroText(*In.Ctx, Init(1)), "(HALF)");
+  EXPECT_EQ(spanText(In, constantMacroSpan(*In.Ctx, Init(1))), "HALF");
+  // `HALF / 4` is `1500 + (1 / 4)`: its `1 / 4` starts inside the
+  // expansion, so neither it nor the whole is read as written.
+  const auto *Sum =
+      llvm::cast<clang::BinaryOperator>(Init(3)->IgnoreImpCasts());
+  EXPECT_EQ(constantMacroText(*In.Ctx, Sum->getRHS()), "");
+  EXPECT_EQ(constantMacroText(*In.Ctx, Init(3)), "");
+  // A macro that reads a variable is no constant.
+  EXPECT_EQ(spanText(In, stmtSpan(*In.Ctx, Body[4])), "<none>");
+  EXPECT_EQ(spanText(In, constantMacroSpan(*In.Ctx, Body[4])), "<none>");
+}
+
 TEST(TransformSupportTest, OnlyConstantMacrosAcceptsWholeConstantExpansions) {
   Input In(R"(#define D 32
 #define SQ (D * D)

@@ -159,8 +159,7 @@ std::optional<GridExpr> grid1D(const EditContext &Ctx, const LaunchSite &L,
                 Span->Begin.Offset >= L.GridRange.Begin.Offset &&
                 Span->End.Offset <= L.GridRange.End.Offset;
   if (!Span || isa<CXXDefaultArgExpr>(X) ||
-      (L.InMacro ? !Inside
-                 : containsMacro(X) && !constantMacroSpan(Ctx, X))) {
+      (L.InMacro ? !Inside : containsMacro(X) && !constantMacroSpan(Ctx, X))) {
     WhyNot = "the grid of " + L.Id + " cannot be rewritten in place";
     return std::nullopt;
   }

@@ -79,9 +79,7 @@ static std::optional<SourceSpan> tokenSpan(const EditContext &Ctx,
 }
 
 std::optional<SourceSpan> stmtSpan(const EditContext &Ctx, const Stmt *S) {
-  if (containsMacro(S))
-    return std::nullopt;
-  auto Span = tokenSpan(Ctx, S);
+  auto Span = containsMacro(S) ? constantMacroSpan(Ctx, S) : tokenSpan(Ctx, S);
   if (!Span)
     return std::nullopt;
   if (isa<CompoundStmt>(S) || isa<DeclStmt>(S) || isa<NullStmt>(S))
@@ -98,8 +96,10 @@ std::optional<SourceSpan> stmtSpan(const EditContext &Ctx, const Stmt *S) {
 }
 
 std::string exprText(const EditContext &Ctx, const Expr *E) {
+  if (containsMacro(E))
+    return constantMacroText(Ctx, E);
   auto Span = tokenSpan(Ctx, E);
-  if (!Span || containsMacro(E))
+  if (!Span)
     return "";
   return Ctx.Code.slice(Span->Begin.Offset, Span->End.Offset).str();
 }

@@ -73,11 +73,12 @@ std::string spliceText(llvm::StringRef Code, unsigned Begin, unsigned End,
 
 /// The main-file span of a statement or expression; for statements that end
 /// in `;` (expression statements, `return`, `break`) the `;` is included.
-/// Nothing when any part of it comes from a macro expansion.
+/// Nothing when a macro other than a constant wrote part of it
+/// (constantMacroSpan()).
 std::optional<SourceSpan> stmtSpan(const EditContext &Ctx,
                                    const clang::Stmt *S);
 /// The source text of an expression as written (empty if it has no file
-/// span or uses a macro).
+/// span or uses a macro other than constants: constantMacroText()).
 std::string exprText(const EditContext &Ctx, const clang::Expr *E);
 /// The source text of \p S as written (empty if it has no file span).
 std::string stmtText(const EditContext &Ctx, const clang::Stmt *S);

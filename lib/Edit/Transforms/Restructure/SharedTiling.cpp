@@ -520,8 +520,9 @@ Expected<MatmulPlan> SharedTilingTransform::analyze(const EditContext &Ctx,
   const auto *Body = dyn_cast_or_null<CompoundStmt>(FD->getBody());
   if (!Body)
     return NotApplicable("has no body");
-  if (K->Info->InMacro || containsMacro(Body))
-    return NotApplicable("its body is written with macros");
+  if (K->Info->InMacro || !onlyConstantMacros(Body, Ctx.AST))
+    return NotApplicable("its body is written with macros other than "
+                         "constants");
   if (!K->Info->Shared.empty())
     return NotApplicable("already uses shared memory");
   if (!K->Info->Syncthreads.empty())
@@ -785,7 +786,7 @@ SharedTilingTransform::rewrite(const EditContext &Ctx, const Edit &E,
   // An expression's span, without the `;` a statement span takes.
   auto ESpan = [&](const Expr *X) -> std::optional<SourceSpan> {
     if (containsMacro(X))
-      return std::nullopt;
+      return constantMacroSpan(Ctx, X);
     return fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
                     X->getSourceRange(), Ctx.file());
   };
@@ -801,7 +802,7 @@ SharedTilingTransform::rewrite(const EditContext &Ctx, const Edit &E,
   // A load with k renamed.
   auto LoadText = [&](const ArraySubscriptExpr *Access,
                       StringRef NewK) -> std::optional<std::string> {
-    if (containsMacro(Access) || !Inlined)
+    if (!onlyConstantMacros(Access, Ctx.AST) || !Inlined)
       return std::nullopt;
     auto To = *Inlined;
     To.push_back({P.K, NewK.str()});

@@ -192,7 +192,7 @@ std::optional<BoundCmp> boundCmp(const EditContext &Ctx,
     return std::nullopt;
   const Expr *Bound = VLeft ? B->getRHS() : B->getLHS();
   if (!threadVariance(Bound, FD).uniform() || Bound->HasSideEffects(Ctx.AST) ||
-      containsMacro(Bound)) {
+      exprText(Ctx, Bound).empty()) {
     WhyNot = "the bound '" + exprText(Ctx, Bound) +
              "' is not the same for every thread or is written with a macro";
     return std::nullopt;
