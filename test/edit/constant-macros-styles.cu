@@ -36,6 +36,7 @@
 // HOST: PASS jacobi
 // HOST: PASS jacobi_tiled
 // HOST: PASS matmul
+// HOST: PASS rowsum
 // HOST: PASS named
 // HOST: PASS short_grid
 // HOST: PASS div_up
@@ -49,6 +50,7 @@
 // EDIT: {"kind":"vectorize-stencil","target":"jacobi"}
 // EDIT: {"kind":"shared-tiling","target":"jacobi_tiled","params":{}}
 // EDIT: {"kind":"shared-tiling","target":"matmul","params":{}}
+// EDIT: {"kind":"hoist","target":"rowsum/loop0","params":{}}
 
 // WHY: launch-config scale/launch0: {{.*}}(x: '(N + 255) / 256' covers 'i < N')
 // WHY: vectorize halfsum: map kernel
@@ -58,6 +60,7 @@
 // WHY: vectorize-stencil jacobi: 4 reads in 3 input row(s), one store
 // WHY: shared-tiling jacobi_tiled: 2D stencil: 4 reads of 'in' at rows y - 1..y + 1, columns x - 1..x + 1
 // WHY: shared-tiling matmul: matmul-like: 'matmul' accumulates 'A[row * MN + k] * B[k * MN + col]' over 'k'
+// WHY: hoist rowsum/loop0: hoists 'r * COLS': uses only 'r'
 // WHY: not grid-stride named: kernel 'named': the guarded body uses a macro that names a variable or calls a function
 // WHY: not launch-config short_grid/launch0: the grid's x dimension ('N / 256') is not (E + 255) / 256 over the block
 // WHY: not launch-config div_up/launch0: the grid's x dimension is written with a macro; its text cannot be rescaled in place
@@ -66,6 +69,9 @@
 // OUT: r1v0 = __ldg(reinterpret_cast<const float4 *>(&in[(y - 1) * W + x]));
 // OUT: __shared__ float inTile[18][18];
 // OUT: As[threadIdx.y][threadIdx.x] = row < MN && aCol < MN ? A[row * MN + aCol] : 0.0f;
+// OUT: const int optiml_h0 = r * COLS;
+// OUT-NEXT: for (int c = 0; c < COLS; ++c)
+// OUT-NEXT: acc += in[optiml_h0 + c];
 // OUT: scale<<<(N + 127) / 128, 128>>>(din, 2.0f);
 // OUT: halfsum<<<(HALF + 255) / 256, 64>>>(din, dout);
 // OUT: offset<<<(HALF + 63) / 64 < 4 ? (HALF + 63) / 64 : 4, 64>>>(din, dout);
@@ -94,6 +100,8 @@
 #define W 70
 #define H 37
 #define MN 48
+#define ROWS 45
+#define COLS 33
 #define DIV_UP(a, b) (((a) + (b) - 1) / (b))
 
 __global__ void scale(float *x, float a) {
@@ -152,6 +160,16 @@ __global__ void matmul(const float *A, const float *B, float *C) {
     for (int k = 0; k < MN; ++k)
       acc += A[row * MN + k] * B[k * MN + col];
     C[row * MN + col] = acc;
+  }
+}
+
+__global__ void rowsum(const float *in, float *out) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < ROWS) {
+    float acc = 0.0f;
+    for (int c = 0; c < COLS; ++c)
+      acc += in[r * COLS + c];
+    out[r] = acc;
   }
 }
 
@@ -283,6 +301,19 @@ int main() {
     dim3 threads(16, 16), blocks((MN + 15) / 16, (MN + 15) / 16);
     matmul<<<blocks, threads>>>(da, db, dc);
     expect("matmul", download(dc, MN * MN), want);
+  }
+  {
+    auto in = values(ROWS * COLS, 10);
+    std::vector<float> want(ROWS);
+    for (int r = 0; r < ROWS; ++r) {
+      float acc = 0.0f;
+      for (int c = 0; c < COLS; ++c)
+        acc += in[r * COLS + c];
+      want[r] = acc;
+    }
+    float *din = upload(in), *dout = upload(std::vector<float>(ROWS, -1.f));
+    rowsum<<<(ROWS + 31) / 32, 32>>>(din, dout);
+    expect("rowsum", download(dout, ROWS), want);
   }
   {
     auto in = values(N, 9);

@@ -416,11 +416,12 @@ bool Analyzer::worthHoisting(const Expr *E, const Expr *Parent, const Inv &I,
     return false;
   if (!E->isValueDependent() && E->isEvaluatable(Ctx.AST))
     return false; // constants fold anyway
-  if (containsMacro(E)) {
+  // Constant macros (`r * COLS`) are read as written; others are not.
+  if (containsMacro(E) && text(E).empty()) {
     Kept.push_back("'" +
                    sourceText(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
                               E->getSourceRange()) +
-                   "' is written with a macro");
+                   "' is written with a macro that is not a constant");
     return false;
   }
   if ((I.Load || I.Division) && !Unconditional) {
@@ -536,7 +537,8 @@ std::string Analyzer::entryCondition(std::string &WhyNot) {
   const auto *F = dyn_cast<ForStmt>(L.S);
   const auto *W = dyn_cast<WhileStmt>(L.S);
   const Expr *Cond = F ? F->getCond() : W ? W->getCond() : nullptr;
-  if (!Cond || Cond->HasSideEffects(Ctx.AST) || containsMacro(Cond)) {
+  if (!Cond || Cond->HasSideEffects(Ctx.AST) ||
+      (containsMacro(Cond) && exprText(Ctx, Cond).empty())) {
     WhyNot = "the loop may run zero times and its condition cannot be "
              "evaluated before it";
     return "";
