@@ -17,8 +17,9 @@
 // one-term early return bounds `i + 1` becomes 128 wide; a 2D map whose
 // grid is sized `w / 16 + (w % 16 != 0)` becomes 32x8; a kernel bounded
 // by a constexpr and a macro becomes 32x4, one by a template parameter
-// (read in the instantiation launched) 128 wide. The input file is left as
-// it was.
+// (read in the instantiation launched) 128 wide. Grids sized through the
+// samples' iDivUp helper and from the block's extents (`(w + block.x - 1)
+// / block.x`) become 128 wide and 32x8. The input file is left as it was.
 // REQUIRES: cuda-sdk
 // RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu && cp %s %t/all.cu
 // RUN: clang-optiml transforms -v %t/k.cu | FileCheck --check-prefix=WHY %s
@@ -49,6 +50,8 @@
 // HOST: PASS rem2d
 // HOST: PASS csize
 // HOST: PASS tshift
+// HOST: PASS idiv
+// HOST: PASS bext
 // HOST-NEXT: PASS
 
 // WHY: launch-config stencil7/launch0: {{.*}}(x: '(n + 7) / 8' covers 'x < n - 1'; y: '(n + 7) / 8' covers 'y < n - 1'; z: '(n + 7) / 8' covers 'z < n - 1')
@@ -65,6 +68,8 @@
 // WHY: launch-config rem2d/launch0: {{.*}}(x: 'w / 16 + (w % 16 != 0)' covers 'x < w'; y: 'h / 16 + (h % 16 > 0)' covers 'y < h')
 // WHY: launch-config csize/launch0: {{.*}}(x: '(CW + 15) / 16' covers 'x < CW'; y: '(ch + 15) / 16' covers 'y < CH - 1')
 // WHY: launch-config tshift/launch0: {{.*}}(x: '(1000 + 255) / 256' covers 'i < Len - 1')
+// WHY: launch-config idiv/launch0: {{.*}}(x: 'iDivUp(n, 256)' covers 'i < n')
+// WHY: launch-config bext/launch0: {{.*}}(x: '(w + block.x - 1) / block.x' covers 'x < w'; y: '(h + block.y - 1) / block.y' covers 'y < h')
 // WHY: not launch-config unsigned_/launch0: kernel 'unsigned_' has no global x index 'blockIdx.x * blockDim.x + threadIdx.x' guarded at once by a parameter bound; the threads past the data might do work
 // WHY: not launch-config inclusive/launch0: kernel 'inclusive' has no global x index 'blockIdx.x * blockDim.x + threadIdx.x' guarded at once by a parameter bound; the threads past the data might do work
 // ZFREE: clang-optiml: error: launch-config zfree/launch0 rejected: [not-applicable] kernel 'zfree' has no global z index 'blockIdx.z * blockDim.z + threadIdx.z' guarded at once by a parameter bound; the threads past the data might do work
@@ -79,6 +84,8 @@
 // EDIT: {"kind":"launch-config","target":"rem2d/launch0","params":{"block_x":32,"block_y":8}}
 // EDIT: {"kind":"launch-config","target":"csize/launch0","params":{"block_x":32,"block_y":4}}
 // EDIT: {"kind":"launch-config","target":"tshift/launch0","params":{"block":128}}
+// EDIT: {"kind":"launch-config","target":"idiv/launch0","params":{"block":128}}
+// EDIT: {"kind":"launch-config","target":"bext/launch0","params":{"block_x":32,"block_y":8}}
 
 // OUT: bench([&] { stencil7<<<dim3((n + 15) / 16, (n + 7) / 8, (n + 3) / 4), dim3(16, 8, 4)>>>(n, din, dout); });
 // OUT: jacobi<<<dim3((n + 31) / 32, (n + 7) / 8), dim3(32, 8)>>>(n, da, db);
@@ -89,6 +96,8 @@
 // OUT: rem2d<<<dim3((w + 31) / 32, (h + 7) / 8), dim3(32, 8)>>>(w, h, din, dout);
 // OUT: csize<<<dim3((CW + 31) / 32, (ch + 3) / 4), dim3(32, 4)>>>(din, dout);
 // OUT: tshift<1000><<<(1000 + 127) / 128, 128>>>(din, dout);
+// OUT: idiv<<<(n + 127) / 128, 128>>>(n, din, dout);
+// OUT: bext<<<dim3((w + 31) / 32, (h + 7) / 8), dim3(32, 8)>>>(w, h, din, dout);
 
 #include <cmath>
 #include <cstdio>
@@ -203,6 +212,21 @@ template <int Len> __global__ void tshift(const float *in, float *out) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < Len - 1)
     out[i] = in[i + 1];
+}
+
+// Grids sized the samples' way: through iDivUp (a host helper, `a % b !=
+// 0 ? a / b + 1 : a / b`) and from the block's own extents.
+int iDivUp(int a, int b) { return (a % b != 0) ? (a / b + 1) : (a / b); }
+__global__ void idiv(int n, const float *in, float *out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    out[i] = 3.0f * in[i];
+}
+__global__ void bext(int w, int h, const float *in, float *out) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < w && y < h)
+    out[y * w + x] = in[y * w + x] + 1.0f;
 }
 
 // Look-alikes. An unsigned bound less a constant.
@@ -394,6 +418,28 @@ int main() {
     float *din = upload(in), *dout = upload(std::vector<float>(1000, -1.f));
     tshift<1000><<<(1000 + 255) / 256, 256>>>(din, dout);
     expect("tshift", download(dout, 1000), want);
+  }
+  {
+    const int n = 1001;
+    auto in = values(n, 13);
+    std::vector<float> want(n);
+    for (int i = 0; i < n; ++i)
+      want[i] = 3.0f * in[i];
+    float *din = upload(in), *dout = upload(std::vector<float>(n, -1.f));
+    idiv<<<iDivUp(n, 256), 256>>>(n, din, dout);
+    expect("idiv", download(dout, n), want);
+  }
+  {
+    const int w = 45, h = 19;
+    auto in = values(w * h, 14);
+    std::vector<float> want(w * h);
+    for (int i = 0; i < w * h; ++i)
+      want[i] = in[i] + 1.0f;
+    float *din = upload(in), *dout = upload(std::vector<float>(w * h, -1.f));
+    dim3 block(16, 16);
+    dim3 grid((w + block.x - 1) / block.x, (h + block.y - 1) / block.y);
+    bext<<<grid, block>>>(w, h, din, dout);
+    expect("bext", download(dout, w * h), want);
   }
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures != 0;

@@ -255,6 +255,62 @@ TEST(TransformSupportTest, SplitJoinedKeepsTermsAsWritten) {
             (std::vector<std::string>{"x < n"}));
 }
 
+TEST(TransformSupportTest, MatchCeilDivReadsSelectsAndHelpers) {
+  Input In(
+      R"(int iDivUp(int a, int b) { return (a % b != 0) ? (a / b + 1) : (a / b); }
+unsigned ceil_div(unsigned a, unsigned b) { return (a + b - 1) / b; }
+int floor_div(int a, int b) { return a / b; }
+int narrow(short a, int b) { return (a + b - 1) / b; }
+void host(int n, long long big) {
+  int s0 = n % 128 != 0 ? n / 128 + 1 : n / 128;
+  int s1 = n % 128 ? 1 + n / 128 : n / 128;
+  int s2 = n % 128 == 0 ? n / 128 : n / 128 + 1;
+  int s3 = !(n % 128) ? n / 128 : n / 128 + 1;
+  int h0 = iDivUp(n, 128);
+  int h1 = ceil_div(n, 128);
+  int q0 = n % 128 == 0 ? n / 128 + 1 : n / 128;
+  int q1 = n % 64 ? n / 128 + 1 : n / 128;
+  int q2 = n % 128 ? n / 128 + 2 : n / 128;
+  int q3 = floor_div(n, 128);
+  int q4 = narrow(n, 128);
+  int q5 = iDivUp(n++, 128);
+  int q6 = iDivUp((int)big, 128);
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  const clang::ASTContext &AST = In.TU.AST->getASTContext();
+  const clang::FunctionDecl *Host = nullptr;
+  for (const clang::Decl *D : AST.getTranslationUnitDecl()->decls())
+    if (const auto *FD = llvm::dyn_cast<clang::FunctionDecl>(D);
+        FD && FD->getName() == "host")
+      Host = FD;
+  ASSERT_TRUE(Host && Host->getBody());
+  std::map<std::string, std::optional<CeilDiv>> C;
+  for (const clang::Stmt *S : Host->getBody()->children())
+    if (const auto *DS = llvm::dyn_cast<clang::DeclStmt>(S))
+      for (const clang::Decl *D : DS->decls())
+        if (const auto *VD = llvm::dyn_cast<clang::VarDecl>(D))
+          C[VD->getNameAsString()] = matchCeilDivOrHelper(VD->getInit(), AST);
+  // The samples' iDivUp spelled in place (either test, either order of the
+  // `+ 1`) and called; a helper's numerator is the call's argument.
+  for (const char *Name : {"s0", "s1", "s2", "s3", "h0", "h1"}) {
+    SCOPED_TRACE(Name);
+    ASSERT_TRUE(C[Name]);
+    EXPECT_EQ(C[Name]->Divisor, 128);
+    EXPECT_EQ(exprText(*In.Ctx, C[Name]->Numerator), "n");
+  }
+  // The test inverted, another divisor in the test, `+ 2`, a floor
+  // division, a parameter narrower than the argument, an argument with a
+  // side effect, a 64-bit value cast down (the helper's `a` is as wide as
+  // the cast, so this one reads: the cast is the numerator).
+  for (const char *Name : {"q0", "q1", "q2", "q3", "q4", "q5"}) {
+    SCOPED_TRACE(Name);
+    EXPECT_FALSE(C[Name]);
+  }
+  ASSERT_TRUE(C["q6"]);
+  EXPECT_EQ(exprText(*In.Ctx, C["q6"]->Numerator), "(int)big");
+}
+
 TEST(TransformSupportTest,
      MatchCeilDivReadsTheRemainderFormsAndExactQuotients) {
   Input In(R"(constexpr int H = 1024, M = 1001;

@@ -126,40 +126,11 @@ struct GridCeil {
 /// `return <that over its parameters>;` (`ceil_div(n, 256)`) whose
 /// numerator parameter narrows nothing.
 std::optional<GridCeil> gridCeil(const Expr *G, const ASTContext &AST) {
-  auto Value = [&](const Expr *X) { return launchTimeValue(X, AST); };
-  if (auto C = matchCeilDiv(G, Value))
-    return GridCeil{C->Numerator, C->DivisorExpr, C->Divisor};
-  const auto *Call = dyn_cast<CallExpr>(G->IgnoreParenImpCasts());
-  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
-  const auto *Body =
-      FD && FD->hasBody() ? dyn_cast<CompoundStmt>(FD->getBody()) : nullptr;
-  const auto *Ret = Body && Body->size() == 1
-                        ? dyn_cast<ReturnStmt>(Body->body_front())
-                        : nullptr;
-  if (!Ret || !Ret->getRetValue() || Call->getNumArgs() != FD->getNumParams())
+  auto C = matchCeilDivOrHelper(
+      G, AST, [&](const Expr *X) { return launchTimeValue(X, AST); });
+  if (!C)
     return std::nullopt;
-  // A parameter stands for the argument the call passes.
-  auto Arg = [&](const Expr *X) -> const Expr * {
-    const auto *P = dyn_cast_or_null<ParmVarDecl>(referencedDecl(X));
-    return P && P->getDeclContext() == FD
-               ? Call->getArg(P->getFunctionScopeIndex())
-               : nullptr;
-  };
-  auto InBody = [&](const Expr *X) -> std::optional<int64_t> {
-    const Expr *A = Arg(X);
-    return launchTimeValue(A ? A : X, AST);
-  };
-  std::optional<GridCeil> C;
-  if (auto M = matchCeilDiv(Ret->getRetValue(), InBody))
-    C = GridCeil{M->Numerator, M->DivisorExpr, M->Divisor};
-  const Expr *N = C ? Arg(C->Numerator) : nullptr;
-  if (!N || AST.getTypeSize(C->Numerator->IgnoreParenImpCasts()->getType()) <
-                AST.getTypeSize(N->IgnoreParenImpCasts()->getType()))
-    return std::nullopt;
-  C->Numerator = N;
-  if (const Expr *D = Arg(C->Divisor))
-    C->Divisor = D;
-  return C;
+  return GridCeil{C->Numerator, C->DivisorExpr, C->Divisor};
 }
 
 /// \p G without casts to wide integers and stable integer variables

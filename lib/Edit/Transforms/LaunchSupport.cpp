@@ -187,62 +187,119 @@ static bool plainArithmetic(const Expr *E) {
   return false;
 }
 
-/// `E / B + (E % B != 0)`: ceil(E / B) for E >= 0, with the remainder's
-/// test written `E % B != 0`, `E % B > 0`, `0 != E % B`, `0 < E % B`,
-/// `E % B ? 1 : 0`
-/// or `!!(E % B)`, on either side of the `+`. Both E's must be the same
-/// plain arithmetic (read twice, as written), B the same constant.
-static std::optional<CeilDiv>
-ceilDivByRemainder(const BinaryOperator *Add,
-                   function_ref<std::optional<int64_t>(const Expr *)> Lit) {
-  auto AsOp = [](const Expr *X, BinaryOperatorKind Op) {
-    const auto *B = dyn_cast<BinaryOperator>(X->IgnoreParenImpCasts());
-    return B && B->getOpcode() == Op ? B : nullptr;
-  };
-  // The remainder E % B a test of it is made of, or null.
-  auto Remainder = [&](const Expr *T) -> const BinaryOperator * {
-    T = T->IgnoreParenImpCasts();
-    if (const auto *C = dyn_cast<ConditionalOperator>(T))
-      return Lit(C->getTrueExpr()) == 1 && Lit(C->getFalseExpr()) == 0
-                 ? AsOp(C->getCond(), BO_Rem)
-                 : nullptr;
-    if (const auto *N = dyn_cast<UnaryOperator>(T);
-        N && N->getOpcode() == UO_LNot)
-      if (const auto *N2 =
-              dyn_cast<UnaryOperator>(N->getSubExpr()->IgnoreParenImpCasts());
-          N2 && N2->getOpcode() == UO_LNot)
-        return AsOp(N2->getSubExpr(), BO_Rem);
-    const auto *Cmp = dyn_cast<BinaryOperator>(T);
+using LitFn = function_ref<std::optional<int64_t>(const Expr *)>;
+
+static const BinaryOperator *asOp(const Expr *X, BinaryOperatorKind Op) {
+  const auto *B = dyn_cast<BinaryOperator>(X->IgnoreParenImpCasts());
+  return B && B->getOpcode() == Op ? B : nullptr;
+}
+
+/// The remainder `E % B` that \p T tests for being nonzero (`E % B != 0`,
+/// `E % B > 0`, `0 != E % B`, `0 < E % B`, `E % B ? 1 : 0`, `!!(E % B)`),
+/// with \p Bare also `E % B` itself; or, with \p Zero, for being zero
+/// (`E % B == 0`, `0 == E % B`, `!(E % B)`). Null otherwise.
+static const BinaryOperator *remainderTest(const Expr *T, LitFn Lit, bool Bare,
+                                           bool Zero = false) {
+  T = T->IgnoreParenImpCasts();
+  if (const auto *N = dyn_cast<UnaryOperator>(T);
+      N && N->getOpcode() == UO_LNot) {
+    if (Zero)
+      return asOp(N->getSubExpr(), BO_Rem);
+    if (const auto *N2 =
+            dyn_cast<UnaryOperator>(N->getSubExpr()->IgnoreParenImpCasts());
+        N2 && N2->getOpcode() == UO_LNot)
+      return asOp(N2->getSubExpr(), BO_Rem);
+    return nullptr;
+  }
+  if (Zero) {
+    const auto *Cmp = asOp(T, BO_EQ);
     if (!Cmp)
       return nullptr;
-    // The remainder's side first: a constant E % B folds to a value too.
-    BinaryOperatorKind Op = Cmp->getOpcode();
-    if (const auto *R = AsOp(Cmp->getLHS(), BO_Rem);
-        R && (Op == BO_NE || Op == BO_GT) && Lit(Cmp->getRHS()) == 0)
+    if (const auto *R = asOp(Cmp->getLHS(), BO_Rem);
+        R && Lit(Cmp->getRHS()) == 0)
       return R;
-    if (const auto *R = AsOp(Cmp->getRHS(), BO_Rem);
-        R && (Op == BO_NE || Op == BO_LT) && Lit(Cmp->getLHS()) == 0)
+    if (const auto *R = asOp(Cmp->getRHS(), BO_Rem);
+        R && Lit(Cmp->getLHS()) == 0)
       return R;
     return nullptr;
-  };
+  }
+  if (const auto *C = dyn_cast<ConditionalOperator>(T))
+    return Lit(C->getTrueExpr()) == 1 && Lit(C->getFalseExpr()) == 0
+               ? asOp(C->getCond(), BO_Rem)
+               : nullptr;
+  if (Bare)
+    if (const auto *R = asOp(T, BO_Rem))
+      return R;
+  const auto *Cmp = dyn_cast<BinaryOperator>(T);
+  if (!Cmp)
+    return nullptr;
+  // The remainder's side first: a constant E % B folds to a value too.
+  BinaryOperatorKind Op = Cmp->getOpcode();
+  if (const auto *R = asOp(Cmp->getLHS(), BO_Rem);
+      R && (Op == BO_NE || Op == BO_GT) && Lit(Cmp->getRHS()) == 0)
+    return R;
+  if (const auto *R = asOp(Cmp->getRHS(), BO_Rem);
+      R && (Op == BO_NE || Op == BO_LT) && Lit(Cmp->getLHS()) == 0)
+    return R;
+  return nullptr;
+}
+
+/// The quotient \p Quot and the remainder \p Rem are of the same plain
+/// E (read more than once, as written) by the same constant B >= 1.
+static std::optional<CeilDiv>
+sameDivision(const BinaryOperator *Quot, const BinaryOperator *Rem, LitFn Lit) {
+  std::optional<int64_t> B = Lit(Quot->getRHS());
+  if (!B || *B < 1 || Lit(Rem->getRHS()) != B ||
+      !plainArithmetic(Quot->getLHS()) ||
+      !sameValueExpr(Quot->getLHS(), Rem->getLHS()))
+    return std::nullopt;
+  CeilDiv C;
+  C.Numerator = Quot->getLHS();
+  C.Divisor = *B;
+  C.DivisorExpr = Quot->getRHS();
+  return C;
+}
+
+/// `E / B + (E % B != 0)`: ceil(E / B) for E >= 0, with the remainder's
+/// test one of remainderTest()'s, on either side of the `+`.
+static std::optional<CeilDiv> ceilDivByRemainder(const BinaryOperator *Add,
+                                                 LitFn Lit) {
   for (int Side = 0; Side < 2; ++Side) {
     const BinaryOperator *Quot =
-        AsOp(Side ? Add->getRHS() : Add->getLHS(), BO_Div);
-    const BinaryOperator *Rem = Remainder(Side ? Add->getLHS() : Add->getRHS());
-    if (!Quot || !Rem)
-      continue;
-    std::optional<int64_t> B = Lit(Quot->getRHS());
-    if (!B || *B < 1 || Lit(Rem->getRHS()) != B ||
-        !plainArithmetic(Quot->getLHS()) ||
-        !sameValueExpr(Quot->getLHS(), Rem->getLHS()))
-      return std::nullopt;
-    CeilDiv C;
-    C.Numerator = Quot->getLHS();
-    C.Divisor = *B;
-    C.DivisorExpr = Quot->getRHS();
-    return C;
+        asOp(Side ? Add->getRHS() : Add->getLHS(), BO_Div);
+    const BinaryOperator *Rem = remainderTest(
+        Side ? Add->getLHS() : Add->getRHS(), Lit, /*Bare=*/false);
+    if (Quot && Rem)
+      return sameDivision(Quot, Rem, Lit);
   }
   return std::nullopt;
+}
+
+/// `E % B != 0 ? E / B + 1 : E / B` (any test of remainderTest(), the
+/// remainder alone included: `E % B ? ...`; `1 + E / B` too), or with a
+/// test for zero and the branches swapped (`E % B == 0 ? E / B : E / B +
+/// 1`): ceil(E / B) for E >= 0, the CUDA samples' `iDivUp`.
+static std::optional<CeilDiv> ceilDivBySelect(const ConditionalOperator *C,
+                                              LitFn Lit) {
+  const Expr *Up = C->getTrueExpr(), *Down = C->getFalseExpr();
+  const BinaryOperator *Rem = remainderTest(C->getCond(), Lit, /*Bare=*/true);
+  if (!Rem) {
+    Rem = remainderTest(C->getCond(), Lit, /*Bare=*/false, /*Zero=*/true);
+    std::swap(Up, Down);
+  }
+  const BinaryOperator *Quot = asOp(Down, BO_Div), *Plus = asOp(Up, BO_Add);
+  if (!Rem || !Quot || !Plus)
+    return std::nullopt;
+  const BinaryOperator *Quot2 = nullptr;
+  if (Lit(Plus->getRHS()) == 1)
+    Quot2 = asOp(Plus->getLHS(), BO_Div);
+  else if (Lit(Plus->getLHS()) == 1)
+    Quot2 = asOp(Plus->getRHS(), BO_Div);
+  auto CD = Quot2 ? sameDivision(Quot, Rem, Lit) : std::nullopt;
+  if (!CD || Lit(Quot2->getRHS()) != CD->Divisor ||
+      !sameValueExpr(Quot->getLHS(), Quot2->getLHS()))
+    return std::nullopt;
+  return CD;
 }
 
 std::optional<CeilDiv>
@@ -255,6 +312,8 @@ matchCeilDiv(const Expr *E,
       return IL->getValue().getSExtValue();
     return std::nullopt;
   };
+  if (const auto *Sel = dyn_cast<ConditionalOperator>(E->IgnoreParenImpCasts()))
+    return ceilDivBySelect(Sel, Lit);
   const auto *Div = dyn_cast<BinaryOperator>(E->IgnoreParenImpCasts());
   if (Div && Div->getOpcode() == BO_Add)
     return ceilDivByRemainder(Div, Lit);
@@ -301,6 +360,47 @@ matchCeilDiv(const Expr *E,
     C.Numerator = Div->getLHS();
   if (!C.Numerator)
     return std::nullopt;
+  return C;
+}
+
+std::optional<CeilDiv>
+matchCeilDivOrHelper(const Expr *E, const ASTContext &AST,
+                     function_ref<std::optional<int64_t>(const Expr *)> Value) {
+  if (auto C = matchCeilDiv(E, Value))
+    return C;
+  const auto *Call = dyn_cast<CallExpr>(E->IgnoreParenImpCasts());
+  const FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  const auto *Body =
+      FD && FD->hasBody() ? dyn_cast<CompoundStmt>(FD->getBody()) : nullptr;
+  const auto *Ret = Body && Body->size() == 1
+                        ? dyn_cast<ReturnStmt>(Body->body_front())
+                        : nullptr;
+  if (!Ret || !Ret->getRetValue() || Call->getNumArgs() != FD->getNumParams())
+    return std::nullopt;
+  // A parameter stands for the argument the call passes.
+  auto Arg = [&](const Expr *X) -> const Expr * {
+    const auto *P = dyn_cast_or_null<ParmVarDecl>(referencedDecl(X));
+    return P && P->getDeclContext() == FD
+               ? Call->getArg(P->getFunctionScopeIndex())
+               : nullptr;
+  };
+  auto InBody = [&](const Expr *X) -> std::optional<int64_t> {
+    const Expr *A = Arg(X);
+    if (!Value)
+      return intValue((A ? A : X)->IgnoreParenImpCasts(), AST);
+    return Value(A ? A : X);
+  };
+  auto C = matchCeilDiv(Ret->getRetValue(), InBody);
+  const Expr *N = C ? Arg(C->Numerator) : nullptr;
+  // The numerator's parameter narrows nothing; the argument has no side
+  // effects (the call read it once, the rewrite reads it once).
+  if (!N || N->HasSideEffects(AST) ||
+      AST.getTypeSize(C->Numerator->IgnoreParenImpCasts()->getType()) <
+          AST.getTypeSize(N->IgnoreParenImpCasts()->getType()))
+    return std::nullopt;
+  C->Numerator = N;
+  if (const Expr *D = Arg(C->DivisorExpr))
+    C->DivisorExpr = D;
   return C;
 }
 

@@ -326,6 +326,14 @@ struct CeilDiv {
 std::optional<CeilDiv> matchCeilDiv(
     const clang::Expr *E,
     llvm::function_ref<std::optional<int64_t>(const clang::Expr *)> Value = {});
+/// matchCeilDiv(), or a call to a helper whose body is `return <one of
+/// its forms over the parameters>;` (`iDivUp(n, 256)`, `ceil_div(n, 256)`),
+/// read with each parameter standing for the call's argument: the
+/// numerator is then the argument (of no narrower type than the parameter
+/// and without side effects), the divisor known at the call.
+std::optional<CeilDiv> matchCeilDivOrHelper(
+    const clang::Expr *E, const clang::ASTContext &AST,
+    llvm::function_ref<std::optional<int64_t>(const clang::Expr *)> Value = {});
 
 /// Folds one operand for foldLaunchInteger(): the expression it stands for
 /// (an initializer, a cast's operand), folded one step deeper.

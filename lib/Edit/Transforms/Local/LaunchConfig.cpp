@@ -269,6 +269,9 @@ std::optional<int64_t> launchValue(const Expr *E, const FunctionDecl *Caller,
   return foldLaunchInteger(
       E, AST,
       [&](const Expr *X, LaunchFoldNext Next) -> std::optional<int64_t> {
+        // `block.x` of a dim3 variable never assigned: that extent.
+        if (isa<MemberExpr>(X))
+          return launchTimeValue(X, AST);
         const auto *VD = dyn_cast_or_null<VarDecl>(referencedDecl(X));
         const FunctionDecl *Owner = VD ? ownerOf(Caller, VD) : nullptr;
         if (!VD || !Owner || !Owner->getBody() || !VD->isLocalVarDecl() ||
@@ -876,10 +879,10 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
       Sized = *M;
     }
     std::optional<CeilDiv> C =
-        Sized ? matchCeilDiv(Sized,
-                             [&](const Expr *X) {
-                               return launchValue(X, Caller, Ctx.AST);
-                             })
+        Sized ? matchCeilDivOrHelper(Sized, Ctx.AST,
+                                     [&](const Expr *X) {
+                                       return launchValue(X, Caller, Ctx.AST);
+                                     })
               : std::nullopt;
     if (!C || C->Divisor != OldB * Scale) {
       Why("the grid's " + DimS + " dimension ('" +
