@@ -37,6 +37,8 @@
 // HOST: PASS jacobi_tiled
 // HOST: PASS matmul
 // HOST: PASS rowsum
+// HOST: PASS total
+// HOST: PASS tree
 // HOST: PASS named
 // HOST: PASS short_grid
 // HOST: PASS div_up
@@ -51,6 +53,8 @@
 // EDIT: {"kind":"shared-tiling","target":"jacobi_tiled","params":{}}
 // EDIT: {"kind":"shared-tiling","target":"matmul","params":{}}
 // EDIT: {"kind":"hoist","target":"rowsum/loop0","params":{}}
+// EDIT: {"kind":"warp-reduce","target":"total","params":{}}
+// EDIT: {"kind":"warp-reduce","target":"tree","params":{"grid_stride":true}}
 
 // WHY: launch-config scale/launch0: {{.*}}(x: '(N + 255) / 256' covers 'i < N')
 // WHY: vectorize halfsum: map kernel
@@ -101,6 +105,7 @@
 #define H 37
 #define MN 48
 #define ROWS 45
+#define BLOCK 128
 #define COLS 33
 #define DIV_UP(a, b) (((a) + (b) - 1) / (b))
 
@@ -171,6 +176,27 @@ __global__ void rowsum(const float *in, float *out) {
       acc += in[r * COLS + c];
     out[r] = acc;
   }
+}
+
+__global__ void total(const int *v, int *out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N)
+    atomicAdd(out, v[i]);
+}
+
+__global__ void tree(const int *v, int *out) {
+  __shared__ int s[BLOCK];
+  int tid = threadIdx.x;
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  s[tid] = i < N ? v[i] : 0;
+  __syncthreads();
+  for (int k = BLOCK / 2; k > 0; k >>= 1) {
+    if (tid < k)
+      s[tid] += s[tid + k];
+    __syncthreads();
+  }
+  if (tid == 0)
+    atomicAdd(out, s[0]);
 }
 
 // Look-alikes. A macro that reads a variable of the kernel is no constant.
@@ -314,6 +340,18 @@ int main() {
     float *din = upload(in), *dout = upload(std::vector<float>(ROWS, -1.f));
     rowsum<<<(ROWS + 31) / 32, 32>>>(din, dout);
     expect("rowsum", download(dout, ROWS), want);
+  }
+  {
+    std::vector<int> v(N);
+    long long sum = 0;
+    for (int i = 0; i < N; ++i)
+      sum += v[i] = (i * 7919) % 201 - 100;
+    int *dv = upload(v), *dt = upload(std::vector<int>(1, 5));
+    int *dr = upload(std::vector<int>(1, 0));
+    total<<<(N + 255) / 256, 256>>>(dv, dt);
+    tree<<<(N + BLOCK - 1) / BLOCK, BLOCK>>>(dv, dr);
+    expect("total", {(float)download(dt, 1)[0]}, {(float)(sum + 5)});
+    expect("tree", {(float)download(dr, 1)[0]}, {(float)sum});
   }
   {
     auto in = values(N, 9);

@@ -1,6 +1,6 @@
 //===- TransformSupport.cpp - Text and expressions -----------------------===//
 //
-// Launch sites: LaunchSupport.cpp.
+// Launch sites: LaunchSupport.cpp. Macros: MacroText.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -109,109 +109,6 @@ std::string stmtText(const EditContext &Ctx, const Stmt *S) {
   if (!Span)
     return "";
   return Ctx.Code.slice(Span->Begin.Offset, Span->End.Offset).str();
-}
-
-bool containsMacro(const Stmt *S) {
-  if (!S)
-    return false;
-  // `__shared__ float s[256];`: attribute macros in declarations are not
-  // rewritten; their initializers are what matter.
-  if (const auto *DS = dyn_cast<DeclStmt>(S)) {
-    for (const Decl *D : DS->decls())
-      if (const auto *VD = dyn_cast<VarDecl>(D))
-        if (VD->getLocation().isMacroID() ||
-            (VD->hasInit() && containsMacro(VD->getInit())))
-          return true;
-    return false;
-  }
-  if (S->getBeginLoc().isMacroID() || S->getEndLoc().isMacroID())
-    return true;
-  for (const Stmt *C : S->children())
-    if (containsMacro(C))
-      return true;
-  return false;
-}
-
-/// Whether \p S names no variable (threadIdx included), calls nothing and
-/// writes nothing.
-static bool namesNoVariable(const Stmt *S) {
-  if (!S)
-    return true;
-  if (const auto *DR = dyn_cast<DeclRefExpr>(S);
-      DR && isa<VarDecl>(DR->getDecl()))
-    return false;
-  if (isa<CallExpr, MemberExpr, LambdaExpr, StmtExpr>(S))
-    return false;
-  if (const auto *U = dyn_cast<UnaryOperator>(S);
-      U && (U->isIncrementDecrementOp() || U->getOpcode() == UO_Deref))
-    return false;
-  if (const auto *B = dyn_cast<BinaryOperator>(S); B && B->isAssignmentOp())
-    return false;
-  return llvm::all_of(S->children(), namesNoVariable);
-}
-
-bool onlyConstantMacros(const Stmt *S, const ASTContext &AST) {
-  if (!S)
-    return true;
-  if (const auto *DS = dyn_cast<DeclStmt>(S)) {
-    for (const Decl *D : DS->decls())
-      if (const auto *VD = dyn_cast<VarDecl>(D))
-        if (VD->getLocation().isMacroID() ||
-            (VD->hasInit() && !onlyConstantMacros(VD->getInit(), AST)))
-          return false;
-    return true;
-  }
-  const SourceManager &SM = AST.getSourceManager();
-  SourceLocation B = S->getBeginLoc(), E = S->getEndLoc();
-  if (B.isMacroID() && E.isMacroID() &&
-      SM.getExpansionLoc(B) == SM.getExpansionLoc(E))
-    // Inside one expansion: the macro's own text, read as a whole.
-    return isa<Expr>(S) && namesNoVariable(S);
-  // Written in the file, or from the start of one expansion to the end of
-  // another (`D * D`): each end must be an edge of its expansion.
-  if (B.isMacroID() &&
-      !Lexer::isAtStartOfMacroExpansion(B, SM, AST.getLangOpts()))
-    return false;
-  if (E.isMacroID() &&
-      !Lexer::isAtEndOfMacroExpansion(E, SM, AST.getLangOpts()))
-    return false;
-  return llvm::all_of(
-      S->children(), [&](const Stmt *C) { return onlyConstantMacros(C, AST); });
-}
-
-std::optional<SourceSpan> constantMacroSpan(const EditContext &Ctx,
-                                            const Stmt *S) {
-  if (!S || !onlyConstantMacros(S, Ctx.AST))
-    return std::nullopt;
-  const SourceManager &SM = Ctx.AST.getSourceManager();
-  const LangOptions &LO = Ctx.AST.getLangOpts();
-  // onlyConstantMacros() has each end at an edge of its expansion; that
-  // expansion must be written in the file itself.
-  auto InFile = [&](SourceLocation L, bool Start) {
-    if (L.isFileID())
-      return true;
-    SourceLocation At;
-    bool Edge = Start ? Lexer::isAtStartOfMacroExpansion(L, SM, LO, &At)
-                      : Lexer::isAtEndOfMacroExpansion(L, SM, LO, &At);
-    return Edge && At.isFileID();
-  };
-  SourceRange R = S->getSourceRange();
-  if (!InFile(R.getBegin(), true) || !InFile(R.getEnd(), false))
-    return std::nullopt;
-  return fileSpan(SM, LO, R, Ctx.file());
-}
-
-std::string constantMacroText(const EditContext &Ctx, const Stmt *S) {
-  auto Sp = constantMacroSpan(Ctx, S);
-  if (!Sp)
-    return "";
-  std::string T = Ctx.Code.slice(Sp->Begin.Offset, Sp->End.Offset).str();
-  const SourceManager &SM = Ctx.AST.getSourceManager();
-  SourceLocation B = S->getBeginLoc(), E = S->getEndLoc();
-  if (B.isMacroID() && E.isMacroID() && B != E &&
-      SM.getExpansionLoc(B) == SM.getExpansionLoc(E))
-    T = "(" + T + ")";
-  return T;
 }
 
 std::string parenthesize(StringRef Text) {

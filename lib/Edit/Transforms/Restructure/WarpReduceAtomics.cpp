@@ -66,8 +66,8 @@ Error analyzeAtomics(const EditContext &Ctx, const Edit &E,
   if (K->Info->Uses2DThreads)
     return No("uses 2D thread indices; warp lanes are threadIdx.x % 32 only "
               "in one-dimensional blocks");
-  if (containsMacro(Body))
-    return No("its body uses macros");
+  if (!onlyConstantMacros(Body, Ctx.AST))
+    return No("its body uses macros other than constants");
 
   // Atomics used as statements, and all atomics; the conditions each
   // atomic runs under (the `then` branches it is in).

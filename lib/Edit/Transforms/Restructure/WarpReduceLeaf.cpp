@@ -517,8 +517,10 @@ Error TreeMatcher::matchLeaf(ArrayRef<const Stmt *> Stmts, const Stmt *Store,
   std::vector<const Expr *> Parts = Rest;
   Parts.push_back(Val);
   for (const Expr *X : Parts) {
-    if (containsMacro(X))
-      return no("the leaf '" + text(X) + "' is written with a macro", X);
+    if (!onlyConstantMacros(X, Ctx.AST))
+      return no("the leaf '" + text(X) +
+                    "' is written with a macro other than a constant",
+                X);
     LeafCheck LC(Index, K.Decl, Written, TextFn);
     if (!LC.check(X))
       return no("the leaf '" + text(X) + "' " + LC.Why +
