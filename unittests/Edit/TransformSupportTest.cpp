@@ -59,6 +59,9 @@ TEST(TransformSupportTest, ConstantMacroTextIsWhatTheCompilerSaw) {
   Input In(R"(#define N 3000
 #define HALF 1500 + 1
 #define AT(i) y[(i)]
+#define INF __builtin_huge_valf()
+__device__ float next_value();
+#define RND next_value()
 __global__ void k(int n, float *y) {
   int a = (N + 255) / 256;
   int b = HALF;
@@ -66,11 +69,13 @@ __global__ void k(int n, float *y) {
   int d = HALF / 4;
   y[0] = AT(n) + 1.0f;
   int e = n * N;
+  float f = -INF;
+  float g = RND;
 }
 )");
   ASSERT_TRUE(In.Ctx);
   auto Body = bodyOf(In, "k");
-  ASSERT_EQ(Body.size(), 6u);
+  ASSERT_EQ(Body.size(), 8u);
   auto Init = [&](size_t I) {
     return llvm::cast<clang::VarDecl>(
                llvm::cast<clang::DeclStmt>(Body[I])->getSingleDecl())
@@ -91,6 +96,10 @@ __global__ void k(int n, float *y) {
       llvm::cast<clang::BinaryOperator>(Init(3)->IgnoreImpCasts());
   EXPECT_EQ(constantMacroText(*In.Ctx, Sum->getRHS()), "");
   EXPECT_EQ(constantMacroText(*In.Ctx, Init(3)), "");
+  // A constant the compiler evaluates through a builtin is one; a call of
+  // another function is not.
+  EXPECT_EQ(constantMacroText(*In.Ctx, Init(6)), "-INF");
+  EXPECT_EQ(constantMacroText(*In.Ctx, Init(7)), "");
   // A macro that reads a variable is no constant.
   EXPECT_EQ(spanText(In, stmtSpan(*In.Ctx, Body[4])), "<none>");
   EXPECT_EQ(spanText(In, constantMacroSpan(*In.Ctx, Body[4])), "<none>");

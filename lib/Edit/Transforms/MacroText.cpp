@@ -75,8 +75,12 @@ bool onlyConstantMacros(const Stmt *S, const ASTContext &AST) {
   SourceLocation B = S->getBeginLoc(), E = S->getEndLoc();
   if (B.isMacroID() && E.isMacroID() &&
       SM.getExpansionLoc(B) == SM.getExpansionLoc(E))
-    // Inside one expansion: the macro's own text, read as a whole.
-    return isa<Expr>(S) && namesNoVariable(S);
+    // Inside one expansion: the macro's own text, read as a whole; a
+    // constant made with a builtin (`INFINITY`, `__builtin_huge_valf()`)
+    // too.
+    return isa<Expr>(S) &&
+           (namesNoVariable(S) || (!cast<Expr>(S)->isValueDependent() &&
+                                   cast<Expr>(S)->isEvaluatable(AST)));
   // Written in the file, or from the start of one expansion to the end of
   // another (`D * D`): each end must be an edge of its expansion.
   if (B.isMacroID() &&

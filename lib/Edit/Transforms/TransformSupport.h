@@ -103,7 +103,8 @@ std::string looseExprText(const EditContext &Ctx, const clang::Stmt *S);
 bool containsMacro(const clang::Stmt *S);
 
 /// Whether every macro expansion inside \p S names no variable (threadIdx
-/// included) and calls nothing (`#define N 1024`, `D * D`), and no
+/// included) and calls nothing (`#define N 1024`, `D * D`) or is a constant
+/// the compiler evaluates (`INFINITY`), and no
 /// expression of \p S starts or ends inside an expansion other than at
 /// its edges: the text of \p S as written is then what the compiler saw,
 /// and renaming a variable of \p S never reaches into a macro. As in
