@@ -30,7 +30,15 @@
 // RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -o %t/all.o %t/all.cu %}
 // RUN: python3 %inputs/edit/host-run.py %t/k.cu | FileCheck --check-prefix=HOST %s
 // RUN: python3 %inputs/edit/host-run.py %t/all.cu | FileCheck --check-prefix=HOST %s
+// RUN: echo '{"kind":"coarsen","target":"potential","params":{"factor":4}}' > %t/co.json
+// RUN: clang-optiml apply %t/k.cu --edit %t/co.json -o %t/co.cu
+// RUN: grep 'potential<T><<<' %t/co.cu | FileCheck --check-prefix=COARSEN %s
+// RUN: python3 %inputs/edit/host-run.py %t/co.cu | FileCheck --check-prefix=HOST %s
 // RUN: cmp %s %t/k.cu
+// The potential is launched with a block size known only when the program
+// runs (`(n + bs - 1) / bs, bs`): the grid still covers the bound (its
+// divisor is the block), so coarsen, vectorize and grid-stride apply.
+// COARSEN: potential<T><<<((n + bs - 1) / bs + 3) / 4, bs>>>(dx, dy, dq, de, n);
 // Its kernels run on the host (host-run.py: a block's threads as fibers
 // where they wait for each other), before the edits and after: every
 // check passes.
@@ -179,6 +187,7 @@ __global__ void nbody_while(const float *px, const float *py, const float *pz,
 // OUT-NEXT: }
 // OUT-NEXT: __syncthreads();
 
+// WHY: coarsen potential: one element per thread ('i < n'); 1 launch grid(s) can be divided
 // WHY: all-pairs-tiling potential/loop0: every thread of a block walks j over [0, n) reading 'x[j]', 'y[j]', 'q[j]'; rewrite: stage tiles of 256 elements in shared memory (threads outside the bounds help copy)
 template <typename T>
 __global__ void potential(const T *x, const T *y, const T *q, T *energy,

@@ -126,11 +126,36 @@ struct GridCeil {
 /// `return <that over its parameters>;` (`ceil_div(n, 256)`) whose
 /// numerator parameter narrows nothing.
 std::optional<GridCeil> gridCeil(const Expr *G, const ASTContext &AST) {
-  auto C = matchCeilDivOrHelper(
-      G, AST, [&](const Expr *X) { return launchTimeValue(X, AST); });
-  if (!C)
+  if (auto C = matchCeilDivOrHelper(
+          G, AST, [&](const Expr *X) { return launchTimeValue(X, AST); }))
+    return GridCeil{C->Numerator, C->DivisorExpr, C->Divisor};
+  // `(E + D - 1) / D` or `(E + (D - 1)) / D` with D known only when the
+  // program runs (a block size it is passed), the same stable expression
+  // in both places: the caller compares D with the launch's block.
+  const auto *Div = dyn_cast<BinaryOperator>(G->IgnoreParenImpCasts());
+  if (!Div || Div->getOpcode() != BO_Div || !Div->getType()->isIntegerType())
     return std::nullopt;
-  return GridCeil{C->Numerator, C->DivisorExpr, C->Divisor};
+  const Expr *D = Div->getRHS();
+  auto IsOne = [&](const Expr *X) {
+    return intValue(X->IgnoreParenImpCasts(), AST) == std::optional<int64_t>(1);
+  };
+  auto AsOp = [](const Expr *X, BinaryOperatorKind Op) {
+    const auto *B = dyn_cast<BinaryOperator>(X->IgnoreParenImpCasts());
+    return B && B->getOpcode() == Op ? B : nullptr;
+  };
+  const Expr *E = nullptr;
+  if (const auto *Sub = AsOp(Div->getLHS(), BO_Sub);
+      Sub && IsOne(Sub->getRHS()))
+    if (const auto *Add = AsOp(Sub->getLHS(), BO_Add);
+        Add && sameValueExpr(Add->getRHS(), D))
+      E = Add->getLHS();
+  if (const auto *Add = AsOp(Div->getLHS(), BO_Add); !E && Add)
+    if (const auto *Sub = AsOp(Add->getRHS(), BO_Sub);
+        Sub && IsOne(Sub->getRHS()) && sameValueExpr(Sub->getLHS(), D))
+      E = Add->getLHS();
+  if (!E || !stableExpr(D, AST) || E->HasSideEffects(AST))
+    return std::nullopt;
+  return GridCeil{E, D, launchTimeValue(D, AST)};
 }
 
 /// \p G without casts to wide integers and stable integer variables
