@@ -18,8 +18,9 @@
 // grid is sized `w / 16 + (w % 16 != 0)` becomes 32x8; a kernel bounded
 // by a constexpr and a macro becomes 32x4, one by a template parameter
 // (read in the instantiation launched) 128 wide. Grids sized through the
-// samples' iDivUp helper and from the block's extents (`(w + block.x - 1)
-// / block.x`) become 128 wide and 32x8. The input file is left as it was.
+// samples' iDivUp helper, a function-like macro (`DIV_UP(n, 64)`, replaced
+// whole) and from the block's extents (`(w + block.x - 1) / block.x`)
+// become 128 and 256 wide and 32x8. The input file is left as it was.
 // REQUIRES: cuda-sdk
 // RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu && cp %s %t/all.cu
 // RUN: clang-optiml transforms -v %t/k.cu | FileCheck --check-prefix=WHY %s
@@ -51,6 +52,7 @@
 // HOST: PASS csize
 // HOST: PASS tshift
 // HOST: PASS idiv
+// HOST: PASS idiv_macro
 // HOST: PASS bext
 // HOST-NEXT: PASS
 
@@ -69,6 +71,7 @@
 // WHY: launch-config csize/launch0: {{.*}}(x: '(CW + 15) / 16' covers 'x < CW'; y: '(ch + 15) / 16' covers 'y < CH - 1')
 // WHY: launch-config tshift/launch0: {{.*}}(x: '(1000 + 255) / 256' covers 'i < Len - 1')
 // WHY: launch-config idiv/launch0: {{.*}}(x: 'iDivUp(n, 256)' covers 'i < n')
+// WHY: launch-config idiv/launch1: {{.*}}(x: 'DIV_UP(n, 64)' covers 'i < n')
 // WHY: launch-config bext/launch0: {{.*}}(x: '(w + block.x - 1) / block.x' covers 'x < w'; y: '(h + block.y - 1) / block.y' covers 'y < h')
 // WHY: not launch-config unsigned_/launch0: kernel 'unsigned_' has no global x index 'blockIdx.x * blockDim.x + threadIdx.x' guarded at once by a parameter bound; the threads past the data might do work
 // WHY: not launch-config inclusive/launch0: kernel 'inclusive' has no global x index 'blockIdx.x * blockDim.x + threadIdx.x' guarded at once by a parameter bound; the threads past the data might do work
@@ -85,6 +88,7 @@
 // EDIT: {"kind":"launch-config","target":"csize/launch0","params":{"block_x":32,"block_y":4}}
 // EDIT: {"kind":"launch-config","target":"tshift/launch0","params":{"block":128}}
 // EDIT: {"kind":"launch-config","target":"idiv/launch0","params":{"block":128}}
+// EDIT: {"kind":"launch-config","target":"idiv/launch1","params":{"block":256}}
 // EDIT: {"kind":"launch-config","target":"bext/launch0","params":{"block_x":32,"block_y":8}}
 
 // OUT: bench([&] { stencil7<<<dim3((n + 15) / 16, (n + 7) / 8, (n + 3) / 4), dim3(16, 8, 4)>>>(n, din, dout); });
@@ -97,6 +101,7 @@
 // OUT: csize<<<dim3((CW + 31) / 32, (ch + 3) / 4), dim3(32, 4)>>>(din, dout);
 // OUT: tshift<1000><<<(1000 + 127) / 128, 128>>>(din, dout);
 // OUT: idiv<<<(n + 127) / 128, 128>>>(n, din, dout);
+// OUT: idiv<<<(n + 255) / 256, 256>>>(n, din, dm);
 // OUT: bext<<<dim3((w + 31) / 32, (h + 7) / 8), dim3(32, 8)>>>(w, h, din, dout);
 
 #include <cmath>
@@ -217,6 +222,7 @@ template <int Len> __global__ void tshift(const float *in, float *out) {
 // Grids sized the samples' way: through iDivUp (a host helper, `a % b !=
 // 0 ? a / b + 1 : a / b`) and from the block's own extents.
 int iDivUp(int a, int b) { return (a % b != 0) ? (a / b + 1) : (a / b); }
+#define DIV_UP(a, b) (((a) + (b) - 1) / (b))
 __global__ void idiv(int n, const float *in, float *out) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n)
@@ -428,6 +434,9 @@ int main() {
     float *din = upload(in), *dout = upload(std::vector<float>(n, -1.f));
     idiv<<<iDivUp(n, 256), 256>>>(n, din, dout);
     expect("idiv", download(dout, n), want);
+    float *dm = upload(std::vector<float>(n, -1.f));
+    idiv<<<DIV_UP(n, 64), 64>>>(n, din, dm);
+    expect("idiv_macro", download(dm, n), want);
   }
   {
     const int w = 45, h = 19;

@@ -133,6 +133,30 @@ std::string spelledText(const EditContext &Ctx, const Expr *E) {
   return S ? Ctx.Code.slice(S->Begin.Offset, S->End.Offset).str() : "";
 }
 
+/// spelledSpan(), or, where \p E is the whole expansion of one macro invoked
+/// in the file (`DIV_UP(n, 256)`), the invocation's span: a grid replaced
+/// whole no longer reads the macro there.
+std::optional<SourceSpan> gridSpan(const EditContext &Ctx, const Expr *E) {
+  if (auto S = spelledSpan(Ctx, E))
+    return S;
+  const SourceManager &SM = Ctx.AST.getSourceManager();
+  const LangOptions &LO = Ctx.AST.getLangOpts();
+  SourceLocation B = E->getBeginLoc(), End = E->getEndLoc(), AtB, AtE;
+  if (!B.isMacroID() || !End.isMacroID() ||
+      SM.getExpansionLoc(B) != SM.getExpansionLoc(End) ||
+      !Lexer::isAtStartOfMacroExpansion(B, SM, LO, &AtB) ||
+      !Lexer::isAtEndOfMacroExpansion(End, SM, LO, &AtE) || !AtB.isFileID() ||
+      !AtE.isFileID())
+    return std::nullopt;
+  return fileSpan(SM, LO, SourceRange(AtB, AtE), Ctx.file());
+}
+
+/// The text of gridSpan() (empty without one).
+std::string gridText(const EditContext &Ctx, const Expr *E) {
+  auto S = gridSpan(Ctx, E);
+  return S ? Ctx.Code.slice(S->Begin.Offset, S->End.Offset).str() : "";
+}
+
 std::optional<GridExpr> grid1D(const EditContext &Ctx, const LaunchSite &L,
                                std::string &WhyNot) {
   if (L.InMacro && !L.GridInPlace) {

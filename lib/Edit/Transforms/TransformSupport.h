@@ -300,6 +300,12 @@ idleLaunchLocals(const EditContext &Ctx, llvm::StringRef Kernel,
 std::optional<SourceSpan> spelledSpan(const EditContext &Ctx,
                                       const clang::Expr *E);
 std::string spelledText(const EditContext &Ctx, const clang::Expr *E);
+/// spelledSpan(), or, where \p E is the whole expansion of one macro
+/// invoked in the file (`DIV_UP(n, 256)`), the invocation's span: a grid
+/// replaced whole no longer reads the macro there. gridText(): its text.
+std::optional<SourceSpan> gridSpan(const EditContext &Ctx,
+                                   const clang::Expr *E);
+std::string gridText(const EditContext &Ctx, const clang::Expr *E);
 
 /// The grid of a 1D launch as an integer expression (through an implicit or
 /// explicit `dim3(g)` / `dim3(g, 1, 1)`), with its span; nothing (and

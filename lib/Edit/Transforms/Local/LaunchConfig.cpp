@@ -563,7 +563,7 @@ public:
       if (Plan->Block.D[D])
         BText[D] = spelledText(Ctx, Plan->Block.D[D]);
       if (Plan->GridDims.D[D])
-        GText[D] = spelledText(Ctx, Plan->GridDims.D[D]);
+        GText[D] = gridText(Ctx, Plan->GridDims.D[D]);
     }
     tooling::Replacements R;
     for (int D = 0; D < 3; ++D) {
@@ -577,7 +577,7 @@ public:
       if (!Plan->Grid[D])
         return reject(E, "not-applicable", Plan->WhyNotGrid[D]);
       auto BSpan = exprSpan(Ctx, Plan->Block.D[D]);
-      auto GSpan = exprSpan(Ctx, Plan->Grid[D]->E);
+      auto GSpan = gridSpan(Ctx, Plan->Grid[D]->E);
       if (!BSpan || !GSpan || BText[D].empty() || GText[D].empty())
         return reject(E, "not-applicable",
                       "the launch configuration of " + E.Target +
@@ -886,7 +886,7 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
               : std::nullopt;
     if (!C || C->Divisor != OldB * Scale) {
       Why("the grid's " + DimS + " dimension ('" +
-          (GE ? spelledText(Ctx, GE) : std::string("1")) + "') is not (E + " +
+          (GE ? gridText(Ctx, GE) : std::string("1")) + "') is not (E + " +
           std::to_string(OldB * Scale - 1) + ") / " +
           std::to_string(OldB * Scale) + " over the block" +
           (Scale > 1 ? " times the " + std::to_string(Scale) +
@@ -894,8 +894,7 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
                      : ""));
       continue;
     }
-    if (spelledText(Ctx, GE).empty() ||
-        spelledText(Ctx, C->Numerator).empty()) {
+    if (!gridSpan(Ctx, GE) || spelledText(Ctx, C->Numerator).empty()) {
       Why("the grid's " + DimS +
           " dimension is written with a macro; its text cannot be rescaled "
           "in place");
@@ -921,7 +920,7 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
     }
     auto Explain = [&](const std::string &Covered) {
       P.Explain.push_back(
-          std::string(1, Dim) + ": '" + spelledText(Ctx, GE) + "' covers '" +
+          std::string(1, Dim) + ": '" + gridText(Ctx, GE) + "' covers '" +
           Covered + "'" +
           (Scale > 1 ? " (" + std::to_string(Scale) + " points a thread)"
                      : ""));
