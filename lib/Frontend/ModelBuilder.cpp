@@ -321,26 +321,33 @@ unsigned parameterUses(const SourceManager &SM, const LangOptions &LO,
 
 /// Whether the expression at \p R, in a launch written through a
 /// function-like macro, is spelled in place by one argument of the macro's
-/// invocation: its tokens are one run of the same use of the argument
-/// (no macro expanded among them), are written in the invocation itself (not in
-/// another macro's body nor passed on through another macro), and the macro's
-/// body uses the parameter once. Rewriting that spelling rewrites this
-/// expression and nothing else.
+/// invocation: its tokens come from the same use of the argument, its ends
+/// are written in the invocation itself (a token, or the whole of a macro
+/// invoked there; not in another macro's body nor passed on through
+/// another macro), and the macro's body uses the parameter once. Rewriting
+/// that spelling rewrites this expression and nothing else: macros invoked
+/// inside the argument (`LAUNCH(k, (N + 255) / 256, ...)`, `LAUNCH(k,
+/// DIV_UP(n, 256), ...)`) are replaced with it, where they are written.
 bool spelledOnceAsArgument(const SourceManager &SM, const LangOptions &LO,
                            SourceRange R) {
   SourceLocation B = R.getBegin(), E = R.getEnd();
   if (!B.isMacroID() || !E.isMacroID() || !SM.isMacroArgExpansion(B) ||
       !SM.isMacroArgExpansion(E))
     return false;
-  // One run of consecutive tokens of the argument: clang gives each such
-  // run of one use its own expansion (a macro expanded inside the argument
-  // splits it).
+  // The same use of the parameter in the body: clang gives each run of the
+  // argument's tokens between the macros expanded inside it its own
+  // expansion, all starting at that use.
   SourceLocation Use = SM.getImmediateExpansionRange(B).getBegin();
-  if (SM.getFileID(B) != SM.getFileID(E) ||
-      Use != SM.getImmediateExpansionRange(E).getBegin())
+  if (Use != SM.getImmediateExpansionRange(E).getBegin())
     return false;
+  // Its ends written in the invocation, or at the edges of macros invoked
+  // there (`(N + 255) / 256`, `BIG / 32`, `DIV_UP(n, 256)`).
   SourceLocation SB = SM.getImmediateSpellingLoc(B);
   SourceLocation SE = SM.getImmediateSpellingLoc(E);
+  if (SB.isMacroID() && !Lexer::isAtStartOfMacroExpansion(SB, SM, LO, &SB))
+    return false;
+  if (SE.isMacroID() && !Lexer::isAtEndOfMacroExpansion(SE, SM, LO, &SE))
+    return false;
   CharSourceRange Invocation = SM.getExpansionRange(B);
   if (!SB.isFileID() || !SE.isFileID() || !Invocation.getBegin().isFileID() ||
       !SM.isPointWithin(SB, Invocation.getBegin(), Invocation.getEnd()) ||
@@ -479,6 +486,10 @@ KernelModel buildKernelModel(ASTContext &Ctx) {
           if (auto AS = fileSpan(SM, LO, Arg->getSourceRange(), LaunchFile)) {
             *Span = *AS;
             *InPlace = true;
+            // As the invocation writes it (macros in it unexpanded): text
+            // put back in its place reads the same.
+            Text = sourceText(SM, LO, Arg->getSourceRange());
+            return;
           }
         // Written inside a macro body: show it with the macro's arguments
         // substituted.

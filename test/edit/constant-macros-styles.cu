@@ -10,9 +10,14 @@
 // after on the host, thread by thread, and the result compiles with nvcc.
 // A macro whose expansion is more than one token (`#define HALF 1500 +
 // 1`) is kept one value where its text is put into another expression.
-// Look-alikes refused with their reasons: a macro that names a variable,
-// a grid that stops short of a constant bound, a grid computed by a
-// function-like macro inside the launch. The input file is left as it was.
+// Constant macros inside a function-like macro's arguments are read where
+// the invocation writes them: a grid `DIV_UP(N, 256)` (rescaled by
+// launch-config, divided whole by coarsen), a launch `LAUNCH(k, (N + 255)
+// / 256, 256, ...)`. A grid macro of several tokens (`N / 256 + 1`) is
+// kept one value where its text is put into the new grid. Look-alikes refused with their
+// reasons: a macro that names a variable (in a kernel, in a launch
+// macro's grid), a grid that stops short of a constant bound. The input
+// file is left as it was.
 // REQUIRES: cuda-sdk
 // RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu && cp %s %t/all.cu
 // RUN: clang-optiml transforms -v %t/k.cu | FileCheck --check-prefix=WHY %s
@@ -42,6 +47,10 @@
 // HOST: PASS named
 // HOST: PASS short_grid
 // HOST: PASS div_up
+// HOST: PASS div_up_pair
+// HOST: PASS floor_grid
+// HOST: PASS launched
+// HOST: PASS counted
 // HOST-NEXT: PASS
 
 // EDIT: {"kind":"launch-config","target":"scale/launch0","params":{"block":128}}
@@ -55,6 +64,10 @@
 // EDIT: {"kind":"hoist","target":"rowsum/loop0","params":{}}
 // EDIT: {"kind":"warp-reduce","target":"total","params":{}}
 // EDIT: {"kind":"warp-reduce","target":"tree","params":{"grid_stride":true}}
+// EDIT: {"kind":"launch-config","target":"div_up/launch0","params":{"block":128}}
+// EDIT: {"kind":"launch-config","target":"launched/launch0","params":{"block":64}}
+// EDIT: {"kind":"coarsen","target":"div_up_pair","params":{"factor":2}}
+// EDIT: {"kind":"grid-stride","target":"floor_grid","params":{"max_blocks":4}}
 
 // WHY: launch-config scale/launch0: {{.*}}(x: '(N + 255) / 256' covers 'i < N')
 // WHY: vectorize halfsum: map kernel
@@ -67,7 +80,9 @@
 // WHY: hoist rowsum/loop0: hoists 'r * COLS': uses only 'r'
 // WHY: not grid-stride named: kernel 'named': the guarded body uses a macro that names a variable or calls a function
 // WHY: not launch-config short_grid/launch0: the grid's x dimension ('N / 256') is not (E + 255) / 256 over the block
-// WHY: not launch-config div_up/launch0: the grid's x dimension is written with a macro; its text cannot be rescaled in place
+// WHY: launch-config div_up/launch0: {{.*}}(x: 'DIV_UP(N, 256)' covers 'i < N')
+// WHY: launch-config launched/launch0: {{.*}}(x: '(N + 255) / 256' covers 'i < N')
+// WHY: not launch-config counted/launch0: the grid's x dimension is written with a macro; its text cannot be rescaled in place
 
 // OUT: for (int v = tid; v < (HALF) / 4; v += blockDim.x * gridDim.x) {
 // OUT: r1v0 = __ldg(reinterpret_cast<const float4 *>(&in[(y - 1) * W + x]));
@@ -82,6 +97,11 @@
 // OUT: square<<<(N + 1023) / 1024, 256>>>(din, dout);
 // OUT: blur<<<dim3((W + 31) / 32, (H + 7) / 8), dim3(32, 8)>>>(din, dout);
 // OUT: jacobi<<<dim3((W + 63) / 64, blocks.y, blocks.z), threads>>>(din, dout);
+// OUT: div_up<<<(N + 127) / 128, 128>>>(dout);
+// OUT: div_up_pair<<<(DIV_UP(N, 128) + 1) / 2, 128>>>(dout);
+// OUT: floor_grid<<<(FLOOR_GRID) < 4 ? (FLOOR_GRID) : 4, 256>>>(dout);
+// OUT: LAUNCH(launched, (N + 63) / 64, 64, din, dout);
+// OUT: LAUNCH(counted, (COUNT + 255) / 256, 256, dout, count);
 
 #include <cmath>
 #include <cstdio>
@@ -215,10 +235,48 @@ __global__ void short_grid(float *y) {
     y[i] = 1.0f;
 }
 
+// A grid computed by a function-like macro, the sample's way; its
+// argument is a constant macro too.
 __global__ void div_up(float *y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < N)
     y[i] = 2.0f;
+}
+
+// The same grid, divided by coarsen: the invocation is put into the new
+// grid whole.
+__global__ void div_up_pair(float *y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N)
+    y[i] = 3.0f;
+}
+
+// A grid macro of several tokens, floor plus a block (3000 / 256 + 1 = 12
+// blocks of 256 cover 3000): capped by grid-stride, the macro kept one
+// value in the cap.
+#define FLOOR_GRID N / 256 + 1
+__global__ void floor_grid(float *y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N)
+    y[i] = 5.0f;
+}
+
+// Launched through a macro whose grid argument is written with a constant
+// macro: the argument is rewritten in the invocation.
+#define LAUNCH(k, g, b, ...) k<<<(g), (b)>>>(__VA_ARGS__)
+__global__ void launched(const float *x, float *y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N)
+    y[i] = x[i] - 1.0f;
+}
+
+// The same launch, but the macro in the grid argument names a host
+// variable: no constant, so its text is not read as written (refused).
+#define COUNT count
+__global__ void counted(float *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    y[i] = 4.0f;
 }
 
 template <typename T> T *upload(const std::vector<T> &h) {
@@ -375,6 +433,36 @@ int main() {
     float *dout = upload(std::vector<float>(N, -1.f));
     div_up<<<DIV_UP(N, 256), 256>>>(dout);
     expect("div_up", download(dout, N), want);
+  }
+  {
+    std::vector<float> want(N, 3.0f);
+    float *dout = upload(std::vector<float>(N, -1.f));
+    div_up_pair<<<DIV_UP(N, 128), 128>>>(dout);
+    expect("div_up_pair", download(dout, N), want);
+  }
+  {
+    std::vector<float> want(N, 5.0f);
+    float *dout = upload(std::vector<float>(N, -1.f));
+    floor_grid<<<FLOOR_GRID, 256>>>(dout);
+    expect("floor_grid", download(dout, N), want);
+  }
+  {
+    auto in = values(N, 11);
+    std::vector<float> want(N);
+    for (int i = 0; i < N; ++i)
+      want[i] = in[i] - 1.0f;
+    float *din = upload(in), *dout = upload(std::vector<float>(N, -1.f));
+    LAUNCH(launched, (N + 255) / 256, 256, din, dout);
+    expect("launched", download(dout, N), want);
+  }
+  {
+    int count = N - 7;
+    std::vector<float> want(N, -1.f);
+    for (int i = 0; i < count; ++i)
+      want[i] = 4.0f;
+    float *dout = upload(std::vector<float>(N, -1.f));
+    LAUNCH(counted, (COUNT + 255) / 256, 256, dout, count);
+    expect("counted", download(dout, N), want);
   }
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures != 0;

@@ -1,5 +1,5 @@
 // shared-tiling on block-sized products (one output matrix per block, row =
-// threadIdx.y, col = threadIdx.x) written in five styles: the size a macro
+// threadIdx.y, col = threadIdx.x) written in nine styles: the size a macro
 // with a uniform base offset and both indices in one declaration; a
 // template over the size with row pointers; double with the inner length a
 // runtime argument that is not a multiple of the tile; a kernel in a
@@ -8,14 +8,20 @@
 // interface, a template over the element type with per-thread pointers to
 // the thread's row of A and C and column of B after the indices and a `T`
 // accumulator (the loads and the store read through the pointers'
-// initializers, the row renamed). Each is recognized, and the five edits
-// (rows 8, 2, 2, 4 and 4: blocks of 32x4, 16x8, 8x4, 32x8 and 16x4)
-// applied one after another compile with nvcc; the input is left as it
-// was. The program checks each product against the CPU, so the GPU check
+// initializers, the row renamed); the batched interface's arrays of
+// pointers (each block loads its matrices' pointers); the batch along z
+// with a while loop and the product fused by fmaf (kept fused); an inline
+// index helper; column-major with the row along x (the product of the
+// transposes). Each is recognized, and the nine edits (rows 8, 2, 2, 4,
+// 4, 4, 2, 4, 2) applied one after another compile with nvcc; the input is
+// left as it was. Look-alikes refused: a pointer each thread loads for
+// itself, an fmaf that does not accumulate, a while loop that steps its
+// counter before the update. The program checks each product against the CPU, so the GPU check
 // (scripts/gpu-edit-family.sh) runs `eval` on the result.
 // REQUIRES: cuda-sdk
 // RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu && cp %s %t/all.cu
 // RUN: clang-optiml transforms %t/k.cu --json | FileCheck --check-prefix=WHY %s
+// RUN: clang-optiml transforms -v %t/k.cu | FileCheck --check-prefix=NOT %s
 // RUN: sed -n 's|^// EDIT: ||p' %s > %t/edits.jsonl
 // RUN: while read -r e; do \
 // RUN:   echo "$e" > %t/e.json && \
@@ -216,11 +222,118 @@ __global__ void gemm_strided(int n, const T *A, int lda, long long strideA,
 // OUT-NEXT:      (C + batch * strideC + (long long)r * ldc)[j] = accR[i1];
 // OUT-NEXT:    }
 // OUT-NEXT:  }
+
+// The batched interface's arrays of pointers (`cublasSgemmBatched`): each
+// block loads its matrices' pointers, the same in every thread, from
+// arrays the kernel never writes.
+// WHY:      "reason": "block-sized product: 'bmm_ptrs' accumulates 'a[row * n + k] * b[k * n + col]' over 'k', one 16x16 output per block
+__global__ void bmm_ptrs(const float *const *Aarray, const float *const *Barray,
+                         float *const *Carray, int n) {
+  const float *a = Aarray[blockIdx.x];
+  const float *b = Barray[blockIdx.x];
+  float *c = Carray[blockIdx.x];
+  int row = threadIdx.y, col = threadIdx.x;
+  float acc = 0.f;
+  for (int k = 0; k < n; ++k)
+    acc += a[row * n + k] * b[k * n + col];
+  c[row * n + col] = acc;
+}
+// OUT-LABEL: __global__ void bmm_ptrs(const float *const *Aarray, const float *const *Barray,
+// OUT:         float *c = Carray[blockIdx.x];
+// OUT-NEXT:    // shared-tiling rows=4: 16 x 16 outputs per block, 4 rows per thread.
+// OUT:             As[y1][threadIdx.x] = ak < n ? a[ar * n + ak] : 0.0f;
+// OUT:           c[r * n + col] = accR[i];
+
+// The batch along z, a while loop, the product fused with fmaf (kept
+// fused in the tiles).
+// WHY:      "reason": "block-sized product: 'bmm_fma' accumulates 'a[r * n + k] * b[k * n + c]' over 'k', one 16x16 output per block
+__global__ void bmm_fma(const float *A, const float *B, float *C, int n) {
+  const float *a = A + (size_t)blockIdx.z * n * n;
+  const float *b = B + (size_t)blockIdx.z * n * n;
+  int r = threadIdx.y, c = threadIdx.x;
+  float acc = 0.f;
+  int k = 0;
+  while (k < n) {
+    acc = fmaf(a[r * n + k], b[k * n + c], acc);
+    ++k;
+  }
+  C[(size_t)blockIdx.z * n * n + r * n + c] = acc;
+}
+// OUT-LABEL: __global__ void bmm_fma(const float *A, const float *B, float *C, int n) {
+// OUT:             accR[i] = fmaf(As[threadIdx.y + i * 8][kk], b1, accR[i]);
+// OUT:           C[(size_t)blockIdx.z * n * n + r1 * n + c] = accR[i];
+
+// An inline index helper.
+__device__ __forceinline__ int at(int r, int c, int ld) { return r * ld + c; }
+// WHY:      "reason": "block-sized product: 'bmm_helper' accumulates 'a[at(r, k, 16)] * b[at(k, c, 16)]' over 'k', one 16x16 output per block
+__global__ void bmm_helper(const float *A, const float *B, float *C) {
+  const int m = blockIdx.x;
+  const float *a = A + m * 256, *b = B + m * 256;
+  int r = threadIdx.y, c = threadIdx.x;
+  float acc = 0.f;
+  for (int k = 0; k < 16; ++k)
+    acc += a[at(r, k, 16)] * b[at(k, c, 16)];
+  C[m * 256 + at(r, c, 16)] = acc;
+}
+// OUT-LABEL: __global__ void bmm_helper(const float *A, const float *B, float *C) {
+// OUT:           C[m * 256 + at(r1, c, 16)] = accR[i];
+
+// Column-major (cuBLAS's layout), the row along x: the product of the
+// transposes, B's row staged as the tile's rows.
+// WHY:      "reason": "block-sized product: 'bmm_colmajor' accumulates 'B[off + col * n + k] * A[off + k * n + row]' over 'k', one 16x16 output per block
+__global__ void bmm_colmajor(int n, const float *A, const float *B, float *C) {
+  const size_t off = (size_t)blockIdx.x * n * n;
+  int row = threadIdx.x, col = threadIdx.y;
+  float acc = 0.f;
+  for (int k = 0; k < n; ++k)
+    acc += A[off + k * n + row] * B[off + col * n + k];
+  C[off + col * n + row] = acc;
+}
+// OUT-LABEL: __global__ void bmm_colmajor(int n, const float *A, const float *B, float *C) {
+// OUT:           C[off + r * n + row] = accR[i];
+
+// Look-alikes, refused (not launched): each thread loads a pointer of its
+// own, a fused update that does not accumulate, a while loop that steps
+// its counter before the update.
+// NOT: not shared-tiling lk_own_ptr: {{.*}}not a block-sized product ('arow' differs between threads but is not an index 'row = threadIdx.y' or 'col = threadIdx.x')
+__global__ void lk_own_ptr(const float *const *Arows, const float *B,
+                           float *C) {
+  const float *arow = Arows[blockIdx.x * 16 + threadIdx.y];
+  int row = threadIdx.y, col = threadIdx.x;
+  float acc = 0.f;
+  for (int k = 0; k < 16; ++k)
+    acc += arow[k] * B[k * 16 + col];
+  C[blockIdx.x * 256 + row * 16 + col] = acc;
+}
+// NOT: not shared-tiling lk_fma_reset: {{.*}}not a block-sized product (the loop body is not 'acc += A[...] * B[...];' (or 'acc = fmaf(A[...], B[...], acc);'))
+__global__ void lk_fma_reset(const float *A, const float *B, float *C) {
+  int row = threadIdx.y, col = threadIdx.x;
+  float acc = 0.f;
+  for (int k = 0; k < 16; ++k)
+    acc = fmaf(A[row * 16 + k], B[k * 16 + col], 1.0f);
+  C[row * 16 + col] = acc;
+}
+// NOT: not shared-tiling lk_step_first: {{.*}}not a block-sized product (the indices are not followed by 'acc = <init>; for (k = 0; k < K; ++k) acc += A[...] * B[...]; <store>')
+__global__ void lk_step_first(const float *A, const float *B, float *C) {
+  int row = threadIdx.y, col = threadIdx.x;
+  float acc = 0.f;
+  int k = 0;
+  while (k < 16) {
+    ++k;
+    acc += A[row * 16 + k - 1] * B[(k - 1) * 16 + col];
+  }
+  C[row * 16 + col] = acc;
+}
+
 // OUT:        bmm_macro<<<batch, dim3(threads.x, threads.y / 8)>>>(a, b, c);
 // OUT:        bmm_rowptr<16><<<batch, dim3(16, 8)>>>(a, b, c);
 // OUT:        bmm_double<<<batch, dim3(8, 4)>>>(a, b, c, kdim);
 // OUT:        blas::gemm_small<<<batch, dim3(32, 8)>>>(1.5f, a, b, -0.5f, c);
 // OUT:        strided::gemm_strided<double><<<batch, dim3(16, 4)>>>(16, a, 16, 256, b, 16, 256, c, 16, 256);
+// OUT:        bmm_ptrs<<<batch, dim3(16, 4)>>>(da, db, dc, 16);
+// OUT:        bmm_fma<<<dim3(1, 1, batch), dim3(16, 8)>>>(a, b, c, 16);
+// OUT:        bmm_helper<<<batch, dim3(16, 4)>>>(a, b, c);
+// OUT:        bmm_colmajor<<<batch, dim3(16, 8)>>>(16, a, b, c);
 
 template <typename T> T *upload(const std::vector<T> &h) {
   T *d = nullptr;
@@ -316,6 +429,49 @@ int main() {
     expect("strided::gemm_strided", A, B, C0, download(c, A.size()), batch, 16,
            16, 1, 0);
   }
+  {
+    auto A = values<float>(batch * 256, 12), B = values<float>(batch * 256, 13);
+    std::vector<float> C0(A.size(), 0.f);
+    float *a = upload(A), *b = upload(B), *c = upload(C0);
+    std::vector<const float *> pa(batch), pb(batch);
+    std::vector<float *> pc(batch);
+    for (int m = 0; m < batch; ++m) {
+      pa[m] = a + m * 256;
+      pb[m] = b + m * 256;
+      pc[m] = c + m * 256;
+    }
+    const float **da = upload(pa), **db = upload(pb);
+    float **dc = upload(pc);
+    bmm_ptrs<<<batch, dim3(16, 16)>>>(da, db, dc, 16);
+    CHECK(cudaGetLastError());
+    expect("bmm_ptrs", A, B, C0, download(c, A.size()), batch, 16, 16, 1, 0);
+  }
+  {
+    auto A = values<float>(batch * 256, 14), B = values<float>(batch * 256, 15);
+    std::vector<float> C0(A.size(), 0.f);
+    float *a = upload(A), *b = upload(B), *c = upload(C0);
+    bmm_fma<<<dim3(1, 1, batch), dim3(16, 16)>>>(a, b, c, 16);
+    CHECK(cudaGetLastError());
+    expect("bmm_fma", A, B, C0, download(c, A.size()), batch, 16, 16, 1, 0);
+  }
+  {
+    auto A = values<float>(batch * 256, 16), B = values<float>(batch * 256, 17);
+    std::vector<float> C0(A.size(), 0.f);
+    float *a = upload(A), *b = upload(B), *c = upload(C0);
+    bmm_helper<<<batch, dim3(16, 16)>>>(a, b, c);
+    CHECK(cudaGetLastError());
+    expect("bmm_helper", A, B, C0, download(c, A.size()), batch, 16, 16, 1, 0);
+  }
+  {
+    // Column-major C = A * B is, read row-major, C' = B' * A'.
+    auto A = values<float>(batch * 256, 18), B = values<float>(batch * 256, 19);
+    std::vector<float> C0(A.size(), 0.f);
+    float *a = upload(A), *b = upload(B), *c = upload(C0);
+    bmm_colmajor<<<batch, dim3(16, 16)>>>(16, a, b, c);
+    CHECK(cudaGetLastError());
+    expect("bmm_colmajor", B, A, C0, download(c, A.size()), batch, 16, 16, 1,
+           0);
+  }
   printf("%s\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }
@@ -327,3 +483,7 @@ int main() {
 // EDIT: {"kind":"shared-tiling","target":"bmm_double","params":{"tile":8,"rows":2}}
 // EDIT: {"kind":"shared-tiling","target":"blas::gemm_small","params":{"rows":4}}
 // EDIT: {"kind":"shared-tiling","target":"strided::gemm_strided","params":{"tile":16,"rows":4}}
+// EDIT: {"kind":"shared-tiling","target":"bmm_ptrs","params":{"tile":16,"rows":4}}
+// EDIT: {"kind":"shared-tiling","target":"bmm_fma","params":{"tile":16,"rows":2}}
+// EDIT: {"kind":"shared-tiling","target":"bmm_helper","params":{"tile":16,"rows":4}}
+// EDIT: {"kind":"shared-tiling","target":"bmm_colmajor","params":{"tile":16,"rows":2}}

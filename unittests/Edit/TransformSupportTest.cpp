@@ -105,6 +105,46 @@ __global__ void k(int n, float *y) {
   EXPECT_EQ(spanText(In, constantMacroSpan(*In.Ctx, Body[4])), "<none>");
 }
 
+TEST(TransformSupportTest, ConstantMacrosAreReadInsideMacroArguments) {
+  Input In(R"(#define N 3000
+#define ID(x) x
+#define ADD(x, y) x + y
+#define TWICE(x) ((x) + (x))
+__global__ void k(int n, float *y) {
+  int a = ID((N + 255) / 256);
+  int b = ADD(n, N);
+  int c = TWICE(N * 2);
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  auto Body = bodyOf(In, "k");
+  ASSERT_EQ(Body.size(), 3u);
+  auto Init = [&](size_t I) {
+    return llvm::cast<clang::VarDecl>(
+               llvm::cast<clang::DeclStmt>(Body[I])->getSingleDecl())
+        ->getInit()
+        ->IgnoreImpCasts();
+  };
+  // An argument as the invocation writes it, the constant macro in it
+  // included.
+  EXPECT_EQ(constantMacroText(*In.Ctx, Init(0)), "(N + 255) / 256");
+  // `n + N` is made of two arguments: the text between their ends is
+  // `n, N`, not the expression. Each argument alone is read.
+  const auto *Sum = llvm::cast<clang::BinaryOperator>(Init(1));
+  EXPECT_EQ(constantMacroText(*In.Ctx, Sum), "");
+  EXPECT_EQ(constantMacroText(*In.Ctx, Sum->getLHS()->IgnoreImpCasts()), "n");
+  EXPECT_EQ(constantMacroText(*In.Ctx, Sum->getRHS()), "N");
+  // One use of an argument the body uses twice reads as written; the
+  // whole expansion, constant, is the invocation; a part of the body that
+  // starts inside it is not read.
+  const auto *Twice = llvm::cast<clang::BinaryOperator>(
+      llvm::cast<clang::ParenExpr>(Init(2))->getSubExpr());
+  const auto *Use = llvm::cast<clang::ParenExpr>(Twice->getLHS());
+  EXPECT_EQ(constantMacroText(*In.Ctx, Use->getSubExpr()), "N * 2");
+  EXPECT_EQ(constantMacroText(*In.Ctx, Use), "");
+  EXPECT_EQ(spanText(In, constantMacroSpan(*In.Ctx, Init(2))), "TWICE(N * 2)");
+}
+
 TEST(TransformSupportTest, OnlyConstantMacrosAcceptsWholeConstantExpansions) {
   Input In(R"(#define D 32
 #define SQ (D * D)

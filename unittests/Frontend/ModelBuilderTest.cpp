@@ -198,6 +198,7 @@ TEST(ModelBuilderTest, LaunchMacroArgumentsRewritableInPlace) {
       "(__VA_ARGS__)))\n"
       "#define S(k, g, b, ...) (puts(#g), k<<<g, b>>>(__VA_ARGS__))\n"
       "#define C(n) (((n) + 127) / 128)\n"
+      "#define BIG 4096\n"
       "int puts(const char *);\n"
       "__global__ void k(int a) {}\n"
       "void go(int n) {\n"
@@ -209,17 +210,19 @@ TEST(ModelBuilderTest, LaunchMacroArgumentsRewritableInPlace) {
       "  T(k, n, 128, 4);\n"
       "  S(k, n, 128, 5);\n"
       "  L(k, C(n), 128, 6);\n"
+      "  P(k, (BIG + 127) / 128, BIG / 32, 7);\n"
+      "  L(k, n * 2 + C(n), 128, 8);\n"
       "}\n";
   Parsed P = parse(Body);
   std::string Code = "#include \"cuda_mock.h\"\n" + Body;
   const std::vector<LaunchSite> &Ls = P.Model.Kernels[0].Launches;
-  ASSERT_EQ(Ls.size(), 8u);
+  ASSERT_EQ(Ls.size(), 10u);
   auto Text = [&](const SourceSpan &S) {
     return Code.substr(S.Begin.Offset, S.End.Offset - S.Begin.Offset);
   };
   // Written out; through a macro taking both as arguments used once (bare,
   // or in parentheses of the body).
-  for (unsigned I : {0u, 1u, 2u}) {
+  for (unsigned I : {0u, 1u, 2u, 7u, 8u, 9u}) {
     EXPECT_EQ(Ls[I].InMacro, I > 0) << I;
     EXPECT_TRUE(Ls[I].GridInPlace) << I;
     EXPECT_TRUE(Ls[I].BlockInPlace) << I;
@@ -229,8 +232,8 @@ TEST(ModelBuilderTest, LaunchMacroArgumentsRewritableInPlace) {
   EXPECT_EQ(Text(Ls[2].GridRange), "n / 4");
   EXPECT_EQ(Text(Ls[2].BlockRange), "32 *\n    4");
   // The grid written in the body (its block too); arguments used twice
-  // (two launches) or stringized; an argument written with another macro.
-  for (unsigned I : {3u, 4u, 5u, 6u, 7u}) {
+  // (two launches) or stringized.
+  for (unsigned I : {3u, 4u, 5u, 6u}) {
     EXPECT_TRUE(Ls[I].InMacro) << I;
     EXPECT_FALSE(Ls[I].GridInPlace) << I;
   }
@@ -238,7 +241,13 @@ TEST(ModelBuilderTest, LaunchMacroArgumentsRewritableInPlace) {
   EXPECT_FALSE(Ls[4].BlockInPlace);
   EXPECT_FALSE(Ls[5].BlockInPlace);
   EXPECT_TRUE(Ls[6].BlockInPlace);
-  EXPECT_TRUE(Ls[7].BlockInPlace);
+  // Macros invoked inside the argument are replaced with it, written as
+  // the invocation writes them: at an end of the argument too.
+  EXPECT_EQ(Text(Ls[7].GridRange), "C(n)");
+  EXPECT_EQ(Text(Ls[8].GridRange), "(BIG + 127) / 128");
+  EXPECT_EQ(Ls[8].Grid, "(BIG + 127) / 128");
+  EXPECT_EQ(Text(Ls[8].BlockRange), "BIG / 32");
+  EXPECT_EQ(Text(Ls[9].GridRange), "n * 2 + C(n)");
 }
 
 TEST(ModelBuilderTest, MultiDimSharedAndReassignedUniformLocals) {

@@ -440,9 +440,10 @@ std::string blocksCoverProblem(const EditContext &Ctx, const LaunchSite &L,
   std::optional<int64_t> GV = launchTimeValue(G, AST),
                          NV = launchTimeValue(N, AST);
   if (GV && BlkV && NV) {
-    if (*GV * *BlkV >= *NV)
+    // The blocks added count too (`N / 256 + 1` with a constant N).
+    if ((*GV + Added) * *BlkV >= *NV)
       return "";
-    return "its grid runs " + std::to_string(*GV) + " x " +
+    return "its grid runs " + std::to_string(*GV + Added) + " x " +
            std::to_string(*BlkV) + " threads along " + Axis + ", fewer than " +
            std::to_string(*NV) + " ('" + NText + "')";
   }

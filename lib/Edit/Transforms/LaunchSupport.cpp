@@ -97,32 +97,28 @@ static const Expr *dim3X(const Expr *A, const ASTContext &AST, bool &Is1D) {
   return X;
 }
 
+/// \p P is a pair of parentheses a macro's body writes (around an argument,
+/// `k<<<(g), (b)>>>`, or around its whole body).
+static bool bodyParens(const SourceManager &SM, const ParenExpr *P) {
+  SmallVector<SourceLocation, 2> Uses;
+  return P && P->getLParen().isMacroID() && P->getRParen().isMacroID() &&
+         throughArguments(SM, P->getLParen(), Uses).isMacroID() &&
+         throughArguments(SM, P->getRParen(), Uses).isMacroID();
+}
+
 std::optional<SourceSpan> spelledSpan(const EditContext &Ctx, const Expr *E) {
   const SourceManager &SM = Ctx.AST.getSourceManager();
-  if (containsMacro(E))
+  // Parentheses a macro's body puts around an argument stay where they
+  // are: the argument inside is what is written.
+  while (containsMacro(E)) {
     if (auto S = constantMacroSpan(Ctx, E))
       return S;
-  // Parentheses a macro's body puts around an argument (`k<<<(g), (b)>>>`)
-  // stay where they are: the argument inside is what is written.
-  auto FromBody = [&](SourceLocation L) {
-    return L.isMacroID() && !SM.isMacroArgExpansion(L);
-  };
-  while (const auto *P = dyn_cast<ParenExpr>(E->IgnoreImplicit()))
-    if (FromBody(P->getLParen()) && FromBody(P->getRParen()))
-      E = P->getSubExpr();
-    else
-      break;
-  SourceRange R = E->getSourceRange();
-  if (containsMacro(E)) {
-    // One run of a macro argument's tokens (clang gives each run its own
-    // expansion; a macro expanded among them splits it), written in a file.
-    SourceLocation B = R.getBegin(), End = R.getEnd();
-    if (!B.isMacroID() || !End.isMacroID() || !SM.isMacroArgExpansion(B) ||
-        !SM.isMacroArgExpansion(End) || SM.getFileID(B) != SM.getFileID(End) ||
-        !SM.getImmediateSpellingLoc(B).isFileID())
+    const auto *P = dyn_cast<ParenExpr>(E->IgnoreImplicit());
+    if (!bodyParens(SM, P))
       return std::nullopt;
+    E = P->getSubExpr();
   }
-  return fileSpan(SM, Ctx.AST.getLangOpts(), R, Ctx.file());
+  return fileSpan(SM, Ctx.AST.getLangOpts(), E->getSourceRange(), Ctx.file());
 }
 
 std::string spelledText(const EditContext &Ctx, const Expr *E) {
@@ -133,22 +129,24 @@ std::string spelledText(const EditContext &Ctx, const Expr *E) {
   return S ? Ctx.Code.slice(S->Begin.Offset, S->End.Offset).str() : "";
 }
 
-/// spelledSpan(), or, where \p E is the whole expansion of one macro invoked
-/// in the file (`DIV_UP(n, 256)`), the invocation's span: a grid replaced
-/// whole no longer reads the macro there.
 std::optional<SourceSpan> gridSpan(const EditContext &Ctx, const Expr *E) {
   if (auto S = spelledSpan(Ctx, E))
     return S;
   const SourceManager &SM = Ctx.AST.getSourceManager();
   const LangOptions &LO = Ctx.AST.getLangOpts();
-  SourceLocation B = E->getBeginLoc(), End = E->getEndLoc(), AtB, AtE;
-  if (!B.isMacroID() || !End.isMacroID() ||
-      SM.getExpansionLoc(B) != SM.getExpansionLoc(End) ||
-      !Lexer::isAtStartOfMacroExpansion(B, SM, LO, &AtB) ||
-      !Lexer::isAtEndOfMacroExpansion(End, SM, LO, &AtE) || !AtB.isFileID() ||
-      !AtE.isFileID())
-    return std::nullopt;
-  return fileSpan(SM, LO, SourceRange(AtB, AtE), Ctx.file());
+  while (true) {
+    SourceLocation B, End, AtB, AtE;
+    if (writtenEnds(SM, E, B, End) && B.isMacroID() && End.isMacroID() &&
+        SM.getExpansionLoc(B) == SM.getExpansionLoc(End) &&
+        Lexer::isAtStartOfMacroExpansion(B, SM, LO, &AtB) &&
+        Lexer::isAtEndOfMacroExpansion(End, SM, LO, &AtE) && AtB.isFileID() &&
+        AtE.isFileID())
+      return fileSpan(SM, LO, SourceRange(AtB, AtE), Ctx.file());
+    const auto *P = dyn_cast<ParenExpr>(E->IgnoreImplicit());
+    if (!bodyParens(SM, P))
+      return std::nullopt;
+    E = P->getSubExpr();
+  }
 }
 
 /// The text of gridSpan() (empty without one).
@@ -175,15 +173,24 @@ std::optional<GridExpr> grid1D(const EditContext &Ctx, const LaunchSite &L,
              "') is not a one-dimensional integer expression";
     return std::nullopt;
   }
-  auto Span = fileSpan(Ctx.AST.getSourceManager(), Ctx.AST.getLangOpts(),
-                       X->getSourceRange(), Ctx.file());
-  // Through a macro, the grid is one run of an argument's tokens, with no
-  // macro among them (KernelModel.h): X, a part of it, is too.
-  bool Inside = L.InMacro && Span &&
-                Span->Begin.Offset >= L.GridRange.Begin.Offset &&
-                Span->End.Offset <= L.GridRange.End.Offset;
-  if (!Span || isa<CXXDefaultArgExpr>(X) ||
-      (L.InMacro ? !Inside : containsMacro(X) && !constantMacroSpan(Ctx, X))) {
+  // As written (constant macros in it included), or one macro's whole
+  // invocation (`DIV_UP(n, 256)`: X with the parentheses of its body, which
+  // dim3X() looks through); through a launch macro, inside the
+  // invocation's argument that spells the grid in place.
+  const Expr *Wrapped = K->getConfig()->getArg(0);
+  while (Wrapped->IgnoreParenImpCasts() != X) {
+    auto C = Wrapped->child_begin();
+    if (C == Wrapped->child_end() || !isa_and_nonnull<Expr>(*C)) {
+      Wrapped = X;
+      break;
+    }
+    Wrapped = cast<Expr>(*C);
+  }
+  auto Span = gridSpan(Ctx, Wrapped);
+  bool Inside =
+      !L.InMacro || (Span && Span->Begin.Offset >= L.GridRange.Begin.Offset &&
+                     Span->End.Offset <= L.GridRange.End.Offset);
+  if (!Span || isa<CXXDefaultArgExpr>(X) || !Inside) {
     WhyNot = "the grid of " + L.Id + " cannot be rewritten in place";
     return std::nullopt;
   }
@@ -191,6 +198,28 @@ std::optional<GridExpr> grid1D(const EditContext &Ctx, const LaunchSite &L,
   G.E = X;
   G.Span = *Span;
   G.Text = Ctx.Code.slice(Span->Begin.Offset, Span->End.Offset).str();
+  // A grid that is one macro's whole expansion (`DIV_UP(N, 256)`, `GRID`)
+  // stays one value in the text it is put into: in parentheses unless the
+  // macro's body is one value in parentheses.
+  const SourceManager &SM = Ctx.AST.getSourceManager();
+  const LangOptions &LO = Ctx.AST.getLangOpts();
+  bool Lone = false, InParens = false;
+  for (const Expr *C = Wrapped;;) {
+    SourceLocation B, E;
+    if (writtenEnds(SM, C, B, E) && B.isMacroID() && E.isMacroID() && B != E &&
+        SM.getExpansionLoc(B) == SM.getExpansionLoc(E) &&
+        Lexer::isAtStartOfMacroExpansion(B, SM, LO) &&
+        Lexer::isAtEndOfMacroExpansion(E, SM, LO)) {
+      Lone = true;
+      InParens = InParens || isa<ParenExpr>(C->IgnoreImplicit());
+    }
+    auto Child = C->child_begin();
+    if (C == X || Child == C->child_end() || !isa_and_nonnull<Expr>(*Child))
+      break;
+    C = cast<Expr>(*Child);
+  }
+  if (Lone && !InParens)
+    G.Text = "(" + G.Text + ")";
   return G;
 }
 
@@ -642,7 +671,7 @@ std::string gridZText(const EditContext &Ctx, const LaunchSite &L) {
 static std::string macroConfigProblem(const LaunchSite &L, StringRef What) {
   return (L.Id + " is written through a macro whose invocation does not " +
           "spell its " + What + " once (written in the macro's body, an " +
-          "argument the body uses twice, or one written with another " +
+          "argument the body uses twice, or one it passes on to another " +
           "macro), so the " + What + " cannot be rewritten in place")
       .str();
 }

@@ -60,6 +60,23 @@ static bool namesNoVariable(const Stmt *S) {
   return llvm::all_of(S->children(), namesNoVariable);
 }
 
+SourceLocation throughArguments(const SourceManager &SM, SourceLocation L,
+                                SmallVectorImpl<SourceLocation> &Uses) {
+  while (L.isMacroID() && SM.isMacroArgExpansion(L)) {
+    Uses.push_back(SM.getImmediateExpansionRange(L).getBegin());
+    L = SM.getImmediateSpellingLoc(L);
+  }
+  return L;
+}
+
+bool writtenEnds(const SourceManager &SM, const Stmt *S, SourceLocation &B,
+                 SourceLocation &E) {
+  SmallVector<SourceLocation, 2> UsesB, UsesE;
+  B = throughArguments(SM, S->getBeginLoc(), UsesB);
+  E = throughArguments(SM, S->getEndLoc(), UsesE);
+  return UsesB == UsesE;
+}
+
 bool onlyConstantMacros(const Stmt *S, const ASTContext &AST) {
   if (!S)
     return true;
@@ -72,7 +89,9 @@ bool onlyConstantMacros(const Stmt *S, const ASTContext &AST) {
     return true;
   }
   const SourceManager &SM = AST.getSourceManager();
-  SourceLocation B = S->getBeginLoc(), E = S->getEndLoc();
+  SourceLocation B, E;
+  if (!writtenEnds(SM, S, B, E))
+    return false;
   if (B.isMacroID() && E.isMacroID() &&
       SM.getExpansionLoc(B) == SM.getExpansionLoc(E))
     // Inside one expansion: the macro's own text, read as a whole; a
@@ -109,10 +128,10 @@ std::optional<SourceSpan> constantMacroSpan(const EditContext &Ctx,
                       : Lexer::isAtEndOfMacroExpansion(L, SM, LO, &At);
     return Edge && At.isFileID();
   };
-  SourceRange R = S->getSourceRange();
-  if (!InFile(R.getBegin(), true) || !InFile(R.getEnd(), false))
+  SourceLocation B, E;
+  if (!writtenEnds(SM, S, B, E) || !InFile(B, true) || !InFile(E, false))
     return std::nullopt;
-  return fileSpan(SM, LO, R, Ctx.file());
+  return fileSpan(SM, LO, SourceRange(B, E), Ctx.file());
 }
 
 std::string constantMacroText(const EditContext &Ctx, const Stmt *S) {
@@ -121,8 +140,8 @@ std::string constantMacroText(const EditContext &Ctx, const Stmt *S) {
     return "";
   std::string T = Ctx.Code.slice(Sp->Begin.Offset, Sp->End.Offset).str();
   const SourceManager &SM = Ctx.AST.getSourceManager();
-  SourceLocation B = S->getBeginLoc(), E = S->getEndLoc();
-  if (B.isMacroID() && E.isMacroID() && B != E &&
+  SourceLocation B, E;
+  if (writtenEnds(SM, S, B, E) && B.isMacroID() && E.isMacroID() && B != E &&
       SM.getExpansionLoc(B) == SM.getExpansionLoc(E))
     T = "(" + T + ")";
   return T;

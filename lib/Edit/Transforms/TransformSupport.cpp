@@ -614,44 +614,36 @@ Variance threadVariance(const Expr *E, const FunctionDecl *Kernel) {
   return varianceOf(E, W, Visiting);
 }
 
-static bool uniformImpl(const Expr *E, const FunctionDecl *K, unsigned Depth) {
+static bool uniformImpl(const Stmt *N, const FunctionDecl *K, unsigned Depth) {
+  if (!N)
+    return true;
   if (Depth > 16)
     return false;
-  bool Ok = true;
-  forEachStmt(E, [&](const Stmt *N) {
-    if (!Ok)
-      return;
-    if (const auto *X = dyn_cast<Expr>(N)) {
-      if (auto B = asBuiltinVar(X)) {
-        Ok =
-            B->Var == "blockIdx" || B->Var == "blockDim" || B->Var == "gridDim";
-        return;
-      }
-    }
-    if (isa<CallExpr>(N) && !isa<CXXConstructExpr>(N)) {
-      const auto *C = cast<CallExpr>(N);
-      const FunctionDecl *FD = C->getDirectCallee();
-      Ok = FD && isMathFunction(FD->getName());
-      return;
-    }
-    if (const auto *R = dyn_cast<DeclRefExpr>(N)) {
-      const auto *V = dyn_cast<VarDecl>(R->getDecl());
-      if (!V || isa<ParmVarDecl>(V))
-        return;
-      if (!V->isLocalVarDecl()) {
-        Ok = V->getType().isConstQualified() || V->isConstexpr();
-        return;
-      }
-      if (!V->getInit() || llvm::is_contained(writtenDecls(K->getBody()), V)) {
-        Ok = false;
-        return;
-      }
-      Ok = uniformImpl(V->getInit(), K, Depth + 1);
-    }
-    // Loads from memory may differ between calls, but not between threads
-    // reading the same address; an address is uniform when its parts are.
-  });
-  return Ok;
+  if (const auto *X = dyn_cast<Expr>(N))
+    // Whole, not through the CUDA headers' property getters inside.
+    if (auto B = asBuiltinVar(X))
+      return B->Var == "blockIdx" || B->Var == "blockDim" ||
+             B->Var == "gridDim";
+  if (isa<CallExpr>(N) && !isa<CXXConstructExpr>(N)) {
+    const FunctionDecl *FD = cast<CallExpr>(N)->getDirectCallee();
+    if (!FD || !FD->getDeclName().isIdentifier() ||
+        !isMathFunction(FD->getName()))
+      return false;
+  }
+  if (const auto *R = dyn_cast<DeclRefExpr>(N)) {
+    const auto *V = dyn_cast<VarDecl>(R->getDecl());
+    if (!V || isa<ParmVarDecl>(V))
+      return true;
+    if (!V->isLocalVarDecl())
+      return V->getType().isConstQualified() || V->isConstexpr();
+    if (!V->getInit() || llvm::is_contained(writtenDecls(K->getBody()), V))
+      return false;
+    return uniformImpl(V->getInit(), K, Depth + 1);
+  }
+  // Loads from memory may differ between calls, but not between threads
+  // reading the same address; an address is uniform when its parts are.
+  return llvm::all_of(N->children(),
+                      [&](const Stmt *C) { return uniformImpl(C, K, Depth); });
 }
 
 bool isBlockUniform(const Expr *E, const FunctionDecl *Kernel) {

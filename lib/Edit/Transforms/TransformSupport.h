@@ -102,6 +102,21 @@ std::string looseExprText(const EditContext &Ctx, const clang::Stmt *S);
 /// True if \p S or anything in it was written inside a macro expansion.
 bool containsMacro(const clang::Stmt *S);
 
+/// Where the token at \p L is written once the macro arguments it was
+/// passed through are undone: in the file, or in a macro's body. \p Uses
+/// gets the parameter use in the body of each argument passed through.
+clang::SourceLocation
+throughArguments(const clang::SourceManager &SM, clang::SourceLocation L,
+                 llvm::SmallVectorImpl<clang::SourceLocation> &Uses);
+/// The ends of \p S as written: its first and last tokens where they are
+/// written (throughArguments()), through the same uses of the same macro
+/// arguments (an expression inside `LAUNCH(k, (N + 255) / 256, ...)` is read
+/// in the invocation). False where the ends came through different
+/// arguments or uses (`x + y` of `#define M(x, y) x + y`): the text between
+/// them is not the expression.
+bool writtenEnds(const clang::SourceManager &SM, const clang::Stmt *S,
+                 clang::SourceLocation &B, clang::SourceLocation &E);
+
 /// Whether every macro expansion inside \p S names no variable (threadIdx
 /// included) and calls nothing (`#define N 1024`, `D * D`) or is a constant
 /// the compiler evaluates (`INFINITY`), and no
@@ -115,9 +130,10 @@ bool onlyConstantMacros(const clang::Stmt *S, const clang::ASTContext &AST);
 /// The span of \p S as written where every macro inside it is a constant
 /// (onlyConstantMacros(): `y * W`, `(N + 255) / 256`, `N` alone, with
 /// `#define W 1024`) and each end is written in the file or is the edge of
-/// an expansion written there (not inside another macro's argument): the
-/// text, read again in the same function, is what the compiler saw.
-/// Nothing otherwise.
+/// an expansion written there; inside a function-like macro's arguments,
+/// both ends through the same use of the same argument (`DIV_UP(N, 256)`'s
+/// `N`, not `x + y` of `#define ADD(x, y) x + y`): the text, read again in
+/// the same function, is what the compiler saw. Nothing otherwise.
 std::optional<SourceSpan> constantMacroSpan(const EditContext &Ctx,
                                             const clang::Stmt *S);
 /// The text of constantMacroSpan() (empty without one); a macro written
@@ -293,16 +309,19 @@ idleLaunchLocals(const EditContext &Ctx, llvm::StringRef Kernel,
                  const clang::tooling::Replacements &Repls);
 
 /// The span (text) of \p E, a part of a launch, as written: where no macro
-/// wrote it, or where its tokens are one run of a macro argument written in
-/// the file (a launch through a macro; inside the parentheses the macro's
-/// body puts around it); nothing (empty) otherwise. Whether the text may be
-/// rewritten is LaunchSite::GridInPlace's question.
+/// wrote it, or where it reads as written with constant macros
+/// (constantMacroSpan(); through a launch macro, an argument written in the
+/// invocation, inside the parentheses the macro's body puts around it);
+/// nothing (empty) otherwise. Whether the text may be rewritten is
+/// LaunchSite::GridInPlace's question.
 std::optional<SourceSpan> spelledSpan(const EditContext &Ctx,
                                       const clang::Expr *E);
 std::string spelledText(const EditContext &Ctx, const clang::Expr *E);
 /// spelledSpan(), or, where \p E is the whole expansion of one macro
-/// invoked in the file (`DIV_UP(n, 256)`), the invocation's span: a grid
-/// replaced whole no longer reads the macro there. gridText(): its text.
+/// invoked in the file (`DIV_UP(n, 256)`; also as a launch macro's argument,
+/// inside the parentheses its body puts around it), the invocation's span:
+/// a grid replaced whole no longer reads the macro there. gridText(): its
+/// text.
 std::optional<SourceSpan> gridSpan(const EditContext &Ctx,
                                    const clang::Expr *E);
 std::string gridText(const EditContext &Ctx, const clang::Expr *E);

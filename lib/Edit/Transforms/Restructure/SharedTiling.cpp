@@ -29,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
+#include "../../Patterns/Accumulation.h"
 #include "../../Patterns/CountingLoop.h"
 #include "../../Patterns/SideEffects.h"
 #include "../TransformSupport.h"
@@ -656,16 +657,15 @@ Expected<MatmulPlan> SharedTilingTransform::analyze(const EditContext &Ctx,
   const Stmt *LB = L->getBody();
   if (const auto *CS = dyn_cast<CompoundStmt>(LB); CS && CS->size() == 1)
     LB = CS->body_front();
-  const auto *Upd = dyn_cast<CompoundAssignOperator>(LB);
-  const auto *Mul =
-      Upd ? dyn_cast<BinaryOperator>(Upd->getRHS()->IgnoreParenImpCasts())
-          : nullptr;
-  if (!Upd || Upd->getOpcode() != BO_AddAssign ||
-      !refersTo(Upd->getLHS(), Acc) || !Mul || Mul->getOpcode() != BO_Mul)
+  // (or `acc = acc + A[...] * B[...]`, `acc = fmaf(A[...], B[...], acc)`;
+  // the loop's text stays, the micro tile keeps the fused form).
+  std::optional<ProductUpdate> Upd = productUpdate(LB, Acc);
+  if (!Upd)
     return NotApplicable("the loop body is not '" + Acc->getName() +
                          " += A[...] * B[...];' (found '" +
                          StringRef(stmtText(Ctx, LB)).split('\n').first + "')");
-  for (const Expr *Side : {Mul->getLHS(), Mul->getRHS()}) {
+  P.Fma = Upd->Fma;
+  for (const Expr *Side : {Upd->X, Upd->Y}) {
     const auto *Access =
         dyn_cast<ArraySubscriptExpr>(Side->IgnoreParenImpCasts());
     std::string Text = exprText(Ctx, Side);

@@ -29,6 +29,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../CatalogInternal.h"
+#include "../../Patterns/Accumulation.h"
+#include "../../Patterns/CountingLoop.h"
 #include "../../Patterns/SideEffects.h"
 #include "../TransformSupport.h"
 #include "SharedTilingInternal.h"
@@ -467,6 +469,7 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
 
   // Uniform declarations, the indices among them, then the accumulator.
   SmallVector<const Stmt *, 8> Stmts(Body->body_begin(), Body->body_end());
+  SmallPtrSet<const VarDecl *, 4> PointerLoads;
   size_t At = 0;
   for (; At < Stmts.size() && !(P.Row && P.Col); ++At) {
     const auto *DS = dyn_cast<DeclStmt>(Stmts[At]);
@@ -508,6 +511,9 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
                  isThreadIdx(VD->getInit(), 'x')) {
         P.Col = VD;
         Index = true;
+      } else if (!P.FirstIndexDecl && DS->isSingleDecl() &&
+                 uniformPointerLoad(VD->getInit(), FD)) {
+        PointerLoads.insert(VD);
       } else if (!threadVariance(VD->getInit(), FD).uniform() ||
                  mayHaveSideEffects(VD->getInit(), Ctx.AST)) {
         return NotApplicable("'" + VD->getName() +
@@ -528,6 +534,12 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
   for (const VarDecl *V : {P.Row, P.Col})
     if (Written.contains(V))
       return NotApplicable("the index '" + V->getName() + "' is written");
+  // A pointer loaded the same in every thread, never written after.
+  auto LoadedPointer = [&](const Expr *Base) {
+    const auto *DR = dyn_cast<DeclRefExpr>(Base->IgnoreParenImpCasts());
+    const auto *V = DR ? dyn_cast<VarDecl>(DR->getDecl()) : nullptr;
+    return V && PointerLoads.contains(V) && !Written.contains(V);
+  };
 
   // Pointers into the operands may follow (`a = A + row * lda`).
   std::string AliasWhy;
@@ -541,10 +553,22 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
     return NotApplicable(Shape);
   const auto *AccDS = dyn_cast<DeclStmt>(Inner[0]);
   P.Loop = dyn_cast<ForStmt>(Inner[1]);
+  // Or `int k = 0; while (k < K) { ...; ++k; }`.
+  std::optional<CountingWhile> While;
+  const auto *W =
+      Inner.size() >= 4 && !P.Loop ? dyn_cast<WhileStmt>(Inner[2]) : nullptr;
+  if (W) {
+    While = countingWhile(W, Inner[1], Ctx.AST);
+    if (While && (While->Step != 1 || While->Inclusive ||
+                  intValue(While->Start, Ctx.AST) != 0))
+      While.reset();
+  }
+  size_t LoopAt = While ? 2 : 1;
   P.Acc = AccDS && AccDS->isSingleDecl()
               ? dyn_cast<VarDecl>(AccDS->getSingleDecl())
               : nullptr;
-  if (!P.Acc || !P.Loop || !P.Acc->hasInit() || P.Acc->isStaticLocal() ||
+  if (!P.Acc || !(P.Loop || While) || !P.Acc->hasInit() ||
+      P.Acc->isStaticLocal() ||
       !(P.Acc->getType()->isArithmeticType() ||
         P.Acc->getType()->isDependentType()))
     return NotApplicable(Shape);
@@ -555,12 +579,13 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
       mayHaveSideEffects(P.Acc->getInit(), Ctx.AST))
     return NotApplicable("the accumulator '" + P.Acc->getName() +
                          "' starts from a value that differs between threads");
-  P.Post.assign(Inner.begin() + 2, Inner.end());
+  P.Post.assign(Inner.begin() + LoopAt + 1, Inner.end());
 
   // for (k = 0; k < K; ++k)
-  const ForStmt *L = P.Loop;
   const Expr *KB = nullptr;
-  P.K = zeroBasedLoop(L, Ctx.AST, KB);
+  P.K = P.Loop ? zeroBasedLoop(P.Loop, Ctx.AST, KB) : While->Var;
+  if (While)
+    KB = While->Bound;
   if (!P.K)
     return NotApplicable("the loop is not 'for (int k = 0; k < K; ++k)'");
   if (!threadVariance(KB, FD).uniform() || mayHaveSideEffects(KB, Ctx.AST))
@@ -571,19 +596,20 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
   P.KBound =
       parenthesize(Ctx.Code.slice(KBSpan->Begin.Offset, KBSpan->End.Offset));
 
-  // acc += A[f(row, k)] * B[g(k, col)];
-  const Stmt *LB = L->getBody();
-  if (const auto *CS = dyn_cast<CompoundStmt>(LB); CS && CS->size() == 1)
+  // acc += A[f(row, k)] * B[g(k, col)]; (or its other spellings) and, in
+  // a while loop, the step after it.
+  const Stmt *LB = P.Loop ? P.Loop->getBody() : W->getBody();
+  if (const auto *CS = dyn_cast<CompoundStmt>(LB);
+      CS && CS->size() == (While ? 2u : 1u))
     LB = CS->body_front();
-  const auto *Upd = dyn_cast<CompoundAssignOperator>(LB);
-  const auto *Mul =
-      Upd ? dyn_cast<BinaryOperator>(Upd->getRHS()->IgnoreParenImpCasts())
-          : nullptr;
-  if (!Upd || Upd->getOpcode() != BO_AddAssign ||
-      !refersTo(Upd->getLHS(), P.Acc) || !Mul || Mul->getOpcode() != BO_Mul)
+  std::optional<ProductUpdate> Upd = productUpdate(LB, P.Acc);
+  if (!Upd)
     return NotApplicable("the loop body is not '" + P.Acc->getName() +
-                         " += A[...] * B[...];'");
-  for (const Expr *Side : {Mul->getLHS(), Mul->getRHS()}) {
+                         " += A[...] * B[...];' (or '" + P.Acc->getName() +
+                         " = fmaf(A[...], B[...], " + P.Acc->getName() +
+                         ");')");
+  P.Fma = Upd->Fma;
+  for (const Expr *Side : {Upd->X, Upd->Y}) {
     const auto *Access =
         dyn_cast<ArraySubscriptExpr>(Side->IgnoreParenImpCasts());
     if (!Access)
@@ -604,8 +630,9 @@ Expected<BlockProductPlan> analyzeBlockProduct(const EditContext &Ctx,
                                              /*BlockCoords=*/true}) ||
                         !plainIndexCalls(X, Ctx.AST);
                }) ||
-        (!Alias && (!threadVariance(Base, FD).uniform() ||
-                    readsOrWritesMemory(Base, nullptr))) ||
+        (!Alias && !LoadedPointer(Base) &&
+         (!threadVariance(Base, FD).uniform() ||
+          readsOrWritesMemory(Base, nullptr))) ||
         mentions(Access, P.Acc))
       return NotApplicable("a factor of the product is not a plain load at "
                            "an index computed from the indices and values "
@@ -749,7 +776,7 @@ for (${KT} ${K0} = 0; ${K0} < ${K}; ${K0} += ${T}) {
     const ${TB} ${Bv} = ${Bs}[${Kk}][threadIdx.x];
     #pragma unroll
     for (int ${I} = 0; ${I} < ${R}; ++${I})
-      ${AccR}[${I}] += ${As}[threadIdx.y + ${I} * ${S}][${Kk}] * ${Bv};
+      ${Update};
   }
   __syncthreads();
 }
@@ -857,6 +884,12 @@ Expected<tooling::Replacements> rewriteBlockProduct(const EditContext &Ctx,
                " = " + *InitText + ";\n";
     }
   }
+  // The update as the loop wrote it: fused where it was.
+  std::string ARow = As + "[threadIdx.y + " + I + " * " +
+                     std::to_string(T / Rows) + "][" + Kk + "]";
+  std::string Update = P.Fma.empty() ? AccRef + " += " + ARow + " * " + Bv
+                                     : AccRef + " = " + P.Fma + "(" + ARow +
+                                           ", " + Bv + ", " + AccRef + ")";
   std::string Body = fillTemplate(
       BlockProductTemplate, {{"R", std::to_string(Rows)},
                              {"T", std::to_string(T)},
@@ -887,6 +920,7 @@ Expected<tooling::Replacements> rewriteBlockProduct(const EditContext &Ctx,
                              {"Kk", Kk},
                              {"Bv", Bv},
                              {"Rr", Rr},
+                             {"Update", Update},
                              {"Post", Post}});
   tooling::Replacements Repl;
   if (Error Err = addReplacement(

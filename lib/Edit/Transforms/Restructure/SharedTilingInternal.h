@@ -191,6 +191,9 @@ struct MatmulPlan {
   const clang::DeclStmt *AccDecl = nullptr;
   const clang::ForStmt *Loop = nullptr;
   Operand A, B;
+  /// The fused multiply-add the loop accumulates with (`fmaf`, as written),
+  /// empty for `acc += a * b`.
+  std::string Fma;
   std::vector<const clang::Stmt *> Post;
   /// Pointer aliases between the indices and the accumulator (before or
   /// after the guard).
@@ -271,6 +274,9 @@ struct BlockProductPlan {
   const clang::ForStmt *Loop = nullptr;
   std::string KBound; ///< text, parenthesized
   Operand A, B;
+  /// The fused multiply-add the loop accumulates with (`fmaf`, as written),
+  /// empty for `acc += a * b`.
+  std::string Fma;
   std::vector<const clang::Stmt *> Post;
   /// Pointer aliases between the indices and the accumulator.
   std::vector<PointerAlias> Aliases;

@@ -74,7 +74,7 @@ ${LoadNext}  }
     }
     for (int ${I} = 0; ${I} < 8; ++${I})
       for (int ${J} = 0; ${J} < 8; ++${J})
-        ${AccR}[${I}][${J}] += ${Ra}[${I}] * ${Rb}[${J}];
+        ${Update};
   }
   if (${More}) {
     for (int ${I} = 0; ${I} < 4; ++${I}) {
@@ -202,6 +202,12 @@ rewriteMicroTile(const EditContext &Ctx, const Edit &E, const MatmulPlan &P) {
                        In)
         .insert(0, In.str());
   };
+  // The update as the loop wrote it: fused where it was.
+  std::string Acc8 = AccR + "[" + I + "][" + J + "]";
+  std::string Update =
+      P.Fma.empty() ? Acc8 + " += " + Ra + "[" + I + "] * " + Rb + "[" + J + "]"
+                    : Acc8 + " = " + P.Fma + "(" + Ra + "[" + I + "], " + Rb +
+                          "[" + J + "], " + Acc8 + ")";
   std::string Body = fillTemplate(
       BlockedTemplate,
       {{"Micro", "shared-tiling micro=8"},
@@ -235,6 +241,7 @@ rewriteMicroTile(const EditContext &Ctx, const Edit &E, const MatmulPlan &P) {
        {"J", J},
        {"R", R},
        {"C", C},
+       {"Update", Update},
        {"Post", PostText}});
   std::string Out = indentLines(Body, P.Indent);
   // The row and column indices (the body's first statements, before the
