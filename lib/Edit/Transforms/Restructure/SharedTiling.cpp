@@ -623,11 +623,24 @@ Expected<MatmulPlan> SharedTilingTransform::analyze(const EditContext &Ctx,
     return NotApplicable(Shape);
   P.AccDecl = dyn_cast<DeclStmt>(Inner[In]);
   P.Loop = dyn_cast<ForStmt>(Inner[In + 1]);
+  // Or `int k = 0; while (k < K) { ...; ++k; }`.
+  std::optional<CountingWhile> While;
+  if (!P.Loop && Inner.size() >= In + 4)
+    if ((P.While = dyn_cast<WhileStmt>(Inner[In + 2]))) {
+      While = countingWhile(P.While, Inner[In + 1], Ctx.AST);
+      if (!While || While->Step != 1 || While->Inclusive ||
+          intValue(While->Start, Ctx.AST) != 0) {
+        While.reset();
+        P.While = nullptr;
+      } else {
+        P.CounterDecl = While->Decl;
+      }
+    }
   const VarDecl *Acc = P.AccDecl && P.AccDecl->isSingleDecl()
                            ? dyn_cast<VarDecl>(P.AccDecl->getSingleDecl())
                            : nullptr;
-  if (!Acc || !P.Loop || !Acc->hasInit() || !Acc->isLocalVarDecl() ||
-      Acc->isStaticLocal() ||
+  if (!Acc || !(P.Loop || P.While) || !Acc->hasInit() ||
+      !Acc->isLocalVarDecl() || Acc->isStaticLocal() ||
       !(Acc->getType()->isArithmeticType() ||
         Acc->getType()->isDependentType()))
     return NotApplicable(Shape);
@@ -640,12 +653,13 @@ Expected<MatmulPlan> SharedTilingTransform::analyze(const EditContext &Ctx,
                          "' starts from a value that is not the same for "
                          "every thread ('" +
                          exprText(Ctx, Acc->getInit()) + "')");
-  P.Post.assign(Inner.begin() + In + 2, Inner.end());
+  P.Post.assign(Inner.begin() + In + (P.While ? 3 : 2), Inner.end());
 
   // for (k = 0; k < K; ++k)
-  const ForStmt *L = P.Loop;
   const Expr *KB = nullptr;
-  P.K = zeroBasedLoop(L, Ctx.AST, KB);
+  P.K = P.Loop ? zeroBasedLoop(P.Loop, Ctx.AST, KB) : While->Var;
+  if (While)
+    KB = While->Bound;
   if (!P.K)
     return NotApplicable("the loop is not 'for (int k = 0; k < K; ++k)'");
   if (!threadVariance(KB, FD).uniform() || KB->HasSideEffects(Ctx.AST))
@@ -653,9 +667,10 @@ Expected<MatmulPlan> SharedTilingTransform::analyze(const EditContext &Ctx,
                          "' is not the same for every thread");
   P.KBound = parenthesize(exprText(Ctx, KB));
 
-  // acc += A[f(row, k)] * B[g(k, col)];
-  const Stmt *LB = L->getBody();
-  if (const auto *CS = dyn_cast<CompoundStmt>(LB); CS && CS->size() == 1)
+  // acc += A[f(row, k)] * B[g(k, col)]; and, in a while loop, the step.
+  const Stmt *LB = P.Loop ? P.Loop->getBody() : P.While->getBody();
+  if (const auto *CS = dyn_cast<CompoundStmt>(LB);
+      CS && CS->size() == (P.While ? 2u : 1u))
     LB = CS->body_front();
   // (or `acc = acc + A[...] * B[...]`, `acc = fmaf(A[...], B[...], acc)`;
   // the loop's text stays, the micro tile keeps the fused form).
@@ -810,9 +825,17 @@ SharedTilingTransform::rewrite(const EditContext &Ctx, const Edit &E,
   };
   auto ALoad = LoadText(P.A.Access, ACol);
   auto BLoad = LoadText(P.B.Access, BRow);
-  auto LoopSpan = Span(P.Loop);
+  // A while loop goes with its counter's declaration.
+  auto LoopSpan = Span(P.Loop ? static_cast<const Stmt *>(P.Loop) : P.While);
+  if (LoopSpan && P.CounterDecl) {
+    auto DeclSpan = Span(P.CounterDecl);
+    LoopSpan = DeclSpan ? std::optional<SourceSpan>(
+                              SourceSpan{DeclSpan->Begin, LoopSpan->End})
+                        : std::nullopt;
+  }
   auto ASpan = ESpan(P.A.Access), BSpan = ESpan(P.B.Access);
-  auto KBSpan = ESpan(boundOf(P.Loop->getCond(), P.K, true));
+  auto KBSpan = ESpan(
+      boundOf(P.Loop ? P.Loop->getCond() : P.While->getCond(), P.K, true));
   auto AccSpan = Span(P.AccDecl);
   if (!ALoad || !BLoad || !LoopSpan || !ASpan || !BSpan || !KBSpan || !AccSpan)
     return reject(E, "internal",

@@ -189,7 +189,11 @@ struct MatmulPlan {
   std::string RowBound, ColBound, KBound; ///< texts, parenthesized
   std::string StoreGuard;                 ///< `row < M && col < N`
   const clang::DeclStmt *AccDecl = nullptr;
+  /// The k loop: a `for`, or `int k = 0; while (k < K) { ...; ++k; }` (its
+  /// counter's declaration in CounterDecl).
   const clang::ForStmt *Loop = nullptr;
+  const clang::WhileStmt *While = nullptr;
+  const clang::DeclStmt *CounterDecl = nullptr;
   Operand A, B;
   /// The fused multiply-add the loop accumulates with (`fmaf`, as written),
   /// empty for `acc += a * b`.
