@@ -14,7 +14,9 @@
 // the invocation writes them: a grid `DIV_UP(N, 256)` (rescaled by
 // launch-config, divided whole by coarsen), a launch `LAUNCH(k, (N + 255)
 // / 256, 256, ...)`. A grid macro of several tokens (`N / 256 + 1`) is
-// kept one value where its text is put into the new grid. Look-alikes refused with their
+// kept one value where its text is put into the new grid. A grid that is
+// a macro of its own (`#define BLOCKS ((N + THREADS - 1) / THREADS)`) is
+// rescaled with its count read from the definition. Look-alikes refused with their
 // reasons: a macro that names a variable (in a kernel, in a launch
 // macro's grid), a grid that stops short of a constant bound. The input
 // file is left as it was.
@@ -49,6 +51,7 @@
 // HOST: PASS div_up
 // HOST: PASS div_up_pair
 // HOST: PASS floor_grid
+// HOST: PASS tutorial
 // HOST: PASS launched
 // HOST: PASS counted
 // HOST-NEXT: PASS
@@ -68,6 +71,7 @@
 // EDIT: {"kind":"launch-config","target":"launched/launch0","params":{"block":64}}
 // EDIT: {"kind":"coarsen","target":"div_up_pair","params":{"factor":2}}
 // EDIT: {"kind":"grid-stride","target":"floor_grid","params":{"max_blocks":4}}
+// EDIT: {"kind":"launch-config","target":"tutorial/launch0","params":{"block":128}}
 
 // WHY: launch-config scale/launch0: {{.*}}(x: '(N + 255) / 256' covers 'i < N')
 // WHY: vectorize halfsum: map kernel
@@ -81,6 +85,7 @@
 // WHY: not grid-stride named: kernel 'named': the guarded body uses a macro that names a variable or calls a function
 // WHY: not launch-config short_grid/launch0: the grid's x dimension ('N / 256') is not (E + 255) / 256 over the block
 // WHY: launch-config div_up/launch0: {{.*}}(x: 'DIV_UP(N, 256)' covers 'i < N')
+// WHY: launch-config tutorial/launch0: {{.*}}(x: 'BLOCKS' covers 'i < N')
 // WHY: launch-config launched/launch0: {{.*}}(x: '(N + 255) / 256' covers 'i < N')
 // WHY: not launch-config counted/launch0: the grid's x dimension is written with a macro; its text cannot be rescaled in place
 
@@ -100,6 +105,7 @@
 // OUT: div_up<<<(N + 127) / 128, 128>>>(dout);
 // OUT: div_up_pair<<<(DIV_UP(N, 128) + 1) / 2, 128>>>(dout);
 // OUT: floor_grid<<<(FLOOR_GRID) < 4 ? (FLOOR_GRID) : 4, 256>>>(dout);
+// OUT: tutorial<<<(N + 127) / 128, 128>>>(dout);
 // OUT: LAUNCH(launched, (N + 63) / 64, 64, din, dout);
 // OUT: LAUNCH(counted, (COUNT + 255) / 256, 256, dout, count);
 
@@ -259,6 +265,17 @@ __global__ void floor_grid(float *y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < N)
     y[i] = 5.0f;
+}
+
+// The tutorials' way: the grid and block are macros of their own, the
+// grid's count read from its definition (`N` of BLOCKS) and put where
+// BLOCKS was.
+#define THREADS 256
+#define BLOCKS ((N + THREADS - 1) / THREADS)
+__global__ void tutorial(float *y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N)
+    y[i] = 6.0f;
 }
 
 // Launched through a macro whose grid argument is written with a constant
@@ -445,6 +462,12 @@ int main() {
     float *dout = upload(std::vector<float>(N, -1.f));
     floor_grid<<<FLOOR_GRID, 256>>>(dout);
     expect("floor_grid", download(dout, N), want);
+  }
+  {
+    std::vector<float> want(N, 6.0f);
+    float *dout = upload(std::vector<float>(N, -1.f));
+    tutorial<<<BLOCKS, THREADS>>>(dout);
+    expect("tutorial", download(dout, N), want);
   }
   {
     auto in = values(N, 11);

@@ -145,6 +145,44 @@ __global__ void k(int n, float *y) {
   EXPECT_EQ(spanText(In, constantMacroSpan(*In.Ctx, Init(2))), "TWICE(N * 2)");
 }
 
+TEST(TransformSupportTest, MacroBodyTextReadsTheDefinition) {
+  Input In(R"(#define N 3000
+#define THREADS 256
+#define BLOCKS ((N + THREADS - 1) / THREADS)
+#define OF(n) (((n) + THREADS - 1) / THREADS)
+#define SPLIT ((N + \
+  THREADS - 1) / THREADS)
+__global__ void k(int n, float *y) {
+  int a = BLOCKS;
+  int b = OF(n);
+  int c = SPLIT;
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  auto Body = bodyOf(In, "k");
+  ASSERT_EQ(Body.size(), 3u);
+  // The numerator of `((E + D - 1) / D)`: `E + D - 1`'s left `E + D`.
+  auto Sum = [&](size_t I) {
+    const clang::Expr *E =
+        llvm::cast<clang::VarDecl>(
+            llvm::cast<clang::DeclStmt>(Body[I])->getSingleDecl())
+            ->getInit()
+            ->IgnoreParenImpCasts();
+    const auto *Div = llvm::cast<clang::BinaryOperator>(E);
+    const auto *Less =
+        llvm::cast<clang::BinaryOperator>(Div->getLHS()->IgnoreParenImpCasts());
+    return llvm::cast<clang::BinaryOperator>(Less->getLHS());
+  };
+  // As the definition writes it, the macros it invokes whole.
+  EXPECT_EQ(macroBodyText(*In.Ctx, Sum(0)), "N + THREADS");
+  EXPECT_EQ(macroBodyText(*In.Ctx, Sum(0)->getLHS()), "N");
+  // A parameter's token would need the argument: not read from the body.
+  EXPECT_EQ(macroBodyText(*In.Ctx, Sum(1)), "");
+  // A line continuation inside: not plain text.
+  EXPECT_EQ(macroBodyText(*In.Ctx, Sum(2)), "");
+  EXPECT_EQ(macroBodyText(*In.Ctx, Sum(2)->getLHS()), "N");
+}
+
 TEST(TransformSupportTest, OnlyConstantMacrosAcceptsWholeConstantExpansions) {
   Input In(R"(#define D 32
 #define SQ (D * D)

@@ -155,6 +155,11 @@ std::string gridText(const EditContext &Ctx, const Expr *E) {
   return S ? Ctx.Code.slice(S->Begin.Offset, S->End.Offset).str() : "";
 }
 
+std::string gridPartText(const EditContext &Ctx, const Expr *E) {
+  std::string T = spelledText(Ctx, E);
+  return T.empty() ? macroBodyText(Ctx, E) : T;
+}
+
 std::optional<GridExpr> grid1D(const EditContext &Ctx, const LaunchSite &L,
                                std::string &WhyNot) {
   if (L.InMacro && !L.GridInPlace) {

@@ -147,4 +147,64 @@ std::string constantMacroText(const EditContext &Ctx, const Stmt *S) {
   return T;
 }
 
+/// Whether a token of \p S came through a macro's argument.
+static bool throughAnyArgument(const SourceManager &SM, const Stmt *S) {
+  if (!S)
+    return false;
+  for (SourceLocation L : {S->getBeginLoc(), S->getEndLoc()})
+    for (; L.isMacroID(); L = SM.getImmediateExpansionRange(L).getBegin())
+      if (SM.isMacroArgExpansion(L))
+        return true;
+  return llvm::any_of(S->children(),
+                      [&](const Stmt *C) { return throughAnyArgument(SM, C); });
+}
+
+std::string macroBodyText(const EditContext &Ctx, const Stmt *S) {
+  const SourceManager &SM = Ctx.AST.getSourceManager();
+  const LangOptions &LO = Ctx.AST.getLangOpts();
+  if (!S || !S->getBeginLoc().isMacroID() || throughAnyArgument(SM, S))
+    return "";
+  // An end's place in the body of the macro invoked in the file: a token
+  // of that body, or the edge of a macro the body invokes.
+  auto InBody = [&](SourceLocation L, bool Start) -> SourceLocation {
+    while (L.isMacroID()) {
+      if (SM.getImmediateExpansionRange(L).getBegin().isFileID())
+        return L;
+      // The end is asked of the place after the token (as Lexer does).
+      SourceLocation At;
+      if (Start ? !SM.isAtStartOfImmediateMacroExpansion(L, &At)
+                : !SM.isAtEndOfImmediateMacroExpansion(
+                      L.getLocWithOffset(Lexer::MeasureTokenLength(
+                          SM.getSpellingLoc(L), SM, LO)),
+                      &At))
+        return {};
+      L = At;
+    }
+    return {};
+  };
+  SourceLocation B = InBody(S->getBeginLoc(), true);
+  SourceLocation E = InBody(S->getEndLoc(), false);
+
+  if (B.isInvalid() || E.isInvalid() || SM.getFileID(B) != SM.getFileID(E))
+    return "";
+  // Invoked in this file: the text is put back where it was expanded.
+  if (SM.getFileID(SM.getExpansionLoc(B)) != Ctx.file())
+    return "";
+  SourceLocation SB = SM.getSpellingLoc(B), SE = SM.getSpellingLoc(E);
+  auto [FB, OB] = SM.getDecomposedLoc(SB);
+  auto [FE, OE] = SM.getDecomposedLoc(SE);
+  bool Invalid = false;
+  StringRef Buf = SM.getBufferData(FB, &Invalid);
+  if (Invalid || FB != FE || OE < OB)
+    return "";
+  unsigned End = OE + Lexer::MeasureTokenLength(SE, SM, LO);
+  if (End > Buf.size())
+    return "";
+  StringRef T = Buf.slice(OB, End);
+  // Stringizing, pasting or a line continuation inside: not plain text.
+  if (T.contains('#') || T.contains('\\'))
+    return "";
+  return T.str();
+}
+
 } // namespace optiml

@@ -136,6 +136,13 @@ bool onlyConstantMacros(const clang::Stmt *S, const clang::ASTContext &AST);
 /// the same function, is what the compiler saw. Nothing otherwise.
 std::optional<SourceSpan> constantMacroSpan(const EditContext &Ctx,
                                             const clang::Stmt *S);
+/// The text of \p S as the definition of the macro whose expansion holds it
+/// writes it, where that macro is invoked in this file and \p S comes from
+/// its body alone (no argument's token; macros the body invokes whole):
+/// `N + THREADS - 1` of `#define BLOCKS ((N + THREADS - 1) / THREADS)`.
+/// Put back where the macro was invoked, the text expands as it did there.
+/// Empty otherwise (stringizing, pasting or a line continuation inside).
+std::string macroBodyText(const EditContext &Ctx, const clang::Stmt *S);
 /// The text of constantMacroSpan() (empty without one); a macro written
 /// alone whose expansion is more than one token comes in parentheses, so
 /// that it stays one value in any text it is put into (`#define N 1000 +
@@ -325,6 +332,11 @@ std::string spelledText(const EditContext &Ctx, const clang::Expr *E);
 std::optional<SourceSpan> gridSpan(const EditContext &Ctx,
                                    const clang::Expr *E);
 std::string gridText(const EditContext &Ctx, const clang::Expr *E);
+/// The text of \p E, a part of a grid, as written: spelledText(), or, in a
+/// grid that is one macro's whole expansion (`#define BLOCKS ((N + 255) /
+/// 256)`), as the macro's definition writes it (macroBodyText()), for the
+/// grid's new text put where the macro was invoked.
+std::string gridPartText(const EditContext &Ctx, const clang::Expr *E);
 
 /// The grid of a 1D launch as an integer expression (through an implicit or
 /// explicit `dim3(g)` / `dim3(g, 1, 1)`), with its span; nothing (and

@@ -584,7 +584,7 @@ public:
                           " is written with a macro");
       std::string NB = std::to_string(*New[D]);
       int64_t Span = *New[D] * Plan->Grid[D]->Scale;
-      std::string Num = spelledText(Ctx, Plan->Grid[D]->C.Numerator);
+      std::string Num = gridPartText(Ctx, Plan->Grid[D]->C.Numerator);
       std::string GridText = "(" + Num + " + " + std::to_string(Span - 1) +
                              ") / " + std::to_string(Span);
       BText[D] = NB;
@@ -894,7 +894,7 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
                      : ""));
       continue;
     }
-    if (!gridSpan(Ctx, GE) || spelledText(Ctx, C->Numerator).empty()) {
+    if (!gridSpan(Ctx, GE) || gridPartText(Ctx, C->Numerator).empty()) {
       Why("the grid's " + DimS +
           " dimension is written with a macro; its text cannot be rescaled "
           "in place");
@@ -939,7 +939,7 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
       auto NV = launchValue(C->Numerator, Caller, Ctx.AST);
       if (!NV || *NV < *ConstBound) {
         Why("the grid's " + DimS + " dimension is sized from '" +
-            spelledText(Ctx, C->Numerator) + "', not from at least the " +
+            gridPartText(Ctx, C->Numerator) + "', not from at least the " +
             std::to_string(*ConstBound) + " values of the kernel's " + DimS +
             " index that '" + K.BoundText + "' lets through");
         continue;
@@ -956,7 +956,7 @@ LaunchConfigTransform::analyze(const EditContext &Ctx, const Edit &E) const {
     }
     const Expr *Arg = Call->getArg(PI);
     std::string ArgText = spelledText(Ctx, Arg),
-                NumText = spelledText(Ctx, C->Numerator);
+                NumText = gridPartText(Ctx, C->Numerator);
     auto AV = intValue(Arg, Ctx.AST), NV = intValue(C->Numerator, Ctx.AST);
     bool Same = (sameSpelling(Ctx, Arg, C->Numerator) &&
                  !Arg->HasSideEffects(Ctx.AST)) ||
