@@ -501,6 +501,28 @@ def t_dot_grid_stride(a):
             "against the original.", steps, parts)
 
 
+def t_pointer_arrays(a):
+    """eval on a program whose kernel takes arrays of device pointers
+    (test/eval/Inputs/ptrarray.cu): against itself it must verify (the
+    arrays' addresses differ between runs); a candidate with one wrong
+    matrix, or with the matrices named in another order, must not."""
+    prog = "test/eval/Inputs/ptrarray.cu"
+    steps = [Step("eval-self", [TOOL, "eval", prog], unpack=True)]
+    parts = [Part("against itself", "log", md="step-eval-self.log", source="clang-optiml eval")]
+    for name, define, ok, expect in (
+            ("bug", "BUG_BATCH 3", (3,), "the buffer its element 3 points into"),
+            ("shuffle", "SHUFFLE", (3,), "element(s) differ")):
+        src = "{work}/%s.cu" % name
+        steps += [
+            Step("make-" + name, ["sed", "1i #define " + define, prog], stdout=src),
+            Step("eval-" + name, [TOOL, "eval", src, "--against", prog], ok=ok),
+            Step("grep-" + name, ["grep", "-c", expect, "{work}/step-eval-%s.log" % name])]
+        parts.append(Part(name, "log", md="step-eval-%s.log" % name,
+                          source="clang-optiml eval --against"))
+    return ("eval and arrays of device pointers: the program against itself, a wrong "
+            "matrix, the matrices in another order.", steps, parts)
+
+
 def t_wide_loads(a):
     return ("The scalar tail and unaligned fallback of 16- and 8-byte loads against the CPU.",
             [Step("build", ["nvcc", "-O3", "-arch=sm_90", "-std=c++17", "-o", "{work}/wide-check",
@@ -541,6 +563,7 @@ TASKS = {
     "styles": (t_styles, "styles programs' edits applied and eval'd under the sanitizers (scripts/gpu-styles.sh)"),
     "warp-reduce": (t_warp_reduce, "warp-reduce on tree reductions (scripts/gpu-warp-reduce.sh)"),
     "dot-grid-stride": (t_dot_grid_stride, "warp-reduce grid_stride on the suite's dot, three grid caps"),
+    "pointer-arrays": (t_pointer_arrays, "eval follows arrays of device pointers (test/eval/Inputs/ptrarray.cu)"),
     "wide-loads": (t_wide_loads, "wide-load tails against the CPU (bench/checks/wide-loads)"),
     "resume-demo": (t_resume_demo, "a search killed and resumed (bench/search/resume_demo.py)"),
     "acceptance": (t_acceptance, "the main job as a user runs it (scripts/gpu-acceptance.sh)"),

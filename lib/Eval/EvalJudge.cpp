@@ -58,16 +58,27 @@ std::string paramName(const KernelModel *Model, const ProbeKernel *K,
   return Name.empty() ? Out : "'" + Name + "' (" + Out + ")";
 }
 
+/// The parameter, and which of its buffers: "'c' (parameter 2, float *)",
+/// "... word 1" (a pointer inside a struct), "..., the buffer its element
+/// 3 points into" (an array of device pointers).
+std::string bufferName(const KernelModel *Model, const ProbeKernel *K,
+                       const BufferCheck &B) {
+  std::string Out = paramName(Model, K, B.Param);
+  if (B.Word)
+    Out += " word " + std::to_string(B.Word);
+  if (B.Element)
+    Out += ", the buffer its element " + std::to_string(B.Element - 1) +
+           " points into";
+  return Out;
+}
+
 /// One line on a buffer that failed its check.
 std::string describeBuffer(const LaunchRecord &L, const BufferCheck &B,
                            const KernelModel *Model, const ProbeKernel *K) {
   std::string S;
   raw_string_ostream OS(S);
   OS << kernelBaseName(L.Kernel) << " launch " << L.Ordinal << ": "
-     << paramName(Model, K, B.Param);
-  if (B.Word)
-    OS << " word " << B.Word;
-  OS << ": ";
+     << bufferName(Model, K, B) << ": ";
   if (B.UnexpectedWrite && B.Status == "ok")
     OS << "changed, though the original does not write it (input mutation "
           "or a stray write)";
@@ -111,7 +122,7 @@ void judgeSelfCheck(const ProbeResult &Self, ArrayRef<ProbeKernel> Targets,
     for (const BufferCheck &B : L.Buffers) {
       ++V.BuffersCompared;
       const ProbeParam *P = findParam(K, B.Param);
-      ElementType T = P ? elementTypeFor(*P) : ElementType();
+      ElementType T = P ? elementTypeFor(*P, B.Element) : ElementType();
       if (B.Status != "ok" && B.Status != "mismatch") {
         V.Disagreements.push_back({kernelBaseName(L.Kernel), L.Ordinal,
                                    "two runs of the original disagree: " +
@@ -137,7 +148,7 @@ void judgeSelfCheck(const ProbeResult &Self, ArrayRef<ProbeKernel> Targets,
         V.Disagreements.push_back(
             {kernelBaseName(L.Kernel), L.Ordinal,
              kernelBaseName(L.Kernel) + " launch " + std::to_string(L.Ordinal) +
-                 ": " + paramName(Model, K, B.Param) + ": " + C.Reason});
+                 ": " + bufferName(Model, K, B) + ": " + C.Reason});
         if (V.Status != VerifyStatus::Nondeterministic) {
           V.Status = VerifyStatus::Nondeterministic;
           V.Detail = V.Disagreements.back().Detail;
@@ -149,7 +160,7 @@ void judgeSelfCheck(const ProbeResult &Self, ArrayRef<ProbeKernel> Targets,
                                   "original in {0} ({1}): max abs {2:G3}, max "
                                   "rel {3:G3}",
                                   kernelBaseName(L.Kernel),
-                                  paramName(Model, K, B.Param), B.MaxAbsErr,
+                                  bufferName(Model, K, B), B.MaxAbsErr,
                                   B.MaxRelErr)
                               .str());
       Calibrated.RelTol = std::max(Calibrated.RelTol, C.Tol.RelTol);

@@ -75,9 +75,16 @@ Expected<std::vector<ProbeKernel>> targetKernels(const KernelModel &Model,
       PP.Index = Par.Index;
       PP.Pointer = Par.IsPointer;
       bool Instance = Par.ElementSize == 0 && Par.InstanceElementSize != 0;
-      PP.ElementType = Instance ? Par.InstanceElementType : Par.ElementType;
+      PP.ElementType = Instance ? Par.InstanceElementType
+                       : Par.CanonicalElementType.empty()
+                           ? Par.ElementType
+                           : Par.CanonicalElementType;
       PP.ElementSize = Instance ? Par.InstanceElementSize : Par.ElementSize;
       PP.Float = Instance ? Par.InstanceIsFloat : Par.IsFloat;
+      PP.PointerArray = Par.ElementIsPointer;
+      PP.InnerElementType = Par.InnerElementType;
+      PP.InnerElementSize = Par.InnerElementSize;
+      PP.InnerFloat = Par.InnerIsFloat;
       P.Params.push_back(std::move(PP));
     }
     return P;

@@ -229,11 +229,25 @@ ParamInfo describeParam(ASTContext &Ctx, const ParmVarDecl *P) {
     Info.IsConst = T.isConstQualified();
   }
   Info.ElementType = Elem.getUnqualifiedType().getAsString(PP);
+  Info.CanonicalElementType =
+      Elem.getCanonicalType().getUnqualifiedType().getAsString(PP);
   if (!Elem->isDependentType() && !Elem->isIncompleteType() &&
       !Elem->isVoidType())
     Info.ElementSize = Ctx.getTypeSizeInChars(Elem).getQuantity();
   const Type *Canon = Elem.getCanonicalType().getTypePtr();
   Info.IsFloat = Canon->isFloatingType();
+  if (Info.IsPointer && Elem->isPointerType()) {
+    QualType Inner = Elem->getPointeeType();
+    Info.ElementIsPointer = true;
+    // Canonical: the probe reads scalars by name (`real` of `typedef float
+    // real` is a float).
+    Info.InnerElementType =
+        Inner.getCanonicalType().getUnqualifiedType().getAsString(PP);
+    if (!Inner->isDependentType() && !Inner->isIncompleteType() &&
+        !Inner->isVoidType())
+      Info.InnerElementSize = Ctx.getTypeSizeInChars(Inner).getQuantity();
+    Info.InnerIsFloat = Inner.getCanonicalType()->isFloatingType();
+  }
   return Info;
 }
 

@@ -55,6 +55,82 @@ void kernelAttributes(Launch &L) {
   L.Record.LocalBytes = Get(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
 }
 
+namespace {
+
+/// The device allocation V points into, as a new buffer of the launch;
+/// false for null, host or unknown pointers and allocations already seen.
+bool reach(const Launch &L, uint64_t V, Buffer &B) {
+  if (!V)
+    return false;
+  unsigned Type = 0;
+  if (cuPointerGetAttribute(&Type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                            static_cast<CUdeviceptr>(V)) != CUDA_SUCCESS ||
+      Type != CU_MEMORYTYPE_DEVICE)
+    return false;
+  CUdeviceptr Base = 0;
+  size_t Extent = 0;
+  if (cuMemGetAddressRange(&Base, &Extent, static_cast<CUdeviceptr>(V)) !=
+      CUDA_SUCCESS)
+    return false;
+  if (std::any_of(L.Buffers.begin(), L.Buffers.end(),
+                  [&](const Buffer &Seen) { return Seen.Base == Base; }))
+    return false;
+  B.Base = Base;
+  B.Size = Extent;
+  B.Offset = static_cast<CUdeviceptr>(V) - Base;
+  return true;
+}
+
+const ProbeParam *targetParam(const Launch &L, unsigned Index) {
+  if (L.Target)
+    for (const ProbeParam &P : L.Target->Params)
+      if (P.Index == Index)
+        return &P;
+  return nullptr;
+}
+
+/// Elements of one array of device pointers that are followed; the rest of
+/// a longer array is compared as it is, not followed.
+constexpr size_t MaxFollowedPointers = 1 << 16;
+
+/// For each argument that is an array of device pointers (`float **`), the
+/// allocations its elements point into join the launch's buffers: they are
+/// saved, compared and restored like the argument's own. The array is read
+/// after the work queued before the launch is done.
+bool reachThroughArrays(Launch &L, std::string &Error) {
+  size_t Direct = L.Buffers.size();
+  bool Synced = false;
+  for (size_t I = 0; I < Direct; ++I) {
+    if (!L.Buffers[I].PointerArray)
+      continue;
+    const Buffer A = L.Buffers[I];
+    if (!Synced &&
+        !ok(cuStreamSynchronize(L.Stream), "cuStreamSynchronize", Error))
+      return false;
+    Synced = true;
+    size_t Count = std::min((A.Size - A.Offset) / 8, MaxFollowedPointers);
+    std::vector<uint64_t> Words(Count);
+    if (Count && !ok(cuMemcpyDtoH(Words.data(), A.Base + A.Offset, Count * 8),
+                     "cuMemcpyDtoH", Error))
+      return false;
+    const ProbeParam *P = targetParam(L, A.Param);
+    for (size_t K = 0; K < Count; ++K) {
+      Buffer B;
+      if (!reach(L, Words[K], B))
+        continue;
+      B.Param = A.Param;
+      B.Word = A.Word;
+      B.Element = static_cast<unsigned>(K + 1);
+      if (P)
+        B.Type = elementTypeFor(*P, B.Element);
+      L.Buffers.push_back(B);
+    }
+  }
+  return true;
+}
+
+} // namespace
+
 /// Copies the argument values and finds the device buffers they point to.
 bool captureArguments(Launch &L, void **KernelParams, void **Extra,
                       std::string &Error) {
@@ -113,36 +189,20 @@ bool captureArguments(Launch &L, void **KernelParams, void **Extra,
         continue;
       uint64_t V;
       std::memcpy(&V, L.ArgBlob.data() + O + W, 8);
-      if (!V)
-        continue;
-      unsigned Type = 0;
-      if (cuPointerGetAttribute(&Type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                static_cast<CUdeviceptr>(V)) != CUDA_SUCCESS ||
-          Type != CU_MEMORYTYPE_DEVICE)
-        continue;
-      CUdeviceptr Base = 0;
-      size_t Extent = 0;
-      if (cuMemGetAddressRange(&Base, &Extent, static_cast<CUdeviceptr>(V)) !=
-          CUDA_SUCCESS)
-        continue;
-      bool Seen = std::any_of(L.Buffers.begin(), L.Buffers.end(),
-                              [&](const Buffer &B) { return B.Base == Base; });
-      if (Seen)
-        continue;
       Buffer B;
+      if (!reach(L, V, B))
+        continue;
       B.Param = I;
       B.Word = static_cast<unsigned>(W / 8);
-      B.Base = Base;
-      B.Size = Extent;
-      B.Offset = static_cast<CUdeviceptr>(V) - Base;
       if (L.Target && W == 0)
-        for (const ProbeParam &P : L.Target->Params)
-          if (P.Index == I)
-            B.Type = elementTypeFor(P);
+        if (const ProbeParam *P = targetParam(L, I)) {
+          B.Type = elementTypeFor(*P);
+          B.PointerArray = P->PointerArray;
+        }
       L.Buffers.push_back(B);
     }
   }
-  return true;
+  return reachThroughArrays(L, Error);
 }
 
 CUresult relaunch(const Launch &L) {
@@ -157,6 +217,17 @@ CUresult relaunch(const Launch &L) {
   return cuLaunchKernel(L.Function, L.Grid[0], L.Grid[1], L.Grid[2], L.Block[0],
                         L.Block[1], L.Block[2], L.Shared, L.Stream, Args,
                         nullptr);
+}
+
+std::vector<uint8_t> canonicalContents(const Launch &L, const Buffer &B,
+                                       std::vector<uint8_t> Data) {
+  if (!B.PointerArray)
+    return Data;
+  std::vector<AllocationRange> Ranges;
+  for (const Buffer &Other : L.Buffers)
+    Ranges.push_back({Other.Base, Other.Size});
+  canonicalPointers(Data, B.Offset % 8, Ranges);
+  return Data;
 }
 
 //===-------------------------------------------------------------------===//

@@ -33,6 +33,7 @@ struct SnapshotEntry {
   std::string Kernel; ///< kernelBaseName
   unsigned Ordinal = 0;
   unsigned Param = 0, Word = 0;
+  unsigned Element = 0; ///< BufferCheck::Element
   uint64_t Bytes = 0;
   uint64_t Offset = 0; ///< of the parameter's pointer in the allocation
   bool Written = false;
@@ -66,7 +67,8 @@ public:
   void saveLaunchCount(const std::string &Kernel, unsigned Count);
 
   const SnapshotEntry *find(const std::string &Kernel, unsigned Ordinal,
-                            unsigned Param, unsigned Word) const;
+                            unsigned Param, unsigned Word,
+                            unsigned Element) const;
   /// The buffers the reference saved for one launch (empty: not verified).
   std::vector<const SnapshotEntry *> launch(const std::string &Kernel,
                                             unsigned Ordinal) const;
@@ -75,8 +77,8 @@ public:
     return !launch(Kernel, Ordinal).empty();
   }
   /// Whether any launch of Kernel on record wrote this argument's buffer.
-  bool everWritten(const std::string &Kernel, unsigned Param,
-                   unsigned Word) const;
+  bool everWritten(const std::string &Kernel, unsigned Param, unsigned Word,
+                   unsigned Element) const;
   /// -1 when the reference did not record a count for Kernel.
   long launchCount(const std::string &Kernel) const;
 
@@ -84,7 +86,8 @@ private:
   bool appendLine(const std::string &Line, std::string &Error);
 
   std::string Dir;
-  std::map<std::tuple<std::string, unsigned, unsigned, unsigned>, SnapshotEntry>
+  std::map<std::tuple<std::string, unsigned, unsigned, unsigned, unsigned>,
+           SnapshotEntry>
       Entries;
   std::map<std::string, long> Counts;
 };

@@ -32,10 +32,18 @@ constexpr unsigned char Poison = 0xff; // NaN for floats, -1 for ints
 /// One device buffer reached through a pointer argument.
 struct Buffer {
   unsigned Param = 0, Word = 0;
+  /// 0, or K + 1 for an allocation first reached through element K of the
+  /// argument's array of device pointers (BufferCheck::Element).
+  unsigned Element = 0;
   CUdeviceptr Base = 0;
   size_t Size = 0;
-  size_t Offset = 0; ///< of the argument's pointer inside the allocation
+  /// Of the argument's pointer (of element K's) inside the allocation.
+  size_t Offset = 0;
   ElementType Type;
+  /// The argument is an array of device pointers: its contents are saved
+  /// and compared as (buffer, offset) pairs (canonicalPointers), since the
+  /// addresses differ from one run to the next.
+  bool PointerArray = false;
   CUdeviceptr Before = 0, After = 0; ///< device copies (pool-owned)
   /// Metrics with restoreWrittenOnly: the program's own launch left this
   /// buffer as it found it, so relaunches need not restore it.
@@ -120,8 +128,9 @@ struct ProbeState {
   bool Finalized = false;
   bool CountsChecked = false;
   std::map<std::string, std::string> NameCache; ///< mangled -> base
-  /// Reference run: (kernel, param, word) that some verified launch wrote.
-  std::set<std::tuple<std::string, unsigned, unsigned>> WrittenEver;
+  /// Reference run: (kernel, param, word, element) that some verified
+  /// launch wrote.
+  std::set<std::tuple<std::string, unsigned, unsigned, unsigned>> WrittenEver;
 };
 
 ProbeState &state();
@@ -137,6 +146,11 @@ void kernelAttributes(Launch &L);
 bool captureArguments(Launch &L, void **KernelParams, void **Extra,
                       std::string &Error);
 CUresult relaunch(const Launch &L);
+/// What is saved and compared of B: its contents, with the device pointers
+/// of an array of them (Buffer::PointerArray) written as (buffer, offset)
+/// pairs of this launch (canonicalPointers).
+std::vector<uint8_t> canonicalContents(const Launch &L, const Buffer &B,
+                                       std::vector<uint8_t> Data);
 bool snapshotTo(Launch &L, CUdeviceptr Buffer::*Slot, std::string &Error);
 bool restoreFrom(Launch &L, CUdeviceptr Buffer::*Slot, std::string &Error);
 void release(Launch &L);

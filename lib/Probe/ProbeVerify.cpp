@@ -107,6 +107,7 @@ void verifyReference(Launch &L, std::string &Error) {
   for (size_t I = 0; I < N; ++I) {
     Checks[I].Param = L.Buffers[I].Param;
     Checks[I].Word = L.Buffers[I].Word;
+    Checks[I].Element = L.Buffers[I].Element;
     Checks[I].Bytes = L.Buffers[I].Size;
     Checks[I].Written = bufferChanged(Before[I], After[I]);
   }
@@ -117,10 +118,12 @@ void verifyReference(Launch &L, std::string &Error) {
   std::vector<std::vector<uint8_t>> Poisoned(N);
   for (size_t I = 0; I < N; ++I)
     if (Checks[I].Written)
-      S.WrittenEver.insert({L.Kernel, Checks[I].Param, Checks[I].Word});
+      S.WrittenEver.insert(
+          {L.Kernel, Checks[I].Param, Checks[I].Word, Checks[I].Element});
   if (L.What == Action::Verify) {
     for (size_t I = 0; I < N; ++I) {
-      if (!S.WrittenEver.count({L.Kernel, Checks[I].Param, Checks[I].Word}))
+      if (!S.WrittenEver.count(
+              {L.Kernel, Checks[I].Param, Checks[I].Word, Checks[I].Element}))
         continue;
       std::string PoisonError;
       if (!poisonedRun(L, I, Poisoned[I], PoisonError)) {
@@ -138,12 +141,17 @@ void verifyReference(Launch &L, std::string &Error) {
     E.Ordinal = L.Record.Ordinal;
     E.Param = Checks[I].Param;
     E.Word = Checks[I].Word;
+    E.Element = Checks[I].Element;
     E.Offset = L.Buffers[I].Offset;
     E.Written = Checks[I].Written;
     Checks[I].PoisonChecked = !Poisoned[I].empty();
+    const Buffer &B = L.Buffers[I];
+    std::vector<uint8_t> Saved = canonicalContents(L, B, After[I]);
+    if (!Poisoned[I].empty())
+      Poisoned[I] = canonicalContents(L, B, std::move(Poisoned[I]));
     std::string SaveError;
-    if (!S.Store->save(E, After[I],
-                       Poisoned[I].empty() ? nullptr : &Poisoned[I], SaveError))
+    if (!S.Store->save(E, Saved, Poisoned[I].empty() ? nullptr : &Poisoned[I],
+                       SaveError))
       error(SaveError);
   }
   L.Record.Buffers = std::move(Checks);
@@ -278,6 +286,7 @@ void verifyCandidate(Launch &L, std::string &Error, bool CanRelaunch) {
     BufferCheck &C = Checks[I];
     C.Param = B.Param;
     C.Word = B.Word;
+    C.Element = B.Element;
     C.Bytes = B.Size;
     if (!Device || !changedOnDevice(B, L.Stream, C.Written).empty()) {
       std::vector<uint8_t> Before;
@@ -286,25 +295,28 @@ void verifyCandidate(Launch &L, std::string &Error, bool CanRelaunch) {
       C.Written = bufferChanged(Before, After[I]);
       AllOnDevice = false;
     }
-    Refs[I] = S.Store->find(L.Kernel, L.Record.Ordinal, B.Param, B.Word);
+    Refs[I] =
+        S.Store->find(L.Kernel, L.Record.Ordinal, B.Param, B.Word, B.Element);
     if (!Refs[I]) {
       C.Status = "missing-snapshot";
       C.Detail = "the reference saved no buffer for this argument";
       continue;
     }
-    C.UnexpectedWrite =
-        C.Written && !S.Store->everWritten(L.Kernel, B.Param, B.Word);
+    C.UnexpectedWrite = C.Written && !S.Store->everWritten(L.Kernel, B.Param,
+                                                           B.Word, B.Element);
     std::string ReadError;
     if (!S.Store->read(*Refs[I], Expected[I], ReadError)) {
       C.Status = "missing-snapshot";
       C.Detail = ReadError;
       continue;
     }
-    if (Device && compareUploaded(B, Expected[I], B.Base, L.Stream, C))
+    // Arrays of device pointers are compared as (buffer, offset) pairs.
+    if (Device && !B.PointerArray &&
+        compareUploaded(B, Expected[I], B.Base, L.Stream, C))
       continue;
     if (!HostAfter(I))
       return;
-    compareInto(B, Expected[I], After[I], C);
+    compareInto(B, Expected[I], canonicalContents(L, B, After[I]), C);
     AllOnDevice = false;
   }
   // The reference saved buffers this launch does not reach.
@@ -316,6 +328,7 @@ void verifyCandidate(Launch &L, std::string &Error, bool CanRelaunch) {
     BufferCheck C;
     C.Param = E->Param;
     C.Word = E->Word;
+    C.Element = E->Element;
     C.Bytes = E->Bytes;
     C.Status = "missing-snapshot";
     C.Detail = "the argument does not point to device memory in this run";
@@ -352,12 +365,12 @@ void verifyCandidate(Launch &L, std::string &Error, bool CanRelaunch) {
     // Even a failed relaunch may have changed the buffers: restore below.
     Relaunched |= Read;
     bool Compared = Read && poisonedRelaunch(L, I, PoisonError);
-    if (Compared &&
-        !(Device && compareUploaded(B, Want, B.Base, L.Stream, Poisoned))) {
+    if (Compared && !(Device && !B.PointerArray &&
+                      compareUploaded(B, Want, B.Base, L.Stream, Poisoned))) {
       AllOnDevice = false;
       Compared = toHost(B.Base, B.Size, Got, PoisonError);
       if (Compared)
-        compareInto(B, Want, Got, Poisoned);
+        compareInto(B, Want, canonicalContents(L, B, std::move(Got)), Poisoned);
     }
     if (!Compared) {
       error(L.Kernel + " launch " + std::to_string(L.Record.Ordinal) +

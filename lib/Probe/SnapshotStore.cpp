@@ -25,10 +25,13 @@ std::string fileName(const SnapshotEntry &E) {
     Safe.resize(80);
   // The name alone may collide ("k<int>" and "k_int_"): add its hash.
   char Buf[64];
-  std::snprintf(Buf, sizeof(Buf), "-%08zx.%u.p%u.w%u.bin",
+  std::snprintf(Buf, sizeof(Buf), "-%08zx.%u.p%u.w%u",
                 std::hash<std::string>()(E.Kernel) & 0xffffffffu, E.Ordinal,
                 E.Param, E.Word);
-  return Safe + Buf;
+  std::string Name = Safe + Buf;
+  if (E.Element)
+    Name += ".e" + std::to_string(E.Element);
+  return Name + ".bin";
 }
 
 std::string systemError(const std::string &What, const std::string &Path) {
@@ -107,12 +110,17 @@ bool SnapshotStore::save(SnapshotEntry E, const std::vector<uint8_t> &Data,
   if (E.PoisonChecked &&
       !writeFile(Dir + "/" + E.File + ".poisoned", *Poisoned, Error))
     return false;
-  json J{{"kernel", E.Kernel},   {"ordinal", E.Ordinal},
-         {"param", E.Param},     {"word", E.Word},
-         {"bytes", E.Bytes},     {"offset", E.Offset},
-         {"written", E.Written}, {"poisonChecked", E.PoisonChecked},
+  json J{{"kernel", E.Kernel},
+         {"ordinal", E.Ordinal},
+         {"param", E.Param},
+         {"word", E.Word},
+         {"element", E.Element},
+         {"bytes", E.Bytes},
+         {"offset", E.Offset},
+         {"written", E.Written},
+         {"poisonChecked", E.PoisonChecked},
          {"file", E.File}};
-  Entries[{E.Kernel, E.Ordinal, E.Param, E.Word}] = E;
+  Entries[{E.Kernel, E.Ordinal, E.Param, E.Word, E.Element}] = E;
   return appendLine(
       J.dump(-1, ' ', false, json::error_handler_t::replace) + "\n", Error);
 }
@@ -151,6 +159,7 @@ bool SnapshotStore::load(std::string &Error) {
       E.Ordinal = J.at("ordinal").get<unsigned>();
       E.Param = J.at("param").get<unsigned>();
       E.Word = J.at("word").get<unsigned>();
+      E.Element = J.value("element", 0u);
       E.Bytes = J.at("bytes").get<uint64_t>();
       E.Offset = J.at("offset").get<uint64_t>();
       E.Written = J.at("written").get<bool>();
@@ -158,7 +167,7 @@ bool SnapshotStore::load(std::string &Error) {
       E.File = J.at("file").get<std::string>();
       if (E.File.find('/') != std::string::npos)
         throw std::runtime_error("file name with a slash");
-      Entries[{E.Kernel, E.Ordinal, E.Param, E.Word}] = E;
+      Entries[{E.Kernel, E.Ordinal, E.Param, E.Word, E.Element}] = E;
     } catch (const std::exception &Ex) {
       Error = Manifest + ":" + std::to_string(LineNo) + ": " + Ex.what();
       return false;
@@ -180,15 +189,16 @@ bool SnapshotStore::readPoisoned(const SnapshotEntry &E,
 
 const SnapshotEntry *SnapshotStore::find(const std::string &Kernel,
                                          unsigned Ordinal, unsigned Param,
-                                         unsigned Word) const {
-  auto It = Entries.find({Kernel, Ordinal, Param, Word});
+                                         unsigned Word,
+                                         unsigned Element) const {
+  auto It = Entries.find({Kernel, Ordinal, Param, Word, Element});
   return It == Entries.end() ? nullptr : &It->second;
 }
 
 std::vector<const SnapshotEntry *>
 SnapshotStore::launch(const std::string &Kernel, unsigned Ordinal) const {
   std::vector<const SnapshotEntry *> Out;
-  for (auto It = Entries.lower_bound({Kernel, Ordinal, 0u, 0u});
+  for (auto It = Entries.lower_bound({Kernel, Ordinal, 0u, 0u, 0u});
        It != Entries.end() && std::get<0>(It->first) == Kernel &&
        std::get<1>(It->first) == Ordinal;
        ++It)
@@ -197,9 +207,10 @@ SnapshotStore::launch(const std::string &Kernel, unsigned Ordinal) const {
 }
 
 bool SnapshotStore::everWritten(const std::string &Kernel, unsigned Param,
-                                unsigned Word) const {
+                                unsigned Word, unsigned Element) const {
   for (const auto &[Key, E] : Entries)
-    if (E.Kernel == Kernel && E.Param == Param && E.Word == Word && E.Written)
+    if (E.Kernel == Kernel && E.Param == Param && E.Word == Word &&
+        E.Element == Element && E.Written)
       return true;
   return false;
 }

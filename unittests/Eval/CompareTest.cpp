@@ -47,6 +47,76 @@ TEST(ElementTypeTest, FromModelNames) {
   EXPECT_EQ(elementTypeFor("integer", 4, false).Kind, ElementKind::Bytes);
 }
 
+TEST(ElementTypeTest, ArraysOfDevicePointers) {
+  ProbeParam P{0, true, "float *", 8, false};
+  // The array itself holds addresses: compared as bytes (canonical ones).
+  EXPECT_EQ(elementTypeFor(P).Kind, ElementKind::Bytes);
+  // Without the inner element, what its elements reach is bytes too.
+  EXPECT_EQ(elementTypeFor(P, 1).Kind, ElementKind::Bytes);
+  P.PointerArray = true;
+  P.InnerElementType = "float";
+  P.InnerElementSize = 4;
+  P.InnerFloat = true;
+  EXPECT_EQ(elementTypeFor(P, 0).Kind, ElementKind::Bytes);
+  EXPECT_EQ(elementTypeFor(P, 1).Kind, ElementKind::Float);
+  EXPECT_EQ(elementTypeFor(P, 7).Size, 4u);
+  P.InnerElementType = "double";
+  P.InnerElementSize = 8;
+  EXPECT_EQ(elementTypeFor(P, 3).Kind, ElementKind::Double);
+}
+
+TEST(CanonicalPointersTest, AddressesBecomeBufferAndOffset) {
+  // Two runs: the same layout of pointers at other addresses.
+  auto Run = [](uint64_t A, uint64_t B) {
+    std::vector<AllocationRange> Ranges = {
+        {0x7f0000001000, 0x100}, {A, 0x4000}, {B, 0x4000}};
+    // An array of 4 pointers: into A at 0 and 0x1000, into B at 0x200, and
+    // one to memory no range holds (left as it is).
+    std::vector<uint64_t> Words = {A, A + 0x1000, B + 0x200, 0x1234};
+    std::vector<uint8_t> Data = bytesOf(Words);
+    canonicalPointers(Data, 0, Ranges);
+    return Data;
+  };
+  std::vector<uint8_t> First = Run(0x7f0000200000, 0x7f0000100000);
+  std::vector<uint8_t> Second = Run(0x7f0000600000, 0x7f0000400000);
+  EXPECT_EQ(First, Second);
+  uint64_t W[4];
+  std::memcpy(W, First.data(), 32);
+  EXPECT_EQ(W[0], (uint64_t(0xC7) << 56) | (uint64_t(1) << 40));
+  EXPECT_EQ(W[1], (uint64_t(0xC7) << 56) | (uint64_t(1) << 40) | 0x1000);
+  EXPECT_EQ(W[2], (uint64_t(0xC7) << 56) | (uint64_t(2) << 40) | 0x200);
+  EXPECT_EQ(W[3], 0x1234u);
+  // A pointer to another place, or to the other buffer, differs.
+  std::vector<AllocationRange> Ranges = {{0x1000, 0x100}, {0x2000, 0x100}};
+  std::vector<uint64_t> Here = {0x1010}, There = {0x1018}, Other = {0x2010};
+  std::vector<uint8_t> H = bytesOf(Here), T = bytesOf(There),
+                       O = bytesOf(Other);
+  canonicalPointers(H, 0, Ranges);
+  canonicalPointers(T, 0, Ranges);
+  canonicalPointers(O, 0, Ranges);
+  EXPECT_NE(H, T);
+  EXPECT_NE(H, O);
+  // One past a buffer's end is not inside it.
+  std::vector<uint64_t> End = {0x1100};
+  std::vector<uint8_t> E = bytesOf(End);
+  canonicalPointers(E, 0, Ranges);
+  EXPECT_EQ(E, bytesOf(End));
+}
+
+TEST(CanonicalPointersTest, WordsAlignedWithTheArray) {
+  // The array starts 4 bytes into its buffer: words are read from there.
+  std::vector<AllocationRange> Ranges = {{0x5000, 0x100}};
+  std::vector<uint8_t> Data(4 + 16, 0);
+  uint64_t P = 0x5010;
+  std::memcpy(Data.data() + 4, &P, 8);
+  std::memcpy(Data.data() + 12, &P, 8);
+  canonicalPointers(Data, 4, Ranges);
+  uint64_t W;
+  std::memcpy(&W, Data.data() + 12, 8);
+  EXPECT_EQ(W, (uint64_t(0xC7) << 56) | 0x10);
+  EXPECT_EQ(Data[0], 0);
+}
+
 TEST(CompareTest, EqualFloatBuffers) {
   std::vector<float> A = {1, 2, 3, -0.0f};
   std::vector<float> B = {1, 2, 3, 0.0f};

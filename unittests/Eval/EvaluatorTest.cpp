@@ -233,6 +233,40 @@ TEST(TargetKernelsTest, TemplateElementsComparedAsTheirInstantiations) {
   EXPECT_EQ(elementTypeFor((*T)[0].Params[1]).Kind, ElementKind::Bytes);
 }
 
+TEST(TargetKernelsTest, TypedefsAndPointerArraysComparedByWhatTheyHold) {
+  // `typedef float real; real *x`, `float **a` as the model describes them.
+  KernelModel M;
+  KernelInfo K;
+  K.Name = K.QualifiedName = "k";
+  ParamInfo X, A;
+  X.Index = 0;
+  X.IsPointer = true;
+  X.ElementType = "real";
+  X.CanonicalElementType = "float";
+  X.ElementSize = 4;
+  X.IsFloat = true;
+  A.Index = 1;
+  A.IsPointer = true;
+  A.ElementType = A.CanonicalElementType = "float *";
+  A.ElementSize = 8;
+  A.ElementIsPointer = true;
+  A.InnerElementType = "float";
+  A.InnerElementSize = 4;
+  A.InnerIsFloat = true;
+  K.Params = {X, A};
+  K.Launches.emplace_back();
+  M.Kernels.push_back(K);
+  auto T = targetKernels(M, {});
+  ASSERT_TRUE(bool(T)) << toString(T.takeError());
+  ASSERT_EQ(T->size(), 1u);
+  const ProbeParam &P0 = (*T)[0].Params[0], &P1 = (*T)[0].Params[1];
+  EXPECT_EQ(P0.ElementType, "float");
+  EXPECT_EQ(elementTypeFor(P0).Kind, ElementKind::Float);
+  EXPECT_TRUE(P1.PointerArray);
+  EXPECT_EQ(elementTypeFor(P1).Kind, ElementKind::Bytes);
+  EXPECT_EQ(elementTypeFor(P1, 1).Kind, ElementKind::Float);
+}
+
 TEST(DevicePoolTest, OneRunPerDevice) {
   DevicePool P({4, 7});
   unsigned A = P.acquire(), B = P.acquire();

@@ -23,6 +23,12 @@ ProbeConfig sampleConfig() {
   K.Name = "ops::scale";
   K.Params.push_back({0, true, "float", 4, true});
   K.Params.push_back({1, false, "int", 4, false});
+  ProbeParam Array{2, true, "float *", 8, false};
+  Array.PointerArray = true;
+  Array.InnerElementType = "float";
+  Array.InnerElementSize = 4;
+  Array.InnerFloat = true;
+  K.Params.push_back(Array);
   C.Kernels.push_back(K);
   C.VerifyFirst = 2;
   C.VerifyLast = false;
@@ -54,10 +60,16 @@ TEST(ProbeProtocolTest, ConfigRoundTrip) {
   EXPECT_EQ(R->Mode, ProbeMode::Candidate);
   ASSERT_EQ(R->Kernels.size(), 1u);
   EXPECT_EQ(R->Kernels[0].Name, "ops::scale");
-  ASSERT_EQ(R->Kernels[0].Params.size(), 2u);
+  ASSERT_EQ(R->Kernels[0].Params.size(), 3u);
   EXPECT_TRUE(R->Kernels[0].Params[0].Pointer);
   EXPECT_EQ(R->Kernels[0].Params[0].ElementType, "float");
+  EXPECT_FALSE(R->Kernels[0].Params[0].PointerArray);
   EXPECT_EQ(R->Kernels[0].Params[1].Index, 1u);
+  const ProbeParam &Array = R->Kernels[0].Params[2];
+  EXPECT_TRUE(Array.PointerArray);
+  EXPECT_EQ(Array.InnerElementType, "float");
+  EXPECT_EQ(Array.InnerElementSize, 4u);
+  EXPECT_TRUE(Array.InnerFloat);
   EXPECT_EQ(R->VerifyFirst, 2u);
   EXPECT_FALSE(R->VerifyLast);
   EXPECT_EQ(R->SnapshotDir, "/tmp/run/snap");
@@ -149,6 +161,7 @@ TEST(ProbeProtocolTest, ResultRoundTripKeepsNonFiniteErrors) {
   BufferCheck B;
   B.Param = 3;
   B.Word = 1;
+  B.Element = 5;
   B.Bytes = 4096;
   B.Status = "mismatch";
   B.Written = true;
@@ -189,6 +202,7 @@ TEST(ProbeProtocolTest, ResultRoundTripKeepsNonFiniteErrors) {
   const BufferCheck &BB = BL.Buffers[0];
   EXPECT_EQ(BB.Param, 3u);
   EXPECT_EQ(BB.Word, 1u);
+  EXPECT_EQ(BB.Element, 5u);
   EXPECT_EQ(BB.Status, "mismatch");
   EXPECT_TRUE(BB.Written);
   EXPECT_TRUE(BB.UnexpectedWrite);

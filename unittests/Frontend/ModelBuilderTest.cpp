@@ -174,6 +174,46 @@ void go(float *a, double *d, int *c) {
   EXPECT_EQ(M.Params[0].InstanceElementSize, 0u);
 }
 
+TEST(ModelBuilderTest, ArraysOfDevicePointersKnowTheirInnerElement) {
+  Parsed P = parse(R"(
+typedef float real;
+__global__ void k(const real *const *a, double **d, float *c, int n) {
+  c[threadIdx.x] = a[blockIdx.x][threadIdx.x] + d[0][0];
+}
+void go(const float **a, double **d, float *c) { k<<<1, 32>>>(a, d, c, 4); }
+)");
+  ASSERT_EQ(P.Model.Kernels.size(), 1u);
+  const KernelInfo &K = P.Model.Kernels[0];
+  ASSERT_EQ(K.Params.size(), 4u);
+  EXPECT_TRUE(K.Params[0].ElementIsPointer);
+  EXPECT_EQ(K.Params[0].ElementSize, 8u);
+  EXPECT_EQ(K.Params[0].InnerElementType, "float");
+  EXPECT_EQ(K.Params[0].InnerElementSize, 4u);
+  EXPECT_TRUE(K.Params[0].InnerIsFloat);
+  EXPECT_TRUE(K.Params[1].ElementIsPointer);
+  EXPECT_EQ(K.Params[1].InnerElementType, "double");
+  EXPECT_EQ(K.Params[1].InnerElementSize, 8u);
+  // A plain pointer and a scalar hold no pointers to follow.
+  EXPECT_FALSE(K.Params[2].ElementIsPointer);
+  EXPECT_FALSE(K.Params[3].ElementIsPointer);
+}
+
+TEST(ModelBuilderTest, ElementsSeenThroughTypedefs) {
+  Parsed P = parse(R"(
+typedef float real;
+using idx = unsigned int;
+__global__ void k(real *x, const idx *i) { x[threadIdx.x] = i[threadIdx.x]; }
+void go(real *x, idx *i) { k<<<1, 32>>>(x, i); }
+)");
+  ASSERT_EQ(P.Model.Kernels.size(), 1u);
+  const KernelInfo &K = P.Model.Kernels[0];
+  // As written for the rewrites, as the compiler sees it for the verifier.
+  EXPECT_EQ(K.Params[0].ElementType, "real");
+  EXPECT_EQ(K.Params[0].CanonicalElementType, "float");
+  EXPECT_EQ(K.Params[1].ElementType, "idx");
+  EXPECT_EQ(K.Params[1].CanonicalElementType, "unsigned int");
+}
+
 TEST(ModelBuilderTest, LaunchSpansPointAtTheWrittenText) {
   std::string Body =
       "__global__ void k(int *a) { a[threadIdx.x] = 1; }\n"

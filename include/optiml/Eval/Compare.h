@@ -48,6 +48,24 @@ struct ElementType {
 ElementType elementTypeFor(llvm::StringRef TypeName, unsigned ElementSize,
                            bool IsFloat);
 ElementType elementTypeFor(const ProbeParam &P);
+/// The element type of one of P's buffers: Element 0 is the allocation the
+/// argument points into; an allocation reached through an array of device
+/// pointers (BufferCheck::Element > 0) holds P's inner elements.
+ElementType elementTypeFor(const ProbeParam &P, unsigned Element);
+
+/// A device allocation of one launch: [Base, Base + Size).
+struct AllocationRange {
+  uint64_t Base = 0, Size = 0;
+};
+
+/// Writes each 8-byte word of Data that starts at Align (mod 8) and holds
+/// an address inside one of Ranges as the pair (which range, offset in
+/// it): 0xC7 in the top byte, the range's index in the next 16 bits, the
+/// offset in the low 40. Two runs of a program whose arrays of device
+/// pointers point to the same places in the same buffers then save the
+/// same bytes, though the addresses differ. Other words are left alone.
+void canonicalPointers(std::vector<uint8_t> &Data, size_t Align,
+                       llvm::ArrayRef<AllocationRange> Ranges);
 
 const char *toString(ElementKind K);
 

@@ -43,6 +43,12 @@ struct ProbeParam {
   std::string ElementType; ///< "float", "double", "__half", "int", ...
   unsigned ElementSize = 0;
   bool Float = false;
+  /// The elements are device pointers (`float **`): the probe follows them
+  /// to the allocations they point into, whose elements are Inner*.
+  bool PointerArray = false;
+  std::string InnerElementType;
+  unsigned InnerElementSize = 0;
+  bool InnerFloat = false;
 };
 
 struct ProbeKernel {
@@ -136,6 +142,10 @@ struct BufferCheck {
   /// 8-byte word of the parameter holding the pointer (0 for a plain
   /// pointer parameter; a struct parameter can hold several).
   unsigned Word = 0;
+  /// 0: the allocation the argument points into. K + 1: an allocation the
+  /// argument's array of device pointers reaches, first through its
+  /// element K (ProbeParam::PointerArray).
+  unsigned Element = 0;
   uint64_t Bytes = 0;
   /// "ok", "mismatch", "size-mismatch", "missing-snapshot", or
   /// "stale-output": the buffer is right only when it already held the

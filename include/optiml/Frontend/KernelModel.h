@@ -40,7 +40,10 @@ struct ParamInfo {
   std::string Name;
   std::string Type; ///< as written, e.g. "const float *__restrict__"
   bool IsPointer = false;
-  std::string ElementType;  ///< pointee (pointers) or the type itself
+  std::string ElementType; ///< pointee (pointers) or the type itself
+  /// ElementType with typedefs and aliases seen through (`real` of
+  /// `typedef float real` is "float"): what the verifier reads values as.
+  std::string CanonicalElementType;
   unsigned ElementSize = 0; ///< bytes; 0 if dependent or incomplete
   bool IsConst = false;     ///< pointee is const (pointers) / param is const
   bool IsRestrict = false;  ///< the pointer is __restrict__
@@ -52,6 +55,12 @@ struct ParamInfo {
   std::string InstanceElementType;
   unsigned InstanceElementSize = 0;
   bool InstanceIsFloat = false;
+  /// The element is itself a pointer (`float **a`, an array of device
+  /// pointers): what those point to, so the verifier can follow them.
+  bool ElementIsPointer = false;
+  std::string InnerElementType;
+  unsigned InnerElementSize = 0;
+  bool InnerIsFloat = false;
   /// Read and written through this parameter inside the kernel (pointers).
   bool Read = false;
   bool Written = false;

@@ -190,6 +190,34 @@ bool floatsAgree(double E, double A, const Tolerance &Tol, double &MaxAbs,
 
 } // namespace
 
+void canonicalPointers(std::vector<uint8_t> &Data, size_t Align,
+                       llvm::ArrayRef<AllocationRange> Ranges) {
+  constexpr uint64_t Tag = uint64_t(0xC7) << 56;
+  constexpr uint64_t OffsetLimit = uint64_t(1) << 40;
+  // Range indices by base, for a binary search per word.
+  std::vector<size_t> ByBase;
+  for (size_t J = 0; J < Ranges.size() && J < 0x10000; ++J)
+    ByBase.push_back(J);
+  std::sort(ByBase.begin(), ByBase.end(), [&](size_t A, size_t B) {
+    return Ranges[A].Base < Ranges[B].Base;
+  });
+  for (size_t At = Align % 8; At + 8 <= Data.size(); At += 8) {
+    uint64_t V;
+    std::memcpy(&V, Data.data() + At, 8);
+    auto It = std::upper_bound(
+        ByBase.begin(), ByBase.end(), V,
+        [&](uint64_t Value, size_t J) { return Value < Ranges[J].Base; });
+    if (It == ByBase.begin())
+      continue;
+    size_t J = *std::prev(It);
+    uint64_t Off = V - Ranges[J].Base;
+    if (Off >= Ranges[J].Size || Off >= OffsetLimit)
+      continue;
+    uint64_t C = Tag | (uint64_t(J) << 40) | Off;
+    std::memcpy(Data.data() + At, &C, 8);
+  }
+}
+
 const char *toString(ElementKind K) {
   switch (K) {
   case ElementKind::Bytes:
@@ -225,6 +253,14 @@ ElementType elementTypeFor(const ProbeParam &P) {
   if (!P.Pointer)
     return ElementType{};
   return elementTypeFor(P.ElementType, P.ElementSize, P.Float);
+}
+
+ElementType elementTypeFor(const ProbeParam &P, unsigned Element) {
+  if (!Element)
+    return elementTypeFor(P);
+  if (!P.Pointer || !P.PointerArray)
+    return ElementType{};
+  return elementTypeFor(P.InnerElementType, P.InnerElementSize, P.InnerFloat);
 }
 
 Tolerance defaultTolerance(ElementKind K) {

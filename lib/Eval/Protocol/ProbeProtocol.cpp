@@ -172,12 +172,20 @@ Tolerance readTolerance(const json &J, const std::string &Where) {
 
 json toJSON(const ProbeKernel &K) {
   json Params = json::array();
-  for (const ProbeParam &P : K.Params)
-    Params.push_back(json{{"index", P.Index},
-                          {"pointer", P.Pointer},
-                          {"elementType", P.ElementType},
-                          {"elementSize", P.ElementSize},
-                          {"float", P.Float}});
+  for (const ProbeParam &P : K.Params) {
+    json J{{"index", P.Index},
+           {"pointer", P.Pointer},
+           {"elementType", P.ElementType},
+           {"elementSize", P.ElementSize},
+           {"float", P.Float}};
+    if (P.PointerArray) {
+      J["pointerArray"] = true;
+      J["innerElementType"] = P.InnerElementType;
+      J["innerElementSize"] = P.InnerElementSize;
+      J["innerFloat"] = P.InnerFloat;
+    }
+    Params.push_back(std::move(J));
+  }
   return json{{"name", K.Name}, {"params", std::move(Params)}};
 }
 
@@ -198,6 +206,10 @@ ProbeKernel readKernel(const json &J, const std::string &Where) {
       field(PJ, "elementType", P.ElementType, PW);
       field(PJ, "elementSize", P.ElementSize, PW);
       field(PJ, "float", P.Float, PW);
+      field(PJ, "pointerArray", P.PointerArray, PW);
+      field(PJ, "innerElementType", P.InnerElementType, PW);
+      field(PJ, "innerElementSize", P.InnerElementSize, PW);
+      field(PJ, "innerFloat", P.InnerFloat, PW);
       K.Params.push_back(std::move(P));
     }
   }
@@ -207,6 +219,7 @@ ProbeKernel readKernel(const json &J, const std::string &Where) {
 json toJSON(const BufferCheck &B) {
   json J{{"param", B.Param},
          {"word", B.Word},
+         {"element", B.Element},
          {"bytes", B.Bytes},
          {"status", B.Status},
          {"written", B.Written},
@@ -232,6 +245,7 @@ BufferCheck readBuffer(const json &J, const std::string &Where) {
   BufferCheck B;
   field(J, "param", B.Param, Where);
   field(J, "word", B.Word, Where);
+  field(J, "element", B.Element, Where);
   field(J, "bytes", B.Bytes, Where);
   field(J, "status", B.Status, Where);
   field(J, "written", B.Written, Where);
