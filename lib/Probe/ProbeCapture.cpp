@@ -75,7 +75,7 @@ bool reach(const Launch &L, uint64_t V, Buffer &B) {
   if (std::any_of(L.Buffers.begin(), L.Buffers.end(),
                   [&](const Buffer &Seen) { return Seen.Base == Base; }))
     return false;
-  B.Base = Base;
+  B.Base = B.Home = Base;
   B.Size = Extent;
   B.Offset = static_cast<CUdeviceptr>(V) - Base;
   return true;
@@ -225,7 +225,7 @@ std::vector<uint8_t> canonicalContents(const Launch &L, const Buffer &B,
     return Data;
   std::vector<AllocationRange> Ranges;
   for (const Buffer &Other : L.Buffers)
-    Ranges.push_back({Other.Base, Other.Size});
+    Ranges.push_back({Other.Home, Other.Size});
   canonicalPointers(Data, B.Offset % 8, Ranges);
   return Data;
 }

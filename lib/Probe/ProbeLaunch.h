@@ -36,6 +36,10 @@ struct Buffer {
   /// argument's array of device pointers (BufferCheck::Element).
   unsigned Element = 0;
   CUdeviceptr Base = 0;
+  /// The allocation's address in the program: Base, which the staged last
+  /// launch swaps with its copy (finishStaged) while it is verified, is
+  /// not always that.
+  CUdeviceptr Home = 0;
   size_t Size = 0;
   /// Of the argument's pointer (of element K's) inside the allocation.
   size_t Offset = 0;
