@@ -4,11 +4,11 @@
 // address in every thread of the block, from arrays the kernel never
 // writes, so the same pointer). Recognized and rewritten (rows 4: blocks
 // of 16x4); checked on the host thread by thread before and after, and
-// compiled with nvcc. Not verified by `eval` on the GPU yet: the arrays
-// hold device addresses, which differ between two runs of the program,
-// so eval finds the reference nondeterministic, and it does not follow
-// the pointers to the matrices they name (the program's own CPU check
-// does). Look-alikes are in shared-tiling-block-styles.cu.
+// compiled with nvcc. On the GPU, `eval` follows the arrays to the
+// matrices they point to and compares the arrays themselves as (buffer,
+// offset) pairs, since their addresses differ between runs (docs/eval.md,
+// "Which buffers"; run 2026-12-07-styles-s28: 1 launch, 6 buffers agree).
+// Look-alikes are in shared-tiling-block-styles.cu.
 // REQUIRES: cuda-sdk
 // RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu && cp %s %t/all.cu
 // RUN: clang-optiml transforms -v %t/k.cu | FileCheck --check-prefix=WHY %s

@@ -2,10 +2,13 @@
 // the rows the reads move along: each thread computes cols adjacent columns
 // of its rows; where every bound holds (and the pitch is a multiple of cols,
 // the input aligned) each window row is loaded as float2/float4 vectors,
-// elsewhere each output is computed as the kernel does. Checked: the text,
-// nvcc without a warning, and every output of the rewrite against the
+// elsewhere each output is computed as the kernel does. A row's outputs,
+// stored as `out[y * w + x] = sum;`, are stored as one vector of the
+// thread's columns there (the output aligned too). Checked: the text, nvcc
+// without a warning, and every output of the rewrite against the
 // original's, computed thread by thread on the host for sizes where the
-// vectors apply, where they do not (odd widths, a misaligned input), and
+// vectors apply, where they do not (odd widths, a misaligned input or
+// output), and
 // edges (host-emulate.py, under AddressSanitizer: a vector read outside the
 // input fails). Refused: a stencil without a loop over its rows, a pitch
 // that is not the column bound, a kernel that reads threadIdx beyond its
@@ -19,11 +22,11 @@
 // RUN: clang-optiml apply %t/k.cu --edit %t/c2.json -o %t/c2.cu
 // RUN: FileCheck --check-prefix=C2 %s < %t/c2.cu
 // RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -Werror all-warnings -o %t/c2.o %t/c2.cu %}
-// RUN: python3 %inputs/edit/host-emulate.py %t/k.cu %t/c2.cu conv --rows 8 --cols 2 --sizes 70x66,71x65,33x36+1,40x64+2,8x10 | FileCheck --check-prefix=SAME %s
+// RUN: python3 %inputs/edit/host-emulate.py %t/k.cu %t/c2.cu conv --rows 8 --cols 2 --sizes 70x66,71x65,33x36+1,40x64+2,40x64o1,8x10 | FileCheck --check-prefix=SAME %s
 // RUN: echo '{"kind":"shared-tiling","target":"conv","params":{"rows":4,"cols":4}}' > %t/c4.json
 // RUN: clang-optiml apply %t/k.cu --edit %t/c4.json -o %t/c4.cu
 // RUN: FileCheck --check-prefix=C4 %s < %t/c4.cu
-// RUN: python3 %inputs/edit/host-emulate.py %t/k.cu %t/c4.cu conv --rows 4 --cols 4 --sizes 70x68,71x65,33x36+1,40x64+2 | FileCheck --check-prefix=SAME %s
+// RUN: python3 %inputs/edit/host-emulate.py %t/k.cu %t/c4.cu conv --rows 4 --cols 4 --sizes 70x68,71x65,33x36+1,40x64+2,40x64o2 | FileCheck --check-prefix=SAME %s
 // RUN: echo '{"kind":"shared-tiling","target":"box","params":{"rows":8,"cols":2}}' > %t/b2.json
 // RUN: clang-optiml apply %t/k.cu --edit %t/b2.json -o %t/b2.cu
 // RUN: FileCheck --check-prefix=B2 %s < %t/b2.cu
@@ -57,24 +60,27 @@
 
 // C2: const int xBase = (blockIdx.x * blockDim.x + threadIdx.x) * 2;
 // C2: const int yBase = (blockIdx.y * blockDim.y + threadIdx.y) * 8;
-// C2: xBase - 4 >= 0 && xBase + 6 <= w && w % 2 == 0 && reinterpret_cast<size_t>(in) % sizeof(float2) == 0) {
+// C2: xBase - 4 >= 0 && xBase + 6 <= w && w % 2 == 0 && reinterpret_cast<size_t>(in) % sizeof(float2) == 0 && reinterpret_cast<size_t>(out) % sizeof(float2) == 0) {
 // C2: float sum[8][2];
 // C2: const float2 *rowVec = reinterpret_cast<const float2 *>(&in[(size_t)gy * w + xBase - 4]);
 // C2: sum[f1][cx] += win[cx + kx + 1] * filt[ky * K + kx];
+// C2: *reinterpret_cast<float2 *>(&out[(size_t)y * w + xBase]) = make_float2(sum[f1][0], sum[f1][1]);
 // C2: } else {
 // C2: #pragma unroll 1
 // C2: const int x = xBase + cx;
 // C2: conv<<<dim3((grid.x + 1) / 2, (grid.y + 7) / 8, grid.z), block>>>(h, w, in, filt, out);
 
 // C4: const int xBase = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
-// C4: xBase - 4 >= 0 && xBase + 8 <= w && w % 4 == 0 && reinterpret_cast<size_t>(in) % sizeof(float4) == 0) {
+// C4: xBase - 4 >= 0 && xBase + 8 <= w && w % 4 == 0 && reinterpret_cast<size_t>(in) % sizeof(float4) == 0 && reinterpret_cast<size_t>(out) % sizeof(float4) == 0) {
 // C4: float win[12];
 // C4: const float4 v = rowVec[k];
 // C4: win[4 * k + 3] = v.w;
+// C4: *reinterpret_cast<float4 *>(&out[(size_t)y * w + xBase]) = make_float4(sum[f1][0], sum[f1][1], sum[f1][2], sum[f1][3]);
 // C4: conv<<<dim3((grid.x + 3) / 4, (grid.y + 3) / 4, grid.z), block>>>(h, w, in, filt, out);
 
 // B2: xBase - 2 >= 0 && xBase + 4 <= w && w % 2 == 0
 // B2: acc[f1][cx] += win[cx + dx + 2] * filt[(dy + 2) * 5 + dx + 2];
+// B2: *reinterpret_cast<float2 *>(&out[y * w + xBase]) = make_float2(acc[f1][0], acc[f1][1]);
 // B2: continue;
 // B2: box<<<dim3((((w + 15) / 16) + 1) / 2, (((h + 15) / 16) + 7) / 8), dim3(16, 16)>>>(h, w, in, filt, out);
 

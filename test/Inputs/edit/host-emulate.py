@@ -8,7 +8,8 @@ builtins the kernels use are declared for the host (threadIdx, blockIdx,
 blockDim, gridDim, float2, float4) and the original's one-line macros;
 built with AddressSanitizer where the
 compiler has it, so a read outside the input fails. Each size is HxW, with
-+N to start the input N floats past an aligned allocation.
++N to start the input N floats past an aligned allocation, and oM the
+outputs M floats past theirs.
 
     host-emulate.py ORIG NEW KERNEL --rows R --cols C --sizes 70x66,33x36+1
 """
@@ -45,6 +46,10 @@ struct U3 { unsigned x, y, z; };
 static U3 threadIdx, blockIdx, blockDim, gridDim;
 struct float2 { float x, y; };
 struct float4 { float x, y, z, w; };
+inline float2 make_float2(float a, float b) { return float2{a, b}; }
+inline float4 make_float4(float a, float b, float c, float d) {
+  return float4{a, b, c, d};
+}
 #define __global__
 #define __restrict__
 """
@@ -62,12 +67,12 @@ template <class F> static void launch(F f, unsigned gx, unsigned gy) {
 }
 int main(int argc, char **argv) {
   int h = atoi(argv[1]), w = atoi(argv[2]), off = atoi(argv[3]);
-  int rows = atoi(argv[4]), cols = atoi(argv[5]);
+  int rows = atoi(argv[4]), cols = atoi(argv[5]), outOff = atoi(argv[6]);
   float *base = (float *)malloc(sizeof(float) * (h * w + off));
   float *in = base + off;
   float *filt = (float *)malloc(sizeof(float) * 49);
-  float *a = (float *)calloc(h * w, sizeof(float));
-  float *b = (float *)calloc(h * w, sizeof(float));
+  float *a = (float *)calloc(h * w + outOff, sizeof(float)) + outOff;
+  float *b = (float *)calloc(h * w + outOff, sizeof(float)) + outOff;
   for (int i = 0; i < h * w; ++i) in[i] = (float)((i * 7919) % 1000) / 1000.f - 0.5f;
   for (int i = 0; i < 49; ++i) filt[i] = (float)((i * 31) % 17) / 17.f - 0.5f;
   unsigned gx = (w + 15) / 16, gy = (h + 15) / 16;
@@ -76,6 +81,8 @@ int main(int argc, char **argv) {
   int bad = 0;
   for (int i = 0; i < h * w; ++i) bad += a[i] != b[i];
   printf("%dx%d+%d: %d of %d outputs differ\n", h, w, off, bad, h * w);
+  if (outOff)
+    printf("(outputs %d floats past their allocation)\n", outOff);
   return bad != 0;
 }
 """
@@ -110,10 +117,11 @@ def main():
         failed = False
         env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
         for size in a.sizes.split(","):
-            m = re.fullmatch(r"(\d+)x(\d+)(?:\+(\d+))?", size)
+            m = re.fullmatch(r"(\d+)x(\d+)(?:\+(\d+))?(?:o(\d+))?", size)
             if not m:
                 sys.exit(f"host-emulate: bad size '{size}'")
-            r = subprocess.run([exe, m[1], m[2], m[3] or "0", str(a.rows), str(a.cols)],
+            r = subprocess.run([exe, m[1], m[2], m[3] or "0", str(a.rows), str(a.cols),
+                                m[4] or "0"],
                                capture_output=True, text=True, env=env)
             sys.stdout.write(r.stdout)
             if r.returncode != 0:

@@ -222,6 +222,83 @@ for (int ${K} = 0; ${K} < ${NV}; ++${K}) {
   return F;
 }
 
+namespace {
+
+const Expr *bare(const Expr *E) { return E->IgnoreParenImpCasts(); }
+
+bool refersTo(const Expr *E, const ValueDecl *D) {
+  const auto *R = dyn_cast<DeclRefExpr>(bare(E));
+  return R && R->getDecl() == D;
+}
+
+/// `A * pitch` or `pitch * A` (the pitch a name, as upperBoundName gives
+/// it), casts and parentheses aside.
+bool multipleOfPitch(const Expr *E, StringRef Pitch) {
+  const auto *M = dyn_cast<BinaryOperator>(bare(E));
+  if (!M || M->getOpcode() != BO_Mul)
+    return false;
+  auto IsPitch = [&](const Expr *Op) {
+    const auto *R = dyn_cast<DeclRefExpr>(bare(Op));
+    return R && R->getDecl()->getName() == Pitch;
+  };
+  return IsPitch(M->getLHS()) || IsPitch(M->getRHS());
+}
+
+} // namespace
+
+void planVectorStore(const EditContext &Ctx, const StencilPlan &P, ColsForm &CF,
+                     const RowNames &N, ArrayRef<const Stmt *> Post,
+                     ArrayRef<const VarDecl *> PerRow) {
+  if (Post.size() != 1)
+    return;
+  const auto *Store = dyn_cast<BinaryOperator>(Post.front());
+  if (!Store || Store->getOpcode() != BO_Assign)
+    return;
+  const auto *Sub = dyn_cast<ArraySubscriptExpr>(bare(Store->getLHS()));
+  const auto *Val = dyn_cast<DeclRefExpr>(bare(Store->getRHS()));
+  if (!Sub || !Val || !is_contained(PerRow, Val->getDecl()))
+    return;
+  // The element: `A + x` or `x + A`, A a multiple of the pitch that names
+  // neither the column nor a row's own variable.
+  const auto *Add = dyn_cast<BinaryOperator>(bare(Sub->getIdx()));
+  if (!Add || Add->getOpcode() != BO_Add)
+    return;
+  bool XLeft = refersTo(Add->getLHS(), P.X);
+  const Expr *X = XLeft ? Add->getLHS() : Add->getRHS();
+  const Expr *A = XLeft ? Add->getRHS() : Add->getLHS();
+  std::string Pitch = upperBoundName(P.GuardX);
+  if (!refersTo(X, P.X) || mentions(A, P.X) || Pitch.empty() ||
+      !multipleOfPitch(A, Pitch) ||
+      any_of(PerRow, [&](const VarDecl *D) { return mentions(A, D); }))
+    return;
+  // The array: a pointer parameter whose elements have a vector of Cols
+  // lanes, holding the row's variable's type exactly.
+  const auto *Out = dyn_cast<DeclRefExpr>(bare(Sub->getBase()));
+  const auto *OutParm = Out ? dyn_cast<ParmVarDecl>(Out->getDecl()) : nullptr;
+  if (!OutParm || !OutParm->getType()->isPointerType())
+    return;
+  QualType Elem = OutParm->getType()->getPointeeType();
+  std::optional<VectorForm> VF = vectorForm(Elem, Ctx.AST);
+  if (!VF || !is_contained({"float", "int", "uint", "double"}, VF->Prefix) ||
+      CF.Cols > VF->MaxWidth ||
+      !Ctx.AST.hasSameUnqualifiedType(Elem, Val->getDecl()->getType()))
+    return;
+  auto ASpan = looseExprSpan(Ctx, A);
+  if (!ASpan)
+    return;
+  std::string AText =
+      Ctx.Code.slice(ASpan->Begin.Offset, ASpan->End.Offset).str();
+  std::string VT = VF->type(CF.Cols), Name = OutParm->getNameAsString();
+  std::vector<std::string> Lanes;
+  for (int64_t C = 0; C < CF.Cols; ++C)
+    Lanes.push_back(Val->getDecl()->getNameAsString() + "[" + N.F + "][" +
+                    std::to_string(C) + "]");
+  CF.Store = "*reinterpret_cast<" + VT + " *>(&" + Name + "[" + AText + " + " +
+             N.XBase + "]) = make_" + VT + "(" + join(Lanes, ", ") + ");";
+  CF.Cond +=
+      " && reinterpret_cast<size_t>(" + Name + ") % sizeof(" + VT + ") == 0";
+}
+
 Error shrinkStencilGrids(const EditContext &Ctx, const Edit &E,
                          const StencilPlan &P, int64_t Rows, int64_t Cols,
                          tooling::Replacements &Repl) {

@@ -442,7 +442,22 @@ struct ColsForm {
   std::string Cond;  ///< their condition: in range, aligned
   std::string XT, XInit;
   const clang::DeclStmt *XDecl = nullptr;
+  /// The interior form's store of row RowNames::F as one vector of the
+  /// thread's columns (planVectorStore), which Cond then also asks for;
+  /// empty: each column stores its own element.
+  std::string Store;
 };
+
+/// When the guarded code after the row loop (\p Post) is the one store
+/// `out[y * pitch + x] = v;` of a row's own variable v (one of \p PerRow),
+/// with the pitch of the window's vectors, the store of a row's Cols
+/// columns as one vector (`*reinterpret_cast<float4 *>(&out[y * pitch +
+/// xBase]) = make_float4(v[f][0], ...)`), and its condition (`out`
+/// aligned) added to CF.Cond. Otherwise CF is left as it is.
+void planVectorStore(const EditContext &Ctx, const StencilPlan &P, ColsForm &CF,
+                     const RowNames &N,
+                     llvm::ArrayRef<const clang::Stmt *> Post,
+                     llvm::ArrayRef<const clang::VarDecl *> PerRow);
 
 /// The loads of one window row: which of the thread's rows need the row
 /// (once per window row), then each element.

@@ -399,14 +399,17 @@ streamedText(const EditContext &Ctx, const Edit &E, const StencilPlan &P,
            : "  if (" + N.Run + "[" + F + "]) {\n    " +
                  PerColumn(Pre, Mentions(PreKept, P.X), "    ") + "\n  }\n") +
       "}";
-  std::string End = Sh.Post.empty()
-                        ? std::string()
-                        : "\n#pragma unroll\nfor (int " + F + " = 0; " + F +
-                              " < " + std::to_string(Rows) + "; ++" + F +
-                              ") {\n  " + (PostY ? YDecl : std::string()) +
-                              "if (" + N.Run + "[" + F + "]) {\n    " +
-                              PerColumn(Post, Mentions(Sh.Post, P.X), "    ") +
-                              "\n  }\n}";
+  std::string End =
+      Sh.Post.empty()
+          ? std::string()
+          : "\n#pragma unroll\nfor (int " + F + " = 0; " + F + " < " +
+                std::to_string(Rows) + "; ++" + F + ") {\n  " +
+                (PostY ? YDecl : std::string()) + "if (" + N.Run + "[" + F +
+                "]) {\n    " +
+                (CF && !CF->Store.empty()
+                     ? CF->Store
+                     : PerColumn(Post, Mentions(Sh.Post, P.X), "    ")) +
+                "\n  }\n}";
   // The window row: its elements one by one, or (cols) as vectors.
   std::string Window = CF ? P.ElemType + " " + N.Win + "[" +
                                 std::to_string(CF->Width) + "];\n  " +
@@ -553,6 +556,7 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
     if (!Form)
       return Form.takeError();
     CF = std::move(*Form);
+    planVectorStore(Ctx, P, *CF, N, Stream->Post, Stream->PerRow);
   }
 
   // Reads from the window, the offset loops unrolled.
