@@ -196,7 +196,7 @@ bool captureArguments(Launch &L, void **KernelParams, void **Extra,
       B.Word = static_cast<unsigned>(W / 8);
       if (L.Target && W == 0)
         if (const ProbeParam *P = targetParam(L, I)) {
-          B.Type = elementTypeFor(*P);
+          B.Type = elementTypeFor(*P, 0);
           B.PointerArray = P->PointerArray;
         }
       L.Buffers.push_back(B);

@@ -48,7 +48,10 @@ TEST(ElementTypeTest, FromModelNames) {
 }
 
 TEST(ElementTypeTest, ArraysOfDevicePointers) {
-  ProbeParam P{0, true, "float *", 8, false};
+  ProbeParam P;
+  P.Pointer = true;
+  P.ElementType = "float *";
+  P.ElementSize = 8;
   // The array itself holds addresses: compared as bytes (canonical ones).
   EXPECT_EQ(elementTypeFor(P).Kind, ElementKind::Bytes);
   // Without the inner element, what its elements reach is bytes too.
@@ -57,7 +60,8 @@ TEST(ElementTypeTest, ArraysOfDevicePointers) {
   P.InnerElementType = "float";
   P.InnerElementSize = 4;
   P.InnerFloat = true;
-  EXPECT_EQ(elementTypeFor(P, 0).Kind, ElementKind::Bytes);
+  EXPECT_EQ(elementTypeFor(P, 0).Kind, ElementKind::Pointer);
+  EXPECT_EQ(elementTypeFor(P, 0).Size, 8u);
   EXPECT_EQ(elementTypeFor(P, 1).Kind, ElementKind::Float);
   EXPECT_EQ(elementTypeFor(P, 7).Size, 4u);
   P.InnerElementType = "double";
@@ -101,6 +105,24 @@ TEST(CanonicalPointersTest, AddressesBecomeBufferAndOffset) {
   std::vector<uint8_t> E = bytesOf(End);
   canonicalPointers(E, 0, Ranges);
   EXPECT_EQ(E, bytesOf(End));
+}
+
+TEST(CanonicalPointersTest, DifferencesNamePointersAndBuffers) {
+  std::vector<AllocationRange> Ranges = {{0x1000, 0x100}, {0x8000, 0x4000}};
+  std::vector<uint64_t> Want = {0x1000, 0x8000, 0x8400},
+                        Got = {0x1000, 0x8800, 0x8400};
+  std::vector<uint8_t> W = bytesOf(Want), G = bytesOf(Got);
+  canonicalPointers(W, 0, Ranges);
+  canonicalPointers(G, 0, Ranges);
+  const ElementType Pointer{ElementKind::Pointer, 8};
+  CompareResult R = compareBuffers(W, G, Pointer, Tolerance());
+  EXPECT_EQ(R.Mismatches, 1u);
+  EXPECT_EQ(*R.FirstDiffIndex, 1u);
+  EXPECT_EQ(R.Expected, "buffer 1 + 0 bytes");
+  EXPECT_EQ(R.Actual, "buffer 1 + 2048 bytes");
+  // An address no buffer holds is shown as it is.
+  std::vector<uint8_t> Raw = bytesOf(std::vector<uint64_t>{0xdead0});
+  EXPECT_EQ(formatElement(Raw, 0, Pointer), "0xdead0");
 }
 
 TEST(CanonicalPointersTest, WordsAlignedWithTheArray) {

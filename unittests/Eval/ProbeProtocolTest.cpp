@@ -16,14 +16,25 @@ namespace {
 
 std::string errorText(llvm::Error E) { return llvm::toString(std::move(E)); }
 
+ProbeParam param(unsigned Index, bool Pointer, std::string Type, unsigned Size,
+                 bool Float) {
+  ProbeParam P;
+  P.Index = Index;
+  P.Pointer = Pointer;
+  P.ElementType = std::move(Type);
+  P.ElementSize = Size;
+  P.Float = Float;
+  return P;
+}
+
 ProbeConfig sampleConfig() {
   ProbeConfig C;
   C.Mode = ProbeMode::Candidate;
   ProbeKernel K;
   K.Name = "ops::scale";
-  K.Params.push_back({0, true, "float", 4, true});
-  K.Params.push_back({1, false, "int", 4, false});
-  ProbeParam Array{2, true, "float *", 8, false};
+  K.Params.push_back(param(0, true, "float", 4, true));
+  K.Params.push_back(param(1, false, "int", 4, false));
+  ProbeParam Array = param(2, true, "float *", 8, false);
   Array.PointerArray = true;
   Array.InnerElementType = "float";
   Array.InnerElementSize = 4;

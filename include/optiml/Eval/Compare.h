@@ -28,6 +28,10 @@ enum class ElementKind {
   BFloat16, ///< __nv_bfloat16
   Float,
   Double,
+  /// An element of an array of device pointers, compared exactly as
+  /// canonicalPointers() writes it: (which buffer, offset). Compared on
+  /// the host only.
+  Pointer,
 };
 
 /// A scalar element kind and its size; vector types (float4, __half2) are

@@ -236,6 +236,8 @@ const char *toString(ElementKind K) {
     return "float";
   case ElementKind::Double:
     return "double";
+  case ElementKind::Pointer:
+    return "pointer";
   }
   return "bytes";
 }
@@ -257,7 +259,8 @@ ElementType elementTypeFor(const ProbeParam &P) {
 
 ElementType elementTypeFor(const ProbeParam &P, unsigned Element) {
   if (!Element)
-    return elementTypeFor(P);
+    return P.Pointer && P.PointerArray ? ElementType{ElementKind::Pointer, 8}
+                                       : elementTypeFor(P);
   if (!P.Pointer || !P.PointerArray)
     return ElementType{};
   return elementTypeFor(P.InnerElementType, P.InnerElementSize, P.InnerFloat);
@@ -434,6 +437,16 @@ std::string formatElement(llvm::ArrayRef<uint8_t> Data, uint64_t Index,
                  : Size == 4 ? load<uint32_t>(P)
                              : load<uint64_t>(P);
     std::snprintf(Buf, sizeof(Buf), "%" PRIu64, V);
+    return Buf;
+  }
+  case ElementKind::Pointer: {
+    uint64_t V = load<uint64_t>(P);
+    if (V >> 56 == 0xC7)
+      std::snprintf(Buf, sizeof(Buf), "buffer %u + %" PRIu64 " bytes",
+                    unsigned((V >> 40) & 0xffff),
+                    V & ((uint64_t(1) << 40) - 1));
+    else
+      std::snprintf(Buf, sizeof(Buf), "0x%" PRIx64, V);
     return Buf;
   }
   case ElementKind::Bytes:

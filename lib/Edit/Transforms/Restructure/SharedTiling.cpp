@@ -468,12 +468,24 @@ SharedTilingTransform::plan(const EditContext &Ctx, const Edit &E,
     W.Params["rows"] = R;
     int64_t Window =
         (R + St->HaloYLo + St->HaloYHi) * (1 + St->HaloXLo + St->HaloXHi);
-    // Streamed rows with two columns per thread first, where they apply:
-    // each window row is then loaded as vectors (conv2d on the H100:
-    // 0.26 ms against 0.30 ms for rows 8 alone, by hand; four columns
-    // took 56 registers and were no faster).
+    // Streamed rows with several columns per thread first, where they
+    // apply: each window row is then loaded as vectors and each row's
+    // outputs stored as one. conv2d (7 x 7, filter in constant memory) on
+    // the H100, run 2026-12-07-verdicts-conv-stores: rows 4 cols 4 0.221
+    // ms, rows 8 cols 2 0.242 ms, rows 8 alone 0.288 ms (run
+    // 2026-12-07-verdicts-conv); four columns of 8 rows took 56 registers
+    // and were slower.
     if (auto RowsEdit = rewriteStencilRows(Ctx, W, *St, R);
         RowsEdit && (Streams || Window <= 32)) {
+      if (Streams) {
+        Edit W4 = E;
+        W4.Params["rows"] = int64_t(4);
+        W4.Params["cols"] = int64_t(4);
+        if (auto Cols4 = rewriteStencilRows(Ctx, W4, *St, 4, 4); Cols4)
+          A->Suggestions.push_back(W4);
+        else
+          consumeError(Cols4.takeError());
+      }
       Edit WC = W;
       WC.Params["cols"] = int64_t(2);
       if (auto ColsEdit = rewriteStencilRows(Ctx, WC, *St, R, 2); ColsEdit)
