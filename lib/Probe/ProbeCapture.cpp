@@ -194,11 +194,10 @@ bool captureArguments(Launch &L, void **KernelParams, void **Extra,
         continue;
       B.Param = I;
       B.Word = static_cast<unsigned>(W / 8);
-      if (L.Target && W == 0)
-        if (const ProbeParam *P = targetParam(L, I)) {
-          B.Type = elementTypeFor(*P, 0);
-          B.PointerArray = P->PointerArray;
-        }
+      if (const ProbeParam *P = W == 0 ? targetParam(L, I) : nullptr) {
+        B.Type = elementTypeFor(*P, 0);
+        B.PointerArray = P->PointerArray;
+      }
       L.Buffers.push_back(B);
     }
   }

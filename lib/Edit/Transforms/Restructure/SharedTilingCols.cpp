@@ -70,6 +70,17 @@ std::string coordinateName(const Expr *E) {
 
 int64_t roundUp(int64_t V, int64_t M) { return (V + M - 1) / M * M; }
 
+/// The vector of Cols lanes of \p Elem that cols loads and stores
+/// (float, int, unsigned, double), if it has one.
+std::optional<VectorForm> colsVector(QualType Elem, int64_t Cols,
+                                     const ASTContext &AST) {
+  std::optional<VectorForm> VF = vectorForm(Elem, AST);
+  if (!VF || !is_contained({"float", "int", "uint", "double"}, VF->Prefix) ||
+      Cols > VF->MaxWidth)
+    return std::nullopt;
+  return VF;
+}
+
 } // namespace
 
 std::string fillIn(StringRef Pattern, StringRef Coord) {
@@ -130,9 +141,8 @@ Expected<ColsForm> planCols(const EditContext &Ctx, const Edit &E,
   F.Cols = Cols;
   // Each element type has its vector of Cols lanes.
   QualType Elem = P.In->getType()->getPointeeType();
-  std::optional<VectorForm> VF = vectorForm(Elem, Ctx.AST);
-  if (!VF || !is_contained({"float", "int", "uint", "double"}, VF->Prefix) ||
-      Cols > VF->MaxWidth)
+  std::optional<VectorForm> VF = colsVector(Elem, Cols, Ctx.AST);
+  if (!VF)
     return NotApplicable("the input's elements ('" + P.ElemType +
                          "') have no vector type of " + Twine(Cols) +
                          " lanes here");
@@ -226,11 +236,6 @@ namespace {
 
 const Expr *bare(const Expr *E) { return E->IgnoreParenImpCasts(); }
 
-bool refersTo(const Expr *E, const ValueDecl *D) {
-  const auto *R = dyn_cast<DeclRefExpr>(bare(E));
-  return R && R->getDecl() == D;
-}
-
 /// `A * pitch` or `pitch * A` (the pitch a name, as upperBoundName gives
 /// it), casts and parentheses aside.
 bool multipleOfPitch(const Expr *E, StringRef Pitch) {
@@ -238,8 +243,8 @@ bool multipleOfPitch(const Expr *E, StringRef Pitch) {
   if (!M || M->getOpcode() != BO_Mul)
     return false;
   auto IsPitch = [&](const Expr *Op) {
-    const auto *R = dyn_cast<DeclRefExpr>(bare(Op));
-    return R && R->getDecl()->getName() == Pitch;
+    const ValueDecl *D = referencedDecl(Op);
+    return D && D->getName() == Pitch;
   };
   return IsPitch(M->getLHS()) || IsPitch(M->getRHS());
 }
@@ -278,10 +283,8 @@ void planVectorStore(const EditContext &Ctx, const StencilPlan &P, ColsForm &CF,
   if (!OutParm || !OutParm->getType()->isPointerType())
     return;
   QualType Elem = OutParm->getType()->getPointeeType();
-  std::optional<VectorForm> VF = vectorForm(Elem, Ctx.AST);
-  if (!VF || !is_contained({"float", "int", "uint", "double"}, VF->Prefix) ||
-      CF.Cols > VF->MaxWidth ||
-      !Ctx.AST.hasSameUnqualifiedType(Elem, Val->getDecl()->getType()))
+  std::optional<VectorForm> VF = colsVector(Elem, CF.Cols, Ctx.AST);
+  if (!VF || !Ctx.AST.hasSameUnqualifiedType(Elem, Val->getDecl()->getType()))
     return;
   auto ASpan = looseExprSpan(Ctx, A);
   if (!ASpan)
