@@ -58,9 +58,11 @@ void kernelAttributes(Launch &L) {
 namespace {
 
 /// The device allocation V points into, as a new buffer of the launch;
-/// false for null, host or unknown pointers and allocations already seen.
-bool reach(const Launch &L, uint64_t V, Buffer &B) {
-  if (!V)
+/// false for null, host or unknown pointers and allocations already seen
+/// (Seen holds the launch's buffers; an address inside one of them costs
+/// no driver call).
+bool reach(const Launch &L, uint64_t V, Buffer &B, AllocationIndex &Seen) {
+  if (!V || Seen.find(V))
     return false;
   unsigned Type = 0;
   if (cuPointerGetAttribute(&Type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
@@ -70,10 +72,8 @@ bool reach(const Launch &L, uint64_t V, Buffer &B) {
   CUdeviceptr Base = 0;
   size_t Extent = 0;
   if (cuMemGetAddressRange(&Base, &Extent, static_cast<CUdeviceptr>(V)) !=
-      CUDA_SUCCESS)
-    return false;
-  if (std::any_of(L.Buffers.begin(), L.Buffers.end(),
-                  [&](const Buffer &Seen) { return Seen.Base == Base; }))
+          CUDA_SUCCESS ||
+      !Seen.add(Base, Extent, L.Buffers.size()))
     return false;
   B.Base = B.Home = Base;
   B.Size = Extent;
@@ -97,7 +97,7 @@ constexpr size_t MaxFollowedPointers = 1 << 16;
 /// allocations its elements point into join the launch's buffers: they are
 /// saved, compared and restored like the argument's own. The array is read
 /// after the work queued before the launch is done.
-bool reachThroughArrays(Launch &L, std::string &Error) {
+bool reachThroughArrays(Launch &L, AllocationIndex &Seen, std::string &Error) {
   size_t Direct = L.Buffers.size();
   bool Synced = false;
   for (size_t I = 0; I < Direct; ++I) {
@@ -116,7 +116,7 @@ bool reachThroughArrays(Launch &L, std::string &Error) {
     const ProbeParam *P = targetParam(L, A.Param);
     for (size_t K = 0; K < Count; ++K) {
       Buffer B;
-      if (!reach(L, Words[K], B))
+      if (!reach(L, Words[K], B, Seen))
         continue;
       B.Param = A.Param;
       B.Word = A.Word;
@@ -180,6 +180,7 @@ bool captureArguments(Launch &L, void **KernelParams, void **Extra,
   for (auto [O, S] : Params)
     L.Args.push_back(L.ArgBlob.data() + O);
 
+  AllocationIndex Seen;
   // Every aligned 8-byte word may be a device pointer (plain pointer
   // parameters, and structs that hold pointers).
   for (unsigned I = 0; I < Params.size(); ++I) {
@@ -190,7 +191,7 @@ bool captureArguments(Launch &L, void **KernelParams, void **Extra,
       uint64_t V;
       std::memcpy(&V, L.ArgBlob.data() + O + W, 8);
       Buffer B;
-      if (!reach(L, V, B))
+      if (!reach(L, V, B, Seen))
         continue;
       B.Param = I;
       B.Word = static_cast<unsigned>(W / 8);
@@ -201,7 +202,7 @@ bool captureArguments(Launch &L, void **KernelParams, void **Extra,
       L.Buffers.push_back(B);
     }
   }
-  return reachThroughArrays(L, Error);
+  return reachThroughArrays(L, Seen, Error);
 }
 
 CUresult relaunch(const Launch &L) {

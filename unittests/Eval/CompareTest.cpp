@@ -69,6 +69,27 @@ TEST(ElementTypeTest, ArraysOfDevicePointers) {
   EXPECT_EQ(elementTypeFor(P, 3).Kind, ElementKind::Double);
 }
 
+TEST(AllocationIndexTest, FindsTheAllocationThatHoldsAnAddress) {
+  AllocationIndex Index;
+  EXPECT_FALSE(Index.find(0x1000));
+  // Added out of order, as an array's elements reach them.
+  EXPECT_TRUE(Index.add(0x8000, 0x4000, 7));
+  EXPECT_TRUE(Index.add(0x1000, 0x100, 2));
+  // The same allocation again (another element pointing into it) is refused
+  // and keeps its first id and size.
+  EXPECT_FALSE(Index.add(0x8000, 0x10, 9));
+  EXPECT_FALSE(Index.find(0xfff));
+  EXPECT_EQ(Index.find(0x1000), std::make_pair(size_t(2), uint64_t(0)));
+  EXPECT_EQ(Index.find(0x10ff), std::make_pair(size_t(2), uint64_t(0xff)));
+  // One past the end, and the gap between the two, belong to neither.
+  EXPECT_FALSE(Index.find(0x1100));
+  EXPECT_FALSE(Index.find(0x7fff));
+  EXPECT_EQ(Index.find(0x8400), std::make_pair(size_t(7), uint64_t(0x400)));
+  EXPECT_EQ(Index.find(0xbfff), std::make_pair(size_t(7), uint64_t(0x3fff)));
+  EXPECT_FALSE(Index.find(0xc000));
+  EXPECT_FALSE(Index.find(~uint64_t(0)));
+}
+
 TEST(CanonicalPointersTest, AddressesBecomeBufferAndOffset) {
   // Two runs: the same layout of pointers at other addresses.
   auto Run = [](uint64_t A, uint64_t B) {

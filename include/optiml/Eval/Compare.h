@@ -14,8 +14,11 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace optiml {
 
@@ -60,6 +63,22 @@ ElementType elementTypeFor(const ProbeParam &P, unsigned Element);
 /// A device allocation of one launch: [Base, Base + Size).
 struct AllocationRange {
   uint64_t Base = 0, Size = 0;
+};
+
+/// The allocations of one launch, found by any address inside them.
+/// Allocations do not overlap, so the one that starts at or below an
+/// address is the only one that can hold it.
+class AllocationIndex {
+public:
+  /// Adds allocation Id = [Base, Base + Size); false (and nothing added)
+  /// when an allocation already starts at Base.
+  bool add(uint64_t Base, uint64_t Size, size_t Id);
+  /// The allocation that holds V, and V's offset in it.
+  std::optional<std::pair<size_t, uint64_t>> find(uint64_t V) const;
+
+private:
+  /// Base -> (Size, Id).
+  std::map<uint64_t, std::pair<uint64_t, size_t>> ByBase;
 };
 
 /// Writes each 8-byte word of Data that starts at Align (mod 8) and holds

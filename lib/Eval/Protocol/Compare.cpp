@@ -190,30 +190,36 @@ bool floatsAgree(double E, double A, const Tolerance &Tol, double &MaxAbs,
 
 } // namespace
 
+bool AllocationIndex::add(uint64_t Base, uint64_t Size, size_t Id) {
+  return ByBase.try_emplace(Base, Size, Id).second;
+}
+
+std::optional<std::pair<size_t, uint64_t>>
+AllocationIndex::find(uint64_t V) const {
+  auto It = ByBase.upper_bound(V);
+  if (It == ByBase.begin())
+    return std::nullopt;
+  --It;
+  uint64_t Off = V - It->first;
+  if (Off >= It->second.first)
+    return std::nullopt;
+  return std::make_pair(It->second.second, Off);
+}
+
 void canonicalPointers(std::vector<uint8_t> &Data, size_t Align,
                        llvm::ArrayRef<AllocationRange> Ranges) {
   constexpr uint64_t Tag = uint64_t(0xC7) << 56;
   constexpr uint64_t OffsetLimit = uint64_t(1) << 40;
-  // Range indices by base, for a binary search per word.
-  std::vector<size_t> ByBase;
+  AllocationIndex Index;
   for (size_t J = 0; J < Ranges.size() && J < 0x10000; ++J)
-    ByBase.push_back(J);
-  std::sort(ByBase.begin(), ByBase.end(), [&](size_t A, size_t B) {
-    return Ranges[A].Base < Ranges[B].Base;
-  });
+    Index.add(Ranges[J].Base, Ranges[J].Size, J);
   for (size_t At = Align % 8; At + 8 <= Data.size(); At += 8) {
     uint64_t V;
     std::memcpy(&V, Data.data() + At, 8);
-    auto It = std::upper_bound(
-        ByBase.begin(), ByBase.end(), V,
-        [&](uint64_t Value, size_t J) { return Value < Ranges[J].Base; });
-    if (It == ByBase.begin())
+    auto Found = Index.find(V);
+    if (!Found || Found->second >= OffsetLimit)
       continue;
-    size_t J = *std::prev(It);
-    uint64_t Off = V - Ranges[J].Base;
-    if (Off >= Ranges[J].Size || Off >= OffsetLimit)
-      continue;
-    uint64_t C = Tag | (uint64_t(J) << 40) | Off;
+    uint64_t C = Tag | (uint64_t(Found->first) << 40) | Found->second;
     std::memcpy(Data.data() + At, &C, 8);
   }
 }
