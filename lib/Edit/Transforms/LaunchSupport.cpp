@@ -182,15 +182,24 @@ std::optional<GridExpr> grid1D(const EditContext &Ctx, const LaunchSite &L,
   // invocation (`DIV_UP(n, 256)`: X with the parentheses of its body, which
   // dim3X() looks through); through a launch macro, inside the
   // invocation's argument that spells the grid in place.
-  const Expr *Wrapped = K->getConfig()->getArg(0);
-  while (Wrapped->IgnoreParenImpCasts() != X) {
-    auto C = Wrapped->child_begin();
-    if (C == Wrapped->child_end() || !isa_and_nonnull<Expr>(*C)) {
-      Wrapped = X;
+  // The first children from the launch's argument down to X (a dim3's
+  // construction, casts, parentheses): Wrapped is the first of them that
+  // is X under its parentheses and casts.
+  SmallVector<const Expr *, 8> Chain;
+  for (const Expr *C = K->getConfig()->getArg(0);;) {
+    Chain.push_back(C);
+    auto Child = C->child_begin();
+    if (C == X || Child == C->child_end() || !isa_and_nonnull<Expr>(*Child))
       break;
-    }
-    Wrapped = cast<Expr>(*C);
+    C = cast<Expr>(*Child);
   }
+  auto *W = llvm::find_if(
+      Chain, [&](const Expr *C) { return C->IgnoreParenImpCasts() == X; });
+  if (W == Chain.end()) {
+    Chain.assign(1, X);
+    W = Chain.begin();
+  }
+  const Expr *Wrapped = *W;
   auto Span = gridSpan(Ctx, Wrapped);
   bool Inside =
       !L.InMacro || (Span && Span->Begin.Offset >= L.GridRange.Begin.Offset &&
@@ -209,7 +218,7 @@ std::optional<GridExpr> grid1D(const EditContext &Ctx, const LaunchSite &L,
   const SourceManager &SM = Ctx.AST.getSourceManager();
   const LangOptions &LO = Ctx.AST.getLangOpts();
   bool Lone = false, InParens = false;
-  for (const Expr *C = Wrapped;;) {
+  for (const Expr *C : llvm::make_range(W, Chain.end())) {
     SourceLocation B, E;
     if (writtenEnds(SM, C, B, E) && B.isMacroID() && E.isMacroID() && B != E &&
         SM.getExpansionLoc(B) == SM.getExpansionLoc(E) &&
@@ -218,10 +227,6 @@ std::optional<GridExpr> grid1D(const EditContext &Ctx, const LaunchSite &L,
       Lone = true;
       InParens = InParens || isa<ParenExpr>(C->IgnoreImplicit());
     }
-    auto Child = C->child_begin();
-    if (C == X || Child == C->child_end() || !isa_and_nonnull<Expr>(*Child))
-      break;
-    C = cast<Expr>(*Child);
   }
   if (Lone && !InParens)
     G.Text = "(" + G.Text + ")";
