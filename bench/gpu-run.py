@@ -519,8 +519,23 @@ def t_pointer_arrays(a):
             Step("grep-" + name, ["grep", "-c", expect, "{work}/step-eval-%s.log" % name])]
         parts.append(Part(name, "log", md="step-eval-%s.log" % name,
                           source="clang-optiml eval --against"))
+    # The kernel as a template over the matrices' element: the matrices are
+    # compared as the floats every launch gives T (a value, not bytes).
+    steps += [
+        Step("make-template", ["sed", "1i #define TEMPLATED", prog],
+             stdout="{work}/template.cu"),
+        Step("make-template-bug", ["sed", "1i #define BUG_BATCH 3", "{work}/template.cu"],
+             stdout="{work}/template-bug.cu"),
+        Step("eval-template-bug", [TOOL, "eval", "{work}/template-bug.cu", "--against",
+                                   "{work}/template.cu"], ok=(3,)),
+        Step("grep-template-bug", ["grep", "-c", "element 3 points into: 1 element(s) "
+                                   "differ, first at \\[18\\]: expected 0.776223838",
+                                   "{work}/step-eval-template-bug.log"])]
+    parts.append(Part("template", "log", md="step-eval-template-bug.log",
+                      source="clang-optiml eval --against"))
     return ("eval and arrays of device pointers: the program against itself, a wrong "
-            "matrix, the matrices in another order.", steps, parts)
+            "matrix, the matrices in another order, a wrong matrix of the kernel "
+            "written as a template.", steps, parts)
 
 
 def t_wide_loads(a):

@@ -270,13 +270,22 @@ void resolveInstanceElements(ASTContext &Ctx, const FunctionTemplateDecl &FT,
         Agreed = I;
       else
         Differ |= I.ElementType != Agreed->ElementType ||
-                  I.ElementSize != Agreed->ElementSize;
+                  I.ElementSize != Agreed->ElementSize ||
+                  I.InnerElementType != Agreed->InnerElementType;
     }
     if (!Agreed || Differ)
       continue;
     Par.InstanceElementType = Agreed->ElementType;
     Par.InstanceElementSize = Agreed->ElementSize;
     Par.InstanceIsFloat = Agreed->IsFloat;
+    // An array of pointers to T (`const T *const *a`): what the pointers
+    // point to is what every specialization gives T.
+    if (Par.ElementIsPointer && Par.InnerElementSize == 0 &&
+        Agreed->ElementIsPointer && Agreed->InnerElementSize != 0) {
+      Par.InnerElementType = Agreed->InnerElementType;
+      Par.InnerElementSize = Agreed->InnerElementSize;
+      Par.InnerIsFloat = Agreed->InnerIsFloat;
+    }
   }
 }
 

@@ -198,6 +198,37 @@ void go(const float **a, double **d, float *c) { k<<<1, 32>>>(a, d, c, 4); }
   EXPECT_FALSE(K.Params[3].ElementIsPointer);
 }
 
+TEST(ModelBuilderTest, ArraysOfPointersToATemplateParameter) {
+  // The batched interface written as a template: the matrices' element is
+  // what every specialization launched gives T.
+  Parsed P = parse(R"(
+template <typename T>
+__global__ void bmm(const T *const *a, T **c, int n) {
+  c[blockIdx.x][threadIdx.x] = a[blockIdx.x][threadIdx.x];
+}
+template <typename T>
+__global__ void mixed(T **c) { c[0][threadIdx.x] = 0; }
+void go(const float **a, float **c, double **d) {
+  bmm<<<1, 32>>>(a, c, 4);
+  mixed<<<1, 32>>>(c);
+  mixed<<<1, 32>>>(d);
+}
+)");
+  const KernelInfo *B = nullptr, *M = nullptr;
+  for (const KernelInfo &K : P.Model.Kernels)
+    (K.Name == "bmm" ? B : M) = &K;
+  ASSERT_TRUE(B && M);
+  for (unsigned I : {0u, 1u}) {
+    EXPECT_TRUE(B->Params[I].ElementIsPointer);
+    EXPECT_EQ(B->Params[I].InnerElementType, "float");
+    EXPECT_EQ(B->Params[I].InnerElementSize, 4u);
+    EXPECT_TRUE(B->Params[I].InnerIsFloat);
+  }
+  // float in one launch, double in the other: left unknown (bytes).
+  EXPECT_TRUE(M->Params[0].ElementIsPointer);
+  EXPECT_EQ(M->Params[0].InnerElementSize, 0u);
+}
+
 TEST(ModelBuilderTest, ElementsSeenThroughTypedefs) {
   Parsed P = parse(R"(
 typedef float real;

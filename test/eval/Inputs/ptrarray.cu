@@ -4,6 +4,7 @@
 // differ from one run to the next; eval follows them to the matrices.
 // -DBUG_BATCH=k: matrix k of C comes out wrong (one element off by 1).
 // -DSHUFFLE: the pointers name the same matrices in another order.
+// -DTEMPLATED: the kernel is a template over the matrices' element.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -19,13 +20,19 @@
     }                                                                          \
   } while (0)
 
+#ifdef TEMPLATED
+template <typename T>
+__global__ void bmm(const T *const *A, const T *const *B, T *const *C, int n) {
+#else
 __global__ void bmm(const float *const *A, const float *const *B,
                     float *const *C, int n) {
-  const float *a = A[blockIdx.x];
-  const float *b = B[blockIdx.x];
-  float *c = C[blockIdx.x];
+  typedef float T;
+#endif
+  const T *a = A[blockIdx.x];
+  const T *b = B[blockIdx.x];
+  T *c = C[blockIdx.x];
   int row = threadIdx.y, col = threadIdx.x;
-  float acc = 0.f;
+  T acc = 0.f;
   for (int k = 0; k < n; ++k)
     acc += a[row * n + k] * b[k * n + col];
 #ifdef BUG_BATCH
