@@ -519,23 +519,30 @@ def t_pointer_arrays(a):
             Step("grep-" + name, ["grep", "-c", expect, "{work}/step-eval-%s.log" % name])]
         parts.append(Part(name, "log", md="step-eval-%s.log" % name,
                           source="clang-optiml eval --against"))
-    # The kernel as a template over the matrices' element: the matrices are
-    # compared as the floats every launch gives T (a value, not bytes).
-    steps += [
-        Step("make-template", ["sed", "1i #define TEMPLATED", prog],
-             stdout="{work}/template.cu"),
-        Step("make-template-bug", ["sed", "1i #define BUG_BATCH 3", "{work}/template.cu"],
-             stdout="{work}/template-bug.cu"),
-        Step("eval-template-bug", [TOOL, "eval", "{work}/template-bug.cu", "--against",
-                                   "{work}/template.cu"], ok=(3,)),
-        Step("grep-template-bug", ["grep", "-c", "element 3 points into: 1 element(s) "
-                                   "differ, first at \\[18\\]: expected 0.776223838",
-                                   "{work}/step-eval-template-bug.log"])]
-    parts.append(Part("template", "log", md="step-eval-template-bug.log",
-                      source="clang-optiml eval --against"))
+    # Other ways to write the same program, each against itself and with one
+    # wrong element of matrix 3 of C, named as the report must name it:
+    # the kernel as a template (its matrices compared as the floats every
+    # launch gives T, a value, not bytes); the pointers as members of an
+    # array of structs in device memory.
+    wrong = "1 element(s) differ, first at \\[18\\]: expected 0.776223838"
+    for name, define, where in (
+            ("template", "TEMPLATED", "the buffer its element 3 points into"),
+            ("structs", "STRUCTS", "the buffer its element 3's 'c' points into")):
+        src, bug = "{work}/%s.cu" % name, "{work}/%s-bug.cu" % name
+        steps += [
+            Step("make-" + name, ["sed", "1i #define " + define, prog], stdout=src),
+            Step("eval-" + name, [TOOL, "eval", src]),
+            Step("make-%s-bug" % name, ["sed", "1i #define BUG_BATCH 3", src], stdout=bug),
+            Step("eval-%s-bug" % name, [TOOL, "eval", bug, "--against", src], ok=(3,)),
+            Step("grep-%s-bug" % name, ["grep", "-c", where + ": " + wrong,
+                                        "{work}/step-eval-%s-bug.log" % name])]
+        parts += [Part(name, "log", md="step-eval-%s.log" % name, source="clang-optiml eval"),
+                  Part(name + ", a wrong matrix", "log", md="step-eval-%s-bug.log" % name,
+                       source="clang-optiml eval --against")]
     return ("eval and arrays of device pointers: the program against itself, a wrong "
             "matrix, the matrices in another order, a wrong matrix of the kernel "
-            "written as a template.", steps, parts)
+            "written as a template, the pointers as members of an array of structs.",
+            steps, parts)
 
 
 def t_wide_loads(a):

@@ -60,16 +60,26 @@ std::string paramName(const KernelModel *Model, const ProbeKernel *K,
 
 /// The parameter, and which of its buffers: "'c' (parameter 2, float *)",
 /// "... word 1" (a pointer inside a struct), "..., the buffer its element
-/// 3 points into" (an array of device pointers).
+/// 3 points into" (an array of device pointers), "..., the buffer its
+/// element 3's 'c' points into" (an array of structs with pointers).
 std::string bufferName(const KernelModel *Model, const ProbeKernel *K,
                        const BufferCheck &B) {
   std::string Out = paramName(Model, K, B.Param);
   if (B.Word)
     Out += " word " + std::to_string(B.Word);
-  if (B.Element)
-    Out += ", the buffer its element " + std::to_string(B.Element - 1) +
-           " points into";
-  return Out;
+  if (!B.Element)
+    return Out;
+  // In an array of structs, followed pointer K * Fields + F is element K's
+  // member F.
+  const ProbeParam *P = findParam(K, B.Param);
+  if (P && !P->PointerFields.empty()) {
+    size_t N = P->PointerFields.size();
+    return Out + ", the buffer its element " +
+           std::to_string((B.Element - 1) / N) + "'s '" +
+           P->PointerFields[(B.Element - 1) % N].Name + "' points into";
+  }
+  return Out + ", the buffer its element " + std::to_string(B.Element - 1) +
+         " points into";
 }
 
 /// One line on a buffer that failed its check.

@@ -106,13 +106,25 @@ bool runFailed(const ProgramRun &R) {
   return !R.Process.succeeded() && !R.Process.ExitCode.has_value();
 }
 
+/// The element types of the buffers \p P reaches: its own, and those its
+/// array's pointers (or its structs' pointer members) point to.
+static SmallVector<ElementType, 4> reachedTypes(const ProbeParam &P) {
+  SmallVector<ElementType, 4> Out;
+  if (!P.Pointer)
+    return Out;
+  Out.push_back(elementTypeFor(P));
+  if (P.PointerArray)
+    for (unsigned E = 1; E <= std::max<size_t>(1, P.PointerFields.size()); ++E)
+      Out.push_back(elementTypeFor(P, E));
+  return Out;
+}
+
 /// \p Tol widened to the widest tolerance calibration may reach for the
 /// targets' floating-point buffers: the self-check measures noise under it.
 Tolerance widenToNoiseCeiling(Tolerance Tol, ArrayRef<ProbeKernel> Targets) {
   for (const ProbeKernel &K : Targets)
     for (const ProbeParam &P : K.Params)
-      if (P.Pointer) {
-        ElementType T = elementTypeFor(P);
+      for (ElementType T : reachedTypes(P)) {
         if (!T.isFloatingPoint())
           continue;
         Tolerance Ceil = noiseCeiling(T.Kind);
@@ -130,17 +142,17 @@ Tolerance candidateTolerance(Tolerance Tol, ArrayRef<ProbeKernel> Targets,
   if (!PrecisionChanging)
     return Tol;
   for (const ProbeKernel &K : Targets)
-    for (const ProbeParam &P : K.Params) {
-      ElementType T = elementTypeFor(P);
-      if (!P.Pointer || !T.isFloatingPoint())
-        continue;
-      Tolerance D = defaultTolerance(T.Kind);
-      Tol.RelTol = std::max(Tol.RelTol, 10 * D.RelTol);
-      Tol.AbsTol = std::max(Tol.AbsTol, 10 * D.AbsTol);
-      // Reordered sums: rounding error relative to the buffer's largest
-      // value, not to each (possibly cancelled) result.
-      Tol.ScaleRelTol = std::max(Tol.ScaleRelTol, 10 * D.RelTol);
-    }
+    for (const ProbeParam &P : K.Params)
+      for (ElementType T : reachedTypes(P)) {
+        if (!T.isFloatingPoint())
+          continue;
+        Tolerance D = defaultTolerance(T.Kind);
+        Tol.RelTol = std::max(Tol.RelTol, 10 * D.RelTol);
+        Tol.AbsTol = std::max(Tol.AbsTol, 10 * D.AbsTol);
+        // Reordered sums: rounding error relative to the buffer's largest
+        // value, not to each (possibly cancelled) result.
+        Tol.ScaleRelTol = std::max(Tol.ScaleRelTol, 10 * D.RelTol);
+      }
   return Tol;
 }
 

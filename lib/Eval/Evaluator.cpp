@@ -85,6 +85,10 @@ Expected<std::vector<ProbeKernel>> targetKernels(const KernelModel &Model,
       PP.InnerElementType = Par.InnerElementType;
       PP.InnerElementSize = Par.InnerElementSize;
       PP.InnerFloat = Par.InnerIsFloat;
+      for (const PointerField &F : Par.ElementPointerFields)
+        PP.PointerFields.push_back(
+            {F.Offset, F.Name, F.InnerType, F.InnerSize, F.InnerIsFloat});
+      PP.PointerArray |= !PP.PointerFields.empty();
       P.Params.push_back(std::move(PP));
     }
     return P;

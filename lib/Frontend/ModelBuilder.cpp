@@ -13,6 +13,7 @@
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecordLayout.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
@@ -211,6 +212,48 @@ std::string printName(const FunctionDecl *FD, bool WithTemplateArgs) {
 // Building kernels.
 //===----------------------------------------------------------------------===//
 
+/// The pointer members of struct \p RT at \p Base bytes, nested structs
+/// and their members included (arrays of pointers are not followed); false
+/// where a member's place is not a multiple of 8 bytes.
+bool pointerFields(ASTContext &Ctx, const RecordType *RT, uint64_t Base,
+                   const std::string &Prefix, std::vector<PointerField> &Out) {
+  const RecordDecl *RD = RT->getDecl()->getDefinition();
+  if (!RD || RD->isInvalidDecl() || RD->isUnion())
+    return true;
+  const ASTRecordLayout &Layout = Ctx.getASTRecordLayout(RD);
+  if (const auto *CRD = dyn_cast<CXXRecordDecl>(RD))
+    if (CRD->getNumBases() || CRD->isPolymorphic())
+      return false;
+  PrintingPolicy PP(Ctx.getLangOpts());
+  for (const FieldDecl *F : RD->fields()) {
+    uint64_t Off = Base + Ctx.toCharUnitsFromBits(
+                                 Layout.getFieldOffset(F->getFieldIndex()))
+                              .getQuantity();
+    QualType T = F->getType().getCanonicalType();
+    std::string Name = Prefix + F->getNameAsString();
+    if (const auto *Inner = T->getAs<RecordType>()) {
+      if (!pointerFields(Ctx, Inner, Off, Name + ".", Out))
+        return false;
+      continue;
+    }
+    if (!T->isPointerType())
+      continue;
+    if (Off % 8)
+      return false;
+    QualType Pointee = T->getPointeeType();
+    PointerField PF;
+    PF.Offset = static_cast<unsigned>(Off);
+    PF.Name = Name;
+    PF.InnerType = Pointee.getUnqualifiedType().getAsString(PP);
+    if (!Pointee->isIncompleteType() && !Pointee->isVoidType() &&
+        !Pointee->isFunctionType())
+      PF.InnerSize = Ctx.getTypeSizeInChars(Pointee).getQuantity();
+    PF.InnerIsFloat = Pointee->isFloatingType();
+    Out.push_back(std::move(PF));
+  }
+  return true;
+}
+
 ParamInfo describeParam(ASTContext &Ctx, const ParmVarDecl *P) {
   ParamInfo Info;
   PrintingPolicy PP(Ctx.getLangOpts());
@@ -248,6 +291,10 @@ ParamInfo describeParam(ASTContext &Ctx, const ParmVarDecl *P) {
       Info.InnerElementSize = Ctx.getTypeSizeInChars(Inner).getQuantity();
     Info.InnerIsFloat = Inner.getCanonicalType()->isFloatingType();
   }
+  if (const auto *RT = Elem.getCanonicalType()->getAs<RecordType>();
+      RT && Info.IsPointer && Info.ElementSize && Info.ElementSize % 8 == 0 &&
+      !pointerFields(Ctx, RT, 0, "", Info.ElementPointerFields))
+    Info.ElementPointerFields.clear();
   return Info;
 }
 

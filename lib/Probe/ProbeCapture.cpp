@@ -89,14 +89,16 @@ const ProbeParam *targetParam(const Launch &L, unsigned Index) {
   return nullptr;
 }
 
-/// Elements of one array of device pointers that are followed; the rest of
-/// a longer array is compared as it is, not followed.
+/// Pointers of one array that are followed (elements of an array of
+/// pointers, members of an array of structs); the rest of a longer array is
+/// compared as it is, not followed.
 constexpr size_t MaxFollowedPointers = 1 << 16;
 
-/// For each argument that is an array of device pointers (`float **`), the
-/// allocations its elements point into join the launch's buffers: they are
-/// saved, compared and restored like the argument's own. The array is read
-/// after the work queued before the launch is done.
+/// For each argument that is an array of device pointers (`float **`), or
+/// of structs with pointer members (`const Mats *`), the allocations those
+/// pointers point into join the launch's buffers: they are saved, compared
+/// and restored like the argument's own. The array is read after the work
+/// queued before the launch is done.
 bool reachThroughArrays(Launch &L, AllocationIndex &Seen, std::string &Error) {
   size_t Direct = L.Buffers.size();
   bool Synced = false;
@@ -104,27 +106,47 @@ bool reachThroughArrays(Launch &L, AllocationIndex &Seen, std::string &Error) {
     if (!L.Buffers[I].PointerArray)
       continue;
     const Buffer A = L.Buffers[I];
+    const ProbeParam *P = targetParam(L, A.Param);
+    // Where the pointers lie: every word of an array of pointers, or the
+    // members of each struct.
+    size_t Stride = 8;
+    std::vector<size_t> Offsets = {0};
+    if (P && !P->PointerFields.empty()) {
+      Stride = P->ElementSize;
+      Offsets.clear();
+      for (const ProbePointerField &F : P->PointerFields)
+        Offsets.push_back(F.Offset);
+    }
+    if (!Stride || Offsets.empty())
+      continue;
+    size_t Count = std::min((A.Size - A.Offset) / Stride,
+                            MaxFollowedPointers / Offsets.size());
+    if (!Count)
+      continue;
     if (!Synced &&
         !ok(cuStreamSynchronize(L.Stream), "cuStreamSynchronize", Error))
       return false;
     Synced = true;
-    size_t Count = std::min((A.Size - A.Offset) / 8, MaxFollowedPointers);
-    std::vector<uint64_t> Words(Count);
-    if (Count && !ok(cuMemcpyDtoH(Words.data(), A.Base + A.Offset, Count * 8),
-                     "cuMemcpyDtoH", Error))
+    std::vector<uint8_t> Bytes(Count * Stride);
+    if (!ok(cuMemcpyDtoH(Bytes.data(), A.Base + A.Offset, Bytes.size()),
+            "cuMemcpyDtoH", Error))
       return false;
-    const ProbeParam *P = targetParam(L, A.Param);
-    for (size_t K = 0; K < Count; ++K) {
-      Buffer B;
-      if (!reach(L, Words[K], B, Seen))
-        continue;
-      B.Param = A.Param;
-      B.Word = A.Word;
-      B.Element = static_cast<unsigned>(K + 1);
-      if (P)
-        B.Type = elementTypeFor(*P, B.Element);
-      L.Buffers.push_back(B);
-    }
+    for (size_t K = 0; K < Count; ++K)
+      for (size_t F = 0; F < Offsets.size(); ++F) {
+        if (Offsets[F] + 8 > Stride)
+          continue;
+        uint64_t V;
+        std::memcpy(&V, Bytes.data() + K * Stride + Offsets[F], 8);
+        Buffer B;
+        if (!reach(L, V, B, Seen))
+          continue;
+        B.Param = A.Param;
+        B.Word = A.Word;
+        B.Element = static_cast<unsigned>(K * Offsets.size() + F + 1);
+        if (P)
+          B.Type = elementTypeFor(*P, B.Element);
+        L.Buffers.push_back(B);
+      }
   }
   return true;
 }

@@ -69,6 +69,25 @@ TEST(ElementTypeTest, ArraysOfDevicePointers) {
   EXPECT_EQ(elementTypeFor(P, 3).Kind, ElementKind::Double);
 }
 
+TEST(ElementTypeForTest, StructsOfDevicePointers) {
+  // struct Mats { const float *a; int n; double *d; }: 24 bytes, two
+  // pointer members; followed pointer K * 2 + F is element K's member F.
+  ProbeParam P;
+  P.Pointer = true;
+  P.ElementType = "Mats";
+  P.ElementSize = 24;
+  P.PointerArray = true;
+  P.PointerFields.push_back({0, "a", "float", 4, true});
+  P.PointerFields.push_back({16, "d", "double", 8, true});
+  // The structs themselves: bytes (their pointers made canonical), not
+  // the pointer kind of an array of pointers.
+  EXPECT_EQ(elementTypeFor(P, 0).Kind, ElementKind::Bytes);
+  EXPECT_EQ(elementTypeFor(P, 1).Kind, ElementKind::Float);
+  EXPECT_EQ(elementTypeFor(P, 2).Kind, ElementKind::Double);
+  EXPECT_EQ(elementTypeFor(P, 5).Kind, ElementKind::Float);
+  EXPECT_EQ(elementTypeFor(P, 6).Kind, ElementKind::Double);
+}
+
 TEST(AllocationIndexTest, FindsTheAllocationThatHoldsAnAddress) {
   AllocationIndex Index;
   EXPECT_FALSE(Index.find(0x1000));

@@ -267,6 +267,29 @@ TEST(TargetKernelsTest, TypedefsAndPointerArraysComparedByWhatTheyHold) {
   EXPECT_EQ(elementTypeFor(P1, 1).Kind, ElementKind::Float);
 }
 
+TEST(TargetKernelsTest, StructsOfPointersAreFollowed) {
+  KernelModel M;
+  KernelInfo K;
+  K.Name = K.QualifiedName = "k";
+  ParamInfo S;
+  S.Index = 0;
+  S.IsPointer = true;
+  S.ElementType = S.CanonicalElementType = "Mats";
+  S.ElementSize = 16;
+  S.ElementPointerFields.push_back({8, "c", "float", 4, true});
+  K.Params = {S};
+  K.Launches.emplace_back();
+  M.Kernels.push_back(K);
+  auto T = targetKernels(M, {});
+  ASSERT_TRUE(bool(T)) << toString(T.takeError());
+  const ProbeParam &P = (*T)[0].Params[0];
+  EXPECT_TRUE(P.PointerArray);
+  ASSERT_EQ(P.PointerFields.size(), 1u);
+  EXPECT_EQ(P.PointerFields[0].Offset, 8u);
+  EXPECT_EQ(P.PointerFields[0].Name, "c");
+  EXPECT_EQ(elementTypeFor(P, 1).Kind, ElementKind::Float);
+}
+
 TEST(DevicePoolTest, OneRunPerDevice) {
   DevicePool P({4, 7});
   unsigned A = P.acquire(), B = P.acquire();

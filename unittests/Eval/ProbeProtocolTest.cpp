@@ -40,6 +40,11 @@ ProbeConfig sampleConfig() {
   Array.InnerElementSize = 4;
   Array.InnerFloat = true;
   K.Params.push_back(Array);
+  ProbeParam Structs = param(3, true, "Mats", 24, false);
+  Structs.PointerArray = true;
+  Structs.PointerFields.push_back({0, "a", "float", 4, true});
+  Structs.PointerFields.push_back({16, "inner.c", "double", 8, true});
+  K.Params.push_back(Structs);
   C.Kernels.push_back(K);
   C.VerifyFirst = 2;
   C.VerifyLast = false;
@@ -71,7 +76,7 @@ TEST(ProbeProtocolTest, ConfigRoundTrip) {
   EXPECT_EQ(R->Mode, ProbeMode::Candidate);
   ASSERT_EQ(R->Kernels.size(), 1u);
   EXPECT_EQ(R->Kernels[0].Name, "ops::scale");
-  ASSERT_EQ(R->Kernels[0].Params.size(), 3u);
+  ASSERT_EQ(R->Kernels[0].Params.size(), 4u);
   EXPECT_TRUE(R->Kernels[0].Params[0].Pointer);
   EXPECT_EQ(R->Kernels[0].Params[0].ElementType, "float");
   EXPECT_FALSE(R->Kernels[0].Params[0].PointerArray);
@@ -81,6 +86,15 @@ TEST(ProbeProtocolTest, ConfigRoundTrip) {
   EXPECT_EQ(Array.InnerElementType, "float");
   EXPECT_EQ(Array.InnerElementSize, 4u);
   EXPECT_TRUE(Array.InnerFloat);
+  EXPECT_TRUE(Array.PointerFields.empty());
+  const ProbeParam &Structs = R->Kernels[0].Params[3];
+  EXPECT_TRUE(Structs.PointerArray);
+  ASSERT_EQ(Structs.PointerFields.size(), 2u);
+  EXPECT_EQ(Structs.PointerFields[1].Offset, 16u);
+  EXPECT_EQ(Structs.PointerFields[1].Name, "inner.c");
+  EXPECT_EQ(Structs.PointerFields[1].InnerElementType, "double");
+  EXPECT_EQ(Structs.PointerFields[1].InnerElementSize, 8u);
+  EXPECT_TRUE(Structs.PointerFields[1].InnerFloat);
   EXPECT_EQ(R->VerifyFirst, 2u);
   EXPECT_FALSE(R->VerifyLast);
   EXPECT_EQ(R->SnapshotDir, "/tmp/run/snap");
@@ -147,6 +161,10 @@ TEST(ProbeProtocolTest, MalformedConfigsAreErrors) {
       R"({"mode": "time", "resultPath": "r", "tolerance": []})",
       R"({"mode": "time", "resultPath": "r", "metrics": [1]})",
       R"({"mode": "time", "resultPath": "r", "flushL2": "true"})",
+      // A pointer member outside its struct, or not on a whole word.
+      R"({"mode": "time", "resultPath": "r", "kernels": [{"name": "k", "params": [{"pointer": true, "elementSize": 16, "pointerFields": [{"offset": 16}]}]}]})",
+      R"({"mode": "time", "resultPath": "r", "kernels": [{"name": "k", "params": [{"pointer": true, "elementSize": 16, "pointerFields": [{"offset": 4}]}]}]})",
+      R"({"mode": "time", "resultPath": "r", "kernels": [{"name": "k", "params": [{"pointer": true, "elementSize": 16, "pointerFields": {}}]}]})",
   };
   for (const char *Text : Bad) {
     auto R = readProbeConfig(Text);

@@ -198,6 +198,40 @@ void go(const float **a, double **d, float *c) { k<<<1, 32>>>(a, d, c, 4); }
   EXPECT_FALSE(K.Params[3].ElementIsPointer);
 }
 
+TEST(ModelBuilderTest, StructsOfDevicePointersKnowTheirMembers) {
+  Parsed P = parse(R"(
+typedef float real;
+struct Out { real *c; };
+struct Mats { const float *a; int n; double *d; Out out; };
+struct Plain { float x, y; };
+struct Odd { int n; int *p; } __attribute__((packed));
+__global__ void k(const Mats *m, Mats byValue, Plain *q, Odd *o) {
+  m[0].out.c[threadIdx.x] = m[0].a[threadIdx.x] + byValue.n + q->x + o->n;
+}
+void go(const Mats *m, Mats v, Plain *q, Odd *o) { k<<<1, 32>>>(m, v, q, o); }
+)");
+  ASSERT_EQ(P.Model.Kernels.size(), 1u);
+  const KernelInfo &K = P.Model.Kernels[0];
+  const auto &F = K.Params[0].ElementPointerFields;
+  ASSERT_EQ(F.size(), 3u);
+  EXPECT_EQ(F[0].Offset, 0u);
+  EXPECT_EQ(F[0].Name, "a");
+  EXPECT_EQ(F[0].InnerType, "float");
+  EXPECT_EQ(F[0].InnerSize, 4u);
+  EXPECT_TRUE(F[0].InnerIsFloat);
+  EXPECT_EQ(F[1].Offset, 16u);
+  EXPECT_EQ(F[1].InnerType, "double");
+  // A nested struct's member, its typedef seen through.
+  EXPECT_EQ(F[2].Offset, 24u);
+  EXPECT_EQ(F[2].Name, "out.c");
+  EXPECT_EQ(F[2].InnerType, "float");
+  // Passed by value (the probe reads the words of the argument itself), a
+  // struct without pointers, a pointer that is not on a whole word.
+  EXPECT_TRUE(K.Params[1].ElementPointerFields.empty());
+  EXPECT_TRUE(K.Params[2].ElementPointerFields.empty());
+  EXPECT_TRUE(K.Params[3].ElementPointerFields.empty());
+}
+
 TEST(ModelBuilderTest, ArraysOfPointersToATemplateParameter) {
   // The batched interface written as a template: the matrices' element is
   // what every specialization launched gives T.

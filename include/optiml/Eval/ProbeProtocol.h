@@ -36,6 +36,16 @@ enum class ProbeMode {
   Metrics,
 };
 
+/// A pointer member of the struct a parameter points to (an array of
+/// structs in device memory that hold device pointers).
+struct ProbePointerField {
+  unsigned Offset = 0; ///< bytes from the start of the struct
+  std::string Name;    ///< for reports: "c", "inner.c"
+  std::string InnerElementType;
+  unsigned InnerElementSize = 0;
+  bool InnerFloat = false;
+};
+
 /// One kernel parameter as the kernel model describes it (for comparison).
 struct ProbeParam {
   unsigned Index = 0;
@@ -49,6 +59,10 @@ struct ProbeParam {
   std::string InnerElementType;
   unsigned InnerElementSize = 0;
   bool InnerFloat = false;
+  /// With PointerArray: the elements are structs of ElementSize bytes and
+  /// these members are the pointers followed (element K's member F is
+  /// followed element K * Fields + F). Empty: the elements are pointers.
+  std::vector<ProbePointerField> PointerFields;
 };
 
 struct ProbeKernel {

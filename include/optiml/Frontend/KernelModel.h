@@ -35,6 +35,16 @@ struct SourceSpan {
   SourcePos End; ///< one past the last character
 };
 
+/// A pointer member of a struct that a kernel's pointer parameter points to
+/// (`struct Mats { float *a, *c; }; __global__ void k(const Mats *m)`).
+struct PointerField {
+  unsigned Offset = 0;   ///< bytes from the start of the struct
+  std::string Name;      ///< `c`; nested members as `inner.c`
+  std::string InnerType; ///< what it points to, typedefs seen through
+  unsigned InnerSize = 0;
+  bool InnerIsFloat = false;
+};
+
 struct ParamInfo {
   unsigned Index = 0;
   std::string Name;
@@ -61,6 +71,9 @@ struct ParamInfo {
   std::string InnerElementType;
   unsigned InnerElementSize = 0;
   bool InnerIsFloat = false;
+  /// The element is a struct with pointer members (an array of structs in
+  /// device memory): each member, so the verifier can follow them.
+  std::vector<PointerField> ElementPointerFields;
   /// Read and written through this parameter inside the kernel (pointers).
   bool Read = false;
   bool Written = false;

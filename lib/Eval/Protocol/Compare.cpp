@@ -264,11 +264,19 @@ ElementType elementTypeFor(const ProbeParam &P) {
 }
 
 ElementType elementTypeFor(const ProbeParam &P, unsigned Element) {
+  // An array of structs holding pointers is compared as bytes, the
+  // pointers in it as (buffer, offset) pairs.
   if (!Element)
-    return P.Pointer && P.PointerArray ? ElementType{ElementKind::Pointer, 8}
-                                       : elementTypeFor(P);
+    return P.Pointer && P.PointerArray && P.PointerFields.empty()
+               ? ElementType{ElementKind::Pointer, 8}
+               : elementTypeFor(P);
   if (!P.Pointer || !P.PointerArray)
     return ElementType{};
+  if (!P.PointerFields.empty()) {
+    const ProbePointerField &F =
+        P.PointerFields[(Element - 1) % P.PointerFields.size()];
+    return elementTypeFor(F.InnerElementType, F.InnerElementSize, F.InnerFloat);
+  }
   return elementTypeFor(P.InnerElementType, P.InnerElementSize, P.InnerFloat);
 }
 

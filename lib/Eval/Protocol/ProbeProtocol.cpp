@@ -184,6 +184,16 @@ json toJSON(const ProbeKernel &K) {
       J["innerElementSize"] = P.InnerElementSize;
       J["innerFloat"] = P.InnerFloat;
     }
+    if (!P.PointerFields.empty()) {
+      json Fields = json::array();
+      for (const ProbePointerField &F : P.PointerFields)
+        Fields.push_back({{"offset", F.Offset},
+                          {"name", F.Name},
+                          {"innerElementType", F.InnerElementType},
+                          {"innerElementSize", F.InnerElementSize},
+                          {"innerFloat", F.InnerFloat}});
+      J["pointerFields"] = std::move(Fields);
+    }
     Params.push_back(std::move(J));
   }
   return json{{"name", K.Name}, {"params", std::move(Params)}};
@@ -210,6 +220,25 @@ ProbeKernel readKernel(const json &J, const std::string &Where) {
       field(PJ, "innerElementType", P.InnerElementType, PW);
       field(PJ, "innerElementSize", P.InnerElementSize, PW);
       field(PJ, "innerFloat", P.InnerFloat, PW);
+      if (auto F = PJ.find("pointerFields"); F != PJ.end()) {
+        unsigned FI = 0;
+        for (const json &FJ : array(*F, PW + ".pointerFields")) {
+          std::string FW = PW + ".pointerFields[" + std::to_string(FI++) + "]";
+          object(FJ, FW);
+          ProbePointerField PF;
+          field(FJ, "offset", PF.Offset, FW);
+          field(FJ, "name", PF.Name, FW);
+          field(FJ, "innerElementType", PF.InnerElementType, FW);
+          field(FJ, "innerElementSize", PF.InnerElementSize, FW);
+          field(FJ, "innerFloat", PF.InnerFloat, FW);
+          // Each member a whole pointer inside the struct.
+          if (PF.Offset % 8 || PF.Offset + 8 > P.ElementSize)
+            throw ReadError{"'" + FW +
+                            ".offset' must be a multiple of 8 inside the "
+                            "parameter's element"};
+          P.PointerFields.push_back(std::move(PF));
+        }
+      }
       K.Params.push_back(std::move(P));
     }
   }

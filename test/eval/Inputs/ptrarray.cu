@@ -5,6 +5,7 @@
 // -DBUG_BATCH=k: matrix k of C comes out wrong (one element off by 1).
 // -DSHUFFLE: the pointers name the same matrices in another order.
 // -DTEMPLATED: the kernel is a template over the matrices' element.
+// -DSTRUCTS: the pointers are members of an array of structs instead.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -40,6 +41,27 @@ __global__ void bmm(const float *const *A, const float *const *B,
     acc += 1.f;
 #endif
   c[row * n + col] = acc;
+}
+
+// The same products through an array of structs in device memory whose
+// members are the matrices' pointers (-DSTRUCTS).
+struct Mats {
+  const float *a;
+  const float *b;
+  float *c;
+};
+
+__global__ void bmm_structs(const Mats *m, int n) {
+  const Mats p = m[blockIdx.x];
+  int row = threadIdx.y, col = threadIdx.x;
+  float acc = 0.f;
+  for (int k = 0; k < n; ++k)
+    acc += p.a[row * n + k] * p.b[k * n + col];
+#ifdef BUG_BATCH
+  if (blockIdx.x == BUG_BATCH && row == 1 && col == 2)
+    acc += 1.f;
+#endif
+  p.c[row * n + col] = acc;
 }
 
 int main() {
@@ -79,8 +101,20 @@ int main() {
   CHECK(cudaMemcpy(dpa, pa.data(), batch * 8, cudaMemcpyHostToDevice));
   CHECK(cudaMemcpy(dpb, pb.data(), batch * 8, cudaMemcpyHostToDevice));
   CHECK(cudaMemcpy(dpc, pc.data(), batch * 8, cudaMemcpyHostToDevice));
+#ifdef STRUCTS
+  std::vector<Mats> hm(batch);
+  for (int i = 0; i < batch; ++i)
+    hm[i] = Mats{pa[i], pb[i], pc[i]};
+  Mats *dm;
+  CHECK(cudaMalloc(&dm, batch * sizeof(Mats)));
+  CHECK(cudaMemcpy(dm, hm.data(), batch * sizeof(Mats),
+                   cudaMemcpyHostToDevice));
+  for (int rep = 0; rep < 5; ++rep)
+    bmm_structs<<<batch, dim3(n, n)>>>(dm, n);
+#else
   for (int rep = 0; rep < 5; ++rep)
     bmm<<<batch, dim3(n, n)>>>(dpa, dpb, dpc, n);
+#endif
   CHECK(cudaGetLastError());
   double sum = 0;
   std::vector<float> out(m);
