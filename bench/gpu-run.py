@@ -588,7 +588,7 @@ TASKS = {
     "pointer-arrays": (t_pointer_arrays, "eval follows arrays of device pointers (test/eval/Inputs/ptrarray.cu)"),
     "wide-loads": (t_wide_loads, "wide-load tails against the CPU (bench/checks/wide-loads)"),
     "resume-demo": (t_resume_demo, "a search killed and resumed (bench/search/resume_demo.py)"),
-    "acceptance": (t_acceptance, "the main job as a user runs it (scripts/gpu-acceptance.sh)"),
+    "acceptance": (t_acceptance, "the main job as a user runs it (scripts/gpu-acceptance.sh; about 390 s with --budget 4 on an H100: give a call 450 s)"),
     "verdicts": (t_verdicts, "eval --json time and verdict line of each program"),
     "synthesize": (t_synthesize, "synthesize and optimize every example spec (scripts/gpu-synthesize.sh)"),
     "synthesize-llm": (t_synthesize_llm, "synthesize's thoughts against the scripted server (scripts/gpu-synthesize-llm.sh)"),
