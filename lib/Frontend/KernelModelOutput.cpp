@@ -77,6 +77,18 @@ json kernelToJSON(const KernelInfo &K) {
       JP["read"] = P.Read;
       JP["written"] = P.Written;
     }
+    // What eval follows: the elements of an array of device pointers, or
+    // the pointer members of the structs the parameter points to.
+    if (P.ElementIsPointer)
+      JP["points_to"] = P.InnerElementType;
+    if (!P.ElementPointerFields.empty()) {
+      json Members = json::array();
+      for (const PointerField &F : P.ElementPointerFields)
+        Members.push_back({{"name", F.Name},
+                           {"offset", F.Offset},
+                           {"points_to", F.InnerType}});
+      JP["pointer_members"] = std::move(Members);
+    }
     Params.push_back(std::move(JP));
   }
   J["params"] = std::move(Params);
@@ -222,8 +234,13 @@ void printKernelSummary(raw_ostream &OS, const KernelModel &M, bool Color) {
            << (P.Read && P.Written ? "read-write"
                : P.Written         ? "written"
                : P.Read            ? "read"
-                                   : "unused")
-           << ")";
+                                   : "unused");
+        if (P.ElementIsPointer)
+          OS << "; pointers to " << P.InnerElementType;
+        for (size_t I = 0; I < P.ElementPointerFields.size(); ++I)
+          OS << (I ? ", " : "; pointer members ")
+             << P.ElementPointerFields[I].Name;
+        OS << ")";
       }
       OS << "\n";
     }
