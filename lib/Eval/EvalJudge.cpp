@@ -58,6 +58,8 @@ std::string paramName(const KernelModel *Model, const ProbeKernel *K,
   return Name.empty() ? Out : "'" + Name + "' (" + Out + ")";
 }
 
+} // namespace
+
 /// The parameter, and which of its buffers: "'c' (parameter 2, float *)",
 /// "... word 1" (a pointer inside a struct), "..., the buffer its element
 /// 3 points into" (an array of device pointers), "..., the buffer its
@@ -81,6 +83,8 @@ std::string bufferName(const KernelModel *Model, const ProbeKernel *K,
   return Out + ", the buffer its element " + std::to_string(B.Element - 1) +
          " points into";
 }
+
+namespace {
 
 /// One line on a buffer that failed its check.
 std::string describeBuffer(const LaunchRecord &L, const BufferCheck &B,

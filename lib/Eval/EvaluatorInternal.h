@@ -62,6 +62,12 @@ Tolerance candidateTolerance(Tolerance Tol, llvm::ArrayRef<ProbeKernel> Targets,
 TimingReport timingOf(const std::optional<ProgramRun> &R, const ProbeKernel &K,
                       unsigned *Launches);
 
+/// The parameter, and which of its buffers, as reports name it: "'c'
+/// (parameter 2, float *)", "..., the buffer its element 3 points into",
+/// "..., the buffer its element 3's 'c' points into" (EvalJudge.cpp).
+std::string bufferName(const KernelModel *Model, const ProbeKernel *K,
+                       const BufferCheck &B);
+
 /// The reference against itself: calibrated tolerance, or the buffer that
 /// makes the program nondeterministic (EvalJudge.cpp).
 void judgeSelfCheck(const ProbeResult &Self,

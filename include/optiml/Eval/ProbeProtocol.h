@@ -158,7 +158,8 @@ struct BufferCheck {
   unsigned Word = 0;
   /// 0: the allocation the argument points into. K + 1: an allocation the
   /// argument's array of device pointers reaches, first through its
-  /// element K (ProbeParam::PointerArray).
+  /// element K (ProbeParam::PointerArray); for an array of structs, K is
+  /// the struct's index times PointerFields.size() plus the member's.
   unsigned Element = 0;
   uint64_t Bytes = 0;
   /// "ok", "mismatch", "size-mismatch", "missing-snapshot", or
