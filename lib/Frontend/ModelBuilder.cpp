@@ -283,9 +283,12 @@ ParamInfo describeParam(ASTContext &Ctx, const ParmVarDecl *P) {
     QualType Inner = Elem->getPointeeType();
     Info.ElementIsPointer = true;
     // Canonical: the probe reads scalars by name (`real` of `typedef float
-    // real` is a float).
+    // real` is a float); a dependent one as written (`T`, not its canonical
+    // `type-parameter-0-0`).
     Info.InnerElementType =
-        Inner.getCanonicalType().getUnqualifiedType().getAsString(PP);
+        (Inner->isDependentType() ? Inner : Inner.getCanonicalType())
+            .getUnqualifiedType()
+            .getAsString(PP);
     if (!Inner->isDependentType() && !Inner->isIncompleteType() &&
         !Inner->isVoidType())
       Info.InnerElementSize = Ctx.getTypeSizeInChars(Inner).getQuantity();
