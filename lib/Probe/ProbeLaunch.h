@@ -44,9 +44,10 @@ struct Buffer {
   /// Of the argument's pointer (of element K's) inside the allocation.
   size_t Offset = 0;
   ElementType Type;
-  /// The argument is an array of device pointers: its contents are saved
-  /// and compared as (buffer, offset) pairs (canonicalPointers), since the
-  /// addresses differ from one run to the next.
+  /// The argument is an array of device pointers, or of structs holding
+  /// them (ProbeParam::PointerArray): its pointers are saved and compared
+  /// as (buffer, offset) pairs (canonicalPointers), since the addresses
+  /// differ from one run to the next.
   bool PointerArray = false;
   CUdeviceptr Before = 0, After = 0; ///< device copies (pool-owned)
   /// Metrics with restoreWrittenOnly: the program's own launch left this

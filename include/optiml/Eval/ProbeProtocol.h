@@ -53,8 +53,10 @@ struct ProbeParam {
   std::string ElementType; ///< "float", "double", "__half", "int", ...
   unsigned ElementSize = 0;
   bool Float = false;
-  /// The elements are device pointers (`float **`): the probe follows them
-  /// to the allocations they point into, whose elements are Inner*.
+  /// The elements hold device pointers: they are pointers (`float **`,
+  /// pointing to Inner* elements), or structs with the pointer members
+  /// PointerFields. The probe follows them to the allocations they point
+  /// into.
   bool PointerArray = false;
   std::string InnerElementType;
   unsigned InnerElementSize = 0;

@@ -170,6 +170,21 @@ Tolerance readTolerance(const json &J, const std::string &Where) {
   return T;
 }
 
+/// What a followed pointer points to, written and read alike for an array
+/// of pointers and for a struct's pointer member.
+void writeInner(json &J, const std::string &Type, unsigned Size, bool Float) {
+  J["innerElementType"] = Type;
+  J["innerElementSize"] = Size;
+  J["innerFloat"] = Float;
+}
+
+void readInner(const json &J, std::string &Type, unsigned &Size, bool &Float,
+               const std::string &Where) {
+  field(J, "innerElementType", Type, Where);
+  field(J, "innerElementSize", Size, Where);
+  field(J, "innerFloat", Float, Where);
+}
+
 json toJSON(const ProbeKernel &K) {
   json Params = json::array();
   for (const ProbeParam &P : K.Params) {
@@ -180,18 +195,15 @@ json toJSON(const ProbeKernel &K) {
            {"float", P.Float}};
     if (P.PointerArray) {
       J["pointerArray"] = true;
-      J["innerElementType"] = P.InnerElementType;
-      J["innerElementSize"] = P.InnerElementSize;
-      J["innerFloat"] = P.InnerFloat;
+      writeInner(J, P.InnerElementType, P.InnerElementSize, P.InnerFloat);
     }
     if (!P.PointerFields.empty()) {
       json Fields = json::array();
-      for (const ProbePointerField &F : P.PointerFields)
-        Fields.push_back({{"offset", F.Offset},
-                          {"name", F.Name},
-                          {"innerElementType", F.InnerElementType},
-                          {"innerElementSize", F.InnerElementSize},
-                          {"innerFloat", F.InnerFloat}});
+      for (const ProbePointerField &F : P.PointerFields) {
+        json FJ{{"offset", F.Offset}, {"name", F.Name}};
+        writeInner(FJ, F.InnerElementType, F.InnerElementSize, F.InnerFloat);
+        Fields.push_back(std::move(FJ));
+      }
       J["pointerFields"] = std::move(Fields);
     }
     Params.push_back(std::move(J));
@@ -217,9 +229,7 @@ ProbeKernel readKernel(const json &J, const std::string &Where) {
       field(PJ, "elementSize", P.ElementSize, PW);
       field(PJ, "float", P.Float, PW);
       field(PJ, "pointerArray", P.PointerArray, PW);
-      field(PJ, "innerElementType", P.InnerElementType, PW);
-      field(PJ, "innerElementSize", P.InnerElementSize, PW);
-      field(PJ, "innerFloat", P.InnerFloat, PW);
+      readInner(PJ, P.InnerElementType, P.InnerElementSize, P.InnerFloat, PW);
       if (auto F = PJ.find("pointerFields"); F != PJ.end()) {
         unsigned FI = 0;
         for (const json &FJ : array(*F, PW + ".pointerFields")) {
@@ -228,9 +238,8 @@ ProbeKernel readKernel(const json &J, const std::string &Where) {
           ProbePointerField PF;
           field(FJ, "offset", PF.Offset, FW);
           field(FJ, "name", PF.Name, FW);
-          field(FJ, "innerElementType", PF.InnerElementType, FW);
-          field(FJ, "innerElementSize", PF.InnerElementSize, FW);
-          field(FJ, "innerFloat", PF.InnerFloat, FW);
+          readInner(FJ, PF.InnerElementType, PF.InnerElementSize, PF.InnerFloat,
+                    FW);
           // Each member a whole pointer inside the struct.
           if (PF.Offset % 8 || PF.Offset + 8 > P.ElementSize)
             throw ReadError{"'" + FW +
