@@ -123,7 +123,11 @@ public:
       return true;
     if (const auto *Inner =
             dyn_cast<ArraySubscriptExpr>(E->getBase()->IgnoreParenImpCasts())) {
-      recordMultiDim(E, Inner);
+      // A[i][k] with A a `float **`: an access through the pointer A[i].
+      if (Inner->getType()->isPointerType())
+        recordAccess(E, Inner, E->getIdx());
+      else
+        recordMultiDim(E, Inner);
       return true;
     }
     recordAccess(E, E->getBase(), E->getIdx());
@@ -218,6 +222,26 @@ public:
         SharedVars.insert(VD);
         return true;
       }
+    // Locals loaded from memory the parameters point to: a pointer
+    // (`const float *a = A[blockIdx.x];`) or a struct whose members are
+    // pointers (`const Mats p = m[blockIdx.x];`).
+    if (VD->hasInit() && !Assigned.contains(VD) && VD->isLocalVarDecl()) {
+      const Expr *Init = VD->getInit();
+      if (const auto *CE = dyn_cast<CXXConstructExpr>(Init->IgnoreImplicit());
+          CE && CE->getNumArgs() == 1 &&
+          CE->getConstructor()->isCopyOrMoveConstructor())
+        Init = CE->getArg(0);
+      if (VD->getType()->isPointerType()) {
+        if (const Expr *Load = pointerLoad(Init)) {
+          LoadedPointers[VD] = Load;
+          return true;
+        }
+      } else if (VD->getType()->isRecordType()) {
+        if (const Expr *Load = recordLoad(Init))
+          LoadedRecords[VD] = Load;
+        return true;
+      }
+    }
     // Local pointers into parameters: `const float *row = A + r * n;`
     if (VD->getType()->isPointerType() && VD->hasInit() &&
         !Assigned.contains(VD)) {
@@ -728,8 +752,93 @@ private:
                    Total);
   }
 
+  /// Whether \p E names memory a parameter points to: the parameter or a
+  /// local pointer into it.
+  bool pointsIntoParam(const Expr *E) const {
+    const auto *DR = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+    if (!DR)
+      return false;
+    if (const auto *PVD = dyn_cast<ParmVarDecl>(DR->getDecl()))
+      return PVD->getType()->isPointerType();
+    const auto *VD = dyn_cast<VarDecl>(DR->getDecl());
+    return VD && Aliases.contains(VD);
+  }
+
+  /// The read that gives the struct \p E from memory a parameter points
+  /// to (`m[i]`, `*m`, `m->out`; for `m[i].out` and a local holding one,
+  /// the read of the whole), else null.
+  const Expr *recordLoad(const Expr *E) const {
+    E = E->IgnoreParenImpCasts();
+    if (!E->getType()->isRecordType())
+      return nullptr;
+    if (const auto *ME = dyn_cast<MemberExpr>(E)) {
+      if (ME->isArrow())
+        return pointsIntoParam(ME->getBase()) ? E : nullptr;
+      return recordLoad(ME->getBase());
+    }
+    if (const auto *AS = dyn_cast<ArraySubscriptExpr>(E))
+      return pointsIntoParam(AS->getBase()) ? E : nullptr;
+    if (const auto *U = dyn_cast<UnaryOperator>(E))
+      return U->getOpcode() == UO_Deref && pointsIntoParam(U->getSubExpr())
+                 ? E
+                 : nullptr;
+    if (const auto *DR = dyn_cast<DeclRefExpr>(E))
+      if (const auto *VD = dyn_cast<VarDecl>(DR->getDecl()))
+        if (auto It = LoadedRecords.find(VD); It != LoadedRecords.end())
+          return It->second;
+    return nullptr;
+  }
+
+  /// The read that gives the pointer \p E from memory a parameter points
+  /// to (`A[blockIdx.x]`, `*A`, `m->a`; for `m[i].a` and `p.a` with `p` a
+  /// struct local read from such memory, the struct's read), else null.
+  const Expr *pointerLoad(const Expr *E) const {
+    E = E->IgnoreParenImpCasts();
+    if (!E->getType()->isPointerType())
+      return nullptr;
+    if (const auto *AS = dyn_cast<ArraySubscriptExpr>(E))
+      return pointsIntoParam(AS->getBase()) ? E : nullptr;
+    if (const auto *U = dyn_cast<UnaryOperator>(E))
+      return U->getOpcode() == UO_Deref && pointsIntoParam(U->getSubExpr())
+                 ? E
+                 : nullptr;
+    if (const auto *ME = dyn_cast<MemberExpr>(E)) {
+      if (ME->isArrow())
+        return pointsIntoParam(ME->getBase()) ? E : nullptr;
+      return recordLoad(ME->getBase());
+    }
+    return nullptr;
+  }
+
+  /// An access through a pointer read from memory (pointerLoad): recorded
+  /// as a global access to the pointer as written, through that read.
+  bool recordLoadedAccess(const Expr *Access, const Expr *Base,
+                          const Expr *Index) {
+    std::string Name;
+    const Expr *Load = nullptr;
+    if (const auto *DR = dyn_cast<DeclRefExpr>(Base)) {
+      const auto *VD = dyn_cast<VarDecl>(DR->getDecl());
+      auto It = VD ? LoadedPointers.find(VD) : LoadedPointers.end();
+      if (It == LoadedPointers.end())
+        return false;
+      Name = VD->getNameAsString();
+      Load = It->second;
+    } else if ((Load = pointerLoad(Base))) {
+      Name = text(Base->getSourceRange());
+    } else {
+      return false;
+    }
+    std::string IndexText = Index ? text(Index->getSourceRange()) : "0";
+    Coef C = Index ? coefficientOf(Index) : Coef::zero();
+    recordResolved(Access, AddressSpace::Global, Name, -1, IndexText, C);
+    K.Accesses.back().Through = text(Load->getSourceRange());
+    return true;
+  }
+
   void recordAccess(const Expr *Access, const Expr *Base, const Expr *Index) {
     Base = Base->IgnoreParenImpCasts();
+    if (recordLoadedAccess(Access, Base, Index))
+      return;
     const auto *DR = dyn_cast<DeclRefExpr>(Base);
     if (!DR)
       return;
@@ -817,6 +926,8 @@ private:
   DenseSet<const Expr *> Writes, ReadWrites, Atomics, AtomicPointers;
   DenseSet<const VarDecl *> Assigned, SharedVars;
   DenseMap<const VarDecl *, Alias> Aliases;
+  /// Locals read from memory the parameters point to, and the read.
+  DenseMap<const VarDecl *, const Expr *> LoadedPointers, LoadedRecords;
   DenseMap<const VarDecl *, Coef> InductionCoef, VarCoef;
   DenseMap<const VarDecl *, std::vector<const Expr *>> AssignedValues;
   unsigned Tentative = 0;

@@ -44,10 +44,23 @@ public:
     if (const auto *U = dyn_cast<UnaryOperator>(E))
       E = U->getSubExpr()->IgnoreParenImpCasts();
     if (const auto *AS = dyn_cast<ArraySubscriptExpr>(E))
-      if (const auto *DR =
-              dyn_cast<DeclRefExpr>(AS->getBase()->IgnoreParenImpCasts()))
-        return DR;
+      return arrayName(AS->getBase()).empty() ? nullptr : AS->getBase();
     return nullptr;
+  }
+
+  /// The array an access's base names: a variable (`a`) or a member of one
+  /// (`p.a`, `m->a`); empty for anything else.
+  static std::string arrayName(const Expr *Base) {
+    Base = Base->IgnoreParenImpCasts();
+    if (const auto *DR = dyn_cast<DeclRefExpr>(Base))
+      return DR->getDecl()->getNameAsString();
+    if (const auto *ME = dyn_cast<MemberExpr>(Base)) {
+      std::string Outer = arrayName(ME->getBase());
+      if (!Outer.empty())
+        return Outer + (ME->isArrow() ? "->" : ".") +
+               ME->getMemberDecl()->getNameAsString();
+    }
+    return "";
   }
 
   bool TraverseForStmt(ForStmt *S) {
@@ -85,14 +98,12 @@ public:
     }
     if (!Accumulates)
       AccumulateLoops = Stack;
-    const auto *A = dyn_cast_or_null<DeclRefExpr>(arrayBase(M->getLHS()));
-    const auto *B = dyn_cast_or_null<DeclRefExpr>(arrayBase(M->getRHS()));
-    if (A && B && A->getDecl() != B->getDecl()) {
+    const Expr *A = arrayBase(M->getLHS()), *B = arrayBase(M->getRHS());
+    if (A && B && arrayName(A) != arrayName(B)) {
       if (!Found)
         FoundLoops = Stack;
       Found = true;
-      Detail = A->getDecl()->getNameAsString() + " * " +
-               B->getDecl()->getNameAsString();
+      Detail = arrayName(A) + " * " + arrayName(B);
     }
     Accumulates = true;
   }

@@ -150,6 +150,7 @@ json kernelToJSON(const KernelInfo &K) {
             {"coalesced", A.Pattern == Coalescing::Unit},
             {"stride", A.Stride ? json(*A.Stride) : json(nullptr)},
             {"indirect", A.Indirect},
+            {"pointer_read_from", optionalString(A.Through)},
             {"loop", optionalString(A.Loop)},
             {"line", A.Pos.Line},
             {"column", A.Pos.Column}};
@@ -301,6 +302,8 @@ void printKernelSummary(raw_ostream &OS, const KernelModel &M, bool Color) {
           OS << " (stride " << *A.Stride << ")";
         if (A.Indirect)
           OS << ", indirect";
+        if (!A.Through.empty())
+          OS << ", pointer read from " << A.Through;
         OS << "\n";
       }
     }

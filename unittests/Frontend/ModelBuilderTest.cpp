@@ -232,6 +232,70 @@ void go(const Mats *m, Mats v, Plain *q, Odd *o) { k<<<1, 32>>>(m, v, q, o); }
   EXPECT_TRUE(K.Params[3].ElementPointerFields.empty());
 }
 
+TEST(ModelBuilderTest, AccessesThroughPointersReadFromMemory) {
+  // The batched products of cublasSgemmBatched's interface: the matrices'
+  // pointers read from arrays, from structs in an array, or in place.
+  Parsed P = parse(R"(
+struct Mats { const float *a, *b; float *c; };
+__global__ void bmm(const float *const *A, const float *const *B,
+                    float *const *C, int n) {
+  const float *a = A[blockIdx.x];
+  const float *b = B[blockIdx.x];
+  float *c = C[blockIdx.x];
+  float acc = 0.f;
+  for (int k = 0; k < n; ++k)
+    acc += a[threadIdx.y * n + k] * b[k * n + threadIdx.x];
+  c[threadIdx.y * n + threadIdx.x] = acc;
+}
+__global__ void structs(const Mats *m, int n) {
+  const Mats p = m[blockIdx.x];
+  float acc = 0.f;
+  for (int k = 0; k < n; ++k)
+    acc += p.a[threadIdx.y * n + k] * p.b[k * n + threadIdx.x];
+  p.c[threadIdx.y * n + threadIdx.x] = acc;
+}
+__global__ void notLoads(const float *const *A, float *out) {
+  __shared__ float *tab[4];
+  const float *moved = A[0];
+  moved = A[1];
+  out[threadIdx.x] = moved[threadIdx.x] + tab[0][threadIdx.x];
+}
+void go(const float **A, float **C, const Mats *m, float *o) {
+  bmm<<<8, dim3(16, 16)>>>(A, A, C, 16);
+  structs<<<8, dim3(16, 16)>>>(m, 16);
+  notLoads<<<1, 32>>>(A, o);
+}
+)");
+  ASSERT_EQ(P.Model.Kernels.size(), 3u);
+  auto Through = [](const KernelInfo &K) {
+    std::vector<std::string> Out;
+    for (const MemoryAccess &A : K.Accesses)
+      if (!A.Through.empty()) {
+        EXPECT_EQ(A.Space, AddressSpace::Global);
+        EXPECT_EQ(A.ParamIndex, -1);
+        Out.push_back(std::string(A.IsWrite ? "write " : "read ") + A.Base +
+                      "[" + A.Index + "] <- " + A.Through);
+      }
+    return Out;
+  };
+  const KernelInfo &Bmm = P.Model.Kernels[0];
+  EXPECT_EQ(Through(Bmm), (std::vector<std::string>{
+                              "read a[threadIdx.y * n + k] <- A[blockIdx.x]",
+                              "read b[k * n + threadIdx.x] <- B[blockIdx.x]",
+                              "write c[threadIdx.y * n + threadIdx.x] <- "
+                              "C[blockIdx.x]"}));
+  EXPECT_EQ(Bmm.Class, KernelClass::MatmulLike);
+  const KernelInfo &S = P.Model.Kernels[1];
+  EXPECT_EQ(Through(S), (std::vector<std::string>{
+                            "read p.a[threadIdx.y * n + k] <- m[blockIdx.x]",
+                            "read p.b[k * n + threadIdx.x] <- m[blockIdx.x]",
+                            "write p.c[threadIdx.y * n + threadIdx.x] <- "
+                            "m[blockIdx.x]"}));
+  EXPECT_EQ(S.Class, KernelClass::MatmulLike);
+  // A pointer local assigned again, a pointer read from shared memory.
+  EXPECT_TRUE(Through(P.Model.Kernels[2]).empty());
+}
+
 TEST(ModelBuilderTest, ArraysOfPointersToATemplateParameter) {
   // The batched interface written as a template: the matrices' element is
   // what every specialization launched gives T.

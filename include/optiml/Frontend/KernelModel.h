@@ -126,7 +126,12 @@ struct MemoryAccess {
   AddressSpace Space = AddressSpace::Global;
   std::string Base;    ///< parameter or shared array name
   int ParamIndex = -1; ///< parameter index for global accesses
-  std::string Index;   ///< index expression as written
+  /// Accesses through a pointer the kernel loads from memory (`const float
+  /// *a = A[blockIdx.x]`, a member of a struct read from an array): the
+  /// load that gives the pointer, as written; Base is then the local or
+  /// member written at the access (`a`, `p.a`) and ParamIndex is -1.
+  std::string Through;
+  std::string Index; ///< index expression as written
   bool IsRead = false;
   bool IsWrite = false;
   bool IsAtomic = false;
