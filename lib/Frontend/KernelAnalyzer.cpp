@@ -764,6 +764,15 @@ private:
     return VD && Aliases.contains(VD);
   }
 
+  /// Whether \p E is an element of memory a parameter points to: `X[i]`
+  /// or `*X` with pointsIntoParam(X).
+  bool isParamElement(const Expr *E) const {
+    if (const auto *AS = dyn_cast<ArraySubscriptExpr>(E))
+      return pointsIntoParam(AS->getBase());
+    const auto *U = dyn_cast<UnaryOperator>(E);
+    return U && U->getOpcode() == UO_Deref && pointsIntoParam(U->getSubExpr());
+  }
+
   /// The read that gives the struct \p E from memory a parameter points
   /// to (`m[i]`, `*m`, `m->out`; for `m[i].out` and a local holding one,
   /// the read of the whole), else null.
@@ -776,12 +785,8 @@ private:
         return pointsIntoParam(ME->getBase()) ? E : nullptr;
       return recordLoad(ME->getBase());
     }
-    if (const auto *AS = dyn_cast<ArraySubscriptExpr>(E))
-      return pointsIntoParam(AS->getBase()) ? E : nullptr;
-    if (const auto *U = dyn_cast<UnaryOperator>(E))
-      return U->getOpcode() == UO_Deref && pointsIntoParam(U->getSubExpr())
-                 ? E
-                 : nullptr;
+    if (isParamElement(E))
+      return E;
     if (const auto *DR = dyn_cast<DeclRefExpr>(E))
       if (const auto *VD = dyn_cast<VarDecl>(DR->getDecl()))
         if (auto It = LoadedRecords.find(VD); It != LoadedRecords.end())
@@ -796,12 +801,8 @@ private:
     E = E->IgnoreParenImpCasts();
     if (!E->getType()->isPointerType())
       return nullptr;
-    if (const auto *AS = dyn_cast<ArraySubscriptExpr>(E))
-      return pointsIntoParam(AS->getBase()) ? E : nullptr;
-    if (const auto *U = dyn_cast<UnaryOperator>(E))
-      return U->getOpcode() == UO_Deref && pointsIntoParam(U->getSubExpr())
-                 ? E
-                 : nullptr;
+    if (isParamElement(E))
+      return E;
     if (const auto *ME = dyn_cast<MemberExpr>(E)) {
       if (ME->isArrow())
         return pointsIntoParam(ME->getBase()) ? E : nullptr;
