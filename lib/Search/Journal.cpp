@@ -582,12 +582,18 @@ Expected<JournalContents> readJournal(StringRef RunDir) {
     if (N->Status == NodeStatus::Evaluated || N->Status == NodeStatus::Failed) {
       SmallString<256> S(RunDir);
       sys::path::append(S, "sources", formatv("node-{0}.cu", N->Id).str());
-      auto Src = readFile(S);
-      if (!Src)
-        return Bad(
-            LineNo,
-            formatv("node {0}: {1}", N->Id, toString(Src.takeError())).str());
-      N->Source = std::move(*Src);
+      // A journal kept without its sources (they are large): the search
+      // rebuilds them from the edits (Searcher::resume).
+      if (N->Id > 0 && !sys::fs::exists(S)) {
+        C.MissingSources.push_back(N->Id);
+      } else {
+        auto Src = readFile(S);
+        if (!Src)
+          return Bad(
+              LineNo,
+              formatv("node {0}: {1}", N->Id, toString(Src.takeError())).str());
+        N->Source = std::move(*Src);
+      }
     }
     LineOf.push_back(LineNo);
     C.Nodes.push_back(std::move(*N));

@@ -321,6 +321,8 @@ Error Searcher::resume(JournalContents &JC) {
       ++SameCodeSkipped;
     }
   }
+  if (Error Err = rebuildSources(JC.MissingSources))
+    return Err;
   // Replay the backups in the order the nodes were made: the statistics
   // come out exactly as the killed run had them.
   backup(0, 0);
@@ -331,6 +333,53 @@ Error Searcher::resume(JournalContents &JC) {
     Evals = std::max(Evals, N.Evaluation);
     noteEvaluation(N.Id);
   }
+  return Error::success();
+}
+
+Error Searcher::rebuildSources(const std::vector<unsigned> &Missing) {
+  if (Missing.empty())
+    return Error::success();
+  SmallString<256> Dir(O.RunDir);
+  sys::path::append(Dir, "sources");
+  auto Cannot = [&](const SearchNode &N, const Twine &Why) {
+    return createStringError(
+        formatv("cannot resume: node {0}'s source is missing from '{1}' and "
+                "{2}; restore that folder, or start afresh without --resume",
+                N.Id, Dir, Why)
+            .str());
+  };
+  // Ascending ids: a parent is rebuilt before its children.
+  for (unsigned Id : Missing) {
+    SearchNode &N = Nodes[Id];
+    if (!N.Step)
+      return Cannot(N, "the journal records no edit to rebuild it from");
+    const SearchNode &Par = Nodes[N.Parent];
+    if (Par.Source.empty())
+      return Cannot(
+          N, formatv("its parent, node {0}, has no source either", Par.Id));
+    ApplyOutcome AO = A.apply(Par.Source, *N.Step);
+    if (!AO.Applied)
+      return Cannot(N, "its edit (" + editKey(*N.Step) +
+                           ") no longer applies to node " +
+                           std::to_string(Par.Id) + ": " + AO.reason());
+    std::string Key = sourceKey(AO.NewCode, N.Flags);
+    if (Key != N.Key)
+      return Cannot(N, formatv("its edit ({0}) now gives another program "
+                               "(key {1}; the journal has {2}): the edits "
+                               "changed since the search ran",
+                               editKey(*N.Step), Key, N.Key));
+    N.Source = std::move(AO.NewCode);
+    SmallString<256> P(Dir);
+    sys::path::append(P, formatv("node-{0}.cu", Id).str());
+    if (Error Err = sys::fs::create_directories(Dir)
+                        ? createStringError("cannot create '%s'", Dir.c_str())
+                        : writeFileAtomically(P, N.Source))
+      return Err;
+  }
+  note(formatv("rebuilt the source{0} of {1} node{0} from {2} by applying "
+               "their edits again (the journal came without them)",
+               Missing.size() == 1 ? "" : "s", Missing.size(), Dir)
+           .str());
   return Error::success();
 }
 

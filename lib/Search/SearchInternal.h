@@ -44,6 +44,10 @@ private:
   llvm::Error lockRunDir();
   llvm::Error checkHeader(const JournalContents &JC);
   llvm::Error resume(JournalContents &JC);
+  /// Sources missing from the run directory (JournalContents's
+  /// MissingSources), applied again from their parents' and checked
+  /// against the journal's keys, then written back.
+  llvm::Error rebuildSources(const std::vector<unsigned> &Missing);
   void warn(llvm::StringRef Message);
   void note(llvm::StringRef Message);
   std::string resumeNote(llvm::StringRef Path) const;

@@ -254,6 +254,30 @@ TEST(JournalTest, TheHeaderKeepsWhichLaunchesAreVerified) {
   (void)sys::fs::remove_directories(D2);
 }
 
+TEST(JournalTest, MissingSourcesAreListedNotAnError) {
+  std::string D = tempDir();
+  ToyRun S(D);
+  S.O.Budget = 2;
+  StandInEvaluator E;
+  S.W.install(E);
+  ASSERT_TRUE(bool(runSearch(original(), S.O, S.Pol, S.App, E)));
+  auto Whole = readJournal(D);
+  ASSERT_TRUE(bool(Whole)) << toString(Whole.takeError());
+  EXPECT_TRUE(Whole->MissingSources.empty());
+  std::vector<unsigned> WithSource;
+  for (const SearchNode &N : Whole->Nodes)
+    if (N.Id > 0 && !N.Source.empty())
+      WithSource.push_back(N.Id);
+  ASSERT_FALSE(WithSource.empty());
+  ASSERT_FALSE(bool(sys::fs::remove_directories(D + "/sources")));
+  auto Bare = readJournal(D);
+  ASSERT_TRUE(bool(Bare)) << toString(Bare.takeError());
+  EXPECT_EQ(Bare->MissingSources, WithSource);
+  for (unsigned Id : WithSource)
+    EXPECT_TRUE(Bare->Nodes[Id].Source.empty());
+  (void)sys::fs::remove_directories(D);
+}
+
 TEST(JournalResumeTest, MissingHeaderIsAnError) {
   DamagedJournal T;
   auto L = lines(T.J);

@@ -78,9 +78,13 @@ struct JournalContents {
   bool DroppedPartialLine = false;
   /// Why the last line was dropped, naming it (for a warning); empty: none.
   std::string Dropped;
+  /// Evaluated or failed nodes whose sources/node-<id>.cu is missing (a
+  /// journal copied without its sources); their Source is empty.
+  std::vector<unsigned> MissingSources;
 };
 
-/// Reads a journal and the sources it references, and checks its structure:
+/// Reads a journal and the sources it references (a missing one is listed
+/// in MissingSources, not an error), and checks its structure:
 /// the first line is the header, of a known version; node ids run 0, 1,
 /// 2, ... in order; node 0 is the original and every other node's parent
 /// (and the node it duplicates) is an earlier node. Any violation, and any
