@@ -426,6 +426,17 @@ def gpu_count():
     return max(1, sum(1 for l in out.splitlines() if l.startswith("GPU ")))
 
 
+def resume_refused(logfile, start):
+    """Why `optimize --resume` refused to continue its journal, from the
+    log it wrote after byte start ("cannot resume: ..."), or None."""
+    with open(logfile, errors="replace") as f:
+        f.seek(start)
+        for line in f:
+            if "error: cannot resume: " in line:
+                return line.split("error: cannot resume: ", 1)[1].strip()
+    return None
+
+
 def run_one(cmd, logfile, stop_in, env=None):
     """Runs cmd (its own process group) with output to logfile; stops it
     (SIGINT, then SIGKILL) when stop_in seconds have passed."""
@@ -512,7 +523,22 @@ def cmd_run(a):
                 "resume" if state == "resume" else "run", program, strategy, seed,
                 "" if gpu is None else " on GPU %d" % gpu))
             t0 = time.time()
-            rc = run_one(cmd, os.path.join(d, "optimize.log"), stop_in, env)
+            logfile = os.path.join(d, "optimize.log")
+            start = os.path.getsize(logfile) if os.path.exists(logfile) else 0
+            rc = run_one(cmd, logfile, stop_in, env)
+            why = resume_refused(logfile, start) if state == "resume" and rc == 1 else None
+            if why:
+                # The journal cannot go on (its sources are gone and the
+                # edits now give other programs): that search starts afresh,
+                # the old journal kept beside it.
+                stamp = time.strftime("%Y%m%d-%H%M%S")
+                for m in supersede(results, [program], [strategy], [seed], stamp):
+                    log(results, "%s cannot resume (%s): moved to superseded/%s, "
+                        "it starts afresh" % (m, why, stamp))
+                os.makedirs(d, exist_ok=True)
+                cmd = [c for c in cmd if c != "--resume"]
+                stop_in = (a.stop_at - (time.time() - began)) if a.stop_at else 10 ** 9
+                rc = run_one(cmd, logfile, stop_in, env)
             # Snapshots and probe results (gigabytes for the larger programs):
             # a resumed run prepares its reference again.
             shutil.rmtree(os.path.join(d, "run", "eval"), ignore_errors=True)
