@@ -155,13 +155,14 @@ std::vector<std::string> suggestions(const Applicability &A) {
   return Out;
 }
 
-// Row lengths known only at run time (CSR): a full warp, groups of 8 lanes
-// and the block form; no registers.
+// Row lengths known only at run time (CSR): groups of 8 and of 4 lanes, a
+// full warp and the block form; no registers.
 TEST(RestructureWarpPerRowTest, SuggestsLanesForUnknownRows) {
   Applicability A = prepareOn(warpPerRow(), "warp-spmv", "csr_mv");
   ASSERT_TRUE(A.Applies) << A.Reason;
   EXPECT_EQ(suggestions(A),
             (std::vector<std::string>{"block_size=256,lanes=8,per=warp",
+                                      "block_size=256,lanes=4,per=warp",
                                       "block_size=256,lanes=32,per=warp",
                                       "block_size=256,per=block"}));
 }

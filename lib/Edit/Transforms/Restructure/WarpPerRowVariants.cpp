@@ -680,17 +680,18 @@ std::vector<Edit> WarpPerRow::suggest(const EditContext &Ctx, const Edit &E,
   };
   if (!P.RowMax) {
     // Row lengths are only known at run time. Rows whose bounds are read
-    // from memory (CSR) are usually short: groups of 8 lanes first (the
-    // suite's SpMV, 8-24 nonzeros per row, ran 1.33x faster than
-    // thread-per-row with 8 lanes and 0.70x with a full warp on the H200).
-    // Dense rows of a run-time length (softmax, norms, GEMV) are usually
-    // long: a full warp first.
+    // from memory (CSR) are usually short: groups of 8 lanes first, then 4
+    // (the suite's SpMV, 8-24 nonzeros per row, ran 1.33x faster than
+    // thread-per-row with 8 lanes and 0.70x with a full warp on the H200;
+    // side by side on an H100, 4 lanes took 0.403 ms where 8 took 0.469,
+    // run 2026-12-07-spmv-conv2d-s31). Dense rows of a run-time length
+    // (softmax, norms, GEMV) are usually long: a full warp first.
     bool Sparse = llvm::any_of(P.Loops, [](const InnerLoop &L) {
       return boundFromMemory(L.Start) ||
              (L.Cond && boundFromMemory(L.Cond->getRHS()));
     });
     if (Sparse)
-      return {Make("warp", 8, 256), Make("warp", 32, 256),
+      return {Make("warp", 8, 256), Make("warp", 4, 256), Make("warp", 32, 256),
               Make("block", 32, 256)};
     return {Make("warp", 32, 256), Make("warp", 8, 256),
             Make("block", 32, 256)};
