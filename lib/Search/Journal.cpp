@@ -337,17 +337,25 @@ Error JournalWriter::writeHeader(const JournalHeader &H) {
   return writeLine(J.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
+std::string nodeSourcePath(StringRef RunDir, unsigned Id) {
+  SmallString<256> P(RunDir);
+  sys::path::append(P, "sources", formatv("node-{0}.cu", Id).str());
+  return P.str().str();
+}
+
+Error writeNodeSource(StringRef RunDir, unsigned Id, StringRef Source) {
+  std::string P = nodeSourcePath(RunDir, Id);
+  StringRef Dir = sys::path::parent_path(P);
+  if (std::error_code EC = sys::fs::create_directories(Dir))
+    return createStringError(EC, "cannot create '%s': %s", Dir.str().c_str(),
+                             EC.message().c_str());
+  return writeFileAtomically(P, Source);
+}
+
 Error JournalWriter::writeNode(const SearchNode &N) {
-  if (!N.Source.empty()) {
-    SmallString<256> P(RunDir);
-    sys::path::append(P, "sources");
-    if (std::error_code EC = sys::fs::create_directories(P))
-      return createStringError(EC, "cannot create '%s': %s", P.c_str(),
-                               EC.message().c_str());
-    sys::path::append(P, formatv("node-{0}.cu", N.Id).str());
-    if (Error E = writeFileAtomically(P, N.Source))
+  if (!N.Source.empty())
+    if (Error E = writeNodeSource(RunDir, N.Id, N.Source))
       return E;
-  }
   // Replies are redacted as they arrive; this also masks a key that came
   // another way (a check's message quoting the program's output).
   return writeLine(redactSecrets(nodeToJSON(N)));
@@ -580,8 +588,7 @@ Expected<JournalContents> readJournal(StringRef RunDir) {
     if (!Wrong.empty())
       return Bad(LineNo, Wrong);
     if (N->Status == NodeStatus::Evaluated || N->Status == NodeStatus::Failed) {
-      SmallString<256> S(RunDir);
-      sys::path::append(S, "sources", formatv("node-{0}.cu", N->Id).str());
+      std::string S = nodeSourcePath(RunDir, N->Id);
       // A journal kept without its sources (they are large): the search
       // rebuilds them from the edits (Searcher::resume).
       if (N->Id > 0 && !sys::fs::exists(S)) {

@@ -339,8 +339,7 @@ Error Searcher::resume(JournalContents &JC) {
 Error Searcher::rebuildSources(const std::vector<unsigned> &Missing) {
   if (Missing.empty())
     return Error::success();
-  SmallString<256> Dir(O.RunDir);
-  sys::path::append(Dir, "sources");
+  std::string Dir = sys::path::parent_path(nodeSourcePath(O.RunDir, 0)).str();
   auto Cannot = [&](const SearchNode &N, const Twine &Why) {
     return createStringError(
         formatv("cannot resume: node {0}'s source is missing from '{1}' and "
@@ -369,11 +368,7 @@ Error Searcher::rebuildSources(const std::vector<unsigned> &Missing) {
                                "changed since the search ran",
                                editKey(*N.Step), Key, N.Key));
     N.Source = std::move(AO.NewCode);
-    SmallString<256> P(Dir);
-    sys::path::append(P, formatv("node-{0}.cu", Id).str());
-    if (Error Err = sys::fs::create_directories(Dir)
-                        ? createStringError("cannot create '%s'", Dir.c_str())
-                        : writeFileAtomically(P, N.Source))
+    if (Error Err = writeNodeSource(O.RunDir, Id, N.Source))
       return Err;
   }
   note(formatv("rebuilt the source{0} of {1} node{0} from {2} by applying "

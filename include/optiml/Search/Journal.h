@@ -43,6 +43,12 @@ struct JournalHeader {
   std::string VerifyLastDropped;
 };
 
+/// <RunDir>/sources/node-<Id>.cu: where a node's source is kept.
+std::string nodeSourcePath(llvm::StringRef RunDir, unsigned Id);
+/// Writes \p Source to nodeSourcePath(RunDir, Id), creating the folder.
+llvm::Error writeNodeSource(llvm::StringRef RunDir, unsigned Id,
+                            llvm::StringRef Source);
+
 class JournalWriter {
 public:
   /// Opens (creating \p RunDir) <RunDir>/journal.jsonl. Without \p Append an
