@@ -1,35 +1,37 @@
 // shared-tiling rows with cols on 2D stencils whose guarded code loops over
 // the rows the reads move along: each thread computes cols adjacent columns
 // of its rows; where every bound holds (and the pitch is a multiple of cols,
-// the input aligned) each window row is loaded as float2/float4 vectors,
-// elsewhere each output is computed as the kernel does. A row's outputs,
-// stored as `out[y * w + x] = sum;`, are stored as one vector of the
-// thread's columns there (the output aligned too). Checked: the text, nvcc
+// the input aligned) each window row is loaded as float2/float4 vectors. A
+// row's outputs, stored as `out[y * w + x] = sum;`, are stored as one vector
+// of the thread's columns there (the output aligned too). The other threads
+// (along the image's edges) run the same rows with every test kept (the
+// edge form): each window element loaded alone where a column of theirs
+// that passes the guard reads it, each column's statements run where it
+// passes. Checked: the text (the test's own comments left out), nvcc
 // without a warning, and every output of the rewrite against the
 // original's, computed thread by thread on the host for sizes where the
 // vectors apply, where they do not (odd widths, a misaligned input or
-// output), and
-// edges (host-emulate.py, under AddressSanitizer: a vector read outside the
-// input fails). Refused: a stencil without a loop over its rows, a pitch
-// that is not the column bound, a kernel that reads threadIdx beyond its
-// indices, cols other than 2 or 4, cols without rows; and any form of the
-// stencil when a read is in the false arm of a conditional expression (it
-// runs when the condition fails, which no bound says).
+// output), and edges (host-emulate.py, under AddressSanitizer: a read
+// outside the input fails). Refused: a stencil without a loop over its
+// rows, a pitch that is not the column bound, a kernel that reads threadIdx
+// beyond its indices, cols other than 2 or 4, cols without rows; and any
+// form of the stencil when a read is in the false arm of a conditional
+// expression (it runs when the condition fails, which no bound says).
 // REQUIRES: cuda-sdk
 // RUN: rm -rf %t && mkdir -p %t && cp %s %t/k.cu
 // RUN: clang-optiml transforms %t/k.cu | FileCheck --check-prefix=WHY %s
 // RUN: echo '{"kind":"shared-tiling","target":"conv","params":{"rows":8,"cols":2}}' > %t/c2.json
 // RUN: clang-optiml apply %t/k.cu --edit %t/c2.json -o %t/c2.cu
-// RUN: FileCheck --check-prefix=C2 %s < %t/c2.cu
+// RUN: grep -v '^//' %t/c2.cu | FileCheck --check-prefix=C2 %s
 // RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -Werror all-warnings -o %t/c2.o %t/c2.cu %}
 // RUN: python3 %inputs/edit/host-emulate.py %t/k.cu %t/c2.cu conv --rows 8 --cols 2 --sizes 70x66,71x65,33x36+1,40x64+2,40x64o1,8x10 | FileCheck --check-prefix=SAME %s
 // RUN: echo '{"kind":"shared-tiling","target":"conv","params":{"rows":4,"cols":4}}' > %t/c4.json
 // RUN: clang-optiml apply %t/k.cu --edit %t/c4.json -o %t/c4.cu
-// RUN: FileCheck --check-prefix=C4 %s < %t/c4.cu
+// RUN: grep -v '^//' %t/c4.cu | FileCheck --check-prefix=C4 %s
 // RUN: python3 %inputs/edit/host-emulate.py %t/k.cu %t/c4.cu conv --rows 4 --cols 4 --sizes 70x68,71x65,33x36+1,40x64+2,40x64o2 | FileCheck --check-prefix=SAME %s
 // RUN: echo '{"kind":"shared-tiling","target":"box","params":{"rows":8,"cols":2}}' > %t/b2.json
 // RUN: clang-optiml apply %t/k.cu --edit %t/b2.json -o %t/b2.cu
-// RUN: FileCheck --check-prefix=B2 %s < %t/b2.cu
+// RUN: grep -v '^//' %t/b2.cu | FileCheck --check-prefix=B2 %s
 // RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -Werror all-warnings -o %t/b2.o %t/b2.cu %}
 // RUN: python3 %inputs/edit/host-emulate.py %t/k.cu %t/b2.cu box --rows 8 --cols 2 --sizes 70x66,71x65,33x36+1,17x12 | FileCheck --check-prefix=SAME %s
 // RUN: echo '{"kind":"shared-tiling","target":"jac","params":{"rows":4,"cols":2}}' > %t/j.json
@@ -66,8 +68,21 @@
 // C2: sum[f1][cx] += win[cx + kx + 1] * filt[ky * K + kx];
 // C2: *reinterpret_cast<float2 *>(&out[(size_t)y * w + xBase]) = make_float2(sum[f1][0], sum[f1][1]);
 // C2: } else {
-// C2: #pragma unroll 1
-// C2: const int x = xBase + cx;
+// C2-NEXT: // shared-tiling rows=8 cols=2 (the edge form: each element and column tested)
+// C2: colOk[cx] = (xBase + cx) < w;
+// C2: run[f1] = y < h;
+// C2: float win[10];
+// C2: const int gx = xBase + c - 4;
+// C2-NEXT: const bool need = (gy >= 0 && gy < h && gx >= 0 && gx < w && ((colOk[0] && c >= 1 && c <= 7) || (colOk[1] && c >= 2 && c <= 8)) && rowNeed);
+// C2-NEXT: win[c] = need ? in[(size_t)gy * w + gx] : float(0);
+// C2: if (colOk[cx]) {
+// C2-NEXT: const int x = xBase + cx;
+// C2: if (iy >= 0 && iy < h && ix >= 0 && ix < w)
+// C2-NEXT: sum[f1][cx] += win[cx + kx + 1] * filt[ky * K + kx];
+// C2: if (colOk[cx]) {
+// C2-NEXT: const int x = xBase + cx;
+// C2-NEXT: out[(size_t)y * w + x] = sum[f1][cx];
+// C2-NOT: as the kernel computes it
 // C2: conv<<<dim3((grid.x + 1) / 2, (grid.y + 7) / 8, grid.z), block>>>(h, w, in, filt, out);
 
 // C4: const int xBase = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
@@ -81,7 +96,9 @@
 // B2: xBase - 2 >= 0 && xBase + 4 <= w && w % 2 == 0
 // B2: acc[f1][cx] += win[cx + dx + 2] * filt[(dy + 2) * 5 + dx + 2];
 // B2: *reinterpret_cast<float2 *>(&out[y * w + xBase]) = make_float2(acc[f1][0], acc[f1][1]);
-// B2: continue;
+// B2: colOk[cx] = (xBase + cx) < w;
+// B2: run[f1] = y < h;
+// B2: ((colOk[0] && c >= 0 && c <= 4) || (colOk[1] && c >= 1 && c <= 5))
 // B2: box<<<dim3((((w + 15) / 16) + 1) / 2, (((h + 15) / 16) + 7) / 8), dim3(16, 16)>>>(h, w, in, filt, out);
 
 // SAME-NOT: outputs differ{{$}}

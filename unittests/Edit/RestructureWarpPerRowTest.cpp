@@ -161,10 +161,116 @@ TEST(RestructureWarpPerRowTest, SuggestsLanesForUnknownRows) {
   Applicability A = prepareOn(warpPerRow(), "warp-spmv", "csr_mv");
   ASSERT_TRUE(A.Applies) << A.Reason;
   EXPECT_EQ(suggestions(A),
-            (std::vector<std::string>{"block_size=256,lanes=8,per=warp",
+            (std::vector<std::string>{"block_size=256,lanes=4,per=stream",
+                                      "block_size=256,lanes=8,per=warp",
                                       "block_size=256,lanes=4,per=warp",
                                       "block_size=256,lanes=32,per=warp",
                                       "block_size=256,per=block"}));
+}
+
+// per=stream on CSR rows whose bounds come through locals (`int begin =
+// row_ptr[r];`) and an unsigned index: 64 rows per block of 256, the
+// terms computed by every thread, the row's loop kept for blocks whose
+// offsets decrease, one block per 64 rows at the launch.
+TEST(RestructureWarpPerRowTest, StreamComputesABlocksTermsTogether) {
+  Input In = caseInput("warp-spmv");
+  ASSERT_TRUE(In.Ctx);
+  std::string Out = applyTo(warpPerRow(), In,
+                            makeEdit("warp-per-row", "csr_mv",
+                                     {{"per", std::string("stream")},
+                                      {"lanes", int64_t(4)},
+                                      {"block_size", int64_t(256)}}),
+                            hermeticConfig());
+  for (const char *Want :
+       {"unsigned r = blockIdx.x * 64 + threadIdx.x;",
+        "__shared__ int rowOffsets[65];", "__shared__ float rowTerms[256];",
+        "rowOffsets[i] = row_ptr[rowBase + i];",
+        "rowTerms[threadIdx.x] = val[k] * x[col_idx[k]];",
+        "dotStream += rowTerms[j - chunk];",
+        "  if (threadIdx.x >= 64)\n    return;\n  if (r >= num_rows)",
+        "  if (rowsInOrder) {\n    dot += dotStream;\n  } else {\n"
+        "    for (int k = begin; k < end; k++)",
+        "csr_mv<<<(n + 63) / 64, 256>>>"})
+    EXPECT_NE(Out.find(Want), std::string::npos) << Want << "\n" << Out;
+}
+
+// per=stream refuses what another thread could not compute for the row,
+// or a chunked sum could not reproduce.
+TEST(RestructureWarpPerRowTest, StreamRefusesWhatIsNotACsrSum) {
+  const char *Src = R"(#include "cuda_mock.h"
+__global__ void scaled(int n, const int *p, const float *v, const float *s,
+                       float *y) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < n) {
+    const float w = s[r];
+    float sum = 0.f;
+    for (int k = p[r]; k < p[r + 1]; ++k)
+      sum += v[k] * w;
+    y[r] = sum;
+  }
+}
+__global__ void started(int n, const int *p, const float *v, float *y) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < n) {
+    float sum = 1.f;
+    for (int k = p[r]; k < p[r + 1]; ++k)
+      sum += v[k];
+    y[r] = sum;
+  }
+}
+__global__ void inclusive(int n, const int *p, const float *v, float *y) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < n) {
+    float sum = 0.f;
+    for (int k = p[r]; k <= p[r + 1]; ++k)
+      sum += v[k];
+    y[r] = sum;
+  }
+}
+__global__ void maxed(int n, const int *p, const float *v, float *y) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < n) {
+    float m = 0.f;
+    for (int k = p[r]; k < p[r + 1]; ++k)
+      m = fmaxf(m, v[k]);
+    y[r] = m;
+  }
+}
+int main() {
+  int n = 1000;
+  int *p = 0;
+  float *v = 0, *y = 0;
+  scaled<<<(n + 255) / 256, 256>>>(n, p, v, v, y);
+  started<<<(n + 255) / 256, 256>>>(n, p, v, y);
+  inclusive<<<(n + 255) / 256, 256>>>(n, p, v, y);
+  maxed<<<(n + 255) / 256, 256>>>(n, p, v, y);
+}
+)";
+  Input In(Src, "stream.cu", hermeticConfig());
+  ASSERT_TRUE(In.Ctx);
+  auto Refusal = [&](const char *Kernel) {
+    auto R =
+        warpPerRow().apply(*In.Ctx, makeEdit("warp-per-row", Kernel,
+                                             {{"per", std::string("stream")}}));
+    if (R)
+      return std::string("rewritten");
+    return rejectionReason(R.takeError());
+  };
+  EXPECT_NE(Refusal("scaled").find("reads 'w', which the kernel writes or "
+                                   "each thread holds"),
+            std::string::npos)
+      << Refusal("scaled");
+  EXPECT_NE(Refusal("started").find("'sum' is not declared as zero"),
+            std::string::npos)
+      << Refusal("started");
+  EXPECT_NE(Refusal("inclusive")
+                .find("does not run from off[r] to below "
+                      "off[r + 1]"),
+            std::string::npos)
+      << Refusal("inclusive");
+  EXPECT_NE(Refusal("maxed").find("does not only sum one accumulator"),
+            std::string::npos)
+      << Refusal("maxed");
 }
 
 // A constexpr length of 12: 16 lanes first; one pass, so no registers.

@@ -9,8 +9,8 @@ The program is compiled as C++ with a small stand-in for the CUDA runtime:
 cudaMalloc is malloc, cudaMemcpy and cudaMemcpyToSymbol are memcpy, and a
 launch `k<<<grid, block[, shared bytes]>>>(args)` runs the blocks one after
 another. A block's threads run one after another too, unless the program
-waits or exchanges between threads (`__syncthreads`, `__syncwarp`, warp
-shuffles and votes): then each thread of a block is a fiber, switched at
+waits or exchanges between threads (`__syncthreads` and its votes
+`__syncthreads_and/_or/_count`, `__syncwarp`, warp shuffles and votes): then each thread of a block is a fiber, switched at
 those points, a barrier releasing its threads once every live one has
 reached it and a shuffle reading the values its warp's lanes left.
 `__shared__` variables are one per kernel (the blocks do not overlap), and
@@ -234,6 +234,24 @@ template <class T> T exchange(T v, unsigned src) {
 }
 } // namespace optiml_emu
 inline void __syncthreads() { optiml_emu::wait(optiml_emu::Block); }
+// A barrier that also counts the predicates of the block's live threads.
+inline int optiml_block_count(int p, int *live) {
+  using namespace optiml_emu;
+  slots[cur] = p ? 1 : 0;
+  wait(Block);
+  int count = 0, n = 0;
+  for (unsigned i = 0; i < nthreads; ++i)
+    if (fibers[i].state != Done) {
+      ++n;
+      count += (int)slots[i];
+    }
+  wait(Block);
+  *live = n;
+  return count;
+}
+inline int __syncthreads_count(int p) { int n; return optiml_block_count(p, &n); }
+inline int __syncthreads_and(int p) { int n; return optiml_block_count(p, &n) == n; }
+inline int __syncthreads_or(int p) { int n; return optiml_block_count(p, &n) != 0; }
 inline void __syncwarp(unsigned = 0xffffffffu) { optiml_emu::wait(optiml_emu::Warp); }
 template <class T> T __shfl_sync(unsigned, T v, int src, int width = 32) {
   unsigned l = optiml_emu::lane();
@@ -313,7 +331,7 @@ template <class G> void sync(const G &g) { g.sync(); }
 REFUSED = re.compile(r"\b(tex1D\w*|tex2D\w*|tex3D\w*|surf\w+D|asm|tiled_partition|"
                      r"this_grid|coalesced_threads)\b")
 # What makes a block's threads fibers.
-WAITS = re.compile(r"\b(__syncthreads|__syncwarp|__shfl\w*_sync|__ballot_sync|__any_sync|"
+WAITS = re.compile(r"\b(__syncthreads(?:_and|_or|_count)?|__syncwarp|__shfl\w*_sync|__ballot_sync|__any_sync|"
                    r"__all_sync|cooperative_groups)\b")
 
 

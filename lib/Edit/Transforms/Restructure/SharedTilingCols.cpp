@@ -7,9 +7,12 @@
 // SharedTilingWindow.cpp), each window row is loaded once as whole vectors
 // of Cols elements (a row of a 7-wide window for 2 columns: 5 float2 loads
 // where the columns one by one issue 14 scalar ones) and every column's
-// outputs read it; the other threads compute their columns one after
-// another, each exactly as rows alone does. The launches' grids shrink
-// along x by Cols.
+// outputs read it. The other threads (few, but in every warp along the
+// image's left and right edges) run the same rows with every test kept,
+// the edge form: the guard's row bounds per row, its column bounds per
+// column (colOk[cx]), and each window element loaded alone where a column
+// that passes reads it under the read's own bounds (windowLoads() with
+// the columns), else zero. The launches' grids shrink along x by Cols.
 //
 // The launches of rows and cols: shrinkStencilGrids().
 //
@@ -24,7 +27,10 @@
 // the rows it reads, as an h x pitch image does; a buffer ending inside
 // its last row could be read past its end by up to Cols - 1 elements. A
 // read at the thread's own point (offset 0, 0) is required, so that the
-// columns between the reads are ones the kernel reads too.
+// columns between the reads are ones the kernel reads too. The edge form
+// reads no element the kernel does not: an element is loaded only where
+// some column of the thread, passing the guard, has a read of it whose own
+// bounds hold; where a read runs (its tests kept), its element was loaded.
 //
 //===----------------------------------------------------------------------===//
 

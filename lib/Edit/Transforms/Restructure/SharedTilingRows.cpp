@@ -358,6 +358,21 @@ streamedText(const EditContext &Ctx, const Edit &E, const StencilPlan &P,
     return NotApplicable("the guard has no place in the file");
   if (P.EarlyReturn)
     Cond = "!(" + Cond + ")";
+  // cols' edge form: a row runs where the guard's row bounds hold, and each
+  // of its columns where its column bounds do (N.Ok).
+  bool Edge = CF && !Interior;
+  if (Edge) {
+    std::vector<std::string> OnY, OnX;
+    for (const BoundCmp &B : P.GuardY)
+      OnY.push_back(fillIn(B.Text, P.Y->getName()));
+    for (const BoundCmp &B : P.GuardX)
+      OnX.push_back(fillIn(B.Text, "(" + N.XBase + " + " + N.Cx + ")"));
+    Cond = OnY.empty() ? "true" : join(OnY, " && ");
+    Decls += "bool " + N.Ok + "[" + std::to_string(CF->Cols) +
+             "];\n#pragma unroll\nfor (int " + N.Cx + " = 0; " + N.Cx + " < " +
+             std::to_string(CF->Cols) + "; ++" + N.Cx + ")\n  " + N.Ok + "[" +
+             N.Cx + "] = " + (OnX.empty() ? "true" : join(OnX, " && ")) + ";\n";
+  }
   if (Interior)
     Cond = "true";
   std::string Y = P.Y->getNameAsString(), F = N.F;
@@ -382,9 +397,13 @@ streamedText(const EditContext &Ctx, const Edit &E, const StencilPlan &P,
                                     P.X->getNameAsString() + " = " + N.XBase +
                                     " + " + N.Cx + ";\n" + Indent + "  "
                               : std::string();
+    std::string Col = XDecl + Part;
+    if (Edge)
+      Col = "if (" + N.Ok + "[" + N.Cx + "]) {\n" + Indent + "    " +
+            indentLines(Col, "  ") + "\n" + Indent + "  }";
     return "#pragma unroll\n" + Indent + "for (int " + N.Cx + " = 0; " + N.Cx +
            " < " + std::to_string(CF->Cols) + "; ++" + N.Cx + ") {\n" + Indent +
-           "  " + XDecl + Part + "\n" + Indent + "}";
+           "  " + Col + "\n" + Indent + "}";
   };
   bool PostY = Mentions(Sh.Post, P.Y);
   // Where the guard is written `true`, the row index only for Pre.
@@ -406,26 +425,27 @@ streamedText(const EditContext &Ctx, const Edit &E, const StencilPlan &P,
                 std::to_string(Rows) + "; ++" + F + ") {\n  " +
                 (PostY ? YDecl : std::string()) + "if (" + N.Run + "[" + F +
                 "]) {\n    " +
-                (CF && !CF->Store.empty()
+                (CF && Interior && !CF->Store.empty()
                      ? CF->Store
                      : PerColumn(Post, Mentions(Sh.Post, P.X), "    ")) +
                 "\n  }\n}";
   // The window row: its elements one by one, or (cols) as vectors.
-  std::string Window = CF ? P.ElemType + " " + N.Win + "[" +
-                                std::to_string(CF->Width) + "];\n  " +
-                                indentLines(CF->Loads, "  ")
-                          : fillTemplate(R"(${RowLoads}
+  std::string Window =
+      CF && Interior
+          ? P.ElemType + " " + N.Win + "[" + std::to_string(CF->Width) +
+                "];\n  " + indentLines(CF->Loads, "  ")
+          : fillTemplate(R"(${RowLoads}
   ${T} ${Win}[${WC}];
   #pragma unroll
   for (int ${C} = 0; ${C} < ${WC}; ++${C}) {
     ${Loads}
   })",
-                                         {{"RowLoads", Loads.PerRow},
-                                          {"T", P.ElemType},
-                                          {"Win", N.Win},
-                                          {"WC", std::to_string(WC)},
-                                          {"C", N.C},
-                                          {"Loads", Loads.PerElement}});
+                         {{"RowLoads", Loads.PerRow},
+                          {"T", P.ElemType},
+                          {"Win", N.Win},
+                          {"WC", std::to_string(CF ? CF->Width : WC)},
+                          {"C", N.C},
+                          {"Loads", Loads.PerElement}});
   std::string VT = typeName(Sh.V->getType(), Ctx.AST);
   return fillTemplate(
       R"(// shared-tiling rows=${Rows}${ColsNote}: ${Rows} rows per thread, the input streamed through registers one row at a time.
@@ -442,9 +462,12 @@ for (int ${R} = 0; ${R} < ${WR}; ++${R}) {
   }
 }${End})",
       {{"Rows", std::to_string(Rows)},
-       {"ColsNote", CF ? " cols=" + std::to_string(CF->Cols) +
-                             " (each window row loaded as vectors)"
-                       : std::string()},
+       {"ColsNote",
+        !CF ? std::string()
+            : " cols=" + std::to_string(CF->Cols) +
+                  (Interior ? " (each window row loaded as vectors)"
+                            : " (the edge form: each element and column "
+                              "tested)")},
        {"Run", N.Run},
        {"Decls", Decls},
        {"Start", Start},
@@ -552,6 +575,7 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
                            "form of rows)");
     N.XBase = Fresh(XN + "Base");
     N.Cx = Fresh("cx");
+    N.Ok = Fresh("colOk");
     auto Form = planCols(Ctx, E, P, Cols, N, Fresh);
     if (!Form)
       return Form.takeError();
@@ -625,19 +649,19 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
   auto RowsText = [&](bool Interior) -> Expected<std::string> {
     std::string Elem =
         N.Win + (Stream ? "" : "[" + N.R + "]") + "[" + N.C + "]";
-    WindowLoads Loads = windowLoads(P, N, Rows, YT, XT, Elem, Interior, Fresh);
+    WindowLoads Loads = windowLoads(P, N, Rows, YT, XT, Elem, Interior, Fresh,
+                                    CF && !Interior ? &*CF : nullptr);
     std::vector<TextEdit> All;
     if (Interior)
       All = interiorEdits(Ctx, P, /*Guard=*/!Stream);
-    llvm::append_range(All, CF && Interior ? ColsReads : Edits);
+    llvm::append_range(All, CF ? ColsReads : Edits);
     // Declarations only the replaced reads (or, in the interior form, the
     // tests) read go: a row pointer into the input, an index.
     std::vector<TextEdit> Idle = idleDeclEdits(Ctx, P, Begin, End, All);
     All.insert(All.begin(), Idle.begin(), Idle.end());
     if (Stream)
       return streamedText(Ctx, E, P, *Stream, N, Rows, WR, WC, Loads,
-                          std::move(All), YT, Interior,
-                          CF && Interior ? &*CF : nullptr);
+                          std::move(All), YT, Interior, CF ? &*CF : nullptr);
     bool YUsed =
         refSurvives(Ctx, P.Kernel.Decl->getBody(), P.Y, Begin, End, All);
     std::string Body = reindent(spliceText(Code, Begin, End, std::move(All)),
@@ -647,42 +671,13 @@ Expected<tooling::Replacements> rewriteStencilRows(const EditContext &Ctx,
   auto Text = RowsText(false);
   if (!Text)
     return Text.takeError();
-  // With cols, threads outside the interior (few) compute each of their
-  // outputs as the kernel does, one after another, in loops kept rolled:
-  // unrolled, they raised the interior's registers (conv2d: 104, and 71
-  // with the rows' window per column, against 40 for the interior alone).
-  if (CF) {
-    std::vector<TextEdit> Back;
-    if (P.EarlyReturn) {
-      auto C = ReturnAsContinue();
-      if (!C)
-        return NotApplicable("the guard's return has no place in the file");
-      Back.push_back(*C);
-    }
-    *Text = fillTemplate(
-        R"(// Each output as the kernel computes it.
-#pragma unroll 1
-for (int ${Cx} = 0; ${Cx} < ${Cols}; ++${Cx}) {
-  #pragma unroll 1
-  for (int ${F} = 0; ${F} < ${Rows}; ++${F}) {
-    const ${XT} ${X} = ${XBase} + ${Cx};
-    const ${YT} ${Y} = ${YBase} + ${F};
-    ${Orig}
-  }
-})",
-        {{"Cx", N.Cx},
-         {"Cols", std::to_string(Cols)},
-         {"F", N.F},
-         {"Rows", std::to_string(Rows)},
-         {"XT", XT},
-         {"X", XN},
-         {"XBase", N.XBase},
-         {"YT", YT},
-         {"Y", P.Y->getNameAsString()},
-         {"YBase", N.YBase},
-         {"Orig", reindent(spliceText(Code, Begin, End, std::move(Back)),
-                           4 - int(P.Indent.size()))}});
-  }
+  // With cols, the threads outside the interior (few, but in every warp
+  // along the image's left and right edges) run the same streamed rows
+  // with every test kept: each window element loaded where one of their
+  // columns that passes the guard reads it, each column's statements run
+  // where it passes (the edge form). One pass, as the interior's: the
+  // per-output loop it replaced ran after the warp's interior pass, at
+  // about five times its instructions (conv2d: 13% of the kernel's time).
   std::string Inside =
       interiorCondition(P, N.YBase, CF ? N.XBase : XN, Rows, Cols);
   if (CF)

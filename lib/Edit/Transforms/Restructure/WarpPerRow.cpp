@@ -471,8 +471,9 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
   P.Kernel = *K;
   const KernelInfo &KI = *K->Info;
   std::string Per = E.getString("per").value_or("warp");
-  if (Per != "warp" && Per != "block")
-    return reject(E, "params", "params.per must be 'warp' or 'block'");
+  if (Per != "warp" && Per != "block" && Per != "stream")
+    return reject(E, "params",
+                  "params.per must be 'warp', 'block' or 'stream'");
   P.PerBlock = Per == "block";
   P.BlockSize = E.getInt("block_size").value_or(256);
   if (P.BlockSize < 32 || P.BlockSize > 1024 || P.BlockSize % 32)
@@ -487,6 +488,11 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
                   "shares one item among all its threads");
   bool Registers = E.getBool("registers").value_or(false);
   bool Online = E.getBool("online").value_or(false);
+  if (Per == "stream" && (Registers || Online))
+    return reject(E, "params",
+                  std::string(Online ? "params.online" : "params.registers") +
+                      " does not apply to per=stream (each row's terms are "
+                      "computed once, by the block's threads in turn)");
   if (KI.InMacro)
     return reject(E, "macro",
                   "kernel '" + E.Target +
@@ -639,6 +645,10 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
     if (Error Err = planRegisters(Ctx, E, P))
       return std::move(Err);
 
+  if (Per == "stream")
+    if (Error Err = planStream(Ctx, E, P))
+      return std::move(Err);
+
   std::string D;
   raw_string_ostream OS(D);
   OS << "one thread per item '" << IName << "' (bound '"
@@ -655,7 +665,12 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
   }
   if (P.RowMax)
     OS << "; rows of at most " << *P.RowMax << " elements";
-  if (P.PerBlock || P.Lanes == 32)
+  if (P.Streamed)
+    OS << "; rewrite: " << P.itemsPerBlock() << " rows per block of "
+       << P.BlockSize
+       << " threads, which compute the rows' terms together, chunk by chunk "
+          "(CSR-stream)";
+  else if (P.PerBlock || P.Lanes == 32)
     OS << "; rewrite: one " << (P.PerBlock ? "block" : "warp")
        << " per item, lanes stride the loops";
   else

@@ -144,11 +144,22 @@ struct Plan {
     bool Widened = false;
   };
   std::optional<Online> Fused;
+  /// per=stream (WarpPerRowStream.cpp): a block's rows share one pass over
+  /// their CSR terms, which every thread of the block computes in turn.
+  struct Stream {
+    /// The row offsets: the loop runs from Offsets[i] to Offsets[i + 1].
+    const clang::ParmVarDecl *Offsets = nullptr;
+    const clang::Expr *Term = nullptr; ///< e in `acc += e`
+    std::string OffsetType, TermType, AccType, IndexType;
+  };
+  std::optional<Stream> Streamed;
   /// The longest row, when the launches fix it (for suggestions).
   std::optional<int64_t> RowMax;
   std::string Description;
 
   int64_t stride() const { return PerBlock ? BlockSize : Lanes; }
+  /// Items per block at the new launches.
+  int64_t itemsPerBlock() const { return PerBlock ? 1 : BlockSize / Lanes; }
 };
 
 /// Values per lane above which the register form is refused.
@@ -217,6 +228,19 @@ std::optional<std::string> itemsAtLaunch(const EditContext &Ctx,
 std::string itemCoverageProblem(const EditContext &Ctx, const ThreadItem &Item,
                                 const LaunchSite &L);
 
+/// Checks that \p P's one loop is a CSR row, `for (int k = off[i]; k <
+/// off[i + 1]; ++k) acc += e;` with acc zero before it and e a function of
+/// k and the kernel's unwritten parameters, and fills P.Streamed
+/// (WarpPerRowStream.cpp).
+llvm::Error planStream(const EditContext &Ctx, const Edit &E, Plan &P);
+/// The per=stream rewrite of \p P (planStream()).
+llvm::Expected<clang::tooling::Replacements>
+rewriteStream(const EditContext &Ctx, const Edit &E, const Plan &P);
+/// Each launch of \p P's kernel made to run P.itemsPerBlock() items per
+/// block of P.BlockSize threads, into \p Repls.
+llvm::Error rewriteLaunches(const EditContext &Ctx, const Edit &E,
+                            const Plan &P, clang::tooling::Replacements &Repls);
+
 /// The first call in \p S to a lambda that captures something by reference
 /// (its reads and writes of the kernel's locals are not in the statements
 /// that call it, so a loop calling it cannot be shared among lanes), or
@@ -233,17 +257,20 @@ public:
   TargetKind targetKind() const override { return TargetKind::Kernel; }
   std::vector<ParamSpec> params() const override {
     return {
-        ParamSpec::string("per",
-                          "who owns an item: a warp (short rows) or a whole "
-                          "block (long rows)",
-                          {"warp", "block"}, "warp"),
+        ParamSpec::string(
+            "per",
+            "who owns an item: a warp (short rows), a whole block (long "
+            "rows), or stream: block_size / lanes CSR rows per block, whose "
+            "terms all the block's threads compute together",
+            {"warp", "block", "stream"}, "warp"),
         ParamSpec::integer(
             "block_size",
             "threads per block at every launch (a multiple of 32)", 32, 1024,
             256),
         ParamSpec::integer("lanes",
                            "lanes per item in the warp form (4, 8, 16 or 32): "
-                           "32 / lanes items share a warp (short rows)",
+                           "32 / lanes items share a warp (short rows); with "
+                           "per=stream, threads per row",
                            4, 32, 32),
         ParamSpec::boolean(
             "registers",

@@ -215,6 +215,8 @@ std::string itemCoverageProblem(const EditContext &Ctx, const ThreadItem &Item,
 Expected<clang::tooling::Replacements>
 WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
                     const Plan &P) const {
+  if (P.Streamed)
+    return rewriteStream(Ctx, E, P);
   clang::tooling::Replacements Repls;
   auto Add = [&](unsigned Off, unsigned Len, StringRef Text) -> Error {
     return addReplacement(
@@ -233,8 +235,6 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
   std::string Mask = Groups ? freshName(Ctx.Code, "group_mask") : "0xffffffffu";
   std::string K = freshName(Ctx.Code, "k");
   int64_t Warps = P.BlockSize / 32;
-  // Items per block in the warp form.
-  int64_t PerBlockItems = P.BlockSize / P.Lanes;
   std::string Stride = std::to_string(P.stride());
   std::string LanesText = std::to_string(P.Lanes);
   std::string SyncWarp = Groups ? "__syncwarp(" + Mask + ");" : "__syncwarp();";
@@ -613,26 +613,33 @@ WarpPerRow::rewrite(const EditContext &Ctx, const Edit &E,
   }
 
   // Launches: one warp (group, block) per item.
+  if (Error Err = rewriteLaunches(Ctx, E, P, Repls))
+    return std::move(Err);
+  return Repls;
+}
+
+Error rewriteLaunches(const EditContext &Ctx, const Edit &E, const Plan &P,
+                      clang::tooling::Replacements &Repls) {
+  int64_t PerBlockItems = P.itemsPerBlock();
   for (const LaunchSite &L : P.Kernel.Info->Launches) {
     std::string Why;
     auto N = itemsAtLaunch(Ctx, P.Kernel.Decl, P.Item.Bound, L, Why);
     if (!N)
       return reject(E, "launch", Why, L.Range.Begin);
-    std::string Grid = P.PerBlock ? *N
-                                  : "(" + parenthesize(*N) + " + " +
-                                        std::to_string(PerBlockItems - 1) +
-                                        ") / " + std::to_string(PerBlockItems);
-    if (PerBlockItems == 1 && !P.PerBlock)
-      Grid = *N;
+    std::string Grid = PerBlockItems == 1
+                           ? *N
+                           : "(" + parenthesize(*N) + " + " +
+                                 std::to_string(PerBlockItems - 1) + ") / " +
+                                 std::to_string(PerBlockItems);
     if (Error Err =
             addReplacement(Repls, replaceSpan(Ctx, L.GridRange, Grid), E))
-      return std::move(Err);
+      return Err;
     if (Error Err = addReplacement(
             Repls, replaceSpan(Ctx, L.BlockRange, std::to_string(P.BlockSize)),
             E))
-      return std::move(Err);
+      return Err;
   }
-  return Repls;
+  return Error::success();
 }
 
 } // namespace warpperrow
