@@ -141,7 +141,7 @@ for (int ${F} = 0; ${F} < ${Rows}; ++${F}) {
       fillTemplate(
           R"(const ${XT} ${Gx} = ${GxInit};
 const bool ${Need} = ${Conds};
-${Elem} = ${Need} ? ${In}[${Cast}${Gy} * ${Pitch} + ${Gx}] : ${T}(0);)",
+${Elem} = ${Need} ? ${In}[${Cast}${Gy} * ${Pitch} + ${Gx}] : ${Zero};)",
           {{"XT", XT.str()},
            {"Gx", N.Gx},
            {"GxInit", Edge ? plusConst(N.XBase + " + " + N.C, Edge->Lo)
@@ -153,7 +153,11 @@ ${Elem} = ${Need} ? ${In}[${Cast}${Gy} * ${Pitch} + ${Gx}] : ${T}(0);)",
            {"Cast", P.IndexCast},
            {"Pitch", P.Pitch},
            {"Gy", N.Gy},
-           {"T", P.ElemType}}),
+           // `float(0)`; a type of several words (`unsigned int`) has no
+           // functional cast.
+           {"Zero", StringRef(P.ElemType).contains(' ')
+                        ? "static_cast<" + P.ElemType + ">(0)"
+                        : P.ElemType + "(0)"}}),
       "    ");
   return Loads;
 }
