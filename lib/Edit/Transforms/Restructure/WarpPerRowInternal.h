@@ -147,8 +147,10 @@ struct Plan {
   /// per=stream (WarpPerRowStream.cpp): a block's rows share one pass over
   /// their CSR terms, which every thread of the block computes in turn.
   struct Stream {
-    /// The row offsets: the loop runs from Offsets[i] to Offsets[i + 1].
-    const clang::ParmVarDecl *Offsets = nullptr;
+    /// The row offsets: the loop runs from Offsets[i] to Offsets[i + 1];
+    /// a pointer parameter, or a pointer member of a struct parameter
+    /// passed by value (`A.rowptr`).
+    const clang::Expr *Offsets = nullptr;
     const clang::Expr *Term = nullptr; ///< e in `acc += e`
     std::string OffsetType, TermType, AccType, IndexType;
   };

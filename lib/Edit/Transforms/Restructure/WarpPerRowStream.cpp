@@ -73,17 +73,30 @@ const clang::Expr *followLocal(const clang::Expr *E,
   return bare(E);
 }
 
+/// The parameter \p E names: `p` for a pointer parameter, `A` for `A.p`, a
+/// pointer member of a struct parameter passed by value; else null.
+const clang::ParmVarDecl *offsetsRoot(const clang::Expr *E) {
+  E = bare(E);
+  if (!E || !E->getType()->isPointerType())
+    return nullptr;
+  if (const auto *M = dyn_cast<clang::MemberExpr>(E)) {
+    if (M->isArrow())
+      return nullptr;
+    const auto *P = dyn_cast_or_null<clang::ParmVarDecl>(varOf(M->getBase()));
+    return P && P->getType()->isRecordType() ? P : nullptr;
+  }
+  return dyn_cast_or_null<clang::ParmVarDecl>(varOf(E));
+}
+
 /// `off[i]` (Plus 0) or `off[i + 1]` / `off[1 + i]` (Plus 1), with off a
-/// pointer parameter and i the item index: off, else null.
-const clang::ParmVarDecl *offsetRead(const clang::Expr *E,
-                                     const clang::VarDecl *Index, int Plus,
-                                     const clang::ASTContext &AST) {
+/// pointer parameter (or member, offsetsRoot()) and i the item index: off
+/// (without casts), else null.
+const clang::Expr *offsetRead(const clang::Expr *E, const clang::VarDecl *Index,
+                              int Plus, const clang::ASTContext &AST) {
   const auto *AS = dyn_cast_or_null<clang::ArraySubscriptExpr>(E);
-  if (!AS)
+  if (!AS || !offsetsRoot(AS->getBase()))
     return nullptr;
-  const auto *Base = dyn_cast_or_null<clang::ParmVarDecl>(varOf(AS->getBase()));
-  if (!Base || !Base->getType()->isPointerType())
-    return nullptr;
+  const clang::Expr *Base = bare(AS->getBase());
   const clang::Expr *Idx = bare(AS->getIdx());
   if (Plus == 0)
     return varOf(Idx) == Index ? Base : nullptr;
@@ -174,28 +187,35 @@ Error planStream(const EditContext &Ctx, const Edit &E, Plan &P) {
       writtenDecls(P.Kernel.Decl->getBody());
   // Bounds: off[i] and off[i + 1] of one parameter the kernel does not
   // write, through unwritten locals.
-  const clang::ParmVarDecl *Off =
+  const clang::Expr *Off =
       offsetRead(followLocal(L.Start, Written), P.Item.Index, 0, AST);
-  if (!Off || !L.Cond || L.Cond->getOpcode() != clang::BO_LT ||
-      offsetRead(followLocal(L.Cond->getRHS(), Written), P.Item.Index, 1,
-                 AST) != Off)
+  const clang::Expr *OffEnd =
+      L.Cond ? offsetRead(followLocal(L.Cond->getRHS(), Written), P.Item.Index,
+                          1, AST)
+             : nullptr;
+  if (!Off || !OffEnd || L.Cond->getOpcode() != clang::BO_LT ||
+      writtenText(Ctx, Off) != writtenText(Ctx, OffEnd) ||
+      offsetsRoot(Off) != offsetsRoot(OffEnd))
     return No("the loop at " + where(Ctx, L.For) + " does not run from off[" +
               P.Item.Index->getName().str() + "] to below off[" +
               P.Item.Index->getName().str() +
               " + 1] of one array parameter (CSR row offsets)");
+  std::string OffText = writtenText(Ctx, Off);
+  const clang::ParmVarDecl *Root = offsetsRoot(Off);
   clang::QualType OffElem = Off->getType()->getPointeeType();
   if (!OffElem->isIntegerType() || OffElem->isDependentType())
-    return No("the row offsets '" + Off->getName() + "' are not integers");
+    return No("the row offsets '" + OffText + "' are not integers");
   for (const MemWrite &W : rowWrites(P.Kernel.Decl->getBody())) {
     const clang::ValueDecl *B = declOf(W.Base);
     if (!B)
       return No("the kernel writes through '" + looseExprText(Ctx, W.Base) +
                 "', which cannot be followed");
-    if (B == Off)
-      return No("the kernel writes the row offsets '" + Off->getName() + "'");
+    if (B == Root || writtenText(Ctx, W.Base) == OffText)
+      return No("the kernel writes the row offsets '" + OffText + "'");
   }
-  if (is_contained(Written, Off))
-    return No("the kernel assigns the row offsets '" + Off->getName() + "'");
+  if (is_contained(Written, Root))
+    return No("the kernel assigns '" + Root->getName() +
+              "', which holds the row offsets");
   // The term: a function of k and parameters nothing writes, reading no
   // memory the kernel writes.
   const clang::Expr *Term = termOf(L.body(), Acc);
@@ -348,7 +368,7 @@ if (threadIdx.x >= ${R})
        {"Here", Here},
        {"Bound", Bound},
        {"I", I},
-       {"Off", S.Offsets->getNameAsString()},
+       {"Off", writtenText(Ctx, S.Offsets)},
        {"InOrder", InOrder},
        {"Sum", Sum},
        {"First", First},
