@@ -7,8 +7,8 @@
 // values; zero padding written as conditional expressions whose column
 // bounds are on the thread's own x. Each takes rows with 2 or 4 columns per thread: where every bound
 // holds, each window row is loaded as float2/float4, double2, int4 or uint4
-// vectors; elsewhere the same rows run with every test kept (the edge
-// form: each element loaded alone where a passing column reads it). The
+// vectors; elsewhere the rows run with every test kept, one column at a
+// time (the edge form). The
 // edits applied one after another compile with nvcc without a warning, and
 // the program, which checks each stencil against the CPU at widths where
 // the vectors run, passes before and after when its kernels run on the host

@@ -4,11 +4,10 @@
 // the input aligned) each window row is loaded as float2/float4 vectors. A
 // row's outputs, stored as `out[y * w + x] = sum;`, are stored as one vector
 // of the thread's columns there (the output aligned too). The other threads
-// (along the image's edges) run the same rows with every test kept (the
-// edge form): each window element loaded alone where a column of theirs
-// that passes the guard reads it, each column's statements run where it
-// passes. Checked: the text (the test's own comments left out), nvcc
-// without a warning, and every output of the rewrite against the
+// (along the image's edges) run the rows with every test kept, one column
+// at a time (the edge form: each column its own window, loaded element by
+// element where a read of it passes its tests). Checked: the text (the
+// test's own comments left out), nvcc without a warning, and every output of the rewrite against the
 // original's, computed thread by thread on the host for sizes where the
 // vectors apply, where they do not (odd widths, a misaligned input or
 // output), and edges (host-emulate.py, under AddressSanitizer: a read
@@ -68,20 +67,19 @@
 // C2: sum[f1][cx] += win[cx + kx + 1] * filt[ky * K + kx];
 // C2: *reinterpret_cast<float2 *>(&out[(size_t)y * w + xBase]) = make_float2(sum[f1][0], sum[f1][1]);
 // C2: } else {
-// C2-NEXT: // shared-tiling rows=8 cols=2 (the edge form: each element and column tested)
-// C2: colOk[cx] = (xBase + cx) < w;
-// C2: run[f1] = y < h;
-// C2: float win[10];
-// C2: const int gx = xBase + c - 4;
-// C2-NEXT: const bool need = (gy >= 0 && gy < h && gx >= 0 && gx < w && ((colOk[0] && c >= 1 && c <= 7) || (colOk[1] && c >= 2 && c <= 8)) && rowNeed);
+// C2-NEXT: // The edge form: each of the thread's columns in turn, every test kept.
+// C2-NEXT: #pragma unroll 1
+// C2-NEXT: for (int cx = 0; cx < 2; ++cx) {
+// C2-NEXT: const int x = xBase + cx;
+// C2-NEXT: // shared-tiling rows=8: 8 rows per thread
+// C2: run[f1] = x < w && y < h;
+// C2: float win[7];
+// C2: const int gx = x + c - 3;
+// C2-NEXT: const bool need = (gy >= 0 && gy < h && gx >= 0 && gx < w && c >= 0 && c <= 6 && rowNeed);
 // C2-NEXT: win[c] = need ? in[(size_t)gy * w + gx] : float(0);
-// C2: if (colOk[cx]) {
-// C2-NEXT: const int x = xBase + cx;
 // C2: if (iy >= 0 && iy < h && ix >= 0 && ix < w)
-// C2-NEXT: sum[f1][cx] += win[cx + kx + 1] * filt[ky * K + kx];
-// C2: if (colOk[cx]) {
-// C2-NEXT: const int x = xBase + cx;
-// C2-NEXT: out[(size_t)y * w + x] = sum[f1][cx];
+// C2-NEXT: sum[f1] += win[kx] * filt[ky * K + kx];
+// C2: out[(size_t)y * w + x] = sum[f1];
 // C2-NOT: as the kernel computes it
 // C2: conv<<<dim3((grid.x + 1) / 2, (grid.y + 7) / 8, grid.z), block>>>(h, w, in, filt, out);
 
@@ -96,9 +94,10 @@
 // B2: xBase - 2 >= 0 && xBase + 4 <= w && w % 2 == 0
 // B2: acc[f1][cx] += win[cx + dx + 2] * filt[(dy + 2) * 5 + dx + 2];
 // B2: *reinterpret_cast<float2 *>(&out[y * w + xBase]) = make_float2(acc[f1][0], acc[f1][1]);
-// B2: colOk[cx] = (xBase + cx) < w;
-// B2: run[f1] = y < h;
-// B2: ((colOk[0] && c >= 0 && c <= 4) || (colOk[1] && c >= 1 && c <= 5))
+// B2: for (int cx = 0; cx < 2; ++cx) {
+// B2-NEXT: const int x = xBase + cx;
+// B2: run[f1] = !(x >= w || y >= h);
+// B2: float win[5];
 // B2: box<<<dim3((((w + 15) / 16) + 1) / 2, (((h + 15) / 16) + 7) / 8), dim3(16, 16)>>>(h, w, in, filt, out);
 
 // SAME-NOT: outputs differ{{$}}

@@ -215,10 +215,10 @@ TEST(CatalogSharedTilingTest, ColsLoadEachWindowRowAsVectors) {
 }
 
 TEST(CatalogSharedTilingTest, ColsEdgeThreadsRunTheRowsWithEveryTest) {
-  // Threads outside the interior run the streamed rows once, with the
-  // guard's row bounds per row and its column bound per column, and each
-  // window element loaded where a passing column reads it; not each output
-  // again after the interior pass.
+  // Threads outside the interior run the rows' tested form one column at a
+  // time (a rolled loop, so that one column's window and sums are live at
+  // once): each column streams its own 5-wide window, loaded element by
+  // element where a read passes; not each output's reads one by one.
   std::string Out =
       applyTo(sharedTiling(), WeightedFilter,
               makeEdit("shared-tiling", "wf",
@@ -226,24 +226,25 @@ TEST(CatalogSharedTilingTest, ColsEdgeThreadsRunTheRowsWithEveryTest) {
   size_t Else = Out.find("} else {");
   ASSERT_NE(Else, std::string::npos) << Out;
   std::string Edge = Out.substr(Else);
-  EXPECT_NE(Edge.find("colOk[cx] = (xBase + cx) < W;"), std::string::npos)
-      << Edge;
-  EXPECT_NE(Edge.find("run[f1] = y < H;"), std::string::npos) << Edge;
-  // Window column c is column c - 2 - cx from column cx; the reads span
-  // offsets -2..2, so column 0 reads c = 0..4 and column 1 c = 1..5.
-  EXPECT_NE(Edge.find("((colOk[0] && c >= 0 && c <= 4) || (colOk[1] && c >= "
-                      "1 && c <= 5))"),
+  EXPECT_NE(Edge.find("#pragma unroll 1\n"
+                      "    for (int cx = 0; cx < 2; ++cx) {\n"
+                      "      const int x = xBase + cx;\n"),
             std::string::npos)
       << Edge;
+  EXPECT_NE(Edge.find("float num[8];"), std::string::npos) << Edge;
+  EXPECT_NE(Edge.find("run[f1] = !(x >= W || y >= H);"), std::string::npos)
+      << Edge;
+  EXPECT_NE(Edge.find("float win[5];"), std::string::npos) << Edge;
   EXPECT_NE(Edge.find("win[c] = need ? img[gy * W + gx] : float(0);"),
             std::string::npos)
       << Edge;
-  EXPECT_NE(Edge.find("if (colOk[cx]) {"), std::string::npos) << Edge;
-  EXPECT_NE(Edge.find("res[y * W + x] = num[f1][cx] / den[f1][cx];"),
-            std::string::npos)
+  EXPECT_NE(Edge.find("res[y * W + x] = num[f1] / den[f1];"), std::string::npos)
       << Edge;
   EXPECT_EQ(Edge.find("reinterpret_cast"), std::string::npos) << Edge;
-  EXPECT_EQ(Edge.find("#pragma unroll 1"), std::string::npos) << Edge;
+  EXPECT_EQ(Edge.find("for (int f1 = 0; f1 < 8; ++f1) {\n"
+                      "          const int x"),
+            std::string::npos)
+      << Edge;
 }
 
 } // namespace

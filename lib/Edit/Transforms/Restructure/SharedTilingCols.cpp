@@ -8,11 +8,11 @@
 // of Cols elements (a row of a 7-wide window for 2 columns: 5 float2 loads
 // where the columns one by one issue 14 scalar ones) and every column's
 // outputs read it. The other threads (few, but in every warp along the
-// image's left and right edges) run the same rows with every test kept,
-// the edge form: the guard's row bounds per row, its column bounds per
-// column (colOk[cx]), and each window element loaded alone where a column
-// that passes reads it under the read's own bounds (windowLoads() with
-// the columns), else zero. The launches' grids shrink along x by Cols.
+// image's left and right edges) run the edge form: each of their columns
+// in turn (a rolled loop) runs the rows' tested form of one column, its
+// own window loaded element by element where a read passes its tests
+// (windowLoads()), so that one column's window and sums are live at a
+// time. The launches' grids shrink along x by Cols.
 //
 // The launches of rows and cols: shrinkStencilGrids().
 //
@@ -28,9 +28,8 @@
 // its last row could be read past its end by up to Cols - 1 elements. A
 // read at the thread's own point (offset 0, 0) is required, so that the
 // columns between the reads are ones the kernel reads too. The edge form
-// reads no element the kernel does not: an element is loaded only where
-// some column of the thread, passing the guard, has a read of it whose own
-// bounds hold; where a read runs (its tests kept), its element was loaded.
+// is rows' own tested form (SharedTilingWindow.cpp) for each column x in
+// turn, exact as rows is.
 //
 //===----------------------------------------------------------------------===//
 

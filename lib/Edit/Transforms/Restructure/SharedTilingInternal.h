@@ -429,7 +429,6 @@ llvm::Error addPinAsserts(const EditContext &Ctx, const Edit &E,
 struct RowNames {
   std::string YBase, Win, R, C, Gy, Gx, Need, F, Yr, Run;
   std::string XBase, Cx; ///< with cols: the first column, a column's loop
-  std::string Ok;        ///< with cols, the edge form: which columns pass
 };
 
 /// The columns of a streamed rows rewrite with cols (SharedTilingCols.cpp):
@@ -471,15 +470,11 @@ struct WindowLoads {
 /// \p Interior, for threads where interiorCondition() holds, the bounds
 /// are left out (what remains is constant once the loops are unrolled).
 /// \p Elem is the element the loads write (`win[r][c]`, `win[c]`); \p Fresh
-/// names a new variable. With \p Edge (cols' edge form), the window row
-/// holds Edge->Width columns from RowNames::XBase + Edge->Lo, and an element
-/// is needed when one of the thread's columns that passes the guard's
-/// column bounds (RowNames::Ok[cx]) reads it.
+/// names a new variable.
 WindowLoads windowLoads(const StencilPlan &P, const RowNames &N, int64_t Rows,
                         llvm::StringRef YT, llvm::StringRef XT,
                         llvm::StringRef Elem, bool Interior,
-                        llvm::function_ref<std::string(llvm::StringRef)> Fresh,
-                        const ColsForm *Edge = nullptr);
+                        llvm::function_ref<std::string(llvm::StringRef)> Fresh);
 /// A condition on the thread's first row \p YBase and column \p X under
 /// which every bound the guard and the reads' own `if`s test holds for each
 /// of the thread's \p Rows rows, each offset loop's every value and each

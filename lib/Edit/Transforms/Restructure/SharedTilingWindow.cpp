@@ -55,8 +55,7 @@ bool lowerBound(StringRef Cmp) { return Cmp.substr(2).starts_with(">"); }
 WindowLoads windowLoads(const StencilPlan &P, const RowNames &N, int64_t Rows,
                         StringRef YT, StringRef XT, StringRef Elem,
                         bool Interior,
-                        function_ref<std::string(StringRef)> Fresh,
-                        const ColsForm *Edge) {
+                        function_ref<std::string(StringRef)> Fresh) {
   std::string XN = P.X->getNameAsString();
   // When a window element is needed: a read of it passes its guard for
   // one of the thread's rows. Each read's condition splits into the part
@@ -77,9 +76,8 @@ WindowLoads windowLoads(const StencilPlan &P, const RowNames &N, int64_t Rows,
     if (!Interior) {
       for (const BoundCmp &B : P.GuardY)
         RowParts.push_back(fillIn(B.Text, N.Yr));
-      if (!Edge)
-        for (const BoundCmp &B : P.GuardX)
-          RowParts.push_back(fillIn(B.Text, XN));
+      for (const BoundCmp &B : P.GuardX)
+        RowParts.push_back(fillIn(B.Text, XN));
       for (const std::string &G : Rd.GuardY)
         Parts.push_back(fillIn(G, N.Gy));
       for (const std::string &G : Rd.GuardX)
@@ -90,21 +88,8 @@ WindowLoads windowLoads(const StencilPlan &P, const RowNames &N, int64_t Rows,
     size_t Group = It - RowConds.begin();
     if (It == RowConds.end())
       RowConds.push_back(RowCond);
-    if (Edge) {
-      // Window column c is column c + Lo - cx from the thread's column cx:
-      // a column that passes the guard's column bounds reads it when that
-      // offset is in the read's range.
-      std::vector<std::string> ByCol;
-      for (int64_t Cx = 0; Cx < Edge->Cols; ++Cx)
-        ByCol.push_back(
-            "(" + N.Ok + "[" + std::to_string(Cx) + "] && " + N.C +
-            " >= " + std::to_string(Rd.DX.Lo - Edge->Lo + Cx) + " && " + N.C +
-            " <= " + std::to_string(Rd.DX.Hi - Edge->Lo + Cx) + ")");
-      Parts.push_back("(" + join(ByCol, " || ") + ")");
-    } else {
-      Parts.push_back(N.C + " >= " + std::to_string(Rd.DX.Lo + P.HaloXLo));
-      Parts.push_back(N.C + " <= " + std::to_string(Rd.DX.Hi + P.HaloXLo));
-    }
+    Parts.push_back(N.C + " >= " + std::to_string(Rd.DX.Lo + P.HaloXLo));
+    Parts.push_back(N.C + " <= " + std::to_string(Rd.DX.Hi + P.HaloXLo));
     std::pair<size_t, std::string> Cond(Group, join(Parts, " && "));
     if (!is_contained(Conds, Cond))
       Conds.push_back(std::move(Cond));
@@ -137,28 +122,30 @@ for (int ${F} = 0; ${F} < ${Rows}; ++${F}) {
                                : "const " + YT.str() + " " + N.Yr + " = " +
                                      N.YBase + " + " + N.F + ";\n  "}}),
       "  ");
-  Loads.PerElement = indentLines(
-      fillTemplate(
-          R"(const ${XT} ${Gx} = ${GxInit};
+  Loads.PerElement =
+      indentLines(fillTemplate(
+                      R"(const ${XT} ${Gx} = ${X} + ${C} - ${HX};
 const bool ${Need} = ${Conds};
 ${Elem} = ${Need} ? ${In}[${Cast}${Gy} * ${Pitch} + ${Gx}] : ${Zero};)",
-          {{"XT", XT.str()},
-           {"Gx", N.Gx},
-           {"GxInit", Edge ? plusConst(N.XBase + " + " + N.C, Edge->Lo)
-                           : plusConst(XN + " + " + N.C, -P.HaloXLo)},
-           {"Need", N.Need},
-           {"Conds", join(Needs, " ||\n    ")},
-           {"Elem", Elem.str()},
-           {"In", P.In->getNameAsString()},
-           {"Cast", P.IndexCast},
-           {"Pitch", P.Pitch},
-           {"Gy", N.Gy},
-           // `float(0)`; a type of several words (`unsigned int`) has no
-           // functional cast.
-           {"Zero", StringRef(P.ElemType).contains(' ')
-                        ? "static_cast<" + P.ElemType + ">(0)"
-                        : P.ElemType + "(0)"}}),
-      "    ");
+                      {{"XT", XT.str()},
+                       {"Gx", N.Gx},
+                       {"X", XN},
+                       {"C", N.C},
+                       {"HX", std::to_string(P.HaloXLo)},
+                       {"Need", N.Need},
+                       {"Conds", join(Needs, " ||\n    ")},
+                       {"Elem", Elem.str()},
+                       {"In", P.In->getNameAsString()},
+                       {"Cast", P.IndexCast},
+                       {"Pitch", P.Pitch},
+                       {"Gy", N.Gy},
+                       // `float(0)`; a type of several
+                       // words (`unsigned int`) has no
+                       // functional cast.
+                       {"Zero", StringRef(P.ElemType).contains(' ')
+                                    ? "static_cast<" + P.ElemType + ">(0)"
+                                    : P.ElemType + "(0)"}}),
+                  "    ");
   return Loads;
 }
 
