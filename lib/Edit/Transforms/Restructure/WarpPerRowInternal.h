@@ -230,6 +230,9 @@ std::optional<std::string> itemsAtLaunch(const EditContext &Ctx,
 std::string itemCoverageProblem(const EditContext &Ctx, const ThreadItem &Item,
                                 const LaunchSite &L);
 
+/// The term \p St (`acc += t`, `acc = acc + t` or `acc = t + acc`) adds
+/// to \p Acc; null if it is not such a statement.
+const clang::Expr *addedTerm(const clang::Stmt *St, const clang::VarDecl *Acc);
 /// Checks that \p P's one loop is a CSR row, `for (int k = off[i]; k <
 /// off[i + 1]; ++k) acc += e;` with acc zero before it and e a function of
 /// k and the kernel's unwritten parameters, and fills P.Streamed

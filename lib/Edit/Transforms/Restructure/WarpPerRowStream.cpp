@@ -113,28 +113,15 @@ const clang::Expr *offsetRead(const clang::Expr *E, const clang::VarDecl *Index,
   return nullptr;
 }
 
-/// The term e of `acc += e`, `acc = acc + e` or `acc = e + acc`, or null.
+/// The term e of a loop body `acc += e` (`acc = acc + e`, `acc = e +
+/// acc`), braced or not, or null.
 const clang::Expr *termOf(const clang::Stmt *S, const clang::VarDecl *Acc) {
   if (const auto *CS = dyn_cast<clang::CompoundStmt>(S)) {
     if (CS->size() != 1)
       return nullptr;
     S = CS->body_front();
   }
-  if (const auto *CA = dyn_cast<clang::CompoundAssignOperator>(S))
-    return CA->getOpcode() == clang::BO_AddAssign && varOf(CA->getLHS()) == Acc
-               ? CA->getRHS()
-               : nullptr;
-  const auto *As = dyn_cast<clang::BinaryOperator>(S);
-  if (!As || As->getOpcode() != clang::BO_Assign || varOf(As->getLHS()) != Acc)
-    return nullptr;
-  const auto *Add = dyn_cast<clang::BinaryOperator>(bare(As->getRHS()));
-  if (!Add || Add->getOpcode() != clang::BO_Add)
-    return nullptr;
-  if (varOf(Add->getLHS()) == Acc)
-    return Add->getRHS();
-  if (varOf(Add->getRHS()) == Acc)
-    return Add->getLHS();
-  return nullptr;
+  return addedTerm(S, Acc);
 }
 
 /// The first variable \p S refers to that is neither \p K nor a parameter

@@ -386,10 +386,7 @@ static const clang::CallExpr *expCall(const clang::Expr *X) {
   return N == "expf" || N == "exp" || N == "__expf" ? C : nullptr;
 }
 
-/// The term \p St (`acc += t` or `acc = acc + t`) adds to \p Acc; null
-/// if it is not such a statement.
-static const clang::Expr *addedTerm(const clang::Stmt *St,
-                                    const clang::VarDecl *Acc) {
+const clang::Expr *addedTerm(const clang::Stmt *St, const clang::VarDecl *Acc) {
   const auto *SB = dyn_cast_or_null<clang::Expr>(St);
   if (!SB)
     return nullptr;
@@ -404,7 +401,9 @@ static const clang::Expr *addedTerm(const clang::Stmt *St,
   const auto *Sum = dyn_cast<clang::BinaryOperator>(stripCasts(BA->getRHS()));
   if (!Sum || Sum->getOpcode() != clang::BO_Add)
     return nullptr;
-  return declOf(Sum->getLHS()) == Acc ? Sum->getRHS() : Sum->getLHS();
+  if (declOf(Sum->getLHS()) == Acc)
+    return Sum->getRHS();
+  return declOf(Sum->getRHS()) == Acc ? Sum->getLHS() : nullptr;
 }
 
 /// The call `expf(e - m)` the pass \p L (one statement, `s += ...` or
