@@ -194,6 +194,46 @@ TEST(RestructureWarpPerRowTest, StreamComputesABlocksTermsTogether) {
     EXPECT_NE(Out.find(Want), std::string::npos) << Want << "\n" << Out;
 }
 
+// A kernel under __launch_bounds__(128): every suggestion launches 128
+// threads, and a larger block is refused (its launches would fail).
+TEST(RestructureWarpPerRowTest, BlocksStayWithinLaunchBounds) {
+  const char *Src = R"(#include "cuda_mock.h"
+__global__ void __launch_bounds__(128)
+csr(int n, const int *p, const float *v, float *y) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < n) {
+    float sum = 0.f;
+    for (int k = p[r]; k < p[r + 1]; ++k)
+      sum += v[k];
+    y[r] = sum;
+  }
+}
+int main() {
+  int n = 1000;
+  int *p = 0;
+  float *v = 0;
+  csr<<<(n + 127) / 128, 128>>>(n, p, v, v);
+}
+)";
+  Input In(Src, "bounds.cu", hermeticConfig());
+  ASSERT_TRUE(In.Ctx);
+  Applicability A = warpPerRow().prepare(*In.Ctx, "csr");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  EXPECT_EQ(suggestions(A),
+            (std::vector<std::string>{"block_size=128,lanes=4,per=stream",
+                                      "block_size=128,lanes=8,per=warp",
+                                      "block_size=128,lanes=4,per=warp",
+                                      "block_size=128,lanes=32,per=warp",
+                                      "block_size=128,per=block"}));
+  auto R = warpPerRow().apply(
+      *In.Ctx, makeEdit("warp-per-row", "csr", {{"block_size", int64_t(256)}}));
+  ASSERT_FALSE(bool(R));
+  EXPECT_NE(rejectionReason(R.takeError())
+                .find("params.block_size 256 exceeds the kernel's "
+                      "__launch_bounds__(128)"),
+            std::string::npos);
+}
+
 // per=stream refuses what another thread could not compute for the row,
 // or a chunked sum could not reproduce.
 TEST(RestructureWarpPerRowTest, StreamRefusesWhatIsNotACsrSum) {

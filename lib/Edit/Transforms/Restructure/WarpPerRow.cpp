@@ -458,6 +458,16 @@ static Error laneStatement(const EditContext &Ctx, const Edit &E, Plan &P,
   return Error::success();
 }
 
+std::optional<int64_t> launchBoundsThreads(const clang::FunctionDecl *Kernel,
+                                           const clang::ASTContext &AST) {
+  const auto *LB = Kernel->getAttr<clang::CUDALaunchBoundsAttr>();
+  if (!LB || !LB->getMaxThreads() || LB->getMaxThreads()->isValueDependent())
+    return std::nullopt;
+  if (auto V = LB->getMaxThreads()->getIntegerConstantExpr(AST))
+    return V->getExtValue();
+  return std::nullopt;
+}
+
 // Why long: one ordered list of the row-loop pattern's preconditions (the
 // row index, the loop, the accumulators and their reductions, the uses
 // after the loop, the launches), each refusal naming its reason; they
@@ -475,10 +485,20 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
     return reject(E, "params",
                   "params.per must be 'warp', 'block' or 'stream'");
   P.PerBlock = Per == "block";
-  P.BlockSize = E.getInt("block_size").value_or(256);
+  std::optional<int64_t> MaxThreads = launchBoundsThreads(K->Decl, Ctx.AST);
+  // The default: 256 threads, or as many as __launch_bounds__ allows.
+  P.BlockSize = E.getInt("block_size")
+                    .value_or(MaxThreads && *MaxThreads < 256
+                                  ? std::max<int64_t>(32, *MaxThreads / 32 * 32)
+                                  : 256);
   if (P.BlockSize < 32 || P.BlockSize > 1024 || P.BlockSize % 32)
     return reject(E, "params",
                   "params.block_size must be a multiple of 32 in [32, 1024]");
+  if (MaxThreads && P.BlockSize > *MaxThreads)
+    return reject(E, "params",
+                  "params.block_size " + Twine(P.BlockSize) +
+                      " exceeds the kernel's __launch_bounds__(" +
+                      Twine(*MaxThreads) + "): its launches would fail");
   P.Lanes = E.getInt("lanes").value_or(32);
   if (P.Lanes != 4 && P.Lanes != 8 && P.Lanes != 16 && P.Lanes != 32)
     return reject(E, "params", "params.lanes must be 4, 8, 16 or 32");

@@ -659,7 +659,12 @@ static bool boundFromMemory(const clang::Expr *E, unsigned Depth = 0) {
 
 std::vector<Edit> WarpPerRow::suggest(const EditContext &Ctx, const Edit &E,
                                       const Plan &P) const {
+  // Never more threads per block than the kernel's __launch_bounds__
+  // allows (its launches would fail).
+  std::optional<int64_t> Bound = launchBoundsThreads(P.Kernel.Decl, Ctx.AST);
   auto Make = [&](StringRef Per, int64_t Lanes, int64_t BS) {
+    if (Bound && BS > *Bound)
+      BS = std::max<int64_t>(32, *Bound / 32 * 32);
     Edit S = E;
     S.Params["per"] = Per.str();
     if (Per != "block")
