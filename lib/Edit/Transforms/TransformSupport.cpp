@@ -111,6 +111,16 @@ std::string stmtText(const EditContext &Ctx, const Stmt *S) {
   return Ctx.Code.slice(Span->Begin.Offset, Span->End.Offset).str();
 }
 
+std::optional<int64_t> launchBoundsThreads(const clang::FunctionDecl *Kernel,
+                                           const clang::ASTContext &AST) {
+  const auto *LB = Kernel->getAttr<clang::CUDALaunchBoundsAttr>();
+  if (!LB || !LB->getMaxThreads() || LB->getMaxThreads()->isValueDependent())
+    return std::nullopt;
+  if (auto V = LB->getMaxThreads()->getIntegerConstantExpr(AST))
+    return V->getExtValue();
+  return std::nullopt;
+}
+
 std::string parenthesize(StringRef Text) {
   Text = Text.trim();
   bool Simple = !Text.empty() && llvm::all_of(Text, [](char C) {

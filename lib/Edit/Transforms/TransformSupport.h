@@ -153,6 +153,12 @@ std::string constantMacroText(const EditContext &Ctx, const clang::Stmt *S);
 /// parenthesized as a whole.
 std::string parenthesize(llvm::StringRef Text);
 
+/// The thread count of \p Kernel's `__launch_bounds__`, when it has one
+/// whose value is known (not a template parameter): a rewrite must not
+/// launch more threads per block (the launches would fail).
+std::optional<int64_t> launchBoundsThreads(const clang::FunctionDecl *Kernel,
+                                           const clang::ASTContext &AST);
+
 /// Shifts every line of \p Text after the first by \p Delta columns
 /// (negative: removes up to that much leading whitespace).
 std::string reindent(llvm::StringRef Text, int Delta);

@@ -506,11 +506,21 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
   if (P.VectorBytes != 1 && P.VectorBytes != 4 && P.VectorBytes != 8 &&
       P.VectorBytes != 16)
     return reject(E, "params", "params.vector_bytes must be 1, 4, 8 or 16");
-  P.BlockSize = E.getInt("block_size").value_or(256);
+  std::optional<int64_t> MaxThreads = launchBoundsThreads(K->Decl, Ctx.AST);
+  // The default: 256 threads, or as many as __launch_bounds__ allows.
+  P.BlockSize = E.getInt("block_size")
+                    .value_or(MaxThreads && *MaxThreads < 256
+                                  ? std::max<int64_t>(32, *MaxThreads / 32 * 32)
+                                  : 256);
   P.SetBlock = P.Layout == Copies::Warp || E.getInt("block_size");
   if (P.BlockSize < 32 || P.BlockSize > 1024 || P.BlockSize % 32)
     return reject(E, "params",
                   "params.block_size must be a multiple of 32 in [32, 1024]");
+  if (MaxThreads && P.SetBlock && P.BlockSize > *MaxThreads)
+    return reject(E, "params",
+                  "params.block_size " + Twine(P.BlockSize) +
+                      " exceeds the kernel's __launch_bounds__(" +
+                      Twine(*MaxThreads) + "): its launches would fail");
   P.MaxBlocks = E.getInt("max_blocks").value_or(DefaultGridCap);
   if (P.MaxBlocks < 1)
     return reject(E, "params", "params.max_blocks must be positive");

@@ -147,7 +147,12 @@ public:
     A.Reason = P->Description;
     Edit W = E;
     W.Params["copies"] = std::string("warp");
-    A.Suggestions = {W, E};
+    A.Suggestions = {E};
+    // Offered only where it passes its own checks (a launch bound, ...).
+    if (auto WP = analyze(Ctx, W))
+      A.Suggestions.insert(A.Suggestions.begin(), W);
+    else
+      llvm::consumeError(WP.takeError());
     // Byte and short inputs: 16-byte words, and one column per lane when
     // 32 copies fit, else one copy per warp.
     auto ElemBytes = [&](const Edit &X) -> int64_t {

@@ -292,13 +292,14 @@ public:
     Edit S = E;
     S.Params["tile"] = int64_t(32);
     S.Params["padding"] = int64_t(1);
-    S.Params["block_rows"] = int64_t(8);
+    int64_t Rows = P->Rows; // 8, or fewer under a smaller __launch_bounds__
+    S.Params["block_rows"] = Rows;
     A.Suggestions = {S};
     // 64 x 64 tiles, 4 rows a pass: 5% faster on the suite's transpose
     // (H100, run 2026-12-06-sweep), where the launch takes them.
     Edit W = S;
     W.Params["tile"] = int64_t(64);
-    W.Params["block_rows"] = int64_t(4);
+    W.Params["block_rows"] = std::max<int64_t>(1, Rows / 2);
     if (auto Wide = analyze(Ctx, W))
       A.Suggestions.push_back(W);
     else
@@ -757,12 +758,22 @@ Expected<Plan> TransposeThroughShared::analyze(const EditContext &Ctx,
   const KernelInfo &KI = *K->Info;
   P.Tile = E.getInt("tile").value_or(32);
   P.Pad = E.getInt("padding").value_or(1);
-  P.Rows = E.getInt("block_rows").value_or(8);
+  // The default: 8 rows a pass, fewer under a smaller __launch_bounds__.
+  std::optional<int64_t> MaxThreads = launchBoundsThreads(K->Decl, Ctx.AST);
+  int64_t DefaultRows = 8;
+  while (MaxThreads && DefaultRows > 1 && P.Tile * DefaultRows > *MaxThreads)
+    DefaultRows /= 2;
+  P.Rows = E.getInt("block_rows").value_or(DefaultRows);
   if (P.Tile < 8 || P.Tile > 64 || P.Pad < 0 || P.Pad > 8 || P.Rows < 1 ||
       P.Tile % P.Rows || P.Tile * P.Rows > 1024)
     return reject(E, "params",
                   "params: tile in [8, 64], padding in [0, 8], block_rows "
                   "dividing tile with tile * block_rows <= 1024");
+  if (MaxThreads && P.Tile * P.Rows > *MaxThreads)
+    return reject(E, "params",
+                  "params: tile * block_rows = " + Twine(P.Tile * P.Rows) +
+                      " threads exceed the kernel's __launch_bounds__(" +
+                      Twine(*MaxThreads) + "): its launches would fail");
   if (KI.InMacro)
     return reject(E, "macro",
                   "kernel '" + E.Target +

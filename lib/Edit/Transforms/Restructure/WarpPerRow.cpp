@@ -43,33 +43,6 @@ using clang::isa;
 namespace optiml {
 namespace warpperrow {
 
-const char *opName(Reduction::OpKind K) {
-  switch (K) {
-  case Reduction::Sum:
-    return "sum";
-  case Reduction::Prod:
-    return "product";
-  case Reduction::Max:
-    return "max";
-  case Reduction::Min:
-    return "min";
-  }
-  return "";
-}
-
-bool isZero(const clang::Expr *E, const clang::ASTContext &AST, int One) {
-  E = stripCasts(E);
-  // `T(0)` in a template.
-  if (const auto *U = dyn_cast<clang::CXXUnresolvedConstructExpr>(E);
-      U && U->getNumArgs() == 1)
-    return isZero(U->getArg(0), AST, One);
-  if (const auto *F = dyn_cast<clang::FloatingLiteral>(E))
-    return F->getValueAsApproximateDouble() == One;
-  if (auto V = integerConstantValue(E, AST))
-    return *V == One;
-  return false;
-}
-
 /// Whether \p A and \p B are the same expression (up to parentheses and
 /// implicit casts).
 static bool sameExpr(const clang::Expr *A, const clang::Expr *B,
@@ -456,16 +429,6 @@ static Error laneStatement(const EditContext &Ctx, const Edit &E, Plan &P,
   if (Sync)
     P.SyncAfter.push_back(S);
   return Error::success();
-}
-
-std::optional<int64_t> launchBoundsThreads(const clang::FunctionDecl *Kernel,
-                                           const clang::ASTContext &AST) {
-  const auto *LB = Kernel->getAttr<clang::CUDALaunchBoundsAttr>();
-  if (!LB || !LB->getMaxThreads() || LB->getMaxThreads()->isValueDependent())
-    return std::nullopt;
-  if (auto V = LB->getMaxThreads()->getIntegerConstantExpr(AST))
-    return V->getExtValue();
-  return std::nullopt;
 }
 
 // Why long: one ordered list of the row-loop pattern's preconditions (the

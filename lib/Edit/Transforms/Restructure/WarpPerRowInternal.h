@@ -230,10 +230,6 @@ std::optional<std::string> itemsAtLaunch(const EditContext &Ctx,
 std::string itemCoverageProblem(const EditContext &Ctx, const ThreadItem &Item,
                                 const LaunchSite &L);
 
-/// The thread count of \p Kernel's `__launch_bounds__`, when it has one
-/// whose value is known (not a template parameter).
-std::optional<int64_t> launchBoundsThreads(const clang::FunctionDecl *Kernel,
-                                           const clang::ASTContext &AST);
 /// The term \p St (`acc += t`, `acc = acc + t` or `acc = t + acc`) adds
 /// to \p Acc; null if it is not such a statement.
 const clang::Expr *addedTerm(const clang::Stmt *St, const clang::VarDecl *Acc);

@@ -39,6 +39,33 @@ using clang::isa;
 namespace optiml {
 namespace warpperrow {
 
+const char *opName(Reduction::OpKind K) {
+  switch (K) {
+  case Reduction::Sum:
+    return "sum";
+  case Reduction::Prod:
+    return "product";
+  case Reduction::Max:
+    return "max";
+  case Reduction::Min:
+    return "min";
+  }
+  return "";
+}
+
+bool isZero(const clang::Expr *E, const clang::ASTContext &AST, int One) {
+  E = stripCasts(E);
+  // `T(0)` in a template.
+  if (const auto *U = dyn_cast<clang::CXXUnresolvedConstructExpr>(E);
+      U && U->getNumArgs() == 1)
+    return isZero(U->getArg(0), AST, One);
+  if (const auto *F = dyn_cast<clang::FloatingLiteral>(E))
+    return F->getValueAsApproximateDouble() == One;
+  if (auto V = integerConstantValue(E, AST))
+    return *V == One;
+  return false;
+}
+
 std::string accText(const Reduction &R) {
   std::string Name = R.Acc->getName().str();
   return R.Member ? Name + "." + R.Member->getName().str() : Name;
