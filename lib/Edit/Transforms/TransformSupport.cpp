@@ -121,6 +121,12 @@ std::optional<int64_t> launchBoundsThreads(const clang::FunctionDecl *Kernel,
   return std::nullopt;
 }
 
+int64_t blockWithin(std::optional<int64_t> Max, int64_t Want) {
+  if (!Max || Want <= *Max)
+    return Want;
+  return std::max<int64_t>(32, *Max / 32 * 32);
+}
+
 std::string parenthesize(StringRef Text) {
   Text = Text.trim();
   bool Simple = !Text.empty() && llvm::all_of(Text, [](char C) {

@@ -158,6 +158,9 @@ std::string parenthesize(llvm::StringRef Text);
 /// launch more threads per block (the launches would fail).
 std::optional<int64_t> launchBoundsThreads(const clang::FunctionDecl *Kernel,
                                            const clang::ASTContext &AST);
+/// \p Want threads per block, or under a smaller bound \p Max as many
+/// whole warps as it allows (at least one).
+int64_t blockWithin(std::optional<int64_t> Max, int64_t Want);
 
 /// Shifts every line of \p Text after the first by \p Delta columns
 /// (negative: removes up to that much leading whitespace).

@@ -508,10 +508,7 @@ Expected<Plan> PrivatizeAtomics::analyze(const EditContext &Ctx,
     return reject(E, "params", "params.vector_bytes must be 1, 4, 8 or 16");
   std::optional<int64_t> MaxThreads = launchBoundsThreads(K->Decl, Ctx.AST);
   // The default: 256 threads, or as many as __launch_bounds__ allows.
-  P.BlockSize = E.getInt("block_size")
-                    .value_or(MaxThreads && *MaxThreads < 256
-                                  ? std::max<int64_t>(32, *MaxThreads / 32 * 32)
-                                  : 256);
+  P.BlockSize = E.getInt("block_size").value_or(blockWithin(MaxThreads, 256));
   P.SetBlock = P.Layout == Copies::Warp || E.getInt("block_size");
   if (P.BlockSize < 32 || P.BlockSize > 1024 || P.BlockSize % 32)
     return reject(E, "params",

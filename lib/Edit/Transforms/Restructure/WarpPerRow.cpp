@@ -450,10 +450,7 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
   P.PerBlock = Per == "block";
   std::optional<int64_t> MaxThreads = launchBoundsThreads(K->Decl, Ctx.AST);
   // The default: 256 threads, or as many as __launch_bounds__ allows.
-  P.BlockSize = E.getInt("block_size")
-                    .value_or(MaxThreads && *MaxThreads < 256
-                                  ? std::max<int64_t>(32, *MaxThreads / 32 * 32)
-                                  : 256);
+  P.BlockSize = E.getInt("block_size").value_or(blockWithin(MaxThreads, 256));
   if (P.BlockSize < 32 || P.BlockSize > 1024 || P.BlockSize % 32)
     return reject(E, "params",
                   "params.block_size must be a multiple of 32 in [32, 1024]");

@@ -663,8 +663,7 @@ std::vector<Edit> WarpPerRow::suggest(const EditContext &Ctx, const Edit &E,
   // allows (its launches would fail).
   std::optional<int64_t> Bound = launchBoundsThreads(P.Kernel.Decl, Ctx.AST);
   auto Make = [&](StringRef Per, int64_t Lanes, int64_t BS) {
-    if (Bound && BS > *Bound)
-      BS = std::max<int64_t>(32, *Bound / 32 * 32);
+    BS = blockWithin(Bound, BS);
     Edit S = E;
     S.Params["per"] = Per.str();
     if (Per != "block")
