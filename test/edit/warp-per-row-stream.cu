@@ -36,6 +36,13 @@
 // RUN: not clang-optiml apply %t/k.cu --edit %t/r5.json 2>&1 | FileCheck --check-prefix=TWO %s
 // RUN: echo '{"kind":"warp-per-row","target":"csr","params":{"per":"stream","registers":true}}' > %t/r6.json
 // RUN: not clang-optiml apply %t/k.cu --edit %t/r6.json 2>&1 | FileCheck --check-prefix=REG %s
+// RUN: echo '{"kind":"warp-per-row","target":"tcsr","params":{"per":"stream","lanes":4,"block_size":128}}' > %t/t.json
+// RUN: clang-optiml apply %t/s.cu --edit %t/t.json -o %t/t.cu
+// RUN: grep -v '^//' %t/t.cu | FileCheck --check-prefix=TOUT %s
+// RUN: %if nvcc %{ %nvcc -c -arch=sm_90 -Werror all-warnings -o %t/t.o %t/t.cu %}
+// RUN: python3 %inputs/edit/host-run.py %t/t.cu | FileCheck --check-prefix=HOST %s
+// RUN: echo '{"kind":"warp-per-row","target":"mixed","params":{"per":"stream"}}' > %t/r7.json
+// RUN: not clang-optiml apply %t/k.cu --edit %t/r7.json 2>&1 | FileCheck --check-prefix=MIXED %s
 // RUN: cmp %s %t/k.cu
 
 // WHY: warp-per-row csr: {{.*}}rewrite: one warp per item
@@ -66,9 +73,28 @@
 // OUT-NEXT: for (int k = offsets[row]; k < offsets[row + 1]; ++k)
 // OUT: csr<<<(n + 63) / 64, 256>>>(n, offsets, cols, vals, x, y);
 
-// HOST: rows 300: 0 of 300 rows differ
-// HOST: long row: 0 of 70 rows differ
-// HOST: offsets decreasing: 0 of 130 rows differ
+// The same sum in a template over its value and index types, over a 2D
+// grid of blocks, its row walked by a counting while loop: the types are
+// checked in the instantiation, the terms kept in the sum's type as
+// written, the grid made 1D.
+// TOUT: const Index row =
+// TOUT-NEXT: blockIdx.x * 32 + threadIdx.x;
+// TOUT-NEXT: // warp-per-row per=stream: this block's 32 rows; its 128 threads
+// TOUT-NEXT: __shared__ Index [[OFF:rowOffsets[0-9]*]][33];
+// TOUT-NEXT: __shared__ Value [[TERMS:rowTerms[0-9]*]][128];
+// TOUT: const Index k = [[CHUNK:chunk[0-9]*]] + (Index)threadIdx.x;
+// TOUT-NEXT: if (k < [[LAST:last[0-9]*]])
+// TOUT-NEXT: [[TERMS]][threadIdx.x] = vals[k] * x[cols[k]];
+// TOUT: Index k = offsets[row];
+// TOUT-NEXT: if ([[ORDER:rowsInOrder[0-9]*]]) {
+// TOUT-NEXT: dot += [[SUM:dotStream[0-9]*]];
+// TOUT-NEXT: } else {
+// TOUT-NEXT: while (k < offsets[row + 1]) {
+// TOUT: tcsr<float, int><<<(n + 31) / 32, 128>>>(n, offsets, cols, vals, x, y);
+
+// HOST: rows 300: 0 of 300 rows differ, template 0
+// HOST: long row: 0 of 70 rows differ, template 0
+// HOST: offsets decreasing: 0 of 130 rows differ, template 0
 // HOST: PASS
 
 // LOCAL: params.per=stream: the term 'vals[k] * x[cols[k]] * scale' reads 'scale', which the kernel writes or each thread holds; another thread of the block computes it
@@ -77,6 +103,7 @@
 // WRITES: params.per=stream: the kernel writes the row offsets 'offsets'
 // TWO: params.per=stream: the item's body has 2 inner loops; the stream form takes one
 // REG: params.registers does not apply to per=stream
+// MIXED: params.per=stream: the term is a 'float' and the sum a 'double' in mixed<float>; the terms are kept in the sum's type, which would round them
 
 #include <cmath>
 #include <cstdio>
@@ -154,6 +181,38 @@ __global__ void twoloops(int n, const int *offsets, const float *vals,
   }
 }
 
+template <typename Value, typename Index>
+__global__ void tcsr(Index n, const Index *offsets, const Index *cols,
+                     const Value *vals, const Value *x, Value *y) {
+  const Index row =
+      (Index)((blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x);
+  if (row < n) {
+    Value dot = Value(0);
+    Index k = offsets[row];
+    while (k < offsets[row + 1]) {
+      dot += vals[k] * x[cols[k]];
+      ++k;
+    }
+    y[row] = dot;
+  }
+}
+
+template <typename Value>
+__global__ void mixed(int n, const int *offsets, const Value *vals,
+                      double *y) {
+  int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < n) {
+    double sum = 0.0;
+    for (int k = offsets[row]; k < offsets[row + 1]; ++k)
+      sum += vals[k];
+    y[row] = sum;
+  }
+}
+
+void launchMixed(int n, const int *offsets, const float *vals, double *y) {
+  mixed<float><<<(n + 255) / 256, 256>>>(n, offsets, vals, y);
+}
+
 static float frand(unsigned i) {
   unsigned h = i * 2654435761u;
   h ^= h >> 15;
@@ -190,23 +249,32 @@ static bool check(const char *name, const std::vector<int> &hoff) {
   cudaMemcpy(vals, hvals.data(), sizeof(float) * (nnz + 1),
              cudaMemcpyHostToDevice);
   cudaMemcpy(x, hx.data(), sizeof(float) * 97, cudaMemcpyHostToDevice);
+  auto differ = [&] {
+    cudaMemcpy(hy.data(), y, sizeof(float) * n, cudaMemcpyDeviceToHost);
+    int bad = 0;
+    for (int r = 0; r < n; ++r) {
+      double ref = 0;
+      for (int k = hoff[r]; k < hoff[r + 1]; ++k)
+        ref += (double)hvals[k] * hx[hcols[k]];
+      if (std::fabs(hy[r] - ref) > 1e-4 * (1 + std::fabs(ref)))
+        ++bad;
+    }
+    cudaMemset(y, 0, sizeof(float) * n);
+    return bad;
+  };
   csr<<<(n + 127) / 128, 128>>>(n, offsets, cols, vals, x, y);
-  cudaMemcpy(hy.data(), y, sizeof(float) * n, cudaMemcpyDeviceToHost);
-  int bad = 0;
-  for (int r = 0; r < n; ++r) {
-    double ref = 0;
-    for (int k = hoff[r]; k < hoff[r + 1]; ++k)
-      ref += (double)hvals[k] * hx[hcols[k]];
-    if (std::fabs(hy[r] - ref) > 1e-4 * (1 + std::fabs(ref)))
-      ++bad;
-  }
-  printf("%s: %d of %d rows differ\n", name, bad, n);
+  int bad = differ();
+  const unsigned nb = (n + 127) / 128;
+  const dim3 grid(4, (nb + 3) / 4);
+  tcsr<float, int><<<grid, 128>>>(n, offsets, cols, vals, x, y);
+  int badT = differ();
+  printf("%s: %d of %d rows differ, template %d\n", name, bad, n, badT);
   cudaFree(offsets);
   cudaFree(cols);
   cudaFree(vals);
   cudaFree(x);
   cudaFree(y);
-  return bad == 0;
+  return bad == 0 && badT == 0;
 }
 
 int main() {

@@ -166,4 +166,46 @@ void run(float *p) { k<int><<<1, 1>>>(4, p); }
                         "with its start just before the loop");
 }
 
+// Given every statement before the loop, the counter may be declared
+// earlier, with statements between that never name it; one that does
+// (here reading `c`, which would see another start once the loop's start
+// is rewritten) leaves the loop uncounted.
+TEST(CountingLoopTest, WhileCounterDeclaredEarlier) {
+  Input In(R"(
+__global__ void k(int n, const int *off, float *p) {
+  int a = off[0];
+  const int end = off[1];
+  float s = 0.f;
+  while (a < end) { s += p[a]; ++a; }
+  int c = off[2];
+  int d = c + 1;
+  while (c < n) { p[c] = d; ++c; }
+  p[0] = s;
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  clang::ASTContext &AST = In.TU.AST->getASTContext();
+  const clang::FunctionDecl *FD = findKernelDecl(AST, "k");
+  ASSERT_TRUE(FD && FD->getBody());
+  std::vector<const clang::Stmt *> Earlier;
+  std::vector<std::string> Out;
+  for (const clang::Stmt *S :
+       llvm::cast<clang::CompoundStmt>(FD->getBody())->body()) {
+    if (const auto *W = llvm::dyn_cast<clang::WhileStmt>(S)) {
+      std::string Why;
+      auto C = countingWhile(W, Earlier, AST, &Why);
+      Out.push_back(
+          C ? C->Var->getNameAsString() + " from " +
+                  std::to_string(AST.getSourceManager()
+                                     .getPresumedLoc(C->Decl->getBeginLoc())
+                                     .getLine())
+            : Why);
+    }
+    Earlier.push_back(S);
+  }
+  EXPECT_EQ(llvm::join(Out, "; "),
+            "a from 4; its counter 'c' is used between its declaration and "
+            "the loop");
+}
+
 } // namespace

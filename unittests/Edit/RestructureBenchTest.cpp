@@ -32,8 +32,12 @@ std::vector<BenchCase> benchCases() {
                              {{"per", std::string("block")},
                               {"block_size", int64_t(256)},
                               {"registers", true}})},
-      // 8 to 24 nonzeros per row: 8 lanes per row, 4 rows per warp.
-      {"spmv_csr", makeEdit("warp-per-row", "spmv", {{"lanes", int64_t(8)}})},
+      // 8 to 24 nonzeros per row: CSR-stream, 64 rows per block of 256
+      // threads computing the rows' terms together.
+      {"spmv_csr", makeEdit("warp-per-row", "spmv",
+                            {{"per", std::string("stream")},
+                             {"lanes", int64_t(4)},
+                             {"block_size", int64_t(256)}})},
       {"gemv", makeEdit("warp-per-row", "gemv")},
       // One column per lane (no bank conflicts), 16-byte loads; 512
       // threads and 32 KB of copies per block, 4 blocks on each of the

@@ -313,6 +313,86 @@ int main() {
       << Refusal("maxed");
 }
 
+// per=stream in kernel templates: the types the pattern leaves open are
+// checked in every instantiation (integer offsets, terms of the sum's own
+// type) and written as the pattern names them; a counting while loop and
+// a 2D grid of blocks are taken as for per=warp.
+TEST(RestructureWarpPerRowTest, StreamChecksTemplatesInTheirInstantiations) {
+  const char *Src = R"(#include "cuda_mock.h"
+template <typename V, typename I>
+__global__ void walk(I n, const I *p, const V *v, V *y) {
+  const I r = (I)((blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x);
+  if (r < n) {
+    V dot = V(0);
+    I k = p[r];
+    while (k < p[r + 1]) {
+      dot += v[k];
+      ++k;
+    }
+    y[r] = dot;
+  }
+}
+template <typename I>
+__global__ void floaty(int n, const I *p, const float *v, float *y) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < n) {
+    float sum = 0.f;
+    for (int k = p[r]; k < p[r + 1]; ++k)
+      sum += v[k];
+    y[r] = sum;
+  }
+}
+template <typename V>
+__global__ void unused(int n, const int *p, const V *v, V *y) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < n) {
+    V sum = 0;
+    for (int k = p[r]; k < p[r + 1]; ++k)
+      sum += v[k];
+    y[r] = sum;
+  }
+}
+int main() {
+  int n = 1000;
+  int *p = 0;
+  float *q = 0, *v = 0, *y = 0;
+  dim3 grid(2, 2);
+  walk<float, int><<<grid, 256>>>(n, p, v, y);
+  floaty<float><<<(n + 255) / 256, 256>>>(n, q, v, y);
+}
+)";
+  Input In(Src, "stream-template.cu", hermeticConfig());
+  ASSERT_TRUE(In.Ctx);
+  auto Apply = [&](const char *Kernel) {
+    return warpPerRow().apply(
+        *In.Ctx,
+        makeEdit("warp-per-row", Kernel, {{"per", std::string("stream")}}));
+  };
+  std::string Out =
+      applyTo(warpPerRow(), In,
+              makeEdit("warp-per-row", "walk",
+                       {{"per", std::string("stream")}, {"lanes", int64_t(4)}}),
+              hermeticConfig());
+  for (const char *Part :
+       {"__shared__ I rowOffsets[65];", "__shared__ V rowTerms[256];",
+        "const I k = chunk + (I)threadIdx.x;",
+        "  if (rowsInOrder) {\n      dot += dotStream;\n    } else {\n"
+        "      while (k < p[r + 1]) {",
+        "walk<float, int><<<(n + 63) / 64, 256>>>"})
+    EXPECT_NE(Out.find(Part), std::string::npos) << Part << "\n" << Out;
+  auto Refusal = [&](const char *Kernel) {
+    auto X = Apply(Kernel);
+    return X ? std::string("rewritten") : rejectionReason(X.takeError());
+  };
+  EXPECT_NE(Refusal("floaty").find(
+                "the row offsets are not integers in floaty<float>"),
+            std::string::npos)
+      << Refusal("floaty");
+  EXPECT_NE(Refusal("unused").find("never instantiated here"),
+            std::string::npos)
+      << Refusal("unused");
+}
+
 // A constexpr length of 12: 16 lanes first; one pass, so no registers.
 TEST(RestructureWarpPerRowTest, SuggestsLanesFromConstexprLength) {
   Applicability A = prepareOn(warpPerRow(), "warp-rows-known", "short_rows");

@@ -113,6 +113,36 @@ std::optional<CountingWhile> countingWhile(const WhileStmt *W,
   return C;
 }
 
+std::optional<CountingWhile> countingWhile(const WhileStmt *W,
+                                           ArrayRef<const Stmt *> Earlier,
+                                           const ASTContext &AST,
+                                           std::string *WhyNot) {
+  const auto *Body = W ? dyn_cast<CompoundStmt>(W->getBody()) : nullptr;
+  const Stmt *Last = Body && !Body->body_empty() ? Body->body_back() : nullptr;
+  // The counter: declared alone by an earlier statement, named by the
+  // condition and by the body's last statement (its step); the statements
+  // between its declaration and the loop never name it, so the loop starts
+  // from its initializer.
+  for (size_t I = Earlier.size(); I-- > 0;) {
+    const auto *DS = dyn_cast_or_null<DeclStmt>(Earlier[I]);
+    const auto *V = DS && DS->isSingleDecl()
+                        ? dyn_cast<VarDecl>(DS->getSingleDecl())
+                        : nullptr;
+    if (!V || !Last || !mentions(W->getCond(), V) || !mentions(Last, V))
+      continue;
+    if (llvm::any_of(Earlier.drop_front(I + 1),
+                     [&](const Stmt *S) { return mentions(S, V); })) {
+      if (WhyNot)
+        *WhyNot = "its counter '" + V->getNameAsString() +
+                  "' is used between its declaration and the loop";
+      return std::nullopt;
+    }
+    return countingWhile(W, DS, AST, WhyNot);
+  }
+  return countingWhile(W, Earlier.empty() ? nullptr : Earlier.back(), AST,
+                       WhyNot);
+}
+
 std::optional<std::pair<int64_t, int64_t>>
 constantRange(const ForStmt *L, const ASTContext &AST) {
   std::optional<CountingLoop> C = countingLoop(L, AST);

@@ -16,6 +16,7 @@
 #ifndef OPTIML_LIB_EDIT_PATTERNS_COUNTINGLOOP_H
 #define OPTIML_LIB_EDIT_PATTERNS_COUNTINGLOOP_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
 #include <cstdint>
 #include <optional>
@@ -68,6 +69,15 @@ std::optional<CountingWhile> countingWhile(const clang::WhileStmt *W,
                                            const clang::Stmt *Before,
                                            const clang::ASTContext &AST,
                                            std::string *WhyNot = nullptr);
+
+/// The same, with the counter declared by any of \p Earlier, the
+/// statements before the loop in its block (nearest last), provided none
+/// of the statements after its declaration names it (`int k = off[r];
+/// const int end = off[r + 1]; float s = 0; while (k < end) {...; ++k;}`).
+std::optional<CountingWhile>
+countingWhile(const clang::WhileStmt *W,
+              llvm::ArrayRef<const clang::Stmt *> Earlier,
+              const clang::ASTContext &AST, std::string *WhyNot = nullptr);
 
 /// The values v takes, [first, last] in increasing order, when START and
 /// BOUND are integer constants, the loop runs at least once and its body

@@ -93,14 +93,49 @@ static void build_matrix(int n, std::vector<int>& rowptr, std::vector<int>& cols
 }
 
 __global__ void spmv(int n, const int* rowptr, const int* cols, const float* vals, const float* x, float* y) {
-  int row = blockIdx.x * (blockDim.x / 8) + threadIdx.x / 8;
-  int lane = threadIdx.x % 8;
-  unsigned group_mask = 0xffu << (threadIdx.x % 32 - lane);
+  int row = blockIdx.x * 64 + threadIdx.x;
+  // warp-per-row per=stream: this block's 64 rows; its 256 threads compute the rows' terms together, 256 at a time, and each row's thread adds its own in order.
+  __shared__ int rowOffsets[65];
+  __shared__ float rowTerms[256];
+  const int rowBase = blockIdx.x * 64;
+  const int rowsHere = n - rowBase < 64 ? (int)(n - rowBase) : 64;
+  for (int i1 = threadIdx.x; i1 <= rowsHere; i1 += 256)
+    rowOffsets[i1] = rowptr[rowBase + i1];
+  __syncthreads();
+  // Where a row's offsets decrease, the rows run their own loops.
+  const bool rowsInOrder = __syncthreads_and((int)threadIdx.x >= rowsHere || rowOffsets[threadIdx.x] <= rowOffsets[threadIdx.x + 1]);
+  float sumStream = 0;
+  if (rowsInOrder && rowsHere > 0) {
+    const int first1 = rowOffsets[0], last = rowOffsets[rowsHere];
+    int mine = 0, mineEnd = 0;
+    if ((int)threadIdx.x < rowsHere) {
+      mine = rowOffsets[threadIdx.x];
+      mineEnd = rowOffsets[threadIdx.x + 1];
+    }
+    for (int chunk = first1; chunk < last; chunk += 256) {
+      {
+        const int k = chunk + (int)threadIdx.x;
+        if (k < last)
+          rowTerms[threadIdx.x] = vals[k] * x[cols[k]];
+      }
+      __syncthreads();
+      const int lo = mine > chunk ? mine : chunk;
+      const int hi = mineEnd < chunk + 256 ? mineEnd : chunk + 256;
+      for (int j = lo; j < hi; ++j)
+        sumStream += rowTerms[j - chunk];
+      __syncthreads();
+    }
+  }
+  if (threadIdx.x >= 64)
+    return;
   if (row < n) {
     float sum = 0.f;
-    for (int k = rowptr[row] + lane; k < rowptr[row + 1]; k += 8) sum += vals[k] * x[cols[k]];
-    for (int offset = 4; offset > 0; offset /= 2) sum += __shfl_xor_sync(group_mask, sum, offset, 8);
-    if (lane == 0) y[row] = sum;
+    if (rowsInOrder) {
+      sum += sumStream;
+    } else {
+      for (int k = rowptr[row]; k < rowptr[row + 1]; ++k) sum += vals[k] * x[cols[k]];
+    }
+    y[row] = sum;
   }
 }
 
@@ -123,7 +158,7 @@ int main() {
   CK(cudaMemcpy(vals, hvals.data(), sizeof(float) * nnz, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(x, hx.data(), sizeof(float) * NROWS, cudaMemcpyHostToDevice));
   int threads = 256, blocks = (NROWS + threads - 1) / threads;
-  bench("spmv_csr", "optimized", "4194304", [&] { spmv<<<(NROWS + 31) / 32, 256>>>(NROWS, rp, cols, vals, x, y); });
+  bench("spmv_csr", "optimized", "4194304", [&] { spmv<<<(NROWS + 63) / 64, 256>>>(NROWS, rp, cols, vals, x, y); });
   std::vector<float> hy(NROWS);
   CK(cudaMemcpy(hy.data(), y, sizeof(float) * NROWS, cudaMemcpyDeviceToHost));
   double err = 0;

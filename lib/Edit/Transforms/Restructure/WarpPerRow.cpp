@@ -536,7 +536,7 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
         ArrayRef(Item->Body).drop_front(I + 1);
     if (const clang::Stmt *Loop = hintedLoop(S)) {
       if (Error Err = analyzeLoop(Ctx, E, P, Loop,
-                                  I ? Item->Body[I - 1] : nullptr, Later))
+                                  ArrayRef(Item->Body).take_front(I), Later))
         return std::move(Err);
       if (Loop != S)
         P.Loops.back().Hinted = S;
@@ -686,10 +686,10 @@ static bool integerVar(const clang::VarDecl *V,
 }
 
 /// The header of the inner loop \p L.For: its counter, start, bound and
-/// step, from a `for` header or from a counting `while` and the
-/// declaration \p Before it.
+/// step, from a `for` header or from a counting `while` and its counter's
+/// declaration among the statements \p Before it.
 static Error loopHeader(const EditContext &Ctx, const Edit &E, InnerLoop &L,
-                        const clang::Stmt *Before,
+                        ArrayRef<const clang::Stmt *> Before,
                         const clang::FunctionDecl *Kernel) {
   std::string At = "the loop at " + where(Ctx, L.For);
   const auto *For = dyn_cast<clang::ForStmt>(L.For);
@@ -819,7 +819,8 @@ static Error loopWriteProblem(const EditContext &Ctx, const Edit &E,
 }
 
 Error WarpPerRow::analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
-                              const clang::Stmt *For, const clang::Stmt *Before,
+                              const clang::Stmt *For,
+                              ArrayRef<const clang::Stmt *> Before,
                               ArrayRef<const clang::Stmt *> Later) const {
   InnerLoop L;
   L.For = For;

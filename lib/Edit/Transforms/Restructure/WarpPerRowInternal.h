@@ -315,7 +315,8 @@ private:
   std::vector<Edit> suggest(const EditContext &Ctx, const Edit &E,
                             const Plan &P) const;
   llvm::Error analyzeLoop(const EditContext &Ctx, const Edit &E, Plan &P,
-                          const clang::Stmt *For, const clang::Stmt *Before,
+                          const clang::Stmt *For,
+                          llvm::ArrayRef<const clang::Stmt *> Before,
                           llvm::ArrayRef<const clang::Stmt *> Later) const;
   llvm::Expected<clang::tooling::Replacements>
   rewrite(const EditContext &Ctx, const Edit &E, const Plan &P) const override;

@@ -94,10 +94,15 @@ const clang::ParmVarDecl *offsetsRoot(const clang::Expr *E) {
 const clang::Expr *offsetRead(const clang::Expr *E, const clang::VarDecl *Index,
                               int Plus, const clang::ASTContext &AST) {
   const auto *AS = dyn_cast_or_null<clang::ArraySubscriptExpr>(E);
-  if (!AS || !offsetsRoot(AS->getBase()))
+  if (!AS)
     return nullptr;
-  const clang::Expr *Base = bare(AS->getBase());
-  const clang::Expr *Idx = bare(AS->getIdx());
+  // getBase() takes the side whose type is not an integer; in a template
+  // an index of a dependent type is not, so the pointer is found by type.
+  const clang::Expr *Base = bare(AS->getLHS()), *Idx = bare(AS->getRHS());
+  if (!Base->getType()->isPointerType())
+    std::swap(Base, Idx);
+  if (!offsetsRoot(Base))
+    return nullptr;
   if (Plus == 0)
     return varOf(Idx) == Index ? Base : nullptr;
   const auto *Add = dyn_cast<clang::BinaryOperator>(Idx);
@@ -114,14 +119,77 @@ const clang::Expr *offsetRead(const clang::Expr *E, const clang::VarDecl *Index,
 }
 
 /// The term e of a loop body `acc += e` (`acc = acc + e`, `acc = e +
-/// acc`), braced or not, or null.
-const clang::Expr *termOf(const clang::Stmt *S, const clang::VarDecl *Acc) {
+/// acc`), braced or not, or null. A counting while's body ends with its
+/// step \p Inc, which is not part of the sum.
+const clang::Expr *termOf(const clang::Stmt *S, const clang::VarDecl *Acc,
+                          const clang::Expr *Inc) {
   if (const auto *CS = dyn_cast<clang::CompoundStmt>(S)) {
-    if (CS->size() != 1)
+    size_t N = CS->size();
+    if (N == 2 && Inc && CS->body_back() == Inc)
+      N = 1;
+    if (N != 1)
       return nullptr;
     S = CS->body_front();
   }
   return addedTerm(S, Acc);
+}
+
+/// The expression of an instantiation of the kernel template standing at
+/// \p E's place in its pattern (instantiated statements keep the
+/// pattern's source locations), without parentheses and implicit casts;
+/// null if none.
+const clang::Expr *instantiatedExpr(const clang::Expr *E,
+                                    const clang::FunctionDecl *Inst) {
+  clang::SourceRange R = E->getSourceRange();
+  SmallVector<const clang::Stmt *, 32> Work = {Inst->getBody()};
+  while (!Work.empty()) {
+    const clang::Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *X = dyn_cast<clang::Expr>(S); X && X->getSourceRange() == R)
+      return X->IgnoreParenImpCasts();
+    for (const clang::Stmt *C : S->children())
+      Work.push_back(C);
+  }
+  return nullptr;
+}
+
+/// Why the types the stream form writes do not hold in \p Kernel, a
+/// template whose pattern leaves them open: in every instantiation the
+/// offsets must be integers and the term of the sum's own arithmetic type
+/// (the shared terms are declared with the sum's type as written); empty
+/// when they hold.
+std::string instantiatedTypesProblem(const clang::FunctionDecl *Kernel,
+                                     const clang::Expr *Off,
+                                     const clang::Expr *Term,
+                                     const clang::VarDecl *Acc) {
+  std::vector<const clang::FunctionDecl *> Insts =
+      templateInstantiations(Kernel);
+  if (Insts.empty())
+    return "the kernel template is never instantiated here, so the types of "
+           "its offsets, terms and sum are unknown";
+  for (const clang::FunctionDecl *I : Insts) {
+    const clang::Expr *IOff = instantiatedExpr(Off, I);
+    const clang::Expr *ITerm = instantiatedExpr(Term, I);
+    const clang::VarDecl *IAcc = instantiatedVar(Acc, I);
+    std::string In = " in " + instantiationName(I);
+    if (!IOff || !IOff->getType()->isPointerType() ||
+        !IOff->getType()->getPointeeType()->isIntegerType())
+      return "the row offsets are not integers" + In;
+    if (!ITerm || !IAcc || !ITerm->getType()->isArithmeticType() ||
+        !IAcc->getType()->isArithmeticType())
+      return "the sum and its terms are not of arithmetic types" + In;
+    if (mayHaveSideEffects(ITerm, I->getASTContext()))
+      return "the term may have side effects" + In;
+    if (!I->getASTContext().hasSameUnqualifiedType(ITerm->getType(),
+                                                   IAcc->getType()))
+      return "the term is a '" +
+             typeName(ITerm->getType(), I->getASTContext()) +
+             "' and the sum a '" +
+             typeName(IAcc->getType(), I->getASTContext()) + "'" + In +
+             "; the terms are kept in the sum's type, which would round them";
+  }
+  return "";
 }
 
 /// The first variable \p S refers to that is neither \p K nor a parameter
@@ -152,13 +220,11 @@ Error planStream(const EditContext &Ctx, const Edit &E, Plan &P) {
     return reject(E, "not-applicable", "params.per=stream: " + Why);
   };
   const clang::ASTContext &AST = Ctx.AST;
-  if (P.Item.GridRows)
-    return No("the item index counts the blocks of a 2D grid");
   if (P.Loops.size() != 1)
     return No("the item's body has " + Twine(P.Loops.size()) +
               " inner loops; the stream form takes one");
   const InnerLoop &L = P.Loops.front();
-  if (L.isWhile() || !L.InitDeclares)
+  if (!L.isWhile() && !L.InitDeclares)
     return No("the loop at " + where(Ctx, L.For) +
               " does not declare its counter in its 'for' header");
   if (L.Hinted)
@@ -190,7 +256,7 @@ Error planStream(const EditContext &Ctx, const Edit &E, Plan &P) {
   std::string OffText = writtenText(Ctx, Off);
   const clang::ParmVarDecl *Root = offsetsRoot(Off);
   clang::QualType OffElem = Off->getType()->getPointeeType();
-  if (!OffElem->isIntegerType() || OffElem->isDependentType())
+  if (!OffElem->isIntegerType() && !OffElem->isDependentType())
     return No("the row offsets '" + OffText + "' are not integers");
   for (const MemWrite &W : rowWrites(P.Kernel.Decl->getBody())) {
     const clang::ValueDecl *B = declOf(W.Base);
@@ -205,11 +271,22 @@ Error planStream(const EditContext &Ctx, const Edit &E, Plan &P) {
               "', which holds the row offsets");
   // The term: a function of k and parameters nothing writes, reading no
   // memory the kernel writes.
-  const clang::Expr *Term = termOf(L.body(), Acc);
+  const clang::Expr *Term =
+      termOf(L.body(), Acc, L.isWhile() ? L.Inc : nullptr);
   if (!Term)
     return No("the body of the loop at " + where(Ctx, L.For) +
-              " is not one statement '" + Acc->getName() + " += e'");
-  if (mayHaveSideEffects(Term, AST))
+              " is not one statement '" + Acc->getName() + " += e'" +
+              (L.isWhile() ? " and its step" : ""));
+  // In a template whose pattern leaves the types open, the types and the
+  // term's calls are checked in every instantiation.
+  bool Open = OffElem->isDependentType() || Term->isTypeDependent() ||
+              Acc->getType()->isDependentType();
+  if (Open) {
+    if (std::string Why =
+            instantiatedTypesProblem(P.Kernel.Decl, Off, Term, Acc);
+        !Why.empty())
+      return No(Why);
+  } else if (mayHaveSideEffects(Term, AST))
     return No("the term '" + looseExprText(Ctx, Term) +
               "' may have side effects");
   if (const clang::VarDecl *V = foreignVar(Term, L.Var, Written))
@@ -221,9 +298,8 @@ Error planStream(const EditContext &Ctx, const Edit &E, Plan &P) {
     if (const clang::ValueDecl *B = declOf(W.Base); B && mentions(Term, B))
       return No("the term '" + looseExprText(Ctx, Term) + "' reads '" +
                 B->getName() + "', which the kernel writes");
-  if (Term->getType()->isDependentType() ||
-      !Term->getType()->isArithmeticType() ||
-      Acc->getType()->isDependentType() || !Acc->getType()->isArithmeticType())
+  if (!Open && (!Term->getType()->isArithmeticType() ||
+                !Acc->getType()->isArithmeticType()))
     return No("the sum and its terms are not of arithmetic types");
   // The sum starts from zero: its declaration sets it so, and nothing
   // between it and the loop touches it.
@@ -251,7 +327,9 @@ Error planStream(const EditContext &Ctx, const Edit &E, Plan &P) {
   S.Offsets = Off;
   S.Term = Term;
   S.OffsetType = typeName(OffElem.getUnqualifiedType(), AST);
-  S.TermType = typeName(Term->getType().getUnqualifiedType(), AST);
+  // An open term's type is the sum's in every instantiation (checked).
+  S.TermType = typeName(
+      (Open ? Acc->getType() : Term->getType()).getUnqualifiedType(), AST);
   S.AccType = typeName(Acc->getType().getUnqualifiedType(), AST);
   S.IndexType = typeName(P.Item.Index->getType().getUnqualifiedType(), AST);
   P.Streamed = S;
@@ -299,16 +377,21 @@ rewriteStream(const EditContext &Ctx, const Edit &E, const Plan &P) {
               Mine = Fresh("mine"), MineEnd = Fresh("mineEnd"),
               Chunk = Fresh("chunk"), Lo = Fresh("lo"), Hi = Fresh("hi"),
               J = Fresh("j");
+  // A 64-bit index keeps the block's first row in 64 bits.
+  clang::QualType IdxT = P.Item.Index->getType();
+  std::string BlockRow =
+      !IdxT->isDependentType() && Ctx.AST.getTypeSize(IdxT) > 32
+          ? "(" + S.IndexType + ")blockIdx.x * " + R
+          : "blockIdx.x * " + R;
   if (Error Err = addReplacement(
-          Repls,
-          replaceSpan(Ctx, *InitSp, "blockIdx.x * " + R + " + threadIdx.x"), E))
+          Repls, replaceSpan(Ctx, *InitSp, BlockRow + " + threadIdx.x"), E))
     return std::move(Err);
   std::string Indent = indentationAt(Ctx.Code, GuardSp->Begin.Offset);
   std::string Pass = fillTemplate(
       R"(// warp-per-row per=stream: this block's ${R} rows; its ${T} threads compute the rows' terms together, ${T} at a time, and each row's thread adds its own in order.
 __shared__ ${OT} ${Ptrs}[${R1}];
 __shared__ ${TT} ${Terms}[${T}];
-const ${IT} ${Base} = blockIdx.x * ${R};
+const ${IT} ${Base} = ${BlockRow};
 const int ${Here} = ${Bound} - ${Base} < ${R} ? (int)(${Bound} - ${Base}) : ${R};
 for (int ${I} = threadIdx.x; ${I} <= ${Here}; ${I} += ${T})
   ${Ptrs}[${I}] = ${Off}[${Base} + ${I}];
@@ -347,6 +430,7 @@ if (threadIdx.x >= ${R})
        {"TT", S.TermType},
        {"AT", S.AccType},
        {"IT", S.IndexType},
+       {"BlockRow", BlockRow},
        {"KT", KT},
        {"K", K},
        {"Ptrs", Ptrs},
