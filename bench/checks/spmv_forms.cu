@@ -4,7 +4,9 @@
 // row's columns and values, two loads issued before the loop, and a CSR-
 // stream form (a block's rows' nonzeros multiplied by all its threads in
 // chunks through shared memory, then each row summed by one thread in
-// order), then x held in L2 by an access-policy window. Each form is
+// order; also with several products per thread per chunk, and with the
+// row's threads adding its products), then x held in L2 by an
+// access-policy window. Each form is
 // checked against a double-precision CPU product.
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o spmv_forms bench/checks/spmv_forms.cu -lcusparse && ./spmv_forms
 // (docs/benchmarks.md, run 2026-12-07-spmv-conv2d-s31).
@@ -156,6 +158,43 @@ __global__ void spmv_stream(int n, const int* __restrict__ rowptr, const int* __
   if (threadIdx.x < rows) y[r0 + threadIdx.x] = sum;
 }
 
+// The same with P products per thread per chunk (a chunk of T * P
+// nonzeros, P independent gathers of x in flight per thread), and with
+// the row's L = T / R threads adding its products (strided, then
+// shuffles: another order than the row's own) where Lsum is set.
+template <int R, int T, int P, bool Lsum>
+__global__ void spmv_stream_p(int n, const int* __restrict__ rowptr, const int* __restrict__ cols,
+                              const float* __restrict__ vals, const float* __restrict__ x, float* __restrict__ y) {
+  constexpr int C = T * P, L = T / R;
+  __shared__ int rp[R + 1];
+  __shared__ float prod[C];
+  int r0 = blockIdx.x * R;
+  int rows = min(R, n - r0);
+  for (int i = threadIdx.x; i <= rows; i += T) rp[i] = rowptr[r0 + i];
+  __syncthreads();
+  int b = rp[0], e = rp[rows];
+  float sum = 0.f;
+  int row = Lsum ? threadIdx.x / L : threadIdx.x, lane = Lsum ? threadIdx.x % L : 0;
+  int myb = 0, mye = 0;
+  if (row < rows) { myb = rp[row]; mye = rp[row + 1]; }
+  for (int c = b; c < e; c += C) {
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+      int k = c + p * T + threadIdx.x;
+      if (k < e) prod[p * T + threadIdx.x] = vals[k] * __ldg(&x[cols[k]]);
+    }
+    __syncthreads();
+    if (row < rows) {
+      int lo = max(myb, c), hi = min(mye, c + C);
+      for (int j = lo + lane; j < hi; j += (Lsum ? L : 1)) sum += prod[j - c];
+    }
+    __syncthreads();
+  }
+  if (Lsum)
+    for (int o = L / 2; o > 0; o /= 2) sum += __shfl_down_sync(0xffffffffu, sum, o, L);
+  if (row < rows && lane == 0) y[r0 + row] = sum;
+}
+
 #define CKS(call) do { cusparseStatus_t s_ = (call); if (s_ != CUSPARSE_STATUS_SUCCESS) { \
   fprintf(stderr, "cusparse %d line %d\n", (int)s_, __LINE__); exit(2);} } while (0)
 
@@ -190,6 +229,10 @@ int main() {
   RUN(16, 1, 256) RUN(8, 1, 128) RUN(8, 1, 512) RUN(2, 1, 256)
 #define STREAM(R, T) bench("spmv_csr", "stream" #R "t" #T, "4194304", [&] { spmv_stream<R, T><<<(NROWS + R - 1) / R, T>>>(NROWS, rp, cols, vals, x, y); }); check("stream" #R "t" #T);
   STREAM(32, 256) STREAM(64, 256) STREAM(64, 512) STREAM(128, 512) STREAM(128, 1024)
+#define STREAMP(R, T, P, S) bench("spmv_csr", "stream" #R "t" #T "p" #P "s" #S, "4194304", [&] { spmv_stream_p<R, T, P, S><<<(NROWS + R - 1) / R, T>>>(NROWS, rp, cols, vals, x, y); }); check("stream" #R "t" #T "p" #P "s" #S);
+  STREAMP(64, 256, 1, false) STREAMP(64, 256, 2, false) STREAMP(64, 256, 4, false)
+  STREAMP(128, 256, 4, false) STREAMP(128, 512, 2, false)
+  STREAMP(64, 256, 1, true) STREAMP(64, 256, 4, true) STREAMP(128, 256, 4, true)
   cusparseHandle_t h; CKS(cusparseCreate(&h));
   cusparseSpMatDescr_t A; cusparseDnVecDescr_t vx, vy;
   CKS(cusparseCreateCsr(&A, NROWS, NROWS, (int64_t)nnz, rp, cols, vals, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));

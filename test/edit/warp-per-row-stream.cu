@@ -24,6 +24,12 @@
 // RUN: echo '{"kind":"warp-per-row","target":"csr","params":{"per":"stream","lanes":32,"block_size":64}}' > %t/s2.json
 // RUN: clang-optiml apply %t/k.cu --edit %t/s2.json -o %t/s2.cu
 // RUN: python3 %inputs/edit/host-run.py %t/s2.cu | FileCheck --check-prefix=HOST %s
+// RUN: echo '{"kind":"warp-per-row","target":"csr","params":{"per":"stream","lanes":4,"block_size":64,"terms":3}}' > %t/s3.json
+// RUN: clang-optiml apply %t/k.cu --edit %t/s3.json -o %t/s3.cu
+// RUN: grep -v '^//' %t/s3.cu | FileCheck --check-prefix=CHUNKED %s
+// RUN: python3 %inputs/edit/host-run.py %t/s3.cu | FileCheck --check-prefix=HOST %s
+// RUN: echo '{"kind":"warp-per-row","target":"csr","params":{"per":"warp","terms":2}}' > %t/r8.json
+// RUN: not clang-optiml apply %t/k.cu --edit %t/r8.json 2>&1 | FileCheck --check-prefix=WARPTERMS %s
 // RUN: echo '{"kind":"warp-per-row","target":"scaled","params":{"per":"stream"}}' > %t/r1.json
 // RUN: not clang-optiml apply %t/k.cu --edit %t/r1.json 2>&1 | FileCheck --check-prefix=LOCAL %s
 // RUN: echo '{"kind":"warp-per-row","target":"biased","params":{"per":"stream"}}' > %t/r2.json
@@ -91,6 +97,18 @@
 // TOUT-NEXT: } else {
 // TOUT-NEXT: while (k < offsets[row + 1]) {
 // TOUT: tcsr<float, int><<<(n + 31) / 32, 128>>>(n, offsets, cols, vals, x, y);
+
+// With terms=3, each thread computes three terms a block apart per chunk
+// of 192 (the long row spans four chunks).
+// CHUNKED: __shared__ float [[TT:rowTerms[0-9]*]][192];
+// CHUNKED: for (int chunk{{[0-9]*}} = {{.*}}; chunk{{[0-9]*}} += 192) {
+// CHUNKED-NEXT: #pragma unroll
+// CHUNKED-NEXT: for (int [[T:t[0-9]*]] = 0; [[T]] < 3; ++[[T]]) {
+// CHUNKED-NEXT: const int k = [[CHUNK:chunk[0-9]*]] + (int)([[T]] * 64) + (int)threadIdx.x;
+// CHUNKED-NEXT: if (k < {{last[0-9]*}})
+// CHUNKED-NEXT: [[TT]][[[T]] * 64 + threadIdx.x] = vals[k] * x[cols[k]];
+// CHUNKED: const int {{hi[0-9]*}} = {{mineEnd[0-9]*}} < [[CHUNK]] + 192 ? {{mineEnd[0-9]*}} : [[CHUNK]] + 192;
+// WARPTERMS: params.terms applies to per=stream only
 
 // HOST: rows 300: 0 of 300 rows differ, template 0
 // HOST: long row: 0 of 70 rows differ, template 0

@@ -468,6 +468,8 @@ Expected<Plan> WarpPerRow::analyze(const EditContext &Ctx,
                   "shares one item among all its threads");
   bool Registers = E.getBool("registers").value_or(false);
   bool Online = E.getBool("online").value_or(false);
+  if (auto Terms = E.getInt("terms"); Terms && *Terms != 1 && Per != "stream")
+    return reject(E, "params", "params.terms applies to per=stream only");
   if (Per == "stream" && (Registers || Online))
     return reject(E, "params",
                   std::string(Online ? "params.online" : "params.registers") +

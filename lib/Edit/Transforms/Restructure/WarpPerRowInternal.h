@@ -153,6 +153,7 @@ struct Plan {
     const clang::Expr *Offsets = nullptr;
     const clang::Expr *Term = nullptr; ///< e in `acc += e`
     std::string OffsetType, TermType, AccType, IndexType;
+    int64_t Terms = 1; ///< terms per thread per chunk
   };
   std::optional<Stream> Streamed;
   /// The longest row, when the launches fix it (for suggestions).
@@ -287,7 +288,13 @@ public:
             "online",
             "fuse a max pass and the next pass summing exp(e - max) into one "
             "pass with a running max and a rescaled sum (online softmax)",
-            false)};
+            false),
+        ParamSpec::integer(
+            "terms",
+            "with per=stream, terms each thread computes per chunk: a chunk "
+            "holds block_size * terms terms, each thread's loads in flight "
+            "together",
+            1, 8, 1)};
   }
   bool changesPrecision(const Edit &) const override {
     // Sums and products are reassociated across lanes.

@@ -324,6 +324,9 @@ Error planStream(const EditContext &Ctx, const Edit &E, Plan &P) {
   if (Rows < 1 || Rows > P.BlockSize)
     return No("block_size / lanes rows per block must be at least 1");
   Plan::Stream S;
+  S.Terms = E.getInt("terms").value_or(1);
+  if (S.Terms < 1 || S.Terms > 8)
+    return reject(E, "params", "params.terms must be in [1, 8]");
   S.Offsets = Off;
   S.Term = Term;
   S.OffsetType = typeName(OffElem.getUnqualifiedType(), AST);
@@ -387,10 +390,46 @@ rewriteStream(const EditContext &Ctx, const Edit &E, const Plan &P) {
           Repls, replaceSpan(Ctx, *InitSp, BlockRow + " + threadIdx.x"), E))
     return std::move(Err);
   std::string Indent = indentationAt(Ctx.Code, GuardSp->Begin.Offset);
+  // Each thread's terms of a chunk: one, or S.Terms a block apart (the
+  // loads coalesced, issued together).
+  std::string C = std::to_string(P.BlockSize * S.Terms);
+  std::string Compute;
+  if (S.Terms == 1) {
+    Compute = fillTemplate(R"(    {
+      const ${KT} ${K} = ${Chunk} + (${OT})threadIdx.x;
+      if (${K} < ${Last})
+        ${Terms}[threadIdx.x] = ${Term};
+    })",
+                           {{"KT", KT},
+                            {"K", K},
+                            {"Chunk", Chunk},
+                            {"OT", S.OffsetType},
+                            {"Last", Last},
+                            {"Terms", Terms},
+                            {"Term", writtenText(Ctx, S.Term)}});
+  } else {
+    std::string Q = Fresh("t");
+    Compute = fillTemplate(R"(    #pragma unroll
+    for (int ${Q} = 0; ${Q} < ${P}; ++${Q}) {
+      const ${KT} ${K} = ${Chunk} + (${OT})(${Q} * ${T}) + (${OT})threadIdx.x;
+      if (${K} < ${Last})
+        ${Terms}[${Q} * ${T} + threadIdx.x] = ${Term};
+    })",
+                           {{"KT", KT},
+                            {"K", K},
+                            {"Q", Q},
+                            {"P", std::to_string(S.Terms)},
+                            {"T", T},
+                            {"Chunk", Chunk},
+                            {"OT", S.OffsetType},
+                            {"Last", Last},
+                            {"Terms", Terms},
+                            {"Term", writtenText(Ctx, S.Term)}});
+  }
   std::string Pass = fillTemplate(
-      R"(// warp-per-row per=stream: this block's ${R} rows; its ${T} threads compute the rows' terms together, ${T} at a time, and each row's thread adds its own in order.
+      R"(// warp-per-row per=stream: this block's ${R} rows; its ${T} threads compute the rows' terms together, ${C} at a time, and each row's thread adds its own in order.
 __shared__ ${OT} ${Ptrs}[${R1}];
-__shared__ ${TT} ${Terms}[${T}];
+__shared__ ${TT} ${Terms}[${C}];
 const ${IT} ${Base} = ${BlockRow};
 const int ${Here} = ${Bound} - ${Base} < ${R} ? (int)(${Bound} - ${Base}) : ${R};
 for (int ${I} = threadIdx.x; ${I} <= ${Here}; ${I} += ${T})
@@ -406,15 +445,11 @@ if (${InOrder} && ${Here} > 0) {
     ${Mine} = ${Ptrs}[threadIdx.x];
     ${MineEnd} = ${Ptrs}[threadIdx.x + 1];
   }
-  for (${OT} ${Chunk} = ${First}; ${Chunk} < ${Last}; ${Chunk} += ${T}) {
-    {
-      const ${KT} ${K} = ${Chunk} + (${OT})threadIdx.x;
-      if (${K} < ${Last})
-        ${Terms}[threadIdx.x] = ${Term};
-    }
+  for (${OT} ${Chunk} = ${First}; ${Chunk} < ${Last}; ${Chunk} += ${C}) {
+${Compute}
     __syncthreads();
     const ${OT} ${Lo} = ${Mine} > ${Chunk} ? ${Mine} : ${Chunk};
-    const ${OT} ${Hi} = ${MineEnd} < ${Chunk} + ${T} ? ${MineEnd} : ${Chunk} + ${T};
+    const ${OT} ${Hi} = ${MineEnd} < ${Chunk} + ${C} ? ${MineEnd} : ${Chunk} + ${C};
     for (${OT} ${J} = ${Lo}; ${J} < ${Hi}; ++${J})
       ${Sum} += ${Terms}[${J} - ${Chunk}];
     __syncthreads();
@@ -426,6 +461,8 @@ if (threadIdx.x >= ${R})
       {{"R", R},
        {"R1", std::to_string(Rows + 1)},
        {"T", T},
+       {"C", C},
+       {"Compute", Compute},
        {"OT", S.OffsetType},
        {"TT", S.TermType},
        {"AT", S.AccType},
