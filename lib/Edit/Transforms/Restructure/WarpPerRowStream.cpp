@@ -393,39 +393,30 @@ rewriteStream(const EditContext &Ctx, const Edit &E, const Plan &P) {
   // Each thread's terms of a chunk: one, or S.Terms a block apart (the
   // loads coalesced, issued together).
   std::string C = std::to_string(P.BlockSize * S.Terms);
-  std::string Compute;
-  if (S.Terms == 1) {
-    Compute = fillTemplate(R"(    {
+  std::string Q = S.Terms == 1 ? "" : Fresh("t");
+  std::vector<std::pair<StringRef, std::string>> Names = {
+      {"KT", KT},
+      {"K", K},
+      {"Q", Q},
+      {"P", std::to_string(S.Terms)},
+      {"T", T},
+      {"Chunk", Chunk},
+      {"OT", S.OffsetType},
+      {"Last", Last},
+      {"Terms", Terms},
+      {"Term", writtenText(Ctx, S.Term)}};
+  std::string Compute = fillTemplate(S.Terms == 1 ? R"(    {
       const ${KT} ${K} = ${Chunk} + (${OT})threadIdx.x;
       if (${K} < ${Last})
         ${Terms}[threadIdx.x] = ${Term};
-    })",
-                           {{"KT", KT},
-                            {"K", K},
-                            {"Chunk", Chunk},
-                            {"OT", S.OffsetType},
-                            {"Last", Last},
-                            {"Terms", Terms},
-                            {"Term", writtenText(Ctx, S.Term)}});
-  } else {
-    std::string Q = Fresh("t");
-    Compute = fillTemplate(R"(    #pragma unroll
+    })"
+                                                  : R"(    #pragma unroll
     for (int ${Q} = 0; ${Q} < ${P}; ++${Q}) {
       const ${KT} ${K} = ${Chunk} + (${OT})(${Q} * ${T}) + (${OT})threadIdx.x;
       if (${K} < ${Last})
         ${Terms}[${Q} * ${T} + threadIdx.x] = ${Term};
     })",
-                           {{"KT", KT},
-                            {"K", K},
-                            {"Q", Q},
-                            {"P", std::to_string(S.Terms)},
-                            {"T", T},
-                            {"Chunk", Chunk},
-                            {"OT", S.OffsetType},
-                            {"Last", Last},
-                            {"Terms", Terms},
-                            {"Term", writtenText(Ctx, S.Term)}});
-  }
+                                     Names);
   std::string Pass = fillTemplate(
       R"(// warp-per-row per=stream: this block's ${R} rows; its ${T} threads compute the rows' terms together, ${C} at a time, and each row's thread adds its own in order.
 __shared__ ${OT} ${Ptrs}[${R1}];
