@@ -96,4 +96,33 @@ void run(float *p, int n) {
       << *Out;
 }
 
+TEST(IdleLaunchLocalsTest, ANameInTheNewTextsCommentsIsNoUse) {
+  // A rewrite whose new text says "threads" in a comment and a string
+  // still leaves `threads` unread: both declarators go.
+  Input In(R"(__global__ void k(float *p, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i] = 0.f;
+}
+void run(float *p, int n) {
+  int threads = 256, blocks = (n + threads - 1) / threads;
+  k<<<blocks, threads>>>(p, n);
+}
+)");
+  ASSERT_TRUE(In.Ctx);
+  size_t At = In.Code.find("blocks, threads");
+  clang::tooling::Replacements Repls;
+  llvm::cantFail(Repls.add(clang::tooling::Replacement(
+      In.FileName, unsigned(At), unsigned(strlen("blocks, threads")),
+      "/* 64 threads per block */ (n + 63) / 64, 64")));
+  std::vector<std::string> Gone;
+  for (const auto &R : idleLaunchLocals(*In.Ctx, "k", Repls))
+    Gone.push_back(In.Code.substr(R.getOffset(), R.getLength()));
+  EXPECT_EQ(Gone, (std::vector<std::string>{
+                      "  int threads = 256, blocks = (n + threads - 1) / "
+                      "threads;\n"}));
+  EXPECT_FALSE(namesIdentifier("// threads\n\"threads\" 'x'", "threads"));
+  EXPECT_TRUE(namesIdentifier("f(threads);", "threads"));
+  EXPECT_FALSE(namesIdentifier("threadsPerBlock + nthreads", "threads"));
+}
+
 } // namespace

@@ -45,12 +45,19 @@ std::pair<unsigned, unsigned> ownLines(StringRef Code, unsigned B, unsigned E) {
 }
 
 bool namesIdentifier(StringRef Text, StringRef Name) {
-  auto IsId = [](char C) { return isAlnum(C) || C == '_'; };
-  for (size_t At = Text.find(Name); At != StringRef::npos;
-       At = Text.find(Name, At + 1))
-    if ((At == 0 || !IsId(Text[At - 1])) &&
-        (At + Name.size() == Text.size() || !IsId(Text[At + Name.size()])))
+  // The text's tokens as the compiler reads them: a name in a comment or
+  // a string literal is no use of it.
+  std::string Buf = Text.str();
+  LangOptions LO;
+  LO.CPlusPlus = LO.CPlusPlus11 = LO.CPlusPlus17 = true;
+  Lexer L(SourceLocation(), LO, Buf.data(), Buf.data(),
+          Buf.data() + Buf.size());
+  Token T;
+  do {
+    L.LexFromRawLexer(T);
+    if (T.is(tok::raw_identifier) && T.getRawIdentifier() == Name)
       return true;
+  } while (T.isNot(tok::eof));
   return false;
 }
 

@@ -63,7 +63,8 @@ struct TextEdit {
 std::pair<unsigned, unsigned> ownLines(llvm::StringRef Code, unsigned B,
                                        unsigned E);
 
-/// Whether \p Text names \p Name as a whole identifier.
+/// Whether \p Text names \p Name as a whole identifier token (not in a
+/// comment or a string literal).
 bool namesIdentifier(llvm::StringRef Text, llvm::StringRef Name);
 
 /// The text of [Begin, End) of \p Code with \p Edits (inside the region,
