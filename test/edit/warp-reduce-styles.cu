@@ -1,4 +1,4 @@
-// warp-reduce on block reductions written from scratch in twelve styles:
+// warp-reduce on block reductions written from scratch in fourteen styles:
 // the textbook loop `for (s = blockDim.x / 2; s > 0; s >>= 1)` with one
 // partial sum per block (run on a tail and on whole blocks); a
 // `while (s > 0)` loop under __restrict__ with `if (t != 0) return;` after
@@ -15,8 +15,13 @@
 // whose stride doubles from 1 (the samples' reduce0 and reduce1): `tid %
 // (2 * s) == 0` on a sum, a strided index `2 * s * tid` in a template
 // maximum run for float and int, and `(t & (2 * s - 1)) == 0` in a while
-// loop up to the constant block with an early return and an atomicAdd.
-// Every one is rewritten; the twelve edits applied one after another
+// loop up to the constant block with an early return and an atomicAdd;
+// and trees that keep each thread's running value in a register beside its
+// element, which thread 0 then reads (the samples' reduce3, `sdata[tid] =
+// mySum = mySum + sdata[tid + s]`, in a template with two loads a thread;
+// a maximum `top[t] = best = fmaxf(best, top[t + k])` in a while loop with
+// an early return).
+// Every one is rewritten; the fourteen edits applied one after another
 // compile with nvcc and the input is left as it was.
 // The program checks every kernel against the CPU (sums of eighths are
 // exact in any order), so the GPU check (scripts/gpu-edit-family.sh) runs
@@ -410,6 +415,63 @@ __global__ void masked_count(const float *x, int *count, int n, float cut) {
 // OUT: if (t == 0) {
 // OUT-NEXT: atomicAdd(count, v);
 
+// WHY: warp-reduce register_sum: shared-memory tree reduction (+) of T in 'sdata' keeping its running value in 'mySum': warp shuffles and one __syncthreads() instead of one per step; thread 0 keeps its final statement
+// The CUDA samples' reduce3: two loads per thread, the running sum kept in
+// a register beside its element, which thread 0 writes out.
+template <class T>
+__global__ void register_sum(const T *g_idata, T *g_odata, unsigned int n) {
+  cg::thread_block cta = cg::this_thread_block();
+  T *sdata = SharedMemory<T>();
+  unsigned int tid = threadIdx.x;
+  unsigned int i = blockIdx.x * (blockDim.x * 2) + threadIdx.x;
+  T mySum = (i < n) ? g_idata[i] : 0;
+  if (i + blockDim.x < n)
+    mySum += g_idata[i + blockDim.x];
+  sdata[tid] = mySum;
+  cg::sync(cta);
+  for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (tid < s) {
+      sdata[tid] = mySum = mySum + sdata[tid + s];
+    }
+    cg::sync(cta);
+  }
+  if (tid == 0)
+    g_odata[blockIdx.x] = mySum;
+}
+// OUT-LABEL: void register_sum(
+// OUT: T v = mySum;
+// OUT-NOT: sdata[tid] = mySum
+// OUT: g_odata[blockIdx.x] = v;
+
+// WHY: warp-reduce register_max: shared-memory tree reduction (max) of float in 'top' keeping its running value in 'best': warp shuffles and one __syncthreads() instead of one per step; thread 0 keeps its final statement; note: the early return at [[#@LINE+18]]:3 becomes 'if (t == 0) { ... }' around thread 0's statements
+// A maximum per block kept in a register with fmaxf, a while loop, and
+// thread 0 alone past an early return, reading the register twice.
+__global__ void register_max(const float *x, float *out, float *spread,
+                             int n) {
+  __shared__ float top[128];
+  int t = threadIdx.x;
+  int i = blockIdx.x * blockDim.x + t;
+  float best = i < n ? x[i] : -INFINITY;
+  top[t] = best;
+  __syncthreads();
+  int k = 64;
+  while (k > 0) {
+    if (t < k)
+      top[t] = best = fmaxf(best, top[t + k]);
+    __syncthreads();
+    k /= 2;
+  }
+  if (t != 0)
+    return;
+  out[blockIdx.x] = best;
+  spread[blockIdx.x] = best - x[blockIdx.x * blockDim.x];
+}
+// OUT-LABEL: void register_max(
+// OUT: float v = best;
+// OUT: if (t == 0) {
+// OUT-NEXT: out[blockIdx.x] = v;
+// OUT-NEXT: spread[blockIdx.x] = v - x[blockIdx.x * blockDim.x];
+
 template <typename T> T *upload(const std::vector<T> &h) {
   T *d = nullptr;
   CHECK(cudaMalloc(&d, h.size() * sizeof(T)));
@@ -578,7 +640,32 @@ static void runMaskedCount(int n) {
   expect("masked_count", download(dc, 1), std::vector<int>(1, want));
 }
 
+static void runRegisterSum(unsigned n) {
+  auto x = values<double>(n, 11);
+  unsigned blocks = (n + 511) / 512;
+  double *dx = upload(x), *dout = upload(std::vector<double>(blocks, 0.0));
+  register_sum<double><<<blocks, 256, 256 * sizeof(double)>>>(dx, dout, n);
+  expect("register_sum", download(dout, blocks), blockSums(x, 512));
+}
+
+static void runRegisterMax(int n) {
+  auto x = values<float>(n, 12);
+  int blocks = (n + 127) / 128;
+  std::vector<float> want(blocks, -INFINITY), wantSpread(blocks);
+  for (int i = 0; i < n; ++i)
+    want[i / 128] = std::fmax(want[i / 128], x[i]);
+  for (int b = 0; b < blocks; ++b)
+    wantSpread[b] = want[b] - x[(size_t)b * 128];
+  float *dx = upload(x), *dout = upload(std::vector<float>(blocks, 0.f)),
+        *dspread = upload(std::vector<float>(blocks, 0.f));
+  register_max<<<blocks, 128>>>(dx, dout, dspread, n);
+  expect("register_max", download(dout, blocks), want);
+  expect("register_max spread", download(dspread, blocks), wantSpread);
+}
+
 int main() {
+  runRegisterSum(3001);
+  runRegisterMax(1000);
   runPartialSums(1000);
   runPartialSums(1024);
   runWhileCount(4099);
@@ -612,3 +699,5 @@ int main() {
 // EDIT: {"kind":"warp-reduce","target":"interleaved_sum","params":{"changes_precision":true}}
 // EDIT: {"kind":"warp-reduce","target":"strided_max","params":{"changes_precision":false}}
 // EDIT: {"kind":"warp-reduce","target":"masked_count","params":{"changes_precision":false}}
+// EDIT: {"kind":"warp-reduce","target":"register_sum","params":{"changes_precision":true}}
+// EDIT: {"kind":"warp-reduce","target":"register_max","params":{"changes_precision":false}}

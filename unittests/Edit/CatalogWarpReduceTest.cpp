@@ -377,6 +377,37 @@ TEST(CatalogWarpReduceTest, TreeKeepsBarrierForOtherSharedMemory) {
 )");
 }
 
+TEST(CatalogWarpReduceTest, TreeKeepingItsValueInARegister) {
+  // `p[tid] = r += p[tid + s]`: r equals the thread's element throughout,
+  // so thread 0's r is the block's sum, and reads of it become the result.
+  const char *Src = R"(__global__ void k(const float *in, float *out) {
+  __shared__ float p[128];
+  int tid = threadIdx.x;
+  float r = in[blockIdx.x * blockDim.x + tid];
+  p[tid] = r;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (tid < s)
+      p[tid] = r += p[tid + s];
+    __syncthreads();
+  }
+  if (tid == 0) out[blockIdx.x] = r + p[0];
+}
+void run(const float *in, float *out, int n) { k<<<n / 128, 128>>>(in, out); }
+)";
+  Applicability A = prepareOn(warpReduce(), Src, "k");
+  ASSERT_TRUE(A.Applies) << A.Reason;
+  EXPECT_NE(A.Reason.find("keeping its running value in 'r'"),
+            std::string::npos)
+      << A.Reason;
+  std::string Out = applyTo(warpReduce(), Src, A.Suggestions[0]);
+  EXPECT_NE(Out.find("  float v = r;\n"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("if (tid == 0) out[blockIdx.x] = v + v;"),
+            std::string::npos)
+      << Out;
+  EXPECT_EQ(Out.find("p[tid] = r"), std::string::npos) << Out;
+}
+
 TEST(CatalogWarpReduceTest, TreeRefusals) {
   // Each source differs from a good tree in one way.
   auto Tree = [](const char *Decl, const char *Store, const char *Loop,
@@ -408,7 +439,17 @@ TEST(CatalogWarpReduceTest, TreeRefusals) {
        "uses blocks of 512 threads, more than 'p' holds (256)"},
       {Tree(D, St, L, "p[tid] += p[tid + s + 1];", F, G),
        "the tree loop's step 'p[tid] += p[tid + s + 1]' is not 'p[tid] += "
-       "p[tid + s]' (or max/min of the two)"},
+       "p[tid + s]' (or max/min of the two, or 'p[tid] = r = r + p[tid + "
+       "s]' with r the value stored)"},
+      // The register kept beside the element must be the value stored.
+      {[&] {
+         std::string Src = Tree(D, St, L, "p[tid] = r = r + p[tid + s];",
+                                "if (tid == 0) out[blockIdx.x] = r;", G);
+         Src.insert(Src.find("  p[tid] ="), "  float r = 0.f;\n");
+         return Src;
+       }(),
+       "the tree's steps keep 'r' equal to p[tid], but the store at 6:3 "
+       "stores 'in[blockIdx.x * blockDim.x + tid]', not 'r'"},
       {Tree(D, St, L, "p[2 * tid] += p[2 * tid + s];", F, G),
        "'p' is indexed by '2 * tid' in the tree loop, not by threadIdx.x"},
       // A doubling stride is read as an interleaved tree, whose guard is

@@ -287,6 +287,13 @@ Expected<TreePlan> TreeMatcher::matchInterleaved(const Stmt *const *LoopIt,
   };
   const Expr *Off = step(StepS, P.Array, IsOwn);
   std::string I = Index ? Index->getName().str() : P.Tid;
+  // A register kept beside the element is followed in the halving tree
+  // only, where each thread's element stays its own.
+  if (Off && Cached)
+    return no("the interleaved tree loop's step '" + text(StepS) +
+                  "' also keeps the value in '" + Cached->getName() +
+                  "': not followed in an interleaved tree",
+              StepS);
   if (!Off || declOf(Off) != S)
     return no("the interleaved tree loop's step '" + text(StepS) +
                   "' is not '" + P.ArrayName + "[" + I + "] += " + P.ArrayName +

@@ -17,6 +17,7 @@
 #include "../TransformSupport.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/OperationKinds.h"
@@ -256,13 +257,17 @@ private:
 
   /// One step `A[tid] += A[tid + o];`, `A[tid] = A[tid] + A[tid + o];` or
   /// `A[tid] = max(A[tid], A[tid + o]);` (operands in either order): o.
-  /// The operator must agree with earlier steps.
+  /// Also with the thread's running value kept in a local beside its
+  /// element (the CUDA samples' `A[tid] = r = r + A[tid + o];`, or `A[tid]
+  /// = r += A[tid + o];`): the local is the tree's Cached register, the
+  /// same in every step (a step without it, after one with it, is no
+  /// step). The operator must agree with earlier steps.
   const Expr *step(const Stmt *St, const ValueDecl *A,
                    function_ref<bool(const Expr *)> IsTid) {
     auto B = binaryOf(St);
     if (!B)
       return nullptr;
-    auto IsOwn = [&](const Expr *X) {
+    auto IsElement = [&](const Expr *X) {
       const Expr *I = indexInto(X, A);
       return I && IsTid(I);
     };
@@ -270,8 +275,22 @@ private:
       const Expr *I = indexInto(X, A);
       return I ? offsetFrom(I, IsTid) : nullptr;
     };
-    if (!IsOwn(B->L))
+    if (!IsElement(B->L))
       return nullptr;
+    const VarDecl *Reg = nullptr;
+    if (auto In = B->Op == BO_Assign ? binaryOf(B->R) : std::nullopt;
+        In && (In->Op == BO_Assign || In->Op == BO_AddAssign)) {
+      Reg = dyn_cast_or_null<VarDecl>(declOf(In->L));
+      if (!Reg || !Reg->isLocalVarDecl() || Reg->hasAttr<CUDASharedAttr>() ||
+          !isa<DeclRefExpr>(strip(In->L)))
+        return nullptr;
+      B = In;
+    }
+    if (CachedSet && Reg != Cached)
+      return nullptr;
+    auto IsOwn = [&](const Expr *X) {
+      return Reg ? declOf(strip(X)) == Reg : IsElement(X);
+    };
     std::optional<ReduceOp> Op;
     std::string Fn;
     const Expr *Off = nullptr;
@@ -300,6 +319,10 @@ private:
     }
     if (!Op || !Off)
       return nullptr;
+    if (!CachedSet) {
+      Cached = Reg;
+      CachedSet = true;
+    }
     if (!OpSet) {
       // The first step fixes the operator.
       P.Op = *Op;
@@ -309,6 +332,10 @@ private:
     return *Op == P.Op ? Off : nullptr;
   }
   bool OpSet = false;
+  /// The local a tree's steps keep equal to the thread's element (see
+  /// step()), once the first step is seen; null when they keep none.
+  const VarDecl *Cached = nullptr;
+  bool CachedSet = false;
 
   /// The statements a tree spans, and what the rest of the match needs.
   struct TreeShape {

@@ -305,13 +305,17 @@ const Expr *TreeMatcher::leavesUnlessThread0(const Stmt *St) const {
 
 Error TreeMatcher::matchFinal(const Stmt *Then) {
   // Every use of the array in thread 0's statement reads A[0].
+  // Every use of the register the steps keep (Cached) reads the result too.
   struct Uses : RecursiveASTVisitor<Uses> {
-    const ValueDecl *A;
+    const ValueDecl *A, *R;
     unsigned Refs = 0;
     std::vector<const ArraySubscriptExpr *> Reads;
+    std::vector<const DeclRefExpr *> RegReads;
     const Stmt *Bad = nullptr;
     bool VisitDeclRefExpr(DeclRefExpr *D) {
       Refs += D->getDecl() == A;
+      if (R && D->getDecl() == R)
+        RegReads.push_back(D);
       return true;
     }
     bool VisitArraySubscriptExpr(ArraySubscriptExpr *AS) {
@@ -322,6 +326,8 @@ Error TreeMatcher::matchFinal(const Stmt *Then) {
     void write(const Expr *X, const Stmt *At) {
       if (const auto *AS = dyn_cast<ArraySubscriptExpr>(strip(X));
           AS && declOf(AS->getBase()) == A && !Bad)
+        Bad = At;
+      if (R && declOf(strip(X)) == R && !Bad)
         Bad = At;
     }
     bool VisitBinaryOperator(BinaryOperator *B) {
@@ -336,11 +342,20 @@ Error TreeMatcher::matchFinal(const Stmt *Then) {
     }
   } U;
   U.A = P.Array;
+  U.R = Cached;
   U.TraverseStmt(const_cast<Stmt *>(Then));
   if (U.Bad)
-    return no("'" + P.ArrayName + "' is written or its address taken at " +
-                  at(U.Bad) + " after the loop",
+    return no("'" + P.ArrayName + "'" +
+                  (Cached ? " or '" + Cached->getName().str() + "'" : "") +
+                  " is written or its address taken at " + at(U.Bad) +
+                  " after the loop",
               U.Bad);
+  for (const DeclRefExpr *D : U.RegReads) {
+    auto R = span(D, false);
+    if (!R)
+      return no("'" + Cached->getName() + "' is written with a macro", D);
+    P.Finals.push_back(*R);
+  }
   if (U.Refs != U.Reads.size())
     return no("'" + P.ArrayName + "' is used other than as '" + P.ArrayName +
                   "[0]' after the loop",
@@ -447,8 +462,11 @@ Error TreeMatcher::matchThread0(ArrayRef<const Stmt *> After, const Stmt *Leave,
   // Before the early return (if any), every thread runs the statements:
   // only `if (tid == 0) ...` may read A[0].
   const IfStmt *Final = nullptr;
+  auto Uses = [&](const Stmt *X) {
+    return mentions(X, P.Array) || (Cached && mentions(X, Cached));
+  };
   for (const auto *It = After.begin(); It != LeaveIt; ++It) {
-    if (!mentions(*It, P.Array))
+    if (!Uses(*It))
       continue;
     const auto *If = dyn_cast<IfStmt>(*It);
     auto C = If ? binaryOf(If->getCond()) : std::nullopt;
@@ -456,21 +474,22 @@ Error TreeMatcher::matchThread0(ArrayRef<const Stmt *> After, const Stmt *Leave,
                      ((isTid(C->L) && intValue(C->R, Ctx.AST) == 0) ||
                       (isTid(C->R) && intValue(C->L, Ctx.AST) == 0));
     if (!IsThread0 || Final || If->getElse() || If->getInit() ||
-        mentions(If->getCond(), P.Array))
-      return no("'" + P.ArrayName + "' is read at " + at(*It) +
-                    " after the loop by threads other than thread 0 (only "
-                    "'if (" +
-                    P.Tid + " == 0) ... " + P.ArrayName +
-                    "[0] ...' is rewritten)",
-                *It);
+        Uses(If->getCond()))
+      return no(
+          "'" +
+              (mentions(*It, P.Array) ? P.ArrayName : Cached->getName().str()) +
+              "' is read at " + at(*It) +
+              " after the loop by threads other than thread 0 (only "
+              "'if (" +
+              P.Tid + " == 0) ... " + P.ArrayName + "[0] ...' is rewritten)",
+          *It);
     Final = If;
   }
   // After `if (tid != 0) return;`, thread 0 alone runs the rest of the
   // body: `if (tid == 0) { rest }` computes the same, and every lane has
   // passed the shuffles before it.
-  bool ReadAfter =
-      Leave && std::any_of(LeaveIt + 1, After.end(),
-                           [&](const Stmt *X) { return mentions(X, P.Array); });
+  bool ReadAfter = Leave && std::any_of(LeaveIt + 1, After.end(),
+                                        [&](const Stmt *X) { return Uses(X); });
   if (Final && ReadAfter)
     return no("'" + P.ArrayName + "' is read both by 'if (" + P.Tid +
                   " == 0) ...' at " + at(Final) +
@@ -614,7 +633,10 @@ Expected<TreePlan> TreeMatcher::match() {
   if (!Off || declOf(Off) != S)
     return no("the tree loop's step '" + text(StepS) + "' is not '" +
                   P.ArrayName + "[" + P.Tid + "] += " + P.ArrayName + "[" +
-                  P.Tid + " + " + S->getName() + "]' (or max/min of the two)",
+                  P.Tid + " + " + S->getName() +
+                  "]' (or max/min of the two, or '" + P.ArrayName + "[" +
+                  P.Tid + "] = r = r + " + P.ArrayName + "[" + P.Tid + " + " +
+                  S->getName() + "]' with r the value stored)",
               StepS);
   bool Tail = false;
   std::optional<int64_t> Start;
@@ -787,6 +809,21 @@ Expected<TreePlan> TreeMatcher::finish(const TreeShape &Sh, const Stmt *Leave,
     return no("the store at " + at(Store) + " is written with a macro", Store);
   P.Store = *StR;
   P.StoreValue = text(binaryOf(Store)->R);
+  if (Cached) {
+    // The steps keep the register equal to the element: so must the store,
+    // and nothing between it and the tree may change either.
+    if (declOf(strip(binaryOf(Store)->R)) != Cached)
+      return no("the tree's steps keep '" + Cached->getName() + "' equal to " +
+                    P.ArrayName + "[" + P.Tid + "], but the store at " +
+                    at(Store) + " stores '" + P.StoreValue + "', not '" +
+                    Cached->getName() + "'",
+                Store);
+    for (auto It = find(Stmts, Store) + 1; It != LoopIt; ++It)
+      if (mentions(*It, Cached))
+        return no("'" + Cached->getName() + "' is used at " + at(*It) +
+                      " between the store and the tree",
+                  *It);
+  }
   // The barrier before the loop only orders the array, unless the kernel
   // uses other shared memory.
   struct OtherShared : RecursiveASTVisitor<OtherShared> {
@@ -893,6 +930,9 @@ Expected<TreePlan> TreeMatcher::finish(const TreeShape &Sh, const Stmt *Leave,
       (Unrolled ? " written out step by step" : "") +
       (Interleaved ? " with interleaved addressing" : "") +
       (Tail ? " with a warp-synchronous tail" : "") +
+      (Cached
+           ? " keeping its running value in '" + Cached->getName().str() + "'"
+           : std::string()) +
       ": warp shuffles and one __syncthreads() instead of one per step; "
       "thread 0 keeps its final statement";
   if (P.GridStride)
