@@ -1,4 +1,4 @@
-// warp-reduce on block reductions written from scratch in fourteen styles:
+// warp-reduce on block reductions written from scratch in fifteen styles:
 // the textbook loop `for (s = blockDim.x / 2; s > 0; s >>= 1)` with one
 // partial sum per block (run on a tail and on whole blocks); a
 // `while (s > 0)` loop under __restrict__ with `if (t != 0) return;` after
@@ -20,8 +20,9 @@
 // element, which thread 0 then reads (the samples' reduce3, `sdata[tid] =
 // mySum = mySum + sdata[tid + s]`, in a template with two loads a thread;
 // a maximum `top[t] = best = fmaxf(best, top[t + k])` in a while loop with
-// an early return).
-// Every one is rewritten; the fourteen edits applied one after another
+// an early return); and the samples' histogram merge, whose tree loop
+// synchronizes before each step rather than after it.
+// Every one is rewritten; the fifteen edits applied one after another
 // compile with nvcc and the input is left as it was.
 // The program checks every kernel against the CPU (sums of eighths are
 // exact in any order), so the GPU check (scripts/gpu-edit-family.sh) runs
@@ -472,6 +473,35 @@ __global__ void register_max(const float *x, float *out, float *spread,
 // OUT-NEXT: out[blockIdx.x] = v;
 // OUT-NEXT: spread[blockIdx.x] = v - x[blockIdx.x * blockDim.x];
 
+// WHY: warp-reduce merge_bins: shared-memory tree reduction (+) of unsigned int in 'data': warp shuffles and one __syncthreads() instead of one per step; thread 0 keeps its final statement
+// The samples' histogram merge: each block sums one bin over the partial
+// histograms, then a tree whose barrier comes before each step (none
+// between the store and the loop).
+#define MERGE_THREADS 256
+__global__ void merge_bins(unsigned int *hist, const unsigned int *partials,
+                           unsigned int count) {
+  cg::thread_block cta = cg::this_thread_block();
+  unsigned int sum = 0;
+  for (unsigned int i = threadIdx.x; i < count; i += MERGE_THREADS)
+    sum += partials[blockIdx.x + i * 64];
+  __shared__ unsigned int data[MERGE_THREADS];
+  data[threadIdx.x] = sum;
+  for (unsigned int stride = MERGE_THREADS / 2; stride > 0; stride >>= 1) {
+    cg::sync(cta);
+    if (threadIdx.x < stride) {
+      data[threadIdx.x] += data[threadIdx.x + stride];
+    }
+  }
+  if (threadIdx.x == 0) {
+    hist[blockIdx.x] = data[0];
+  }
+}
+// OUT-LABEL: void merge_bins(
+// OUT: __shared__ unsigned int data[MERGE_THREADS / 32];
+// OUT-NEXT: unsigned int v = sum;
+// OUT-NOT: cg::sync(cta);
+// OUT: hist[blockIdx.x] = v;
+
 template <typename T> T *upload(const std::vector<T> &h) {
   T *d = nullptr;
   CHECK(cudaMalloc(&d, h.size() * sizeof(T)));
@@ -663,7 +693,21 @@ static void runRegisterMax(int n) {
   expect("register_max spread", download(dspread, blocks), wantSpread);
 }
 
+static void runMergeBins(unsigned count) {
+  std::vector<unsigned> partials((size_t)count * 64);
+  for (size_t i = 0; i < partials.size(); ++i)
+    partials[i] = (unsigned)((i * 2654435761u) >> 20) % 1000;
+  std::vector<unsigned> want(64, 0);
+  for (unsigned i = 0; i < count; ++i)
+    for (unsigned b = 0; b < 64; ++b)
+      want[b] += partials[(size_t)i * 64 + b];
+  unsigned *dp = upload(partials), *dh = upload(std::vector<unsigned>(64, 0));
+  merge_bins<<<64, MERGE_THREADS>>>(dh, dp, count);
+  expect("merge_bins", download(dh, 64), want);
+}
+
 int main() {
+  runMergeBins(300);
   runRegisterSum(3001);
   runRegisterMax(1000);
   runPartialSums(1000);
@@ -701,3 +745,4 @@ int main() {
 // EDIT: {"kind":"warp-reduce","target":"masked_count","params":{"changes_precision":false}}
 // EDIT: {"kind":"warp-reduce","target":"register_sum","params":{"changes_precision":true}}
 // EDIT: {"kind":"warp-reduce","target":"register_max","params":{"changes_precision":false}}
+// EDIT: {"kind":"warp-reduce","target":"merge_bins","params":{"changes_precision":false}}

@@ -343,6 +343,9 @@ private:
     const Stmt *const *End = nullptr;   ///< after it (a loop's tail not yet)
     const Stmt *First = nullptr;        ///< where the rewritten region starts
     bool Tail = false; ///< a loop to 32 followed by a warp tail
+    /// The loop's barrier comes before its step (then none need come
+    /// between the store and the loop).
+    bool BarrierFirst = false;
     std::optional<int64_t> Start;
     std::string StartText;
     std::vector<const Stmt *> Parts; ///< the tree's statements (grid_stride)

@@ -586,16 +586,22 @@ Expected<TreePlan> TreeMatcher::match() {
   std::vector<const Stmt *> LB;
   if (Error Err = loopParts(LoopIt, LoopInit, LoopCond, LB))
     return std::move(Err);
+  // The barrier after the step, or before it (the samples' histogram
+  // merge: `sync; if (tid < s) step`), where the loop's first barrier
+  // orders the store and thread 0 reads its own last step.
   const IfStmt *Guard = nullptr;
-  bool Sync = false, Other = false;
+  bool Sync = false, SyncFirst = false, Other = false;
   for (const Stmt *X : LB) {
-    if (isBarrier(X) && Guard && !Sync)
+    if (isBarrier(X) && Guard && !Sync && !SyncFirst)
       Sync = true;
+    else if (isBarrier(X) && !Guard && !SyncFirst)
+      SyncFirst = true;
     else if (isa<IfStmt>(X) && !Guard && !Sync)
       Guard = cast<IfStmt>(X);
     else
       Other = true;
   }
+  Sync |= SyncFirst && Guard;
   auto Shape = [&] {
     return std::string("'if (tid < ") + S->getName().str() +
            ") a[tid] += a[tid + " + S->getName().str() + "]; __syncthreads();'";
@@ -649,6 +655,7 @@ Expected<TreePlan> TreeMatcher::match() {
   // A while's start goes with it: the statement just before.
   Sh.First = isa<WhileStmt>(Loop) ? LoopInit : Loop;
   Sh.Tail = Tail;
+  Sh.BarrierFirst = SyncFirst;
   Sh.Start = Start;
   Sh.StartText = StartText;
   Sh.Parts = {Loop};
@@ -798,10 +805,15 @@ Expected<TreePlan> TreeMatcher::finish(const TreeShape &Sh, const Stmt *Leave,
   if (!Store)
     return no("no store 'A[tid] = value;' into '" + P.ArrayName +
               "' at the top level of the kernel before the loop");
-  if (!PreSync)
+  if (!PreSync && !Sh.BarrierFirst)
     return no("no __syncthreads() between the store at " + at(Store) +
                   " and the tree loop",
               Store);
+  if (Sh.BarrierFirst && Tail)
+    return no("the tree loop at " + at(Loop) +
+                  " synchronizes before each step, so nothing orders its "
+                  "last step before the warp tail reads it",
+              Loop);
   // A value ending in a macro (`: -INFINITY`) is fine: the span ends after
   // its invocation.
   auto StR = span(Store, true, Store->getBeginLoc().isFileID());
@@ -841,10 +853,10 @@ Expected<TreePlan> TreeMatcher::finish(const TreeShape &Sh, const Stmt *Leave,
   } OS;
   OS.A = AV;
   OS.TraverseStmt(const_cast<CompoundStmt *>(Body));
-  if (!OS.Found) {
+  if (!OS.Found && PreSync) {
     if (auto R = span(PreSync, true))
       P.PreSync = *R;
-  } else {
+  } else if (PreSync) {
     P.Notes.push_back("the kernel uses other shared memory: the barrier "
                       "before the loop stays");
   }
@@ -913,7 +925,9 @@ Expected<TreePlan> TreeMatcher::finish(const TreeShape &Sh, const Stmt *Leave,
   }
 
   if (E.getBool("grid_stride").value_or(false)) {
-    std::vector<const Stmt *> TreeStmts = {*DeclIt, Store, PreSync};
+    std::vector<const Stmt *> TreeStmts = {*DeclIt, Store};
+    if (PreSync)
+      TreeStmts.push_back(PreSync);
     TreeStmts.insert(TreeStmts.end(), Sh.Parts.begin(), Sh.Parts.end());
     if (Tail)
       TreeStmts.push_back(*(AfterIt - 1));
