@@ -266,6 +266,31 @@ def sweep_file(args, tree, source, folder, cu):
     return rec
 
 
+# Why a kernel gets no restructuring offer, by the first of these that its
+# refusals (the tool's own reasons) name; the order puts what keeps every
+# restructuring away (the launches unseen) first.
+CAUSES = [
+    ("its launches are in another file of the program",
+     ("outside the file an edit rewrites", "never launched in this file")),
+    ("launched through a function pointer", ("address is taken",)),
+    ("already cooperates (shared memory, barriers, warp primitives)",
+     ("already cooperates", "uses shared memory or barriers", "already uses shared memory",
+      "already synchronizes")),
+    ("no bounds guard after its index (the grid covers the data exactly)",
+     ("not followed at once by a bounds guard", "is not a bounds guard")),
+    ("no thread index of the usual forms", ("no index of the form", "no thread index")),
+    ("uses 2D/3D thread indices the pattern does not take", ("2D thread",)),
+]
+
+
+def cause(kernel, fam):
+    reasons = " ".join(n["reason"] for n in kernel["not"] if fam.get(n["kind"]) == "restructuring")
+    for name, needles in CAUSES:
+        if any(x in reasons for x in needles):
+            return name
+    return "other (each pattern's own reason)"
+
+
 def summarize(recs, fam, meta):
     files = len(recs)
     compiled = sum(r["nvcc_original"] for r in recs)
@@ -278,6 +303,11 @@ def summarize(recs, fam, meta):
             kinds[o["kind"]]["kernels"].add((id(k)))
     restructuring = [k for k in kernels if any(fam.get(o["kind"]) == "restructuring" for o in k["offers"])]
     any_offer = [k for k in kernels if k["offers"]]
+    causes = {}
+    for k in kernels:
+        if k not in restructuring:
+            c = cause(k, fam)
+            causes[c] = causes.get(c, 0) + 1
     edits = [e for r in parsed for e in r["edits"]]
     by_kind = {}
     for r in parsed:
@@ -314,6 +344,7 @@ def summarize(recs, fam, meta):
         "programs": len({(r["source"], r["program"]) for r in recs}),
         "kernels": len(kernels), "kernels_with_offer": len(any_offer),
         "kernels_with_restructuring_offer": len(restructuring),
+        "no_restructuring_causes": causes,
         "fragments": fragments, "edits": len(edits), "by_kind": by_kind, "defects": defects, "transforms_failures": failures,
         "transforms_median_s": sorted(r["transforms_s"] for r in parsed)[len(parsed) // 2] if parsed else None,
     }
@@ -332,6 +363,11 @@ def markdown(s, fam):
              f"- suggestions applied alone: {s['edits']}; defects (a suggestion refused by `apply`, or "
              f"an applied edit nvcc rejects): {len(s['defects'])}",
              f"- `transforms` per file: median {s['transforms_median_s']} s", "",
+             "Kernels without a restructuring offer, by the first cause their refusals name:", "",
+             "| cause | kernels |", "|---|---|"]
+    for c, n in sorted(s["no_restructuring_causes"].items(), key=lambda x: -x[1]):
+        lines.append(f"| {c} | {n} |")
+    lines += ["",
              "| kind | family | kernels offered | suggestions | refused by apply | compiled | nvcc failed | applied, not compiled |",
              "|---|---|---|---|---|---|---|---|"]
     for kind in sorted(s["by_kind"], key=lambda k: (fam.get(k, ""), k)):

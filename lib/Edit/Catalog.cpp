@@ -13,6 +13,7 @@
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/ASTUnit.h"
+#include "clang/Lex/Lexer.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -132,6 +133,45 @@ std::string addressTakenReason(const KernelInfo &Kernel, StringRef EditedFile) {
          "and this transform depends on the kernel's launches";
 }
 
+std::string sideConditionalReason(const KernelInfo &Kernel, StringRef Code) {
+  unsigned B = Kernel.BodyRange.Begin.Offset, E = Kernel.BodyRange.End.Offset;
+  if (B >= E || E > Code.size())
+    return "";
+  // The body's directives as the preprocessor finds them: a '#' first on
+  // its line (comments and literals are not directives).
+  std::string Buf = Code.slice(B, E).str();
+  clang::LangOptions LO;
+  LO.CPlusPlus = LO.CPlusPlus11 = LO.CPlusPlus17 = true;
+  clang::Lexer L(clang::SourceLocation(), LO, Buf.data(), Buf.data(),
+                 Buf.data() + Buf.size());
+  clang::Token T;
+  bool Directive = false;
+  do {
+    L.LexFromRawLexer(T);
+    if (T.is(clang::tok::hash) && T.isAtStartOfLine()) {
+      Directive = true;
+      continue;
+    }
+    if (Directive && T.is(clang::tok::raw_identifier)) {
+      StringRef Name = T.getRawIdentifier();
+      if (Name == "if" || Name == "ifdef" || Name == "ifndef" ||
+          Name == "elif" || Name == "elifdef" || Name == "elifndef" ||
+          Name == "else") {
+        unsigned Off = L.getCurrentBufferOffset();
+        unsigned Line = Kernel.BodyRange.Begin.Line +
+                        StringRef(Buf).take_front(Off).count('\n');
+        return "the kernel's body has a preprocessor conditional ('#" +
+               Name.str() + "' at line " + std::to_string(Line) +
+               "): the body is read as the host side of the compile sees "
+               "it, the device side may see other code, and this transform "
+               "depends on what the body does";
+      }
+    }
+    Directive = false;
+  } while (T.isNot(clang::tok::eof));
+  return "";
+}
+
 static std::vector<Candidate> candidatesAsWritten(const EditContext &Ctx,
                                                   const KernelInfo &Kernel) {
   std::vector<Candidate> Out;
@@ -141,9 +181,18 @@ static std::vector<Candidate> candidatesAsWritten(const EditContext &Ctx,
                       : "the kernel is also launched in " + Outside +
                             ", outside the file an edit rewrites, and this "
                             "transform depends on its launches";
+  std::string Sides = sideConditionalReason(Kernel, Ctx.Code);
   for (const auto &T : allTransforms()) {
     if (T->kind() == "replace-function" || T->kind() == "add-device-function")
       continue;
+    if (!Sides.empty() && T->readsBody()) {
+      Candidate C;
+      C.T = T.get();
+      C.Target = Kernel.QualifiedName;
+      C.A.Reason = Sides;
+      Out.push_back(std::move(C));
+      continue;
+    }
     if (!Unseen.empty() && T->readsLaunches()) {
       Candidate C;
       C.T = T.get();

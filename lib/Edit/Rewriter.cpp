@@ -356,6 +356,11 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
                       "'; an edit changes only the file that defines its "
                       "kernel");
 
+  // A transform that reads the body reads it as the host side sees it.
+  if (const KernelInfo *MK = Model.findKernel(Fn0.str()); MK && T->readsBody())
+    if (std::string Why = sideConditionalReason(*MK, Code); !Why.empty())
+      return reject(E, "scope", "'" + Fn0.str() + "': " + Why);
+
   // A transform that depends on the launches sees only those written in
   // this file: one elsewhere in the translation unit would be left as it
   // is, however the kernel changed.

@@ -119,6 +119,38 @@ TEST(Rewriter, AppliedEditCarriesDiffSummaryAndPrecision) {
       std::string::npos);
 }
 
+TEST(Rewriter, ABodyWithConditionalsGetsOnlyWhatDoesNotReadIt) {
+  // The host side sees an empty body; the device side writes `out`.
+  std::string Code = "#include \"cuda_mock.h\"\n"
+                     "__global__ void k(const float *in, float *out) {\n"
+                     "  // #if in a comment is no directive\n"
+                     "#pragma unroll 1\n"
+                     "  for (int i = 0; i < 4; ++i) out[i] = in[i];\n"
+                     "  #  ifdef __CUDA_ARCH__\n"
+                     "  out[threadIdx.x] = in[0];\n"
+                     "#endif\n"
+                     "}\n";
+  Edit RC{"read-only-cache", "k", {}};
+  auto R = applyEdit(testFile(), Code, testConfig(), RC);
+  ASSERT_FALSE(bool(R));
+  auto F = rejection(R.takeError());
+  ASSERT_FALSE(F.empty());
+  EXPECT_EQ(F[0].Message,
+            "'k': the kernel's body has a preprocessor conditional ('#ifdef' "
+            "at line 6): the body is read as the host side of the compile "
+            "sees it, the device side may see other code, and this "
+            "transform depends on what the body does");
+  // compile-flags does not read the body.
+  Edit CF{"compile-flags", "k", {{"ptxas_o3", true}}};
+  EXPECT_TRUE(bool(applyEdit(testFile(), Code, testConfig(), CF)));
+  // Without the conditional (a pragma is no conditional), it applies.
+  std::string Plain = Code;
+  size_t If = Plain.find("  #  ifdef");
+  Plain.erase(If, Plain.find("}\n", If) - If);
+  auto P = applyEdit(testFile(), Plain, testConfig(), RC);
+  EXPECT_TRUE(bool(P)) << llvm::toString(P.takeError());
+}
+
 TEST(Rewriter, NewDeclarationsOutsideTheTargetAreRefused) {
   std::string Code = "#include \"cuda_mock.h\"\n"
                      "__global__ void k(float *p) { p[0] = 1; }\n";

@@ -94,6 +94,13 @@ public:
   /// another file of the translation unit gets only the transforms that do
   /// not. True unless a transform says otherwise, so that a new one is safe.
   virtual bool readsLaunches() const { return true; }
+  /// Whether the rewrite depends on what the kernel's body does (its
+  /// reads, writes, loops, calls). The body is read as the host side of
+  /// the compile sees it: a body with preprocessor conditionals, which the
+  /// device side may resolve otherwise (`#if __CUDA_ARCH__ >= 700`), gets
+  /// only the transforms that do not. True unless a transform says
+  /// otherwise, so that a new one is safe.
+  virtual bool readsBody() const { return true; }
   /// Whether the rewrite inserts a statement just before each launch of the
   /// kernel and a declaration just before the kernel's first declaration
   /// (constant-memory's copy and array): the scope check then allows
@@ -111,6 +118,14 @@ std::string launchOutsideFile(const EditContext &Ctx, const KernelInfo &Kernel);
 /// be left as it is, however the kernel changed. Empty when it is not taken.
 std::string addressTakenReason(const KernelInfo &Kernel,
                                llvm::StringRef EditedFile);
+
+/// Why a transform that reads the kernel's body must not apply when the
+/// body (in \p Code, the text of the file that defines it) holds a
+/// preprocessor conditional: the parse reads the body as the host side of
+/// the compile does, and the device side may see other code. Empty when it
+/// holds none.
+std::string sideConditionalReason(const KernelInfo &Kernel,
+                                  llvm::StringRef Code);
 
 /// One applicable (or, for -v, inapplicable) transform for one target.
 struct Candidate {

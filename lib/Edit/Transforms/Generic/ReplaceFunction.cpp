@@ -184,6 +184,7 @@ class ReplaceFunction : public Transform {
 public:
   /// Launch-independent: it neither reads nor rewrites the launches.
   bool readsLaunches() const override { return false; }
+  bool readsBody() const override { return false; }
   StringRef kind() const override { return "replace-function"; }
   StringRef description() const override {
     return "replace one function definition (a kernel or a __device__ "
@@ -278,6 +279,7 @@ class AddDeviceFunction : public Transform {
 public:
   /// Launch-independent: it neither reads nor rewrites the launches.
   bool readsLaunches() const override { return false; }
+  bool readsBody() const override { return false; }
   StringRef kind() const override { return "add-device-function"; }
   StringRef description() const override {
     return "add a new __device__ helper function right before the kernel "

@@ -17,6 +17,7 @@ class CompileFlags : public Transform {
 public:
   /// Launch-independent: it neither reads nor rewrites the launches.
   bool readsLaunches() const override { return false; }
+  bool readsBody() const override { return false; }
   StringRef kind() const override { return "compile-flags"; }
   StringRef description() const override {
     return "nvcc flags for this candidate: -use_fast_math, -Xptxas -O3, "
