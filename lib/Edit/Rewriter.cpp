@@ -282,6 +282,37 @@ applyWrittenOut(StringRef FileName, StringRef Code, StringRef Expanded,
   return Out;
 }
 
+/// Why \p T must not rewrite the kernel of \p E as this parse sees it
+/// (\p Model: the launches written in \p Editing, whose text is \p Code),
+/// or empty.
+static std::string outOfScope(const Transform &T, const Edit &E,
+                              const KernelModel &FullModel,
+                              const KernelModel &Model, StringRef Editing,
+                              StringRef Code) {
+  StringRef Fn0 = kernelOfTarget(E.Target);
+  // A transform that reads the body reads it as the host side sees it.
+  if (const KernelInfo *MK = Model.findKernel(Fn0.str()); MK && T.readsBody())
+    if (std::string Why = sideConditionalReason(*MK, Code); !Why.empty())
+      return "'" + Fn0.str() + "': " + Why;
+  // A transform that depends on the launches sees only those written in
+  // this file: one elsewhere in the translation unit would be left as it
+  // is, however the kernel changed.
+  const KernelInfo *FK = FullModel.findKernel(Fn0.str());
+  if (!FK || !T.readsLaunches())
+    return "";
+  if (std::string Why = addressTakenReason(*FK, Editing); !Why.empty())
+    return "'" + Fn0.str() + "': " + Why;
+  const KernelInfo *MK = Model.findKernel(Fn0.str());
+  for (const LaunchSite &L : FK->Launches)
+    if (!MK || none_of(MK->Launches,
+                       [&](const LaunchSite &M) { return M.Id == L.Id; }))
+      return "'" + Fn0.str() + "' is launched in '" + L.File + "' (" + L.Id +
+             "), outside '" + Editing.str() +
+             "', the file this edit rewrites; " + E.Kind +
+             " depends on the kernel's launches";
+  return "";
+}
+
 Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
                                 const ParseConfig &Config, const Edit &E0,
                                 const CheckOptions &Opts) {
@@ -356,28 +387,9 @@ Expected<AppliedEdit> applyEdit(StringRef FileName, StringRef Code,
                       "'; an edit changes only the file that defines its "
                       "kernel");
 
-  // A transform that reads the body reads it as the host side sees it.
-  if (const KernelInfo *MK = Model.findKernel(Fn0.str()); MK && T->readsBody())
-    if (std::string Why = sideConditionalReason(*MK, Code); !Why.empty())
-      return reject(E, "scope", "'" + Fn0.str() + "': " + Why);
-
-  // A transform that depends on the launches sees only those written in
-  // this file: one elsewhere in the translation unit would be left as it
-  // is, however the kernel changed.
-  if (const KernelInfo *FK = FullModel.findKernel(Fn0.str());
-      FK && T->readsLaunches()) {
-    if (std::string Why = addressTakenReason(*FK, Editing); !Why.empty())
-      return reject(E, "scope", "'" + Fn0.str() + "': " + Why);
-    const KernelInfo *MK = Model.findKernel(Fn0.str());
-    for (const LaunchSite &L : FK->Launches)
-      if (!MK || none_of(MK->Launches,
-                         [&](const LaunchSite &M) { return M.Id == L.Id; }))
-        return reject(E, "scope",
-                      "'" + Fn0.str() + "' is launched in '" + L.File + "' (" +
-                          L.Id + "), outside '" + Editing +
-                          "', the file this edit rewrites; " + E.Kind +
-                          " depends on the kernel's launches");
-  }
+  if (std::string Why = outOfScope(*T, E, FullModel, Model, Editing, Code);
+      !Why.empty())
+    return reject(E, "scope", Why);
 
   bool GenericTarget = E.Kind == "replace-function";
   if (!GenericTarget || Model.findKernel(E.Target))
