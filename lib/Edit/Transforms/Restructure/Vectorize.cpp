@@ -50,6 +50,11 @@ namespace optiml {
 
 std::optional<VectorForm> vectorForm(QualType T, const ASTContext &AST) {
   QualType C = T.getCanonicalType().getUnqualifiedType();
+  // A type without a size here (a template's parameter, an incomplete
+  // struct) has no vector form.
+  if (C.isNull() || C->isDependentType() || C->isIncompleteType() ||
+      !C->isConstantSizeType())
+    return std::nullopt;
   int64_t Bytes = AST.getTypeSizeInChars(C).getQuantity();
   static const std::pair<BuiltinType::Kind, const char *> Builtins[] = {
       {BuiltinType::Float, "float"},   {BuiltinType::Int, "int"},
