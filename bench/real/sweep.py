@@ -379,8 +379,10 @@ def markdown(s, fam):
         lines += [f"- {f['file']}: {f['why'].splitlines()[-1] if f['why'] else ''}" for f in s["transforms_failures"]]
     if s["defects"]:
         lines += ["", "Defects:", ""]
-        lines += [f"- {d['file']}: `{json.dumps(d['edit'])}`: {d['why'].splitlines()[-1] if d['why'] else ''}"
-                  for d in s["defects"]]
+        def first_error(text):
+            found = [x for x in (text or "").splitlines() if "rejected" in x or "error:" in x]
+            return (found or (text or "").splitlines() or [""])[0]
+        lines += [f"- {d['file']}: `{json.dumps(d['edit'])}`: {first_error(d['why'])}" for d in s["defects"]]
     return "\n".join(lines) + "\n"
 
 
