@@ -185,19 +185,15 @@ static std::vector<Candidate> candidatesAsWritten(const EditContext &Ctx,
   for (const auto &T : allTransforms()) {
     if (T->kind() == "replace-function" || T->kind() == "add-device-function")
       continue;
-    if (!Sides.empty() && T->readsBody()) {
+    // What the transform depends on is not all seen here.
+    const std::string *Why = !Sides.empty() && T->readsBody()        ? &Sides
+                             : !Unseen.empty() && T->readsLaunches() ? &Unseen
+                                                                     : nullptr;
+    if (Why) {
       Candidate C;
       C.T = T.get();
       C.Target = Kernel.QualifiedName;
-      C.A.Reason = Sides;
-      Out.push_back(std::move(C));
-      continue;
-    }
-    if (!Unseen.empty() && T->readsLaunches()) {
-      Candidate C;
-      C.T = T.get();
-      C.Target = Kernel.QualifiedName;
-      C.A.Reason = Unseen;
+      C.A.Reason = *Why;
       Out.push_back(std::move(C));
       continue;
     }
