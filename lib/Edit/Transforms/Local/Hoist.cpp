@@ -42,6 +42,7 @@
 #include "clang/AST/Stmt.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
 #include "llvm/ADT/FoldingSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -449,6 +450,23 @@ bool Analyzer::worthHoisting(const Expr *E, const Expr *Parent, const Inv &I,
   return true;
 }
 
+/// Whether \p E is written inside a function-like macro's invocation or
+/// body (its text there is never rewritten); an object-like macro at either
+/// end (`N * i`) is spelled in the file.
+static bool inMacroText(const Expr *E, const ASTContext &AST) {
+  const SourceManager &SM = AST.getSourceManager();
+  SourceLocation B = E->getBeginLoc(), End = E->getEndLoc();
+  if (!B.isMacroID() && !End.isMacroID())
+    return false;
+  if ((B.isMacroID() && SM.isMacroArgExpansion(B)) ||
+      (End.isMacroID() && SM.isMacroArgExpansion(End)))
+    return true;
+  return Lexer::makeFileCharRange(
+             CharSourceRange::getTokenRange(E->getSourceRange()), SM,
+             AST.getLangOpts())
+      .isInvalid();
+}
+
 void Analyzer::walk(const Stmt *S, bool Unconditional, const Expr *Parent) {
   if (!S)
     return;
@@ -462,7 +480,19 @@ void Analyzer::walk(const Stmt *S, bool Unconditional, const Expr *Parent) {
     const auto *IC = dyn_cast<ImplicitCastExpr>(E);
     bool Wrapper =
         isa<ParenExpr>(E) || (IC && IC->getCastKind() != CK_LValueToRValue);
-    if (E->isPRValue() && !Wrapper) {
+    // Text in a macro's expansion (its body or an argument) is never
+    // rewritten: no candidate there.
+    if (E->isPRValue() && !Wrapper && inMacroText(E, Ctx.AST)) {
+      Inv I = judge(E);
+      if (worthHoisting(E, Parent, I, Unconditional)) {
+        std::string T = text(E);
+        Kept.push_back(
+            (T.empty() ? std::string("an invariant") : "'" + T + "'") +
+            " is written in a macro's expansion, which an edit "
+            "never rewrites");
+        return;
+      }
+    } else if (E->isPRValue() && !Wrapper) {
       Inv I = judge(E);
       if (worthHoisting(E, Parent, I, Unconditional)) {
         Candidates.push_back({E, Unconditional});
