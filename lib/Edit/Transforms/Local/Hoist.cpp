@@ -453,7 +453,7 @@ bool Analyzer::worthHoisting(const Expr *E, const Expr *Parent, const Inv &I,
 /// Whether \p E is written inside a function-like macro's invocation or
 /// body (its text there is never rewritten); an object-like macro at either
 /// end (`N * i`) is spelled in the file.
-static bool inMacroText(const Expr *E, const ASTContext &AST) {
+bool inMacroText(const Expr *E, const ASTContext &AST) {
   const SourceManager &SM = AST.getSourceManager();
   SourceLocation B = E->getBeginLoc(), End = E->getEndLoc();
   if (!B.isMacroID() && !End.isMacroID())
