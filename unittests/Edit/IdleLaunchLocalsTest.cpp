@@ -48,6 +48,18 @@ std::vector<std::string> removed(const std::string &New1,
   return Out;
 }
 
+/// The replacement of \p In's configuration `blocks, threads` by \p New.
+clang::tooling::Replacements configReplaced(const Input &In,
+                                            const std::string &New) {
+  const std::string Old = "blocks, threads";
+  size_t At = In.Code.find(Old);
+  EXPECT_NE(At, std::string::npos);
+  clang::tooling::Replacements Repls;
+  llvm::cantFail(Repls.add(clang::tooling::Replacement(
+      In.FileName, unsigned(At), unsigned(Old.size()), New)));
+  return Repls;
+}
+
 TEST(IdleLaunchLocalsTest, RemovesWhatOnlyTheOldConfigurationsRead) {
   // grid and block go; b goes once block has (its initializer is
   // ++calls: it stays); b2's initializer is a call: it stays.
@@ -81,11 +93,8 @@ void run(float *p, int n) {
 }
 )");
   ASSERT_TRUE(In.Ctx);
-  size_t At = In.Code.find("blocks, threads");
-  clang::tooling::Replacements Repls;
-  llvm::cantFail(Repls.add(clang::tooling::Replacement(
-      In.FileName, unsigned(At), unsigned(strlen("blocks, threads")),
-      "dim3((n + 255) / 256), dim3(256)")));
+  clang::tooling::Replacements Repls =
+      configReplaced(In, "dim3((n + 255) / 256), dim3(256)");
   for (const auto &R : idleLaunchLocals(*In.Ctx, "k", Repls))
     llvm::cantFail(Repls.add(R));
   auto Out = clang::tooling::applyAllReplacements(In.Code, Repls);
@@ -109,11 +118,8 @@ void run(float *p, int n) {
 }
 )");
   ASSERT_TRUE(In.Ctx);
-  size_t At = In.Code.find("blocks, threads");
-  clang::tooling::Replacements Repls;
-  llvm::cantFail(Repls.add(clang::tooling::Replacement(
-      In.FileName, unsigned(At), unsigned(strlen("blocks, threads")),
-      "/* 64 threads per block */ (n + 63) / 64, 64")));
+  clang::tooling::Replacements Repls =
+      configReplaced(In, "/* 64 threads per block */ (n + 63) / 64, 64");
   std::vector<std::string> Gone;
   for (const auto &R : idleLaunchLocals(*In.Ctx, "k", Repls))
     Gone.push_back(In.Code.substr(R.getOffset(), R.getLength()));
