@@ -1,6 +1,7 @@
 //===- Catalog.cpp - The registry of transforms and shared helpers --------===//
 
 #include "CatalogInternal.h"
+#include "optiml/Edit/Checks.h"
 #include "optiml/Edit/EditJSON.h"
 #include "optiml/Frontend/ASTUtil.h"
 #include "optiml/Frontend/ModelBuilder.h"
@@ -172,6 +173,30 @@ std::string sideConditionalReason(const KernelInfo &Kernel, StringRef Code) {
   return "";
 }
 
+/// What the rewrite of suggestion \p S would add that the checks refuse
+/// in new code (a second printf where the body is copied, a launch, asm),
+/// found the way the checks find it, on the replacements' text; empty when
+/// nothing, or when the rewrite does not come out here (the checks that
+/// parse the result judge it then).
+static std::string introducesForbidden(const EditContext &Ctx,
+                                       const Transform &T, const Edit &S) {
+  auto Repls = T.apply(Ctx, S);
+  if (!Repls) {
+    consumeError(Repls.takeError());
+    return "";
+  }
+  if (!checkOneFile(*Repls, Ctx.FileName).empty())
+    return "";
+  auto NewCode = clang::tooling::applyAllReplacements(Ctx.Code, *Repls);
+  if (!NewCode) {
+    consumeError(NewCode.takeError());
+    return "";
+  }
+  std::vector<CheckFailure> Failures = checkIntroducedTokens(
+      Ctx.AST.getLangOpts(), Ctx.Code, *NewCode, *Repls, CheckOptions{});
+  return Failures.empty() ? "" : Failures.front().Message;
+}
+
 static std::vector<Candidate> candidatesAsWritten(const EditContext &Ctx,
                                                   const KernelInfo &Kernel) {
   std::vector<Candidate> Out;
@@ -230,17 +255,25 @@ static std::vector<Candidate> candidatesAsWritten(const EditContext &Ctx,
       // validation an edit read from JSON gets (ranges, enums, required
       // parameters): never one the transform's own checks would refuse.
       size_t Suggested = C.A.Suggestions.size();
+      std::string Introduced;
       llvm::erase_if(C.A.Suggestions, [&](const Edit &S) {
         Edit Copy = S;
         if (Error Err = validateParams(Copy, *T)) {
           consumeError(std::move(Err));
           return true;
         }
-        return false;
+        std::string Why = introducesForbidden(Ctx, *T, Copy);
+        if (Why.empty())
+          return false;
+        Introduced = std::move(Why);
+        return true;
       });
       if (C.A.Applies && Suggested && C.A.Suggestions.empty()) {
         C.A.Applies = false;
-        C.A.Reason += "; none of its suggested parameters is valid";
+        C.A.Reason +=
+            Introduced.empty()
+                ? "; none of its suggested parameters is valid"
+                : "; the checks would refuse its rewrite: " + Introduced;
       }
       Out.push_back(std::move(C));
     }
