@@ -659,9 +659,13 @@ private:
     if (!Kept)
       return K;
     std::vector<int64_t> Widths = keepBlocksWidths(*Kept);
-    K.Reason = "map kernel that reads its block: every block keeps its "
-               "elements, its threads take W consecutive ones (" +
-               arrayNames(*Kept) + ")";
+    K.Reason =
+        std::string(Kept->Map.Guard ? "map kernel that reads its block"
+                                    : "map kernel without a bounds guard (its "
+                                      "grid is all elements)") +
+        ": every block keeps its elements, its threads take W "
+        "consecutive ones (" +
+        arrayNames(*Kept) + ")";
     if (Widths.empty())
       K.Reason += "; no width leaves every launch's block at least 32 "
                   "threads, so none is suggested";

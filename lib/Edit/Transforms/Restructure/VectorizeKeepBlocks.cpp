@@ -26,6 +26,14 @@
 //   }
 // and every launch's block x extent is divided by W (`B` -> `B / 4`).
 //
+// A map without a bounds guard (BabelStream's `c[i] = a[i] + b[i];`, its
+// grid exactly n / B blocks) takes the same form with no guard: every
+// thread of the original reached its element, so the W elements of a
+// thread here were all reached; the guard-free body must access memory
+// only unconditionally (not under an if, loop, ?:, && or ||), so every
+// element the vector path loads or stores was loaded or stored by the
+// original too.
+//
 // Why it is exact: each element is computed by the same statements, with
 // the same i, blockIdx, gridDim and blockDim.x (written as the original
 // block) as before, by one thread instead of W; the guard is read for all
@@ -168,6 +176,102 @@ bool hasBoundConjunct(const Expr *C, const ValueDecl *Index) {
          referencedDecl(B->getLHS()->IgnoreParenImpCasts()) == Index;
 }
 
+/// Whether \p S declares only locals whose values are the same for every
+/// thread of a block before and after the rewrite: initialized from
+/// parameters, constants and block indices, without calls, accesses,
+/// threadIdx or blockDim (the block shrinks), and not an index.
+bool uniformDecl(const EditContext &Ctx, const Stmt *S) {
+  const auto *DS = dyn_cast<DeclStmt>(S);
+  if (!DS)
+    return false;
+  for (const Decl *D : DS->decls()) {
+    const auto *V = dyn_cast<VarDecl>(D);
+    if (!V || !V->isLocalVarDecl() || V->isStaticLocal() || !V->getInit() ||
+        V->hasAttr<CUDASharedAttr>() || V->getType()->isReferenceType() ||
+        blockStride(V, Ctx.AST))
+      return false;
+    KeepScan Scan(Ctx, nullptr);
+    Scan.TraverseStmt(const_cast<Expr *>(V->getInit()));
+    if (Scan.Thread || Scan.Impure || !Scan.Uses.empty())
+      return false;
+  }
+  return true;
+}
+
+/// Whether \p S holds a return statement (outside lambdas).
+bool hasReturn(const Stmt *S) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    bool Found = false;
+    bool VisitReturnStmt(ReturnStmt *) { return !(Found = true); }
+    bool TraverseLambdaExpr(LambdaExpr *) { return true; }
+  } F;
+  F.TraverseStmt(const_cast<Stmt *>(S));
+  return F.Found;
+}
+
+/// The guard (the whole if statement), or without one the body.
+std::vector<const Stmt *> guardOrBody(const MapPattern &M) {
+  if (M.Guard)
+    return {M.Guard};
+  return M.Body;
+}
+
+/// The first memory access (subscript, `*p`, `p->f`) made under a
+/// condition (an if, loop, switch, `?:`, `&&` or `||` that the statement
+/// holds), or null.
+const Expr *conditionalAccess(const Stmt *S) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    unsigned Depth = 0;
+    const Expr *Found = nullptr;
+    bool under(Stmt *Cond, ArrayRef<Stmt *> Branches) {
+      if (Cond && !TraverseStmt(Cond))
+        return false;
+      ++Depth;
+      for (Stmt *B : Branches)
+        if (B && !TraverseStmt(B))
+          return false;
+      --Depth;
+      return true;
+    }
+    bool TraverseIfStmt(IfStmt *If) {
+      return under(If->getCond(), {If->getThen(), If->getElse()});
+    }
+    bool TraverseForStmt(ForStmt *F) {
+      return under(F->getInit(), {F->getCond(), F->getInc(), F->getBody()});
+    }
+    bool TraverseWhileStmt(WhileStmt *W) {
+      return under(nullptr, {W->getCond(), W->getBody()});
+    }
+    bool TraverseDoStmt(DoStmt *D) {
+      return under(nullptr, {D->getBody(), D->getCond()});
+    }
+    bool TraverseSwitchStmt(SwitchStmt *Sw) {
+      return under(Sw->getCond(), {Sw->getBody()});
+    }
+    bool TraverseConditionalOperator(ConditionalOperator *C) {
+      return under(C->getCond(), {C->getTrueExpr(), C->getFalseExpr()});
+    }
+    bool TraverseBinaryOperator(BinaryOperator *B) {
+      if (!B->isLogicalOp())
+        return RecursiveASTVisitor::TraverseBinaryOperator(B);
+      return under(B->getLHS(), {B->getRHS()});
+    }
+    bool access(Expr *E) {
+      if (Depth == 0)
+        return true;
+      Found = E;
+      return false;
+    }
+    bool VisitArraySubscriptExpr(ArraySubscriptExpr *E) { return access(E); }
+    bool VisitUnaryOperator(UnaryOperator *U) {
+      return U->getOpcode() != UO_Deref || access(U);
+    }
+    bool VisitMemberExpr(MemberExpr *M) { return !M->isArrow() || access(M); }
+  } F;
+  F.TraverseStmt(const_cast<Stmt *>(S));
+  return F.Found;
+}
+
 /// Why the body of the form that keeps the blocks cannot run for W
 /// elements in one thread (records its accesses); "" when it can.
 std::string keepBodyProblem(const EditContext &Ctx, VectorizePlan &Plan) {
@@ -181,8 +285,9 @@ std::string keepBodyProblem(const EditContext &Ctx, VectorizePlan &Plan) {
                "', which works with the other threads of the block";
   if (std::string Why = threadShapeCallProblem(M.Body, SM); !Why.empty())
     return Why;
-  if (writtenVars(M.Guard).contains(M.Index))
-    return "the body writes the index '" + M.IndexName + "'";
+  for (const Stmt *S : guardOrBody(M))
+    if (writtenVars(S).contains(M.Index))
+      return "the body writes the index '" + M.IndexName + "'";
   struct Finder : RecursiveASTVisitor<Finder> {
     bool Return = false, Shared = false;
     bool VisitReturnStmt(ReturnStmt *) { return !(Return = true); }
@@ -195,7 +300,8 @@ std::string keepBodyProblem(const EditContext &Ctx, VectorizePlan &Plan) {
     }
     bool TraverseLambdaExpr(LambdaExpr *) { return true; }
   } F;
-  F.TraverseStmt(const_cast<IfStmt *>(M.Guard));
+  for (const Stmt *S : guardOrBody(M))
+    F.TraverseStmt(const_cast<Stmt *>(S));
   if (F.Return || F.Shared)
     return F.Return ? "the body returns early" : "the body uses shared memory";
   if (std::string Why = walkMapBody(Ctx, Plan); !Why.empty())
@@ -239,25 +345,34 @@ std::string keepBlocks(const EditContext &Ctx, VectorizePlan &Plan, int64_t S) {
   return "";
 }
 
-/// The kernel's shape for the form: the index declaration and the guarded
-/// body, with their spans, in \p M; the reason otherwise.
+/// The kernel's shape for the form: the index declaration (statement \p At
+/// of \p Body) and the guarded body, with their spans, in \p M; the reason
+/// otherwise.
 std::string keepShape(const EditContext &Ctx, const CompoundStmt *Body,
-                      MapPattern &M) {
+                      unsigned At, MapPattern &M) {
   const SourceManager &SM = Ctx.AST.getSourceManager();
-  const auto *If = cast<IfStmt>(Body->body_back());
+  const IfStmt *If = M.Guard;
   M.IndexName = M.Index->getNameAsString();
   M.IndexType = typeName(M.Index->getType().getUnqualifiedType(), Ctx.AST);
-  if (const auto *CS = dyn_cast<CompoundStmt>(If->getThen()))
+  if (!If)
+    M.Body.assign(Body->body_begin() + At + 1, Body->body_end());
+  else if (const auto *CS = dyn_cast<CompoundStmt>(If->getThen()))
     M.Body.assign(CS->body_begin(), CS->body_end());
   else
     M.Body.push_back(If->getThen());
   auto DSSpan = fileSpan(SM, Ctx.AST.getLangOpts(),
-                         Body->body_front()->getSourceRange(), Ctx.file());
+                         M.IndexDecl->getSourceRange(), Ctx.file());
+  const Stmt *Last = If ? If : Body->body_back();
   auto IfSpan =
-      fileSpan(SM, Ctx.AST.getLangOpts(), If->getSourceRange(), Ctx.file());
-  if (!DSSpan || !IfSpan || !onlyConstantMacros(If, Ctx.AST))
+      fileSpan(SM, Ctx.AST.getLangOpts(), Last->getSourceRange(), Ctx.file());
+  if (!DSSpan || !IfSpan || (If && !onlyConstantMacros(If, Ctx.AST)))
     return "the index or the guard is written with a macro that names a "
            "variable or calls a function";
+  if (!If && any_of(M.Body, [&](const Stmt *St) {
+        return !onlyConstantMacros(St, Ctx.AST);
+      }))
+    return "the body is written with a macro that names a variable or calls "
+           "a function";
   for (const Stmt *St : M.Body) {
     auto Sp =
         fileSpan(SM, Ctx.AST.getLangOpts(), St->getSourceRange(), Ctx.file());
@@ -345,19 +460,36 @@ Expected<VectorizePlan> analyzeKeepBlocks(const EditContext &Ctx, const Edit &E,
     return reject(E, "not-applicable", "kernel '" + E.Target + "': " + Why);
   };
   const auto *Body = dyn_cast_or_null<CompoundStmt>(K->Decl->getBody());
-  const auto *DS = Body && Body->size() == 2
-                       ? dyn_cast<DeclStmt>(Body->body_front())
+  // Declarations the same for every thread of a block may come first
+  // (BabelStream's `const T scalar = SCALAR;`); they stay where they are.
+  unsigned At = 0;
+  while (Body && At + 1 < Body->size() &&
+         uniformDecl(Ctx, Body->body_begin()[At]))
+    ++At;
+  const auto *DS = Body && At + 1 < Body->size()
+                       ? dyn_cast<DeclStmt>(Body->body_begin()[At])
                        : nullptr;
-  const auto *If = DS ? dyn_cast<IfStmt>(Body->body_back()) : nullptr;
+  const auto *If = DS && Body->size() == At + 2
+                       ? dyn_cast<IfStmt>(Body->body_back())
+                       : nullptr;
   const auto *Index = DS && DS->isSingleDecl()
                           ? dyn_cast<VarDecl>(DS->getSingleDecl())
                           : nullptr;
   std::optional<int64_t> S = Index ? blockStride(Index, Ctx.AST) : std::nullopt;
-  if (!If || !S || If->getElse() || If->getInit() ||
-      If->getConditionVariable() || K->Info->Uses2DThreads)
+  // Without a bounds guard after the index, everything after it is the
+  // body (an if that bounds nothing is part of it).
+  if (If && !If->getElse() && !If->getInit() && !If->getConditionVariable() &&
+      !hasBoundConjunct(If->getCond(), Index) && !mentionsBuiltin(If))
+    If = nullptr;
+  if (!DS || !S ||
+      (If && (If->getElse() || If->getInit() || If->getConditionVariable())) ||
+      K->Info->Uses2DThreads)
     return No("not 'i = blockIdx.x * S + threadIdx.x; if (...) ...', the "
               "form that keeps the blocks");
-  Shaped = *S > 0 || mentionsBuiltin(If);
+  // The grid-stride form takes a guarded map that does not read its block,
+  // and an early return as the guard.
+  Shaped = *S > 0 || (If && mentionsBuiltin(If)) ||
+           (!If && none_of(Body->body(), hasReturn));
   VectorizePlan Plan;
   Plan.Kernel = *K;
   Plan.KeepBlocks = true;
@@ -365,26 +497,34 @@ Expected<VectorizePlan> analyzeKeepBlocks(const EditContext &Ctx, const Edit &E,
   M.Index = Index;
   M.IndexDecl = DS;
   M.Guard = If;
-  if (std::string Why = keepShape(Ctx, Body, M); !Why.empty())
+  if (std::string Why = keepShape(Ctx, Body, At, M); !Why.empty())
     return No(Why);
   KeepScan Init(Ctx, nullptr), Guard(Ctx, Index);
   Init.TraverseStmt(const_cast<Expr *>(Index->getInit()));
-  Guard.TraverseStmt(const_cast<Expr *>(If->getCond()));
+  if (If)
+    Guard.TraverseStmt(const_cast<Expr *>(If->getCond()));
   if (Init.Impure || Init.Local || Init.ThreadX != 1)
     return No("the index '" + exprText(Ctx, Index->getInit()) +
               "' must read threadIdx.x once, written out, and no local or "
               "call");
   Plan.IndexUses = std::move(Init.Uses);
   Plan.GuardUses = std::move(Guard.Uses);
-  if (Guard.Thread || Guard.Local || Guard.Impure)
+  if (If && (Guard.Thread || Guard.Local || Guard.Impure))
     return No("the guard '" + exprText(Ctx, If->getCond()) +
               "' reads more than the index, parameters, constants and "
               "block indices, or calls or accesses something");
-  if (!hasBoundConjunct(If->getCond(), Index))
+  if (If && !hasBoundConjunct(If->getCond(), Index))
     return No("the guard '" + exprText(Ctx, If->getCond()) +
               "' has no conjunct '" + M.IndexName +
               " < bound': the vector path reads and writes whole vectors, "
               "which stay among the map's elements only under such a bound");
+  if (!If)
+    for (const Stmt *St : M.Body)
+      if (const Expr *A = conditionalAccess(St))
+        return No("no bounds guard, and '" + exprText(Ctx, A) +
+                  "' is accessed under a condition: without a guard the "
+                  "vector path may touch only what every thread of the "
+                  "original touched");
   if (std::string Why = keepBodyProblem(Ctx, Plan); !Why.empty())
     return No(Why);
   if (std::string Why = keepBlocks(Ctx, Plan, *S); !Why.empty())
@@ -452,9 +592,15 @@ Expected<tooling::Replacements> applyKeepBlocks(const EditContext &Ctx,
   const SourceManager &SM = Ctx.AST.getSourceManager();
   auto InitSp = fileSpan(SM, Ctx.AST.getLangOpts(),
                          M.Index->getInit()->getSourceRange(), Ctx.file());
-  auto CondSp = fileSpan(SM, Ctx.AST.getLangOpts(),
-                         M.Guard->getCond()->getSourceRange(), Ctx.file());
-  auto IfSp = fileSpan(SM, Ctx.AST.getLangOpts(), M.Guard->getSourceRange(),
+  // Without a guard, the condition is empty and the body's statements
+  // stand where the if statement would.
+  const Stmt *Guarded =
+      M.Guard ? static_cast<const Stmt *>(M.Guard) : M.Body.front();
+  auto CondSp = M.Guard
+                    ? fileSpan(SM, Ctx.AST.getLangOpts(),
+                               M.Guard->getCond()->getSourceRange(), Ctx.file())
+                    : InitSp;
+  auto IfSp = fileSpan(SM, Ctx.AST.getLangOpts(), Guarded->getSourceRange(),
                        Ctx.file());
   if (!InitSp || !CondSp || !IfSp)
     return reject(E, "macro", "the index or the guard is written with a macro");
@@ -464,8 +610,10 @@ Expected<tooling::Replacements> applyKeepBlocks(const EditContext &Ctx,
         Ctx, InitSp->Begin.Offset, InitSp->End.Offset, {&Plan.IndexUses}, W,
         "(" + (Lane == "0" ? Thread : Thread + " + " + Lane.str()) + ")");
   };
-  std::string Cond = keepSplice(Ctx, CondSp->Begin.Offset, CondSp->End.Offset,
-                                {&Plan.GuardUses}, W, "");
+  std::string Cond =
+      M.Guard ? keepSplice(Ctx, CondSp->Begin.Offset, CondSp->End.Offset,
+                           {&Plan.GuardUses}, W, "")
+              : "";
   std::string Decl = M.IndexType + " " + M.IndexName + " = ";
   std::string In2 = I + "  ", In3 = I + "    ";
   std::string Loop =
@@ -476,9 +624,10 @@ Expected<tooling::Replacements> applyKeepBlocks(const EditContext &Ctx,
   std::string Out = M.IndexType + " " + First + " = " + InitAt("0") + ";\n";
   Out += I + "bool " + Full + " = true;\n" + I + Loop;
   Out += In2 + Decl + InitAt(K) + ";\n";
-  Out += In2 + Full + " = " + Full + " && (" + Cond + ") &&\n" + In2 +
-         "       " + ULL(M.IndexName) + " ==\n" + In2 + "           " +
-         ULL(First) + " + " + K + ";\n" + I + "}\n";
+  Out += In2 + Full + " = " + Full + " && " +
+         (Cond.empty() ? "" : "(" + Cond + ") &&\n" + In2 + "       ") +
+         ULL(M.IndexName) + " ==\n" + In2 + "           " + ULL(First) + " + " +
+         K + ";\n" + I + "}\n";
   std::vector<std::string> Aligned{Full};
   for (auto &[Key, U] : Plan.Arrays)
     Aligned.push_back("reinterpret_cast<unsigned long long>(" + U.Text + " + " +
