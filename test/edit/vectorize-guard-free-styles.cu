@@ -1,6 +1,7 @@
 // vectorize on maps without a bounds guard, written the ways people write
 // them (BabelStream's copy, mul, add, triad and nstream with a const index
-// and __restrict__; a body with a local and two statements; an unsigned
+// and __restrict__; a template over the element type run for float and
+// double; a body with a local and two statements; an unsigned
 // index with the block first; a block from a #define; Rodinia's dim3 grid
 // and block variables): every launch runs exactly the elements, so each
 // block keeps its elements (blocks: "keep") and its threads take W
@@ -31,6 +32,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <type_traits>
 #include <vector>
 #include <cuda_runtime.h>
 
@@ -90,6 +92,22 @@ __global__ void nstream_kernel(float *a, const float *b, const float *c,
   a[i] += t;
 }
 // OUT: a_v.y += t;
+
+// A template over the element type, instantiated for float and double
+// (BabelStream's own kernels): the vector path for float, every
+// instantiation's threads take W elements.
+// WHY: vectorize scale_t: map kernel without a bounds guard (its grid is all elements): every block keeps its elements, its threads take W consecutive ones (b, c); vector path for scale_t<float>, other instantiations take their elements one by one
+template <class T>
+__global__ void scale_t(T *__restrict__ b, const T *__restrict__ c) {
+  const T scalar = SCALAR;
+  const int i = blockDim.x * blockIdx.x + threadIdx.x;
+  b[i] = scalar * c[i];
+}
+// OUT: if constexpr (std::is_same<T, float>::value) {
+// OUT: float4 c_v = reinterpret_cast<const float4 *>(c + first)[0];
+// OUT: } else {
+// OUT: for (int k = 0; k < 4; ++k) {
+// OUT: b[i] = scalar * c[i];
 
 // WHY: vectorize shift_u: map kernel without a bounds guard
 __global__ void shift_u(const unsigned *in, unsigned *out, unsigned s) {
@@ -205,7 +223,24 @@ static void stream(int off) {
   CHECK(cudaFree(dc));
 }
 
+template <typename T> static void scaled(const char *name) {
+  const int n = 1 << 14;
+  auto c = values<T>(n, 7);
+  std::vector<T> w(n);
+  for (int i = 0; i < n; ++i)
+    w[i] = T(SCALAR) * c[i];
+  T *dc = upload(c), *db = upload(std::vector<T>(n, T(0)));
+  scale_t<T><<<n / TBSIZE, TBSIZE>>>(db, dc);
+// OUT: scale_t<T><<<n / TBSIZE, TBSIZE / 4>>>(db, dc);
+  CHECK(cudaGetLastError());
+  expect(name, download(db, n), w);
+  CHECK(cudaFree(db));
+  CHECK(cudaFree(dc));
+}
+
 static void others() {
+  scaled<float>("scale_t<float>");
+  scaled<double>("scale_t<double>");
   const unsigned n = 128 * 96;
   std::vector<unsigned> in(n), want(n);
   for (unsigned i = 0; i < n; ++i) {
@@ -271,6 +306,7 @@ int main() {
 // EDIT: {"kind":"vectorize","target":"add_kernel","params":{"blocks":"keep","width":4}}
 // EDIT: {"kind":"vectorize","target":"triad_kernel","params":{"blocks":"keep","width":4}}
 // EDIT: {"kind":"vectorize","target":"nstream_kernel","params":{"blocks":"keep","width":2}}
+// EDIT: {"kind":"vectorize","target":"scale_t","params":{"blocks":"keep","width":4}}
 // EDIT: {"kind":"vectorize","target":"shift_u","params":{"blocks":"keep","width":2}}
 // EDIT: {"kind":"vectorize","target":"init_flux","params":{"blocks":"keep","width":2}}
 // EDIT: {"kind":"vectorize","target":"reversed_bound","params":{"width":4}}

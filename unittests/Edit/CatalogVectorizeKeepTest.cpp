@@ -276,4 +276,29 @@ void run(float *a, int n, int t) { k<<<n / t, t>>>(a, t); }
   }
 }
 
+TEST(CatalogVectorizeKeepTest, GuardFreeTemplates) {
+  // Instantiated for double only: double2, so width 2 alone.
+  std::string Src = R"(template <class T> __global__ void k(T *a, const T *b) {
+  const int i = blockDim.x * blockIdx.x + threadIdx.x;
+  a[i] = b[i] + T(1);
+}
+void run(double *a, const double *b, int n) { k<<<n / 256, 256>>>(a, b); }
+)";
+  Applicability A = prepareOn(vectorize(), Src, "k");
+  EXPECT_TRUE(A.Applies) << A.Reason;
+  EXPECT_NE(A.Reason.find("vector path for k<double>"), std::string::npos)
+      << A.Reason;
+  ASSERT_EQ(A.Suggestions.size(), 1u);
+  EXPECT_EQ(A.Suggestions[0].getInt("width"), 2);
+  // Never instantiated: the element types are unknown.
+  A = prepareOn(vectorize(), R"(template <class T> __global__ void k(T *a) {
+  const int i = blockDim.x * blockIdx.x + threadIdx.x;
+  a[i] = T(1);
+}
+)",
+                "k");
+  EXPECT_FALSE(A.Applies);
+  EXPECT_NE(A.Reason.find("never"), std::string::npos) << A.Reason;
+}
+
 } // namespace

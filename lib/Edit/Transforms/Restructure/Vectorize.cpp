@@ -666,6 +666,13 @@ private:
         ": every block keeps its elements, its threads take W "
         "consecutive ones (" +
         arrayNames(*Kept) + ")";
+    if (!Kept->VectorInstantiations.empty()) {
+      std::vector<std::string> Insts;
+      for (const FunctionDecl *FD : Kept->VectorInstantiations)
+        Insts.push_back(instantiationName(FD));
+      K.Reason += "; vector path for " + join(Insts, ", ") +
+                  ", other instantiations take their elements one by one";
+    }
     if (Widths.empty())
       K.Reason += "; no width leaves every launch's block at least 32 "
                   "threads, so none is suggested";
@@ -873,90 +880,6 @@ private:
     return std::make_pair(*Span, V->getNameAsString());
   }
 
-  /// The element types of arrays whose types depend on template parameters,
-  /// from the instantiations: those of the first one whose arrays all have
-  /// vector types, one without double arrays first. Fills the plan's
-  /// guards; the problem otherwise.
-  static std::string resolveDependentTypes(const EditContext &Ctx,
-                                           VectorizePlan &Plan) {
-    if (none_of(Plan.Arrays, [](auto &A) { return A.second.Dependent; }))
-      return "";
-    std::vector<const FunctionDecl *> Insts =
-        templateInstantiations(Plan.Kernel.Decl);
-    if (Insts.empty())
-      return "the element types of its arrays depend on template parameters "
-             "and the template is never instantiated in this file, so they "
-             "are unknown";
-    // The concrete element type of each dependent array, per instantiation.
-    auto TypesIn = [&](const FunctionDecl *Inst) {
-      std::vector<QualType> Types;
-      for (auto &[Idx, U] : Plan.Arrays)
-        if (U.Dependent) {
-          const ParmVarDecl *P = instantiatedParam(U.Param, Inst);
-          Types.push_back(P ? P->getType()->getPointeeType().getCanonicalType()
-                            : QualType());
-        }
-      return Types;
-    };
-    // double2 holds two elements: an instantiation with a double array
-    // takes the vector path only when no other one can.
-    std::vector<const FunctionDecl *> Order = Insts;
-    std::stable_partition(
-        Order.begin(), Order.end(), [&](const FunctionDecl *Inst) {
-          return none_of(TypesIn(Inst), [](QualType T) {
-            return !T.isNull() && T->isSpecificBuiltinType(BuiltinType::Double);
-          });
-        });
-    std::vector<std::string> Refused;
-    for (const FunctionDecl *Inst : Order) {
-      std::vector<QualType> Types = TypesIn(Inst);
-      size_t K = 0;
-      std::string Problem;
-      for (auto &[Idx, U] : Plan.Arrays) {
-        if (!U.Dependent)
-          continue;
-        QualType T = Types[K++];
-        if (T.isNull()) {
-          Problem = "the parameters of '" + U.Param->getName().str() +
-                    "' cannot be matched (a parameter pack)";
-          break;
-        }
-        if (!vectorForm(T, Ctx.AST) || T.isVolatileQualified()) {
-          Problem = "'" + U.Param->getName().str() + "' has element type '" +
-                    T.getAsString(Ctx.AST.getPrintingPolicy()) + "'";
-          if (T.isVolatileQualified())
-            Problem += ", which is volatile";
-          break;
-        }
-      }
-      if (!Problem.empty()) {
-        Refused.push_back(instantiationName(Inst) + ": " + Problem);
-        continue;
-      }
-      K = 0;
-      for (auto &[Idx, U] : Plan.Arrays) {
-        if (!U.Dependent)
-          continue;
-        QualType T = Types[K++];
-        U.Form = *vectorForm(T, Ctx.AST);
-        std::string Guard =
-            "std::is_same<" +
-            typeName(U.Param->getType()->getPointeeType(), Ctx.AST) + ", " +
-            typeName(T, Ctx.AST) + ">::value";
-        if (!is_contained(Plan.TypeGuards, Guard))
-          Plan.TypeGuards.push_back(Guard);
-      }
-      for (const FunctionDecl *Other : Insts)
-        if (TypesIn(Other) == Types)
-          Plan.VectorInstantiations.push_back(Other);
-      return "";
-    }
-    return "no instantiation has vector element types in every array (" +
-           join(Refused, "; ") +
-           "): only float, int, uint, short, ushort, char, uchar, double and "
-           "__half have vector types here";
-  }
-
   /// Whether launch \p L runs the vector path: every launch of a kernel
   /// without dependent element types; in a template, a launch of one of
   /// the instantiations the vector path is written for.
@@ -975,6 +898,89 @@ private:
 };
 
 } // namespace
+
+/// The element types of arrays whose types depend on template parameters,
+/// from the instantiations: those of the first one whose arrays all have
+/// vector types, one without double arrays first. Fills the plan's
+/// guards; the problem otherwise.
+std::string resolveDependentTypes(const EditContext &Ctx, VectorizePlan &Plan) {
+  if (none_of(Plan.Arrays, [](auto &A) { return A.second.Dependent; }))
+    return "";
+  std::vector<const FunctionDecl *> Insts =
+      templateInstantiations(Plan.Kernel.Decl);
+  if (Insts.empty())
+    return "the element types of its arrays depend on template parameters "
+           "and the template is never instantiated in this file, so they "
+           "are unknown";
+  // The concrete element type of each dependent array, per instantiation.
+  auto TypesIn = [&](const FunctionDecl *Inst) {
+    std::vector<QualType> Types;
+    for (auto &[Idx, U] : Plan.Arrays)
+      if (U.Dependent) {
+        const ParmVarDecl *P = instantiatedParam(U.Param, Inst);
+        Types.push_back(P ? P->getType()->getPointeeType().getCanonicalType()
+                          : QualType());
+      }
+    return Types;
+  };
+  // double2 holds two elements: an instantiation with a double array
+  // takes the vector path only when no other one can.
+  std::vector<const FunctionDecl *> Order = Insts;
+  std::stable_partition(
+      Order.begin(), Order.end(), [&](const FunctionDecl *Inst) {
+        return none_of(TypesIn(Inst), [](QualType T) {
+          return !T.isNull() && T->isSpecificBuiltinType(BuiltinType::Double);
+        });
+      });
+  std::vector<std::string> Refused;
+  for (const FunctionDecl *Inst : Order) {
+    std::vector<QualType> Types = TypesIn(Inst);
+    size_t K = 0;
+    std::string Problem;
+    for (auto &[Idx, U] : Plan.Arrays) {
+      if (!U.Dependent)
+        continue;
+      QualType T = Types[K++];
+      if (T.isNull()) {
+        Problem = "the parameters of '" + U.Param->getName().str() +
+                  "' cannot be matched (a parameter pack)";
+        break;
+      }
+      if (!vectorForm(T, Ctx.AST) || T.isVolatileQualified()) {
+        Problem = "'" + U.Param->getName().str() + "' has element type '" +
+                  T.getAsString(Ctx.AST.getPrintingPolicy()) + "'";
+        if (T.isVolatileQualified())
+          Problem += ", which is volatile";
+        break;
+      }
+    }
+    if (!Problem.empty()) {
+      Refused.push_back(instantiationName(Inst) + ": " + Problem);
+      continue;
+    }
+    K = 0;
+    for (auto &[Idx, U] : Plan.Arrays) {
+      if (!U.Dependent)
+        continue;
+      QualType T = Types[K++];
+      U.Form = *vectorForm(T, Ctx.AST);
+      std::string Guard =
+          "std::is_same<" +
+          typeName(U.Param->getType()->getPointeeType(), Ctx.AST) + ", " +
+          typeName(T, Ctx.AST) + ">::value";
+      if (!is_contained(Plan.TypeGuards, Guard))
+        Plan.TypeGuards.push_back(Guard);
+    }
+    for (const FunctionDecl *Other : Insts)
+      if (TypesIn(Other) == Types)
+        Plan.VectorInstantiations.push_back(Other);
+    return "";
+  }
+  return "no instantiation has vector element types in every array (" +
+         join(Refused, "; ") +
+         "): only float, int, uint, short, ushort, char, uchar, double and "
+         "__half have vector types here";
+}
 
 std::unique_ptr<Transform> createVectorizeTransform() {
   return std::make_unique<VectorizeTransform>();

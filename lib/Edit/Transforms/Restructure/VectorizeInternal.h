@@ -225,6 +225,13 @@ struct VectorizePlan {
 /// and blockDim.x. The reason when an access or use cannot be rewritten.
 std::string walkMapBody(const EditContext &Ctx, VectorizePlan &Plan);
 
+/// In a kernel template, the element types of arrays that depend on its
+/// parameters, from the file's instantiations (the first whose arrays all
+/// have vector types, one without double arrays first): fills each array's
+/// form, the plan's `std::is_same` guards and the instantiations the vector
+/// path is for. "" when done or nothing depends; the problem otherwise.
+std::string resolveDependentTypes(const EditContext &Ctx, VectorizePlan &Plan);
+
 /// A name for each array's vector, new in \p KText and distinct (`p.x` and
 /// `q.x`).
 std::map<ArrayKey, std::string> vectorNames(const VectorizePlan &Plan,

@@ -309,15 +309,14 @@ std::string keepBodyProblem(const EditContext &Ctx, VectorizePlan &Plan) {
   if (Plan.Arrays.empty())
     return "the body accesses no global array at '" + M.IndexName + "'";
   for (auto &[Key, U] : Plan.Arrays) {
-    if (U.Dependent)
-      return "the element type of '" + U.Text +
-             "' depends on template parameters";
     if (U.Written && Plan.BlockReads.count(Key))
       return "'" + U.Text +
              "' is written at the thread's own element and read at an index "
              "the same for the whole block: the original's threads race on "
              "it";
   }
+  if (std::string Why = resolveDependentTypes(Ctx, Plan); !Why.empty())
+    return Why;
   return outsideWriteProblem(Ctx, M.Body, M.Index);
 }
 
@@ -646,8 +645,17 @@ Expected<tooling::Replacements> applyKeepBlocks(const EditContext &Ctx,
   std::string IfText =
       keepSplice(Ctx, IfSp->Begin.Offset, M.RegionEnd, Uses, W, "");
   int Col = int(indentationAt(Ctx.Code, IfSp->Begin.Offset).size());
-  Out += I + "} else {\n" + In2 + Loop + In3 + Decl + InitAt(K) + ";\n" + In3 +
-         reindent(IfText, int(In3.size()) - Col) + "\n" + In2 + "}\n" + I + "}";
+  std::string Scalar = Loop + In3 + Decl + InitAt(K) + ";\n" + In3 +
+                       reindent(IfText, int(In3.size()) - Col) + "\n" + In2 +
+                       "}";
+  Out += I + "} else {\n" + In2 + Scalar + "\n" + I + "}";
+  // In a template, other element types take the scalar loop: every
+  // instantiation's launches get the smaller block, so each runs the body
+  // for its W elements.
+  if (!Plan.TypeGuards.empty())
+    Out = "if constexpr (" + join(Plan.TypeGuards, " &&\n" + I + "    ") +
+          ") {\n" + In2 + reindent(Out, 2) + "\n" + I + "} else {\n" + In2 +
+          Scalar + "\n" + I + "}";
 
   tooling::Replacements R;
   SourceSpan Region{{0, 0, M.RegionBegin}, {0, 0, M.RegionEnd}};
