@@ -188,8 +188,10 @@ def flags_for(args, tree, source, folder):
 
 def refresh(args, tree, rec):
     """A record made by another build of the tool: when that build's
-    `transforms` suggests the same edits, only the offers and reasons are
-    refreshed (the edits' outcomes stand); otherwise the file is redone."""
+    `transforms` suggests the same edits and none of them was a defect, only
+    the offers and reasons are refreshed (the edits' outcomes stand);
+    otherwise the file is redone (a defect is always judged by the build
+    that reports it)."""
     path = os.path.join(tree, rec["program"], rec["file"])
     flags = flags_for(args, tree, rec["source"], rec["program"])
     new = dict(rec)
@@ -198,7 +200,8 @@ def refresh(args, tree, rec):
     if edits is None and "transforms_error" in rec:
         new["tool_sha"] = args.tool_sha
         return new
-    if edits is not None and "transforms_error" not in rec and edits == old:
+    defect = any("refused" in e or e.get("nvcc") is False for e in rec.get("edits", []))
+    if edits is not None and "transforms_error" not in rec and edits == old and not defect:
         new["tool_sha"] = args.tool_sha
         return new
     return sweep_file(args, tree, rec["source"], rec["program"], rec["file"])
