@@ -155,17 +155,19 @@ std::vector<std::string> suggestions(const Applicability &A) {
   return Out;
 }
 
-// Row lengths known only at run time (CSR): groups of 8 and of 4 lanes, a
-// full warp and the block form; no registers.
+// Row lengths known only at run time (CSR): the stream form with two terms
+// per thread per chunk, then one, groups of 8 and of 4 lanes, a full warp
+// and the block form; no registers.
 TEST(RestructureWarpPerRowTest, SuggestsLanesForUnknownRows) {
   Applicability A = prepareOn(warpPerRow(), "warp-spmv", "csr_mv");
   ASSERT_TRUE(A.Applies) << A.Reason;
-  EXPECT_EQ(suggestions(A),
-            (std::vector<std::string>{"block_size=256,lanes=4,per=stream",
-                                      "block_size=256,lanes=8,per=warp",
-                                      "block_size=256,lanes=4,per=warp",
-                                      "block_size=256,lanes=32,per=warp",
-                                      "block_size=256,per=block"}));
+  EXPECT_EQ(
+      suggestions(A),
+      (std::vector<std::string>{
+          "block_size=256,lanes=4,per=stream,terms=2",
+          "block_size=256,lanes=4,per=stream",
+          "block_size=256,lanes=8,per=warp", "block_size=256,lanes=4,per=warp",
+          "block_size=256,lanes=32,per=warp", "block_size=256,per=block"}));
 }
 
 // per=stream on CSR rows whose bounds come through locals (`int begin =
@@ -219,12 +221,13 @@ int main() {
   ASSERT_TRUE(In.Ctx);
   Applicability A = warpPerRow().prepare(*In.Ctx, "csr");
   ASSERT_TRUE(A.Applies) << A.Reason;
-  EXPECT_EQ(suggestions(A),
-            (std::vector<std::string>{"block_size=128,lanes=4,per=stream",
-                                      "block_size=128,lanes=8,per=warp",
-                                      "block_size=128,lanes=4,per=warp",
-                                      "block_size=128,lanes=32,per=warp",
-                                      "block_size=128,per=block"}));
+  EXPECT_EQ(
+      suggestions(A),
+      (std::vector<std::string>{
+          "block_size=128,lanes=4,per=stream,terms=2",
+          "block_size=128,lanes=4,per=stream",
+          "block_size=128,lanes=8,per=warp", "block_size=128,lanes=4,per=warp",
+          "block_size=128,lanes=32,per=warp", "block_size=128,per=block"}));
   auto R = warpPerRow().apply(
       *In.Ctx, makeEdit("warp-per-row", "csr", {{"block_size", int64_t(256)}}));
   ASSERT_FALSE(bool(R));

@@ -691,9 +691,12 @@ std::vector<Edit> WarpPerRow::suggest(const EditContext &Ctx, const Edit &E,
     // side by side on an H100, 4 lanes took 0.403 ms where 8 took 0.469,
     // run 2026-12-07-spmv-conv2d-s31). Where the rows are CSR rows the
     // stream form takes (planStream), 64 rows per block of 256 threads
-    // first: 0.363 ms in that run, 0.95x cuSPARSE's time. Dense rows of a
-    // run-time length (softmax, norms, GEMV) are usually long: a full warp
-    // first.
+    // first: 0.363 ms in that run, 0.95x cuSPARSE's time; generated with
+    // two terms per thread per chunk 0.354 ms against cuSPARSE's 0.348,
+    // with one 0.410, with four 0.358 (H100, run
+    // 2026-12-08-stream-spmv-conv2d): terms=2 first, then 1. Dense rows
+    // of a run-time length (softmax, norms, GEMV) are usually long: a
+    // full warp first.
     bool Sparse = llvm::any_of(P.Loops, [](const InnerLoop &L) {
       return boundFromMemory(L.Start) ||
              (L.Cond && boundFromMemory(L.Cond->getRHS()));
@@ -701,10 +704,14 @@ std::vector<Edit> WarpPerRow::suggest(const EditContext &Ctx, const Edit &E,
     if (Sparse) {
       std::vector<Edit> Out;
       Edit St = Make("stream", 4, 256);
-      if (auto Ok = analyze(Ctx, St))
+      if (auto Ok = analyze(Ctx, St)) {
+        Edit Two = St;
+        Two.Params["terms"] = int64_t(2);
+        Out.push_back(std::move(Two));
         Out.push_back(St);
-      else
+      } else {
         consumeError(Ok.takeError());
+      }
       for (Edit W : {Make("warp", 8, 256), Make("warp", 4, 256),
                      Make("warp", 32, 256), Make("block", 32, 256)})
         Out.push_back(std::move(W));
