@@ -495,7 +495,7 @@ public:
                           "stride (default): a grid-stride loop over vectors, "
                           "the grid divided; keep: every block keeps its "
                           "elements, the block divided (bodies that read "
-                          "blockIdx.x)",
+                          "blockIdx.x, maps without a bounds guard)",
                           {"stride", "keep"})};
   }
 
